@@ -1,0 +1,43 @@
+# ptilab: see README.md. `make` builds build/ptilab.efi; `make qemu` boots it
+# under QEMU+OVMF; `make test` runs the host tests and the QEMU boot tests.
+
+GO      ?= go
+IMAGE   := build/ptilab.efi
+HOST    := build/ptilab
+QEMUFLAGS ?=
+
+# Everything the image is built from.
+SOURCES := $(shell find . -path ./build -prune -o \( -name '*.go' -o -name '*.s' -o -name '*.h' \) -print | grep -v '_test\.go$$') go.mod go.sum
+
+.PHONY: all qemu test deps clean
+
+all: $(IMAGE)
+
+$(HOST): $(SOURCES)
+	$(GO) build -o $@ ./cmd/ptilab
+
+$(IMAGE): $(HOST) $(SOURCES)
+	$(HOST) build -o $@
+
+# Boot the image under QEMU+OVMF (TCG, q35, no network); the serial console
+# goes to the terminal and to build/serial.log; exits with the image's status.
+qemu: $(IMAGE)
+	@command -v qemu-system-x86_64 >/dev/null || { echo "make qemu: qemu-system-x86_64 not found; run 'make deps' (or: sudo apt-get install qemu-system-x86 ovmf)"; exit 1; }
+	$(HOST) qemu -log build/serial.log $(QEMUFLAGS) $(IMAGE)
+
+# Host unit tests and the QEMU boot tests (which build the image themselves).
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 30m ./...
+
+# Install QEMU, OVMF and binutils (objcopy) with apt-get.
+deps:
+	@if command -v apt-get >/dev/null; then \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-system-x86 ovmf binutils; \
+	else \
+		echo "make deps: no apt-get here; install QEMU (qemu-system-x86_64), OVMF and binutils with your package manager"; exit 1; \
+	fi
+
+clean:
+	rm -rf build

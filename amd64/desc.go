@@ -1,0 +1,205 @@
+package amd64
+
+// GDT layout. ptilab uses Linux's 64-bit layout (arch/x86/include/asm/segment.h)
+// so that selectors read the same as in Linux dumps, and so that SYSCALL and
+// SYSRET find what they need (SDM Vol. 3A, 5.8.8): STAR[47:32] = kernel CS
+// with kernel SS = CS+8; STAR[63:48] = user CS32 with user SS = +8 and user
+// CS64 = +16.
+const (
+	GDT_ENTRY_KERNEL32_CS = 1
+	GDT_ENTRY_KERNEL_CS   = 2
+	GDT_ENTRY_KERNEL_DS   = 3
+	GDT_ENTRY_USER32_CS   = 4
+	GDT_ENTRY_USER_DS     = 5
+	GDT_ENTRY_USER_CS     = 6
+	GDT_ENTRY_TSS         = 8 // 16 bytes: entries 8 and 9
+	GDT_ENTRIES           = 16
+
+	KERNEL32_CS = GDT_ENTRY_KERNEL32_CS * 8 // 0x08
+	KERNEL_CS   = GDT_ENTRY_KERNEL_CS * 8   // 0x10
+	KERNEL_DS   = GDT_ENTRY_KERNEL_DS * 8   // 0x18
+	USER32_CS   = GDT_ENTRY_USER32_CS*8 | 3 // 0x23
+	USER_DS     = GDT_ENTRY_USER_DS*8 | 3   // 0x2b
+	USER_CS     = GDT_ENTRY_USER_CS*8 | 3   // 0x33
+	TSS_SEL     = GDT_ENTRY_TSS * 8         // 0x40
+)
+
+// Segment-descriptor fields (SDM Vol. 3A, 3.4.5, Figure 3-8).
+const (
+	descAccessed = 1 << 40
+	descRW       = 1 << 41 // readable code / writable data
+	descCode     = 1 << 43
+	descS        = 1 << 44 // code or data (not system)
+	descDPL3     = 3 << 45
+	descP        = 1 << 47
+	descL        = 1 << 53 // 64-bit code
+	descDB       = 1 << 54 // 32-bit default operand size
+	descG        = 1 << 55 // 4 KiB limit granularity
+	descLimitMax = 0xffff | 0xf<<48
+)
+
+// Flat segment descriptors, equal to Linux's GDT_ENTRY_INIT values.
+const (
+	DescKernel32Code = descLimitMax | descAccessed | descRW | descCode | descS | descP | descDB | descG // 0x00cf9b000000ffff
+	DescKernelCode   = descLimitMax | descAccessed | descRW | descCode | descS | descP | descL | descG  // 0x00af9b000000ffff
+	DescKernelData   = descLimitMax | descAccessed | descRW | descS | descP | descDB | descG            // 0x00cf93000000ffff
+	DescUser32Code   = DescKernel32Code | descDPL3                                                      // 0x00cffb000000ffff
+	DescUserData     = DescKernelData | descDPL3                                                        // 0x00cff3000000ffff
+	DescUserCode     = DescKernelCode | descDPL3                                                        // 0x00affb000000ffff
+)
+
+// System-descriptor types (SDM Vol. 3A, 3.5, Table 3-2).
+const (
+	TypeTSSAvailable  = 0x9
+	TypeTSSBusy       = 0xb
+	TypeInterruptGate = 0xe
+	TypeTrapGate      = 0xf
+)
+
+// TSSDescriptor encodes the 16-byte 64-bit TSS descriptor for a TSS at base
+// with the given limit (size-1) (SDM Vol. 3A, 8.2.3, Figure 8-4).
+func TSSDescriptor(base uint64, limit uint32) (lo, hi uint64) {
+	lo = uint64(limit&0xffff) |
+		(base&0xffffff)<<16 |
+		TypeTSSAvailable<<40 |
+		descP |
+		uint64(limit>>16&0xf)<<48 |
+		(base>>24&0xff)<<56
+	hi = base >> 32
+	return
+}
+
+// TSS is the 64-bit task-state segment (SDM Vol. 3A, 8.7, Figure 8-11): 104
+// bytes, with its 64-bit fields at 4-byte alignment, so it is kept as words.
+type TSS struct {
+	w [26]uint32
+}
+
+// TSSSize is the size of the 64-bit TSS in bytes.
+const TSSSize = 104
+
+func (t *TSS) set64(off int, v uint64) {
+	t.w[off/4] = uint32(v)
+	t.w[off/4+1] = uint32(v >> 32)
+}
+
+func (t *TSS) get64(off int) uint64 {
+	return uint64(t.w[off/4]) | uint64(t.w[off/4+1])<<32
+}
+
+// SetRSP0 sets the stack loaded on a privilege change to ring 0.
+func (t *TSS) SetRSP0(sp uint64) { t.set64(4, sp) }
+
+// RSP0 returns the ring-0 stack pointer.
+func (t *TSS) RSP0() uint64 { return t.get64(4) }
+
+// SetIST sets interrupt stack table entry n (1..7).
+func (t *TSS) SetIST(n int, sp uint64) { t.set64(36+8*(n-1), sp) }
+
+// IST returns interrupt stack table entry n (1..7).
+func (t *TSS) IST(n int) uint64 { return t.get64(36 + 8*(n-1)) }
+
+// SetIOMapBase sets the I/O permission bitmap offset; a value of TSSSize or
+// more means "no bitmap": ring 3 has no port access.
+func (t *TSS) SetIOMapBase(off uint16) {
+	t.w[25] = uint32(off) << 16
+}
+
+// Gate is a 16-byte IDT gate descriptor (SDM Vol. 3A, 6.14.1, Figure 6-8).
+type Gate struct {
+	Lo, Hi uint64
+}
+
+// InterruptGate encodes a present gate to handler at code segment sel, with
+// stack-table index ist (0: none), descriptor privilege level dpl and type
+// typ (TypeInterruptGate clears IF on entry, TypeTrapGate does not).
+func InterruptGate(handler uint64, sel uint16, ist, dpl, typ uint8) Gate {
+	return Gate{
+		Lo: handler&0xffff |
+			uint64(sel)<<16 |
+			uint64(ist&7)<<32 |
+			uint64(typ&0xf)<<40 |
+			uint64(dpl&3)<<45 |
+			descP |
+			(handler>>16&0xffff)<<48,
+		Hi: handler >> 32,
+	}
+}
+
+// Handler returns the handler address encoded in g.
+func (g Gate) Handler() uint64 {
+	return g.Lo&0xffff | (g.Lo>>48&0xffff)<<16 | g.Hi<<32
+}
+
+// DescPtr is the operand of LGDT/LIDT/SGDT/SIDT: a 16-bit limit followed by a
+// 64-bit base (SDM Vol. 3A, 3.5.1). The padding puts Base on an 8-byte
+// boundary; the instructions take the address of Limit.
+type DescPtr struct {
+	_     [3]uint16
+	Limit uint16
+	Base  uint64
+}
+
+// Exception vectors (SDM Vol. 3A, 6.3.1, Table 6-1).
+const (
+	VectorDE  = 0 // divide error
+	VectorDB  = 1 // debug
+	VectorNMI = 2
+	VectorBP  = 3  // breakpoint
+	VectorOF  = 4  // overflow
+	VectorBR  = 5  // BOUND range exceeded
+	VectorUD  = 6  // invalid opcode
+	VectorNM  = 7  // device not available
+	VectorDF  = 8  // double fault
+	VectorTS  = 10 // invalid TSS
+	VectorNP  = 11 // segment not present
+	VectorSS  = 12 // stack-segment fault
+	VectorGP  = 13 // general protection
+	VectorPF  = 14 // page fault
+	VectorMF  = 16 // x87 floating-point error
+	VectorAC  = 17 // alignment check
+	VectorMC  = 18 // machine check
+	VectorXM  = 19 // SIMD floating-point exception
+	VectorVE  = 20 // virtualization exception
+	VectorCP  = 21 // control-protection exception
+)
+
+// HasErrorCode reports whether the CPU pushes an error code for vector v
+// (SDM Vol. 3A, 6.15).
+func HasErrorCode(v int) bool {
+	switch v {
+	case VectorDF, VectorTS, VectorNP, VectorSS, VectorGP, VectorPF, VectorAC, VectorCP, 29, 30:
+		return true
+	}
+	return false
+}
+
+var vectorNames = [32]string{
+	"#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow",
+	"#BR bound range", "#UD invalid opcode", "#NM device not available",
+	"#DF double fault", "coprocessor segment overrun", "#TS invalid TSS",
+	"#NP segment not present", "#SS stack fault", "#GP general protection",
+	"#PF page fault", "reserved 15", "#MF x87 error", "#AC alignment check",
+	"#MC machine check", "#XM SIMD exception", "#VE virtualization exception",
+	"#CP control protection", "reserved 22", "reserved 23", "reserved 24",
+	"reserved 25", "reserved 26", "reserved 27", "#HV hypervisor injection",
+	"#VC VMM communication", "#SX security exception", "reserved 31",
+}
+
+// VectorName names exception vector v as the SDM does ("#PF page fault").
+func VectorName(v uint64) string {
+	if v < 32 {
+		return vectorNames[v]
+	}
+	return "external interrupt"
+}
+
+// Page-fault error-code bits (SDM Vol. 3A, 4.7, Figure 4-12).
+const (
+	PF_P    = 1 << 0 // 0: not present, 1: protection violation
+	PF_W    = 1 << 1 // write access
+	PF_U    = 1 << 2 // user-mode access
+	PF_RSVD = 1 << 3 // reserved bit set in a paging entry
+	PF_I    = 1 << 4 // instruction fetch
+	PF_PK   = 1 << 5 // protection key
+)

@@ -1,0 +1,158 @@
+package amd64
+
+import "unsafe"
+
+// CPUFeatures is what CPUID says about the processor (SDM Vol. 2A, CPUID,
+// Tables 3-8 to 3-20). It holds no pointers, so kernel code may fill it.
+type CPUFeatures struct {
+	MaxLeaf, MaxExtLeaf uint32
+	vendor              [12]byte
+	brand               [48]byte
+	hypervisor          [12]byte
+	Family, Model       uint32 // display family and model (SDM Vol. 2A, Figure 3-6)
+	Stepping            uint32
+	Signature           uint32 // CPUID.01H:EAX
+
+	PCID           bool   // CPUID.01H:ECX[17], process-context identifiers
+	INVPCID        bool   // CPUID.(EAX=07H,ECX=0):EBX[10]
+	PGE            bool   // CPUID.01H:EDX[13], global pages
+	SMEP           bool   // CPUID.(EAX=07H,ECX=0):EBX[7]
+	SMAP           bool   // CPUID.(EAX=07H,ECX=0):EBX[20]
+	RDRAND         bool   // CPUID.01H:ECX[30]
+	RDSEED         bool   // CPUID.(EAX=07H,ECX=0):EBX[18]
+	RDTSCP         bool   // CPUID.80000001H:EDX[27]
+	NX             bool   // CPUID.80000001H:EDX[20]
+	Page1G         bool   // CPUID.80000001H:EDX[26]
+	InvariantTSC   bool   // CPUID.80000007H:EDX[8]
+	FSGSBASE       bool   // CPUID.(EAX=07H,ECX=0):EBX[0]
+	XSAVE          bool   // CPUID.01H:ECX[26]
+	Hypervisor     bool   // CPUID.01H:ECX[31]
+	PerfMonVersion uint32 // CPUID.0AH:EAX[7:0], architectural performance monitoring
+}
+
+// Features is filled by DetectFeatures at boot.
+var Features CPUFeatures
+
+// DetectFeatures reads CPUID into Features.
+func DetectFeatures() {
+	f := &Features
+	var b, c, d uint32
+	f.MaxLeaf, b, c, d = CPUID(0, 0)
+	put32(f.vendor[0:], b)
+	put32(f.vendor[4:], d)
+	put32(f.vendor[8:], c)
+
+	a, _, c, d := CPUID(1, 0)
+	f.Signature = a
+	f.Stepping = a & 0xf
+	f.Family = (a >> 8) & 0xf
+	f.Model = (a >> 4) & 0xf
+	if f.Family == 0xf {
+		f.Family += (a >> 20) & 0xff
+	}
+	if f.Family == 0x6 || f.Family >= 0xf {
+		f.Model |= ((a >> 16) & 0xf) << 4
+	}
+	f.PCID = c&(1<<17) != 0
+	f.XSAVE = c&(1<<26) != 0
+	f.RDRAND = c&(1<<30) != 0
+	f.Hypervisor = c&(1<<31) != 0
+	f.PGE = d&(1<<13) != 0
+
+	if f.MaxLeaf >= 7 {
+		_, b, _, _ = CPUID(7, 0)
+		f.FSGSBASE = b&(1<<0) != 0
+		f.SMEP = b&(1<<7) != 0
+		f.INVPCID = b&(1<<10) != 0
+		f.RDSEED = b&(1<<18) != 0
+		f.SMAP = b&(1<<20) != 0
+	}
+	if f.MaxLeaf >= 0xa {
+		a, _, _, _ = CPUID(0xa, 0)
+		f.PerfMonVersion = a & 0xff
+	}
+
+	f.MaxExtLeaf, _, _, _ = CPUID(0x80000000, 0)
+	if f.MaxExtLeaf >= 0x80000001 {
+		_, _, _, d = CPUID(0x80000001, 0)
+		f.NX = d&(1<<20) != 0
+		f.Page1G = d&(1<<26) != 0
+		f.RDTSCP = d&(1<<27) != 0
+	}
+	if f.MaxExtLeaf >= 0x80000004 {
+		for i := uint32(0); i < 3; i++ {
+			a, b, c, d = CPUID(0x80000002+i, 0)
+			put32(f.brand[16*i:], a)
+			put32(f.brand[16*i+4:], b)
+			put32(f.brand[16*i+8:], c)
+			put32(f.brand[16*i+12:], d)
+		}
+	}
+	if f.MaxExtLeaf >= 0x80000007 {
+		_, _, _, d = CPUID(0x80000007, 0)
+		f.InvariantTSC = d&(1<<8) != 0
+	}
+	if f.Hypervisor {
+		_, b, c, d = CPUID(0x40000000, 0)
+		put32(f.hypervisor[0:], b)
+		put32(f.hypervisor[4:], c)
+		put32(f.hypervisor[8:], d)
+	}
+}
+
+// Vendor is the CPUID vendor string ("GenuineIntel", "AuthenticAMD").
+func (f *CPUFeatures) Vendor() string { return cstring(f.vendor[:]) }
+
+// Brand is the processor brand string (CPUID 80000002H-80000004H), with
+// leading and trailing spaces removed; empty where the CPU has none.
+func (f *CPUFeatures) Brand() string { return trimSpace(cstring(f.brand[:])) }
+
+// HypervisorVendor is the signature at CPUID 40000000H ("TCGTCGTCGTCG",
+// "KVMKVMKVM"), empty on bare metal.
+func (f *CPUFeatures) HypervisorVendor() string { return cstring(f.hypervisor[:]) }
+
+// Microcode returns the microcode revision (Intel: IA32_BIOS_SIGN_ID[63:32]
+// after writing 0 and executing CPUID(1), SDM Vol. 3A, 10.11.7.1; AMD: the
+// patch level in the low half) and whether the MSR could be read.
+func Microcode() (uint32, bool) {
+	if _, ok := ReadMSRSafe(MSR_IA32_BIOS_SIGN_ID); !ok {
+		return 0, false
+	}
+	if Features.Vendor() == "AuthenticAMD" {
+		v, _ := ReadMSRSafe(MSR_IA32_BIOS_SIGN_ID)
+		return uint32(v), true
+	}
+	if !WriteMSRSafe(MSR_IA32_BIOS_SIGN_ID, 0) {
+		return 0, false
+	}
+	CPUID(1, 0)
+	v, _ := ReadMSRSafe(MSR_IA32_BIOS_SIGN_ID)
+	return uint32(v >> 32), true
+}
+
+func put32(b []byte, v uint32) {
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
+
+// cstring returns the bytes of b up to the first NUL as a string sharing b's
+// memory (no allocation: the feature arrays are written once, at boot).
+func cstring(b []byte) string {
+	n := 0
+	for n < len(b) && b[n] != 0 {
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], n)
+}
+
+func trimSpace(s string) string {
+	for len(s) > 0 && s[0] == ' ' {
+		s = s[1:]
+	}
+	for len(s) > 0 && s[len(s)-1] == ' ' {
+		s = s[:len(s)-1]
+	}
+	return s
+}

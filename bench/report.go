@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// Reporter writes a run's results: human-readable lines, one
+// `PTILAB {json}` line per result and a last `PTILAB-END {json}` line with
+// the status and counts, so that a log cut short is detectable (DESIGN.md,
+// "Output contract").
+type Reporter struct {
+	w       io.Writer
+	records int
+	checks  int
+	failed  []string
+}
+
+// NewReporter returns a Reporter writing to w (the console).
+func NewReporter(w io.Writer) *Reporter { return &Reporter{w: w} }
+
+// Printf writes a human-readable line.
+func (r *Reporter) Printf(format string, args ...any) {
+	fmt.Fprintf(r.w, format+"\n", args...)
+}
+
+// Record writes one machine-readable result: `PTILAB {"kind":kind,...}`
+// with fields (keys sorted; values as encoding/json writes them).
+func (r *Reporter) Record(kind string, fields map[string]any) {
+	m := make(map[string]any, len(fields)+1)
+	for k, v := range fields {
+		m[k] = v
+	}
+	m["kind"] = kind
+	b, err := json.Marshal(m)
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"kind": "error", "error": err.Error(), "of": kind})
+	}
+	r.records++
+	fmt.Fprintf(r.w, "PTILAB %s\n", b)
+}
+
+// Check reports a self-check: a human line and a record of kind "check"
+// with its name, ok and fields.
+func (r *Reporter) Check(name string, ok bool, detail string, fields map[string]any) {
+	r.checks++
+	word := "ok"
+	if !ok {
+		word = "FAILED"
+		r.failed = append(r.failed, name)
+	}
+	r.Printf("check %-12s %-6s %s", name, word, detail)
+	f := map[string]any{"name": name, "ok": ok, "detail": detail}
+	for k, v := range fields {
+		f[k] = v
+	}
+	r.Record("check", f)
+}
+
+// Failed returns the names of the failed checks.
+func (r *Reporter) Failed() []string { return r.failed }
+
+// End writes the PTILAB-END line, with status "ok" when every check passed
+// and "failed" otherwise, and returns the exit status for the run (0 or 1).
+func (r *Reporter) End(fields map[string]any) int {
+	status, code := "ok", 0
+	if len(r.failed) > 0 {
+		status, code = "failed", 1
+	}
+	m := map[string]any{
+		"status":  status,
+		"exit":    code,
+		"records": r.records,
+		"checks":  r.checks,
+		"passed":  r.checks - len(r.failed),
+		"failed":  sortedCopy(r.failed),
+	}
+	for k, v := range fields {
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	fmt.Fprintf(r.w, "PTILAB-END %s\n", b)
+	return code
+}
+
+func sortedCopy(s []string) []string {
+	c := append([]string{}, s...)
+	sort.Strings(c)
+	return c
+}

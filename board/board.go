@@ -1,0 +1,150 @@
+// Package board knows the machines ptilab runs on: a generic UEFI PC
+// (COM1, the ACPI PM timer and the PIT for clock calibration, ending by a
+// return to the firmware or a power-off through the UEFI runtime services)
+// and QEMU (detected through its fw_cfg device; ends through the
+// isa-debug-exit device, so that QEMU exits with the run's status).
+//
+// Everything here is safe in kernel mode: no allocation, no heap pointer
+// writes.
+package board
+
+import (
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/efi"
+	"github.com/usbarmory/tamago/soc/intel/uart"
+)
+
+// Kind is the machine ptilab detected.
+type Kind uint8
+
+const (
+	PC   Kind = iota // a generic UEFI PC
+	QEMU             // QEMU (fw_cfg present)
+)
+
+func (k Kind) String() string {
+	if k == QEMU {
+		return "qemu"
+	}
+	return "pc"
+}
+
+// Machine is the detected board, set by Detect.
+var Machine Kind
+
+// QEMU's fw_cfg interface on x86 (QEMU docs/specs/fw_cfg.rst): a 16-bit
+// selector port and an 8-bit data port; selector 0 reads the signature.
+const (
+	fwCfgSelector = 0x510
+	fwCfgData     = 0x511
+)
+
+// QEMU's isa-debug-exit device as ptilab's harness configures it
+// (-device isa-debug-exit,iobase=0xf4,iosize=1): writing v makes QEMU exit
+// with status (v<<1)|1.
+const debugExitPort = 0xf4
+
+// Detect decides whether ptilab runs under QEMU by reading the fw_cfg
+// signature "QEMU".
+func Detect() Kind {
+	amd64.Out16(fwCfgSelector, 0)
+	var sig [4]byte
+	for i := range sig {
+		sig[i] = amd64.In8(fwCfgData)
+	}
+	if sig == [4]byte{'Q', 'E', 'M', 'U'} {
+		Machine = QEMU
+	} else {
+		Machine = PC
+	}
+	return Machine
+}
+
+// COM1 is the first 16550 UART (I/O port 0x3f8), the serial console.
+var COM1 = uart.UART{Index: 1, Base: 0x3f8}
+
+var serialPresent bool
+
+// 16550 registers beyond those tamago's driver names (PC16550D data sheet).
+const (
+	uartDLL = 0 // divisor latch, low byte (with LCR.DLAB)
+	uartDLM = 1 // divisor latch, high byte (with LCR.DLAB)
+	uartSCR = 7 // scratch register
+	lcrDLAB = 0x80
+	lcr8N1  = 0x03
+	fcrInit = 0xc7 // enable and clear the FIFOs, 14-byte trigger
+)
+
+// InitSerial probes COM1 through its scratch register and, if present,
+// programs it for 115200 baud 8N1 (the firmware may not have) and enables
+// it. It reports whether COM1 exists; without one, serial writes are
+// dropped (a missing UART reads 0xff, and must not be waited on).
+func InitSerial() bool {
+	base := COM1.Base
+	amd64.Out8(base+uartSCR, 0x5a)
+	if amd64.In8(base+uartSCR) != 0x5a {
+		return false
+	}
+	amd64.Out8(base+uartSCR, 0xa5)
+	if amd64.In8(base+uartSCR) != 0xa5 {
+		return false
+	}
+	amd64.Out8(base+uart.IER, 0)
+	amd64.Out8(base+uart.LCR, lcrDLAB)
+	amd64.Out8(base+uartDLL, 1) // 115200 / 1
+	amd64.Out8(base+uartDLM, 0)
+	amd64.Out8(base+uart.LCR, lcr8N1)
+	amd64.Out8(base+uart.FCR, fcrInit)
+	COM1.Init()
+	serialPresent = true
+	return true
+}
+
+// SerialPresent reports whether COM1 was found.
+func SerialPresent() bool { return serialPresent }
+
+// WriteSerial writes p to COM1, turning "\n" into "\r\n".
+func WriteSerial(p []byte) {
+	if !serialPresent {
+		return
+	}
+	for _, c := range p {
+		if c == '\n' {
+			COM1.Tx('\r')
+		}
+		COM1.Tx(c)
+	}
+}
+
+// How a run ends on a PC.
+type EndAction uint8
+
+const (
+	EndAuto     EndAction = iota // QEMU: debug exit; PC: return to the firmware
+	EndReturn                    // return to the firmware (boot menu or shell)
+	EndPowerOff                  // power off (UEFI ResetSystem, EfiResetShutdown)
+	EndReset                     // cold reset
+)
+
+// End ends the run with status (0 = success) and does not return. Under
+// QEMU the debug-exit device ends QEMU with (status<<1)|1; where that
+// device is missing, and on a PC, action decides.
+func End(status uint8, action EndAction) {
+	if Machine == QEMU && (action == EndAuto) {
+		amd64.Out8(debugExitPort, status)
+		// No debug-exit device: QEMU is still running. Power off.
+		action = EndPowerOff
+	}
+	fs := efi.Success
+	if status != 0 {
+		fs = efi.Aborted
+	}
+	switch action {
+	case EndPowerOff:
+		efi.ResetSystem(efi.ResetShutdown, fs)
+	case EndReset:
+		efi.ResetSystem(efi.ResetCold, fs)
+	}
+	efi.Exit(fs)
+	amd64.Halt()
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/bench"
+	"github.com/ptilab/ptilab/board"
+	"github.com/ptilab/ptilab/goos"
+)
+
+// The self-checks: does the stock Go runtime work on bare metal? Each
+// exercises one part of the personality (threads and futexes, memory,
+// time) through ordinary Go.
+
+func runChecks(r *bench.Reporter) {
+	checkGoroutines(r)
+	checkMaps(r)
+	checkFmt(r)
+	checkSleep(r)
+	checkAlloc(r)
+	checkGC(r)
+}
+
+// checkGoroutines runs 8 workers that sum disjoint ranges and send their
+// sums on a channel, and a ping-pong of 1000 messages over two unbuffered
+// channels.
+func checkGoroutines(r *bench.Reporter) {
+	const workers, per = 8, 100000
+	sums := make(chan uint64)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			var s uint64
+			for i := w * per; i < (w+1)*per; i++ {
+				s += uint64(i)
+			}
+			sums <- s
+		}(w)
+	}
+	go func() { wg.Wait(); close(sums) }()
+	var total uint64
+	for s := range sums {
+		total += s
+	}
+	const n = workers * per
+	want := uint64(n) * (n - 1) / 2
+
+	ping, pong := make(chan int), make(chan int)
+	go func() {
+		for v := range ping {
+			pong <- v + 1
+		}
+		close(pong)
+	}()
+	v := 0
+	for i := 0; i < 1000; i++ {
+		ping <- v
+		v = <-pong
+	}
+	close(ping)
+	ok := total == want && v == 1000
+	r.Check("goroutines", ok, fmt.Sprintf("8 workers summed %d (want %d); 1000 ping-pongs reached %d", total, want, v),
+		map[string]any{"sum": total, "want": want, "pingpong": v, "goroutines_after": runtime.NumGoroutine()})
+}
+
+// checkMaps fills a map with 100000 keys, deletes the odd ones and checks
+// what is left.
+func checkMaps(r *bench.Reporter) {
+	m := map[int]string{}
+	for i := 0; i < 100000; i++ {
+		m[i] = fmt.Sprint(i * 3)
+	}
+	for i := 1; i < 100000; i += 2 {
+		delete(m, i)
+	}
+	bad := 0
+	for k, v := range m {
+		if k%2 != 0 || v != fmt.Sprint(k*3) {
+			bad++
+		}
+	}
+	ok := len(m) == 50000 && bad == 0
+	r.Check("maps", ok, fmt.Sprintf("%d keys left of 100000 after deleting the odd ones, %d wrong", len(m), bad),
+		map[string]any{"len": len(m), "wrong": bad})
+}
+
+// checkFmt formats integers, floats, strings and a struct.
+func checkFmt(r *bench.Reporter) {
+	type point struct{ X, Y int }
+	got := fmt.Sprintf("%d|%x|%08.3f|%q|%v|%+v|%e", -42, 3054, math.Pi, "ptilab", []int{1, 2}, point{3, 4}, 6.02214076e23)
+	const want = `-42|bee|0003.142|"ptilab"|[1 2]|{X:3 Y:4}|6.022141e+23`
+	r.Check("fmt", got == want, fmt.Sprintf("%s", got), map[string]any{"got": got, "want": want})
+}
+
+// checkSleep sleeps 10 ms and measures the sleep with the TSC and, where
+// there is one, with the ACPI PM timer, an independent clock: the sleep must
+// last at least 10 ms, and the two clocks must agree within 2% + 0.2 ms.
+func checkSleep(r *bench.Reporter) {
+	const want = 10 * time.Millisecond
+	bits := board.PMTimerBits()
+	pm0 := uint64(0)
+	if bits != 0 {
+		pm0 = board.PMTimer()
+	}
+	t0 := amd64.TSCBegin()
+	time.Sleep(want)
+	t1 := amd64.TSCEnd()
+	pm1 := uint64(0)
+	if bits != 0 {
+		pm1 = board.PMTimer()
+	}
+	tscNs := int64(goos.Clock().Nanoseconds(t1 - t0))
+	fields := map[string]any{"requested_ns": want.Nanoseconds(), "tsc_ns": tscNs}
+	detail := fmt.Sprintf("time.Sleep(10ms) took %.3f ms by the TSC", float64(tscNs)/1e6)
+	ok := tscNs >= want.Nanoseconds()
+	if bits != 0 {
+		ticks := (pm1 - pm0) & (1<<bits - 1)
+		pmNs := int64(ticks * 1e9 / board.PMTimerHz)
+		fields["pmtimer_ns"] = pmNs
+		diff := math.Abs(float64(tscNs - pmNs))
+		ok = ok && diff <= 0.02*float64(pmNs)+2e5
+		detail += fmt.Sprintf(", %.3f ms by the ACPI PM timer", float64(pmNs)/1e6)
+	}
+	r.Check("sleep", ok, detail, fields)
+}
+
+// checkAlloc allocates 64 MiB, writes every page and reads it back, and
+// checks that the kernel backed the pages on first touch.
+func checkAlloc(r *bench.Reporter) {
+	const size = 64 << 20
+	before := goos.Memory()
+	b := make([]byte, size)
+	for i := 0; i < size; i += 4096 {
+		b[i] = byte(i >> 12)
+	}
+	bad := 0
+	for i := 0; i < size; i += 4096 {
+		if b[i] != byte(i>>12) {
+			bad++
+		}
+	}
+	after := goos.Memory()
+	backed := after.PagesBacked - before.PagesBacked
+	ok := bad == 0 && backed >= size/4096
+	r.Check("alloc", ok, fmt.Sprintf("64 MiB written and read back (%d bad pages); %d pages backed on first touch; pool in use %d MiB",
+		bad, backed, after.UsedBytes>>20),
+		map[string]any{"bytes": size, "bad_pages": bad, "pages_backed": backed, "pool_used_bytes": after.UsedBytes})
+	runtime.KeepAlive(b)
+}
+
+// checkGC runs the collector with the 64 MiB block unreachable, then returns
+// free memory to the kernel, which must take frames back.
+func checkGC(r *bench.Reporter) {
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	before := goos.Memory()
+	runtime.GC()
+	debug.FreeOSMemory()
+	runtime.ReadMemStats(&ms1)
+	after := goos.Memory()
+	released := after.PagesReleased - before.PagesReleased
+	ok := ms1.NumGC > ms0.NumGC && ms1.HeapAlloc < ms0.HeapAlloc && ms1.HeapAlloc < 32<<20 && released > 0
+	r.Check("gc", ok, fmt.Sprintf("%d collections; heap %d KiB -> %d KiB; %d pages returned to the kernel; pool in use %d MiB",
+		ms1.NumGC-ms0.NumGC, ms0.HeapAlloc>>10, ms1.HeapAlloc>>10, released, after.UsedBytes>>20),
+		map[string]any{"num_gc": ms1.NumGC - ms0.NumGC, "heap_before": ms0.HeapAlloc, "heap_after": ms1.HeapAlloc,
+			"pages_released": released, "pool_used_bytes": after.UsedBytes})
+}

@@ -1,0 +1,152 @@
+// Command ptilab-efi is the program inside ptilab.efi: an ordinary Go
+// program that the goos personality runs on bare metal. For now it prints
+// the machine line, runs the self-checks of the runtime on bare metal, and
+// ends with PTILAB-END.
+//
+// Build it only through `make` (it needs the linker flags and the PE
+// conversion there).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/bench"
+	"github.com/ptilab/ptilab/goos"
+)
+
+func main() {
+	start := time.Now()
+	goos.Ready()
+	r := bench.NewReporter(os.Stdout)
+
+	plan, perrs := loadPlan(r)
+	goos.SetEndAction(plan.End)
+	goos.SetScreen(plan.Screen)
+	machine(r)
+	for _, e := range perrs {
+		r.Printf("ptilab: %v; using the default", e)
+		r.Record("plan-error", map[string]any{"line": e.Line, "text": e.Text, "error": e.Err})
+	}
+
+	if plan.Fault != "" {
+		deliberateFault(r, plan.Fault)
+	}
+
+	runChecks(r)
+	syscallTable(r)
+	m := goos.Memory()
+	code := r.End(map[string]any{
+		"elapsed_ms":      time.Since(start).Milliseconds(),
+		"uptime_ms":       goos.Monotonic() / 1e6,
+		"pool_peak_mib":   m.PeakBytes >> 20,
+		"thread_switches": goos.Switches(),
+	})
+	goos.MarkEndPrinted()
+	os.Exit(code)
+}
+
+// loadPlan reads the plan file from the boot volume, if there is one.
+func loadPlan(r *bench.Reporter) (bench.Plan, []bench.PlanError) {
+	data, err := os.ReadFile(bench.PlanFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return bench.DefaultPlan(), nil
+	}
+	if err != nil {
+		r.Printf("ptilab: reading %s: %v; using the default plan", bench.PlanFile, err)
+		return bench.DefaultPlan(), nil
+	}
+	r.Printf("ptilab: plan %s (%d bytes)", bench.PlanFile, len(data))
+	return bench.ParsePlan(data)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// machine prints the machine line and its record.
+func machine(r *bench.Reporter) {
+	f := &amd64.Features
+	info := goos.MachineInfo()
+	ucode, ucodeOK := amd64.Microcode()
+	ucodeText := "unreadable"
+	if ucodeOK {
+		ucodeText = fmt.Sprintf("%#x", ucode)
+	}
+	hv := f.HypervisorVendor()
+	where := info.Board
+	if hv != "" {
+		where += " (" + hv + ")"
+	}
+	reloc := "at its link address"
+	if info.ImageBase != goos.ELFLinkBase {
+		reloc = "relocated"
+	}
+	inv := ""
+	if f.InvariantTSC {
+		inv = ", invariant"
+	}
+	r.Printf("ptilab machine: %s %q family %d model %#x stepping %d microcode %s | TSC %.3f GHz (%s%s) | pcid %s invpcid %s pge %s smep %s smap %s rdrand %s rdtscp %s | RAM %d MiB (free at boot %d MiB, kernel pool %d MiB) | firmware %q rev %#x | %s | image %#x (%s), %d KiB",
+		f.Vendor(), f.Brand(), f.Family, f.Model, f.Stepping, ucodeText,
+		float64(info.TSCHz)/1e9, info.TSCSource, inv,
+		yesNo(f.PCID), yesNo(f.INVPCID), yesNo(f.PGE), yesNo(f.SMEP), yesNo(f.SMAP), yesNo(f.RDRAND), yesNo(f.RDTSCP),
+		info.RAM>>20, info.FreeAtBoot>>20, info.Claimed>>20,
+		info.FirmwareVendor, info.FirmwareRevision, where,
+		info.ImageBase, reloc, info.ImageSize>>10)
+	rec := map[string]any{
+		"vendor": f.Vendor(), "brand": f.Brand(),
+		"family": f.Family, "model": f.Model, "stepping": f.Stepping,
+		"tsc_hz": info.TSCHz, "tsc_source": info.TSCSource, "tsc_invariant": f.InvariantTSC,
+		"pcid": f.PCID, "invpcid": f.INVPCID, "pge": f.PGE, "smep": f.SMEP, "smap": f.SMAP,
+		"rdrand": f.RDRAND, "rdseed": f.RDSEED, "rdtscp": f.RDTSCP, "nx": f.NX,
+		"perfmon_version": f.PerfMonVersion,
+		"ram_bytes":       info.RAM, "free_at_boot_bytes": info.FreeAtBoot, "pool_bytes": info.Claimed,
+		"firmware_vendor": info.FirmwareVendor, "firmware_revision": info.FirmwareRevision,
+		"board": info.Board, "hypervisor": hv,
+		"image_base": info.ImageBase, "image_bytes": info.ImageSize, "relocated": info.ImageBase != goos.ELFLinkBase,
+		"serial": info.Serial, "screens": info.Screens, "random": info.Random, "rtc": info.RTC,
+	}
+	if ucodeOK {
+		rec["microcode"] = ucode
+	}
+	r.Record("machine", rec)
+}
+
+// deliberateFault makes the CPU fault on purpose, for the fault tests: the
+// kernel dumps the registers and the runtime prints this goroutine's
+// traceback; the run ends with the fault status.
+func deliberateFault(r *bench.Reporter, kind string) {
+	switch kind {
+	case "pf":
+		r.Printf("ptilab: deliberate page fault: reading address 0x10 (page 0 is never mapped)")
+		amd64.Load(0x10)
+	case "gp":
+		r.Printf("ptilab: deliberate general-protection fault: reading non-canonical address 0x8000000000000000")
+		amd64.Load(0x8000000000000000)
+	}
+	r.Printf("ptilab: the deliberate fault did not fault")
+}
+
+// syscallTable prints the system calls the runtime made so far.
+func syscallTable(r *bench.Reporter) {
+	var counts [512]goos.SyscallCount
+	n, unknown := goos.SyscallCounts(counts[:])
+	total := uint64(0)
+	rec := map[string]any{}
+	for _, c := range counts[:n] {
+		total += c.Count
+		rec[c.Name] = c.Count
+	}
+	r.Printf("system calls made by the runtime: %d distinct, %d in all, %d answered ENOSYS", n, total, unknown)
+	for _, c := range counts[:n] {
+		r.Printf("  %-18s %3d  %8d", c.Name, c.Nr, c.Count)
+	}
+	r.Record("syscalls", map[string]any{"counts": rec, "distinct": n, "total": total, "enosys": unknown})
+}

@@ -1,0 +1,250 @@
+// Command ptilab is the host-side tool of ptilab: it converts the kernel's
+// PIE ELF into a UEFI application, boots it under QEMU/OVMF, and reads the
+// machine-readable results from its serial log.
+//
+// Exit status: 0 on success, 1 on failure, 2 on a usage error; "ptilab
+// qemu" exits with the image's debug-exit status, 124 on timeout, 1
+// otherwise.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ptilab/ptilab/internal/efiimage"
+	"github.com/ptilab/ptilab/internal/image"
+	"github.com/ptilab/ptilab/internal/qemu"
+)
+
+const usage = `usage: ptilab <command> [flags] [arguments]
+
+commands:
+  build [-o OUT]          build the kernel image (default build/ptilab.efi,
+                          with the ELF beside it as ptilab.elf)
+  efi  -elf IN -o OUT     convert a PIE ELF (go build -buildmode=pie) into a
+                          relocatable x86-64 EFI application
+  qemu [flags] IMAGE.efi  boot IMAGE.efi under QEMU with OVMF, copy its serial
+                          output to stdout and exit with its debug-exit status
+                          (124 on timeout, 1 if it did not exit by itself)
+  log  FILE               print the PTILAB records of a saved serial log as
+                          JSON lines; exit 1 unless it ends with PTILAB-END
+                          status "ok"
+
+Run "ptilab <command> -h" for the flags of a command.
+`
+
+// Exit codes other than the image's own status.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes the command line args (without the program name) and returns
+// the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "build":
+		return cmdBuild(ctx, args[1:], stderr)
+	case "efi":
+		return cmdEFI(args[1:], stderr)
+	case "qemu":
+		return cmdQEMU(ctx, args[1:], stdout, stderr)
+	case "log":
+		return cmdLog(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stderr, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "ptilab: unknown command %q\n\n%s", args[0], usage)
+	return exitUsage
+}
+
+// newFlagSet returns a flag set for a subcommand whose usage line is synopsis.
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: ptilab %s %s\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args into fs and checks the number of positional arguments;
+// it returns -1 to continue, else the exit code.
+func parse(fs *flag.FlagSet, args []string, positional int) int {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() != positional {
+		fmt.Fprintf(fs.Output(), "ptilab %s: want %d argument(s), got %d\n", fs.Name(), positional, fs.NArg())
+		fs.Usage()
+		return exitUsage
+	}
+	return -1
+}
+
+func cmdBuild(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := newFlagSet("build", "[-o OUT]", stderr)
+	out := fs.String("o", "build/ptilab.efi", "output EFI application `file`; the ELF goes beside it")
+	if code := parse(fs, args, 0); code >= 0 {
+		return code
+	}
+	elf := strings.TrimSuffix(*out, filepath.Ext(*out)) + ".elf"
+	if err := image.Build(ctx, ".", elf, *out); err != nil {
+		fmt.Fprintf(stderr, "ptilab: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+func cmdEFI(args []string, stderr io.Writer) int {
+	fs := newFlagSet("efi", "-elf IN -o OUT", stderr)
+	in := fs.String("elf", "", "input PIE ELF `file`")
+	out := fs.String("o", "", "output EFI application `file`")
+	if code := parse(fs, args, 0); code >= 0 {
+		return code
+	}
+	if *in == "" || *out == "" {
+		fmt.Fprintln(stderr, "ptilab efi: -elf and -o are required")
+		fs.Usage()
+		return exitUsage
+	}
+	if err := efiimage.Convert(*in, *out); err != nil {
+		fmt.Fprintf(stderr, "ptilab: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+func cmdQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("qemu", "[flags] IMAGE.efi", stderr)
+	opts := qemu.Options{Echo: qemu.PlainWriter(stdout)}
+	fs.StringVar(&opts.Memory, "m", qemu.DefaultMemory, "guest RAM `size` (QEMU -m syntax)")
+	fs.StringVar(&opts.CPU, "cpu", "", "QEMU CPU `model` (e.g. Nehalem, IvyBridge, Skylake-Client, max); default QEMU's, or host with -kvm")
+	fs.BoolVar(&opts.KVM, "kvm", false, "use KVM acceleration")
+	fs.BoolVar(&opts.Icount, "icount", false, "deterministic TCG timing (-icount shift=0)")
+	plan := fs.String("plan", "", "boot plan `file`, copied to ptilab.plan on the boot volume")
+	fs.DurationVar(&opts.Timeout, "timeout", 120*time.Second, "kill QEMU after this `duration`")
+	fs.StringVar(&opts.LogPath, "log", "", "also write the raw serial output to `file`")
+	if code := parse(fs, args, 1); code >= 0 {
+		return code
+	}
+	opts.Image = fs.Arg(0)
+	if *plan != "" {
+		b, err := os.ReadFile(*plan)
+		if err != nil {
+			fmt.Fprintf(stderr, "ptilab: %v\n", err)
+			return exitFail
+		}
+		opts.Plan = b
+	}
+	res, err := qemu.Run(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "ptilab: %v\n", err)
+		return exitFail
+	}
+	fmt.Fprintf(stderr, "ptilab: %s\n", summary(res))
+	return qemu.ExitCode(res)
+}
+
+func cmdLog(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("log", "FILE", stderr)
+	if code := parse(fs, args, 1); code >= 0 {
+		return code
+	}
+	path := fs.Arg(0)
+	serial, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "ptilab: %v\n", err)
+		return exitFail
+	}
+	res := &qemu.Result{Serial: serial}
+	recs, err := res.Records()
+	if err != nil {
+		fmt.Fprintf(stderr, "ptilab: %s: %v\n", path, err)
+		return exitFail
+	}
+	for _, r := range recs {
+		fmt.Fprintf(stdout, "%s\n", r.Raw)
+	}
+	msg, ok := outcome(res)
+	fmt.Fprintf(stderr, "ptilab: %s: %s\n", path, msg)
+	if !ok {
+		return exitFail
+	}
+	return exitOK
+}
+
+// summary describes how a QEMU run ended, in one line.
+func summary(r *qemu.Result) string {
+	d := r.Duration.Round(100 * time.Millisecond)
+	var how string
+	switch {
+	case r.DebugExit:
+		how = fmt.Sprintf("image exited with status %d after %v", r.ImageStatus, d)
+	case r.TimedOut:
+		how = fmt.Sprintf("timed out after %v, QEMU killed", d)
+	case r.QEMUStatus == 0:
+		how = fmt.Sprintf("QEMU exited after %v without the image writing the exit port (guest shutdown, reset or triple fault)", d)
+	default:
+		how = fmt.Sprintf("QEMU failed with status %d after %v", r.QEMUStatus, d)
+		if line := firstLine(r.Stderr); line != "" {
+			how += ": " + line
+		}
+	}
+	msg, _ := outcome(r)
+	return how + "; " + msg
+}
+
+// outcome describes the image's machine-readable output, in one phrase,
+// and reports whether it ended with PTILAB-END status "ok".
+func outcome(r *qemu.Result) (msg string, ok bool) {
+	recs, err := r.Records()
+	if err != nil {
+		return err.Error(), false
+	}
+	var fault string
+	if line, found := r.Fault(); found {
+		fault = "; kernel fault: " + line
+	}
+	end, found := r.End()
+	if !found {
+		return fmt.Sprintf("%d records, no PTILAB-END line: output cut short%s", len(recs), fault), false
+	}
+	status, _ := end.Fields["status"].(string)
+	if status != "ok" {
+		return fmt.Sprintf("%d records, PTILAB-END status %q (line %d): %s%s", len(recs), status, end.Line, end.Raw, fault), false
+	}
+	return fmt.Sprintf("%d records, PTILAB-END status \"ok\"%s", len(recs), fault), true
+}
+
+// firstLine returns the first line of b with surrounding blanks trimmed.
+func firstLine(b []byte) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return strings.TrimSpace(line)
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/internal/qemu"
+)
+
+// ptilab runs the command line args in-process and returns the exit code,
+// stdout and stderr.
+func ptilab(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(t.Context(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestUsage(t *testing.T) {
+	code, _, stderr := ptilab(t)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "usage: ptilab <command>")
+
+	code, _, stderr = ptilab(t, "-h")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, stderr, "usage: ptilab <command>")
+
+	code, _, stderr = ptilab(t, "boot")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `unknown command "boot"`)
+	assert.Contains(t, stderr, "usage: ptilab <command>")
+
+	for _, sub := range []string{"efi", "qemu", "log"} {
+		code, _, stderr = ptilab(t, sub, "-h")
+		assert.Equal(t, exitOK, code, sub)
+		assert.Contains(t, stderr, "usage: ptilab "+sub, sub)
+	}
+	code, _, stderr = ptilab(t, "qemu", "-bogus", "x.efi")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "flag provided but not defined: -bogus")
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"efi"},
+		{"efi", "-elf", "a"},
+		{"efi", "-elf", "a", "-o", "b", "extra"},
+		{"qemu"},
+		{"qemu", "a.efi", "b.efi"},
+		{"log"},
+	} {
+		code, _, stderr := ptilab(t, args...)
+		assert.Equal(t, exitUsage, code, args)
+		assert.Contains(t, stderr, "usage: ptilab "+args[0], args)
+	}
+}
+
+func TestEFIError(t *testing.T) {
+	code, _, stderr := ptilab(t, "efi", "-elf", filepath.Join(t.TempDir(), "missing.elf"), "-o", filepath.Join(t.TempDir(), "x.efi"))
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "ptilab: efiimage:")
+	assert.Contains(t, stderr, "missing.elf")
+}
+
+func TestQEMUError(t *testing.T) {
+	code, _, stderr := ptilab(t, "qemu", "-kvm", "-icount", "x.efi")
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, "ptilab: qemu: -icount needs TCG and cannot be combined with KVM\n", stderr)
+
+	code, _, stderr = ptilab(t, "qemu", "-plan", filepath.Join(t.TempDir(), "none.plan"), "x.efi")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "none.plan")
+}
+
+// writeLog writes a serial log and returns its path.
+func writeLog(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "serial.log")
+	require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	return p
+}
+
+func TestLog(t *testing.T) {
+	const boot = "\x1b[2J\x1b[01;01HBdsDxe: starting Boot0002\r\nptilab 0.1\r\n"
+	tests := []struct {
+		name, log string
+		code      int
+		stdout    string
+		stderrHas string
+	}{
+		{"ok", boot + "PTILAB {\"a\":1}\r\nPTILAB { \"b\" : [2] }\r\nPTILAB-END {\"status\":\"ok\"}\r\n",
+			exitOK, "{\"a\":1}\n{ \"b\" : [2] }\n", `2 records, PTILAB-END status "ok"`},
+		{"cut short", boot + "PTILAB {\"a\":1}\r\nPTILAB-FAULT #GP rip=0x1234\r\n",
+			exitFail, "{\"a\":1}\n", "1 records, no PTILAB-END line: output cut short; kernel fault: PTILAB-FAULT #GP rip=0x1234"},
+		{"status not ok", boot + "PTILAB-END {\"status\":\"fail\",\"why\":\"x\"}\r\n",
+			exitFail, "", `PTILAB-END status "fail" (line 3)`},
+		{"status missing", boot + "PTILAB-END {}\r\n",
+			exitFail, "", `PTILAB-END status ""`},
+		{"malformed", boot + "PTILAB {\"a\":\r\nPTILAB-END {\"status\":\"ok\"}\r\n",
+			exitFail, "", "serial line 3: malformed record"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := ptilab(t, "log", writeLog(t, tt.log))
+			assert.Equal(t, tt.code, code)
+			assert.Equal(t, tt.stdout, stdout)
+			assert.Contains(t, stderr, tt.stderrHas)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one summary line: %q", stderr)
+		})
+	}
+
+	code, _, stderr := ptilab(t, "log", filepath.Join(t.TempDir(), "none.log"))
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "none.log")
+}
+
+func TestSummary(t *testing.T) {
+	okSerial := []byte("PTILAB {\"a\":1}\nPTILAB-END {\"status\":\"ok\"}\n")
+	tests := []struct {
+		name string
+		res  qemu.Result
+		want string
+	}{
+		{"exit ok", qemu.Result{QEMUStatus: 1, ImageStatus: 0, DebugExit: true, Duration: 7249 * time.Millisecond, Serial: okSerial},
+			`image exited with status 0 after 7.2s; 1 records, PTILAB-END status "ok"`},
+		{"exit no END", qemu.Result{QEMUStatus: 7, ImageStatus: 3, DebugExit: true, Duration: time.Second, Serial: []byte("boot\n")},
+			"image exited with status 3 after 1s; 0 records, no PTILAB-END line: output cut short"},
+		{"timeout", qemu.Result{QEMUStatus: -1, ImageStatus: -1, TimedOut: true, Duration: 120 * time.Second},
+			"timed out after 2m0s, QEMU killed; 0 records, no PTILAB-END line: output cut short"},
+		{"shutdown", qemu.Result{QEMUStatus: 0, ImageStatus: -1, Duration: 5 * time.Second},
+			"QEMU exited after 5s without the image writing the exit port (guest shutdown, reset or triple fault); 0 records, no PTILAB-END line: output cut short"},
+		{"qemu failure", qemu.Result{QEMUStatus: 1 << 1, ImageStatus: -1, Stderr: []byte("\nqemu-system-x86_64: unable to find CPU model 'x'\nmore\n")},
+			"QEMU failed with status 2 after 0s: qemu-system-x86_64: unable to find CPU model 'x'; 0 records, no PTILAB-END line: output cut short"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, summary(&tt.res))
+		})
+	}
+}

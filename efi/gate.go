@@ -1,0 +1,93 @@
+package efi
+
+import "unsafe"
+
+// descPtr mirrors amd64.DescPtr (the LGDT/LIDT operand) so that its offsets
+// reach this package's assembly through go_asm.h.
+type descPtr struct {
+	_     [3]uint16
+	Limit uint16
+	Base  uint64
+}
+
+// context is one side's CPU state across a gate crossing: the firmware's as
+// it was at the image entry point (fwctx), and the kernel's while it is in
+// a firmware call (kctx). Segment selectors are zero-extended; XMM holds
+// XMM6-XMM15, callee-saved in the Microsoft x64 calling convention (UEFI
+// 2.10, 2.3.4.2).
+type context struct {
+	RSP, RBX, RBP, RDI, RSI, R12, R13, R14, R15 uint64
+	RFLAGS, CR3, CR4                            uint64
+	GDT, IDT                                    descPtr
+	CS, SS, DS, ES, TR                          uint64
+	FSBase, GSBase                              uint64
+	XMM                                         [20]uint64
+}
+
+var (
+	fwctx context // the firmware's state at entry
+	kctx  context // the kernel's state during a firmware call
+)
+
+// maxArgs is the most arguments a firmware function takes through Call.
+const maxArgs = 10
+
+// enter records the firmware's state at the image entry point (UEFI 2.10,
+// 4.1: RCX = image handle, RDX = system table, the firmware's stack with
+// the return address at 0(SP)). The PE entry point must CALL it before it
+// changes any register but RSP; on return only RAX, RCX and RDX are
+// changed.
+//
+// defined in gate_amd64.s
+func enter()
+
+// call invokes fn with the maxArgs arguments at args under the Microsoft
+// x64 calling convention, in the firmware's environment: its stack (below
+// the RSP it entered the image with), GDT, IDT, TR, CR3 and interrupt flag.
+// It restores the caller's environment, with interrupts masked, and returns
+// RAX.
+//
+// defined in gate_amd64.s
+//
+//go:noescape
+func call(fn uint64, args *[maxArgs]uint64) uint64
+
+// exit frees the pages recorded in claims, restores the firmware's state at
+// entry and returns status to the firmware, as if the entry point returned
+// (UEFI 2.10, 7.4.1 StartImage). It does not return.
+//
+// defined in gate_amd64.s
+func exit(status uint64)
+
+// Kernel stack bounds: Call refuses to run on any other stack, since a
+// pointer to a local variable is then not an address the firmware can use.
+var kstackLo, kstackHi uintptr
+
+// SetKernelStack declares [lo, hi) as the stacks kernel code runs on, all
+// identity-mapped. Until it is called, Call runs on any stack (the entry
+// code runs on the firmware's identity-mapped stack).
+func SetKernelStack(lo, hi uintptr) { kstackLo, kstackHi = lo, hi }
+
+// Call calls the firmware function at fn with up to maxArgs arguments and
+// returns its RAX. Pointer arguments must be identity-mapped addresses:
+// locals of kernel code, the image's data, firmware memory or the bounce
+// buffer. It must run on a kernel stack: elsewhere it calls nothing and
+// returns Aborted.
+func Call(fn uint64, args ...uint64) uint64 {
+	var a [maxArgs]uint64
+	if kstackHi != 0 {
+		sp := uintptr(unsafe.Pointer(&a))
+		if sp < kstackLo || sp >= kstackHi {
+			return uint64(Aborted)
+		}
+	}
+	copy(a[:], args)
+	return call(fn, &a)
+}
+
+// Exit returns to the firmware with status after freeing the pages
+// AllocatePages claimed. Boot services must still be what they were at
+// entry.
+func Exit(status Status) {
+	exit(uint64(status))
+}

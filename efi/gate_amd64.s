@@ -1,0 +1,249 @@
+#include "go_asm.h"
+#include "textflag.h"
+
+#define MSR_FS_BASE 0xc0000100
+#define MSR_GS_BASE 0xc0000101
+
+// Space kept free below the firmware's entry RSP before the gate's frame:
+// the firmware's red zone does not exist (Microsoft x64 has none), but a
+// margin costs nothing.
+#define FW_MARGIN 256
+// The gate's frame on the firmware stack: 32 bytes of shadow space and
+// maxArgs-4 stack arguments, rounded up to 16 bytes.
+#define FW_FRAME 96
+
+// STR AX (0F 00 /1): the Go assembler has no STR.
+#define STR_AX BYTE $0x0f; BYTE $0x00; BYTE $0xc8
+
+#define SAVE_SEGMENTS(ctx) \
+	XORQ	AX, AX; \
+	MOVW	CS, AX; \
+	MOVQ	AX, ctx+context_CS(SB); \
+	MOVW	SS, AX; \
+	MOVQ	AX, ctx+context_SS(SB); \
+	MOVW	DS, AX; \
+	MOVQ	AX, ctx+context_DS(SB); \
+	MOVW	ES, AX; \
+	MOVQ	AX, ctx+context_ES(SB); \
+	XORQ	AX, AX; \
+	STR_AX; \
+	MOVQ	AX, ctx+context_TR(SB); \
+	MOVQ	CR3, AX; \
+	MOVQ	AX, ctx+context_CR3(SB); \
+	MOVQ	CR4, AX; \
+	MOVQ	AX, ctx+context_CR4(SB); \
+	SGDT	ctx+(context_GDT+descPtr_Limit)(SB); \
+	SIDT	ctx+(context_IDT+descPtr_Limit)(SB); \
+	MOVL	$MSR_FS_BASE, CX; \
+	RDMSR; \
+	SHLQ	$32, DX; \
+	ORQ	DX, AX; \
+	MOVQ	AX, ctx+context_FSBase(SB); \
+	MOVL	$MSR_GS_BASE, CX; \
+	RDMSR; \
+	SHLQ	$32, DX; \
+	ORQ	DX, AX; \
+	MOVQ	AX, ctx+context_GSBase(SB); \
+	PUSHFQ; \
+	POPQ	AX; \
+	MOVQ	AX, ctx+context_RFLAGS(SB)
+
+// LOAD_TR(ctx) loads the task register saved in ctx, first marking its TSS
+// descriptor available: LTR raises #GP on a busy one (SDM Vol. 3A, 8.2.4).
+// Needs the GDT of ctx loaded.
+#define LOAD_TR(ctx) \
+	MOVQ	ctx+context_TR(SB), AX; \
+	ANDQ	$~7, AX; \
+	ADDQ	ctx+(context_GDT+descPtr_Base)(SB), AX; \
+	ANDB	$~2, 5(AX); \
+	MOVQ	ctx+context_TR(SB), AX; \
+	LTR	AX
+
+// SWITCH_TO(ctx) loads the GDT, CS, DS, ES, SS, IDT, CR3 and CR4 of ctx
+// (the kernel clears CR4.OSXSAVE; the firmware gets back what it had). RSP
+// must already be on a stack that ctx's CR3 maps; the code runs
+// identity-mapped, so CR3 may change under it. The task register is
+// handled apart (LOAD_TR).
+#define SWITCH_TO(ctx) \
+	LGDT	ctx+(context_GDT+descPtr_Limit)(SB); \
+	MOVQ	ctx+context_CS(SB), AX; \
+	CALL	·farReturn(SB); \
+	MOVQ	ctx+context_DS(SB), AX; \
+	MOVW	AX, DS; \
+	MOVW	AX, ES; \
+	MOVQ	ctx+context_SS(SB), AX; \
+	MOVW	AX, SS; \
+	LIDT	ctx+(context_IDT+descPtr_Limit)(SB); \
+	MOVQ	ctx+context_CR3(SB), AX; \
+	MOVQ	AX, CR3; \
+	MOVQ	ctx+context_CR4(SB), AX; \
+	MOVQ	AX, CR4
+
+// farReturn continues at its return address with CS = AX: a far return
+// reloads CS (SDM Vol. 3A, 5.8.6). Clobbers BX.
+TEXT ·farReturn(SB),NOSPLIT|NOFRAME,$0
+	POPQ	BX
+	PUSHQ	AX
+	PUSHQ	BX
+	RETFQ
+
+// func enter()
+TEXT ·enter(SB),NOSPLIT|NOFRAME,$0
+	MOVQ	CX, ·Firmware+firmwareInfo_ImageHandle(SB)
+	MOVQ	DX, ·Firmware+firmwareInfo_SystemTable(SB)
+	LEAQ	8(SP), AX
+	MOVQ	AX, ·fwctx+context_RSP(SB)
+	MOVQ	BX, ·fwctx+context_RBX(SB)
+	MOVQ	BP, ·fwctx+context_RBP(SB)
+	MOVQ	DI, ·fwctx+context_RDI(SB)
+	MOVQ	SI, ·fwctx+context_RSI(SB)
+	MOVQ	R12, ·fwctx+context_R12(SB)
+	MOVQ	R13, ·fwctx+context_R13(SB)
+	MOVQ	R14, ·fwctx+context_R14(SB)
+	MOVQ	R15, ·fwctx+context_R15(SB)
+	MOVOU	X6, ·fwctx+(context_XMM+0)(SB)
+	MOVOU	X7, ·fwctx+(context_XMM+16)(SB)
+	MOVOU	X8, ·fwctx+(context_XMM+32)(SB)
+	MOVOU	X9, ·fwctx+(context_XMM+48)(SB)
+	MOVOU	X10, ·fwctx+(context_XMM+64)(SB)
+	MOVOU	X11, ·fwctx+(context_XMM+80)(SB)
+	MOVOU	X12, ·fwctx+(context_XMM+96)(SB)
+	MOVOU	X13, ·fwctx+(context_XMM+112)(SB)
+	MOVOU	X14, ·fwctx+(context_XMM+128)(SB)
+	MOVOU	X15, ·fwctx+(context_XMM+144)(SB)
+	SAVE_SEGMENTS(·fwctx)
+	RET
+
+// func call(fn uint64, args *[maxArgs]uint64) uint64
+TEXT ·call(SB),NOSPLIT,$0-24
+	MOVQ	fn+0(FP), R12
+	MOVQ	args+8(FP), R13
+	MOVQ	SP, ·kctx+context_RSP(SB)
+	MOVQ	BP, ·kctx+context_RBP(SB)
+	SAVE_SEGMENTS(·kctx)
+	CLI
+
+	// Onto the firmware's stack, below where it entered the image.
+	MOVQ	·fwctx+context_RSP(SB), SP
+	SUBQ	$FW_MARGIN, SP
+	ANDQ	$~15, SP
+	SUBQ	$FW_FRAME, SP
+	SWITCH_TO(·fwctx)
+	CMPQ	·fwctx+context_TR(SB), $0
+	JEQ	notr
+	LOAD_TR(·fwctx)
+notr:
+
+	// Arguments: RCX, RDX, R8, R9, then 32(SP)... above the shadow space.
+	MOVQ	32(R13), AX
+	MOVQ	AX, 32(SP)
+	MOVQ	40(R13), AX
+	MOVQ	AX, 40(SP)
+	MOVQ	48(R13), AX
+	MOVQ	AX, 48(SP)
+	MOVQ	56(R13), AX
+	MOVQ	AX, 56(SP)
+	MOVQ	64(R13), AX
+	MOVQ	AX, 64(SP)
+	MOVQ	72(R13), AX
+	MOVQ	AX, 72(SP)
+	MOVQ	0(R13), CX
+	MOVQ	8(R13), DX
+	MOVQ	16(R13), R8
+	MOVQ	24(R13), R9
+
+	// The firmware runs with the interrupt flag it had at entry.
+	TESTQ	$0x200, ·fwctx+context_RFLAGS(SB)
+	JEQ	noint
+	STI
+noint:
+	CALL	R12
+	CLI
+	MOVQ	AX, R12		// R12 is callee-saved in the Microsoft x64 ABI
+
+	SWITCH_TO(·kctx)
+	CMPQ	·fwctx+context_TR(SB), $0
+	JEQ	notr2
+	LOAD_TR(·kctx)
+notr2:
+	MOVL	$MSR_FS_BASE, CX
+	MOVQ	·kctx+context_FSBase(SB), AX
+	MOVQ	AX, DX
+	SHRQ	$32, DX
+	WRMSR
+	MOVL	$MSR_GS_BASE, CX
+	MOVQ	·kctx+context_GSBase(SB), AX
+	MOVQ	AX, DX
+	SHRQ	$32, DX
+	WRMSR
+	MOVQ	·kctx+context_RSP(SB), SP
+	MOVQ	·kctx+context_RBP(SB), BP
+	PUSHQ	·kctx+context_RFLAGS(SB)
+	POPFQ
+	MOVQ	R12, ret+16(FP)
+	RET
+
+// func exit(status uint64)
+TEXT ·exit(SB),NOSPLIT,$0-8
+	MOVQ	status+0(FP), R15
+	CLI
+	MOVQ	·fwctx+context_RSP(SB), SP
+	SUBQ	$FW_MARGIN, SP
+	ANDQ	$~15, SP
+	SUBQ	$FW_FRAME, SP
+	SWITCH_TO(·fwctx)
+	CMPQ	·fwctx+context_TR(SB), $0
+	JEQ	notr
+	LOAD_TR(·fwctx)
+notr:
+	MOVL	$MSR_FS_BASE, CX
+	MOVQ	·fwctx+context_FSBase(SB), AX
+	MOVQ	AX, DX
+	SHRQ	$32, DX
+	WRMSR
+	MOVL	$MSR_GS_BASE, CX
+	MOVQ	·fwctx+context_GSBase(SB), AX
+	MOVQ	AX, DX
+	SHRQ	$32, DX
+	WRMSR
+	TESTQ	$0x200, ·fwctx+context_RFLAGS(SB)
+	JEQ	noint
+	STI
+noint:
+	// FreePages(claims[i].base, claims[i].pages) for every claim.
+	LEAQ	·claims(SB), R13
+	MOVQ	·nclaims(SB), R14
+free:
+	TESTQ	R14, R14
+	JEQ	freed
+	MOVQ	claim_Base(R13), CX
+	MOVQ	claim_Pages(R13), DX
+	MOVQ	·Firmware+firmwareInfo_BootServices(SB), AX
+	CALL	const_bsFreePages(AX)
+	ADDQ	$claim__size, R13
+	DECQ	R14
+	JMP	free
+freed:
+	MOVQ	R15, AX
+	MOVQ	·fwctx+context_RSP(SB), SP
+	MOVQ	·fwctx+context_RBX(SB), BX
+	MOVQ	·fwctx+context_RBP(SB), BP
+	MOVQ	·fwctx+context_RDI(SB), DI
+	MOVQ	·fwctx+context_RSI(SB), SI
+	MOVQ	·fwctx+context_R12(SB), R12
+	MOVQ	·fwctx+context_R13(SB), R13
+	MOVQ	·fwctx+context_R14(SB), R14
+	MOVQ	·fwctx+context_R15(SB), R15
+	MOVOU	·fwctx+(context_XMM+0)(SB), X6
+	MOVOU	·fwctx+(context_XMM+16)(SB), X7
+	MOVOU	·fwctx+(context_XMM+32)(SB), X8
+	MOVOU	·fwctx+(context_XMM+48)(SB), X9
+	MOVOU	·fwctx+(context_XMM+64)(SB), X10
+	MOVOU	·fwctx+(context_XMM+80)(SB), X11
+	MOVOU	·fwctx+(context_XMM+96)(SB), X12
+	MOVOU	·fwctx+(context_XMM+112)(SB), X13
+	MOVOU	·fwctx+(context_XMM+128)(SB), X14
+	MOVOU	·fwctx+(context_XMM+144)(SB), X15
+	// The firmware's return address is at the entry RSP: return as the
+	// entry point would.
+	RET

@@ -1,0 +1,10 @@
+module github.com/ptilab/ptilab
+
+go 1.26.5
+
+require (
+	github.com/stretchr/testify v1.12.1
+	github.com/usbarmory/tamago v1.26.6
+)
+
+require go.yaml.in/yaml/v3 v3.0.5 // indirect

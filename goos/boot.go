@@ -1,0 +1,339 @@
+// Package goos is the bare-metal personality that lets the stock Go runtime
+// run in ring 0: the image's entry point, the kernel's address space and
+// physical memory, descriptor tables and exception handlers, and a handler
+// for the Linux system calls the runtime makes (memory, threads, time,
+// console, files on the boot volume, exit).
+//
+// The runtime is a GOOS=linux GOARCH=amd64 program. boot prepares the
+// machine and returns a Linux-shaped initial process stack; the entry code
+// then jumps to the runtime's own _rt0_amd64_linux. From there on the
+// runtime believes it is a Linux process, and each SYSCALL it issues lands
+// in syscallEntry (LSTAR).
+//
+// Kernel code (boot, the handlers) is Go that runs on kernel stacks under
+// kernelG (see kstack.go). It must not allocate or store heap pointers: the
+// runtime's allocator and write barriers need a real g and m. A test on
+// the built image checks that no kernel function calls the allocator or a
+// write barrier.
+package goos
+
+import (
+	"unsafe"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/board"
+	"github.com/ptilab/ptilab/efi"
+)
+
+// Selectors as local constants, for the assembly (go_asm.h).
+const (
+	kernelCS = amd64.KERNEL_CS
+	kernelDS = amd64.KERNEL_DS
+)
+
+var (
+	memmap  efi.MemoryMap
+	bootMem struct {
+		ram, free, top uint64 // bytes of RAM, free RAM, end of the highest range (memory map at boot)
+		claimed        uint64 // bytes taken for the frame pool
+		reserve        uint64 // bytes left to the firmware
+	}
+	// The runtime's main-thread stack, with a guard page at rtStackBase.
+	rtStackBase, rtStackTop uint64
+)
+
+const rtStackPages = 65 // 256 KiB and a guard page; rt0 takes 64 KiB as g0's stack
+
+// boot prepares the machine for the Go runtime and returns the initial
+// stack pointer for _rt0_amd64_linux. It runs on the kernel stack, on the
+// firmware's page tables at first, and ends the run itself if it fails.
+func boot() uint64 {
+	kernelDepth = 1
+	efi.SetKernelStack(uintptr(kstackBase), uintptr(kstackTop))
+	board.InitSerial()
+	kprint("ptilab: booting")
+	if s := efi.Init(); s.Error() {
+		bootFail("reading the firmware's tables", s)
+	}
+	amd64.DetectFeatures()
+	board.Detect()
+	efi.FindScreens()
+	if s := efi.InitBounce(); s.Error() {
+		bootFail("allocating the bounce buffer", s)
+	}
+	base, s := efi.AllocatePages(efi.AllocateAnyPages, rtStackPages, 0)
+	if s.Error() {
+		bootFail("allocating the runtime's stack", s)
+	}
+	rtStackBase, rtStackTop = base, base+rtStackPages*pageSize
+	if s := claimMemory(); s.Error() {
+		bootFail("claiming memory", s)
+	}
+	if !buildKernelPT() {
+		bootFail("building the kernel page tables", efi.OutOfResources)
+	}
+	setupCPU()
+	amd64.SetCR3(kernelPT.Root)
+	if !initClock() {
+		bootFail("finding the TSC frequency (no CPUID leaf, PM timer or PIT)", efi.Unsupported)
+	}
+	initThreads()
+	initFDs()
+	sp := initialStack()
+	kernelDepth = 0
+	return sp
+}
+
+func bootFail(what string, s efi.Status) {
+	var l kline
+	l.s("ptilab: boot failed ").s(what).s(": ").s(s.String()).flush()
+	endRun(exitBoot, "boot")
+}
+
+// claimMemory takes most of the firmware's free memory for the frame pool,
+// from the highest addresses down, and leaves a reserve (1/16 of it,
+// between 8 and 64 MiB, at the lowest addresses) to the firmware, which
+// needs memory below 4 GiB for its own work (disk I/O, file buffers).
+func claimMemory() efi.Status {
+	if s := memmap.Read(); s.Error() {
+		return s
+	}
+	bootMem.ram, bootMem.free, bootMem.top = memmap.Totals()
+	reserve := min(max(bootMem.free/16, 8<<20), 64<<20)
+	if reserve > bootMem.free/2 {
+		reserve = bootMem.free / 2
+	}
+	bootMem.reserve = reserve
+	budget := (bootMem.free - reserve) >> efi.PageShift
+
+	// Conventional ranges, highest first.
+	var idx [256]int
+	n := 0
+	for i := 0; i < memmap.Len() && n < len(idx); i++ {
+		if memmap.At(i).Type == efi.ConventionalMemory {
+			idx[n] = i
+			n++
+		}
+	}
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && memmap.At(idx[j]).PhysicalStart > memmap.At(idx[j-1]).PhysicalStart; j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
+	const minClaim = 16 // pages: smaller ranges are not worth a claim
+	for k := 0; k < n && budget >= minClaim && pool.n < len(pool.region); k++ {
+		d := memmap.At(idx[k])
+		take := min(d.NumberOfPages, budget)
+		if take < minClaim {
+			continue
+		}
+		at := d.End() - take<<efi.PageShift
+		a, s := efi.AllocatePages(efi.AllocateAddress, take, at)
+		if s.Error() {
+			continue // the firmware used part of it since the map was read
+		}
+		pool.add(a, a+take<<efi.PageShift)
+		budget -= take
+		bootMem.claimed += take << efi.PageShift
+	}
+	if pool.total == 0 {
+		return efi.OutOfResources
+	}
+	identTop = (max(bootMem.top, 4<<30) + (1<<30 - 1)) &^ (1<<30 - 1)
+	return efi.Success
+}
+
+// buildKernelPT builds the kernel's page tables: an identity map of
+// physical memory (page 0 left out, to catch nil pointers; 4 KiB pages in
+// the first 2 MiB, 2 MiB pages above: all of [0, 4 GiB), MMIO included,
+// and every range of the memory map above it), with the guard pages of the
+// kernel stacks and of the runtime's stack unmapped.
+func buildKernelPT() bool {
+	pt, ok := amd64.New(identityTables{})
+	if !ok {
+		return false
+	}
+	kernelPT = pt
+	const rw = amd64.PTE_W
+	if !kernelPT.Map(pageSize, pageSize, amd64.PageSize2M-pageSize, pageSize, rw) ||
+		!kernelPT.Map(amd64.PageSize2M, amd64.PageSize2M, 4<<30-amd64.PageSize2M, amd64.PageSize2M, rw) {
+		return false
+	}
+	for i := 0; i < memmap.Len(); i++ {
+		d := memmap.At(i)
+		if d.End() <= 4<<30 {
+			continue
+		}
+		start := max(d.PhysicalStart, 4<<30) &^ (amd64.PageSize2M - 1)
+		end := (d.End() + amd64.PageSize2M - 1) &^ (amd64.PageSize2M - 1)
+		if !kernelPT.Map(start, start, end-start, amd64.PageSize2M, rw) {
+			return false
+		}
+	}
+	for _, off := range guardOffsets {
+		if !unmapPage(kstackBase + off) {
+			return false
+		}
+	}
+	if !unmapPage(rtStackBase) {
+		return false
+	}
+	vm.lo, vm.hi = identTop, vmHi
+	return true
+}
+
+func unmapPage(va uint64) bool {
+	if !kernelPT.Split(va) {
+		return false
+	}
+	if pte := kernelPT.PTE(va, false); pte != nil {
+		*pte = 0
+	}
+	return true
+}
+
+// Descriptor tables.
+var (
+	gdt            [amd64.GDT_ENTRIES]uint64
+	tss            amd64.TSS
+	idt            [256]amd64.Gate
+	gdtPtr, idtPtr amd64.DescPtr
+)
+
+// setupCPU loads ptilab's GDT (Linux's layout), TSS (IST stacks), IDT (the
+// 32 exception vectors) and the SYSCALL MSRs, and enables NX where the CPU
+// has it.
+func setupCPU() {
+	gdt[amd64.GDT_ENTRY_KERNEL32_CS] = amd64.DescKernel32Code
+	gdt[amd64.GDT_ENTRY_KERNEL_CS] = amd64.DescKernelCode
+	gdt[amd64.GDT_ENTRY_KERNEL_DS] = amd64.DescKernelData
+	gdt[amd64.GDT_ENTRY_USER32_CS] = amd64.DescUser32Code
+	gdt[amd64.GDT_ENTRY_USER_DS] = amd64.DescUserData
+	gdt[amd64.GDT_ENTRY_USER_CS] = amd64.DescUserCode
+	gdt[amd64.GDT_ENTRY_TSS], gdt[amd64.GDT_ENTRY_TSS+1] = amd64.TSSDescriptor(addr(&tss), amd64.TSSSize-1)
+
+	tss.SetRSP0(kstackTop)
+	tss.SetIST(istExc, kstackBase+istExcTop)
+	tss.SetIST(istDF, kstackBase+istDFTop)
+	tss.SetIST(istNMI, kstackBase+istNMITop)
+	tss.SetIST(istMC, kstackBase+istMCTop)
+	tss.SetIOMapBase(amd64.TSSSize)
+
+	var stubs [32]uint64
+	excStubs(&stubs)
+	for v := range stubs {
+		idt[v] = amd64.InterruptGate(stubs[v], amd64.KERNEL_CS, istFor(v), 0, amd64.TypeInterruptGate)
+	}
+
+	gdtPtr.Limit, gdtPtr.Base = uint16(len(gdt)*8-1), addr(&gdt)
+	idtPtr.Limit, idtPtr.Base = uint16(len(idt)*16-1), addr(&idt)
+	amd64.LoadGDT(&gdtPtr)
+	amd64.LoadSegments(amd64.KERNEL_CS, amd64.KERNEL_DS)
+	amd64.LoadTR(amd64.TSS_SEL)
+	amd64.LoadIDT(&idtPtr)
+
+	efer := amd64.RDMSR(amd64.MSR_EFER) | amd64.EFER_SCE
+	if amd64.Features.NX {
+		efer |= amd64.EFER_NXE
+		nxEnabled = true
+	}
+	amd64.WRMSR(amd64.MSR_EFER, efer)
+	amd64.WRMSR(amd64.MSR_STAR, uint64(amd64.USER32_CS)<<48|uint64(amd64.KERNEL_CS)<<32)
+	amd64.WRMSR(amd64.MSR_LSTAR, syscallEntryPC())
+	amd64.WRMSR(amd64.MSR_SFMASK, amd64.RFLAGS_TF|amd64.RFLAGS_IF|amd64.RFLAGS_DF|amd64.RFLAGS_IOPL|amd64.RFLAGS_NT|amd64.RFLAGS_AC)
+	// No XSAVE-managed state: the runtime then uses SSE only (it checks
+	// CPUID.01H:ECX.OSXSAVE before AVX), which FXSAVE covers.
+	amd64.SetCR4(amd64.CR4() &^ amd64.CR4_OSXSAVE)
+}
+
+// IST indices (SDM Vol. 3A, 6.14.5).
+const (
+	istExc = 1
+	istDF  = 2
+	istNMI = 3
+	istMC  = 4
+)
+
+func istFor(v int) uint8 {
+	switch v {
+	case amd64.VectorDF:
+		return istDF
+	case amd64.VectorNMI:
+		return istNMI
+	case amd64.VectorMC:
+		return istMC
+	}
+	return istExc
+}
+
+// Auxiliary-vector keys (include/uapi/linux/auxvec.h).
+const (
+	AT_NULL   = 0
+	AT_PAGESZ = 6
+	AT_UID    = 11
+	AT_EUID   = 12
+	AT_GID    = 13
+	AT_EGID   = 14
+	AT_HWCAP  = 16
+	AT_CLKTCK = 17
+	AT_SECURE = 23
+	AT_RANDOM = 25
+)
+
+// environment is the runtime's environment: no asynchronous preemption
+// (it works by signals, which ptilab does not deliver).
+var environment = [...]string{"GODEBUG=asyncpreemptoff=1"}
+
+const programName = "ptilab"
+
+// initialStack lays out what Linux gives a new process (System V AMD64
+// ABI, 3.4.1, Figure 3.9): argc, argv, envp and the auxiliary vector, with
+// the strings and 16 random bytes above, and returns the stack pointer,
+// 16-byte aligned, pointing at argc.
+func initialStack() uint64 {
+	sp := rtStackTop
+	put := func(s string) uint64 {
+		sp -= uint64(len(s)) + 1
+		copy(userBytes(sp, uint64(len(s))), s)
+		*(*byte)(mem(sp + uint64(len(s)))) = 0
+		return sp
+	}
+	var rnd [16]byte
+	for i := range rnd {
+		rnd[i] = byte(random64())
+	}
+	atRandom := put(unsafe.String(&rnd[0], len(rnd)))
+	argv0 := put(programName)
+	var envp [len(environment)]uint64
+	for i, e := range environment {
+		envp[i] = put(e)
+	}
+	_, _, _, edx := amd64.CPUID(1, 0)
+	auxv := [...]uint64{
+		AT_PAGESZ, pageSize,
+		AT_CLKTCK, 100,
+		AT_HWCAP, uint64(edx),
+		AT_RANDOM, atRandom,
+		AT_UID, 0, AT_EUID, 0, AT_GID, 0, AT_EGID, 0,
+		AT_SECURE, 0,
+		AT_NULL, 0,
+	}
+	words := 1 + 2 + len(envp) + 1 + len(auxv)
+	sp = (sp - uint64(words)*8) &^ 15
+	w := sp
+	word := func(v uint64) {
+		store64(w, v)
+		w += 8
+	}
+	word(1) // argc
+	word(argv0)
+	word(0)
+	for _, e := range envp {
+		word(e)
+	}
+	word(0)
+	for _, v := range auxv {
+		word(v)
+	}
+	return sp
+}

@@ -1,0 +1,117 @@
+package goos
+
+import (
+	"github.com/ptilab/ptilab/board"
+	"github.com/ptilab/ptilab/efi"
+)
+
+// The console: COM1 (the record people capture) and the display text
+// outputs the firmware offers. Writes to file descriptors 1 and 2 and the
+// kernel's own messages land here.
+
+// captureConsole sends console output to captured instead of the hardware:
+// host tests set it.
+var (
+	captureConsole bool
+	captured       [8192]byte
+	ncaptured      int
+)
+
+// screenOn selects whether console output is also drawn on the displays.
+var screenOn = true
+
+func consoleWrite(p []byte) {
+	if captureConsole {
+		ncaptured += copy(captured[ncaptured:], p)
+		return
+	}
+	board.WriteSerial(p)
+	if screenOn {
+		efi.WriteScreens(p)
+	}
+}
+
+// kline builds one console message without allocating.
+type kline struct {
+	b [512]byte
+	n int
+}
+
+func (l *kline) s(s string) *kline {
+	l.n += copy(l.b[l.n:], s)
+	return l
+}
+
+func (l *kline) bytes(p []byte) *kline {
+	l.n += copy(l.b[l.n:], p)
+	return l
+}
+
+// hex appends v as 0x followed by at least digits hexadecimal digits.
+func (l *kline) hex(v uint64, digits int) *kline {
+	var d [16]byte
+	i := len(d)
+	for v != 0 || len(d)-i < digits || i == len(d) {
+		i--
+		d[i] = "0123456789abcdef"[v&15]
+		v >>= 4
+	}
+	return l.s("0x").bytes(d[i:])
+}
+
+// dec appends v in decimal.
+func (l *kline) dec(v int64) *kline {
+	var d [20]byte
+	i := len(d)
+	u := uint64(v)
+	if v < 0 {
+		u = uint64(-v)
+	}
+	for {
+		i--
+		d[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			break
+		}
+	}
+	if v < 0 {
+		l.s("-")
+	}
+	return l.bytes(d[i:])
+}
+
+// udec appends v in decimal.
+func (l *kline) udec(v uint64) *kline {
+	var d [20]byte
+	i := len(d)
+	for {
+		i--
+		d[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	return l.bytes(d[i:])
+}
+
+// flush writes the message to the console, with a newline, and empties l.
+func (l *kline) flush() {
+	if l.n == len(l.b) {
+		l.n--
+	}
+	l.b[l.n] = '\n'
+	consoleWrite(l.b[:l.n+1])
+	l.n = 0
+}
+
+// kprint writes one line to the console.
+func kprint(s string) {
+	var l kline
+	l.s(s).flush()
+}
+
+// SetScreen selects whether console output is also drawn on the displays
+// (COM1 always gets it).
+func SetScreen(on bool) { screenOn = on }

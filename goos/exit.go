@@ -1,0 +1,56 @@
+package goos
+
+import (
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/board"
+)
+
+// Exit statuses of a run: under QEMU the debug-exit device makes them
+// QEMU's exit status as (status<<1)|1.
+const (
+	ExitOK       = 0 // every check passed
+	ExitFailed   = 1 // a check or benchmark failed
+	ExitGoPanic  = 2 // the Go runtime exited with status 2: panic or fatal error
+	exitFault    = 3 // a fatal CPU exception
+	exitDeadlock = 4 // no thread could run and none waited with a timeout
+	exitBoot     = 5 // the kernel could not start the runtime
+)
+
+var (
+	endPrinted bool            // the program printed its PTILAB-END line
+	endAction  board.EndAction // what a PC does at the end
+)
+
+// MarkEndPrinted tells the kernel that the program printed its PTILAB-END
+// line, so that the kernel does not print one when the run ends.
+func MarkEndPrinted() { endPrinted = true }
+
+// SetEndAction chooses how a PC ends the run (QEMU always exits through its
+// debug-exit device when it has one).
+func SetEndAction(a board.EndAction) { endAction = a }
+
+// endRun ends the run: it prints the PTILAB-END line unless the program
+// did, and leaves through the board. A run with a fatal exception ends with
+// the fault status whatever exit status the program chose after it.
+func endRun(status uint8, reason string) {
+	kernelDepth++
+	if faults > 0 {
+		status, reason = exitFault, "fault"
+	}
+	if !endPrinted {
+		endPrinted = true
+		var l kline
+		l.s(`PTILAB-END {"status":"`).s(reason).s(`","exit":`).udec(uint64(status)).
+			s(`,"syscalls":`).udec(syscallTotal()).s(`,"uptime_ms":`).dec(Monotonic() / 1e6).s("}").flush()
+	}
+	board.End(status, endAction)
+	amd64.Halt()
+}
+
+func syscallTotal() uint64 {
+	n := stats.other
+	for _, c := range stats.syscalls {
+		n += c
+	}
+	return n
+}

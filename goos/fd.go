@@ -1,0 +1,577 @@
+package goos
+
+import "github.com/ptilab/ptilab/efi"
+
+// File descriptors: the console (0, 1, 2), files on the boot volume
+// (through the firmware's file protocol), eventfds and epoll instances, the
+// last two for the runtime's network poller, which ptilab uses only as a
+// timed wait.
+
+const maxFDs = 64
+
+// Kinds of file descriptor.
+const (
+	fdFree = iota
+	fdConsole
+	fdFile
+	fdDir
+	fdEventfd
+	fdEpoll
+)
+
+// open flags (include/uapi/asm-generic/fcntl.h).
+const (
+	O_ACCMODE   = 0x3
+	O_RDONLY    = 0x0
+	O_WRONLY    = 0x1
+	O_RDWR      = 0x2
+	O_CREAT     = 0x40
+	O_TRUNC     = 0x200
+	O_APPEND    = 0x400
+	O_NONBLOCK  = 0x800
+	O_DIRECTORY = 0x10000
+	O_CLOEXEC   = 0x80000
+)
+
+// maxEpollItems bounds the descriptors one epoll instance watches.
+const maxEpollItems = 8
+
+type epollItem struct {
+	fd     int32
+	events uint32
+	data   uint64
+}
+
+// fileDesc is one open file description.
+type fileDesc struct {
+	kind    uint8
+	cloexec bool
+	flags   uint32 // open flags: access mode, O_NONBLOCK, O_APPEND
+	file    uint64 // EFI_FILE_PROTOCOL of a file or directory
+	pos     uint64 // file position in bytes
+	count   uint64 // eventfd counter
+	items   [maxEpollItems]epollItem
+	nitems  int
+}
+
+var fds [maxFDs]fileDesc
+
+func initFDs() {
+	for i := 0; i < 3; i++ {
+		fds[i] = fileDesc{kind: fdConsole, flags: O_RDWR}
+	}
+}
+
+func getFD(fd uint64) *fileDesc {
+	if fd >= maxFDs || fds[fd].kind == fdFree {
+		return nil
+	}
+	return &fds[fd]
+}
+
+func newFD(kind uint8, flags uint32) (int, *fileDesc) {
+	for i := range fds {
+		if fds[i].kind == fdFree {
+			fds[i] = fileDesc{kind: kind, flags: flags &^ O_CLOEXEC, cloexec: flags&O_CLOEXEC != 0}
+			return i, &fds[i]
+		}
+	}
+	return -1, nil
+}
+
+// fdOpen reports whether fd is an open descriptor (for tests and reports).
+func fdOpen(fd int) bool { return fd >= 0 && fd < maxFDs && fds[fd].kind != fdFree }
+
+func sysRead(r *PtRegs) int64 { return readAt(r.DI, r.SI, r.DX, 0, false) }
+
+func sysPread64(r *PtRegs) int64 { return readAt(r.DI, r.SI, r.DX, r.R10, true) }
+
+func readAt(fd, buf, n, off uint64, positioned bool) int64 {
+	f := getFD(fd)
+	if f == nil {
+		return -EBADF
+	}
+	if n == 0 {
+		return 0
+	}
+	if !userRange(buf, n, true) {
+		return -EFAULT
+	}
+	switch f.kind {
+	case fdConsole:
+		return 0 // no input: end of file
+	case fdDir:
+		return -EISDIR
+	case fdEventfd:
+		if positioned {
+			return -ESPIPE
+		}
+		if n < 8 {
+			return -EINVAL
+		}
+		if f.count == 0 {
+			return -EAGAIN // the runtime's eventfd is non-blocking
+		}
+		store64(buf, f.count)
+		f.count = 0
+		return 8
+	case fdFile:
+		if f.flags&O_ACCMODE == O_WRONLY {
+			return -EBADF
+		}
+		pos := f.pos
+		if positioned {
+			pos = off
+		}
+		if s := efi.SetPosition(f.file, pos); s.Error() {
+			return -EIO
+		}
+		got, s := efi.ReadFile(f.file, userBytes(buf, n))
+		if s.Error() {
+			return -EIO
+		}
+		if !positioned {
+			f.pos += uint64(got)
+		}
+		return int64(got)
+	}
+	return -EINVAL
+}
+
+func sysWrite(r *PtRegs) int64 { return writeAt(r.DI, r.SI, r.DX, 0, false) }
+
+func sysPwrite64(r *PtRegs) int64 { return writeAt(r.DI, r.SI, r.DX, r.R10, true) }
+
+func writeAt(fd, buf, n, off uint64, positioned bool) int64 {
+	f := getFD(fd)
+	if f == nil {
+		return -EBADF
+	}
+	if n == 0 {
+		return 0
+	}
+	if !userRange(buf, n, false) {
+		return -EFAULT
+	}
+	switch f.kind {
+	case fdConsole:
+		consoleWrite(userBytes(buf, n))
+		return int64(n)
+	case fdDir:
+		return -EISDIR
+	case fdEventfd:
+		if n < 8 {
+			return -EINVAL
+		}
+		f.count += load64(buf)
+		wakePollers(fd)
+		return 8
+	case fdFile:
+		if f.flags&O_ACCMODE == O_RDONLY {
+			return -EBADF
+		}
+		pos := f.pos
+		if positioned {
+			pos = off
+		} else if f.flags&O_APPEND != 0 {
+			size, s := efi.FileSize(f.file)
+			if s.Error() {
+				return -EIO
+			}
+			pos = size
+		}
+		if s := efi.SetPosition(f.file, pos); s.Error() {
+			return -EIO
+		}
+		put, s := efi.WriteFile(f.file, userBytes(buf, n))
+		if s.Error() && put == 0 {
+			if s == efi.VolumeFull {
+				return -ENOSPC
+			}
+			if s == efi.WriteProtected {
+				return -EROFS
+			}
+			return -EIO
+		}
+		if !positioned {
+			f.pos = pos + uint64(put)
+		}
+		return int64(put)
+	}
+	return -EINVAL
+}
+
+func sysClose(r *PtRegs) int64 {
+	f := getFD(r.DI)
+	if f == nil {
+		return -EBADF
+	}
+	if f.kind == fdFile || f.kind == fdDir {
+		efi.CloseFile(f.file)
+	}
+	if f.kind != fdConsole {
+		*f = fileDesc{}
+	}
+	return 0
+}
+
+// lseek whence values.
+const (
+	SEEK_SET = 0
+	SEEK_CUR = 1
+	SEEK_END = 2
+)
+
+func sysLseek(r *PtRegs) int64 {
+	f := getFD(r.DI)
+	if f == nil {
+		return -EBADF
+	}
+	if f.kind != fdFile {
+		return -ESPIPE
+	}
+	off := int64(r.SI)
+	var base int64
+	switch r.DX {
+	case SEEK_SET:
+	case SEEK_CUR:
+		base = int64(f.pos)
+	case SEEK_END:
+		size, s := efi.FileSize(f.file)
+		if s.Error() {
+			return -EIO
+		}
+		base = int64(size)
+	default:
+		return -EINVAL
+	}
+	if base+off < 0 {
+		return -EINVAL
+	}
+	f.pos = uint64(base + off)
+	return int64(f.pos)
+}
+
+// fcntl commands.
+const (
+	F_DUPFD         = 0
+	F_GETFD         = 1
+	F_SETFD         = 2
+	F_GETFL         = 3
+	F_SETFL         = 4
+	F_DUPFD_CLOEXEC = 1030
+	FD_CLOEXEC      = 1
+)
+
+func sysFcntl(r *PtRegs) int64 {
+	f := getFD(r.DI)
+	if f == nil {
+		return -EBADF
+	}
+	switch r.SI {
+	case F_GETFD:
+		if f.cloexec {
+			return FD_CLOEXEC
+		}
+		return 0
+	case F_SETFD:
+		f.cloexec = r.DX&FD_CLOEXEC != 0
+		return 0
+	case F_GETFL:
+		return int64(f.flags)
+	case F_SETFL:
+		f.flags = f.flags&^O_NONBLOCK | uint32(r.DX)&O_NONBLOCK
+		return 0
+	}
+	return -EINVAL
+}
+
+// The directory file descriptor meaning "the current directory".
+const AT_FDCWD = -100
+
+// AT_EMPTY_PATH makes newfstatat act on dirfd itself.
+const AT_EMPTY_PATH = 0x1000
+
+// userPath copies the NUL-terminated path at va into buf and returns it,
+// or false when it is invalid or too long.
+func userPath(va uint64, buf []byte) ([]byte, bool) {
+	for i := range buf {
+		if !userRange(va+uint64(i), 1, false) {
+			return nil, false
+		}
+		c := *(*byte)(mem(va + uint64(i)))
+		if c == 0 {
+			return buf[:i], true
+		}
+		buf[i] = c
+	}
+	return nil, false
+}
+
+// volumePath turns an absolute path, or one relative to "/" (the only
+// working directory), into a path on the boot volume. Paths under /proc,
+// /sys and /dev, which the runtime and the os package probe, do not exist.
+func volumePath(p []byte) ([]byte, bool) {
+	for len(p) > 0 && p[0] == '/' {
+		p = p[1:]
+	}
+	for _, prefix := range [...]string{"proc", "sys", "dev", "etc"} {
+		if len(p) >= len(prefix) && string(p[:len(prefix)]) == prefix && (len(p) == len(prefix) || p[len(prefix)] == '/') {
+			return nil, false
+		}
+	}
+	return p, true
+}
+
+func sysOpenat(r *PtRegs) int64 {
+	dirfd, flags := int64(r.DI), uint32(r.DX)
+	var buf [256]byte
+	path, ok := userPath(r.SI, buf[:])
+	if !ok {
+		return -EFAULT
+	}
+	if len(path) == 0 || path[0] != '/' && dirfd != AT_FDCWD {
+		return -ENOENT
+	}
+	return openPath(path, flags)
+}
+
+func openPath(path []byte, flags uint32) int64 {
+	p, ok := volumePath(path)
+	if !ok {
+		return -ENOENT
+	}
+	acc := flags & O_ACCMODE
+	file, dir, s := efi.OpenFile(p, acc != O_RDONLY, flags&O_CREAT != 0, flags&O_TRUNC != 0)
+	switch {
+	case s == efi.NotFound:
+		return -ENOENT
+	case s == efi.WriteProtected:
+		return -EROFS
+	case s == efi.AccessDenied:
+		return -EPERM
+	case s.Error():
+		return -EIO
+	}
+	if flags&O_DIRECTORY != 0 && !dir {
+		efi.CloseFile(file)
+		return -ENOTDIR
+	}
+	kind := uint8(fdFile)
+	if dir {
+		kind = fdDir
+	}
+	fd, f := newFD(kind, flags)
+	if f == nil {
+		efi.CloseFile(file)
+		return -EMFILE
+	}
+	f.file = file
+	return int64(fd)
+}
+
+// struct stat for x86-64 (arch/x86/include/uapi/asm/stat.h): 144 bytes.
+const (
+	statSize    = 144
+	statMode    = 24
+	statNlink   = 16
+	statSizeOff = 48
+	statBlksize = 56
+	statBlocks  = 64
+	S_IFCHR     = 0o020000
+	S_IFDIR     = 0o040000
+	S_IFREG     = 0o100000
+)
+
+func fillStat(f *fileDesc, st uint64) int64 {
+	if !userRange(st, statSize, true) {
+		return -EFAULT
+	}
+	b := userBytes(st, statSize)
+	clear(b)
+	var mode, size uint64
+	switch f.kind {
+	case fdConsole:
+		mode = S_IFCHR | 0o620
+	case fdDir:
+		mode = S_IFDIR | 0o755
+	case fdFile:
+		mode = S_IFREG | 0o644
+		n, s := efi.FileSize(f.file)
+		if s.Error() {
+			return -EIO
+		}
+		size = n
+	default:
+		mode = 0o600 // anonymous inode
+	}
+	store64(st+statNlink, 1)
+	store32(st+statMode, uint32(mode))
+	store64(st+statSizeOff, size)
+	store64(st+statBlksize, 4096)
+	store64(st+statBlocks, (size+511)/512)
+	return 0
+}
+
+func sysFstat(r *PtRegs) int64 {
+	f := getFD(r.DI)
+	if f == nil {
+		return -EBADF
+	}
+	return fillStat(f, r.SI)
+}
+
+func sysNewfstatat(r *PtRegs) int64 {
+	dirfd, st, flags := int64(r.DI), r.DX, r.R10
+	var buf [256]byte
+	path, ok := userPath(r.SI, buf[:])
+	if !ok {
+		return -EFAULT
+	}
+	if len(path) == 0 {
+		if flags&AT_EMPTY_PATH == 0 || dirfd < 0 {
+			return -ENOENT
+		}
+		f := getFD(uint64(dirfd))
+		if f == nil {
+			return -EBADF
+		}
+		return fillStat(f, st)
+	}
+	if path[0] != '/' && dirfd != AT_FDCWD {
+		return -ENOENT
+	}
+	fd := openPath(path, O_RDONLY)
+	if fd < 0 {
+		return fd
+	}
+	ret := fillStat(&fds[fd], st)
+	efi.CloseFile(fds[fd].file)
+	fds[fd] = fileDesc{}
+	return ret
+}
+
+// eventfd and epoll (include/uapi/linux/eventpoll.h).
+const (
+	EFD_NONBLOCK  = O_NONBLOCK
+	EPOLL_CTL_ADD = 1
+	EPOLL_CTL_DEL = 2
+	EPOLL_CTL_MOD = 3
+	EPOLLIN       = 0x1
+	epollEvSize   = 12 // struct epoll_event is packed on x86-64
+)
+
+func sysEventfd2(r *PtRegs) int64 {
+	fd, f := newFD(fdEventfd, uint32(r.SI)|O_RDWR)
+	if f == nil {
+		return -EMFILE
+	}
+	f.count = r.DI
+	return int64(fd)
+}
+
+func sysEpollCreate1(r *PtRegs) int64 {
+	fd, f := newFD(fdEpoll, uint32(r.DI)|O_RDWR)
+	if f == nil {
+		return -EMFILE
+	}
+	return int64(fd)
+}
+
+func sysEpollCtl(r *PtRegs) int64 {
+	ep, op, fd, ev := getFD(r.DI), r.SI, int32(r.DX), r.R10
+	if ep == nil || ep.kind != fdEpoll {
+		return -EBADF
+	}
+	target := getFD(uint64(fd))
+	if target == nil {
+		return -EBADF
+	}
+	if target.kind != fdEventfd {
+		return -EPERM // as Linux answers for regular files: not pollable
+	}
+	idx := -1
+	for i := 0; i < ep.nitems; i++ {
+		if ep.items[i].fd == fd {
+			idx = i
+		}
+	}
+	switch op {
+	case EPOLL_CTL_ADD, EPOLL_CTL_MOD:
+		if op == EPOLL_CTL_ADD && idx >= 0 {
+			return -EEXIST
+		}
+		if op == EPOLL_CTL_MOD && idx < 0 {
+			return -ENOENT
+		}
+		if !userRange(ev, epollEvSize, false) {
+			return -EFAULT
+		}
+		if idx < 0 {
+			if ep.nitems == maxEpollItems {
+				return -ENOSPC
+			}
+			idx = ep.nitems
+			ep.nitems++
+		}
+		ep.items[idx] = epollItem{fd: fd, events: load32(ev), data: load64(ev + 4)}
+	case EPOLL_CTL_DEL:
+		if idx < 0 {
+			return -ENOENT
+		}
+		ep.nitems--
+		ep.items[idx] = ep.items[ep.nitems]
+	default:
+		return -EINVAL
+	}
+	return 0
+}
+
+// sysEpollPwait reports the watched eventfds that are readable; with none
+// it waits for one, or for the timeout in milliseconds (-1: none).
+func sysEpollPwait(r *PtRegs) int64 {
+	ep, events, maxevents, timeout := getFD(r.DI), r.SI, int64(r.DX), int64(int32(r.R10))
+	if ep == nil || ep.kind != fdEpoll {
+		return -EBADF
+	}
+	if maxevents <= 0 {
+		return -EINVAL
+	}
+	if !userRange(events, uint64(maxevents)*epollEvSize, true) {
+		return -EFAULT
+	}
+	n := int64(0)
+	for i := 0; i < ep.nitems && n < maxevents; i++ {
+		it := &ep.items[i]
+		if it.events&EPOLLIN != 0 && fds[it.fd].count > 0 {
+			store32(events+uint64(n)*epollEvSize, EPOLLIN)
+			store64(events+uint64(n)*epollEvSize+4, it.data)
+			n++
+		}
+	}
+	if n > 0 || timeout == 0 {
+		return n
+	}
+	var deadline uint64
+	if timeout > 0 {
+		deadline = deadlineAfter(timeout * 1e6)
+	}
+	sched.block(waitPoll, r.DI, deadline, 0)
+	return 0
+}
+
+// wakePollers wakes the threads waiting in epoll_pwait on an instance that
+// watches fd; they re-execute the call and collect the event.
+func wakePollers(fd uint64) {
+	for i := range fds {
+		ep := &fds[i]
+		if ep.kind != fdEpoll {
+			continue
+		}
+		for j := 0; j < ep.nitems; j++ {
+			if uint64(ep.items[j].fd) == fd {
+				sched.wake(waitPoll, uint64(i), maxThreads)
+			}
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package goos
+
+import (
+	"unsafe"
+
+	"github.com/ptilab/ptilab/amd64"
+)
+
+// Physical memory: frames of 4 KiB taken from the firmware at boot, handed
+// out one at a time (page tables, the runtime's committed pages) and taken
+// back when the runtime releases pages. Frames are identity-mapped, so the
+// kernel reaches a frame at its physical address.
+
+// framePool hands out 4 KiB frames from a few large regions: first the
+// frames freed earlier (a stack threaded through the frames themselves),
+// then fresh frames from the regions in order.
+type framePool struct {
+	region [64]struct{ base, end, next uint64 }
+	n      int
+	cur    int    // region fresh frames come from
+	free   uint64 // physical address of the first freed frame, 0 if none
+	nfree  uint64
+	total  uint64 // frames in all regions
+	used   uint64 // frames handed out now
+	peak   uint64
+}
+
+// add gives the pool [base, end), page-aligned.
+func (p *framePool) add(base, end uint64) bool {
+	if p.n == len(p.region) || end <= base {
+		return false
+	}
+	r := &p.region[p.n]
+	r.base, r.end, r.next = base, end, base
+	p.n++
+	p.total += (end - base) / pageSize
+	return true
+}
+
+// phys returns a pointer to the identity-mapped physical address pa.
+func phys(pa uint64) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&pa))
+}
+
+// frame returns the contents of the frame at pa.
+func frame(pa uint64) *[pageSize]byte { return (*[pageSize]byte)(phys(pa)) }
+
+// alloc returns a zeroed frame, or false when memory is exhausted.
+func (p *framePool) alloc() (uint64, bool) {
+	var pa uint64
+	if p.free != 0 {
+		pa = p.free
+		p.free = *(*uint64)(phys(pa))
+		p.nfree--
+	} else {
+		for p.cur < p.n && p.region[p.cur].next >= p.region[p.cur].end {
+			p.cur++
+		}
+		if p.cur == p.n {
+			return 0, false
+		}
+		r := &p.region[p.cur]
+		pa = r.next
+		r.next += pageSize
+	}
+	clear(frame(pa)[:])
+	p.used++
+	p.peak = max(p.peak, p.used)
+	return pa, true
+}
+
+// release takes back the frame at pa.
+func (p *framePool) release(pa uint64) {
+	*(*uint64)(phys(pa)) = p.free
+	p.free = pa
+	p.nfree++
+	p.used--
+}
+
+var pool framePool
+
+// identityTables is the kernel's amd64.TableMemory: page tables in frames
+// from the pool, reached through the identity map.
+type identityTables struct{}
+
+func (identityTables) NewTable() (uint64, bool) { return pool.alloc() }
+
+func (identityTables) Table(pa uint64) *amd64.Table { return (*amd64.Table)(phys(pa)) }
+
+// kernelPT is the address space the kernel and the Go runtime run in: the
+// identity map of physical memory and, above it, the runtime's mappings.
+var kernelPT amd64.PageTable[identityTables]
+
+// The runtime's mappings live in [vmLo, vmHi): above every identity-mapped
+// physical address, below the end of the canonical lower half.
+var vm addressSpace
+
+// vmHi is the top of the runtime's mappings: Linux's TASK_SIZE for 4-level
+// paging, less a page.
+const vmHi = 0x00007ffffffff000
+
+// backPage gives the committed page holding va a zeroed frame. It returns
+// false when va is not in a range with access rights or memory is
+// exhausted.
+func backPage(va uint64, write bool) bool {
+	i, ok := vm.lookup(va)
+	if !ok {
+		return false
+	}
+	prot := vm.v[i].prot
+	if prot == PROT_NONE || (write && prot&PROT_WRITE == 0) {
+		return false
+	}
+	pte := kernelPT.PTE(va, true)
+	if pte == nil {
+		return false
+	}
+	if *pte&amd64.PTE_P != 0 {
+		return true // another path backed it already
+	}
+	pa, ok := pool.alloc()
+	if !ok {
+		return false
+	}
+	flags := uint64(amd64.PTE_P | amd64.PTE_NX)
+	if !nxEnabled {
+		flags &^= amd64.PTE_NX
+	}
+	if prot&PROT_WRITE != 0 {
+		flags |= amd64.PTE_W
+	}
+	if prot&PROT_EXEC != 0 {
+		flags &^= amd64.PTE_NX
+	}
+	*pte = pa | flags
+	stats.pagesBacked++
+	return true
+}
+
+// unbackRange frees the frames behind [start, end) and unmaps them; the
+// pages read as zero when touched again. Page tables stay.
+func unbackRange(start, end uint64) {
+	for va := start; va < end; {
+		pte := kernelPT.PTE(va, false)
+		if pte == nil {
+			// No page table here: skip to the next 2 MiB.
+			va = (va | (amd64.PageSize2M - 1)) + 1
+			continue
+		}
+		if *pte&amd64.PTE_P != 0 {
+			pool.release(*pte & amd64.PTE_ADDR)
+			*pte = 0
+			amd64.INVLPG(uintptr(va))
+			stats.pagesReleased++
+		}
+		va += pageSize
+	}
+}
+
+// reprotect updates the present pages of [start, end) to prot; pages made
+// inaccessible are released.
+func reprotect(start, end uint64, prot uint8) {
+	if prot == PROT_NONE {
+		unbackRange(start, end)
+		return
+	}
+	for va := start; va < end; va += pageSize {
+		pte := kernelPT.PTE(va, false)
+		if pte == nil || *pte&amd64.PTE_P == 0 {
+			continue
+		}
+		if prot&PROT_WRITE != 0 {
+			*pte |= amd64.PTE_W
+		} else {
+			*pte &^= amd64.PTE_W
+		}
+		amd64.INVLPG(uintptr(va))
+	}
+}
+
+var nxEnabled bool
+
+// userRange reports whether [p, p+n) is memory the kernel may read (write,
+// with write set) on the runtime's behalf: runtime mappings with those
+// rights, or the identity-mapped RAM and image.
+func userRange(p, n uint64, write bool) bool {
+	if p+n < p || p == 0 {
+		return false
+	}
+	if p+n <= identTop {
+		return p >= pageSize
+	}
+	for addr := p; addr < p+n; {
+		i, ok := vm.lookup(addr)
+		if !ok {
+			return false
+		}
+		r := vm.v[i]
+		if r.prot&PROT_READ == 0 || (write && r.prot&PROT_WRITE == 0) {
+			return false
+		}
+		addr = r.end
+	}
+	return true
+}
+
+// identTop is the end of the identity map: every physical address below it
+// that the memory map describes is mapped at itself.
+var identTop uint64

@@ -1,0 +1,132 @@
+package goos
+
+import (
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/board"
+	"github.com/ptilab/ptilab/efi"
+)
+
+// Time: the TSC is the clock. Its frequency comes from CPUID where the CPU
+// enumerates it, else from calibration against the ACPI PM timer, else
+// against the PIT. CLOCK_MONOTONIC counts from boot; CLOCK_REALTIME adds
+// the firmware's real-time clock read at boot.
+
+var clock struct {
+	tsc          amd64.TSCClock
+	source       string // amd64.TSCFrom*
+	bootTSC      uint64 // TSC when the clock started
+	realtimeBase int64  // Unix time at bootTSC, in ns
+	rtcOK        bool
+}
+
+// initClock determines the TSC frequency and reads the real-time clock.
+// It returns false when no method gave a frequency.
+func initClock() bool {
+	hz, src := amd64.TSCFromCPUID()
+	if hz == 0 && board.FindPMTimer() != 0 {
+		// Three windows of 1/30 s.
+		hz = amd64.CalibrateTSC(board.PMTimer, board.PMTimerHz, board.PMTimerBits(), board.PMTimerHz/30)
+		src = amd64.TSCFromPMTimer
+	}
+	if hz == 0 {
+		hz, src = board.PITCalibrateTSC(50), amd64.TSCFromPIT
+	}
+	if hz == 0 {
+		return false
+	}
+	clock.tsc = amd64.NewTSCClock(hz)
+	clock.source = src
+	clock.bootTSC = amd64.RDTSC()
+	if t, s := efi.GetTime(); !s.Error() {
+		clock.realtimeBase = unixNano(t)
+		clock.rtcOK = true
+	}
+	return true
+}
+
+// unixNano converts an EFI_TIME to nanoseconds since the Unix epoch. A
+// time with a time zone is local time = UTC - TimeZone minutes (UEFI 2.10,
+// 8.3.1); an unspecified zone (2047) is taken as UTC.
+func unixNano(t efi.Time) int64 {
+	days := daysFromCivil(int64(t.Year), int64(t.Month), int64(t.Day))
+	s := days*86400 + int64(t.Hour)*3600 + int64(t.Minute)*60 + int64(t.Second)
+	if t.TimeZone != 2047 {
+		s += int64(t.TimeZone) * 60
+	}
+	return s*1e9 + int64(t.Nanosecond)
+}
+
+// daysFromCivil returns the days from 1970-01-01 to the given proleptic
+// Gregorian date (H. Hinnant's days_from_civil algorithm).
+func daysFromCivil(y, m, d int64) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y
+	if era < 0 {
+		era -= 399
+	}
+	era /= 400
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
+
+// Monotonic returns nanoseconds since the clock started.
+func Monotonic() int64 {
+	return int64(clock.tsc.Nanoseconds(amd64.RDTSC() - clock.bootTSC))
+}
+
+// deadlineAfter returns the TSC value ns nanoseconds from now (ns > 0).
+func deadlineAfter(ns int64) uint64 {
+	return amd64.RDTSC() + max(clock.tsc.Cycles(uint64(ns)), 1)
+}
+
+// Clock ids (include/uapi/linux/time.h).
+const (
+	CLOCK_REALTIME         = 0
+	CLOCK_MONOTONIC        = 1
+	CLOCK_PROCESS_CPUTIME  = 2
+	CLOCK_THREAD_CPUTIME   = 3
+	CLOCK_MONOTONIC_RAW    = 4
+	CLOCK_REALTIME_COARSE  = 5
+	CLOCK_MONOTONIC_COARSE = 6
+	CLOCK_BOOTTIME         = 7
+	CLOCK_TAI              = 11
+)
+
+func sysClockGettime(r *PtRegs) int64 {
+	ts := r.SI
+	var ns int64
+	switch r.DI {
+	case CLOCK_REALTIME, CLOCK_REALTIME_COARSE, CLOCK_TAI:
+		ns = clock.realtimeBase + Monotonic()
+	case CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME,
+		CLOCK_PROCESS_CPUTIME, CLOCK_THREAD_CPUTIME:
+		ns = Monotonic()
+	default:
+		return -EINVAL
+	}
+	if !userRange(ts, 16, true) {
+		return -EFAULT
+	}
+	store64(ts, uint64(ns/1e9))
+	store64(ts+8, uint64(ns%1e9))
+	return 0
+}
+
+func sysClockGetres(r *PtRegs) int64 {
+	if r.DI > CLOCK_TAI {
+		return -EINVAL
+	}
+	if ts := r.SI; ts != 0 {
+		if !userRange(ts, 16, true) {
+			return -EFAULT
+		}
+		store64(ts, 0)
+		store64(ts+8, 1)
+	}
+	return 0
+}

@@ -1,0 +1,55 @@
+// Package image builds ptilab.efi: the kernel program compiled by the stock
+// Go toolchain as a position-independent GOOS=linux GOARCH=amd64
+// executable whose entry point is goos.entry, then converted into a
+// relocatable UEFI application (internal/efiimage).
+package image
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/ptilab/ptilab/internal/efiimage"
+)
+
+const (
+	// Package is the kernel program.
+	Package = "./cmd/ptilab-efi"
+	// EntrySymbol is the PE entry point (the linker's -E).
+	EntrySymbol = "github.com/ptilab/ptilab/goos.entry"
+	// TextAddress is where the linker puts .text (-T); the image's first
+	// byte, its PE ImageBase, is 4 KiB below. It lies above the RAM of
+	// small machines and in the PCI hole of larger ones, so the firmware
+	// usually relocates the image: relocation is the path every boot
+	// takes. goos.ELFLinkBase must equal TextAddress - 0x1000.
+	TextAddress = 0x80001000
+)
+
+// LDFlags are the linker flags of the kernel program.
+func LDFlags() string {
+	return fmt.Sprintf("-E %s -T %#x -linkmode=internal", EntrySymbol, TextAddress)
+}
+
+// Build compiles the kernel program of the module at root into elfPath and
+// converts it into the UEFI application efiPath. The go command is $GO or
+// "go" from PATH.
+func Build(ctx context.Context, root, elfPath, efiPath string) error {
+	goCmd := os.Getenv("GO")
+	if goCmd == "" {
+		goCmd = "go"
+	}
+	if err := os.MkdirAll(filepath.Dir(elfPath), 0o755); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, goCmd, "build", "-buildmode=pie", "-trimpath",
+		"-ldflags", LDFlags(), "-o", elfPath, Package)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s: %v\n%s", Package, err, strings.TrimSpace(string(out)))
+	}
+	return efiimage.Convert(elfPath, efiPath)
+}

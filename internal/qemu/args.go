@@ -1,0 +1,139 @@
+// Package qemu boots a UEFI image under QEMU with OVMF firmware and
+// collects what it prints on the first serial port (COM1).
+//
+// The image ends the run by writing a byte v to I/O port 0xf4, where an
+// isa-debug-exit device makes QEMU exit with status (v<<1)|1. Its serial
+// output carries machine-readable lines "PTILAB {json}" (one per result)
+// and a final "PTILAB-END {json}" line with at least a "status" field.
+package qemu
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultMemory is the guest RAM size used when Options.Memory is empty.
+const DefaultMemory = "256M"
+
+// PlanFile is the name, at the root of the boot volume, of the file that
+// receives Options.Plan.
+const PlanFile = "ptilab.plan"
+
+// bootPath is where the image goes on the boot volume: the removable-media
+// default loader path for x86-64 (UEFI specification, 3.5.1.1).
+const bootPath = "EFI/BOOT/BOOTX64.EFI"
+
+// debugExitPort is the I/O port of the isa-debug-exit device.
+const debugExitPort = 0xf4
+
+// Options describes one QEMU run.
+type Options struct {
+	// Image is the path of the PE32+ EFI application to boot; it is copied
+	// to EFI/BOOT/BOOTX64.EFI on the boot volume.
+	Image string
+	// Memory is the guest RAM size in QEMU -m syntax (e.g. "256M", "1G");
+	// empty means DefaultMemory.
+	Memory string
+	// CPU is the QEMU -cpu model (e.g. "Nehalem", "IvyBridge",
+	// "Skylake-Client", "max"); empty means QEMU's default, or "host"
+	// with KVM.
+	CPU string
+	// KVM adds -accel kvm (and -cpu host when CPU is empty). It cannot be
+	// combined with Icount.
+	KVM bool
+	// Icount adds -icount shift=0: TCG executes one instruction per virtual
+	// nanosecond, making guest time deterministic.
+	Icount bool
+	// SMP is the number of virtual CPUs; 0 means QEMU's default (1).
+	SMP int
+	// Plan, when non-nil, is written verbatim to PlanFile at the root of the
+	// boot volume.
+	Plan []byte
+	// Files are extra files for the boot volume, keyed by slash-separated
+	// path relative to its root. They may not escape the root or replace
+	// the image or the plan file.
+	Files map[string][]byte
+	// Timeout bounds the whole run, firmware start-up included; it must be
+	// positive. When it expires QEMU's process group is killed and
+	// Result.TimedOut is set.
+	Timeout time.Duration
+	// LogPath, when set, receives a raw copy of the serial output as it
+	// arrives (the file is created or truncated).
+	LogPath string
+	// Echo, when set, receives a live raw copy of the serial output (e.g.
+	// os.Stdout, possibly wrapped in PlainWriter). Write errors on Echo are
+	// ignored so that they cannot stall the guest.
+	Echo io.Writer
+	// ExtraArgs are appended to the QEMU command line.
+	ExtraArgs []string
+}
+
+// validate checks the options that Args cannot express.
+func (o *Options) validate() error {
+	switch {
+	case o.Image == "":
+		return errors.New("qemu: no image given")
+	case o.Timeout <= 0:
+		return fmt.Errorf("qemu: timeout must be positive, got %v", o.Timeout)
+	case o.KVM && o.Icount:
+		return errors.New("qemu: -icount needs TCG and cannot be combined with KVM")
+	case o.SMP < 0:
+		return fmt.Errorf("qemu: SMP must not be negative, got %d", o.SMP)
+	}
+	return nil
+}
+
+// Args returns the QEMU arguments (without the program name) for opts,
+// using the firmware and boot-volume paths in paths. It is a pure function:
+// it neither checks nor touches the files it names.
+func Args(opts Options, paths Paths) []string {
+	mem := opts.Memory
+	if mem == "" {
+		mem = DefaultMemory
+	}
+	args := []string{
+		"-machine", "q35",
+		"-m", mem,
+		"-display", "none",
+		"-nic", "none",
+		"-no-reboot",
+		"-monitor", "none",
+	}
+	if opts.KVM {
+		args = append(args, "-accel", "kvm")
+	}
+	switch {
+	case opts.CPU != "":
+		args = append(args, "-cpu", opts.CPU)
+	case opts.KVM:
+		args = append(args, "-cpu", "host")
+	}
+	if opts.SMP > 0 {
+		args = append(args, "-smp", strconv.Itoa(opts.SMP))
+	}
+	if opts.Icount {
+		args = append(args, "-icount", "shift=0")
+	}
+	if paths.Vars == "" {
+		args = append(args, "-bios", paths.Code)
+	} else {
+		args = append(args,
+			"-drive", "if=pflash,format=raw,readonly=on,file="+optValue(paths.Code),
+			"-drive", "if=pflash,format=raw,file="+optValue(paths.Vars))
+	}
+	args = append(args,
+		"-drive", "format=raw,file=fat:rw:"+optValue(paths.ESP),
+		"-device", fmt.Sprintf("isa-debug-exit,iobase=%#x,iosize=1", debugExitPort),
+		"-serial", "stdio")
+	return append(args, opts.ExtraArgs...)
+}
+
+// optValue escapes a value for a QEMU comma-separated option list, where a
+// literal comma is written twice.
+func optValue(s string) string {
+	return strings.ReplaceAll(s, ",", ",,")
+}

@@ -1,0 +1,85 @@
+package qemu
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var testPaths = Paths{QEMU: "/q", Code: "/fw/CODE.fd", Vars: "/tmp/x/VARS.fd", ESP: "/tmp/x/esp"}
+
+func TestArgsDefault(t *testing.T) {
+	want := []string{
+		"-machine", "q35", "-m", "256M", "-display", "none", "-nic", "none", "-no-reboot", "-monitor", "none",
+		"-drive", "if=pflash,format=raw,readonly=on,file=/fw/CODE.fd",
+		"-drive", "if=pflash,format=raw,file=/tmp/x/VARS.fd",
+		"-drive", "format=raw,file=fat:rw:/tmp/x/esp",
+		"-device", "isa-debug-exit,iobase=0xf4,iosize=1",
+		"-serial", "stdio",
+	}
+	assert.Equal(t, want, Args(Options{Image: "a.efi"}, testPaths))
+}
+
+// around returns the argument following flag in args, or "" if absent.
+func around(args []string, flag string) string {
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+func TestArgsOptions(t *testing.T) {
+	args := Args(Options{Memory: "1G", CPU: "Skylake-Client", Icount: true, SMP: 4, ExtraArgs: []string{"-d", "int"}}, testPaths)
+	assert.Equal(t, "1G", around(args, "-m"))
+	assert.Equal(t, "Skylake-Client", around(args, "-cpu"))
+	assert.Equal(t, "shift=0", around(args, "-icount"))
+	assert.Equal(t, "4", around(args, "-smp"))
+	assert.NotContains(t, args, "-accel")
+	assert.Equal(t, []string{"-d", "int"}, args[len(args)-2:], "extra args last")
+
+	args = Args(Options{KVM: true}, testPaths)
+	assert.Equal(t, "kvm", around(args, "-accel"))
+	assert.Equal(t, "host", around(args, "-cpu"), "KVM defaults to the host CPU")
+	assert.NotContains(t, args, "-icount")
+	assert.NotContains(t, args, "-smp")
+
+	args = Args(Options{KVM: true, CPU: "Nehalem"}, testPaths)
+	assert.Equal(t, "Nehalem", around(args, "-cpu"))
+	assert.NotContains(t, Args(Options{}, testPaths), "-cpu", "TCG default CPU")
+}
+
+func TestArgsCombinedFirmwareAndCommas(t *testing.T) {
+	args := Args(Options{}, Paths{Code: "/usr/share/ovmf/OVMF.fd", ESP: "/tmp/a,b/esp"})
+	assert.Equal(t, "/usr/share/ovmf/OVMF.fd", around(args, "-bios"))
+	assert.NotContains(t, strings.Join(args, " "), "pflash")
+	assert.Contains(t, args, "format=raw,file=fat:rw:/tmp/a,,b/esp", "commas doubled in option values")
+}
+
+func TestOptionsValidate(t *testing.T) {
+	ok := Options{Image: "a.efi", Timeout: time.Second}
+	require.NoError(t, ok.validate())
+	tests := []struct {
+		name   string
+		modify func(*Options)
+		want   string
+	}{
+		{"no image", func(o *Options) { o.Image = "" }, "no image"},
+		{"no timeout", func(o *Options) { o.Timeout = 0 }, "timeout must be positive"},
+		{"kvm icount", func(o *Options) { o.KVM, o.Icount = true, true }, "cannot be combined with KVM"},
+		{"negative smp", func(o *Options) { o.SMP = -1 }, "SMP must not be negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := ok
+			tt.modify(&o)
+			err := o.validate()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}

@@ -1,0 +1,218 @@
+package qemu
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// waitDelay is how long Run waits for QEMU's output to drain after the
+// process has exited or been killed.
+const waitDelay = 5 * time.Second
+
+// Result is the outcome of a QEMU run that started.
+//
+// A Result with only Serial set (e.g. read back from a log file) is enough
+// for Lines, Records and End.
+type Result struct {
+	// QEMUStatus is QEMU's exit status, or -1 if it was killed by a
+	// signal (as on timeout).
+	QEMUStatus int
+	// ImageStatus is the byte the image wrote to the debug-exit port,
+	// QEMUStatus>>1, when QEMUStatus is odd; otherwise -1. Process exit
+	// statuses are 8 bits wide, so only values 0..127 survive intact.
+	ImageStatus int
+	// DebugExit reports whether QEMU exited through the debug-exit device
+	// (QEMUStatus odd). An even status means QEMU ended for another
+	// reason: 0 is a guest shutdown or reset (with -no-reboot), anything
+	// else a QEMU failure described in Stderr.
+	DebugExit bool
+	// TimedOut reports whether Options.Timeout expired and QEMU was
+	// killed.
+	TimedOut bool
+	// Duration is the wall-clock time from QEMU's start to its exit.
+	Duration time.Duration
+	// Serial is the raw serial output, escape sequences and CRs included.
+	Serial []byte
+	// Stderr is QEMU's own diagnostic output.
+	Stderr []byte
+}
+
+// decodeStatus splits a QEMU exit status into the image's debug-exit value
+// and whether the debug-exit device ended the run.
+func decodeStatus(qemuStatus int) (imageStatus int, debugExit bool) {
+	if qemuStatus > 0 && qemuStatus%2 == 1 {
+		return qemuStatus >> 1, true
+	}
+	return -1, false
+}
+
+// ExitCode maps a result to an exit code for the ptilab command: the image's
+// status when it exited through the debug-exit port, 124 on timeout (as
+// timeout(1) does), and 1 otherwise.
+func ExitCode(r *Result) int {
+	switch {
+	case r.DebugExit:
+		return r.ImageStatus
+	case r.TimedOut:
+		return 124
+	}
+	return 1
+}
+
+// Run boots opts.Image under QEMU and waits for QEMU to exit or for
+// opts.Timeout to expire, whichever comes first. The boot volume and the
+// OVMF variable store copy live in a temporary directory removed afterwards.
+//
+// Run returns an error, and no Result, when the options are invalid, QEMU or
+// OVMF is missing (see Find), the boot volume cannot be prepared, QEMU
+// cannot be started, the serial log cannot be written, or ctx is cancelled
+// (QEMU is then killed). Every other outcome, including timeouts and QEMU
+// failures, is described by the Result.
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	paths, err := Find()
+	if err != nil {
+		return nil, err
+	}
+	image, err := os.ReadFile(opts.Image)
+	if err != nil {
+		return nil, fmt.Errorf("qemu: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "ptilab-qemu-")
+	if err != nil {
+		return nil, fmt.Errorf("qemu: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	paths.ESP = filepath.Join(dir, "esp")
+	if err := writeESP(paths.ESP, image, opts); err != nil {
+		return nil, err
+	}
+	if paths.Vars != "" {
+		vars, err := os.ReadFile(paths.Vars)
+		if err != nil {
+			return nil, fmt.Errorf("qemu: reading OVMF variable store: %w", err)
+		}
+		paths.Vars = filepath.Join(dir, "OVMF_VARS.fd")
+		if err := os.WriteFile(paths.Vars, vars, 0o600); err != nil {
+			return nil, fmt.Errorf("qemu: %w", err)
+		}
+	}
+
+	serial := &serialSink{echo: opts.Echo}
+	if opts.LogPath != "" {
+		log, err := os.Create(opts.LogPath)
+		if err != nil {
+			return nil, fmt.Errorf("qemu: serial log: %w", err)
+		}
+		defer log.Close()
+		serial.log = log
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(runCtx, paths.QEMU, Args(opts, paths)...)
+	cmd.Stdout = serial
+	cmd.Stderr = &stderr
+	// Own process group, so that a kill reaches any helper QEMU spawned and
+	// a terminal's Ctrl-C reaches only us (we then cancel ctx).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = waitDelay
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("qemu: starting %s: %w", paths.QEMU, err)
+	}
+	waitErr := cmd.Wait()
+	elapsed := time.Since(start)
+	killed := !cmd.ProcessState.Exited()
+
+	if exitErr := (*exec.ExitError)(nil); waitErr != nil && !errors.As(waitErr, &exitErr) {
+		return nil, fmt.Errorf("qemu: waiting for QEMU: %w", waitErr)
+	}
+	if killed && ctx.Err() != nil {
+		return nil, fmt.Errorf("qemu: run cancelled after %v: %w", elapsed.Round(time.Millisecond), ctx.Err())
+	}
+	if serial.logErr != nil {
+		return nil, fmt.Errorf("qemu: writing serial log: %w", serial.logErr)
+	}
+	status := cmd.ProcessState.ExitCode()
+	imageStatus, debugExit := decodeStatus(status)
+	return &Result{
+		QEMUStatus:  status,
+		ImageStatus: imageStatus,
+		DebugExit:   debugExit,
+		TimedOut:    killed && runCtx.Err() != nil,
+		Duration:    elapsed,
+		Serial:      serial.buf.Bytes(),
+		Stderr:      stderr.Bytes(),
+	}, nil
+}
+
+// writeESP populates the boot volume directory: the image at bootPath, the
+// plan file and the extra files. Names that differ only in case collide, as
+// they would on FAT.
+func writeESP(esp string, image []byte, opts Options) error {
+	files := map[string][]byte{bootPath: image}
+	if opts.Plan != nil {
+		files[PlanFile] = opts.Plan
+	}
+	taken := map[string]string{}
+	for name := range files {
+		taken[strings.ToLower(name)] = name
+	}
+	for name, data := range opts.Files {
+		if !filepath.IsLocal(filepath.FromSlash(name)) {
+			return fmt.Errorf("qemu: boot volume file %q is not a path inside the volume", name)
+		}
+		clean := filepath.ToSlash(filepath.Clean(filepath.FromSlash(name)))
+		if other, ok := taken[strings.ToLower(clean)]; ok {
+			return fmt.Errorf("qemu: boot volume file %q collides with %s", name, other)
+		}
+		taken[strings.ToLower(clean)] = clean
+		files[clean] = data
+	}
+	for name, data := range files {
+		path := filepath.Join(esp, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("qemu: boot volume: %w", err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return fmt.Errorf("qemu: boot volume: %w", err)
+		}
+	}
+	return nil
+}
+
+// serialSink collects QEMU's serial output and copies it to the optional
+// echo writer and log file. Its Write never fails, so QEMU is never blocked
+// on a full pipe; the first log error is kept for Run to report.
+type serialSink struct {
+	buf    bytes.Buffer
+	echo   io.Writer
+	log    io.Writer
+	logErr error
+}
+
+func (s *serialSink) Write(p []byte) (int, error) {
+	s.buf.Write(p)
+	if s.echo != nil {
+		_, _ = s.echo.Write(p)
+	}
+	if s.log != nil && s.logErr == nil {
+		_, s.logErr = s.log.Write(p)
+	}
+	return len(p), nil
+}

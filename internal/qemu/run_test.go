@@ -1,0 +1,75 @@
+package qemu
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDecodeStatus(t *testing.T) {
+	tests := []struct {
+		qemu, image int
+		debugExit   bool
+	}{
+		{0, -1, false},   // guest shutdown, or reset with -no-reboot
+		{1, 0, true},     // image wrote 0
+		{11, 5, true},    // image wrote 5
+		{255, 127, true}, // largest value that survives 8-bit exit statuses
+		{2, -1, false},   // QEMU's own failure
+		{-1, -1, false},  // killed by a signal
+	}
+	for _, tt := range tests {
+		image, debugExit := decodeStatus(tt.qemu)
+		assert.Equal(t, tt.image, image, "status %d", tt.qemu)
+		assert.Equal(t, tt.debugExit, debugExit, "status %d", tt.qemu)
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	assert.Equal(t, 0, ExitCode(&Result{QEMUStatus: 1, ImageStatus: 0, DebugExit: true}))
+	assert.Equal(t, 5, ExitCode(&Result{QEMUStatus: 11, ImageStatus: 5, DebugExit: true}))
+	assert.Equal(t, 124, ExitCode(&Result{QEMUStatus: -1, ImageStatus: -1, TimedOut: true}))
+	assert.Equal(t, 1, ExitCode(&Result{QEMUStatus: 0, ImageStatus: -1}), "firmware shutdown")
+	assert.Equal(t, 1, ExitCode(&Result{QEMUStatus: 1 << 1, ImageStatus: -1}), "QEMU failure")
+}
+
+func TestWriteESP(t *testing.T) {
+	esp := filepath.Join(t.TempDir(), "esp")
+	opts := Options{
+		Plan:  []byte("cpu = 0\n"),
+		Files: map[string][]byte{"data/in.bin": {1, 2, 3}, "./top.txt": []byte("t")},
+	}
+	require.NoError(t, writeESP(esp, []byte("MZ image"), opts))
+	for name, want := range map[string]string{
+		"EFI/BOOT/BOOTX64.EFI": "MZ image",
+		"ptilab.plan":          "cpu = 0\n",
+		"data/in.bin":          "\x01\x02\x03",
+		"top.txt":              "t",
+	} {
+		got, err := os.ReadFile(filepath.Join(esp, name))
+		require.NoError(t, err, name)
+		assert.Equal(t, want, string(got), name)
+	}
+
+	esp = filepath.Join(t.TempDir(), "esp")
+	require.NoError(t, writeESP(esp, nil, Options{}))
+	assert.NoFileExists(t, filepath.Join(esp, PlanFile), "nil Plan writes no plan file")
+	assert.FileExists(t, filepath.Join(esp, "EFI/BOOT/BOOTX64.EFI"))
+}
+
+func TestWriteESPRejects(t *testing.T) {
+	for name, files := range map[string]map[string][]byte{
+		"escape":        {"../x": nil},
+		"absolute":      {"/etc/x": nil},
+		"replaces boot": {"efi/boot/bootx64.efi": nil},
+		"replaces plan": {"PTILAB.PLAN": nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := writeESP(t.TempDir(), nil, Options{Plan: []byte{}, Files: files})
+			assert.Error(t, err)
+		})
+	}
+}
