@@ -7,4 +7,8 @@ require (
 	github.com/usbarmory/tamago v1.26.6
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/arch v0.33.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)

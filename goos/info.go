@@ -38,7 +38,7 @@ func MachineInfo() Info {
 		FreeAtBoot:       bootMem.free,
 		Claimed:          bootMem.claimed,
 		TSCHz:            clock.tsc.Hz,
-		TSCSource:        clock.source,
+		TSCSource:        tscSources[clock.source],
 		RTC:              clock.rtcOK,
 		Serial:           board.SerialPresent(),
 		Screens:          efi.Screens(),

@@ -13,10 +13,23 @@ import (
 
 var clock struct {
 	tsc          amd64.TSCClock
-	source       string // amd64.TSCFrom*
+	source       uint8  // index in tscSources
 	bootTSC      uint64 // TSC when the clock started
 	realtimeBase int64  // Unix time at bootTSC, in ns
 	rtcOK        bool
+}
+
+// tscSources names where the TSC frequency came from (kept as an index:
+// kernel code stores no pointers, strings included, in globals).
+var tscSources = [...]string{"", amd64.TSCFromCPUID15H, amd64.TSCFromCPUID16H, amd64.TSCFromPMTimer, amd64.TSCFromPIT}
+
+func tscSourceIndex(s string) uint8 {
+	for i, n := range tscSources {
+		if n == s {
+			return uint8(i)
+		}
+	}
+	return 0
 }
 
 // initClock determines the TSC frequency and reads the real-time clock.
@@ -35,7 +48,7 @@ func initClock() bool {
 		return false
 	}
 	clock.tsc = amd64.NewTSCClock(hz)
-	clock.source = src
+	clock.source = tscSourceIndex(src)
 	clock.bootTSC = amd64.RDTSC()
 	if t, s := efi.GetTime(); !s.Error() {
 		clock.realtimeBase = unixNano(t)
