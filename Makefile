@@ -25,10 +25,12 @@ qemu: $(IMAGE)
 	@command -v qemu-system-x86_64 >/dev/null || { echo "make qemu: qemu-system-x86_64 not found; run 'make deps' (or: sudo apt-get install qemu-system-x86 ovmf)"; exit 1; }
 	$(HOST) qemu -log build/serial.log $(QEMUFLAGS) $(IMAGE)
 
-# Host unit tests and the QEMU boot tests (which build the image themselves).
+# Host unit tests, then the QEMU boot tests (which build the image
+# themselves), verbosely, so that the log shows each boot.
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/test$$')
+	$(GO) test -count=1 -timeout 20m -v ./test/
 
 # Install QEMU, OVMF and binutils (objcopy) with apt-get.
 deps:

@@ -5,17 +5,20 @@ package amd64
 
 // Paging-entry bits (SDM Vol. 3A, 4.5, Tables 4-15 to 4-20).
 const (
-	PTE_P    = 1 << 0  // present
-	PTE_W    = 1 << 1  // writable
-	PTE_U    = 1 << 2  // user-accessible
-	PTE_PWT  = 1 << 3  // page-level write-through
-	PTE_PCD  = 1 << 4  // page-level cache disable
-	PTE_A    = 1 << 5  // accessed
-	PTE_D    = 1 << 6  // dirty
-	PTE_PS   = 1 << 7  // page size: 1 GiB in a PDPTE, 2 MiB in a PDE
-	PTE_G    = 1 << 8  // global (CR4.PGE)
-	PTE_NX   = 1 << 63 // execute-disable (EFER.NXE)
-	PTE_ADDR = 0x000ffffffffff000
+	PTE_P   = 1 << 0  // present
+	PTE_W   = 1 << 1  // writable
+	PTE_U   = 1 << 2  // user-accessible
+	PTE_PWT = 1 << 3  // page-level write-through
+	PTE_PCD = 1 << 4  // page-level cache disable
+	PTE_A   = 1 << 5  // accessed
+	PTE_D   = 1 << 6  // dirty
+	PTE_PS  = 1 << 7  // page size: 1 GiB in a PDPTE, 2 MiB in a PDE
+	PTE_G   = 1 << 8  // global (CR4.PGE)
+	PTE_NX  = 1 << 63 // execute-disable (EFER.NXE)
+	PTE_PAT = 1 << 7  // PAT index bit of a 4 KiB page (where large pages have PS)
+	// PTE_PAT_LARGE is the PAT index bit of a 2 MiB or 1 GiB page.
+	PTE_PAT_LARGE = 1 << 12
+	PTE_ADDR      = 0x000ffffffffff000
 
 	PageSize   = 1 << 12
 	PageSize2M = 1 << 21
@@ -169,6 +172,9 @@ func (pt *PageTable[M]) Split(va uint64) bool {
 	t := pt.Mem.Table(pa)
 	base := *pde & PTE_ADDR &^ (PageSize2M - 1)
 	flags := *pde & PTEFlags &^ PTE_PS
+	if *pde&PTE_PAT_LARGE != 0 {
+		flags |= PTE_PAT // the PAT bit moves from bit 12 to bit 7
+	}
 	for i := range t {
 		t[i] = base + uint64(i)*PageSize | flags
 	}

@@ -22,7 +22,9 @@ func NewTSCClock(hz uint64) TSCClock {
 }
 
 // Nanoseconds converts a cycle count to nanoseconds, rounding down. The
-// 128-bit product never overflows: 2^64 cycles at 1 GHz is 584 years.
+// product is taken in 128 bits; the result fits in 64 bits for any count
+// up to 2^64 at 1 GHz or more (584 years), and for 2^64 * Hz/1e9 cycles
+// below that.
 func (c TSCClock) Nanoseconds(cycles uint64) uint64 {
 	hi, lo := bits.Mul64(cycles, c.nsMult)
 	return hi<<32 | lo>>32
@@ -64,6 +66,24 @@ func TSCFromCPUID() (hz uint64, source string) {
 	return 0, ""
 }
 
+// RefSample reads a reference counter together with the TSC: it reads ref
+// between two TSC reads five times and keeps the tightest pair, returning
+// the TSC at the middle of it and the counter. Under a hypervisor the
+// virtual CPU can stop between any two instructions; the tightest of five
+// brackets is one where it did not.
+func RefSample(ref func() uint64) (tsc, r uint64) {
+	best := ^uint64(0)
+	for i := 0; i < 5; i++ {
+		a := TSCBegin()
+		v := ref()
+		b := TSCEndL()
+		if b-a < best {
+			best, tsc, r = b-a, a+(b-a)/2, v
+		}
+	}
+	return tsc, r
+}
+
 // CalibrateTSC measures the TSC frequency against a reference counter that
 // runs at refHz and is read by ref; the counter wraps at 2^refBits. It
 // times window reference ticks three times and returns the median, in Hz.
@@ -71,18 +91,11 @@ func CalibrateTSC(ref func() uint64, refHz uint64, refBits uint, window uint64) 
 	var r [3]uint64
 	mask := uint64(1)<<refBits - 1
 	for i := range r {
-		// Start on a tick edge so that the window is whole ticks.
-		t0 := ref()
-		for ref() == t0 {
+		c0, t0 := RefSample(ref)
+		for (ref()-t0)&mask < window {
 		}
-		t0 = ref()
-		c0 := TSCBegin()
-		var dt uint64
-		for dt < window {
-			dt = (ref() - t0) & mask
-		}
-		c1 := TSCEndL()
-		r[i] = (c1 - c0) * refHz / dt
+		c1, t1 := RefSample(ref)
+		r[i] = (c1 - c0) * refHz / ((t1 - t0) & mask)
 	}
 	// median of three
 	if r[0] > r[1] {

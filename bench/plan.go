@@ -82,8 +82,8 @@ var planKeys = map[string]func(p *Plan, v string) error{
 	},
 }
 
-// ParsePlan reads a plan file: one `key = value` per line; blank lines and
-// lines starting with '#' are ignored. It returns the plan, starting from
+// ParsePlan reads a plan file: one `key = value` per line; '#' starts a
+// comment that runs to the end of the line, and blank lines are ignored. It returns the plan, starting from
 // DefaultPlan, and one PlanError per line it could not use (unknown key,
 // missing '=', bad value, key given twice): that key keeps its default or
 // earlier value.
@@ -93,8 +93,9 @@ func ParsePlan(data []byte) (Plan, []PlanError) {
 	seen := map[string]int{}
 	for i, raw := range bytes.Split(data, []byte("\n")) {
 		text := strings.TrimRight(string(raw), "\r")
-		line := strings.TrimSpace(text)
-		if line == "" || strings.HasPrefix(line, "#") {
+		line, _, _ := strings.Cut(text, "#")
+		line = strings.TrimSpace(line)
+		if line == "" {
 			continue
 		}
 		fail := func(msg string) { errs = append(errs, PlanError{i + 1, text, msg}) }

@@ -43,7 +43,8 @@ func (r *Reporter) Record(kind string, fields map[string]any) {
 }
 
 // Check reports a self-check: a human line and a record of kind "check"
-// with its name, ok and fields.
+// with its fields and its name, ok and detail (which fields cannot
+// replace).
 func (r *Reporter) Check(name string, ok bool, detail string, fields map[string]any) {
 	r.checks++
 	word := "ok"
@@ -52,10 +53,11 @@ func (r *Reporter) Check(name string, ok bool, detail string, fields map[string]
 		r.failed = append(r.failed, name)
 	}
 	r.Printf("check %-12s %-6s %s", name, word, detail)
-	f := map[string]any{"name": name, "ok": ok, "detail": detail}
+	f := make(map[string]any, len(fields)+3)
 	for k, v := range fields {
 		f[k] = v
 	}
+	f["name"], f["ok"], f["detail"] = name, ok, detail
 	r.Record("check", f)
 }
 
@@ -64,22 +66,18 @@ func (r *Reporter) Failed() []string { return r.failed }
 
 // End writes the PTILAB-END line, with status "ok" when every check passed
 // and "failed" otherwise, and returns the exit status for the run (0 or 1).
+// fields add to the line; they cannot replace the status or the counts.
 func (r *Reporter) End(fields map[string]any) int {
 	status, code := "ok", 0
 	if len(r.failed) > 0 {
 		status, code = "failed", 1
 	}
-	m := map[string]any{
-		"status":  status,
-		"exit":    code,
-		"records": r.records,
-		"checks":  r.checks,
-		"passed":  r.checks - len(r.failed),
-		"failed":  sortedCopy(r.failed),
-	}
+	m := make(map[string]any, len(fields)+6)
 	for k, v := range fields {
 		m[k] = v
 	}
+	m["status"], m["exit"], m["records"] = status, code, r.records
+	m["checks"], m["passed"], m["failed"] = r.checks, r.checks-len(r.failed), sortedCopy(r.failed)
 	b, _ := json.Marshal(m)
 	fmt.Fprintf(r.w, "PTILAB-END %s\n", b)
 	return code

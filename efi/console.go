@@ -16,6 +16,7 @@ const (
 	dpMessaging     = 3
 	dpMessagingUART = 14
 	dpEnd           = 0x7f
+	dpEndEntire     = 0xff // end of the whole path; 0x01 ends one instance
 )
 
 // LocateHandleBuffer search type ByProtocol (UEFI 2.10, 7.3.15).
@@ -57,11 +58,12 @@ func FindScreens() int {
 	return nscreens
 }
 
-// hasUART reports whether the device path at dp has a UART node.
+// hasUART reports whether the device path at dp has a UART node, in any of
+// its instances.
 func hasUART(dp uint64) bool {
 	for n := 0; n < 64; n++ {
 		typ, sub := Read8(dp), Read8(dp+1)
-		if typ == dpEnd {
+		if typ == dpEnd && sub == dpEndEntire {
 			return false
 		}
 		if typ == dpMessaging && sub == dpMessagingUART {

@@ -49,7 +49,7 @@ const (
 func (s Status) Error() bool { return s&errorBit != 0 }
 
 var statusNames = [...]string{
-	0: "success", 1: "load error", 2: "invalid parameter", 3: "unsupported",
+	1: "load error", 2: "invalid parameter", 3: "unsupported",
 	4: "bad buffer size", 5: "buffer too small", 6: "not ready",
 	7: "device error", 8: "write protected", 9: "out of resources",
 	10: "volume corrupted", 11: "volume full", 12: "no media",
@@ -58,10 +58,23 @@ var statusNames = [...]string{
 	20: "already started", 21: "aborted",
 }
 
+// warningNames are the warning statuses (UEFI 2.10, Appendix D, Table D-4).
+var warningNames = [...]string{
+	0: "success", 1: "warning: unknown glyph", 2: "warning: delete failure",
+	3: "warning: write failure", 4: "warning: buffer too small",
+	5: "warning: stale data", 6: "warning: file system",
+	7: "warning: reset required",
+}
+
 // String names the status as the specification does, in lower case.
 func (s Status) String() string {
-	if c := uint64(s &^ errorBit); c < uint64(len(statusNames)) && statusNames[c] != "" {
-		return statusNames[c]
+	c := uint64(s &^ errorBit)
+	names := warningNames[:]
+	if s.Error() {
+		names = statusNames[:]
+	}
+	if c < uint64(len(names)) && names[c] != "" {
+		return names[c]
 	}
 	return "unknown status"
 }

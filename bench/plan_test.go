@@ -1,0 +1,214 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ptilab/ptilab/board"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefaultPlan(t *testing.T) {
+	p := DefaultPlan()
+	assert.Equal(t, Plan{Fault: "", End: board.EndAuto, Screen: true}, p)
+	assert.NotEqual(t, Plan{}, p, "the zero plan is not the default")
+	assert.Equal(t, "/ptilab.plan", PlanFile)
+}
+
+// planWith returns DefaultPlan changed by f.
+func planWith(f func(*Plan)) Plan {
+	p := DefaultPlan()
+	f(&p)
+	return p
+}
+
+func TestParsePlanValid(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want Plan
+	}{
+		{"empty file", "", DefaultPlan()},
+		{"only newlines", "\n\n\n", DefaultPlan()},
+		{"comments and blank lines", "# a plan\n\n   # indented comment\n\t\n#fault = pf\n", DefaultPlan()},
+		{"fault none", "fault = none", DefaultPlan()},
+		{"fault pf", "fault = pf", planWith(func(p *Plan) { p.Fault = "pf" })},
+		{"fault gp", "fault = gp", planWith(func(p *Plan) { p.Fault = "gp" })},
+		{"end auto", "end = auto", DefaultPlan()},
+		{"end return", "end = return", planWith(func(p *Plan) { p.End = board.EndReturn })},
+		{"end poweroff", "end = poweroff", planWith(func(p *Plan) { p.End = board.EndPowerOff })},
+		{"end reset", "end = reset", planWith(func(p *Plan) { p.End = board.EndReset })},
+		{"screen on", "screen = on", DefaultPlan()},
+		{"screen off", "screen = off", planWith(func(p *Plan) { p.Screen = false })},
+		{"no spaces", "screen=off", planWith(func(p *Plan) { p.Screen = false })},
+		{"many spaces and tabs", "  \tscreen \t=\t  off  \t", planWith(func(p *Plan) { p.Screen = false })},
+		{"comment after a value", "fault = pf  # try the fault path\nscreen=off#no display\n", planWith(func(p *Plan) { p.Fault, p.Screen = "pf", false })},
+		{"CRLF line ends", "# plan\r\nfault = gp\r\n\r\nend = reset\r\n", planWith(func(p *Plan) { p.Fault, p.End = "gp", board.EndReset })},
+		{"no final newline", "end = poweroff\nscreen = off", planWith(func(p *Plan) { p.End, p.Screen = board.EndPowerOff, false })},
+		{
+			"all keys",
+			"fault = pf\nend = return\nscreen = off\n",
+			Plan{Fault: "pf", End: board.EndReturn, Screen: false},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, errs := ParsePlan([]byte(tt.in))
+			assert.Empty(t, errs)
+			assert.Equal(t, tt.want, p)
+		})
+	}
+}
+
+func TestParsePlanErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    Plan
+		errs    []PlanError // Err checked by substring
+		errText []string
+	}{
+		{
+			name:    "unknown key",
+			in:      "colour = blue\n",
+			want:    DefaultPlan(),
+			errs:    []PlanError{{Line: 1, Text: "colour = blue"}},
+			errText: []string{`unknown key "colour"`},
+		},
+		{
+			name:    "key is case-sensitive",
+			in:      "Screen = off",
+			want:    DefaultPlan(),
+			errs:    []PlanError{{Line: 1, Text: "Screen = off"}},
+			errText: []string{"unknown key"},
+		},
+		{
+			name:    "missing '='",
+			in:      "# comment\nscreen off\n",
+			want:    DefaultPlan(),
+			errs:    []PlanError{{Line: 2, Text: "screen off"}},
+			errText: []string{"expected key = value"},
+		},
+		{
+			name:    "empty key",
+			in:      "= on",
+			want:    DefaultPlan(),
+			errs:    []PlanError{{Line: 1, Text: "= on"}},
+			errText: []string{`unknown key ""`},
+		},
+		{
+			name:    "bad fault",
+			in:      "fault = ud",
+			want:    DefaultPlan(),
+			errs:    []PlanError{{Line: 1, Text: "fault = ud"}},
+			errText: []string{"fault must be none, pf or gp"},
+		},
+		{
+			name:    "bad end",
+			in:      "end = halt",
+			want:    DefaultPlan(),
+			errs:    []PlanError{{Line: 1, Text: "end = halt"}},
+			errText: []string{"end must be auto, return, poweroff or reset"},
+		},
+		{
+			name:    "bad screen",
+			in:      "screen = yes",
+			want:    DefaultPlan(),
+			errs:    []PlanError{{Line: 1, Text: "screen = yes"}},
+			errText: []string{"screen must be on or off"},
+		},
+		{
+			name:    "values are case-sensitive",
+			in:      "fault = PF",
+			want:    DefaultPlan(),
+			errs:    []PlanError{{Line: 1, Text: "fault = PF"}},
+			errText: []string{"fault must be"},
+		},
+		{
+			name:    "empty value",
+			in:      "end =",
+			want:    DefaultPlan(),
+			errs:    []PlanError{{Line: 1, Text: "end ="}},
+			errText: []string{"end must be"},
+		},
+		{
+			name:    "second '=' belongs to the value",
+			in:      "screen = on = off",
+			want:    DefaultPlan(),
+			errs:    []PlanError{{Line: 1, Text: "screen = on = off"}},
+			errText: []string{"screen must be on or off"},
+		},
+		{
+			name:    "key given twice: second reported, first kept",
+			in:      "end = reset\nscreen = off\nend = poweroff\n",
+			want:    planWith(func(p *Plan) { p.End, p.Screen = board.EndReset, false }),
+			errs:    []PlanError{{Line: 3, Text: "end = poweroff"}},
+			errText: []string{"end already set on line 1"},
+		},
+		{
+			name:    "key given three times",
+			in:      "fault = pf\nfault = gp\nfault = none\n",
+			want:    planWith(func(p *Plan) { p.Fault = "pf" }),
+			errs:    []PlanError{{Line: 2, Text: "fault = gp"}, {Line: 3, Text: "fault = none"}},
+			errText: []string{"fault already set on line 1", "fault already set on line 1"},
+		},
+		{
+			name:    "a bad first value does not count as set",
+			in:      "screen = maybe\nscreen = off\n",
+			want:    planWith(func(p *Plan) { p.Screen = false }),
+			errs:    []PlanError{{Line: 1, Text: "screen = maybe"}},
+			errText: []string{"screen must be"},
+		},
+		{
+			name: "line numbers count blank and comment lines, Text as written",
+			in:   "# plan\n\n  fault = xx  \r\nend = return\r\n\n\tbogus\t\r\nscreen = off\n",
+			want: planWith(func(p *Plan) { p.End, p.Screen = board.EndReturn, false }),
+			errs: []PlanError{
+				{Line: 3, Text: "  fault = xx  "},
+				{Line: 6, Text: "\tbogus\t"},
+			},
+			errText: []string{"fault must be", "expected key = value"},
+		},
+		{
+			name:    "a good line after errors still applies",
+			in:      "nope\nfault = gp",
+			want:    planWith(func(p *Plan) { p.Fault = "gp" }),
+			errs:    []PlanError{{Line: 1, Text: "nope"}},
+			errText: []string{"expected key = value"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Len(t, tt.errText, len(tt.errs), "test table")
+			p, errs := ParsePlan([]byte(tt.in))
+			assert.Equal(t, tt.want, p)
+			require.Len(t, errs, len(tt.errs), "%v", errs)
+			for i, e := range errs {
+				assert.Equal(t, tt.errs[i].Line, e.Line, "error %d line", i)
+				assert.Equal(t, tt.errs[i].Text, e.Text, "error %d text", i)
+				assert.Contains(t, e.Err, tt.errText[i], "error %d", i)
+				// Error() names the line, the text and the problem.
+				msg := e.Error()
+				assert.True(t, strings.HasPrefix(msg, "plan line "), msg)
+				assert.Contains(t, msg, e.Err)
+			}
+		})
+	}
+}
+
+func TestPlanErrorError(t *testing.T) {
+	e := PlanError{Line: 7, Text: "end = halt", Err: "end must be auto, return, poweroff or reset"}
+	assert.Equal(t, `plan line 7 "end = halt": end must be auto, return, poweroff or reset`, e.Error())
+	var err error = e
+	assert.EqualError(t, err, e.Error())
+}
+
+func TestPlanKeysAreDocumented(t *testing.T) {
+	// Every key ParsePlan knows, and only those, as in the README table.
+	var keys []string
+	for k := range planKeys {
+		keys = append(keys, k)
+	}
+	assert.ElementsMatch(t, []string{"fault", "end", "screen"}, keys)
+}

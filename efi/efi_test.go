@@ -1,0 +1,183 @@
+package efi
+
+import (
+	"encoding/binary"
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hostAddr returns the address of b's first byte: on the host the
+// "identity map" that Read8/Read16/Read64 use is plain host memory. b must
+// be on the heap (see heapBytes): a stack that grows moves, and an address
+// kept as an integer would then point at the old copy.
+func hostAddr(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&b[0]))) }
+
+// pinned keeps the buffers of heapBytes reachable, which also makes them
+// escape to the heap.
+var pinned [][]byte
+
+// heapBytes returns a heap-allocated copy of b.
+func heapBytes(b []byte) []byte {
+	h := make([]byte, len(b))
+	copy(h, b)
+	pinned = append(pinned, h)
+	return h
+}
+
+func TestStatusNamed(t *testing.T) {
+	// UEFI 2.10, Appendix D, Table D-3: EFI_<NAME> = high bit | code.
+	tests := []struct {
+		s     Status
+		code  uint64
+		name  string
+		isErr bool
+	}{
+		{Success, 0, "success", false},
+		{LoadError, 1, "load error", true},
+		{InvalidParameter, 2, "invalid parameter", true},
+		{Unsupported, 3, "unsupported", true},
+		{BufferTooSmall, 5, "buffer too small", true},
+		{NotReady, 6, "not ready", true},
+		{DeviceError, 7, "device error", true},
+		{WriteProtected, 8, "write protected", true},
+		{OutOfResources, 9, "out of resources", true},
+		{VolumeFull, 11, "volume full", true},
+		{NotFound, 14, "not found", true},
+		{AccessDenied, 15, "access denied", true},
+		{Aborted, 21, "aborted", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := tt.code
+			if tt.isErr {
+				want |= 1 << 63
+			}
+			assert.Equal(t, want, uint64(tt.s), "value")
+			assert.Equal(t, tt.isErr, tt.s.Error(), "Error()")
+			assert.Equal(t, tt.name, tt.s.String())
+		})
+	}
+}
+
+func TestStatusUnnamedConstants(t *testing.T) {
+	// Codes the table names though no constant does.
+	tests := []struct {
+		code uint64
+		name string
+	}{
+		{4, "bad buffer size"}, {10, "volume corrupted"}, {12, "no media"},
+		{13, "media changed"}, {16, "no response"}, {17, "no mapping"},
+		{18, "timeout"}, {19, "not started"}, {20, "already started"},
+	}
+	for _, tt := range tests {
+		s := Status(1<<63 | tt.code)
+		assert.True(t, s.Error())
+		assert.Equal(t, tt.name, s.String(), "code %d", tt.code)
+	}
+}
+
+func TestStatusUnknown(t *testing.T) {
+	for _, s := range []Status{1<<63 | 22, 1<<63 | 32, 1<<63 | 0x7fff, 1<<63 | 1<<62, ^Status(0)} {
+		assert.True(t, s.Error(), "%#x", uint64(s))
+		assert.Equal(t, "unknown status", s.String(), "%#x", uint64(s))
+	}
+	for _, s := range []Status{22, 1 << 40} {
+		assert.False(t, s.Error(), "%#x", uint64(s))
+		assert.Equal(t, "unknown status", s.String(), "%#x", uint64(s))
+	}
+}
+
+// String must honour the error bit. Warning codes (UEFI 2.10, Appendix D,
+// Table D-4: EFI_WARN_UNKNOWN_GLYPH = 1 ... EFI_WARN_RESET_REQUIRED = 7)
+// have no high bit and are not errors, so they must not be named as the
+// error with the same low bits; and the high bit alone (an error status
+// with code 0) is not "success".
+func TestStatusStringHonoursErrorBit(t *testing.T) {
+	for code := uint64(1); code <= 7; code++ {
+		w := Status(code)
+		assert.False(t, w.Error(), "warning %d is not an error", code)
+		assert.NotEqual(t, Status(1<<63|code).String(), w.String(),
+			"warning %d is named like the error %#x", code, uint64(1<<63|code))
+	}
+	e := Status(1 << 63)
+	assert.True(t, e.Error())
+	assert.NotEqual(t, "success", e.String(), "an error status named success")
+}
+
+func TestReadHelpers(t *testing.T) {
+	b := heapBytes(make([]byte, 16))
+	binary.LittleEndian.PutUint64(b[0:], 0x0807060504030201)
+	binary.LittleEndian.PutUint64(b[8:], 0x100f0e0d0c0b0a09)
+	a := hostAddr(b)
+	assert.Equal(t, uint8(0x01), Read8(a))
+	assert.Equal(t, uint8(0x02), Read8(a+1))
+	assert.Equal(t, uint16(0x0302), Read16(a+1))
+	assert.Equal(t, uint32(0x06050403), Read32(a+2))
+	assert.Equal(t, uint64(0x0c0b0a0908070605), Read64(a+4))
+	assert.Equal(t, b[3:9], Bytes(a+3, 6))
+	runtime.KeepAlive(b)
+}
+
+func TestVendor(t *testing.T) {
+	saved := Firmware
+	t.Cleanup(func() { Firmware = saved })
+
+	Firmware.vendor = [64]byte{}
+	assert.Empty(t, Vendor())
+	copy(Firmware.vendor[:], "EDK II")
+	assert.Equal(t, "EDK II", Vendor())
+	for i := range Firmware.vendor {
+		Firmware.vendor[i] = 'x'
+	}
+	assert.Len(t, Vendor(), 64)
+}
+
+// ConfigTable walks the system table's configuration-table array (UEFI
+// 2.10, 4.6): 24-byte entries of GUID and pointer.
+func TestConfigTable(t *testing.T) {
+	saved := Firmware
+	t.Cleanup(func() { Firmware = saved })
+
+	entries := heapBytes(make([]byte, 3*24))
+	guids := []GUID{ACPI10TableGUID, SimpleFileSystemProtocolGUID, ACPI20TableGUID}
+	for i, g := range guids {
+		*(*GUID)(unsafe.Pointer(&entries[24*i])) = g
+		binary.LittleEndian.PutUint64(entries[24*i+16:], 0x1000*uint64(i+1))
+	}
+	st := heapBytes(make([]byte, 128))
+	binary.LittleEndian.PutUint64(st[stNumberOfTables:], uint64(len(guids)))
+	binary.LittleEndian.PutUint64(st[stConfigTable:], hostAddr(entries))
+	Firmware.SystemTable = hostAddr(st)
+
+	assert.Equal(t, uint64(0x1000), ConfigTable(&ACPI10TableGUID))
+	assert.Equal(t, uint64(0x3000), ConfigTable(&ACPI20TableGUID))
+	assert.Equal(t, uint64(0x2000), ConfigTable(&SimpleFileSystemProtocolGUID))
+	assert.Zero(t, ConfigTable(&LoadedImageProtocolGUID))
+
+	// Entries past NumberOfTables are not looked at.
+	binary.LittleEndian.PutUint64(st[stNumberOfTables:], 2)
+	assert.Zero(t, ConfigTable(&ACPI20TableGUID))
+	runtime.KeepAlive(st)
+	runtime.KeepAlive(entries)
+}
+
+func TestGUIDLayout(t *testing.T) {
+	assert.Equal(t, uintptr(16), unsafe.Sizeof(GUID{}))
+	// EFI_ACPI_20_TABLE_GUID 8868e871-e4f1-11d3-bc22-0080c73c8881 in memory.
+	g := ACPI20TableGUID
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&g)), 16)
+	assert.Equal(t, []byte{0x71, 0xe8, 0x68, 0x88, 0xf1, 0xe4, 0xd3, 0x11, 0xbc, 0x22, 0x00, 0x80, 0xc7, 0x3c, 0x88, 0x81}, b)
+}
+
+func TestTimeLayout(t *testing.T) {
+	// EFI_TIME is 16 bytes (UEFI 2.10, 8.3.1).
+	var tm Time
+	require.Equal(t, uintptr(16), unsafe.Sizeof(tm))
+	assert.Equal(t, uintptr(8), unsafe.Offsetof(tm.Nanosecond))
+	assert.Equal(t, uintptr(12), unsafe.Offsetof(tm.TimeZone))
+	assert.Equal(t, uintptr(14), unsafe.Offsetof(tm.Daylight))
+}

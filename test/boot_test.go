@@ -1,0 +1,253 @@
+package test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/internal/qemu"
+)
+
+const mib = 1 << 20
+
+// checkNames are the self-checks of the image, in the order it runs them.
+var checkNames = []string{"goroutines", "maps", "fmt", "sleep", "alloc", "gc"}
+
+// requireOK checks that a run ended normally: status 0 through the
+// debug-exit device, no fault dump, and PTILAB-END status "ok" with every
+// check passed.
+func requireOK(t *testing.T, res *qemu.Result) {
+	t.Helper()
+	require.True(t, res.DebugExit, "QEMU status %d: not through the debug-exit device", res.QEMUStatus)
+	assert.Equal(t, 0, res.ImageStatus)
+	if line, ok := res.Fault(); ok {
+		assert.Fail(t, "unexpected fault dump", line)
+	}
+	e := end(t, res)
+	assert.Equal(t, "ok", str(t, e, "status"))
+	assert.Equal(t, int64(0), integer(t, e, "exit"))
+	assert.Equal(t, int64(len(checkNames)), integer(t, e, "checks"))
+	assert.Equal(t, int64(len(checkNames)), integer(t, e, "passed"))
+}
+
+// TestDefaultBoot boots with 256 MiB and QEMU's default CPU and checks the
+// machine line, every self-check, the system-call table and the end line.
+func TestDefaultBoot(t *testing.T) {
+	res := boot(t, qemu.Options{Memory: "256M"})
+	requireOK(t, res)
+	lines := res.Lines()
+
+	// The machine line and record.
+	lineIndex(t, lines, "ptilab machine:")
+	m := record(t, res, "machine")
+	assert.NotEmpty(t, str(t, m, "vendor"))
+	str(t, m, "brand")
+	assert.Positive(t, integer(t, m, "family"))
+	integer(t, m, "model")
+	integer(t, m, "stepping")
+	assert.Positive(t, integer(t, m, "tsc_hz"))
+	assert.Contains(t, []string{"cpuid-15h", "cpuid-16h", "acpi-pm-timer", "pit"}, str(t, m, "tsc_source"))
+	for _, k := range []string{"pcid", "invpcid", "pge", "smep", "smap", "rdrand"} {
+		boolean(t, m, k)
+	}
+	ram := integer(t, m, "ram_bytes")
+	assert.GreaterOrEqual(t, ram, int64(200*mib))
+	assert.LessOrEqual(t, ram, int64(256*mib))
+	assert.Equal(t, "EDK II", str(t, m, "firmware_vendor"))
+	assert.Equal(t, "qemu", str(t, m, "board"))
+	assert.True(t, boolean(t, m, "relocated"), "image base %s: the firmware did not relocate the image", m["image_base"])
+
+	// One check record per self-check, in order, each passed, and its
+	// human line.
+	checks := records(t, res, "check")
+	byName := map[string]map[string]any{}
+	var names []string
+	for _, c := range checks {
+		name := str(t, c, "name")
+		names = append(names, name)
+		byName[name] = c
+		assert.True(t, boolean(t, c, "ok"), "check %s failed: %s", name, c["detail"])
+	}
+	require.Equal(t, checkNames, names)
+	for _, name := range checkNames {
+		re := regexp.MustCompile(`^check\s+` + name + `\s+ok(\s|$)`)
+		found := false
+		for _, l := range lines {
+			found = found || re.MatchString(l)
+		}
+		assert.True(t, found, "no human line matching %s", re)
+	}
+
+	sleep := byName["sleep"]
+	tscNs, pmNs := integer(t, sleep, "tsc_ns"), integer(t, sleep, "pmtimer_ns")
+	assert.GreaterOrEqual(t, tscNs, int64(10*time.Millisecond))
+	diff := tscNs - pmNs
+	if diff < 0 {
+		diff = -diff
+	}
+	assert.LessOrEqual(t, float64(diff), 0.02*float64(pmNs)+2e5, "TSC %d ns vs PM timer %d ns", tscNs, pmNs)
+	assert.GreaterOrEqual(t, integer(t, byName["alloc"], "pages_backed"), int64(16384))
+	assert.Positive(t, integer(t, byName["gc"], "pages_released"))
+
+	// The system calls the runtime made.
+	sc := record(t, res, "syscalls")
+	counts, ok := sc["counts"].(map[string]any)
+	require.True(t, ok, "syscalls counts is %T", sc["counts"])
+	called := func(name string) bool {
+		_, ok := counts[name]
+		return ok && integer(t, counts, name) > 0
+	}
+	for _, name := range []string{"mmap", "clone", "futex", "clock_gettime", "rt_sigaction", "sigaltstack", "arch_prctl", "sched_getaffinity", "write"} {
+		assert.True(t, called(name), "no %s in %v", name, counts)
+	}
+	assert.True(t, called("munmap") || called("madvise"), "neither munmap nor madvise in %v", counts)
+	assert.Equal(t, int64(0), integer(t, sc, "enosys"))
+}
+
+// TestModels boots with more memory and with named CPU models.
+func TestModels(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		opts  qemu.Options
+		model int64 // 0: not checked (QEMU's default CPU)
+		check func(t *testing.T, m map[string]any)
+	}{
+		{"4G", qemu.Options{Memory: "4G"}, 0, func(t *testing.T, m map[string]any) {
+			assert.Greater(t, integer(t, m, "ram_bytes"), int64(3<<30))
+		}},
+		{"Nehalem", qemu.Options{CPU: "Nehalem"}, 0x1a, func(t *testing.T, m map[string]any) {
+			assert.False(t, boolean(t, m, "rdtscp"), "Nehalem has no RDTSCP: the timing code must fall back")
+		}},
+		{"IvyBridge", qemu.Options{CPU: "IvyBridge"}, 0x3a, nil},
+		{"Skylake-Client", qemu.Options{CPU: "Skylake-Client"}, 0x5e, func(t *testing.T, m map[string]any) {
+			assert.True(t, boolean(t, m, "smep"))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := boot(t, tt.opts)
+			requireOK(t, res)
+			m := record(t, res, "machine")
+			assert.True(t, boolean(t, m, "relocated"), "image base %s", m["image_base"])
+			if tt.model != 0 {
+				assert.Equal(t, "GenuineIntel", str(t, m, "vendor"))
+				assert.Equal(t, tt.model, integer(t, m, "model"))
+			}
+			if tt.check != nil {
+				tt.check(t, m)
+			}
+		})
+	}
+}
+
+// dumpRegisters are the registers the fault dump shows as 16 hex digits.
+var dumpRegisters = []string{"RIP", "RSP", "CR2", "RAX", "RBX", "RCX", "RDX", "RSI", "RDI", "RBP",
+	"R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"}
+
+// TestFault makes the image fault on purpose and checks the register dump,
+// the fault record, the Go traceback and the fault status.
+func TestFault(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		plan   string
+		vector int64
+		first  string // the PTILAB-FAULT line
+		panic  string // what the panic line starts with
+		dump   []string
+	}{
+		{"pf", 14, "PTILAB-FAULT #PF page fault in Go code, error 0x0 [not present, read]",
+			"panic: ptilab: CPU exception #PF page fault", []string{"CR2 0x0000000000000010"}},
+		{"gp", 13, "PTILAB-FAULT #GP general protection in Go code, error 0x0",
+			"panic: ptilab: CPU exception #GP general protection", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.plan, func(t *testing.T) {
+			res := boot(t, qemu.Options{Plan: []byte("fault = " + tt.plan + "\n")})
+			require.True(t, res.DebugExit, "QEMU status %d: not through the debug-exit device", res.QEMUStatus)
+			assert.Equal(t, 3, res.ImageStatus)
+			lines := res.Lines()
+
+			// The dump: the PTILAB-FAULT line and seven register lines.
+			first, ok := res.Fault()
+			require.True(t, ok, "no PTILAB-FAULT line")
+			assert.Equal(t, tt.first, first)
+			at := lineIndex(t, lines, "PTILAB-FAULT")
+			require.Greater(t, len(lines), at+7, "register dump cut short")
+			regs := lines[at+1 : at+8]
+			assert.Regexp(t, `^\s+RIP 0x[0-9a-f]{16}\b.*\sCS 0x10\s`, regs[0])
+			assert.Regexp(t, `^\s+RSP 0x[0-9a-f]{16}\s+SS 0x[0-9a-f]+\s+CR2 0x[0-9a-f]{16}\s+CR3 0x[0-9a-f]+$`, regs[1])
+			dump := strings.Join(regs, "\n")
+			for _, r := range dumpRegisters {
+				assert.Regexp(t, `\b`+r+`\s+0x[0-9a-f]{16}\b`, dump)
+			}
+			for _, s := range tt.dump {
+				assert.Contains(t, dump, s)
+			}
+
+			f := record(t, res, "fault")
+			assert.Equal(t, tt.vector, integer(t, f, "vector"))
+			assert.Equal(t, "Go code", str(t, f, "in"))
+			assert.NotEmpty(t, str(t, f, "elf_rip"), "the faulting RIP is in the image")
+			assert.Empty(t, records(t, res, "check"), "the run went on after the fault")
+
+			// The Go traceback through the faulting function.
+			p := lineIndex(t, lines, "panic: ptilab: CPU exception")
+			assert.True(t, strings.HasPrefix(lines[p], tt.panic), lines[p])
+			assert.Greater(t, p, at, "panic before the dump")
+			g := lineIndex(t, lines, "goroutine 1 [running]")
+			load := lineIndex(t, lines, "github.com/ptilab/ptilab/amd64.Load(")
+			caller := lineIndex(t, lines, "main.deliberateFault(")
+			assert.Less(t, p, g)
+			assert.Less(t, g, load)
+			assert.Less(t, load, caller)
+
+			e := end(t, res)
+			assert.Equal(t, "fault", str(t, e, "status"))
+			assert.Equal(t, int64(3), integer(t, e, "exit"))
+			assert.Less(t, integer(t, e, "uptime_ms"), int64(10000), "dump and exit within 10 s of boot")
+			assert.Greater(t, lineIndex(t, lines, "PTILAB-END"), caller, "PTILAB-END before the traceback")
+		})
+	}
+}
+
+// TestBadPlan boots with a plan whose bad lines are reported, by line
+// number, while the run goes on with the defaults.
+func TestBadPlan(t *testing.T) {
+	plan := strings.Join([]string{
+		"# ptilab test plan", // 1
+		"",                   // 2
+		"colour = blue",      // 3: unknown key
+		"no equals sign",     // 4: no '='
+		"  # indented",       // 5
+		"end = sometimes",    // 6: bad value
+		"screen = off",       // 7: valid
+		"",
+	}, "\n")
+	res := boot(t, qemu.Options{Plan: []byte(plan)})
+	requireOK(t, res)
+	lines := res.Lines()
+	assert.Contains(t, lines, fmt.Sprintf("ptilab: plan /ptilab.plan (%d bytes)", len(plan)))
+
+	want := []struct {
+		line      int64
+		text, err string
+	}{
+		{3, "colour = blue", `unknown key "colour"`},
+		{4, "no equals sign", "expected key = value"},
+		{6, "end = sometimes", "end must be auto, return, poweroff or reset"},
+	}
+	errs := records(t, res, "plan-error")
+	require.Len(t, errs, len(want))
+	for i, w := range want {
+		assert.Equal(t, w.line, integer(t, errs[i], "line"))
+		assert.Equal(t, w.text, str(t, errs[i], "text"))
+		assert.Equal(t, w.err, str(t, errs[i], "error"))
+		assert.Contains(t, lines, fmt.Sprintf("ptilab: plan line %d %q: %s; using the default", w.line, w.text, w.err))
+	}
+}
