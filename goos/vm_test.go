@@ -8,7 +8,7 @@ import (
 )
 
 const (
-	tLo = 0x100000000  // 4 GiB
+	tLo = 0x100000000 // 4 GiB
 	tHi = 0x7f0000000000
 	mb  = 1 << 20
 )
