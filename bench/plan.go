@@ -19,7 +19,10 @@ const PlanFile = "/ptilab.plan"
 type Plan struct {
 	// Fault triggers a deliberate CPU exception after the machine line:
 	// "pf" (a read of page 0, never mapped) or "gp" (a read of a
-	// non-canonical address). Empty: none.
+	// non-canonical address) in Go code, which continues as a Go panic
+	// with a traceback; "kernel-pf" and "kernel-gp" do the same in kernel
+	// mode (in the system-call handler), which ends the run at once.
+	// Empty: none.
 	Fault string
 	// End is how a PC ends the run (under QEMU the debug-exit device ends
 	// it whatever this says).
@@ -51,10 +54,10 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		switch v {
 		case "none":
 			p.Fault = ""
-		case "pf", "gp":
+		case "pf", "gp", "kernel-pf", "kernel-gp":
 			p.Fault = v
 		default:
-			return fmt.Errorf("fault must be none, pf or gp")
+			return fmt.Errorf("fault must be none, pf, gp, kernel-pf or kernel-gp")
 		}
 		return nil
 	},

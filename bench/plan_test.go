@@ -102,7 +102,7 @@ func TestParsePlanErrors(t *testing.T) {
 			in:      "fault = ud",
 			want:    DefaultPlan(),
 			errs:    []PlanError{{Line: 1, Text: "fault = ud"}},
-			errText: []string{"fault must be none, pf or gp"},
+			errText: []string{"fault must be none, pf, gp, kernel-pf or kernel-gp"},
 		},
 		{
 			name:    "bad end",

@@ -184,8 +184,10 @@ notr2:
 	RET
 
 // func exit(status uint64)
-TEXT ·exit(SB),NOSPLIT,$0-8
-	MOVQ	status+0(FP), R15
+// NOFRAME: the assembler would otherwise save BP on entry and pop it
+// before the final RET, which here returns from the firmware's frame.
+TEXT ·exit(SB),NOSPLIT|NOFRAME,$0-8
+	MOVQ	8(SP), R15		// status
 	CLI
 	MOVQ	·fwctx+context_RSP(SB), SP
 	SUBQ	$FW_MARGIN, SP

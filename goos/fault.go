@@ -134,6 +134,9 @@ func dumpFault(f *excFrame, inKernel bool) {
 	l.s("  RBP ").hex(f.BP, 16).s("  R8  ").hex(f.R8, 16).s("  R9  ").hex(f.R9, 16).flush()
 	l.s("  R10 ").hex(f.R10, 16).s("  R11 ").hex(f.R11, 16).s("  R12 ").hex(f.R12, 16).flush()
 	l.s("  R13 ").hex(f.R13, 16).s("  R14 ").hex(f.R14, 16).s("  R15 ").hex(f.R15, 16).flush()
+	if inKernel {
+		kernelBacktrace(f.BP, &l)
+	}
 	l.s(`PTILAB {"kind":"fault","vector":`).udec(f.Vector).s(`,"name":"`).s(amd64.VectorName(f.Vector)).
 		s(`","error":`).udec(f.Error).s(`,"rip":"`).hex(f.IP, 0).s(`","cr2":"`).hex(cr2, 0).
 		s(`","in":"`).s(where).s(`"`)
@@ -141,6 +144,51 @@ func dumpFault(f *excFrame, inKernel bool) {
 		l.s(`,"elf_rip":"`).hex(f.IP-efi.Firmware.ImageBase+ELFLinkBase, 0).s(`"`)
 	}
 	l.s("}").flush()
+}
+
+// sysPtilabFault is ptilab's own system call, outside Linux's numbers: it
+// makes the kernel take a CPU exception in kernel mode, for the tests of
+// that path (plan key fault = kernel-pf or kernel-gp).
+const sysPtilabFault = 0x7074_6c00
+
+// Deliberate kernel faults: what sysPtilabFault does.
+const (
+	KernelPageFault    = 1 // read page 0, never mapped
+	KernelGeneralFault = 2 // read a non-canonical address
+)
+
+// KernelFault asks the kernel to fault in kernel mode: the run ends with
+// the register dump and the fault status; it does not return.
+func KernelFault(kind uint64) {
+	rawSyscall(sysPtilabFault, kind)
+}
+
+func sysFault(r *PtRegs) int64 {
+	switch r.DI {
+	case KernelPageFault:
+		amd64.Load(0x10)
+	case KernelGeneralFault:
+		amd64.Load(0x8000000000000000)
+	}
+	return -EINVAL
+}
+
+// kernelBacktrace prints the return addresses on the kernel stack by
+// following the frame-pointer chain from bp (Go on amd64 keeps frame
+// pointers: 0(BP) is the caller's BP, 8(BP) the return address), as ELF
+// addresses for addr2line. It stops at the first frame outside the
+// kernel stacks.
+func kernelBacktrace(bp uint64, l *kline) {
+	l.s("  kernel call chain (ELF):")
+	for n := 0; n < 16 && bp >= kstackBase && bp+16 <= kstackTop && bp%8 == 0; n++ {
+		ret := load64(bp + 8)
+		if !inImage(ret) {
+			break
+		}
+		l.s(" ").hex(ret-efi.Firmware.ImageBase+ELFLinkBase, 0)
+		bp = load64(bp)
+	}
+	l.flush()
 }
 
 // faultPanic runs in the goroutine that took a fatal CPU exception, as if

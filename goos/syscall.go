@@ -133,10 +133,13 @@ func syscall() {
 	r := &t.Regs
 	nr := r.OrigAX
 	var fn syscallFn
-	if nr < maxSyscall {
+	switch {
+	case nr < maxSyscall:
 		stats.syscalls[nr]++
 		fn = syscallTable[nr]
-	} else {
+	case nr == sysPtilabFault:
+		fn = sysFault
+	default:
 		stats.other++
 	}
 	var ret int64

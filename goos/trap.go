@@ -50,3 +50,9 @@ func faultPanicPC() uint64
 // scratchSP holds the interrupted RSP for a moment in syscallEntry, while
 // no register is free (interrupts are masked and there is one CPU).
 var scratchSP uint64
+
+// rawSyscall makes system call nr with one argument from Go code and
+// returns RAX: a SYSCALL to the kernel's own handler.
+//
+// defined in trap_amd64.s
+func rawSyscall(nr, a1 uint64) uint64

@@ -292,3 +292,11 @@ TEXT ·syscallEntryPC(SB),NOSPLIT,$0-8
 	LEAQ	·syscallEntry(SB), AX
 	MOVQ	AX, ret+0(FP)
 	RET
+
+// func rawSyscall(nr, a1 uint64) uint64
+TEXT ·rawSyscall(SB),NOSPLIT,$0-24
+	MOVQ	nr+0(FP), AX
+	MOVQ	a1+8(FP), DI
+	SYSCALL
+	MOVQ	AX, ret+16(FP)
+	RET

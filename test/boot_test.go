@@ -251,3 +251,65 @@ func TestBadPlan(t *testing.T) {
 		assert.Contains(t, lines, fmt.Sprintf("ptilab: plan line %d %q: %s; using the default", w.line, w.text, w.err))
 	}
 }
+
+// TestKernelFault makes the kernel fault in kernel mode (inside the
+// system-call handler): a register dump and the kernel's call chain, no Go
+// traceback, and the run ends at once with the fault status.
+func TestKernelFault(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		plan   string
+		vector int64
+		first  string
+	}{
+		{"kernel-pf", 14, "PTILAB-FAULT #PF page fault in kernel, error 0x0 [not present, read]"},
+		{"kernel-gp", 13, "PTILAB-FAULT #GP general protection in kernel, error 0x0"},
+	} {
+		t.Run(tt.plan, func(t *testing.T) {
+			res := boot(t, qemu.Options{Plan: []byte("fault = " + tt.plan + "\n")})
+			require.True(t, res.DebugExit, "QEMU status %d: not through the debug-exit device", res.QEMUStatus)
+			assert.Equal(t, 3, res.ImageStatus)
+			first, ok := res.Fault()
+			require.True(t, ok, "no PTILAB-FAULT line")
+			assert.Equal(t, tt.first, first)
+			lines := res.Lines()
+			at := lineIndex(t, lines, "PTILAB-FAULT")
+			require.Greater(t, len(lines), at+8, "register dump cut short")
+			dump := strings.Join(lines[at+1:at+8], "\n")
+			for _, r := range dumpRegisters {
+				assert.Regexp(t, `\b`+r+`\s+0x[0-9a-f]{16}\b`, dump)
+			}
+			assert.Regexp(t, `^\s+kernel call chain \(ELF\):( 0x[0-9a-f]+)+$`, lines[at+8])
+			f := record(t, res, "fault")
+			assert.Equal(t, tt.vector, integer(t, f, "vector"))
+			assert.Equal(t, "kernel", str(t, f, "in"))
+			for _, l := range lines {
+				assert.NotContains(t, l, "goroutine ", "no Go traceback for a kernel fault")
+			}
+			e := end(t, res)
+			assert.Equal(t, "fault", str(t, e, "status"))
+			assert.Equal(t, int64(3), integer(t, e, "exit"))
+			assert.Less(t, integer(t, e, "uptime_ms"), int64(10000))
+		})
+	}
+}
+
+// TestReturnToFirmware ends the run as on a PC, by returning to the
+// firmware: the firmware must go on to its next boot option, with no
+// exception, which shows that its state (stack, registers, GDT, IDT, CR3,
+// CR4, memory) came back intact.
+func TestReturnToFirmware(t *testing.T) {
+	res := boot(t, qemu.Options{
+		Plan:   []byte("end = return\n"),
+		StopAt: regexp.MustCompile(`(?s)PTILAB-END.*(BdsDxe: (loading|starting) Boot|Exception Type)`),
+	})
+	require.True(t, res.Stopped, "the firmware did not go on after ptilab returned")
+	assert.False(t, res.DebugExit)
+	lines := res.Lines()
+	e := lineIndex(t, lines, "PTILAB-END")
+	require.GreaterOrEqual(t, e, 0)
+	assert.Equal(t, "ok", str(t, end(t, res), "status"))
+	after := strings.Join(lines[e+1:], "\n")
+	assert.Contains(t, after, "BdsDxe: ", "the boot manager goes on")
+	assert.NotContains(t, after, "Exception Type", "the firmware crashed after ptilab returned")
+}

@@ -100,7 +100,7 @@ func boot(t *testing.T, opts qemu.Options) *qemu.Result {
 		endLine = "PTILAB-END " + string(e.Raw)
 	}
 	t.Logf("booted under QEMU (-m %s, -cpu %s): image status %d after %v; %s",
-		opts.Memory, cmp.Or(opts.CPU, "default"), res.ImageStatus, res.Duration.Round(time.Millisecond), endLine)
+		cmp.Or(opts.Memory, qemu.DefaultMemory), cmp.Or(opts.CPU, "default"), res.ImageStatus, res.Duration.Round(time.Millisecond), endLine)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("QEMU status %d (image status %d, debug exit %v, timed out %v) after %v; serial output:\n%s",

@@ -130,6 +130,12 @@ func deliberateFault(r *bench.Reporter, kind string) {
 	case "gp":
 		r.Printf("ptilab: deliberate general-protection fault: reading non-canonical address 0x8000000000000000")
 		amd64.Load(0x8000000000000000)
+	case "kernel-pf":
+		r.Printf("ptilab: deliberate page fault in the kernel: reading address 0x10 in the system-call handler")
+		goos.KernelFault(goos.KernelPageFault)
+	case "kernel-gp":
+		r.Printf("ptilab: deliberate general-protection fault in the kernel: reading 0x8000000000000000 in the system-call handler")
+		goos.KernelFault(goos.KernelGeneralFault)
 	}
 	r.Printf("ptilab: the deliberate fault did not fault")
 }

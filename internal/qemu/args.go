@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -70,6 +71,10 @@ type Options struct {
 	Echo io.Writer
 	// ExtraArgs are appended to the QEMU command line.
 	ExtraArgs []string
+	// StopAt, when set, ends the run once the serial output matches it:
+	// QEMU is killed and the Result says Stopped. For runs that do not end
+	// QEMU themselves (an image that returns to the firmware).
+	StopAt *regexp.Regexp
 }
 
 // validate checks the options that Args cannot express.

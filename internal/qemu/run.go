@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +39,9 @@ type Result struct {
 	// TimedOut reports whether Options.Timeout expired and QEMU was
 	// killed.
 	TimedOut bool
+	// Stopped reports whether the serial output matched Options.StopAt and
+	// QEMU was killed for it.
+	Stopped bool
 	// Duration is the wall-clock time from QEMU's start to its exit.
 	Duration time.Duration
 	// Serial is the raw serial output, escape sequences and CRs included.
@@ -121,8 +125,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 
 	runCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	stopCtx, stop := context.WithCancel(runCtx)
+	defer stop()
+	serial.stopAt, serial.stop = opts.StopAt, stop
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(runCtx, paths.QEMU, Args(opts, paths)...)
+	cmd := exec.CommandContext(stopCtx, paths.QEMU, Args(opts, paths)...)
 	cmd.Stdout = serial
 	cmd.Stderr = &stderr
 	// Own process group, so that a kill reaches any helper QEMU spawned and
@@ -155,6 +162,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		ImageStatus: imageStatus,
 		DebugExit:   debugExit,
 		TimedOut:    killed && runCtx.Err() != nil,
+		Stopped:     serial.stopped,
 		Duration:    elapsed,
 		Serial:      serial.buf.Bytes(),
 		Stderr:      stderr.Bytes(),
@@ -204,10 +212,25 @@ type serialSink struct {
 	echo   io.Writer
 	log    io.Writer
 	logErr error
+
+	stopAt  *regexp.Regexp // when the output matches, call stop
+	stop    func()
+	stopped bool
+	checked int // bytes of buf already searched for stopAt
 }
 
 func (s *serialSink) Write(p []byte) (int, error) {
 	s.buf.Write(p)
+	if s.stopAt != nil && !s.stopped {
+		// Search the new bytes and a tail of the old, for a match that
+		// spans two writes.
+		from := max(0, s.checked-4096)
+		if s.stopAt.Match(s.buf.Bytes()[from:]) {
+			s.stopped = true
+			s.stop()
+		}
+		s.checked = s.buf.Len()
+	}
 	if s.echo != nil {
 		_, _ = s.echo.Write(p)
 	}
