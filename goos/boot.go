@@ -48,6 +48,7 @@ const rtStackPages = 65 // 256 KiB and a guard page; rt0 takes 64 KiB as g0's st
 // stack pointer for _rt0_amd64_linux. It runs on the kernel stack, on the
 // firmware's page tables at first, and ends the run itself if it fails.
 func boot() uint64 {
+	clock.entryTSC = amd64.RDTSC()
 	kernelDepth = 1
 	efi.SetKernelStack(uintptr(kstackBase), uintptr(kstackTop))
 	board.InitSerial()
@@ -81,6 +82,7 @@ func boot() uint64 {
 	initFDs()
 	sp := initialStack()
 	kernelDepth = 0
+	clock.runtimeTSC = amd64.RDTSC()
 	return sp
 }
 

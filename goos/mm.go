@@ -99,6 +99,12 @@ var vm addressSpace
 // paging, less a page.
 const vmHi = 0x00007ffffffff000
 
+// pteKept marks a page made inaccessible by mprotect(PROT_NONE): not
+// present, but its frame stays (in the address bits), as Linux keeps a
+// page's contents across protection changes. Bit 9 is free for software
+// (SDM Vol. 3A, Table 4-20).
+const pteKept = 1 << 9
+
 // backPage gives the committed page holding va a zeroed frame. It returns
 // false when va is not in a range with access rights or memory is
 // exhausted.
@@ -118,9 +124,11 @@ func backPage(va uint64, write bool) bool {
 	if *pte&amd64.PTE_P != 0 {
 		return true // another path backed it already
 	}
-	pa, ok := pool.alloc()
+	pa, ok := *pte&amd64.PTE_ADDR, *pte&pteKept != 0
 	if !ok {
-		return false
+		if pa, ok = pool.alloc(); !ok {
+			return false
+		}
 	}
 	flags := uint64(amd64.PTE_P | amd64.PTE_NX)
 	if !nxEnabled {
@@ -147,7 +155,7 @@ func unbackRange(start, end uint64) {
 			va = (va | (amd64.PageSize2M - 1)) + 1
 			continue
 		}
-		if *pte&amd64.PTE_P != 0 {
+		if *pte&(amd64.PTE_P|pteKept) != 0 {
 			pool.release(*pte & amd64.PTE_ADDR)
 			*pte = 0
 			amd64.INVLPG(uintptr(va))
@@ -157,22 +165,23 @@ func unbackRange(start, end uint64) {
 	}
 }
 
-// reprotect updates the present pages of [start, end) to prot; pages made
-// inaccessible are released.
+// reprotect updates the backed pages of [start, end) to prot. Pages made
+// inaccessible keep their frames (pteKept) and get them back with the next
+// access that prot allows (backPage).
 func reprotect(start, end uint64, prot uint8) {
-	if prot == PROT_NONE {
-		unbackRange(start, end)
-		return
-	}
 	for va := start; va < end; va += pageSize {
 		pte := kernelPT.PTE(va, false)
-		if pte == nil || *pte&amd64.PTE_P == 0 {
+		if pte == nil || *pte&(amd64.PTE_P|pteKept) == 0 {
 			continue
 		}
-		if prot&PROT_WRITE != 0 {
-			*pte |= amd64.PTE_W
-		} else {
-			*pte &^= amd64.PTE_W
+		if prot == PROT_NONE {
+			*pte = *pte&amd64.PTE_ADDR | pteKept
+		} else if *pte&amd64.PTE_P != 0 {
+			if prot&PROT_WRITE != 0 {
+				*pte |= amd64.PTE_W
+			} else {
+				*pte &^= amd64.PTE_W
+			}
 		}
 		amd64.INVLPG(uintptr(va))
 	}

@@ -14,6 +14,8 @@ import (
 var clock struct {
 	tsc          amd64.TSCClock
 	source       uint8  // index in tscSources
+	entryTSC     uint64 // TSC at the image's entry point (boot's first step)
+	runtimeTSC   uint64 // TSC when boot handed over to the runtime
 	bootTSC      uint64 // TSC when the clock started
 	realtimeBase int64  // Unix time at bootTSC, in ns
 	rtcOK        bool
@@ -90,6 +92,13 @@ func daysFromCivil(y, m, d int64) int64 {
 // Monotonic returns nanoseconds since the clock started.
 func Monotonic() int64 {
 	return int64(clock.tsc.Nanoseconds(amd64.RDTSC() - clock.bootTSC))
+}
+
+// SinceEntry returns the nanoseconds since the image's entry point and how
+// long boot took, from the entry point to the runtime's first instruction.
+func SinceEntry() (since, boot int64) {
+	return int64(clock.tsc.Nanoseconds(amd64.RDTSC() - clock.entryTSC)),
+		int64(clock.tsc.Nanoseconds(clock.runtimeTSC - clock.entryTSC))
 }
 
 // deadlineAfter returns the TSC value ns nanoseconds from now (ns > 0).

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ptilab/ptilab/amd64"
@@ -25,6 +26,7 @@ func runChecks(r *bench.Reporter) {
 	checkSleep(r)
 	checkAlloc(r)
 	checkGC(r)
+	checkMmap(r)
 }
 
 // checkGoroutines runs 8 workers that sum disjoint ranges and send their
@@ -170,4 +172,37 @@ func checkGC(r *bench.Reporter) {
 		ms1.NumGC-ms0.NumGC, ms0.HeapAlloc>>10, ms1.HeapAlloc>>10, released, after.UsedBytes>>20),
 		map[string]any{"num_gc": ms1.NumGC - ms0.NumGC, "heap_before": ms0.HeapAlloc, "heap_after": ms1.HeapAlloc,
 			"pages_released": released, "pool_used_bytes": after.UsedBytes})
+}
+
+// checkMmap maps 1 MiB with mmap, writes it, makes it inaccessible and
+// accessible again with mprotect (Linux keeps the contents), reads it back,
+// and unmaps it: the system calls themselves, as a program would use them.
+func checkMmap(r *bench.Reporter) {
+	const size = 1 << 20
+	detail, ok := func() (string, bool) {
+		b, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+		if err != nil {
+			return fmt.Sprintf("mmap: %v", err), false
+		}
+		for i := 0; i < size; i += 4096 {
+			b[i] = byte(i>>12) | 1
+		}
+		if err := syscall.Mprotect(b, syscall.PROT_NONE); err != nil {
+			return fmt.Sprintf("mprotect(PROT_NONE): %v", err), false
+		}
+		if err := syscall.Mprotect(b, syscall.PROT_READ); err != nil {
+			return fmt.Sprintf("mprotect(PROT_READ): %v", err), false
+		}
+		bad := 0
+		for i := 0; i < size; i += 4096 {
+			if b[i] != byte(i>>12)|1 {
+				bad++
+			}
+		}
+		if err := syscall.Munmap(b); err != nil {
+			return fmt.Sprintf("munmap: %v", err), false
+		}
+		return fmt.Sprintf("1 MiB mapped, written, protected none then read, %d pages lost their contents, unmapped", bad), bad == 0
+	}()
+	r.Check("mmap", ok, detail, nil)
 }

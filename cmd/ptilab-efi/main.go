@@ -40,9 +40,12 @@ func main() {
 	runChecks(r)
 	syscallTable(r)
 	m := goos.Memory()
+	sinceEntry, bootNs := goos.SinceEntry()
 	code := r.End(map[string]any{
 		"elapsed_ms":      time.Since(start).Milliseconds(),
 		"uptime_ms":       goos.Monotonic() / 1e6,
+		"since_entry_ms":  sinceEntry / 1e6,
+		"boot_ms":         bootNs / 1e6,
 		"pool_peak_mib":   m.PeakBytes >> 20,
 		"thread_switches": goos.Switches(),
 	})
