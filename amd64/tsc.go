@@ -30,10 +30,21 @@ func (c TSCClock) Nanoseconds(cycles uint64) uint64 {
 	return hi<<32 | lo>>32
 }
 
-// Cycles converts nanoseconds to a cycle count, rounding down.
+// Cycles converts nanoseconds to a cycle count, rounding down; see
+// CyclesSat for counts that may not fit in 64 bits.
 func (c TSCClock) Cycles(ns uint64) uint64 {
 	hi, lo := bits.Mul64(ns, c.cycMult)
 	return hi<<32 | lo>>32
+}
+
+// CyclesSat is Cycles that reports false, with the largest count, when the
+// result does not fit in 64 bits.
+func (c TSCClock) CyclesSat(ns uint64) (uint64, bool) {
+	hi, lo := bits.Mul64(ns, c.cycMult)
+	if hi>>32 != 0 {
+		return ^uint64(0), false
+	}
+	return hi<<32 | lo>>32, true
 }
 
 // TSC frequency sources, in the order they are tried.

@@ -33,8 +33,9 @@ func consoleWrite(p []byte) {
 
 // kline builds one console message without allocating.
 type kline struct {
-	b [512]byte
-	n int
+	b          [512]byte
+	n          int
+	serialOnly bool // flush to COM1 only (see flushSerial)
 }
 
 func (l *kline) s(s string) *kline {
@@ -102,8 +103,19 @@ func (l *kline) flush() {
 		l.n--
 	}
 	l.b[l.n] = '\n'
-	consoleWrite(l.b[:l.n+1])
+	if l.serialOnly && !captureConsole {
+		board.WriteSerial(l.b[:l.n+1])
+	} else {
+		consoleWrite(l.b[:l.n+1])
+	}
 	l.n = 0
+}
+
+// flushSerial is flush to COM1 only, for handlers that may interrupt the
+// firmware gate (NMI, #DF, #MC), which the display output goes through.
+func (l *kline) flushSerial() {
+	l.serialOnly = true
+	l.flush()
 }
 
 // kprint writes one line to the console.

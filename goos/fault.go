@@ -57,7 +57,7 @@ func handleException(f *excFrame) {
 		}
 	case amd64.VectorNMI:
 		var l kline
-		l.s("ptilab: NMI at RIP ").hex(f.IP, 0).s(", ignored").flush()
+		l.s("ptilab: NMI at RIP ").hex(f.IP, 0).s(", ignored").flushSerial()
 		excDepth--
 		return
 	}
@@ -79,15 +79,22 @@ func fatalException(f *excFrame) {
 	lastFault = Fault{Vector: f.Vector, ErrorCode: f.Error, IP: f.IP, CR2: amd64.CR2(), SP: f.SP, InKernel: inKernel}
 	dumpFault(f, inKernel)
 	if !inKernel && goReady && faults == 1 && f.CS == kernelCS {
-		// Push the faulting RIP+1 as a return address (the unwinder looks
-		// up the instruction before a return address, so +1 names the
-		// faulting one) and resume in faultPanic.
-		sp := f.SP - 8
-		if sp >= vm.lo && !backPage(sp, true) {
-			endRun(exitFault, "fault")
+		// Resume in faultPanic as if the faulting instruction had called
+		// it, as Linux's Go runtime does for a signal (sigctxt.preparePanic):
+		// where the fault is in the image's code, push RIP+1 as the return
+		// address (the unwinder looks up the instruction before a return
+		// address, so +1 names the faulting one). Elsewhere (a jump to a
+		// bad address) the return address on the stack already names the
+		// caller.
+		if inImage(f.IP) {
+			sp := f.SP - 8
+			// The slot must be backed now: a page fault here would nest.
+			if !(sp >= vm.lo && backPage(sp, true) || sp < vm.lo && userRange(sp, 8, true)) {
+				endRun(exitFault, "fault")
+			}
+			store64(sp, f.IP+1)
+			f.SP = sp
 		}
-		store64(sp, f.IP+1)
-		f.SP = sp
 		f.IP = faultPanicPC()
 		return
 	}
@@ -96,6 +103,9 @@ func fatalException(f *excFrame) {
 
 func dumpFault(f *excFrame, inKernel bool) {
 	var l kline
+	// #DF and #MC can interrupt anything, the firmware gate included, which
+	// the display output would re-enter: they print to COM1 only.
+	l.serialOnly = f.Vector == amd64.VectorDF || f.Vector == amd64.VectorMC || excDepth > 1
 	where := "Go code"
 	if inKernel {
 		where = "kernel"

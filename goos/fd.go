@@ -1,6 +1,10 @@
 package goos
 
-import "github.com/ptilab/ptilab/efi"
+import (
+	"unsafe"
+
+	"github.com/ptilab/ptilab/efi"
+)
 
 // File descriptors: the console (0, 1, 2), files on the boot volume
 // (through the firmware's file protocol), eventfds and epoll instances, the
@@ -26,6 +30,7 @@ const (
 	O_WRONLY    = 0x1
 	O_RDWR      = 0x2
 	O_CREAT     = 0x40
+	O_EXCL      = 0x80
 	O_TRUNC     = 0x200
 	O_APPEND    = 0x400
 	O_NONBLOCK  = 0x800
@@ -49,6 +54,7 @@ type fileDesc struct {
 	flags   uint32 // open flags: access mode, O_NONBLOCK, O_APPEND
 	file    uint64 // EFI_FILE_PROTOCOL of a file or directory
 	pos     uint64 // file position in bytes
+	ino     uint64 // st_ino: a hash of the path on the boot volume
 	count   uint64 // eventfd counter
 	items   [maxEpollItems]epollItem
 	nitems  int
@@ -123,6 +129,15 @@ func readAt(fd, buf, n, off uint64, positioned bool) int64 {
 		if positioned {
 			pos = off
 		}
+		// Past the end the firmware reports an error; Linux reads nothing.
+		size, s := efi.FileSize(f.file)
+		if s.Error() {
+			return -EIO
+		}
+		if pos >= size {
+			return 0
+		}
+		n = min(n, size-pos)
 		if s := efi.SetPosition(f.file, pos); s.Error() {
 			return -EIO
 		}
@@ -209,6 +224,7 @@ func sysClose(r *PtRegs) int64 {
 	if f.kind == fdFile || f.kind == fdDir {
 		efi.CloseFile(f.file)
 	}
+	unwatch(int32(r.DI))
 	if f.kind != fdConsole {
 		*f = fileDesc{}
 	}
@@ -342,6 +358,12 @@ func openPath(path []byte, flags uint32) int64 {
 		return -ENOENT
 	}
 	acc := flags & O_ACCMODE
+	if flags&(O_CREAT|O_EXCL) == O_CREAT|O_EXCL {
+		if file, _, s := efi.OpenFile(p, false, false, false); !s.Error() {
+			efi.CloseFile(file)
+			return -EEXIST
+		}
+	}
 	file, dir, s := efi.OpenFile(p, acc != O_RDONLY, flags&O_CREAT != 0, flags&O_TRUNC != 0)
 	switch {
 	case s == efi.NotFound:
@@ -367,12 +389,29 @@ func openPath(path []byte, flags uint32) int64 {
 		return -EMFILE
 	}
 	f.file = file
+	f.ino = pathIno(p)
 	return int64(fd)
+}
+
+// pathIno makes an inode number for a path on the boot volume: FNV-1a of
+// the path folded to lower case (FAT names are case-insensitive), so that
+// os.SameFile tells files apart. Never 0.
+func pathIno(p []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range p {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h | 1
 }
 
 // struct stat for x86-64 (arch/x86/include/uapi/asm/stat.h): 144 bytes.
 const (
 	statSize    = 144
+	statDev     = 0
+	statIno     = 8
 	statMode    = 24
 	statNlink   = 16
 	statSizeOff = 48
@@ -405,6 +444,12 @@ func fillStat(f *fileDesc, st uint64) int64 {
 	default:
 		mode = 0o600 // anonymous inode
 	}
+	ino := f.ino
+	if ino == 0 {
+		ino = uint64(addr(f)-addr(&fds[0]))/uint64(unsafe.Sizeof(fds[0])) + 1 // console, eventfd, epoll: one per descriptor
+	}
+	store64(st+statDev, 1)
+	store64(st+statIno, ino)
 	store64(st+statNlink, 1)
 	store32(st+statMode, uint32(mode))
 	store64(st+statSizeOff, size)
@@ -558,6 +603,21 @@ func sysEpollPwait(r *PtRegs) int64 {
 	}
 	sched.block(waitPoll, r.DI, deadline, 0)
 	return 0
+}
+
+// unwatch removes fd from every epoll instance, as closing its last
+// descriptor does on Linux.
+func unwatch(fd int32) {
+	for i := range fds {
+		ep := &fds[i]
+		for j := 0; ep.kind == fdEpoll && j < ep.nitems; j++ {
+			if ep.items[j].fd == fd {
+				ep.nitems--
+				ep.items[j] = ep.items[ep.nitems]
+				j--
+			}
+		}
+	}
 }
 
 // wakePollers wakes the threads waiting in epoll_pwait on an instance that

@@ -130,19 +130,23 @@ func backPage(va uint64, write bool) bool {
 			return false
 		}
 	}
-	flags := uint64(amd64.PTE_P | amd64.PTE_NX)
-	if !nxEnabled {
-		flags &^= amd64.PTE_NX
-	}
+	*pte = pa | pteFlags(prot)
+	stats.pagesBacked++
+	return true
+}
+
+// pteFlags returns the leaf flags of a runtime page with protection prot
+// (not PROT_NONE): present, writable with PROT_WRITE, execute-disable
+// without PROT_EXEC where the CPU has NX.
+func pteFlags(prot uint8) uint64 {
+	flags := uint64(amd64.PTE_P)
 	if prot&PROT_WRITE != 0 {
 		flags |= amd64.PTE_W
 	}
-	if prot&PROT_EXEC != 0 {
-		flags &^= amd64.PTE_NX
+	if prot&PROT_EXEC == 0 && nxEnabled {
+		flags |= amd64.PTE_NX
 	}
-	*pte = pa | flags
-	stats.pagesBacked++
-	return true
+	return flags
 }
 
 // unbackRange frees the frames behind [start, end) and unmaps them; the
@@ -177,11 +181,7 @@ func reprotect(start, end uint64, prot uint8) {
 		if prot == PROT_NONE {
 			*pte = *pte&amd64.PTE_ADDR | pteKept
 		} else if *pte&amd64.PTE_P != 0 {
-			if prot&PROT_WRITE != 0 {
-				*pte |= amd64.PTE_W
-			} else {
-				*pte &^= amd64.PTE_W
-			}
+			*pte = *pte&amd64.PTE_ADDR | pteFlags(prot)
 		}
 		amd64.INVLPG(uintptr(va))
 	}
@@ -189,15 +189,29 @@ func reprotect(start, end uint64, prot uint8) {
 
 var nxEnabled bool
 
+// hostTest makes userRange accept any address below identTop: host tests
+// pass Go memory as user memory, which no kernel page table maps.
+var hostTest bool
+
 // userRange reports whether [p, p+n) is memory the kernel may read (write,
 // with write set) on the runtime's behalf: runtime mappings with those
-// rights, or the identity-mapped RAM and image.
+// rights, or identity-mapped pages the kernel page tables map (the image,
+// the runtime's main stack): not the guard pages, holes or page 0.
 func userRange(p, n uint64, write bool) bool {
 	if p+n < p || p == 0 {
 		return false
 	}
 	if p+n <= identTop {
-		return p >= pageSize
+		if hostTest {
+			return p >= pageSize
+		}
+		for va := p &^ (pageSize - 1); va < p+n; va += pageSize {
+			pte, level := kernelPT.Lookup(va)
+			if level == 0 || write && pte&amd64.PTE_W == 0 {
+				return false
+			}
+		}
+		return true
 	}
 	for addr := p; addr < p+n; {
 		i, ok := vm.lookup(addr)

@@ -2,9 +2,12 @@ package goos
 
 // The scheduler of the runtime's threads. Threads switch only in system
 // calls (interrupts stay masked): when one blocks (futex wait, nanosleep,
-// epoll_pwait), yields or exits, the next runnable one runs. With nothing
-// runnable the CPU spins until the earliest deadline; with nothing runnable
-// and no deadline the run is deadlocked and ends with a report.
+// epoll_pwait), yields or exits, the next runnable one runs; and a thread
+// that has run for a time slice is preempted at its next system call when
+// another can run, so that the runtime's sysmon gets the CPU to preempt
+// long-running goroutines. With nothing runnable the CPU spins until the
+// earliest deadline; with nothing runnable and no deadline the run is
+// deadlocked and ends with a report.
 //
 // This file is the policy alone, over the thread states; it touches no
 // registers and is tested on the host. thread.go moves the registers.
@@ -134,13 +137,27 @@ func (s *scheduler) dequeue() int {
 // yield puts the running thread at the back of the run queue, behind any
 // thread whose wait has timed out by the next pick; it resumes with result
 // 0.
-func (s *scheduler) yield() {
+func (s *scheduler) yield() { s.preempt(0) }
+
+// preempt is yield for a thread whose system call completed with ret: it
+// resumes with that result.
+func (s *scheduler) preempt(ret int64) {
 	if s.cur >= 0 {
-		s.t[s.cur].ret = 0
+		s.t[s.cur].ret = ret
 		s.t[s.cur].restart = false
 		s.yielded = s.cur
 		s.cur = -1
 	}
+}
+
+// waiting reports whether a thread other than the running one could run at
+// now: one is runnable, or a wait has timed out.
+func (s *scheduler) waiting(now uint64) bool {
+	if s.head >= 0 {
+		return true
+	}
+	d, ok := s.nextDeadline()
+	return ok && d <= now
 }
 
 // block makes the running thread wait for kind on addr until deadline

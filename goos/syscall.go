@@ -149,12 +149,27 @@ func syscall() {
 		ret = unknownSyscall(nr, r)
 	}
 	if sched.cur >= 0 {
-		r.AX = uint64(ret)
-	} else {
-		schedule()
+		now := amd64.RDTSC()
+		if now-sliceStart < sliceCycles || !sched.waiting(now) {
+			r.AX = uint64(ret)
+			kernelDepth--
+			return
+		}
+		sched.preempt(ret)
 	}
+	schedule()
 	kernelDepth--
 }
+
+// timeSlice is how long a thread runs before a system call lets another
+// runnable one have the CPU: 1 ms, a tenth of the time after which the
+// runtime's sysmon asks a goroutine to yield.
+const timeSlice = 1_000_000 // ns
+
+var (
+	sliceStart  uint64 // TSC when the current thread was switched in
+	sliceCycles uint64 // timeSlice in TSC cycles, set with the clock
+)
 
 // unknownSyscall reports a system call ptilab does not answer, once per
 // number, and returns -ENOSYS.
@@ -183,6 +198,7 @@ func schedule() {
 		next, until, deadlock := sched.pick(amd64.RDTSC())
 		if next >= 0 {
 			switchTo(next)
+			sliceStart = amd64.RDTSC()
 			return
 		}
 		if deadlock {
@@ -251,7 +267,8 @@ func pageAlign(n uint64) uint64 { return (n + pageSize - 1) &^ (pageSize - 1) }
 
 func sysMmap(r *PtRegs) int64 {
 	addr, length, prot, flags, fd := r.DI, r.SI, r.DX, r.R10, int32(r.R8)
-	if length == 0 || pageAlign(length) < length || addr%pageSize != 0 || prot&^(PROT_READ|PROT_WRITE|PROT_EXEC) != 0 {
+	fixed := flags&(MAP_FIXED|MAP_FIXED_NOREPLACE) != 0
+	if length == 0 || pageAlign(length) < length || fixed && addr%pageSize != 0 || prot&^(PROT_READ|PROT_WRITE|PROT_EXEC) != 0 {
 		return -EINVAL
 	}
 	if flags&MAP_ANONYMOUS == 0 || fd != -1 && fd != 0 {
@@ -276,7 +293,7 @@ func sysMmap(r *PtRegs) int64 {
 		start = addr
 	default:
 		var ok bool
-		if start, ok = vm.findFree(addr, length); !ok {
+		if start, ok = vm.findFree(addr&^(pageSize-1), length); !ok {
 			return -ENOMEM
 		}
 	}
@@ -304,10 +321,13 @@ func sysMunmap(r *PtRegs) int64 {
 
 func sysMprotect(r *PtRegs) int64 {
 	addr, length, prot := r.DI, pageAlign(r.SI), r.DX
-	if addr%pageSize != 0 || prot&^(PROT_READ|PROT_WRITE|PROT_EXEC) != 0 {
+	if addr%pageSize != 0 || prot&^(PROT_READ|PROT_WRITE|PROT_EXEC) != 0 || length < r.SI {
 		return -EINVAL
 	}
-	if !vm.protect(addr, addr+length, uint8(prot)) {
+	if length == 0 {
+		return 0
+	}
+	if addr+length < addr || !vm.protect(addr, addr+length, uint8(prot)) {
 		return -ENOMEM
 	}
 	reprotect(addr, addr+length, uint8(prot))
@@ -322,15 +342,16 @@ const (
 
 func sysMadvise(r *PtRegs) int64 {
 	addr, length, advice := r.DI, pageAlign(r.SI), r.DX
-	if addr%pageSize != 0 {
+	if addr%pageSize != 0 || length < r.SI || addr+length < addr {
 		return -EINVAL
 	}
 	switch advice {
 	case MADV_DONTNEED, MADV_FREE:
+		// As Linux: release what is mapped, then report the holes.
+		unbackRange(max(addr, vm.lo), min(addr+length, vm.hi))
 		if !vm.covered(addr, addr+length) {
 			return -ENOMEM
 		}
-		unbackRange(addr, addr+length)
 	}
 	return 0
 }

@@ -92,10 +92,11 @@ func hostKernel(t *testing.T, n int) {
 	fds = [maxFDs]fileDesc{}
 	initFDs()
 	captureConsole, ncaptured = true, 0
-	identTop = 1 << 62
+	identTop, hostTest = 1<<62, true
 	stats.syscalls = [maxSyscall]uint64{}
 	clock.tsc = amd64.NewTSCClock(1e9)
 	clock.bootTSC = amd64.RDTSC()
+	sliceStart, sliceCycles = amd64.RDTSC(), 1<<62 // no preemption unless a test asks
 	clock.realtimeBase = 1_700_000_000 * 1e9
 	sigactions = [65][4]uint64{}
 	t.Cleanup(func() { captureConsole = false })
@@ -214,8 +215,48 @@ func TestEventfdEpoll(t *testing.T) {
 	assert.Equal(t, int64(8), call(SYS_read, uint64(efd), ptr(&buf), 8))
 	assert.Equal(t, uint64(1), binary.LittleEndian.Uint64(buf[:]))
 
+	// A timed wait woken early re-executes with what is left of its
+	// timeout (1 s at 1 GHz, some of it gone).
+	call(SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, 1000)
+	require.Equal(t, addr(&threads[1]), curThread)
+	assert.Equal(t, int64(8), call(SYS_write, uint64(efd), ptr(&buf), 8))
+	call(SYS_sched_yield)
+	require.Equal(t, addr(&threads[0]), curThread)
+	assert.LessOrEqual(t, threads[0].Regs.R10, uint64(1000))
+	assert.Greater(t, threads[0].Regs.R10, uint64(0))
+
+	// Closing a descriptor takes it out of the epoll sets.
 	assert.Equal(t, int64(0), call(SYS_close, uint64(efd)))
 	assert.Equal(t, int64(-EBADF), call(SYS_close, uint64(efd)))
+	assert.Equal(t, 0, fds[epfd].nitems)
+	efd2 := call(SYS_eventfd2, 0, O_NONBLOCK)
+	assert.Equal(t, efd, efd2, "the descriptor number is reused")
+	assert.Equal(t, int64(0), call(SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, 0), "the new eventfd is not watched")
+}
+
+// TestTimeSlice checks that a thread that has used its time slice is
+// preempted at a system call that would not block, when another thread can
+// run, and resumes with that call's result.
+func TestTimeSlice(t *testing.T) {
+	hostKernel(t, 2)
+	var ts [2]uint64
+	require.Equal(t, int64(0), call(SYS_clock_gettime, CLOCK_MONOTONIC, ptr(&ts)))
+	require.Equal(t, addr(&threads[0]), curThread, "within its slice the thread keeps the CPU")
+
+	sliceCycles = 0 // the slice is used up
+	call(SYS_getpid)
+	require.Equal(t, addr(&threads[1]), curThread, "preempted for the runnable thread")
+	assert.Equal(t, int64(1), sched.t[0].ret, "it resumes with getpid's result")
+	call(SYS_gettid) // thread 1's slice is used up too: back to thread 0
+	require.Equal(t, addr(&threads[0]), curThread)
+	assert.Equal(t, uint64(1), threads[0].Regs.AX)
+	assert.Equal(t, int64(2), sched.t[1].ret, "thread 1 resumes with its gettid result")
+
+	// Alone, a thread is not preempted.
+	call(SYS_exit)
+	require.Equal(t, addr(&threads[1]), curThread)
+	call(SYS_getpid)
+	assert.Equal(t, addr(&threads[1]), curThread)
 }
 
 func TestThreadCalls(t *testing.T) {
@@ -317,11 +358,23 @@ func TestMmapBookkeeping(t *testing.T) {
 	assert.Equal(t, int64(vmHi-1<<20), at2)
 	assert.Equal(t, int64(-EEXIST), call(SYS_mmap, 0xc000000000, 4096, rw, MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED_NOREPLACE, 0xffffffff, 0))
 	assert.Equal(t, int64(-ENODEV), call(SYS_mmap, 0, 4096, rw, MAP_PRIVATE, 3, 0), "no file mappings")
-	assert.Equal(t, int64(-EINVAL), call(SYS_mmap, 0x1234, 4096, rw, MAP_PRIVATE|MAP_ANONYMOUS, 0xffffffff, 0))
+	assert.Equal(t, int64(-EINVAL), call(SYS_mmap, 0x100001234, 4096, rw, MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED, 0xffffffff, 0))
 	assert.Equal(t, int64(-EINVAL), call(SYS_mmap, 0, 0, rw, MAP_PRIVATE|MAP_ANONYMOUS, 0xffffffff, 0))
+	// An unaligned hint is only a hint: rounded down, as Linux does.
+	assert.Equal(t, int64(0x100001000), call(SYS_mmap, 0x100001234, 4096, rw, MAP_PRIVATE|MAP_ANONYMOUS, 0xffffffff, 0))
 	all, acc := vm.reserved()
-	assert.Equal(t, uint64(65<<20), all)
-	assert.Equal(t, uint64(1<<20), acc)
+	assert.Equal(t, uint64(65<<20+4096), all)
+	assert.Equal(t, uint64(1<<20+4096), acc)
+
+	// mprotect of nothing succeeds and leaves the table alone; a length
+	// that wraps is refused.
+	n := vm.n
+	for i := 0; i < 20; i++ {
+		require.Equal(t, int64(0), call(SYS_mprotect, uint64(at2), 0, PROT_READ))
+	}
+	assert.Equal(t, n, vm.n)
+	assert.Equal(t, int64(-ENOMEM), call(SYS_mprotect, uint64(at2)+8192, ^uint64(0)-8191, PROT_READ))
+	assert.Equal(t, n, vm.n)
 }
 
 func TestTimespec(t *testing.T) {

@@ -41,7 +41,8 @@ func (t *thread) fxArea() uint64 {
 
 // switchTo makes thread i current: the system-call exit path restores its
 // registers. A thread resumes with the result its wait ended with, or
-// re-executes its system call (SYSCALL is 2 bytes: 0F 05).
+// re-executes its system call (SYSCALL is 2 bytes: 0F 05), with what is
+// left of its timeout.
 func switchTo(i int) {
 	t := &threads[i]
 	e := &sched.t[i]
@@ -49,6 +50,14 @@ func switchTo(i int) {
 		t.Regs.IP -= 2
 		t.Regs.AX = t.Regs.OrigAX
 		e.restart = false
+		if e.deadline != 0 {
+			// epoll_pwait's timeout (R10, ms) becomes what is left of it.
+			left := uint64(0)
+			if now := amd64.RDTSC(); e.deadline > now {
+				left = (clock.tsc.Nanoseconds(e.deadline-now) + 999_999) / 1_000_000
+			}
+			t.Regs.R10 = left
+		}
 	} else {
 		t.Regs.AX = uint64(e.ret)
 	}

@@ -51,6 +51,7 @@ func initClock() bool {
 	}
 	clock.tsc = amd64.NewTSCClock(hz)
 	clock.source = tscSourceIndex(src)
+	sliceCycles = clock.tsc.Cycles(timeSlice)
 	clock.bootTSC = amd64.RDTSC()
 	if t, s := efi.GetTime(); !s.Error() {
 		clock.realtimeBase = unixNano(t)
@@ -101,9 +102,15 @@ func SinceEntry() (since, boot int64) {
 		int64(clock.tsc.Nanoseconds(clock.runtimeTSC - clock.entryTSC))
 }
 
-// deadlineAfter returns the TSC value ns nanoseconds from now (ns > 0).
+// deadlineAfter returns the TSC value ns nanoseconds from now (ns > 0); a
+// time too far away for 64 bits of TSC saturates to the largest deadline.
 func deadlineAfter(ns int64) uint64 {
-	return amd64.RDTSC() + max(clock.tsc.Cycles(uint64(ns)), 1)
+	now := amd64.RDTSC()
+	c, ok := clock.tsc.CyclesSat(uint64(ns))
+	if !ok || now+c < now {
+		return ^uint64(0)
+	}
+	return now + max(c, 1)
 }
 
 // Clock ids (include/uapi/linux/time.h).

@@ -142,9 +142,12 @@ func (a *addressSpace) del(i int) {
 }
 
 // remove takes [start, end) out of every range, splitting a range that
-// holds it inside. It returns false (changing nothing) when the table has
+// holds it inside; an empty range removes nothing. It returns false (changing nothing) when the table has
 // no room for the split.
 func (a *addressSpace) remove(start, end uint64) bool {
+	if end <= start {
+		return true
+	}
 	i := a.search(start)
 	if i < a.n && a.v[i].start < start && a.v[i].end > end {
 		if a.n == len(a.v) {
@@ -173,11 +176,11 @@ func (a *addressSpace) remove(start, end uint64) bool {
 	return true
 }
 
-// protect sets prot on [start, end), which must be covered. It returns
-// false (changing nothing) when it is not covered or the table is too full
-// to split.
+// protect sets prot on [start, end), which must be covered and not empty.
+// It returns false (changing nothing) when it is not covered or the table
+// is too full to split.
 func (a *addressSpace) protect(start, end uint64, prot uint8) bool {
-	if !a.covered(start, end) || a.n+2 > len(a.v) {
+	if end <= start || !a.covered(start, end) || a.n+2 > len(a.v) {
 		return false
 	}
 	a.remove(start, end)

@@ -16,7 +16,7 @@ import (
 const mib = 1 << 20
 
 // checkNames are the self-checks of the image, in the order it runs them.
-var checkNames = []string{"goroutines", "maps", "fmt", "sleep", "alloc", "gc", "mmap"}
+var checkNames = []string{"goroutines", "maps", "fmt", "sleep", "alloc", "gc", "mmap", "preempt"}
 
 // requireOK checks that a run ended normally: status 0 through the
 // debug-exit device, no fault dump, and PTILAB-END status "ok" with every

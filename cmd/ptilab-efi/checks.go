@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -27,6 +28,7 @@ func runChecks(r *bench.Reporter) {
 	checkAlloc(r)
 	checkGC(r)
 	checkMmap(r)
+	checkPreempt(r)
 }
 
 // checkGoroutines runs 8 workers that sum disjoint ranges and send their
@@ -205,4 +207,27 @@ func checkMmap(r *bench.Reporter) {
 		return fmt.Sprintf("1 MiB mapped, written, protected none then read, %d pages lost their contents, unmapped", bad), bad == 0
 	}()
 	r.Check("mmap", ok, detail, nil)
+}
+
+// spinStep is a call the compiler cannot inline, so that the busy loop of
+// checkPreempt has the function prologues where the runtime preempts.
+//
+//go:noinline
+func spinStep(i int) int { return i*7 + 1 }
+
+// checkPreempt spins in one goroutine until another has run. With one P
+// the other runs only if the runtime preempts the spinning goroutine, which
+// its sysmon thread does after 10 ms, and sysmon runs only if the kernel
+// gives it the CPU while the spinning thread keeps it: the time slice.
+func checkPreempt(r *bench.Reporter) {
+	var ran atomic.Bool
+	t0 := time.Now()
+	go ran.Store(true)
+	x := 0
+	for !ran.Load() && time.Since(t0) < 2*time.Second {
+		x = spinStep(x)
+	}
+	waited := time.Since(t0)
+	r.Check("preempt", ran.Load(), fmt.Sprintf("a busy goroutine was preempted after %.1f ms", float64(waited.Microseconds())/1e3),
+		map[string]any{"waited_ns": waited.Nanoseconds()})
 }
