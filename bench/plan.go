@@ -6,9 +6,12 @@ package bench
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ptilab/ptilab/board"
+	"github.com/ptilab/ptilab/pti"
 )
 
 // PlanFile is the plan's path on the boot volume.
@@ -29,11 +32,65 @@ type Plan struct {
 	End board.EndAction
 	// Screen selects whether the console is also drawn on the displays.
 	Screen bool
+	// Benchmarks are the benchmarks to run, in this order: "null" (the
+	// null system call), "work" (the work curve), "probe" (the isolation
+	// probe).
+	Benchmarks []string
+	// Syscall holds the system-call benchmarks' knobs.
+	Syscall SyscallParams
 }
 
-// DefaultPlan is the plan without a plan file.
+// DefaultPlan is the plan without a plan file: the whole 64-bit matrix.
 func DefaultPlan() Plan {
-	return Plan{End: board.EndAuto, Screen: true}
+	return Plan{
+		End:        board.EndAuto,
+		Screen:     true,
+		Benchmarks: []string{"null", "work", "probe"},
+		Syscall: SyscallParams{
+			Modes:    []pti.Mode{pti.Off, pti.On, pti.OnPCID},
+			Flavours: []pti.Flavour{pti.Minimal, pti.Linux},
+			Globals:  []bool{false, true},
+			N:        1000,
+			R:        10,
+			Warmup:   2,
+			WorkN:    200,
+			WorkNs:   []int64{0, 100, 500, 2000, 5000},
+		},
+	}
+}
+
+// listOf parses a comma-separated list of names, each one of allowed, in
+// the order given, without repeats.
+func listOf[T any](v string, allowed map[string]T, what string) ([]T, error) {
+	var out []T
+	var seen []string
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		x, ok := allowed[f]
+		if !ok {
+			names := make([]string, 0, len(allowed))
+			for n := range allowed {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			return nil, fmt.Errorf("%s must be a comma-separated list of %s", what, strings.Join(names, ", "))
+		}
+		if slices.Contains(seen, f) {
+			return nil, fmt.Errorf("%s lists %s twice", what, f)
+		}
+		seen = append(seen, f)
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// intIn parses an integer between lo and hi.
+func intIn(v, what string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s must be an integer from %d to %d", what, lo, hi)
+	}
+	return n, nil
 }
 
 // PlanError is a line of the plan file that could not be used; the run
@@ -83,6 +140,76 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		}
 		return nil
 	},
+	"benchmarks": func(p *Plan, v string) (err error) {
+		if v == "none" {
+			p.Benchmarks = nil
+			return nil
+		}
+		p.Benchmarks, err = listOf(v, map[string]string{"null": "null", "work": "work", "probe": "probe"}, "benchmarks")
+		return err
+	},
+	"modes": func(p *Plan, v string) (err error) {
+		m, err := listOf(v, map[string]pti.Mode{"off": pti.Off, "on": pti.On, "on+pcid": pti.OnPCID}, "modes")
+		if err == nil && m[0] != pti.Off {
+			return fmt.Errorf("modes must start with off: the other modes are compared with it")
+		}
+		if err == nil {
+			p.Syscall.Modes = m
+		}
+		return err
+	},
+	"flavours": func(p *Plan, v string) (err error) {
+		f, err := listOf(v, map[string]pti.Flavour{"minimal": pti.Minimal, "linux": pti.Linux}, "flavours")
+		if err == nil {
+			p.Syscall.Flavours = f
+		}
+		return err
+	},
+	"global": func(p *Plan, v string) error {
+		g, ok := map[string][]bool{"off": {false}, "on": {true}, "both": {false, true}}[v]
+		if !ok {
+			return fmt.Errorf("global must be off, on or both")
+		}
+		p.Syscall.Globals = g
+		return nil
+	},
+	"n": func(p *Plan, v string) (err error) {
+		p.Syscall.N, err = intInto(p.Syscall.N, v, "n", 1, 1_000_000)
+		return err
+	},
+	"r": func(p *Plan, v string) (err error) {
+		p.Syscall.R, err = intInto(p.Syscall.R, v, "r", 1, 4000)
+		return err
+	},
+	"warmup": func(p *Plan, v string) (err error) {
+		p.Syscall.Warmup, err = intInto(p.Syscall.Warmup, v, "warmup", 0, 100)
+		return err
+	},
+	"work_n": func(p *Plan, v string) (err error) {
+		p.Syscall.WorkN, err = intInto(p.Syscall.WorkN, v, "work_n", 1, 1_000_000)
+		return err
+	},
+	"work_ns": func(p *Plan, v string) error {
+		var ws []int64
+		for _, f := range strings.Split(v, ",") {
+			n, err := intIn(strings.TrimSpace(f), "work_ns", 0, 1_000_000)
+			if err != nil {
+				return fmt.Errorf("work_ns must be a comma-separated list of integers from 0 to 1000000")
+			}
+			ws = append(ws, int64(n))
+		}
+		p.Syscall.WorkNs = ws
+		return nil
+	},
+}
+
+// intInto parses v as intIn does, keeping old when v is bad.
+func intInto(old int, v, what string, lo, hi int) (int, error) {
+	n, err := intIn(v, what, lo, hi)
+	if err != nil {
+		return old, err
+	}
+	return n, nil
 }
 
 // ParsePlan reads a plan file: one `key = value` per line; '#' starts a

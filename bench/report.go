@@ -61,6 +61,18 @@ func (r *Reporter) Check(name string, ok bool, detail string, fields map[string]
 	r.Record("check", f)
 }
 
+// Error reports a benchmark that went wrong: a record of kind "error"
+// with fields, and a failure the PTILAB-END line counts, under name.
+func (r *Reporter) Error(name string, fields map[string]any) {
+	r.failed = append(r.failed, name)
+	f := make(map[string]any, len(fields)+1)
+	for k, v := range fields {
+		f[k] = v
+	}
+	f["name"] = name
+	r.Record("error", f)
+}
+
 // Failed returns the names of the failed checks.
 func (r *Reporter) Failed() []string { return r.failed }
 

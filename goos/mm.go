@@ -69,6 +69,30 @@ func (p *framePool) alloc() (uint64, bool) {
 	return pa, true
 }
 
+// allocContig returns n zeroed, physically contiguous frames whose first
+// address is a multiple of align (a power of two, at least a page), taken
+// from the fresh part of a region; frames skipped for alignment go to the
+// free list.
+func (p *framePool) allocContig(n, align uint64) (uint64, bool) {
+	for i := p.cur; i < p.n; i++ {
+		r := &p.region[i]
+		at := (r.next + align - 1) &^ (align - 1)
+		if at+n*pageSize > r.end || at+n*pageSize < at {
+			continue
+		}
+		for skip := r.next; skip < at; skip += pageSize {
+			p.used++ // release counts it back
+			p.release(skip)
+		}
+		r.next = at + n*pageSize
+		clear(unsafe.Slice((*byte)(phys(at)), n*pageSize))
+		p.used += n
+		p.peak = max(p.peak, p.used)
+		return at, true
+	}
+	return 0, false
+}
+
 // release takes back the frame at pa.
 func (p *framePool) release(pa uint64) {
 	*(*uint64)(phys(pa)) = p.free
@@ -87,17 +111,52 @@ func (identityTables) NewTable() (uint64, bool) { return pool.alloc() }
 
 func (identityTables) Table(pa uint64) *amd64.Table { return (*amd64.Table)(phys(pa)) }
 
+// NewTablePair returns two contiguous zeroed tables, the first 8 KiB
+// aligned: the PML4 pair of a PTI address space (Linux,
+// arch/x86/mm/pti.c: the user PML4 is the upper 4 KiB).
+func (identityTables) NewTablePair() (uint64, bool) { return pool.allocContig(2, 2*pageSize) }
+
+// PhysTables is the kernel's amd64.TableMemory: tables in frames of the
+// kernel's pool, reached through the identity map.
+type PhysTables = identityTables
+
+// KernelTable returns the page table the kernel and the Go runtime run on.
+func KernelTable() amd64.PageTable[PhysTables] { return kernelPT }
+
+// AllocFrames returns n zeroed, contiguous 4 KiB frames from the kernel's
+// pool, the first aligned to align bytes, or false when memory runs out.
+// Go code may call it: it touches only the pool and the frames.
+func AllocFrames(n, align uint64) (uint64, bool) { return pool.allocContig(n, max(align, pageSize)) }
+
+// FreeFrames gives back n frames from pa.
+func FreeFrames(pa, n uint64) {
+	for i := uint64(0); i < n; i++ {
+		pool.release(pa + i*pageSize)
+	}
+}
+
+// Pointer returns a pointer to the kernel address va: a physical address
+// (the identity map) or an address the kernel's table maps.
+func Pointer(va uint64) unsafe.Pointer { return phys(va) }
+
+// Frames returns the contents of n frames from pa, through the identity
+// map.
+func Frames(pa, n uint64) []byte { return unsafe.Slice((*byte)(phys(pa)), n*pageSize) }
+
 // kernelPT is the address space the kernel and the Go runtime run in: the
 // identity map of physical memory and, above it, the runtime's mappings.
 var kernelPT amd64.PageTable[identityTables]
 
-// The runtime's mappings live in [vmLo, vmHi): above every identity-mapped
-// physical address, below the end of the canonical lower half.
+// The runtime's mappings live in [vm.lo, vm.hi): above every identity-mapped
+// physical address, below VMTop.
 var vm addressSpace
 
-// vmHi is the top of the runtime's mappings: Linux's TASK_SIZE for 4-level
-// paging, less a page.
-const vmHi = 0x00007ffffffff000
+// VMTop is the end of the runtime's mappings: the start of PML4 slot 255
+// (the last of the lower half), which holds the address spaces of the
+// benchmark tasks that run in ring 3 (package pti).
+const VMTop = 0x00007f8000000000
+
+const vmHi = VMTop
 
 // pteKept marks a page made inaccessible by mprotect(PROT_NONE): not
 // present, but its frame stays (in the address bits), as Linux keeps a

@@ -156,6 +156,17 @@ func integer(t *testing.T, fields map[string]any, key string) int64 {
 	return v
 }
 
+// number returns the numeric field key of a record.
+func number(t *testing.T, fields map[string]any, key string) float64 {
+	t.Helper()
+	require.Contains(t, fields, key)
+	n, ok := fields[key].(json.Number)
+	require.True(t, ok, "field %q is %T, not a number", key, fields[key])
+	v, err := n.Float64()
+	require.NoError(t, err, "field %q", key)
+	return v
+}
+
 // str returns the string field key of a record.
 func str(t *testing.T, fields map[string]any, key string) string {
 	t.Helper()

@@ -38,6 +38,7 @@ func main() {
 	}
 
 	runChecks(r)
+	runBenchmarks(r, plan)
 	syscallTable(r)
 	m := goos.Memory()
 	sinceEntry, bootNs := goos.SinceEntry()

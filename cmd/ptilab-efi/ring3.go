@@ -1,0 +1,44 @@
+package main
+
+import (
+	"slices"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/bench"
+	"github.com/ptilab/ptilab/efi"
+	"github.com/ptilab/ptilab/goos"
+	"github.com/ptilab/ptilab/pti"
+)
+
+// runBenchmarks runs the plan's ring-3 benchmarks: the null system call,
+// the work curve and the isolation probe.
+func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
+	if len(plan.Benchmarks) == 0 {
+		return
+	}
+	if err := pti.Setup(); err != nil {
+		r.Error("ring3 setup", map[string]any{"error": err.Error()})
+		r.Printf("ptilab: %v", err)
+		return
+	}
+	info := goos.MachineInfo()
+	clk := bench.Clock{Hz: info.TSCHz, Source: info.TSCSource, Emulated: amd64.Features.HypervisorVendor() == "TCGTCGTCGTCG"}
+	for _, b := range plan.Benchmarks {
+		switch b {
+		case "null":
+			bench.NullSyscall(r, plan.Syscall, clk)
+		case "work":
+			bench.WorkCurve(r, plan.Syscall, clk)
+		case "probe":
+			modes := plan.Syscall.Modes
+			if !slices.Contains(modes, pti.On) {
+				modes = append(modes, pti.On)
+			}
+			bench.IsolationProbe(r, modes, []bench.ProbeTarget{
+				{Name: "kernel text", Address: efi.Firmware.ImageBase + 0x1000},
+				{Name: "entry area", Address: pti.EntryData},
+				{Name: "own page", Address: pti.UserData},
+			})
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package image
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// routine returns the decoded instructions of the entry routine sym in the
+// built image, up to the UD2 of its "PTIEND" end marker (the bytes pti
+// copies into the entry area).
+func routine(t *testing.T, sym string) []x86asm.Inst {
+	t.Helper()
+	f := openImage(t)
+	syms, err := f.Symbols()
+	require.NoError(t, err)
+	var s *elf.Symbol
+	for i := range syms {
+		if syms[i].Name == "github.com/ptilab/ptilab/pti."+sym {
+			s = &syms[i]
+		}
+	}
+	require.NotNil(t, s, "symbol pti.%s", sym)
+	text := f.Section(".text")
+	code, err := text.Data()
+	require.NoError(t, err)
+	body := code[s.Value-text.Addr:]
+	end := bytes.Index(body, []byte{0x0f, 0x0b, 'P', 'T', 'I', 'E', 'N', 'D'})
+	require.Positive(t, end, "end marker of %s", sym)
+	var insts []x86asm.Inst
+	for off := 0; off < end; {
+		inst, err := x86asm.Decode(body[off:end], 64)
+		require.NoError(t, err, "%s+%#x", sym, off)
+		insts = append(insts, inst)
+		off += inst.Len
+	}
+	return insts
+}
+
+// shape renders instructions as "OP dst" words for comparison, with the
+// operands that matter to the mechanism (registers, CR3) and without
+// addresses and displacements.
+func shape(insts []x86asm.Inst) []string {
+	var out []string
+	for _, in := range insts {
+		s := in.Op.String()
+		if in.Op == x86asm.SYSRET {
+			if in.Prefix[0] == 0 && in.Len == 2 {
+				s = "SYSRET (no REX.W)"
+			} else {
+				s = "SYSRETQ"
+			}
+		}
+		for _, a := range in.Args {
+			if r, ok := a.(x86asm.Reg); ok {
+				s += " " + r.String()
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// The minimal trampolines: exactly the mechanism, nothing else.
+var minimalShape = map[string][]string{
+	"Off": {
+		"SWAPGS", "MOV RSP", "MOV RSP", "CMP RAX", "JAE", "CALL",
+		"MOV RSP", "PUSH RDI", "POP RDI", "MOV RSP", "SWAPGS", "SYSRETQ",
+		"MOV RAX", "JMP",
+	},
+	"On": {
+		"SWAPGS", "MOV RSP", "MOV RSP CR3", "AND RSP", "MOV CR3 RSP", "MOV RSP", "CMP RAX", "JAE", "CALL",
+		"MOV RSP", "PUSH RDI", "MOV RDI CR3", "OR RDI", "MOV CR3 RDI", "POP RDI", "MOV RSP", "SWAPGS", "SYSRETQ",
+		"MOV RAX", "JMP",
+	},
+	"PCID": {
+		"SWAPGS", "MOV RSP", "MOV RSP CR3", "AND RSP", "BTS RSP", "MOV CR3 RSP", "MOV RSP", "CMP RAX", "JAE", "CALL",
+		"MOV RSP", "PUSH RDI", "MOV RDI CR3", "OR RDI", "BTS RDI", "MOV CR3 RDI", "POP RDI", "MOV RSP", "SWAPGS", "SYSRETQ",
+		"MOV RAX", "JMP",
+	},
+}
+
+func TestMinimalTrampolines(t *testing.T) {
+	for mode, want := range minimalShape {
+		t.Run(mode, func(t *testing.T) {
+			assert.Equal(t, want, shape(routine(t, "sysMinimal"+mode)))
+		})
+	}
+}
+
+// TestLinuxTrampolines checks the Linux-shaped trampolines' key steps in
+// order: SWAPGS, the CR3 switch (with isolation), the pt_regs frame of 21
+// words, the canonical-RCX check before SYSRETQ, the CR3 switch back, and
+// an IRETQ path.
+func TestLinuxTrampolines(t *testing.T) {
+	for _, mode := range []string{"Off", "On", "PCID"} {
+		t.Run(mode, func(t *testing.T) {
+			sh := shape(routine(t, "sysLinux"+mode))
+			all := strings.Join(sh, "; ")
+			assert.Equal(t, "SWAPGS", sh[0])
+			pushes := 0
+			for _, s := range sh {
+				if strings.HasPrefix(s, "PUSH") {
+					pushes++
+				}
+			}
+			// 21 words of pt_regs, then two on the way out by SYSRET and six
+			// by IRET on the entry stack.
+			assert.Equal(t, 21+2+6, pushes, all)
+			assert.Contains(t, all, "SHL RAX; SAR RAX; CMP RAX RCX", "the canonical check of RCX")
+			assert.Equal(t, 1, strings.Count(all, "SYSRETQ"), all)
+			assert.NotContains(t, all, "SYSRET (no REX.W)")
+			assert.Equal(t, 1, strings.Count(all, "IRETQ"), all)
+			writes := strings.Count(all, "MOV CR3 ")
+			if mode == "Off" {
+				assert.Zero(t, writes, "no CR3 write without isolation")
+			} else {
+				assert.Equal(t, 3, writes, "in, out by SYSRET, out by IRET")
+			}
+		})
+	}
+}
+
+// TestExceptionStubs checks the 32 16-byte stubs of the entry area's IDT:
+// the vectors with an error code (SDM Vol. 3A, Table 6-1) push only the
+// vector; each jumps to the common path at +512.
+func TestExceptionStubs(t *testing.T) {
+	f := openImage(t)
+	syms, err := f.Symbols()
+	require.NoError(t, err)
+	var base uint64
+	for _, s := range syms {
+		if s.Name == "github.com/ptilab/ptilab/pti.excEntries" {
+			base = s.Value
+		}
+	}
+	require.NotZero(t, base)
+	text := f.Section(".text")
+	code, err := text.Data()
+	require.NoError(t, err)
+	withError := map[int]bool{8: true, 10: true, 11: true, 12: true, 13: true, 14: true, 17: true, 21: true, 29: true, 30: true}
+	for v := 0; v < 32; v++ {
+		stub := code[base-text.Addr+uint64(16*v):][:16]
+		var ops []string
+		for off := 0; off < 9; {
+			in, err := x86asm.Decode(stub[off:], 64)
+			require.NoError(t, err)
+			ops = append(ops, in.String())
+			if in.Op == x86asm.JMP {
+				rel := int64(in.Args[0].(x86asm.Rel))
+				assert.Equal(t, int64(512), int64(16*v+off+in.Len)+rel, "vector %d jumps to the common path", v)
+			}
+			off += in.Len
+		}
+		first := "PUSH 0x0"
+		if withError[v] {
+			first = "NOP"
+		}
+		assert.Equal(t, []string{first, fmt.Sprintf("PUSH 0x%x", v)}, ops[len(ops)-3:len(ops)-1], "vector %d: %v", v, ops)
+	}
+
+	// The common path loads the kernel side's CR3 from the entry data: in
+	// mode off the one table need not be 8 KiB aligned, so clearing bit
+	// 12 of CR3 would switch to another page.
+	common := code[base-text.Addr+512:]
+	var sh []string
+	for off := 0; len(sh) < 8; {
+		in, err := x86asm.Decode(common[off:], 64)
+		require.NoError(t, err)
+		sh = append(sh, shape([]x86asm.Inst{in})[0])
+		off += in.Len
+	}
+	assert.Equal(t, []string{"TEST", "JE", "SWAPGS", "MOV RAX", "MOV CR3 RAX"}, sh[:5])
+}

@@ -1,0 +1,113 @@
+package pti
+
+import "unsafe"
+
+// descPtr is the LGDT/LIDT/SGDT/SIDT operand (amd64.DescPtr), repeated here
+// so that its offsets reach this package's assembly.
+type descPtr struct {
+	_     [3]uint16
+	Limit uint16
+	Base  uint64
+}
+
+// nsys is the size of the system-call table of ring 3's kernel.
+const nsys = 128
+
+// System calls a task makes (Linux numbers where Linux has the call).
+const (
+	SysExit    = 60  // exit(status): the task is done
+	SysGetppid = 110 // the null call: returns 1
+	SysWork    = 127 // ptilab's: spend RDI TSC cycles in the kernel, return 0
+)
+
+// entryData is the per-CPU data page of the entry area (at EntryData): what
+// the trampolines read and write while the kernel side's own memory may not
+// be mapped, the run's setup, and the Go context restored at its end.
+type entryData struct {
+	UserRSP      uint64 // the task's RSP, saved on entry (Linux: TSS.sp2)
+	TaskStackTop uint64 // the kernel stack of the system-call path (Linux: cpu_current_top_of_stack)
+	KernelRoot   uint64 // the kernel side's PML4, PCID 0: loaded before CR4.PCIDE is set
+	KernelCR3    uint64 // the kernel side's CR3
+	UserCR3      uint64 // the user side's CR3
+	RunCR4       uint64 // CR4 during the run (PGE, PCIDE)
+	Trampoline   uint64 // LSTAR during the run
+	ToUser       uint64 // address of toUser in the entry text
+	ExitRun      uint64 // address of runExit (kernel text)
+	UserRIP      uint64 // where the task starts
+	UserRSP0     uint64 // the task's initial stack pointer
+	Args         [6]uint64
+
+	RunGDT, RunIDT descPtr
+
+	// Go's context, saved by enterUser and restored by runExit.
+	GoRSP, GoCR3, GoCR4, GoLSTAR, GoGSBase, GoKernelGSBase, GoTR uint64
+	GoGDT, GoIDT                                                 descPtr
+
+	// How the run ended.
+	Reason, Status                                           uint64
+	Vector, ErrorCode, FaultRIP, FaultCS, FaultRSP, FaultCR2 uint64
+
+	Table [nsys]uint64 // the system-call table: kernel addresses
+}
+
+// Run end reasons.
+const (
+	ReasonExit  = 1 // the task called exit
+	ReasonFault = 2 // a CPU exception ended the run
+)
+
+// dataBase is EntryData as a negative number: the trampolines address the
+// entry area with absolute 32-bit displacements, which the CPU
+// sign-extends.
+const dataBase = EntryData - 1<<64
+
+// Absolute addresses of entryData's fields, for the assembly.
+const (
+	eUserRSP      = dataBase + int64(unsafe.Offsetof(entryData{}.UserRSP))
+	eTaskStackTop = dataBase + int64(unsafe.Offsetof(entryData{}.TaskStackTop))
+	eKernelRoot   = dataBase + int64(unsafe.Offsetof(entryData{}.KernelRoot))
+	eKernelCR3    = dataBase + int64(unsafe.Offsetof(entryData{}.KernelCR3))
+	eUserCR3      = dataBase + int64(unsafe.Offsetof(entryData{}.UserCR3))
+	eRunCR4       = dataBase + int64(unsafe.Offsetof(entryData{}.RunCR4))
+	eTrampoline   = dataBase + int64(unsafe.Offsetof(entryData{}.Trampoline))
+	eToUser       = dataBase + int64(unsafe.Offsetof(entryData{}.ToUser))
+	eExitRun      = dataBase + int64(unsafe.Offsetof(entryData{}.ExitRun))
+	eUserRIP      = dataBase + int64(unsafe.Offsetof(entryData{}.UserRIP))
+	eUserRSP0     = dataBase + int64(unsafe.Offsetof(entryData{}.UserRSP0))
+	eArgs         = dataBase + int64(unsafe.Offsetof(entryData{}.Args))
+	eRunGDT       = dataBase + int64(unsafe.Offsetof(entryData{}.RunGDT)) + 6
+	eRunIDT       = dataBase + int64(unsafe.Offsetof(entryData{}.RunIDT)) + 6
+	eGoRSP        = dataBase + int64(unsafe.Offsetof(entryData{}.GoRSP))
+	eGoCR3        = dataBase + int64(unsafe.Offsetof(entryData{}.GoCR3))
+	eGoCR4        = dataBase + int64(unsafe.Offsetof(entryData{}.GoCR4))
+	eGoLSTAR      = dataBase + int64(unsafe.Offsetof(entryData{}.GoLSTAR))
+	eGoGSBase     = dataBase + int64(unsafe.Offsetof(entryData{}.GoGSBase))
+	eGoKGSBase    = dataBase + int64(unsafe.Offsetof(entryData{}.GoKernelGSBase))
+	eGoTR         = dataBase + int64(unsafe.Offsetof(entryData{}.GoTR))
+	eGoGDT        = dataBase + int64(unsafe.Offsetof(entryData{}.GoGDT)) + 6 // the limit
+	eGoGDTBase    = eGoGDT + 2
+	eGoIDT        = dataBase + int64(unsafe.Offsetof(entryData{}.GoIDT)) + 6
+	eReason       = dataBase + int64(unsafe.Offsetof(entryData{}.Reason))
+	eStatus       = dataBase + int64(unsafe.Offsetof(entryData{}.Status))
+	eVector       = dataBase + int64(unsafe.Offsetof(entryData{}.Vector))
+	eErrorCode    = dataBase + int64(unsafe.Offsetof(entryData{}.ErrorCode))
+	eFaultRIP     = dataBase + int64(unsafe.Offsetof(entryData{}.FaultRIP))
+	eFaultCS      = dataBase + int64(unsafe.Offsetof(entryData{}.FaultCS))
+	eFaultRSP     = dataBase + int64(unsafe.Offsetof(entryData{}.FaultRSP))
+	eFaultCR2     = dataBase + int64(unsafe.Offsetof(entryData{}.FaultCR2))
+	eTable        = dataBase + int64(unsafe.Offsetof(entryData{}.Table))
+
+	// The entry stack's top, negative for the assembly's immediates.
+	eEntryStackTop = EntryStackTop - 1<<64
+)
+
+// Selectors the assembly uses (amd64's, repeated for go_asm.h).
+const (
+	userCS  = 0x33 // amd64.USER_CS
+	userDS  = 0x2b // amd64.USER_DS
+	tssSel  = 0x40 // amd64.TSS_SEL
+	ptiMask = PTIUserMask
+)
+
+// entryData must fit in its page: this fails to compile otherwise.
+var _ [4096 - unsafe.Sizeof(entryData{})]byte

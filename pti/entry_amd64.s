@@ -1,0 +1,488 @@
+#include "go_asm.h"
+#include "textflag.h"
+
+#define MSR_LSTAR          0xc0000082
+#define MSR_GS_BASE        0xc0000101
+#define MSR_KERNEL_GS_BASE 0xc0000102
+
+// The routines from here to the kernel-text section are copied into the
+// entry area's text pages and run there, at another address than they were
+// linked at: they use only relative jumps within themselves and absolute
+// addresses in the entry area (32-bit displacements, sign-extended: the
+// entry area is the top 2 MiB). Each ends with ENTRY_END, a UD2 followed by
+// the bytes "PTIEND" that the copier looks for.
+#define ENTRY_END BYTE $0x0f; BYTE $0x0b; BYTE $0x50; BYTE $0x54; BYTE $0x49; BYTE $0x45; BYTE $0x4e; BYTE $0x44
+
+// SYSRETQ is REX.W + SYSRET (48 0F 07): return to 64-bit ring 3. The Go
+// assembler's SYSRET has no REX.W and would return to compatibility mode.
+#define SYSRETQ BYTE $0x48; BYTE $0x0f; BYTE $0x07
+
+// CR3 switches, as Linux's SWITCH_TO_KERNEL_CR3 and SWITCH_TO_USER_CR3
+// (arch/x86/entry/calling.h): the kernel side is the user side with bits 12
+// (which PML4 of the pair) and 11 (user PCID) cleared; with PCIDs, NOFLUSH
+// (bit 63) keeps the TLB entries of the PCID switched to.
+#define TO_KERNEL_OFF(reg)
+#define TO_KERNEL_ON(reg) \
+	MOVQ	CR3, reg; \
+	ANDQ	$~const_ptiMask, reg; \
+	MOVQ	reg, CR3
+#define TO_KERNEL_PCID(reg) \
+	MOVQ	CR3, reg; \
+	ANDQ	$~const_ptiMask, reg; \
+	BTSQ	$63, reg; \
+	MOVQ	reg, CR3
+
+#define TO_USER_OFF(reg)
+#define TO_USER_ON(reg) \
+	MOVQ	CR3, reg; \
+	ORQ	$(1<<const_PTIUserPGTableBit), reg; \
+	MOVQ	reg, CR3
+#define TO_USER_PCID(reg) \
+	MOVQ	CR3, reg; \
+	ORQ	$const_ptiMask, reg; \
+	BTSQ	$63, reg; \
+	MOVQ	reg, CR3
+
+// SYS_MINIMAL is the minimal SYSCALL trampoline: the mechanism alone.
+// SWAPGS, the task's RSP to the entry area, the kernel side's CR3, the
+// kernel stack, a call through the system-call table (the handlers keep
+// every register but RAX), the entry stack, the user side's CR3, the
+// task's RSP, SWAPGS, SYSRETQ. RCX and R11 hold the return RIP and RFLAGS
+// throughout.
+#define SYS_MINIMAL(name, TO_KERNEL, TO_USER) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	SWAPGS; \
+	MOVQ	SP, const_eUserRSP; \
+	TO_KERNEL(SP); \
+	MOVQ	const_eTaskStackTop, SP; \
+	CMPQ	AX, $const_nsys; \
+	JAE	nosys; \
+	CALL	const_eTable(AX*8); \
+back: \
+	MOVQ	$const_eEntryStackTop, SP; \
+	PUSHQ	DI; \
+	TO_USER(DI); \
+	POPQ	DI; \
+	MOVQ	const_eUserRSP, SP; \
+	SWAPGS; \
+	SYSRETQ; \
+nosys: \
+	MOVQ	$-38, AX; \
+	JMP	back; \
+	ENTRY_END
+
+SYS_MINIMAL(·sysMinimalOff, TO_KERNEL_OFF, TO_USER_OFF)
+SYS_MINIMAL(·sysMinimalOn, TO_KERNEL_ON, TO_USER_ON)
+SYS_MINIMAL(·sysMinimalPCID, TO_KERNEL_PCID, TO_USER_PCID)
+
+// pt_regs offsets (arch/x86/include/asm/ptrace.h), from the stack pointer
+// once it is built.
+#define PT_R15 0
+#define PT_R14 8
+#define PT_R13 16
+#define PT_R12 24
+#define PT_BP 32
+#define PT_BX 40
+#define PT_R11 48
+#define PT_R10 56
+#define PT_R9  64
+#define PT_R8  72
+#define PT_AX 80
+#define PT_CX 88
+#define PT_DX 96
+#define PT_SI 104
+#define PT_DI 112
+#define PT_ORIG_AX 120
+#define PT_IP 128
+#define PT_CS 136
+#define PT_FLAGS 144
+#define PT_SP 152
+#define PT_SS 160
+
+// SYS_LINUX is the SYSCALL trampoline shaped like Linux's entry_SYSCALL_64
+// (arch/x86/entry/entry_64.S): after the CR3 and stack switch it builds a
+// full struct pt_regs on the kernel stack (PUSH_AND_CLEAR_REGS, with RAX
+// = -ENOSYS and the general registers cleared), dispatches from it,
+// stores the result, checks that SYSRET is safe (RCX == RIP, R11 ==
+// RFLAGS, no TF or RF, a canonical RIP: on Intel CPUs SYSRET with a
+// non-canonical RCX faults in ring 0, CVE-2012-0217) and returns by SYSRETQ,
+// or by IRETQ when it is not; POP_REGS restores the registers from pt_regs,
+// and the way out goes through the entry stack, as Linux's trampoline
+// stack, for the CR3 switch.
+#define SYS_LINUX(name, TO_KERNEL, TO_USER) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	SWAPGS; \
+	MOVQ	SP, const_eUserRSP; \
+	TO_KERNEL(SP); \
+	MOVQ	const_eTaskStackTop, SP; \
+	PUSHQ	$const_userDS; \
+	PUSHQ	const_eUserRSP; \
+	PUSHQ	R11; \
+	PUSHQ	$const_userCS; \
+	PUSHQ	CX; \
+	PUSHQ	AX; \
+	PUSHQ	DI; \
+	PUSHQ	SI; \
+	PUSHQ	DX; \
+	PUSHQ	CX; \
+	PUSHQ	$-38; \
+	PUSHQ	R8; \
+	PUSHQ	R9; \
+	PUSHQ	R10; \
+	PUSHQ	R11; \
+	PUSHQ	BX; \
+	PUSHQ	BP; \
+	PUSHQ	R12; \
+	PUSHQ	R13; \
+	PUSHQ	R14; \
+	PUSHQ	R15; \
+	XORL	SI, SI; \
+	XORL	DX, DX; \
+	XORL	CX, CX; \
+	XORL	R8, R8; \
+	XORL	R9, R9; \
+	XORL	R10, R10; \
+	XORL	R11, R11; \
+	XORL	BX, BX; \
+	XORL	BP, BP; \
+	XORL	R12, R12; \
+	XORL	R13, R13; \
+	XORL	R14, R14; \
+	XORL	R15, R15; \
+	MOVQ	PT_ORIG_AX(SP), AX; \
+	CMPQ	AX, $const_nsys; \
+	JAE	done; \
+	MOVQ	PT_DI(SP), DI; \
+	MOVQ	PT_SI(SP), SI; \
+	MOVQ	PT_DX(SP), DX; \
+	MOVQ	PT_R10(SP), R10; \
+	MOVQ	PT_R8(SP), R8; \
+	MOVQ	PT_R9(SP), R9; \
+	CALL	const_eTable(AX*8); \
+	MOVQ	AX, PT_AX(SP); \
+done: \
+	MOVQ	PT_CX(SP), CX; \
+	MOVQ	PT_R11(SP), R11; \
+	CMPQ	CX, PT_IP(SP); \
+	JNE	iret; \
+	CMPQ	R11, PT_FLAGS(SP); \
+	JNE	iret; \
+	TESTQ	$0x10100, R11; \
+	JNE	iret; \
+	MOVQ	CX, AX; \
+	SHLQ	$16, AX; \
+	SARQ	$16, AX; \
+	CMPQ	AX, CX; \
+	JNE	iret; \
+	POPQ	R15; \
+	POPQ	R14; \
+	POPQ	R13; \
+	POPQ	R12; \
+	POPQ	BP; \
+	POPQ	BX; \
+	ADDQ	$8, SP; \
+	POPQ	R10; \
+	POPQ	R9; \
+	POPQ	R8; \
+	POPQ	AX; \
+	ADDQ	$8, SP; \
+	POPQ	DX; \
+	POPQ	SI; \
+	MOVQ	SP, DI; \
+	MOVQ	$const_eEntryStackTop, SP; \
+	PUSHQ	(PT_SP-PT_DI)(DI); \
+	PUSHQ	(DI); \
+	TO_USER(DI); \
+	POPQ	DI; \
+	POPQ	SP; \
+	SWAPGS; \
+	SYSRETQ; \
+iret: \
+	POPQ	R15; \
+	POPQ	R14; \
+	POPQ	R13; \
+	POPQ	R12; \
+	POPQ	BP; \
+	POPQ	BX; \
+	POPQ	R11; \
+	POPQ	R10; \
+	POPQ	R9; \
+	POPQ	R8; \
+	POPQ	AX; \
+	POPQ	CX; \
+	POPQ	DX; \
+	POPQ	SI; \
+	MOVQ	SP, DI; \
+	MOVQ	$const_eEntryStackTop, SP; \
+	PUSHQ	(PT_SS-PT_DI)(DI); \
+	PUSHQ	(PT_SP-PT_DI)(DI); \
+	PUSHQ	(PT_FLAGS-PT_DI)(DI); \
+	PUSHQ	(PT_CS-PT_DI)(DI); \
+	PUSHQ	(PT_IP-PT_DI)(DI); \
+	PUSHQ	(DI); \
+	TO_USER(DI); \
+	POPQ	DI; \
+	SWAPGS; \
+	IRETQ; \
+	ENTRY_END
+
+SYS_LINUX(·sysLinuxOff, TO_KERNEL_OFF, TO_USER_OFF)
+SYS_LINUX(·sysLinuxOn, TO_KERNEL_ON, TO_USER_ON)
+SYS_LINUX(·sysLinuxPCID, TO_KERNEL_PCID, TO_USER_PCID)
+
+// toUser starts the task: entered from enterUser on the entry stack, on
+// the kernel side, with GS base 0 and KERNEL_GS_BASE = the entry data. It
+// builds the IRETQ frame to ring 3 (SDM Vol. 3A, 6.14.3), switches to the
+// user side's CR3, loads the task's arguments, clears the other registers
+// and IRETQs.
+TEXT ·toUser(SB),NOSPLIT|NOFRAME,$0
+	PUSHQ	$const_userDS
+	PUSHQ	const_eUserRSP0
+	PUSHQ	$2			// RFLAGS: IF clear, reserved bit 1
+	PUSHQ	$const_userCS
+	PUSHQ	const_eUserRIP
+	MOVQ	const_eUserCR3, AX
+	MOVQ	AX, CR3
+	MOVQ	(const_eArgs+0), DI
+	MOVQ	(const_eArgs+8), SI
+	MOVQ	(const_eArgs+16), DX
+	MOVQ	(const_eArgs+24), R10
+	MOVQ	(const_eArgs+32), R8
+	MOVQ	(const_eArgs+40), R9
+	XORL	AX, AX
+	XORL	BX, BX
+	XORL	CX, CX
+	PUSHQ	$0
+	POPQ	BP			// BP too: no kernel address leaks to ring 3
+	XORL	R11, R11
+	XORL	R12, R12
+	XORL	R13, R13
+	XORL	R14, R14
+	XORL	R15, R15
+	IRETQ
+	ENTRY_END
+
+// excEntries are the exception entries of a run: 32 stubs of 16 bytes
+// (IDT gate n points at excEntries+16n) and the common path at +512. A stub
+// pushes 0 where the CPU pushes no error code, then the vector, and jumps
+// to the common path: it records the exception in the entry data, goes to
+// the kernel side and ends the run (runExit). The stubs are written as
+// bytes so that each is exactly 16 long: 6A 00 (PUSH 0) or two NOPs, 6A nn
+// (PUSH n), E9 rel32 (JMP common), seven INT3.
+#define STUB_TAIL(n) \
+	BYTE $0x6a; BYTE $(n); \
+	BYTE $0xe9; \
+	BYTE $((512-(16*(n)+9)) & 0xff); BYTE $(((512-(16*(n)+9)) >> 8) & 0xff); BYTE $0; BYTE $0; \
+	BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc
+#define STUB(n) BYTE $0x6a; BYTE $0; STUB_TAIL(n)
+#define STUB_ERR(n) BYTE $0x90; BYTE $0x90; STUB_TAIL(n)
+
+TEXT ·excEntries(SB),NOSPLIT|NOFRAME,$0
+	STUB(0); STUB(1); STUB(2); STUB(3); STUB(4); STUB(5); STUB(6); STUB(7)
+	STUB_ERR(8); STUB(9); STUB_ERR(10); STUB_ERR(11); STUB_ERR(12); STUB_ERR(13); STUB_ERR(14); STUB(15)
+	STUB(16); STUB_ERR(17); STUB(18); STUB(19); STUB(20); STUB_ERR(21); STUB(22); STUB(23)
+	STUB(24); STUB(25); STUB(26); STUB(27); STUB(28); STUB_ERR(29); STUB_ERR(30); STUB(31)
+	// +512: vector, error code, RIP, CS, RFLAGS, RSP, SS on the entry stack.
+	TESTQ	$3, 24(SP)
+	JEQ	kernel
+	SWAPGS
+kernel:
+	// The kernel side's CR3 from the entry data, not by arithmetic: without
+	// isolation the one table need not be 8 KiB aligned, and bit 12 of its
+	// address is then not the user-table bit.
+	MOVQ	const_eKernelCR3, AX
+	MOVQ	AX, CR3
+	MOVQ	0(SP), AX
+	MOVQ	AX, const_eVector
+	MOVQ	8(SP), AX
+	MOVQ	AX, const_eErrorCode
+	MOVQ	16(SP), AX
+	MOVQ	AX, const_eFaultRIP
+	MOVQ	24(SP), AX
+	MOVQ	AX, const_eFaultCS
+	MOVQ	40(SP), AX
+	MOVQ	AX, const_eFaultRSP
+	MOVQ	CR2, AX
+	MOVQ	AX, const_eFaultCR2
+	MOVQ	$const_ReasonFault, const_eReason
+	MOVQ	const_eExitRun, AX
+	JMP	AX
+	ENTRY_END
+
+// Kernel text: not copied.
+
+// func enterUser()
+//
+// Runs the prepared task: saves Go's context (RSP, RBP, CR3, CR4, GDT, IDT,
+// TR, LSTAR, GS bases) in the entry data, switches to the task's kernel
+// side (CR3 first with PCID 0, as CR4.PCIDE may be set only then; CR4;
+// CR3 with the kernel PCID), loads the entry area's GDT, TSS and IDT,
+// points LSTAR at the run's trampoline, and continues in toUser on the
+// entry stack. It returns when runExit restores the context: the task
+// exited or a CPU exception ended it (entryData.Reason). Interrupts are
+// masked throughout.
+TEXT ·enterUser(SB),NOSPLIT|NOFRAME,$0
+	PUSHQ	BP			// the caller's frame pointer, popped by runExit
+	MOVQ	SP, const_eGoRSP
+	MOVQ	CR3, AX
+	MOVQ	AX, const_eGoCR3
+	MOVQ	CR4, AX
+	MOVQ	AX, const_eGoCR4
+	SGDT	const_eGoGDT
+	SIDT	const_eGoIDT
+	XORQ	AX, AX
+	BYTE $0x0f; BYTE $0x00; BYTE $0xc8	// STR AX
+	MOVQ	AX, const_eGoTR
+	MOVL	$MSR_LSTAR, CX
+	RDMSR
+	SHLQ	$32, DX
+	ORQ	DX, AX
+	MOVQ	AX, const_eGoLSTAR
+	MOVL	$MSR_GS_BASE, CX
+	RDMSR
+	SHLQ	$32, DX
+	ORQ	DX, AX
+	MOVQ	AX, const_eGoGSBase
+	MOVL	$MSR_KERNEL_GS_BASE, CX
+	RDMSR
+	SHLQ	$32, DX
+	ORQ	DX, AX
+	MOVQ	AX, const_eGoKGSBase
+
+	MOVQ	const_eKernelRoot, AX
+	MOVQ	AX, CR3
+	MOVQ	const_eRunCR4, AX
+	MOVQ	AX, CR4
+	MOVQ	const_eKernelCR3, AX
+	MOVQ	AX, CR3
+	LGDT	const_eRunGDT
+	MOVL	$const_tssSel, AX
+	LTR	AX
+	LIDT	const_eRunIDT
+
+	MOVL	$MSR_LSTAR, CX
+	MOVQ	const_eTrampoline, AX
+	MOVQ	AX, DX
+	SHRQ	$32, DX
+	WRMSR
+	MOVL	$MSR_GS_BASE, CX
+	XORL	AX, AX
+	XORL	DX, DX
+	WRMSR
+	MOVL	$MSR_KERNEL_GS_BASE, CX
+	MOVQ	$const_dataBase, AX
+	MOVQ	AX, DX
+	SHRQ	$32, DX
+	WRMSR
+
+	MOVQ	$const_eEntryStackTop, SP
+	MOVQ	const_eToUser, AX
+	JMP	AX
+
+// func runExit()
+//
+// Ends a run: restores the Go context saved by enterUser (CR3 first, with
+// PCID 0, then CR4; the GDT, the TSS after clearing its busy bit, the IDT;
+// LSTAR and the GS bases) and returns from enterUser.
+TEXT ·runExit(SB),NOSPLIT|NOFRAME,$0
+	MOVQ	const_eGoCR3, AX
+	MOVQ	AX, CR3
+	MOVQ	const_eGoCR4, AX
+	MOVQ	AX, CR4
+	LGDT	const_eGoGDT
+	MOVQ	const_eGoGDTBase, AX
+	ADDQ	const_eGoTR, AX
+	ANDB	$~2, 5(AX)
+	MOVQ	const_eGoTR, AX
+	LTR	AX
+	LIDT	const_eGoIDT
+	MOVL	$MSR_LSTAR, CX
+	MOVQ	const_eGoLSTAR, AX
+	MOVQ	AX, DX
+	SHRQ	$32, DX
+	WRMSR
+	MOVL	$MSR_GS_BASE, CX
+	MOVQ	const_eGoGSBase, AX
+	MOVQ	AX, DX
+	SHRQ	$32, DX
+	WRMSR
+	MOVL	$MSR_KERNEL_GS_BASE, CX
+	MOVQ	const_eGoKGSBase, AX
+	MOVQ	AX, DX
+	SHRQ	$32, DX
+	WRMSR
+	MOVQ	const_eGoRSP, SP
+	POPQ	BP
+	POPQ	CX		// enterUser's return address: RET, but the assembler
+	JMP	CX		// rejects a RET after more POPs than PUSHes
+
+// The system calls of a task. Contract: called from a trampoline on the
+// kernel stack, arguments in RDI, RSI, RDX, R10, R8, R9; they keep every
+// register but RAX (the result), RCX and R11 included.
+
+// func sysGetppid()
+TEXT ·sysGetppid(SB),NOSPLIT|NOFRAME,$0
+	MOVL	$1, AX
+	RET
+
+// func sysWork()
+// Spends RDI TSC cycles in the kernel.
+TEXT ·sysWork(SB),NOSPLIT|NOFRAME,$0
+	PUSHQ	DX
+	PUSHQ	R8
+	RDTSC
+	SHLQ	$32, DX
+	ORQ	DX, AX
+	LEAQ	(AX)(DI*1), R8
+spin:
+	RDTSC
+	SHLQ	$32, DX
+	ORQ	DX, AX
+	CMPQ	AX, R8
+	JCS	spin
+	POPQ	R8
+	POPQ	DX
+	XORL	AX, AX
+	RET
+
+// func sysExitRun()
+TEXT ·sysExitRun(SB),NOSPLIT|NOFRAME,$0
+	MOVQ	DI, const_eStatus
+	MOVQ	$const_ReasonExit, const_eReason
+	JMP	·runExit(SB)
+
+// func sysNoSys()
+TEXT ·sysNoSys(SB),NOSPLIT|NOFRAME,$0
+	MOVQ	$-38, AX
+	RET
+
+// func routines(t *[routineCount]uint64)
+TEXT ·routines(SB),NOSPLIT,$0-8
+	MOVQ	t+0(FP), DI
+	LEAQ	·sysMinimalOff(SB), AX
+	MOVQ	AX, 0(DI)
+	LEAQ	·sysMinimalOn(SB), AX
+	MOVQ	AX, 8(DI)
+	LEAQ	·sysMinimalPCID(SB), AX
+	MOVQ	AX, 16(DI)
+	LEAQ	·sysLinuxOff(SB), AX
+	MOVQ	AX, 24(DI)
+	LEAQ	·sysLinuxOn(SB), AX
+	MOVQ	AX, 32(DI)
+	LEAQ	·sysLinuxPCID(SB), AX
+	MOVQ	AX, 40(DI)
+	LEAQ	·toUser(SB), AX
+	MOVQ	AX, 48(DI)
+	LEAQ	·excEntries(SB), AX
+	MOVQ	AX, 56(DI)
+	LEAQ	·sysGetppid(SB), AX
+	MOVQ	AX, 64(DI)
+	LEAQ	·sysWork(SB), AX
+	MOVQ	AX, 72(DI)
+	LEAQ	·sysExitRun(SB), AX
+	MOVQ	AX, 80(DI)
+	LEAQ	·sysNoSys(SB), AX
+	MOVQ	AX, 88(DI)
+	LEAQ	·runExit(SB), AX
+	MOVQ	AX, 96(DI)
+	RET

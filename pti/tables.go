@@ -1,0 +1,169 @@
+package pti
+
+import "github.com/ptilab/ptilab/amd64"
+
+// Mode is an isolation mode.
+type Mode uint8
+
+const (
+	// Off: one table, the kernel mapped supervisor-only beside the task.
+	Off Mode = iota
+	// On: two tables; every entry and exit writes CR3, flushing the TLB
+	// of non-global entries.
+	On
+	// OnPCID: two tables with different PCIDs (kernel PCID 1, user PCID
+	// 1|1<<11, as Linux's kern_pcid/user_pcid) and CR3 writes with
+	// NOFLUSH (bit 63), so that each side's TLB entries survive the
+	// other's turn. Needs CPUID.01H:ECX.PCID and CR4.PCIDE.
+	OnPCID
+)
+
+var modeNames = [...]string{Off: "off", On: "on", OnPCID: "on+pcid"}
+
+func (m Mode) String() string { return modeNames[m] }
+
+// Isolated reports whether the mode has separate user tables.
+func (m Mode) Isolated() bool { return m != Off }
+
+// TableMemory is where a task's tables live: amd64.TableMemory and pairs of
+// 8 KiB-aligned tables for the two PML4s.
+type TableMemory interface {
+	amd64.TableMemory
+	// NewTablePair returns two contiguous zeroed tables, the first 8 KiB
+	// aligned.
+	NewTablePair() (pa uint64, ok bool)
+}
+
+// Task is the physical memory of a benchmark task: contiguous frames for
+// its code, data and stack (UserCodePages, UserDataPages, UserStackPages).
+type Task struct {
+	Code, Data, Stack uint64
+}
+
+// Space is a task's address space in one mode.
+type Space struct {
+	Mode Mode
+	// KernelRoot is the PML4 the kernel side runs on: the Go kernel's
+	// mappings, the task and the entry area.
+	KernelRoot uint64
+	// UserRoot is the PML4 ring 3 runs on: KernelRoot+4096 when the mode
+	// isolates (the task and the entry area only), KernelRoot otherwise.
+	UserRoot uint64
+}
+
+// Leaf flags of the task's and the entry area's pages.
+const (
+	flagsUserCode  = amd64.PTE_U
+	flagsUserData  = amd64.PTE_U | amd64.PTE_W | amd64.PTE_NX
+	flagsEntryText = 0
+	flagsEntryRW   = amd64.PTE_W | amd64.PTE_NX
+	flagsEntryRO   = amd64.PTE_NX
+)
+
+// Build makes the address space of task in mode on mem: the kernel side
+// shares every top-level entry of the Go kernel's table kernel (the
+// kernel's mappings, supervisor-only), and maps the task (user pages) and
+// the entry area at entry (EntryPages contiguous frames, supervisor-only);
+// with isolation the user side maps only the task and the entry area. The
+// entry area's pages are global when global is set (and CR4.PGE is on);
+// nx selects execute-disable on data pages (EFER.NXE). It returns false
+// when memory for tables runs out.
+func Build[M TableMemory](mem M, kernel amd64.PageTable[M], task Task, entry uint64, mode Mode, global, nx bool) (Space, bool) {
+	var root uint64
+	var ok bool
+	if mode.Isolated() {
+		root, ok = mem.NewTablePair()
+	} else {
+		root, ok = mem.NewTable()
+	}
+	if !ok {
+		return Space{}, false
+	}
+	sp := Space{Mode: mode, KernelRoot: root, UserRoot: root}
+	if mode.Isolated() {
+		sp.UserRoot = root + amd64.PageSize
+	}
+
+	k := mem.Table(root)
+	src := mem.Table(kernel.Root)
+	for i := range k {
+		if i != UserPML4Slot && i != 511 {
+			k[i] = src[i]
+		}
+	}
+	pt := amd64.PageTable[M]{Root: root, Mem: mem}
+	noNX := func(f uint64) uint64 {
+		if !nx {
+			f &^= amd64.PTE_NX
+		}
+		return f
+	}
+	g := uint64(0)
+	if global {
+		g = amd64.PTE_G
+	}
+	ok = pt.Map(UserCode, task.Code, UserCodePages*amd64.PageSize, amd64.PageSize, flagsUserCode) &&
+		pt.Map(UserData, task.Data, UserDataPages*amd64.PageSize, amd64.PageSize, noNX(flagsUserData)) &&
+		pt.Map(UserStackTop-UserStackPages*amd64.PageSize, task.Stack, UserStackPages*amd64.PageSize, amd64.PageSize, noNX(flagsUserData)) &&
+		pt.Map(EntryText, entry, EntryTextPages*amd64.PageSize, amd64.PageSize, flagsEntryText|g) &&
+		pt.Map(EntryData, entry+(EntryData-EntryBase), amd64.PageSize, amd64.PageSize, noNX(flagsEntryRW)|g) &&
+		pt.Map(EntryDesc, entry+(EntryDesc-EntryBase), amd64.PageSize, amd64.PageSize, noNX(flagsEntryRW)|g) &&
+		pt.Map(EntryIDT, entry+(EntryIDT-EntryBase), amd64.PageSize, amd64.PageSize, noNX(flagsEntryRO)|g) &&
+		pt.Map(EntryStack, entry+(EntryStack-EntryBase), EntryStackTop-EntryStack, amd64.PageSize, noNX(flagsEntryRW)|g)
+	if !ok {
+		return Space{}, false
+	}
+	if mode.Isolated() {
+		// The user side shares the kernel side's tables below these two
+		// slots: the task's and the entry area's.
+		u := mem.Table(sp.UserRoot)
+		u[UserPML4Slot] = k[UserPML4Slot]
+		u[511] = k[511]
+	}
+	return sp, true
+}
+
+// CR3 bits (SDM Vol. 3A, 4.5, Table 4-13; Linux arch/x86/include/asm/tlbflush.h
+// and arch/x86/entry/calling.h).
+const (
+	CR3_NOFLUSH = 1 << 63 // keep the PCID's TLB entries (CR4.PCIDE = 1)
+	// PTIUserPGTableBit selects the user PML4 of a pair (bit 12: the
+	// upper 4 KiB).
+	PTIUserPGTableBit = 12
+	// PTIUserPCIDBit makes a kernel PCID the matching user PCID.
+	PTIUserPCIDBit = 11
+	// KernelPCID is the kernel PCID ptilab's tasks use: ASID 0 + 1, as
+	// Linux's kern_pcid (PCID 0 stays for the Go kernel's own table).
+	KernelPCID = 1
+	UserPCID   = KernelPCID | 1<<PTIUserPCIDBit
+
+	// PTIUserMask is what the trampolines OR into CR3 to go to the user
+	// side and clear to come back (Linux PTI_USER_PGTABLE_AND_PCID_MASK).
+	PTIUserMask = 1<<PTIUserPGTableBit | 1<<PTIUserPCIDBit
+)
+
+// KernelCR3 composes the CR3 value of the kernel side of sp: the PML4 and,
+// in OnPCID mode, the kernel PCID with NOFLUSH when noflush is set.
+func KernelCR3(sp Space, noflush bool) uint64 {
+	v := sp.KernelRoot
+	if sp.Mode == OnPCID {
+		v |= KernelPCID
+		if noflush {
+			v |= CR3_NOFLUSH
+		}
+	}
+	return v
+}
+
+// UserCR3 composes the CR3 value of the user side from the kernel side's
+// by the trampolines' arithmetic: bit 12 selects the user PML4 and, with
+// PCIDs, bit 11 the user PCID.
+func UserCR3(sp Space, noflush bool) uint64 {
+	switch sp.Mode {
+	case On:
+		return KernelCR3(sp, false) | 1<<PTIUserPGTableBit
+	case OnPCID:
+		return KernelCR3(sp, noflush) | PTIUserMask
+	}
+	return KernelCR3(sp, false)
+}
