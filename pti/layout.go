@@ -33,9 +33,15 @@ const (
 	EntryData     = EntryBase + 0x2000 // per-CPU data: scratch, CR3 values, syscall table
 	EntryDesc     = EntryBase + 0x3000 // GDT and TSS
 	EntryIDT      = EntryBase + 0x4000 // IDT: 256 gates of 16 bytes
-	EntryStack    = EntryBase + 0x5000 // the entry stack (2 pages): exceptions and the way to ring 3
+	EntryStack    = EntryBase + 0x5000 // the entry stack (2 pages): exceptions (IST1) and the way to ring 3
 	EntryStackTop = EntryBase + 0x7000
-	EntryPages    = 7
+	// Stacks of a page each for the exceptions that can strike while the
+	// entry stack is in use, at these tops: #DF (IST2), NMI (IST3), #MC
+	// (IST4).
+	EntryISTDF  = EntryBase + 0x8000
+	EntryISTNMI = EntryBase + 0x9000
+	EntryISTMC  = EntryBase + 0xa000
+	EntryPages  = 10
 
 	EntryTextPages = 2
 )

@@ -213,10 +213,20 @@ func Setup() error {
 	d.UserRSP0 = UserStackTop
 
 	// The IDT of a run: every exception vector to its stub in the entry
-	// text, on IST1 (the entry stack, mapped in both tables).
+	// text, on stacks in the entry area (mapped in both tables): IST1 (the
+	// entry stack), and their own for #DF, NMI and #MC.
 	idt := (*[256]amd64.Gate)(goos.Pointer(EntryIDT))
 	for v := 0; v < 32; v++ {
-		idt[v] = amd64.InterruptGate(env.text[routineExcEntries]+16*uint64(v), amd64.KERNEL_CS, 1, 0, amd64.TypeInterruptGate)
+		ist := uint8(1)
+		switch v {
+		case amd64.VectorDF:
+			ist = 2
+		case amd64.VectorNMI:
+			ist = 3
+		case amd64.VectorMC:
+			ist = 4
+		}
+		idt[v] = amd64.InterruptGate(env.text[routineExcEntries]+16*uint64(v), amd64.KERNEL_CS, ist, 0, amd64.TypeInterruptGate)
 	}
 	d.RunIDT.Limit, d.RunIDT.Base = 256*16-1, EntryIDT
 	d.RunGDT.Limit, d.RunGDT.Base = amd64.GDT_ENTRIES*8-1, EntryDesc
@@ -245,6 +255,9 @@ func writeDescriptors() {
 	*tss = amd64.TSS{}
 	tss.SetRSP0(EntryStackTop)
 	tss.SetIST(1, EntryStackTop)
+	tss.SetIST(2, EntryISTDF)
+	tss.SetIST(3, EntryISTNMI)
+	tss.SetIST(4, EntryISTMC)
 	tss.SetIOMapBase(amd64.TSSSize)
 }
 

@@ -109,7 +109,7 @@ func Build[M TableMemory](mem M, kernel amd64.PageTable[M], task Task, entry uin
 		pt.Map(EntryData, entry+(EntryData-EntryBase), amd64.PageSize, amd64.PageSize, noNX(flagsEntryRW)|g) &&
 		pt.Map(EntryDesc, entry+(EntryDesc-EntryBase), amd64.PageSize, amd64.PageSize, noNX(flagsEntryRW)|g) &&
 		pt.Map(EntryIDT, entry+(EntryIDT-EntryBase), amd64.PageSize, amd64.PageSize, noNX(flagsEntryRO)|g) &&
-		pt.Map(EntryStack, entry+(EntryStack-EntryBase), EntryStackTop-EntryStack, amd64.PageSize, noNX(flagsEntryRW)|g)
+		pt.Map(EntryStack, entry+(EntryStack-EntryBase), EntryISTMC-EntryStack, amd64.PageSize, noNX(flagsEntryRW)|g)
 	if !ok {
 		return Space{}, false
 	}
