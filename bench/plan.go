@@ -140,15 +140,18 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		}
 		return nil
 	},
-	"benchmarks": func(p *Plan, v string) (err error) {
+	"benchmarks": func(p *Plan, v string) error {
 		if v == "none" {
 			p.Benchmarks = nil
 			return nil
 		}
-		p.Benchmarks, err = listOf(v, map[string]string{"null": "null", "work": "work", "probe": "probe"}, "benchmarks")
+		b, err := listOf(v, map[string]string{"null": "null", "work": "work", "probe": "probe"}, "benchmarks")
+		if err == nil {
+			p.Benchmarks = b
+		}
 		return err
 	},
-	"modes": func(p *Plan, v string) (err error) {
+	"modes": func(p *Plan, v string) error {
 		m, err := listOf(v, map[string]pti.Mode{"off": pti.Off, "on": pti.On, "on+pcid": pti.OnPCID}, "modes")
 		if err == nil && m[0] != pti.Off {
 			return fmt.Errorf("modes must start with off: the other modes are compared with it")
@@ -158,7 +161,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		}
 		return err
 	},
-	"flavours": func(p *Plan, v string) (err error) {
+	"flavours": func(p *Plan, v string) error {
 		f, err := listOf(v, map[string]pti.Flavour{"minimal": pti.Minimal, "linux": pti.Linux}, "flavours")
 		if err == nil {
 			p.Syscall.Flavours = f
