@@ -202,6 +202,7 @@ const (
 	CR0_TS         = 1 << 3
 	CR0_WP         = 1 << 16
 	CR0_PG         = 1 << 31
+	CR4_TSD        = 1 << 2
 	CR4_PAE        = 1 << 5
 	CR4_PGE        = 1 << 7
 	CR4_OSFXSR     = 1 << 9

@@ -156,3 +156,41 @@ func trimSpace(s string) string {
 	}
 	return s
 }
+
+// MSR_AMD64_DE_CFG bit 1 makes LFENCE dispatch-serializing on AMD CPUs
+// (Linux, arch/x86/kernel/cpu/amd.c, init_amd).
+const (
+	MSR_AMD64_DE_CFG        = 0xc0011029
+	deCfgLfenceSerializeBit = 1
+)
+
+// LFENCE serialization states, as SerializeLFENCE reports them.
+const (
+	LFENCEArchitectural = "architectural" // Intel: LFENCE waits for earlier instructions
+	LFENCESet           = "de_cfg"        // AMD: DE_CFG bit 1 is set
+	LFENCEAssumed       = "assumed"       // AMD without the MSR: older families serialize anyway
+)
+
+// SerializeLFENCE makes LFENCE wait for earlier instructions, as the TSC
+// reads of the timing loops need (SDM Vol. 2B, RDTSC), and says how: on
+// AMD and Hygon it sets DE_CFG bit 1 as Linux does (families without the
+// MSR serialize already). It needs the kernel's #GP fix-up for the safe MSR
+// accessors.
+func SerializeLFENCE() string {
+	switch Features.Vendor() {
+	case "AuthenticAMD", "HygonGenuine":
+	default:
+		return LFENCEArchitectural
+	}
+	v, ok := ReadMSRSafe(MSR_AMD64_DE_CFG)
+	if !ok {
+		return LFENCEAssumed
+	}
+	if v&(1<<deCfgLfenceSerializeBit) == 0 && !WriteMSRSafe(MSR_AMD64_DE_CFG, v|1<<deCfgLfenceSerializeBit) {
+		return LFENCEAssumed
+	}
+	if v, ok = ReadMSRSafe(MSR_AMD64_DE_CFG); !ok || v&(1<<deCfgLfenceSerializeBit) == 0 {
+		return LFENCEAssumed
+	}
+	return LFENCESet
+}

@@ -5,9 +5,9 @@ import (
 	"sort"
 )
 
-// Stats summarizes repeated measurements of one quantity, as `perf stat
-// --repeat` reports them: the mean with the sample standard deviation as a
-// percentage of it, the median and the minimum.
+// Stats summarizes repeated measurements of one quantity: the mean, the
+// sample standard deviation, the median, the minimum and the maximum.
+// PerfPct is the spread as `perf stat --repeat` prints it after "+-".
 type Stats struct {
 	N      int     // measurements
 	Mean   float64 // arithmetic mean
@@ -24,6 +24,17 @@ func (s Stats) StddevPct() float64 {
 		return 0
 	}
 	return 100 * s.Stddev / math.Abs(s.Mean)
+}
+
+// PerfPct is the standard deviation of the mean (stddev/sqrt(n)) in
+// percent of the mean: what `perf stat --repeat` prints as "+- x%"
+// (tools/perf/util/stat.c, stddev_stats), so that ptilab's spread reads
+// like the reference threads'.
+func (s Stats) PerfPct() float64 {
+	if s.N == 0 {
+		return 0
+	}
+	return s.StddevPct() / math.Sqrt(float64(s.N))
 }
 
 // Summarize computes the Stats of xs (which it does not change).

@@ -149,8 +149,9 @@ func (r *Reporter) measurement(m Measurement, clk Clock, ratio float64) {
 		r.Error(m.Bench+" "+m.Config.String(), f)
 		return
 	}
-	f["unit"] = "cycles"
+	f["unit"] = "tsc_cycles"
 	f["mean"], f["stddev"], f["stddev_pct"] = round(m.Stats.Mean), round(m.Stats.Stddev), round(m.Stats.StddevPct())
+	f["perf_pm_pct"] = round(m.Stats.PerfPct())
 	f["median"], f["min"], f["max"] = round(m.Stats.Median), round(m.Stats.Min), round(m.Stats.Max)
 	f["ns_per_call"] = round(clk.Ns(m.Stats.Mean))
 	f["empty_loop_cycles"] = round(m.Empty)
@@ -179,9 +180,9 @@ func NullSyscall(r *Reporter, p SyscallParams, clk Clock) []Measurement {
 		ms = append(ms, m)
 	}
 	r.Printf("")
-	r.Printf("null system call (getppid), per call: %d repeats of %d calls after %d warm-up repeats, empty-loop overhead subtracted; %s",
-		p.R, p.N, p.Warmup, clk.header())
-	r.Printf("%-8s %-8s %-6s %12s %7s %12s %12s %10s %7s", "mode", "flavour", "global", "cycles/call", "±%", "median", "min", "ns/call", "vs off")
+	r.Printf("null system call (getppid), per call: %d repeats of %d calls after %d warm-up repeats, empty-loop overhead subtracted;", p.R, p.N, p.Warmup)
+	r.Printf("TSC cycles (not core cycles); ± as perf stat --repeat (stddev of the mean); %s", clk.header())
+	r.Printf("%-8s %-8s %-6s %12s %7s %12s %12s %10s %7s", "mode", "flavour", "global", "tsc/call", "±%", "median", "min", "ns/call", "vs off")
 	for _, m := range ms {
 		ratio := 0.0
 		if base := find(ms, pti.Config{Mode: pti.Off, Flavour: m.Config.Flavour, Global: m.Config.Global}); base != nil && base.ok() && m.ok() {
@@ -194,12 +195,13 @@ func NullSyscall(r *Reporter, p SyscallParams, clk Clock) []Measurement {
 		case m.Failure != nil:
 			r.Printf("%s FAILED: %v", head, m.Failure)
 		default:
-			r.Printf("%s %12.1f %6.1f%% %12.1f %12.1f %10.1f %7.2f", head, m.Stats.Mean, m.Stats.StddevPct(), m.Stats.Median, m.Stats.Min, clk.Ns(m.Stats.Mean), ratio)
+			r.Printf("%s %12.1f %6.1f%% %12.1f %12.1f %10.1f %7.2f", head, m.Stats.Mean, m.Stats.PerfPct(), m.Stats.Median, m.Stats.Min, clk.Ns(m.Stats.Mean), ratio)
 		}
 		r.measurement(m, clk, ratio)
 	}
 	r.Printf("reference (DESIGN.md, Linux 5.10 getppid loop, 64-bit): off %.1f ns, on %.1f ns per call, on vs off %.2f",
 		RefNullOffNs, RefNullOnNs, RefNullOnNs/RefNullOffNs)
+	r.Printf("(the linux flavour has Linux's entry shape, not its speculation mitigations: no VERW, IBRS or RSB stuffing)")
 	return ms
 }
 
@@ -257,8 +259,8 @@ func WorkCurve(r *Reporter, p SyscallParams, clk Clock) []Measurement {
 		}
 	}
 	r.Printf("")
-	r.Printf("system call spending a given time in the kernel (minimal flavour, no global pages), ns per call: %d repeats of %d calls; %s",
-		p.R, p.WorkN, clk.header())
+	r.Printf("system call spending a given time in the kernel (minimal flavour, no global pages), ns per call: %d repeats of %d calls;", p.R, p.WorkN)
+	r.Printf("0 ns is the work call with nothing to do (two RDTSCs), not the null call; %s", clk.header())
 	hdr := fmt.Sprintf("%-10s", "work (ns)")
 	for _, mode := range p.Modes {
 		hdr += fmt.Sprintf(" %12s", mode)
@@ -308,7 +310,8 @@ type ProbeResult struct {
 	Mode    pti.Mode
 	Target  string
 	Address uint64
-	Unsup   error
+	Unsup   error // the CPU cannot run the mode
+	Failure error // the run could not be made
 	Faulted bool
 	Result  pti.Result
 }
@@ -342,7 +345,7 @@ func IsolationProbe(r *Reporter, modes []pti.Mode, targets []ProbeTarget) []Prob
 			}
 			res, err := pti.Exec(c, pti.Probe, [6]uint64{t.Address, pti.UserData + 8*1024})
 			if err != nil {
-				pr.Unsup = err
+				pr.Failure = err
 				out = append(out, pr)
 				continue
 			}
@@ -368,6 +371,8 @@ func IsolationProbe(r *Reporter, modes []pti.Mode, targets []ProbeTarget) []Prob
 			switch {
 			case p.Unsup != nil:
 				cell = "unsupported"
+			case p.Failure != nil:
+				cell = "FAILED"
 			case !p.Faulted:
 				cell = "read"
 			case p.Result.Vector == amd64.VectorPF:
@@ -380,6 +385,11 @@ func IsolationProbe(r *Reporter, modes []pti.Mode, targets []ProbeTarget) []Prob
 			if p.Unsup != nil {
 				f["reason"] = p.Unsup.Error()
 				r.Record("unsupported", f)
+				continue
+			}
+			if p.Failure != nil {
+				f["error"] = p.Failure.Error()
+				r.Error("probe "+p.Target+" "+p.Mode.String(), f)
 				continue
 			}
 			f["faulted"] = p.Faulted

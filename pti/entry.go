@@ -40,8 +40,8 @@ type entryData struct {
 	RunGDT, RunIDT descPtr
 
 	// Go's context, saved by enterUser and restored by runExit.
-	GoRSP, GoCR3, GoCR4, GoLSTAR, GoGSBase, GoKernelGSBase, GoTR uint64
-	GoGDT, GoIDT                                                 descPtr
+	GoRSP, GoCR3, GoCR4, GoLSTAR, GoFSBase, GoGSBase, GoKernelGSBase, GoTR uint64
+	GoGDT, GoIDT                                                           descPtr
 
 	// How the run ended.
 	Reason, Status                                           uint64
@@ -81,6 +81,7 @@ const (
 	eGoCR3        = dataBase + int64(unsafe.Offsetof(entryData{}.GoCR3))
 	eGoCR4        = dataBase + int64(unsafe.Offsetof(entryData{}.GoCR4))
 	eGoLSTAR      = dataBase + int64(unsafe.Offsetof(entryData{}.GoLSTAR))
+	eGoFSBase     = dataBase + int64(unsafe.Offsetof(entryData{}.GoFSBase))
 	eGoGSBase     = dataBase + int64(unsafe.Offsetof(entryData{}.GoGSBase))
 	eGoKGSBase    = dataBase + int64(unsafe.Offsetof(entryData{}.GoKernelGSBase))
 	eGoTR         = dataBase + int64(unsafe.Offsetof(entryData{}.GoTR))

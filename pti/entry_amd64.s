@@ -2,6 +2,7 @@
 #include "textflag.h"
 
 #define MSR_LSTAR          0xc0000082
+#define MSR_FS_BASE        0xc0000100
 #define MSR_GS_BASE        0xc0000101
 #define MSR_KERNEL_GS_BASE 0xc0000102
 
@@ -314,7 +315,7 @@ kernel:
 // func enterUser()
 //
 // Runs the prepared task: saves Go's context (RSP, RBP, CR3, CR4, GDT, IDT,
-// TR, LSTAR, GS bases) in the entry data, switches to the task's kernel
+// TR, LSTAR, FS and GS bases) in the entry data, switches to the task's kernel
 // side (CR3 first with PCID 0, as CR4.PCIDE may be set only then; CR4;
 // CR3 with the kernel PCID), loads the entry area's GDT, TSS and IDT,
 // points LSTAR at the run's trampoline, and continues in toUser on the
@@ -338,6 +339,11 @@ TEXT ·enterUser(SB),NOSPLIT|NOFRAME,$0
 	SHLQ	$32, DX
 	ORQ	DX, AX
 	MOVQ	AX, const_eGoLSTAR
+	MOVL	$MSR_FS_BASE, CX
+	RDMSR
+	SHLQ	$32, DX
+	ORQ	DX, AX
+	MOVQ	AX, const_eGoFSBase
 	MOVL	$MSR_GS_BASE, CX
 	RDMSR
 	SHLQ	$32, DX
@@ -351,6 +357,12 @@ TEXT ·enterUser(SB),NOSPLIT|NOFRAME,$0
 
 	MOVQ	const_eKernelRoot, AX
 	MOVQ	AX, CR3
+	// CR4 with PGE clear, then the run's: the PGE change flushes every TLB
+	// entry, global ones included (SDM Vol. 3A, 4.10.4.1), so no global
+	// entry of an earlier run or of the Go world survives into this one.
+	MOVQ	const_eRunCR4, AX
+	BTRQ	$7, AX
+	MOVQ	AX, CR4
 	MOVQ	const_eRunCR4, AX
 	MOVQ	AX, CR4
 	MOVQ	const_eKernelCR3, AX
@@ -381,14 +393,14 @@ TEXT ·enterUser(SB),NOSPLIT|NOFRAME,$0
 
 // func runExit()
 //
-// Ends a run: restores the Go context saved by enterUser (CR3 first, with
-// PCID 0, then CR4; the GDT, the TSS after clearing its busy bit, the IDT;
-// LSTAR and the GS bases) and returns from enterUser.
+// Ends a run: restores the Go context saved by enterUser (the GDT, the TSS
+// after clearing its busy bit, the IDT; CR3, with PCID 0, then CR4; the FS
+// base, LSTAR and the GS bases) and returns from enterUser.
 TEXT ·runExit(SB),NOSPLIT|NOFRAME,$0
-	MOVQ	const_eGoCR3, AX
-	MOVQ	AX, CR3
-	MOVQ	const_eGoCR4, AX
-	MOVQ	AX, CR4
+	// The Go world's descriptor tables first (the task's kernel side maps
+	// them): an NMI or #MC from here on goes to the kernel's handlers,
+	// never to the run's, whose CR3 value may have NOFLUSH set after
+	// CR4.PCIDE is cleared below.
 	LGDT	const_eGoGDT
 	MOVQ	const_eGoGDTBase, AX
 	ADDQ	const_eGoTR, AX
@@ -396,6 +408,17 @@ TEXT ·runExit(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	const_eGoTR, AX
 	LTR	AX
 	LIDT	const_eGoIDT
+	MOVQ	const_eGoCR3, AX
+	MOVQ	AX, CR3
+	MOVQ	const_eGoCR4, AX
+	MOVQ	AX, CR4
+	// The IRETQ to ring 3 nulled the FS selector, which on some CPUs clears
+	// the FS base too: the Go thread's TLS comes back from the MSR.
+	MOVL	$MSR_FS_BASE, CX
+	MOVQ	const_eGoFSBase, AX
+	MOVQ	AX, DX
+	SHRQ	$32, DX
+	WRMSR
 	MOVL	$MSR_LSTAR, CX
 	MOVQ	const_eGoLSTAR, AX
 	MOVQ	AX, DX

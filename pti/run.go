@@ -352,7 +352,8 @@ func Exec(c Config, p Program, args [6]uint64) (Result, error) {
 	d.KernelRoot = sp.KernelRoot
 	d.KernelCR3 = KernelCR3(sp, true)
 	d.UserCR3 = UserCR3(sp, true)
-	cr4 := amd64.CR4() &^ (amd64.CR4_PGE | amd64.CR4_PCIDE)
+	// CR4.TSD off: ring 3 reads the TSC.
+	cr4 := amd64.CR4() &^ (amd64.CR4_PGE | amd64.CR4_PCIDE | amd64.CR4_TSD)
 	if amd64.Features.PGE {
 		cr4 |= amd64.CR4_PGE
 	}

@@ -8,11 +8,13 @@
 // entry routines).
 #define USER_END BYTE $0x0f; BYTE $0x0b; BYTE $0x50; BYTE $0x54; BYTE $0x49; BYTE $0x45; BYTE $0x4e; BYTE $0x44
 
-// timed(LOOP) times R repeats of N iterations of LOOP: RDI = N, RSI = R,
-// RDX = where to store the R cycle counts (user data), R10 = the system
-// call number, R8 = its argument, R9 = 0 to end a timed region with RDTSCP;
+// TIMED(LOOP) times R repeats of N iterations of LOOP: RDI = N, RSI = R,
+// RDX = where to store the R TSC counts (user data), R10 = the system call
+// number, R8 = its argument, R9 = 0 to end a timed region with RDTSCP;
 // LFENCE, 1 with LFENCE; RDTSC; LFENCE (no RDTSCP). Each repeat starts with
-// LFENCE; RDTSC (SDM Vol. 3B, 18.17). LOOP keeps RBX, RBP and R10-R15.
+// LFENCE; RDTSC; LFENCE (SDM Vol. 2B, RDTSC: the first LFENCE waits for
+// what came before, the second keeps what follows from starting before the
+// read). LOOP, and the system calls in it, keep RBX, RBP and R9-R15.
 #define TIMED(LOOP) \
 	MOVQ	DI, BX; \
 	MOVQ	SI, R12; \
@@ -23,6 +25,7 @@ repeat: \
 	MOVQ	BX, BP; \
 	LFENCE; \
 	RDTSC; \
+	LFENCE; \
 	SHLQ	$32, DX; \
 	ORQ	AX, DX; \
 	MOVQ	DX, R10; \

@@ -35,7 +35,8 @@ func TestPTIMatrix(t *testing.T) {
 		for _, k := range []string{"mode", "flavour", "global", "N", "R", "mean", "stddev", "median", "min", "unit"} {
 			assert.Contains(t, f, k, "record %s carries %s", key(f), k)
 		}
-		assert.Equal(t, "cycles", f["unit"])
+		assert.Equal(t, "tsc_cycles", f["unit"])
+		assert.Contains(t, f, "perf_pm_pct")
 		assert.Equal(t, int64(1000), integer(t, f, "N"))
 		assert.Equal(t, int64(10), integer(t, f, "R"))
 		assert.Equal(t, true, f["emulated"], "TCG timings are labelled")

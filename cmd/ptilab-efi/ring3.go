@@ -21,8 +21,12 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 		r.Printf("ptilab: %v", err)
 		return
 	}
+	lfence := amd64.SerializeLFENCE()
+	r.Printf("ptilab: LFENCE serializing: %s", lfence)
 	info := goos.MachineInfo()
 	clk := bench.Clock{Hz: info.TSCHz, Source: info.TSCSource, Emulated: amd64.Features.HypervisorVendor() == "TCGTCGTCGTCG"}
+	r.Record("timing", map[string]any{"lfence": lfence, "tsc_hz": clk.Hz, "tsc_source": clk.Source,
+		"tsc_invariant": amd64.Features.InvariantTSC, "rdtscp": amd64.Features.RDTSCP, "emulated": clk.Emulated})
 	for _, b := range plan.Benchmarks {
 		switch b {
 		case "null":
