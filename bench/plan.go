@@ -33,8 +33,8 @@ type Plan struct {
 	// Screen selects whether the console is also drawn on the displays.
 	Screen bool
 	// Benchmarks are the benchmarks to run, in this order: "null" (the
-	// null system call), "work" (the work curve), "probe" (the isolation
-	// probe).
+	// null system call), "work" (the work curve), "lseek" (a real system
+	// call), "probe" (the isolation probe).
 	Benchmarks []string
 	// Syscall holds the system-call benchmarks' knobs.
 	Syscall SyscallParams
@@ -45,7 +45,7 @@ func DefaultPlan() Plan {
 	return Plan{
 		End:        board.EndAuto,
 		Screen:     true,
-		Benchmarks: []string{"null", "work", "probe"},
+		Benchmarks: []string{"null", "work", "lseek", "probe"},
 		Syscall: SyscallParams{
 			Modes:    []pti.Mode{pti.Off, pti.On, pti.OnPCID},
 			Flavours: []pti.Flavour{pti.Minimal, pti.Linux},
@@ -145,7 +145,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 			p.Benchmarks = nil
 			return nil
 		}
-		b, err := listOf(v, map[string]string{"null": "null", "work": "work", "probe": "probe"}, "benchmarks")
+		b, err := listOf(v, map[string]string{"null": "null", "work": "work", "lseek": "lseek", "probe": "probe"}, "benchmarks")
 		if err == nil {
 			p.Benchmarks = b
 		}

@@ -16,7 +16,7 @@ func TestDefaultPlan(t *testing.T) {
 	assert.Equal(t, "", p.Fault)
 	assert.Equal(t, board.EndAuto, p.End)
 	assert.True(t, p.Screen)
-	assert.Equal(t, []string{"null", "work", "probe"}, p.Benchmarks)
+	assert.Equal(t, []string{"null", "work", "lseek", "probe"}, p.Benchmarks)
 	assert.Equal(t, []pti.Mode{pti.Off, pti.On, pti.OnPCID}, p.Syscall.Modes, "the whole 64-bit matrix")
 	assert.Equal(t, []pti.Flavour{pti.Minimal, pti.Linux}, p.Syscall.Flavours)
 	assert.Equal(t, []bool{false, true}, p.Syscall.Globals)
@@ -125,7 +125,7 @@ func TestParsePlanErrors(t *testing.T) {
 			in:      "n = 0\nr = ten\nwork_ns = 0,-5\nbenchmarks = null,fork\nglobal = maybe\n",
 			want:    DefaultPlan(),
 			errs:    []PlanError{{Line: 1, Text: "n = 0"}, {Line: 2, Text: "r = ten"}, {Line: 3, Text: "work_ns = 0,-5"}, {Line: 4, Text: "benchmarks = null,fork"}, {Line: 5, Text: "global = maybe"}},
-			errText: []string{"n must be an integer from 1 to 1000000", "r must be an integer from 1 to 4000", "work_ns must be", "benchmarks must be a comma-separated list of null, probe, work", "global must be off, on or both"},
+			errText: []string{"n must be an integer from 1 to 1000000", "r must be an integer from 1 to 4000", "work_ns must be", "benchmarks must be a comma-separated list of lseek, null, probe, work", "global must be off, on or both"},
 		},
 		{
 			name:    "missing '='",

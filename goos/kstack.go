@@ -65,3 +65,10 @@ var kernelTLS [2]uint64
 var kernelFS uint64
 
 func addr[T any](p *T) uint64 { return uint64(uintptr(unsafe.Pointer(p))) }
+
+// KernelContext returns what other kernel code needs to run Go under
+// kernelG: the top of the kernel stack and the FS base whose -8 slot holds
+// kernelG's address. The ring-3 tasks' kernel (package tasks) runs its Go
+// system-call handlers there while a task runs: the Go program is then
+// suspended in pti's enterUser, off the kernel stack.
+func KernelContext() (stackTop, fsBase uint64) { return kstackTop, kernelFS }

@@ -30,6 +30,7 @@ type entryData struct {
 	KernelCR3    uint64 // the kernel side's CR3
 	UserCR3      uint64 // the user side's CR3
 	RunCR4       uint64 // CR4 during the run (PGE, PCIDE)
+	RunFSBase    uint64 // FS base during the run: goos's kernel TLS, for Go handlers
 	Trampoline   uint64 // LSTAR during the run
 	ToUser       uint64 // address of toUser in the entry text
 	ExitRun      uint64 // address of runExit (kernel text)
@@ -69,6 +70,7 @@ const (
 	eKernelCR3    = dataBase + int64(unsafe.Offsetof(entryData{}.KernelCR3))
 	eUserCR3      = dataBase + int64(unsafe.Offsetof(entryData{}.UserCR3))
 	eRunCR4       = dataBase + int64(unsafe.Offsetof(entryData{}.RunCR4))
+	eRunFSBase    = dataBase + int64(unsafe.Offsetof(entryData{}.RunFSBase))
 	eTrampoline   = dataBase + int64(unsafe.Offsetof(entryData{}.Trampoline))
 	eToUser       = dataBase + int64(unsafe.Offsetof(entryData{}.ToUser))
 	eExitRun      = dataBase + int64(unsafe.Offsetof(entryData{}.ExitRun))

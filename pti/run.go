@@ -101,22 +101,18 @@ func (r Result) String() string {
 	return fmt.Sprintf("%s in ring %d, error %#x, RIP %#x, CR2 %#x", amd64.VectorName(r.Vector), ring, r.ErrorCode, r.RIP, r.CR2)
 }
 
-// taskStackPages is the size of the kernel stack of the system-call path.
-const taskStackPages = 4
-
 // env is the one CPU's entry area, the task's memory and the address
 // spaces built so far.
 var env struct {
-	ready     bool
-	entry     uint64 // physical address of the entry area's EntryPages frames
-	task      Task
-	taskStack uint64 // physical address of the kernel stack's frames
-	text      [routineCount]uint64
-	kern      [routineCount]uint64
-	progs     [programCount][]byte
-	loaded    Program // the program in the code page, programCount if none
-	spaces    map[[2]uint64]Space
-	ktext     struct{ start, end uint64 } // the kernel text's pages
+	ready  bool
+	entry  uint64 // physical address of the entry area's EntryPages frames
+	task   Task
+	text   [routineCount]uint64
+	kern   [routineCount]uint64
+	progs  [programCount][]byte
+	loaded Program // the program in the code page, programCount if none
+	spaces map[[2]uint64]Space
+	ktext  struct{ start, end uint64 } // the kernel text's pages
 }
 
 // entryEnd is the marker at the end of every copied routine and program.
@@ -154,7 +150,6 @@ func Setup() error {
 	alloc(&env.task.Code, UserCodePages)
 	alloc(&env.task.Data, UserDataPages)
 	alloc(&env.task.Stack, UserStackPages)
-	alloc(&env.taskStack, taskStackPages)
 	if !ok {
 		return errors.New("pti: out of memory for the entry area and the task")
 	}
@@ -207,7 +202,9 @@ func Setup() error {
 	d.Table[SysGetppid] = addrs[routineGetppid]
 	d.Table[SysWork] = addrs[routineWork]
 	d.Table[SysExit] = addrs[routineExitRun]
-	d.TaskStackTop = env.taskStack + taskStackPages*amd64.PageSize
+	// The system-call path runs on goos's kernel stack with goos's kernel
+	// TLS, so that Go handlers (package tasks) run under its kernelG.
+	d.TaskStackTop, d.RunFSBase = goos.KernelContext()
 	d.ToUser = env.text[routineToUser]
 	d.ExitRun = addrs[routineRunExit]
 	d.UserRSP0 = UserStackTop
@@ -319,6 +316,20 @@ func space(mode Mode, global bool) (Space, error) {
 	}
 	env.spaces[key] = sp
 	return sp, nil
+}
+
+// SetSyscall makes the task's system call nr go to handler, a kernel
+// address with the contract of the handlers in entry_amd64.s (tasks.Entry
+// is one). Setup must have run.
+func SetSyscall(nr int, handler uint64) error {
+	if !env.ready {
+		return errors.New("pti: Setup has not run")
+	}
+	if nr < 0 || nr >= nsys {
+		return fmt.Errorf("pti: system call %d is out of the table", nr)
+	}
+	data().Table[nr] = handler
+	return nil
 }
 
 // Exec runs program p in ring 3 under configuration c with arguments args

@@ -55,8 +55,10 @@ stamp: \
 	SYSCALL; \
 	USER_END
 
-#define CALL_ONCE MOVQ R14, AX; MOVQ R15, DI; SYSCALL
-#define NO_CALL MOVQ R14, AX; MOVQ R15, DI
+// The call: number R14, first argument R15, second and third 0 (lseek's
+// offset and SEEK_SET).
+#define CALL_ONCE MOVQ R14, AX; MOVQ R15, DI; XORL SI, SI; XORL DX, DX; SYSCALL
+#define NO_CALL MOVQ R14, AX; MOVQ R15, DI; XORL SI, SI; XORL DX, DX
 
 // userSyscalls times system calls: each iteration makes one.
 TEXT ·userSyscalls(SB),NOSPLIT|NOFRAME,$0

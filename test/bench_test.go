@@ -57,7 +57,7 @@ func TestPTIMatrix(t *testing.T) {
 			assert.Contains(t, f["reason"], "PCID: not supported by this CPU")
 		}
 	}
-	assert.Equal(t, 4+5, unsup, "4 null-syscall rows and 5 work-curve points under on+pcid")
+	assert.Equal(t, 4+5+2, unsup, "4 null-syscall rows, 5 work-curve points and 2 lseek rows under on+pcid")
 	assert.Regexp(t, `(?m)^on\+pcid\s+minimal\s+no\s+unsupported: PCID: not supported by this CPU$`, lines)
 	assert.Regexp(t, `(?m)^off\s+minimal\s+no\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+1\.00$`, lines)
 	assert.Contains(t, lines, "EMULATED (QEMU TCG)")
@@ -70,6 +70,18 @@ func TestPTIMatrix(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 5*2, work, "5 work-curve points under off and on")
+
+	// lseek through the Go handler, linux flavour, global pages off and on.
+	lseek := map[string]bool{}
+	for _, f := range records(t, res, "syscall") {
+		if f["bench"] == "lseek" {
+			lseek[key(f)] = true
+			assert.Equal(t, "linux", f["flavour"])
+			assert.Positive(t, number(t, f, "mean"))
+		}
+	}
+	assert.Equal(t, map[string]bool{"off/linux/false": true, "off/linux/true": true, "on/linux/false": true, "on/linux/true": true}, lseek)
+	assert.Regexp(t, `(?m)^on\s+yes\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9]+\s+[0-9.]+\s+[-+][0-9.]+%$`, lines, "the lseek table's global gain")
 
 	// The probe: under off a kernel address is present and supervisor-only
 	// (P=1), under on it is not mapped (P=0); the entry area is present
@@ -96,26 +108,31 @@ func TestPTIMatrix(t *testing.T) {
 	assert.Regexp(t, `(?m)^kernel text\s+0x[0-9a-f]+\s+#PF P=1 \(error 0x5\)\s+#PF P=0 \(error 0x4\)\s+unsupported`, lines)
 }
 
-// Instructions per null system call under -icount shift=0, where the TSC
+// Instructions per system call under -icount shift=0, where the TSC
 // counts instructions: measured when the trampolines were written. A
 // longer trampoline fails the test; isolation must cost instructions.
 var pathLength = map[string]int64{
-	"off/minimal": 15,
-	"on/minimal":  21,
-	"off/linux":   86,
-	"on/linux":    92,
+	"null off/minimal": 15,
+	"null on/minimal":  21,
+	"null off/linux":   86,
+	"null on/linux":    92,
+	"lseek off/linux":  166, // through tasks.Syscall, in Go
+	"lseek on/linux":   172,
 }
 
 // TestPathLengths runs the null system call under -icount shift=0.
 func TestPathLengths(t *testing.T) {
 	res := boot(t, qemu.Options{
 		Icount: true,
-		Plan:   []byte("benchmarks = null\nn = 100\nr = 3\nwarmup = 1\nglobal = off\n"),
+		Plan:   []byte("benchmarks = null,lseek\nn = 100\nr = 3\nwarmup = 1\nglobal = off\n"),
 	})
 	requireOK(t, res)
 	got := map[string]int64{}
 	for _, f := range records(t, res, "syscall") {
-		k := fmt.Sprintf("%v/%v", f["mode"], f["flavour"])
+		if f["global"] == true {
+			continue
+		}
+		k := fmt.Sprintf("%v %v/%v", f["bench"], f["mode"], f["flavour"])
 		mean := number(t, f, "mean")
 		assert.Equal(t, mean, number(t, f, "min"), "%s: deterministic under icount", k)
 		got[k] = int64(mean)
@@ -125,7 +142,8 @@ func TestPathLengths(t *testing.T) {
 		assert.LessOrEqual(t, got[k], bound, "%s: instructions per null call", k)
 		assert.Positive(t, got[k], k)
 	}
-	assert.Greater(t, got["on/minimal"], got["off/minimal"], "isolation costs instructions")
-	assert.Greater(t, got["on/linux"], got["off/linux"])
-	t.Logf("instructions per null system call under icount: %v", got)
+	assert.Greater(t, got["null on/minimal"], got["null off/minimal"], "isolation costs instructions")
+	assert.Greater(t, got["null on/linux"], got["null off/linux"])
+	assert.Greater(t, got["lseek on/linux"], got["lseek off/linux"])
+	t.Logf("instructions per system call under icount: %v", got)
 }

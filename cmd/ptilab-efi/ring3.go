@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/ptilab/ptilab/amd64"
@@ -8,6 +9,7 @@ import (
 	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/tasks"
 )
 
 // runBenchmarks runs the plan's ring-3 benchmarks: the null system call,
@@ -33,6 +35,14 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 			bench.NullSyscall(r, plan.Syscall, clk)
 		case "work":
 			bench.WorkCurve(r, plan.Syscall, clk)
+		case "lseek":
+			tasks.CloseFiles()
+			fd := tasks.OpenFile(1 << 20)
+			if err := pti.SetSyscall(tasks.SysLseek, tasks.Entry()); err != nil || fd < 0 {
+				r.Error("lseek setup", map[string]any{"error": fmt.Sprint("file descriptor ", fd, ": ", err)})
+				continue
+			}
+			bench.Lseek(r, plan.Syscall, uint64(fd), clk)
 		case "probe":
 			modes := plan.Syscall.Modes
 			if !slices.Contains(modes, pti.On) {

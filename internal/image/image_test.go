@@ -18,14 +18,15 @@ import (
 )
 
 // The packages whose code runs in kernel mode: before the runtime starts,
-// in the system-call handler and in exception handlers, under a g that has
-// no m. Their code must not allocate, write heap pointers (write barriers),
+// in the system-call handlers (the runtime's and the ring-3 tasks') and in
+// exception handlers, under a g that has no m. Their code must not allocate, write heap pointers (write barriers),
 // or start goroutines.
 var kernelPackages = []string{
 	"github.com/ptilab/ptilab/goos.",
 	"github.com/ptilab/ptilab/amd64.",
 	"github.com/ptilab/ptilab/efi.",
 	"github.com/ptilab/ptilab/board.",
+	"github.com/ptilab/ptilab/tasks.",
 	"github.com/usbarmory/tamago/soc/intel/uart.",
 	"github.com/usbarmory/tamago/internal/reg.",
 }

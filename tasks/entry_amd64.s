@@ -1,0 +1,50 @@
+#include "textflag.h"
+
+// func Entry() uint64
+TEXT ·Entry(SB),NOSPLIT,$0-8
+	LEAQ	·entry(SB), AX
+	MOVQ	AX, ret+0(FP)
+	RET
+
+// func entry()
+TEXT ·entry(SB),NOSPLIT|NOFRAME,$0
+	PUSHQ	BX
+	PUSHQ	CX
+	PUSHQ	DX
+	PUSHQ	SI
+	PUSHQ	DI
+	PUSHQ	BP
+	PUSHQ	R8
+	PUSHQ	R9
+	PUSHQ	R10
+	PUSHQ	R11
+	PUSHQ	R12
+	PUSHQ	R13
+	PUSHQ	R14
+	PUSHQ	R15
+	SUBQ	$64, SP			// Syscall's ABI0 frame: 7 arguments and the result
+	MOVQ	AX, 0(SP)
+	MOVQ	DI, 8(SP)
+	MOVQ	SI, 16(SP)
+	MOVQ	DX, 24(SP)
+	MOVQ	R10, 32(SP)
+	MOVQ	R8, 40(SP)
+	MOVQ	R9, 48(SP)
+	CALL	·Syscall(SB)
+	MOVQ	56(SP), AX
+	ADDQ	$64, SP
+	POPQ	R15
+	POPQ	R14
+	POPQ	R13
+	POPQ	R12
+	POPQ	R11
+	POPQ	R10
+	POPQ	R9
+	POPQ	R8
+	POPQ	BP
+	POPQ	DI
+	POPQ	SI
+	POPQ	DX
+	POPQ	CX
+	POPQ	BX
+	RET
