@@ -27,8 +27,9 @@ type Plan struct {
 	// mode (in the system-call handler), which ends the run at once.
 	// Empty: none.
 	Fault string
-	// End is how a PC ends the run (under QEMU the debug-exit device ends
-	// it whatever this says).
+	// End is how the run ends: EndAuto exits QEMU through its debug-exit
+	// device and returns to the firmware on a PC; the other actions act
+	// under QEMU too.
 	End board.EndAction
 	// Screen selects whether the console is also drawn on the displays.
 	Screen bool
@@ -94,15 +95,26 @@ func intIn(v, what string, lo, hi int) (int, error) {
 }
 
 // PlanError is a line of the plan file that could not be used; the run
-// goes on with the default for that key.
+// goes on without it.
 type PlanError struct {
 	Line int    // 1-based line number
 	Text string // the line as written
 	Err  string // what is wrong with it
+	// Kept is the line whose value the key keeps (a key given twice), 0
+	// when the key keeps its default.
+	Kept int
 }
 
 func (e PlanError) Error() string {
 	return fmt.Sprintf("plan line %d %q: %s", e.Line, e.Text, e.Err)
+}
+
+// Consequence says what the run does instead of the line.
+func (e PlanError) Consequence() string {
+	if e.Kept > 0 {
+		return fmt.Sprintf("keeping line %d's value", e.Kept)
+	}
+	return "using the default"
 }
 
 // planKeys lists the keys a plan may set, each with its parser.
@@ -224,6 +236,7 @@ func ParsePlan(data []byte) (Plan, []PlanError) {
 	p := DefaultPlan()
 	var errs []PlanError
 	seen := map[string]int{}
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a UTF-8 byte-order mark, as some editors write
 	for i, raw := range bytes.Split(data, []byte("\n")) {
 		text := strings.TrimRight(string(raw), "\r")
 		line, _, _ := strings.Cut(text, "#")
@@ -231,7 +244,7 @@ func ParsePlan(data []byte) (Plan, []PlanError) {
 		if line == "" {
 			continue
 		}
-		fail := func(msg string) { errs = append(errs, PlanError{i + 1, text, msg}) }
+		fail := func(msg string) { errs = append(errs, PlanError{Line: i + 1, Text: text, Err: msg}) }
 		key, val, ok := strings.Cut(line, "=")
 		if !ok {
 			fail("expected key = value")
@@ -244,7 +257,7 @@ func ParsePlan(data []byte) (Plan, []PlanError) {
 			continue
 		}
 		if prev, dup := seen[key]; dup {
-			fail(fmt.Sprintf("%s already set on line %d", key, prev))
+			errs = append(errs, PlanError{i + 1, text, fmt.Sprintf("%s already set on line %d", key, prev), prev})
 			continue
 		}
 		if err := set(&p, val); err != nil {

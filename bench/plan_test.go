@@ -256,3 +256,19 @@ func TestPlanKeysAreDocumented(t *testing.T) {
 		assert.True(t, strings.Contains(string(readme), "| `"+k+"` |"), "README documents plan key %s", k)
 	}
 }
+
+func TestPlanErrorConsequence(t *testing.T) {
+	p, errs := ParsePlan([]byte("n = 100\nn = 200\nr = x\n"))
+	require.Len(t, errs, 2)
+	assert.Equal(t, 100, p.Syscall.N, "the first value stays")
+	assert.Equal(t, 1, errs[0].Kept)
+	assert.Equal(t, "keeping line 1's value", errs[0].Consequence())
+	assert.Equal(t, 0, errs[1].Kept)
+	assert.Equal(t, "using the default", errs[1].Consequence())
+}
+
+func TestPlanByteOrderMark(t *testing.T) {
+	p, errs := ParsePlan([]byte("\ufeffscreen = off\r\n"))
+	assert.Empty(t, errs)
+	assert.False(t, p.Screen)
+}

@@ -9,7 +9,7 @@ import (
 
 // Reporter writes a run's results: human-readable lines, one
 // `PTILAB {json}` line per result and a last `PTILAB-END {json}` line with
-// the status and counts, so that a log cut short is detectable (DESIGN.md,
+// the status and counts, so that a log cut short is detectable (the design notes,
 // "Output contract").
 type Reporter struct {
 	w       io.Writer

@@ -14,11 +14,37 @@ import (
 
 // Clock converts cycles to nanoseconds and says where its frequency came
 // from; Emulated marks timings from an emulator (QEMU's TCG), which are
-// not the hardware's.
+// not the hardware's; Icount marks QEMU's -icount, under which the TSC
+// counts instructions.
 type Clock struct {
 	Hz       uint64
 	Source   string
 	Emulated bool
+	Icount   bool
+}
+
+// unit names what the figures count, for records.
+func (c Clock) unit() string {
+	if c.Icount {
+		return "instructions"
+	}
+	return "tsc_cycles"
+}
+
+// perCall is the heading of the per-call column.
+func (c Clock) perCall() string {
+	if c.Icount {
+		return "insns/call"
+	}
+	return "tsc/call"
+}
+
+// unitNote says what the figures count, for table headings.
+func (c Clock) unitNote() string {
+	if c.Icount {
+		return "INSTRUCTIONS (QEMU -icount: the TSC counts instructions; ns are virtual)"
+	}
+	return "TSC cycles (not core cycles)"
 }
 
 // Ns converts cycles to nanoseconds.
@@ -26,7 +52,10 @@ func (c Clock) Ns(cycles float64) float64 { return cycles * 1e9 / float64(c.Hz) 
 
 func (c Clock) header() string {
 	s := fmt.Sprintf("TSC %.3f GHz (%s)", float64(c.Hz)/1e9, c.Source)
-	if c.Emulated {
+	switch {
+	case c.Icount:
+		s += "; EMULATED with -icount: path lengths, not timings"
+	case c.Emulated:
 		s += "; EMULATED (QEMU TCG): these are not hardware timings"
 	}
 	return s
@@ -134,7 +163,7 @@ func yn(b bool) string {
 func (r *Reporter) measurement(m Measurement, clk Clock, ratio float64) {
 	f := map[string]any{
 		"bench": m.Bench, "mode": m.Config.Mode.String(), "flavour": m.Config.Flavour.String(),
-		"global": m.Config.Global, "N": m.N, "R": m.R, "emulated": clk.Emulated,
+		"global": m.Config.Global, "N": m.N, "R": m.R, "emulated": clk.Emulated, "icount": clk.Icount,
 	}
 	if m.Bench == "work" {
 		f["work_ns"] = m.WorkNs
@@ -149,7 +178,7 @@ func (r *Reporter) measurement(m Measurement, clk Clock, ratio float64) {
 		r.Error(m.Bench+" "+m.Config.String(), f)
 		return
 	}
-	f["unit"] = "tsc_cycles"
+	f["unit"] = clk.unit()
 	f["mean"], f["stddev"], f["stddev_pct"] = round(m.Stats.Mean), round(m.Stats.Stddev), round(m.Stats.StddevPct())
 	f["perf_pm_pct"] = round(m.Stats.PerfPct())
 	f["median"], f["min"], f["max"] = round(m.Stats.Median), round(m.Stats.Min), round(m.Stats.Max)
@@ -170,42 +199,60 @@ func round(x float64) float64 {
 }
 
 // NullSyscall measures the null system call (getppid) in every
-// configuration of p and prints the table: cycles and ns per call, the
-// spread, and the ratio to PTI off with the same flavour and global pages.
+// configuration of p and prints the table as it goes, a row per
+// configuration: cycles and ns per call, the spread, and the ratio to PTI
+// off with the same flavour and global pages.
 func NullSyscall(r *Reporter, p SyscallParams, clk Clock) []Measurement {
+	r.Printf("")
+	r.Printf("null system call (getppid), per call: %s, empty-loop overhead subtracted;", repeats(p.R, p.N, p.Warmup))
+	r.Printf("%s; ± as perf stat --repeat (stddev of the mean); %s", clk.unitNote(), clk.header())
+	r.Printf("%-8s %-8s %-6s %12s %7s %12s %12s %10s %7s", "mode", "flavour", "global", clk.perCall(), "±%", "median", "min", "ns/call", "vs off")
 	var ms []Measurement
 	for _, c := range p.configs() {
 		m := Measure(c, pti.SysGetppid, 0, p.N, p.R, p.Warmup)
 		m.Bench = "null"
 		ms = append(ms, m)
-	}
-	r.Printf("")
-	r.Printf("null system call (getppid), per call: %d repeats of %d calls after %d warm-up repeats, empty-loop overhead subtracted;", p.R, p.N, p.Warmup)
-	r.Printf("TSC cycles (not core cycles); ± as perf stat --repeat (stddev of the mean); %s", clk.header())
-	r.Printf("%-8s %-8s %-6s %12s %7s %12s %12s %10s %7s", "mode", "flavour", "global", "tsc/call", "±%", "median", "min", "ns/call", "vs off")
-	for _, m := range ms {
 		ratio := 0.0
-		if base := find(ms, pti.Config{Mode: pti.Off, Flavour: m.Config.Flavour, Global: m.Config.Global}); base != nil && base.ok() && m.ok() {
+		if base := find(ms, pti.Config{Mode: pti.Off, Flavour: c.Flavour, Global: c.Global}); base != nil && base.ok() && m.ok() {
 			ratio = m.Stats.Mean / base.Stats.Mean
 		}
-		head := fmt.Sprintf("%-8s %-8s %-6s", m.Config.Mode, m.Config.Flavour, yn(m.Config.Global))
+		head := fmt.Sprintf("%-8s %-8s %-6s", c.Mode, c.Flavour, yn(c.Global))
 		switch {
 		case m.Unsup != nil:
 			r.Printf("%s %s", head, "unsupported: "+reasonOf(m.Unsup))
 		case m.Failure != nil:
 			r.Printf("%s FAILED: %v", head, m.Failure)
 		default:
-			r.Printf("%s %12.1f %6.1f%% %12.1f %12.1f %10.1f %7.2f", head, m.Stats.Mean, m.Stats.PerfPct(), m.Stats.Median, m.Stats.Min, clk.Ns(m.Stats.Mean), ratio)
+			r.Printf("%s %12.1f %7s %12.1f %12.1f %10.1f %7.2f", head, m.Stats.Mean, spread(m.Stats), m.Stats.Median, m.Stats.Min, clk.Ns(m.Stats.Mean), ratio)
 		}
 		r.measurement(m, clk, ratio)
 	}
-	r.Printf("reference (DESIGN.md, Linux 5.10 getppid loop, 64-bit): off %.1f ns, on %.1f ns per call, on vs off %.2f",
+	r.Printf("reference (docs/references.md: Linux 5.10 getppid loop, 64-bit): off %.1f ns, on %.1f ns per call, on vs off %.2f",
 		RefNullOffNs, RefNullOnNs, RefNullOnNs/RefNullOffNs)
 	r.Printf("(the linux flavour has Linux's entry shape, not its speculation mitigations: no VERW, IBRS or RSB stuffing)")
 	return ms
 }
 
-// Reference figures (DESIGN.md, from the Linux kernel mailing-list threads
+// spread formats the perf-style ± of s; with one repeat there is none.
+func spread(s Stats) string {
+	if s.N < 2 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", s.PerfPct())
+}
+
+// repeats describes the repetitions of a measurement in words.
+func repeats(r, n, warmup int) string {
+	plural := func(k int, one, many string) string {
+		if k == 1 {
+			return fmt.Sprintf("%d %s", k, one)
+		}
+		return fmt.Sprintf("%d %s", k, many)
+	}
+	return fmt.Sprintf("%s of %s after %s", plural(r, "repeat", "repeats"), plural(n, "call", "calls"), plural(warmup, "warm-up repeat", "warm-up repeats"))
+}
+
+// Reference figures (docs/references.md, from the Linux kernel mailing-list threads
 // that motivated ptilab): the null system call on a 64-bit Linux 5.10
 // kernel without and with PTI, and what a 2 µs system call pays.
 const (
@@ -245,35 +292,31 @@ func reasonOf(err error) string {
 
 // WorkCurve measures a system call that spends a given time in the kernel,
 // minimal flavour without global pages, in every mode, and prints the
-// overhead of isolation against the call's length: the reference figures
-// have +150% for a null call and about 6% for a 2 µs one.
+// overhead of isolation against the call's length, a row per length as it
+// goes: the reference figures have +150% for a null call and about 6% for
+// a 2 µs one.
 func WorkCurve(r *Reporter, p SyscallParams, clk Clock) []Measurement {
-	var ms []Measurement
-	for _, ns := range p.WorkNs {
-		cycles := uint64(float64(ns) * float64(clk.Hz) / 1e9)
-		for _, mode := range p.Modes {
-			c := pti.Config{Mode: mode, Flavour: pti.Minimal}
-			m := Measure(c, pti.SysWork, cycles, p.WorkN, p.R, p.Warmup)
-			m.Bench, m.WorkNs = "work", ns
-			ms = append(ms, m)
-		}
-	}
 	r.Printf("")
-	r.Printf("system call spending a given time in the kernel (minimal flavour, no global pages), ns per call: %d repeats of %d calls;", p.R, p.WorkN)
+	r.Printf("system call spending a given time in the kernel (minimal flavour, no global pages), ns per call: %s;", repeats(p.R, p.WorkN, p.Warmup))
 	r.Printf("0 ns is the work call with nothing to do (two RDTSCs), not the null call; %s", clk.header())
 	hdr := fmt.Sprintf("%-10s", "work (ns)")
 	for _, mode := range p.Modes {
 		hdr += fmt.Sprintf(" %12s", mode)
 	}
 	for _, mode := range p.Modes[1:] {
-		hdr += fmt.Sprintf(" %12s", mode.String()+" vs off")
+		hdr += fmt.Sprintf(" %14s", mode.String()+" vs off")
 	}
 	r.Printf("%s", hdr)
+	var ms []Measurement
 	for _, ns := range p.WorkNs {
+		cycles := uint64(float64(ns) * float64(clk.Hz) / 1e9)
+		row := make([]Measurement, len(p.Modes))
+		for i, mode := range p.Modes {
+			row[i] = Measure(pti.Config{Mode: mode, Flavour: pti.Minimal}, pti.SysWork, cycles, p.WorkN, p.R, p.Warmup)
+			row[i].Bench, row[i].WorkNs = "work", ns
+		}
 		line := fmt.Sprintf("%-10d", ns)
-		base := findWork(ms, pti.Off, ns)
-		for _, mode := range p.Modes {
-			m := findWork(ms, mode, ns)
+		for _, m := range row {
 			switch {
 			case m.Unsup != nil:
 				line += fmt.Sprintf(" %12s", "unsupported")
@@ -283,25 +326,26 @@ func WorkCurve(r *Reporter, p SyscallParams, clk Clock) []Measurement {
 				line += fmt.Sprintf(" %12.1f", clk.Ns(m.Stats.Mean))
 			}
 		}
-		for _, mode := range p.Modes[1:] {
-			m := findWork(ms, mode, ns)
-			if m.ok() && base != nil && base.ok() {
-				line += fmt.Sprintf(" %+11.1f%%", 100*(m.Stats.Mean/base.Stats.Mean-1))
+		base := &row[0] // modes start with off
+		for _, m := range row[1:] {
+			if m.ok() && base.ok() {
+				line += fmt.Sprintf(" %+13.1f%%", 100*(m.Stats.Mean/base.Stats.Mean-1))
 			} else {
-				line += fmt.Sprintf(" %12s", "-")
+				line += fmt.Sprintf(" %14s", "-")
 			}
 		}
 		r.Printf("%s", line)
-	}
-	r.Printf("reference (DESIGN.md, Linux threads): a null call pays +%.0f%% under PTI, a 2 µs call about %d%%",
-		100*(RefNullOnNs/RefNullOffNs-1), RefWork2usPctPTI)
-	for _, m := range ms {
-		ratio := 0.0
-		if base := findWork(ms, pti.Off, m.WorkNs); base != nil && base.ok() && m.ok() {
-			ratio = m.Stats.Mean / base.Stats.Mean
+		for _, m := range row {
+			ratio := 0.0
+			if m.ok() && base.ok() {
+				ratio = m.Stats.Mean / base.Stats.Mean
+			}
+			r.measurement(m, clk, ratio)
 		}
-		r.measurement(m, clk, ratio)
+		ms = append(ms, row...)
 	}
+	r.Printf("reference (docs/references.md: Linux threads): a null call pays +%.0f%% under PTI, a 2 µs call about %d%%",
+		100*(RefNullOnNs/RefNullOffNs-1), RefWork2usPctPTI)
 	return ms
 }
 
@@ -360,7 +404,7 @@ func IsolationProbe(r *Reporter, modes []pti.Mode, targets []ProbeTarget) []Prob
 	for _, m := range modes {
 		hdr += fmt.Sprintf(" %-22s", m)
 	}
-	r.Printf("%s", hdr)
+	r.Printf("%s", strings.TrimRight(hdr, " "))
 	for _, t := range targets {
 		line := fmt.Sprintf("%-14s %#-18x", t.Name, t.Address)
 		for _, p := range out {
@@ -381,9 +425,9 @@ func IsolationProbe(r *Reporter, modes []pti.Mode, targets []ProbeTarget) []Prob
 				cell = amd64.VectorName(p.Result.Vector)
 			}
 			line += fmt.Sprintf(" %-22s", cell)
-			f := map[string]any{"mode": p.Mode.String(), "target": p.Target, "address": p.Address}
+			f := map[string]any{"mode": p.Mode.String(), "target": p.Target, "address": fmt.Sprintf("%#x", p.Address)}
 			if p.Unsup != nil {
-				f["reason"] = p.Unsup.Error()
+				f["reason"] = p.Mode.String() + ": " + reasonOf(p.Unsup)
 				r.Record("unsupported", f)
 				continue
 			}
@@ -397,12 +441,12 @@ func IsolationProbe(r *Reporter, modes []pti.Mode, targets []ProbeTarget) []Prob
 				f["vector"] = p.Result.Vector
 				f["error_code"] = p.Result.ErrorCode
 				f["present"] = p.Present()
-				f["cr2"] = p.Result.CR2
+				f["cr2"] = fmt.Sprintf("%#x", p.Result.CR2)
 				f["user"] = p.Result.FromUser()
 			}
 			r.Record("probe", f)
 		}
-		r.Printf("%s", line)
+		r.Printf("%s", strings.TrimRight(line, " "))
 	}
 	return out
 }
@@ -410,9 +454,13 @@ func IsolationProbe(r *Reporter, modes []pti.Mode, targets []ProbeTarget) []Prob
 // Lseek measures a real system call through the Linux-shaped trampoline:
 // lseek(fd, 0, SEEK_SET) on a kernel file object, in every mode, with
 // global pages off and on, and prints cycles and ns per call, operations
-// per second and what global pages change (the reference: +1.71% ops/s on
-// Skylake with PCID under PTI, for will-it-scale's lseek1).
+// per second and what global pages change (the reference: +1.72% ops/s on
+// Skylake with PCID under PTI, for will-it-scale's lseek1), a row as each
+// configuration finishes.
 func Lseek(r *Reporter, p SyscallParams, fd uint64, clk Clock) []Measurement {
+	r.Printf("")
+	r.Printf("lseek(fd, 0, SEEK_SET) on a kernel file, linux flavour: %s; ± as perf; %s", repeats(p.R, p.N, p.Warmup), clk.header())
+	r.Printf("%-8s %-6s %12s %7s %10s %14s %7s %14s", "mode", "global", clk.perCall(), "±%", "ns/call", "ops/s", "vs off", "global gain")
 	var ms []Measurement
 	for _, mode := range p.Modes {
 		for _, g := range []bool{false, true} {
@@ -420,35 +468,28 @@ func Lseek(r *Reporter, p SyscallParams, fd uint64, clk Clock) []Measurement {
 			m := Measure(c, SysLseek, fd, p.N, p.R, p.Warmup)
 			m.Bench = "lseek"
 			ms = append(ms, m)
-		}
-	}
-	r.Printf("")
-	r.Printf("lseek(fd, 0, SEEK_SET) on a kernel file, linux flavour: %d repeats of %d calls after %d warm-up repeats; ± as perf; %s",
-		p.R, p.N, p.Warmup, clk.header())
-	r.Printf("%-8s %-6s %12s %7s %10s %14s %7s %14s", "mode", "global", "tsc/call", "±%", "ns/call", "ops/s", "vs off", "global gain")
-	for _, m := range ms {
-		head := fmt.Sprintf("%-8s %-6s", m.Config.Mode, yn(m.Config.Global))
-		ratio := 0.0
-		base := find(ms, pti.Config{Mode: pti.Off, Flavour: pti.Linux, Global: m.Config.Global})
-		if base != nil && base.ok() && m.ok() {
-			ratio = m.Stats.Mean / base.Stats.Mean
-		}
-		switch {
-		case m.Unsup != nil:
-			r.Printf("%s unsupported: %s", head, reasonOf(m.Unsup))
-		case m.Failure != nil:
-			r.Printf("%s FAILED: %v", head, m.Failure)
-		default:
-			gain := "-"
-			if nonGlobal := find(ms, pti.Config{Mode: m.Config.Mode, Flavour: pti.Linux}); m.Config.Global && nonGlobal != nil && nonGlobal.ok() {
-				gain = fmt.Sprintf("%+.2f%%", 100*(nonGlobal.Stats.Mean/m.Stats.Mean-1))
+			head := fmt.Sprintf("%-8s %-6s", mode, yn(g))
+			ratio := 0.0
+			if base := find(ms, pti.Config{Mode: pti.Off, Flavour: pti.Linux, Global: g}); base != nil && base.ok() && m.ok() {
+				ratio = m.Stats.Mean / base.Stats.Mean
 			}
-			ns := clk.Ns(m.Stats.Mean)
-			r.Printf("%s %12.1f %6.1f%% %10.1f %14.0f %7.2f %14s", head, m.Stats.Mean, m.Stats.PerfPct(), ns, 1e9/ns, ratio, gain)
+			switch {
+			case m.Unsup != nil:
+				r.Printf("%s unsupported: %s", head, reasonOf(m.Unsup))
+			case m.Failure != nil:
+				r.Printf("%s FAILED: %v", head, m.Failure)
+			default:
+				gain := "-"
+				if nonGlobal := find(ms, pti.Config{Mode: mode, Flavour: pti.Linux}); g && nonGlobal != nil && nonGlobal.ok() {
+					gain = fmt.Sprintf("%+.2f%%", 100*(nonGlobal.Stats.Mean/m.Stats.Mean-1))
+				}
+				ns := clk.Ns(m.Stats.Mean)
+				r.Printf("%s %12.1f %7s %10.1f %14.0f %7.2f %14s", head, m.Stats.Mean, spread(m.Stats), ns, 1e9/ns, ratio, gain)
+			}
+			r.measurement(m, clk, ratio)
 		}
-		r.measurement(m, clk, ratio)
 	}
-	r.Printf("reference (DESIGN.md): global pages for the entry text under PTI, Skylake with PCID: lseek1 15 783 951 -> 16 054 688 ops/s (+%.2f%%)", RefLseekGlobalPct)
+	r.Printf("reference (docs/references.md): global pages for the entry text under PTI, Skylake with PCID: lseek1 15 783 951 -> 16 054 688 ops/s (+%.2f%%)", RefLseekGlobalPct)
 	return ms
 }
 

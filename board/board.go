@@ -41,8 +41,13 @@ const (
 
 // QEMU's isa-debug-exit device as ptilab's harness configures it
 // (-device isa-debug-exit,iobase=0xf4,iosize=1): writing v makes QEMU exit
-// with status (v<<1)|1.
-const debugExitPort = 0xf4
+// with status (v<<1)|1. ptilab writes its status plus DebugExitBase, so that
+// QEMU's own failures (exit status 1) never read as a status; the host's
+// runner (internal/qemu) undoes it.
+const (
+	debugExitPort = 0xf4
+	DebugExitBase = 0x10
+)
 
 // Detect decides whether ptilab runs under QEMU by reading the fw_cfg
 // signature "QEMU".
@@ -126,12 +131,13 @@ const (
 	EndReset                     // cold reset
 )
 
-// End ends the run with status (0 = success) and does not return. Under
-// QEMU the debug-exit device ends QEMU with (status<<1)|1; where that
-// device is missing, and on a PC, action decides.
+// End ends the run with status (0 = success, at most 111) and does not
+// return. Under QEMU with action EndAuto the debug-exit device ends QEMU
+// with ((status+DebugExitBase)<<1)|1; where that device is missing, with
+// another action, and on a PC, action decides.
 func End(status uint8, action EndAction) {
 	if Machine == QEMU && (action == EndAuto) {
-		amd64.Out8(debugExitPort, status)
+		amd64.Out8(debugExitPort, status+DebugExitBase)
 		// No debug-exit device: QEMU is still running. Power off.
 		action = EndPowerOff
 	}
@@ -147,4 +153,60 @@ func End(status uint8, action EndAction) {
 	}
 	efi.Exit(fs)
 	amd64.Halt()
+}
+
+// fw_cfg's file directory (QEMU docs/specs/fw_cfg.rst): selector 0x19
+// reads a big-endian count and entries of 64 bytes: size (BE32), selector
+// (BE16), reserved (16 bits), name (56 bytes, NUL-padded).
+const fwCfgFileDir = 0x19
+
+// QEMUFile reads the fw_cfg file name (QEMU's -fw_cfg name=...,string=...)
+// into buf and returns its length, or -1 when there is none (or not
+// QEMU).
+func QEMUFile(name string, buf []byte) int {
+	if Machine != QEMU {
+		return -1
+	}
+	be32 := func() uint32 {
+		var v uint32
+		for i := 0; i < 4; i++ {
+			v = v<<8 | uint32(amd64.In8(fwCfgData))
+		}
+		return v
+	}
+	amd64.Out16(fwCfgSelector, fwCfgFileDir)
+	n := be32()
+	for i := uint32(0); i < n; i++ {
+		size := be32()
+		sel := uint16(amd64.In8(fwCfgData))<<8 | uint16(amd64.In8(fwCfgData))
+		amd64.In8(fwCfgData)
+		amd64.In8(fwCfgData)
+		var fname [56]byte
+		for j := range fname {
+			fname[j] = amd64.In8(fwCfgData)
+		}
+		if !nameIs(fname[:], name) {
+			continue
+		}
+		amd64.Out16(fwCfgSelector, sel)
+		k := min(int(size), len(buf))
+		for j := 0; j < k; j++ {
+			buf[j] = amd64.In8(fwCfgData)
+		}
+		return k
+	}
+	return -1
+}
+
+// nameIs reports whether the NUL-padded name in b is s.
+func nameIs(b []byte, s string) bool {
+	return len(s) <= len(b) && string(b[:len(s)]) == s && (len(s) == len(b) || b[len(s)] == 0)
+}
+
+// Icount reports whether ptilab's QEMU runner started QEMU with -icount,
+// under which the TSC counts instructions (it passes the fw_cfg file
+// opt/ptilab/icount).
+func Icount() bool {
+	var b [8]byte
+	return QEMUFile("opt/ptilab/icount", b[:]) > 0
 }

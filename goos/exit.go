@@ -14,6 +14,7 @@ const (
 	exitFault    = 3 // a fatal CPU exception
 	exitDeadlock = 4 // no thread could run and none waited with a timeout
 	exitBoot     = 5 // the kernel could not start the runtime
+	exitOOM      = 6 // the frame pool was used up
 )
 
 var (
@@ -34,7 +35,7 @@ func SetEndAction(a board.EndAction) { endAction = a }
 // the fault status whatever exit status the program chose after it.
 func endRun(status uint8, reason string) {
 	kernelDepth++
-	if faults > 0 {
+	if faults > 0 && status != exitOOM {
 		status, reason = exitFault, "fault"
 	}
 	if !endPrinted {

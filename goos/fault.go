@@ -42,9 +42,14 @@ func handleException(f *excFrame) {
 	excDepth++
 	switch f.Vector {
 	case amd64.VectorPF:
-		if excDepth == 1 && f.Error&(amd64.PF_P|amd64.PF_RSVD) == 0 && backPage(amd64.CR2(), f.Error&amd64.PF_W != 0) {
-			excDepth--
-			return
+		if excDepth == 1 && f.Error&(amd64.PF_P|amd64.PF_RSVD) == 0 {
+			if backPage(amd64.CR2(), f.Error&amd64.PF_W != 0) {
+				excDepth--
+				return
+			}
+			if pool.exhausted {
+				outOfMemory(f)
+			}
 		}
 	case amd64.VectorGP:
 		if inImage(f.IP) && inImage(f.IP+1) {
@@ -63,6 +68,19 @@ func handleException(f *excFrame) {
 	}
 	fatalException(f)
 	excDepth--
+}
+
+// outOfMemory ends the run when a committed page cannot get a frame: the
+// frame pool is used up. Nothing can continue: the Go runtime would need
+// memory to print a panic.
+func outOfMemory(f *excFrame) {
+	var l kline
+	l.serialOnly = excDepth > 1
+	l.s("ptilab: out of memory: the kernel's frame pool (").udec(pool.total*pageSize>>20).
+		s(" MiB) is used up; the runtime touched ").hex(amd64.CR2(), 0).s(" at RIP ").hex(f.IP, 0).
+		s(". Give the machine more RAM (QEMU: -m 256M at least).").flush()
+	l.s(`PTILAB {"kind":"oom","pool_bytes":`).udec(pool.total*pageSize).s(`,"address":"`).hex(amd64.CR2(), 0).s(`"}`).flush()
+	endRun(exitOOM, "out of memory")
 }
 
 func inImage(va uint64) bool {
@@ -148,8 +166,11 @@ func dumpFault(f *excFrame, inKernel bool) {
 		kernelBacktrace(f.BP, &l)
 	}
 	l.s(`PTILAB {"kind":"fault","vector":`).udec(f.Vector).s(`,"name":"`).s(amd64.VectorName(f.Vector)).
-		s(`","error":`).udec(f.Error).s(`,"rip":"`).hex(f.IP, 0).s(`","cr2":"`).hex(cr2, 0).
-		s(`","in":"`).s(where).s(`"`)
+		s(`","error":`).udec(f.Error).s(`,"rip":"`).hex(f.IP, 0).s(`"`)
+	if f.Vector == amd64.VectorPF {
+		l.s(`,"cr2":"`).hex(cr2, 0).s(`"`)
+	}
+	l.s(`,"in":"`).s(where).s(`"`)
 	if inImage(f.IP) {
 		l.s(`,"elf_rip":"`).hex(f.IP-efi.Firmware.ImageBase+ELFLinkBase, 0).s(`"`)
 	}

@@ -23,6 +23,8 @@ type framePool struct {
 	total  uint64 // frames in all regions
 	used   uint64 // frames handed out now
 	peak   uint64
+	// exhausted is set when an allocation found no frame.
+	exhausted bool
 }
 
 // add gives the pool [base, end), page-aligned.
@@ -57,6 +59,7 @@ func (p *framePool) alloc() (uint64, bool) {
 			p.cur++
 		}
 		if p.cur == p.n {
+			p.exhausted = true
 			return 0, false
 		}
 		r := &p.region[p.cur]

@@ -19,7 +19,7 @@ import (
 	"github.com/ptilab/ptilab/efi"
 )
 
-// The system calls a Go 1.26 program makes (DESIGN.md, "Toolchain
+// The system calls a Go 1.26 program makes (the design notes, "Toolchain
 // decision") and those the os package needs for files: each must have a
 // handler.
 var runtimeSyscalls = []uint64{

@@ -12,7 +12,9 @@ func TestLseek(t *testing.T) {
 	t.Cleanup(CloseFiles)
 	fd := OpenFile(1000)
 	require.Equal(t, firstFD, fd)
-	lseek := func(off int64, whence uint64) int64 { return Syscall(SysLseek, uint64(fd), uint64(off), whence, 0, 0, 0) }
+	lseek := func(off int64, whence uint64) int64 {
+		return Syscall(SysLseek, uint64(fd), uint64(off), whence, 0, 0, 0)
+	}
 	assert.Equal(t, int64(100), lseek(100, SEEK_SET))
 	assert.Equal(t, int64(150), lseek(50, SEEK_CUR))
 	assert.Equal(t, int64(140), lseek(-10, SEEK_CUR))

@@ -135,6 +135,8 @@ func TestPathLengths(t *testing.T) {
 		k := fmt.Sprintf("%v %v/%v", f["bench"], f["mode"], f["flavour"])
 		mean := number(t, f, "mean")
 		assert.Equal(t, mean, number(t, f, "min"), "%s: deterministic under icount", k)
+		assert.Equal(t, "instructions", f["unit"], "%s: labelled as instruction counts", k)
+		assert.Equal(t, true, f["icount"])
 		got[k] = int64(mean)
 	}
 	for k, bound := range pathLength {

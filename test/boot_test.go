@@ -231,6 +231,7 @@ func TestBadPlan(t *testing.T) {
 	}, "\n")
 	res := boot(t, qemu.Options{Plan: []byte(plan)})
 	requireOK(t, res)
+	assert.Equal(t, int64(3), integer(t, end(t, res), "plan_errors"), "PTILAB-END counts the ignored lines")
 	lines := res.Lines()
 	assert.Contains(t, lines, fmt.Sprintf("ptilab: plan /ptilab.plan (%d bytes)", len(plan)))
 
@@ -249,6 +250,7 @@ func TestBadPlan(t *testing.T) {
 		assert.Equal(t, w.text, str(t, errs[i], "text"))
 		assert.Equal(t, w.err, str(t, errs[i], "error"))
 		assert.Contains(t, lines, fmt.Sprintf("ptilab: plan line %d %q: %s; using the default", w.line, w.text, w.err))
+		assert.Equal(t, "using the default", str(t, errs[i], "consequence"))
 	}
 }
 

@@ -29,8 +29,8 @@ func main() {
 	goos.SetScreen(plan.Screen)
 	machine(r)
 	for _, e := range perrs {
-		r.Printf("ptilab: %v; using the default", e)
-		r.Record("plan-error", map[string]any{"line": e.Line, "text": e.Text, "error": e.Err})
+		r.Printf("ptilab: %v; %s", e, e.Consequence())
+		r.Record("plan-error", map[string]any{"line": e.Line, "text": e.Text, "error": e.Err, "consequence": e.Consequence()})
 	}
 
 	if plan.Fault != "" {
@@ -44,6 +44,7 @@ func main() {
 	sinceEntry, bootNs := goos.SinceEntry()
 	code := r.End(map[string]any{
 		"elapsed_ms":      time.Since(start).Milliseconds(),
+		"plan_errors":     len(perrs),
 		"uptime_ms":       goos.Monotonic() / 1e6,
 		"since_entry_ms":  sinceEntry / 1e6,
 		"boot_ms":         bootNs / 1e6,
@@ -68,6 +69,24 @@ func loadPlan(r *bench.Reporter) (bench.Plan, []bench.PlanError) {
 	return bench.ParsePlan(data)
 }
 
+// hypervisorName names the hypervisor whose CPUID 40000000H signature is
+// sig.
+func hypervisorName(sig string) string {
+	switch sig {
+	case "TCGTCGTCGTCG":
+		return "QEMU TCG (emulated)"
+	case "KVMKVMKVM":
+		return "KVM"
+	case "VMwareVMware":
+		return "VMware"
+	case "Microsoft Hv":
+		return "Hyper-V"
+	case "XenVMMXenVMM":
+		return "Xen"
+	}
+	return fmt.Sprintf("%q", sig)
+}
+
 func yesNo(b bool) string {
 	if b {
 		return "yes"
@@ -87,7 +106,7 @@ func machine(r *bench.Reporter) {
 	hv := f.HypervisorVendor()
 	where := info.Board
 	if hv != "" {
-		where += " (" + hv + ")"
+		where += ", hypervisor " + hypervisorName(hv)
 	}
 	reloc := "at its link address"
 	if info.ImageBase != goos.ELFLinkBase {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/bench"
+	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/pti"
@@ -26,9 +27,9 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 	lfence := amd64.SerializeLFENCE()
 	r.Printf("ptilab: LFENCE serializing: %s", lfence)
 	info := goos.MachineInfo()
-	clk := bench.Clock{Hz: info.TSCHz, Source: info.TSCSource, Emulated: amd64.Features.HypervisorVendor() == "TCGTCGTCGTCG"}
+	clk := bench.Clock{Hz: info.TSCHz, Source: info.TSCSource, Emulated: amd64.Features.HypervisorVendor() == "TCGTCGTCGTCG", Icount: board.Icount()}
 	r.Record("timing", map[string]any{"lfence": lfence, "tsc_hz": clk.Hz, "tsc_source": clk.Source,
-		"tsc_invariant": amd64.Features.InvariantTSC, "rdtscp": amd64.Features.RDTSCP, "emulated": clk.Emulated})
+		"tsc_invariant": amd64.Features.InvariantTSC, "rdtscp": amd64.Features.RDTSCP, "emulated": clk.Emulated, "icount": clk.Icount})
 	for _, b := range plan.Benchmarks {
 		switch b {
 		case "null":

@@ -78,6 +78,7 @@ loop:
 	JNZ loop
 	MOVW $0xf4, DX
 	MOVB BX, AX
+	ADDB $0x10, AX
 	OUTB
 halt:
 	HLT
@@ -128,5 +129,5 @@ func TestEFIAndQEMU(t *testing.T) {
 
 	code, stdout, stderr = ptilab(t, "log", logPath)
 	assert.Equal(t, exitOK, code, stderr)
-	assert.Equal(t, "{\"check\":\"reloc\",\"ok\":true}\n", stdout)
+	assert.Equal(t, "{\"check\":\"reloc\",\"ok\":true}\n{\"kind\":\"end\",\"status\":\"ok\"}\n", stdout)
 }

@@ -3,12 +3,15 @@
 // machine-readable results from its serial log.
 //
 // Exit status: 0 on success, 1 on failure, 2 on a usage error; "ptilab
-// qemu" exits with the image's debug-exit status, 124 on timeout, 1
-// otherwise.
+// qemu" exits with the image's status (0 only with a PTILAB-END line),
+// 124 on timeout, 125 when QEMU ended without the image's status (a QEMU
+// failure: its first error line is printed), 126 when the image said 0 but
+// printed no PTILAB-END line.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,11 +36,13 @@ commands:
   efi  -elf IN -o OUT     convert a PIE ELF (go build -buildmode=pie) into a
                           relocatable x86-64 EFI application
   qemu [flags] IMAGE.efi  boot IMAGE.efi under QEMU with OVMF, copy its serial
-                          output to stdout and exit with its debug-exit status
-                          (124 on timeout, 1 if it did not exit by itself)
+                          output to stdout and exit with the image's status
+                          (124 on timeout, 125 if QEMU ended without one,
+                          126 for 0 without a PTILAB-END line)
   log  FILE               print the PTILAB records of a saved serial log as
-                          JSON lines; exit 1 unless it ends with PTILAB-END
-                          status "ok"
+                          JSON lines, the PTILAB-END line last as a record of
+                          kind "end"; exit 1 unless it ends with PTILAB-END
+                          status "ok" (a last line cut in half is skipped)
 
 Run "ptilab <command> -h" for the flags of a command.
 `
@@ -192,6 +197,17 @@ func cmdLog(args []string, stdout, stderr io.Writer) int {
 	for _, r := range recs {
 		fmt.Fprintf(stdout, "%s\n", r.Raw)
 	}
+	if end, ok := res.End(); ok {
+		// The END line too, as a record of kind "end", for jq.
+		f := map[string]any{"kind": "end"}
+		for k, v := range end.Fields {
+			if k != "kind" {
+				f[k] = v
+			}
+		}
+		b, _ := json.Marshal(f)
+		fmt.Fprintf(stdout, "%s\n", b)
+	}
 	msg, ok := outcome(res)
 	fmt.Fprintf(stderr, "ptilab: %s: %s\n", path, msg)
 	if !ok {
@@ -230,7 +246,7 @@ func outcome(r *qemu.Result) (msg string, ok bool) {
 	}
 	var fault string
 	if line, found := r.Fault(); found {
-		fault = "; kernel fault: " + line
+		fault = "; CPU exception: " + strings.TrimPrefix(line, "PTILAB-FAULT ")
 	}
 	end, found := r.End()
 	if !found {
@@ -240,7 +256,11 @@ func outcome(r *qemu.Result) (msg string, ok bool) {
 	if status != "ok" {
 		return fmt.Sprintf("%d records, PTILAB-END status %q (line %d): %s%s", len(recs), status, end.Line, end.Raw, fault), false
 	}
-	return fmt.Sprintf("%d records, PTILAB-END status \"ok\"%s", len(recs), fault), true
+	var planErrs string
+	if n, _ := end.Fields["plan_errors"].(json.Number); n != "" && n != "0" {
+		planErrs = fmt.Sprintf("; %s plan lines ignored (see the plan-error records)", n)
+	}
+	return fmt.Sprintf("%d records, PTILAB-END status \"ok\"%s%s", len(recs), planErrs, fault), true
 }
 
 // firstLine returns the first line of b with surrounding blanks trimmed.

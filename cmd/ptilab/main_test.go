@@ -96,13 +96,17 @@ func TestLog(t *testing.T) {
 		stderrHas string
 	}{
 		{"ok", boot + "PTILAB {\"a\":1}\r\nPTILAB { \"b\" : [2] }\r\nPTILAB-END {\"status\":\"ok\"}\r\n",
-			exitOK, "{\"a\":1}\n{ \"b\" : [2] }\n", `2 records, PTILAB-END status "ok"`},
+			exitOK, "{\"a\":1}\n{ \"b\" : [2] }\n{\"kind\":\"end\",\"status\":\"ok\"}\n", `2 records, PTILAB-END status "ok"`},
+		{"last line cut in half", boot + "PTILAB {\"a\":1}\r\nPTILAB {\"b\":",
+			exitFail, "{\"a\":1}\n", "1 records, no PTILAB-END line: output cut short"},
+		{"plan errors", boot + "PTILAB {\"a\":1}\r\nPTILAB-END {\"status\":\"ok\",\"plan_errors\":2}\r\n",
+			exitOK, "{\"a\":1}\n{\"kind\":\"end\",\"plan_errors\":2,\"status\":\"ok\"}\n", `1 records, PTILAB-END status "ok"; 2 plan lines ignored`},
 		{"cut short", boot + "PTILAB {\"a\":1}\r\nPTILAB-FAULT #GP rip=0x1234\r\n",
-			exitFail, "{\"a\":1}\n", "1 records, no PTILAB-END line: output cut short; kernel fault: PTILAB-FAULT #GP rip=0x1234"},
+			exitFail, "{\"a\":1}\n", "1 records, no PTILAB-END line: output cut short; CPU exception: #GP rip=0x1234"},
 		{"status not ok", boot + "PTILAB-END {\"status\":\"fail\",\"why\":\"x\"}\r\n",
-			exitFail, "", `PTILAB-END status "fail" (line 3)`},
+			exitFail, "{\"kind\":\"end\",\"status\":\"fail\",\"why\":\"x\"}\n", `PTILAB-END status "fail" (line 3)`},
 		{"status missing", boot + "PTILAB-END {}\r\n",
-			exitFail, "", `PTILAB-END status ""`},
+			exitFail, "{\"kind\":\"end\"}\n", `PTILAB-END status ""`},
 		{"malformed", boot + "PTILAB {\"a\":\r\nPTILAB-END {\"status\":\"ok\"}\r\n",
 			exitFail, "", "serial line 3: malformed record"},
 	}

@@ -121,7 +121,9 @@ func Args(opts Options, paths Paths) []string {
 		args = append(args, "-smp", strconv.Itoa(opts.SMP))
 	}
 	if opts.Icount {
-		args = append(args, "-icount", "shift=0")
+		// The fw_cfg file tells the image, which labels its figures as
+		// instruction counts.
+		args = append(args, "-icount", "shift=0", "-fw_cfg", "name=opt/ptilab/icount,string=1")
 	}
 	if paths.Vars == "" {
 		args = append(args, "-bios", paths.Code)

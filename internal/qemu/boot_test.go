@@ -17,7 +17,7 @@ import (
 // Machine code for the test images. Neither uses absolute addresses, so the
 // image needs no base relocations and loads anywhere.
 var (
-	// writeKExit5 writes "K\n" to COM1, then 5 to the debug-exit port.
+	// writeKExit5 writes "K\n" to COM1, then status 5 to the debug-exit port.
 	writeKExit5 = []byte{
 		0x66, 0xba, 0xf8, 0x03, // mov dx, 0x3f8
 		0xb0, 'K', // mov al, 'K'
@@ -25,7 +25,7 @@ var (
 		0xb0, '\n', // mov al, '\n'
 		0xee,                   // out dx, al
 		0x66, 0xba, 0xf4, 0x00, // mov dx, 0xf4
-		0xb0, 0x05, // mov al, 5
+		0xb0, 0x15, // mov al, 0x15: status 5 + DebugExitBase
 		0xee,       // out dx, al
 		0xf4,       // hlt
 		0xeb, 0xfd, // jmp back to hlt
@@ -109,7 +109,7 @@ func TestRunBoot(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("QEMU status %d after %v; serial:\n%s", res.QEMUStatus, res.Duration, strings.Join(res.Lines(), "\n"))
 
-	assert.Equal(t, 11, res.QEMUStatus)
+	assert.Equal(t, (5+DebugExitBase)<<1|1, res.QEMUStatus)
 	assert.True(t, res.DebugExit)
 	assert.Equal(t, 5, res.ImageStatus)
 	assert.False(t, res.TimedOut)

@@ -50,26 +50,43 @@ type Result struct {
 	Stderr []byte
 }
 
-// decodeStatus splits a QEMU exit status into the image's debug-exit value
-// and whether the debug-exit device ended the run.
+// DebugExitBase is what the image adds to its status before writing it to
+// the debug-exit port (board.DebugExitBase): QEMU then exits with
+// ((status+DebugExitBase)<<1)|1, which QEMU's own failures (exit status 1)
+// cannot be mistaken for.
+const DebugExitBase = 0x10
+
+// decodeStatus splits a QEMU exit status into the image's status and
+// whether the debug-exit device ended the run.
 func decodeStatus(qemuStatus int) (imageStatus int, debugExit bool) {
-	if qemuStatus > 0 && qemuStatus%2 == 1 {
-		return qemuStatus >> 1, true
+	if qemuStatus > 0 && qemuStatus%2 == 1 && qemuStatus>>1 >= DebugExitBase {
+		return qemuStatus>>1 - DebugExitBase, true
 	}
 	return -1, false
 }
 
+// Exit codes of the ptilab command for runs that did not end with an image
+// status.
+const (
+	ExitTimeout  = 124 // the run was killed at its timeout, as timeout(1)
+	ExitNoStatus = 125 // QEMU ended without the image's status (a QEMU failure, a firmware shutdown)
+	ExitNoEnd    = 126 // the image said 0 but printed no PTILAB-END line
+)
+
 // ExitCode maps a result to an exit code for the ptilab command: the image's
-// status when it exited through the debug-exit port, 124 on timeout (as
-// timeout(1) does), and 1 otherwise.
+// status when it exited through the debug-exit port (but never 0 without a
+// PTILAB-END line), ExitTimeout on timeout, ExitNoStatus otherwise.
 func ExitCode(r *Result) int {
 	switch {
 	case r.DebugExit:
+		if _, ok := r.End(); r.ImageStatus == 0 && !ok {
+			return ExitNoEnd
+		}
 		return r.ImageStatus
 	case r.TimedOut:
-		return 124
+		return ExitTimeout
 	}
-	return 1
+	return ExitNoStatus
 }
 
 // Run boots opts.Image under QEMU and waits for QEMU to exit or for

@@ -1,6 +1,7 @@
 package qemu
 
 import (
+	"github.com/ptilab/ptilab/board"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,9 +16,11 @@ func TestDecodeStatus(t *testing.T) {
 		debugExit   bool
 	}{
 		{0, -1, false},   // guest shutdown, or reset with -no-reboot
-		{1, 0, true},     // image wrote 0
-		{11, 5, true},    // image wrote 5
-		{255, 127, true}, // largest value that survives 8-bit exit statuses
+		{33, 0, true},    // image status 0: wrote 0x10
+		{43, 5, true},    // image status 5: wrote 0x15
+		{255, 111, true}, // largest value that survives 8-bit exit statuses
+		{1, -1, false},   // QEMU's own failure to start (exit 1), not a status
+		{11, -1, false},  // a value below the base: not ptilab's
 		{2, -1, false},   // QEMU's own failure
 		{-1, -1, false},  // killed by a signal
 	}
@@ -29,11 +32,13 @@ func TestDecodeStatus(t *testing.T) {
 }
 
 func TestExitCode(t *testing.T) {
-	assert.Equal(t, 0, ExitCode(&Result{QEMUStatus: 1, ImageStatus: 0, DebugExit: true}))
-	assert.Equal(t, 5, ExitCode(&Result{QEMUStatus: 11, ImageStatus: 5, DebugExit: true}))
+	end := []byte("PTILAB-END {\"status\":\"ok\"}\n")
+	assert.Equal(t, 0, ExitCode(&Result{QEMUStatus: 33, ImageStatus: 0, DebugExit: true, Serial: end}))
+	assert.Equal(t, ExitNoEnd, ExitCode(&Result{QEMUStatus: 33, ImageStatus: 0, DebugExit: true}), "0 without PTILAB-END")
+	assert.Equal(t, 5, ExitCode(&Result{QEMUStatus: 43, ImageStatus: 5, DebugExit: true}))
 	assert.Equal(t, 124, ExitCode(&Result{QEMUStatus: -1, ImageStatus: -1, TimedOut: true}))
-	assert.Equal(t, 1, ExitCode(&Result{QEMUStatus: 0, ImageStatus: -1}), "firmware shutdown")
-	assert.Equal(t, 1, ExitCode(&Result{QEMUStatus: 1 << 1, ImageStatus: -1}), "QEMU failure")
+	assert.Equal(t, ExitNoStatus, ExitCode(&Result{QEMUStatus: 0, ImageStatus: -1}), "firmware shutdown")
+	assert.Equal(t, ExitNoStatus, ExitCode(&Result{QEMUStatus: 1, ImageStatus: -1}), "QEMU failed to start")
 }
 
 func TestWriteESP(t *testing.T) {
@@ -72,4 +77,10 @@ func TestWriteESPRejects(t *testing.T) {
 			assert.Error(t, err)
 		})
 	}
+}
+
+// TestDebugExitBaseMatchesBoard checks that the runner undoes what the
+// image's board code does.
+func TestDebugExitBaseMatchesBoard(t *testing.T) {
+	assert.Equal(t, board.DebugExitBase, DebugExitBase)
 }

@@ -48,12 +48,16 @@ func (r *Result) Lines() []string {
 // is an error naming its line number.
 func (r *Result) Records() ([]Record, error) {
 	var out []Record
-	for i, line := range r.Lines() {
+	lines := r.Lines()
+	for i, line := range lines {
 		tag, payload, _ := strings.Cut(line, " ")
 		if tag != recordTag && tag != endTag {
 			continue
 		}
 		rec, err := parseRecord(i+1, payload)
+		if err != nil && i == len(lines)-1 && !r.endsWithNewline() {
+			break // the log was cut in the middle of its last line
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -62,6 +66,10 @@ func (r *Result) Records() ([]Record, error) {
 		}
 	}
 	return out, nil
+}
+
+func (r *Result) endsWithNewline() bool {
+	return len(r.Serial) > 0 && r.Serial[len(r.Serial)-1] == '\n'
 }
 
 // End returns the last well-formed "PTILAB-END {json}" record; ok is false
