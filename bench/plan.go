@@ -35,18 +35,32 @@ type Plan struct {
 	Screen bool
 	// Benchmarks are the benchmarks to run, in this order: "null" (the
 	// null system call), "work" (the work curve), "lseek" (a real system
-	// call), "probe" (the isolation probe).
+	// call), "pingpong" (context switches through pipes), "probe" (the
+	// isolation probe), "deadlock" (a deadlock provoked on purpose, to
+	// show its report).
 	Benchmarks []string
-	// Syscall holds the system-call benchmarks' knobs.
+	// Syscall holds the system-call benchmarks' knobs; the others share
+	// its modes, repeats and warm-up repeats.
 	Syscall SyscallParams
+	// PingPongN is the ping-pong's round trips per repeat.
+	PingPongN int
 }
+
+// PingPong returns the ping-pong's knobs.
+func (p Plan) PingPong() PingPongParams {
+	return PingPongParams{Modes: p.Syscall.Modes, N: p.PingPongN, R: p.Syscall.R, Warmup: p.Syscall.Warmup}
+}
+
+// benchmarkNames are the benchmarks a plan may list.
+var benchmarkNames = map[string]string{"null": "null", "work": "work", "lseek": "lseek", "pingpong": "pingpong", "probe": "probe", "deadlock": "deadlock"}
 
 // DefaultPlan is the plan without a plan file: the whole 64-bit matrix.
 func DefaultPlan() Plan {
 	return Plan{
 		End:        board.EndAuto,
 		Screen:     true,
-		Benchmarks: []string{"null", "work", "lseek", "probe"},
+		Benchmarks: []string{"null", "work", "lseek", "pingpong", "probe"},
+		PingPongN:  200,
 		Syscall: SyscallParams{
 			Modes:    []pti.Mode{pti.Off, pti.On, pti.OnPCID},
 			Flavours: []pti.Flavour{pti.Minimal, pti.Linux},
@@ -157,7 +171,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 			p.Benchmarks = nil
 			return nil
 		}
-		b, err := listOf(v, map[string]string{"null": "null", "work": "work", "lseek": "lseek", "probe": "probe"}, "benchmarks")
+		b, err := listOf(v, benchmarkNames, "benchmarks")
 		if err == nil {
 			p.Benchmarks = b
 		}
@@ -198,6 +212,10 @@ var planKeys = map[string]func(p *Plan, v string) error{
 	},
 	"warmup": func(p *Plan, v string) (err error) {
 		p.Syscall.Warmup, err = intInto(p.Syscall.Warmup, v, "warmup", 0, 100)
+		return err
+	},
+	"pingpong_n": func(p *Plan, v string) (err error) {
+		p.PingPongN, err = intInto(p.PingPongN, v, "pingpong_n", 1, 1_000_000)
 		return err
 	},
 	"work_n": func(p *Plan, v string) (err error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/tasks"
 )
 
 // The null system call under each isolation mode: the figure the Linux
@@ -241,15 +242,19 @@ func spread(s Stats) string {
 	return fmt.Sprintf("%.1f%%", s.PerfPct())
 }
 
-// repeats describes the repetitions of a measurement in words.
-func repeats(r, n, warmup int) string {
+// repeats describes the repetitions of a measurement of calls in words.
+func repeats(r, n, warmup int) string { return repeatsOf(r, n, warmup, "call", "calls") }
+
+// repeatsOf describes r repeats of n operations (one, many: their name)
+// after warmup repeats.
+func repeatsOf(r, n, warmup int, one, many string) string {
 	plural := func(k int, one, many string) string {
 		if k == 1 {
 			return fmt.Sprintf("%d %s", k, one)
 		}
 		return fmt.Sprintf("%d %s", k, many)
 	}
-	return fmt.Sprintf("%s of %s after %s", plural(r, "repeat", "repeats"), plural(n, "call", "calls"), plural(warmup, "warm-up repeat", "warm-up repeats"))
+	return fmt.Sprintf("%s of %s after %s", plural(r, "repeat", "repeats"), plural(n, one, many), plural(warmup, "warm-up repeat", "warm-up repeats"))
 }
 
 // Reference figures (docs/references.md, from the Linux kernel mailing-list threads
@@ -457,7 +462,19 @@ func IsolationProbe(r *Reporter, modes []pti.Mode, targets []ProbeTarget) []Prob
 // per second and what global pages change (the reference: +1.72% ops/s on
 // Skylake with PCID under PTI, for will-it-scale's lseek1), a row as each
 // configuration finishes.
-func Lseek(r *Reporter, p SyscallParams, fd uint64, clk Clock) []Measurement {
+//
+// The file is a kernel object of package tasks, descriptor 3 of the task's
+// process; only lseek goes to that kernel, the task's exit stays pti's.
+func Lseek(r *Reporter, p SyscallParams, clk Clock) []Measurement {
+	tasks.Reset(true)
+	proc := tasks.NewProcess(0) // one task: never switched to
+	tasks.NewTask(proc, pti.ProgramEntry(pti.Syscalls), pti.UserStackTop, [6]uint64{})
+	fd := tasks.OpenFile(proc, 1<<20)
+	if err := pti.SetSyscall(tasks.SysLseek, tasks.Entry()); err != nil || fd < 0 {
+		r.Error("lseek setup", map[string]any{"error": fmt.Sprint("file descriptor ", fd, ": ", err)})
+		return nil
+	}
+	defer pti.ResetSyscalls()
 	r.Printf("")
 	r.Printf("lseek(fd, 0, SEEK_SET) on a kernel file, linux flavour: %s; ± as perf; %s", repeats(p.R, p.N, p.Warmup), clk.header())
 	r.Printf("%-8s %-6s %12s %7s %10s %14s %7s %14s", "mode", "global", clk.perCall(), "±%", "ns/call", "ops/s", "vs off", "global gain")
@@ -465,7 +482,7 @@ func Lseek(r *Reporter, p SyscallParams, fd uint64, clk Clock) []Measurement {
 	for _, mode := range p.Modes {
 		for _, g := range []bool{false, true} {
 			c := pti.Config{Mode: mode, Flavour: pti.Linux, Global: g}
-			m := Measure(c, SysLseek, fd, p.N, p.R, p.Warmup)
+			m := Measure(c, tasks.SysLseek, uint64(fd), p.N, p.R, p.Warmup)
 			m.Bench = "lseek"
 			ms = append(ms, m)
 			head := fmt.Sprintf("%-8s %-6s", mode, yn(g))
@@ -492,9 +509,6 @@ func Lseek(r *Reporter, p SyscallParams, fd uint64, clk Clock) []Measurement {
 	r.Printf("reference (docs/references.md): global pages for the entry text under PTI, Skylake with PCID: lseek1 15 783 951 -> 16 054 688 ops/s (+%.2f%%)", RefLseekGlobalPct)
 	return ms
 }
-
-// SysLseek is lseek's system-call number (tasks.SysLseek).
-const SysLseek = 8
 
 // RefLseekGlobalPct is the reference gain of global entry pages for
 // will-it-scale's lseek1 under PTI on Skylake with PCID.

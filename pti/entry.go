@@ -15,6 +15,9 @@ const nsys = 128
 
 // System calls a task makes (Linux numbers where Linux has the call).
 const (
+	SysRead    = 0   // read(fd, buf, n), package tasks
+	SysWrite   = 1   // write(fd, buf, n), package tasks
+	SysClose   = 3   // close(fd), package tasks
 	SysExit    = 60  // exit(status): the task is done
 	SysGetppid = 110 // the null call: returns 1
 	SysWork    = 127 // ptilab's: spend RDI TSC cycles in the kernel, return 0
@@ -53,8 +56,10 @@ type entryData struct {
 
 // Run end reasons.
 const (
-	ReasonExit  = 1 // the task called exit
-	ReasonFault = 2 // a CPU exception ended the run
+	ReasonExit     = 1 // the task (with package tasks: the last task) exited
+	ReasonFault    = 2 // a CPU exception ended the run
+	ReasonDeadlock = 3 // tasks remain and every one is blocked (package tasks)
+	ReasonNoSwitch = 4 // a task would switch under a trampoline without a pt_regs frame
 )
 
 // dataBase is EntryData as a negative number: the trampolines address the

@@ -479,6 +479,14 @@ TEXT ·sysExitRun(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	$const_ReasonExit, const_eReason
 	JMP	·runExit(SB)
 
+// func ExitRun(reason, status uint64)
+TEXT ·ExitRun(SB),NOSPLIT,$0-16
+	MOVQ	reason+0(FP), AX
+	MOVQ	AX, const_eReason
+	MOVQ	status+8(FP), AX
+	MOVQ	AX, const_eStatus
+	JMP	·runExit(SB)
+
 // func sysNoSys()
 TEXT ·sysNoSys(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	$-38, AX

@@ -36,3 +36,12 @@ const (
 	routineRunExit
 	routineCount
 )
+
+// ExitRun ends the run from a Go system-call handler (package tasks) with
+// reason and status, as the exit handler and the exception path do: it
+// jumps to runExit, which restores Go's context and returns from
+// enterUser; the kernel stack the handler ran on is abandoned. Call it
+// only in a system call of a run.
+//
+// defined in entry_amd64.s
+func ExitRun(reason, status uint64)

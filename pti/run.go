@@ -69,6 +69,12 @@ const (
 	Empty
 	// Probe reads an address: args address, where to store it.
 	Probe
+	// Ping is the timing side of the ping-pong: args N, R, results,
+	// write fd | read fd<<32, a 2-byte token buffer, no-RDTSCP. It needs
+	// the system calls of package tasks.
+	Ping
+	// Pong echoes what it reads: args read fd, write fd, a 1-byte buffer.
+	Pong
 	programCount
 )
 
@@ -81,7 +87,7 @@ func userPrograms(t *[programCount]uint64)
 
 // Result is how a run ended.
 type Result struct {
-	Reason uint64 // ReasonExit or ReasonFault
+	Reason uint64 // ReasonExit, ReasonFault, ReasonDeadlock or ReasonNoSwitch
 	Status uint64 // the exit status
 	// The exception that ended the run, with ReasonFault.
 	Vector, ErrorCode, RIP, CS, CR2 uint64
@@ -91,8 +97,16 @@ type Result struct {
 func (r Result) FromUser() bool { return r.CS&3 == 3 }
 
 func (r Result) String() string {
-	if r.Reason == ReasonExit {
+	switch r.Reason {
+	case ReasonExit:
 		return fmt.Sprintf("exit %d", r.Status)
+	case ReasonDeadlock:
+		return "deadlock: every remaining task is blocked"
+	case ReasonNoSwitch:
+		return "a task blocked or yielded under a trampoline without a pt_regs frame"
+	case ReasonFault:
+	default:
+		return fmt.Sprintf("unknown end %d", r.Reason)
 	}
 	ring := 0
 	if r.FromUser() {
@@ -104,15 +118,75 @@ func (r Result) String() string {
 // env is the one CPU's entry area, the task's memory and the address
 // spaces built so far.
 var env struct {
-	ready  bool
-	entry  uint64 // physical address of the entry area's EntryPages frames
-	task   Task
-	text   [routineCount]uint64
-	kern   [routineCount]uint64
-	progs  [programCount][]byte
-	loaded Program // the program in the code page, programCount if none
-	spaces map[[2]uint64]Space
-	ktext  struct{ start, end uint64 } // the kernel text's pages
+	ready   bool
+	entry   uint64 // physical address of the entry area's EntryPages frames
+	code    uint64 // physical address of the code pages every process shares
+	progOff [programCount]uint64
+	main    *Process // the process of single-task runs (Exec)
+	text    [routineCount]uint64
+	kern    [routineCount]uint64
+	ktext   struct{ start, end uint64 } // the kernel text's pages
+	nasid   uint16                      // address-space ids handed out
+}
+
+// Process is a task's address space: the shared code pages, its own data
+// and stack pages, and the tables of each mode, built when first used.
+// Its threads share it.
+type Process struct {
+	Task
+	asid   uint16 // address-space id: kernel PCID = KernelPCID + asid
+	spaces map[[2]bool]Space
+}
+
+// NewProcess allocates a process's data and stack pages. Setup must have
+// run.
+func NewProcess() (*Process, error) {
+	if !env.ready {
+		return nil, errors.New("pti: Setup has not run")
+	}
+	if env.nasid >= 1<<PTIUserPCIDBit-KernelPCID {
+		return nil, errors.New("pti: out of address-space ids")
+	}
+	p := &Process{Task: Task{Code: env.code}, spaces: map[[2]bool]Space{}}
+	var ok bool
+	if p.Data, ok = goos.AllocFrames(UserDataPages, amd64.PageSize); !ok {
+		return nil, errors.New("pti: out of memory for a process's data")
+	}
+	if p.Stack, ok = goos.AllocFrames(UserStackPages, amd64.PageSize); !ok {
+		return nil, errors.New("pti: out of memory for a process's stack")
+	}
+	p.asid = env.nasid
+	env.nasid++
+	return p, nil
+}
+
+// DataPages returns the process's data pages, as the kernel sees them.
+func (p *Process) DataPages() []byte { return goos.Frames(p.Data, UserDataPages) }
+
+// space returns p's address space in mode with global entry pages or not,
+// building it the first time. The tables are the same for on and on+pcid.
+func (p *Process) space(mode Mode, global bool) (Space, error) {
+	k := [2]bool{mode.Isolated(), global}
+	sp, ok := p.spaces[k]
+	if !ok {
+		if sp, ok = Build(goos.PhysTables{}, goos.KernelTable(), p.Task, env.entry, mode, global, amd64.Features.NX); !ok {
+			return Space{}, errors.New("pti: out of memory for page tables")
+		}
+		sp.ASID = p.asid
+		p.spaces[k] = sp
+	}
+	sp.Mode = mode
+	return sp, nil
+}
+
+// CR3 returns the CR3 values of p's kernel and user sides under c; the
+// tasks' kernel loads the first when it switches to one of p's threads.
+func (p *Process) CR3(c Config) (kernel, user uint64, err error) {
+	sp, err := p.space(c.Mode, c.Global)
+	if err != nil {
+		return 0, 0, err
+	}
+	return KernelCR3(sp, true), UserCR3(sp, true), nil
 }
 
 // entryEnd is the marker at the end of every copied routine and program.
@@ -147,11 +221,9 @@ func Setup() error {
 	}
 	ok = true
 	alloc(&env.entry, EntryPages)
-	alloc(&env.task.Code, UserCodePages)
-	alloc(&env.task.Data, UserDataPages)
-	alloc(&env.task.Stack, UserStackPages)
+	alloc(&env.code, UserCodePages)
 	if !ok {
-		return errors.New("pti: out of memory for the entry area and the task")
+		return errors.New("pti: out of memory for the entry area and the code pages")
 	}
 
 	var addrs [routineCount]uint64
@@ -172,19 +244,23 @@ func Setup() error {
 	}
 	env.kern = addrs
 
+	// Every program in the shared code pages, 64-byte aligned.
 	var progs [programCount]uint64
 	userPrograms(&progs)
+	codePages := goos.Frames(env.code, UserCodePages)
+	off = 0
 	for i, a := range progs {
 		c, err := code(a)
 		if err != nil {
 			return err
 		}
-		if len(c) > UserCodePages*amd64.PageSize {
+		if off+len(c) > len(codePages) {
 			return fmt.Errorf("pti: program %d does not fit in the code pages", i)
 		}
-		env.progs[i] = c
+		copy(codePages[off:], c)
+		env.progOff[i] = uint64(off)
+		off = (off + len(c) + 63) &^ 63
 	}
-	env.loaded = programCount
 
 	// Map the entry area into the kernel's table: enterUser's first and
 	// runExit's last instructions read its data with the kernel's CR3.
@@ -192,22 +268,15 @@ func Setup() error {
 	if !kpt.Map(EntryBase, env.entry, EntryPages*amd64.PageSize, amd64.PageSize, amd64.PTE_W) {
 		return errors.New("pti: out of memory mapping the entry area")
 	}
-	env.spaces = map[[2]uint64]Space{}
 
 	d := data()
 	*d = entryData{}
-	for i := range d.Table {
-		d.Table[i] = addrs[routineNoSys]
-	}
-	d.Table[SysGetppid] = addrs[routineGetppid]
-	d.Table[SysWork] = addrs[routineWork]
-	d.Table[SysExit] = addrs[routineExitRun]
+	ResetSyscalls()
 	// The system-call path runs on goos's kernel stack with goos's kernel
 	// TLS, so that Go handlers (package tasks) run under its kernelG.
 	d.TaskStackTop, d.RunFSBase = goos.KernelContext()
 	d.ToUser = env.text[routineToUser]
 	d.ExitRun = addrs[routineRunExit]
-	d.UserRSP0 = UserStackTop
 
 	// The IDT of a run: every exception vector to its stub in the entry
 	// text, on stacks in the entry area (mapped in both tables): IST1 (the
@@ -230,6 +299,12 @@ func Setup() error {
 
 	env.ktext.start, env.ktext.end = kernelText()
 	env.ready = true
+	main, err := NewProcess()
+	if err != nil {
+		env.ready = false
+		return err
+	}
+	env.main = main
 	return nil
 }
 
@@ -300,24 +375,6 @@ func setKernelTextGlobal(on bool) error {
 	return nil
 }
 
-// space returns the address space of mode with global entry pages or not,
-// building it the first time.
-func space(mode Mode, global bool) (Space, error) {
-	key := [2]uint64{uint64(mode), 0}
-	if global {
-		key[1] = 1
-	}
-	if sp, ok := env.spaces[key]; ok {
-		return sp, nil
-	}
-	sp, ok := Build(goos.PhysTables{}, goos.KernelTable(), env.task, env.entry, mode, global, amd64.Features.NX)
-	if !ok {
-		return Space{}, errors.New("pti: out of memory for page tables")
-	}
-	env.spaces[key] = sp
-	return sp, nil
-}
-
 // SetSyscall makes the task's system call nr go to handler, a kernel
 // address with the contract of the handlers in entry_amd64.s (tasks.Entry
 // is one). Setup must have run.
@@ -332,6 +389,18 @@ func SetSyscall(nr int, handler uint64) error {
 	return nil
 }
 
+// ResetSyscalls points the system-call table back at the built-in
+// handlers: getppid, work and exit, ENOSYS for the rest.
+func ResetSyscalls() {
+	d := data()
+	for i := range d.Table {
+		d.Table[i] = env.kern[routineNoSys]
+	}
+	d.Table[SysGetppid] = env.kern[routineGetppid]
+	d.Table[SysWork] = env.kern[routineWork]
+	d.Table[SysExit] = env.kern[routineExitRun]
+}
+
 // Exec runs program p in ring 3 under configuration c with arguments args
 // (RDI, RSI, RDX, R10, R8, R9) and returns how it ended. Setup must have
 // run.
@@ -342,7 +411,22 @@ func Exec(c Config, p Program, args [6]uint64) (Result, error) {
 	if err := Supported(c); err != nil {
 		return Result{}, err
 	}
-	sp, err := space(c.Mode, c.Global)
+	return Start(c, env.main, p, UserStackTop, args)
+}
+
+// Start runs a task of process proc in ring 3 under c: program p with its
+// stack at rsp and arguments args (RDI, RSI, RDX, R10, R8, R9), and
+// returns when the run ends: the task (or, with the tasks' kernel, the
+// last task) exited, or a CPU exception ended it. Other tasks of a run are
+// the tasks' kernel's business: it switches to them in system calls.
+func Start(c Config, proc *Process, p Program, rsp uint64, args [6]uint64) (Result, error) {
+	if !env.ready {
+		return Result{}, errors.New("pti: Setup has not run")
+	}
+	if err := Supported(c); err != nil {
+		return Result{}, err
+	}
+	sp, err := proc.space(c.Mode, c.Global)
 	if err != nil {
 		return Result{}, err
 	}
@@ -351,20 +435,15 @@ func Exec(c Config, p Program, args [6]uint64) (Result, error) {
 			return Result{}, err
 		}
 	}
-	if env.loaded != p {
-		code := goos.Frames(env.task.Code, UserCodePages)
-		clear(code)
-		copy(code, env.progs[p])
-		env.loaded = p
-	}
 	writeDescriptors()
 
 	d := data()
 	d.KernelRoot = sp.KernelRoot
 	d.KernelCR3 = KernelCR3(sp, true)
 	d.UserCR3 = UserCR3(sp, true)
-	// CR4.TSD off: ring 3 reads the TSC.
-	cr4 := amd64.CR4() &^ (amd64.CR4_PGE | amd64.CR4_PCIDE | amd64.CR4_TSD)
+	// CR4.TSD off: ring 3 reads the TSC. SMAP off: the tasks' kernel
+	// copies user memory without STAC.
+	cr4 := amd64.CR4() &^ (amd64.CR4_PGE | amd64.CR4_PCIDE | amd64.CR4_TSD | amd64.CR4_SMAP)
 	if amd64.Features.PGE {
 		cr4 |= amd64.CR4_PGE
 	}
@@ -373,7 +452,8 @@ func Exec(c Config, p Program, args [6]uint64) (Result, error) {
 	}
 	d.RunCR4 = cr4
 	d.Trampoline = env.text[trampoline(c)]
-	d.UserRIP = UserCode
+	d.UserRIP = ProgramEntry(p)
+	d.UserRSP0 = rsp
 	d.Args = args
 	d.Reason, d.Status = 0, 0
 
@@ -393,8 +473,16 @@ func trampoline(c Config) int {
 	return i + int(c.Mode)
 }
 
-// TaskData returns the task's data pages, as the kernel sees them.
-func TaskData() []byte { return goos.Frames(env.task.Data, UserDataPages) }
+// ProgramEntry returns the address of program p in every task's address
+// space.
+func ProgramEntry(p Program) uint64 { return UserCode + env.progOff[p] }
+
+// MainProcess returns the process of the single-task runs (Exec).
+func MainProcess() *Process { return env.main }
+
+// TaskData returns the data pages of the single-task runs' process, as the
+// kernel sees them.
+func TaskData() []byte { return env.main.DataPages() }
 
 // Trampoline returns the address of the trampoline of c in the entry area
 // and its bytes, for inspection.

@@ -49,6 +49,10 @@ type Space struct {
 	// UserRoot is the PML4 ring 3 runs on: KernelRoot+4096 when the mode
 	// isolates (the task and the entry area only), KernelRoot otherwise.
 	UserRoot uint64
+	// ASID tells the address space apart from other processes': with
+	// PCIDs its kernel PCID is KernelPCID+ASID and its user PCID that with
+	// bit 11 set (Linux: kern_pcid(asid) = asid+1).
+	ASID uint16
 }
 
 // Leaf flags of the task's and the entry area's pages.
@@ -143,11 +147,12 @@ const (
 )
 
 // KernelCR3 composes the CR3 value of the kernel side of sp: the PML4 and,
-// in OnPCID mode, the kernel PCID with NOFLUSH when noflush is set.
+// in OnPCID mode, its kernel PCID (KernelPCID+ASID) with NOFLUSH when
+// noflush is set.
 func KernelCR3(sp Space, noflush bool) uint64 {
 	v := sp.KernelRoot
 	if sp.Mode == OnPCID {
-		v |= KernelPCID
+		v |= KernelPCID + uint64(sp.ASID)
 		if noflush {
 			v |= CR3_NOFLUSH
 		}

@@ -22,17 +22,19 @@ TEXT ·entry(SB),NOSPLIT|NOFRAME,$0
 	PUSHQ	R13
 	PUSHQ	R14
 	PUSHQ	R15
-	SUBQ	$64, SP			// Syscall's ABI0 frame: 7 arguments and the result
-	MOVQ	AX, 0(SP)
-	MOVQ	DI, 8(SP)
-	MOVQ	SI, 16(SP)
-	MOVQ	DX, 24(SP)
-	MOVQ	R10, 32(SP)
-	MOVQ	R8, 40(SP)
-	MOVQ	R9, 48(SP)
+	SUBQ	$72, SP			// Syscall's ABI0 frame: 8 arguments and the result
+	LEAQ	(72+14*8+8)(SP), BX	// the pt_regs frame, above the return address
+	MOVQ	BX, 0(SP)
+	MOVQ	AX, 8(SP)
+	MOVQ	DI, 16(SP)
+	MOVQ	SI, 24(SP)
+	MOVQ	DX, 32(SP)
+	MOVQ	R10, 40(SP)
+	MOVQ	R8, 48(SP)
+	MOVQ	R9, 56(SP)
 	CALL	·Syscall(SB)
-	MOVQ	56(SP), AX
-	ADDQ	$64, SP
+	MOVQ	64(SP), AX
+	ADDQ	$72, SP
 	POPQ	R15
 	POPQ	R14
 	POPQ	R13

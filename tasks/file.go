@@ -1,38 +1,44 @@
 package tasks
 
-// Files: kernel objects with a size and a position, for lseek. A task's
-// descriptors 3 and up name them.
+// Files: kernel objects with a size and a position, for lseek.
 
 // maxFiles bounds the open files.
 const maxFiles = 16
 
 // file is an open file description.
 type file struct {
-	open bool
+	refs int16 // descriptors that name it
 	pos  int64 // bytes from the start
 	size int64 // bytes
 }
 
 var files [maxFiles]file
 
-// firstFD is the first descriptor of a file: 0-2 are the standard streams
-// a Linux process starts with.
+func resetFiles() { files = [maxFiles]file{} }
+
+// firstFD is the first descriptor OpenFile gives: 0-2 are the standard
+// streams of a Linux process.
 const firstFD = 3
 
-// OpenFile makes an open file of size bytes and returns its descriptor,
-// or -1 when none is free. Go code calls it to set a task up.
-func OpenFile(size int64) int {
+// OpenFile opens a file of size bytes as the lowest free descriptor from 3
+// up of process proc and returns the descriptor, or -1 when no file or
+// descriptor is free. Go code calls it to set a run up.
+func OpenFile(proc int, size int64) int {
 	for i := range files {
-		if !files[i].open {
-			files[i] = file{open: true, size: size}
-			return i + firstFD
+		if files[i].refs != 0 {
+			continue
 		}
+		for fd := firstFD; fd < maxFDs; fd++ {
+			if fdFree(proc, fd) {
+				files[i] = file{refs: 1, size: size}
+				procs[proc].fds[fd] = int16(fileObjBase+i) + 1
+				return fd
+			}
+		}
+		return -1
 	}
 	return -1
 }
-
-// CloseFiles closes every file.
-func CloseFiles() { files = [maxFiles]file{} }
 
 // lseek whence values (include/uapi/linux/fs.h).
 const (
@@ -41,12 +47,18 @@ const (
 	SEEK_END = 2
 )
 
-// lseek moves descriptor fd's position (man 2 lseek).
+// lseek moves descriptor fd's position (man 2 lseek): EBADF for a
+// descriptor that is not open, ESPIPE for a pipe, EINVAL for a bad whence
+// or a position that would be negative or overflow.
 func lseek(fd uint64, off int64, whence uint64) int64 {
-	if fd < firstFD || fd >= firstFD+maxFiles || !files[fd-firstFD].open {
+	obj := object(fd)
+	if obj < 0 {
 		return -EBADF
 	}
-	f := &files[fd-firstFD]
+	if obj < fileObjBase {
+		return -ESPIPE
+	}
+	f := &files[obj-fileObjBase]
 	var base int64
 	switch whence {
 	case SEEK_SET:

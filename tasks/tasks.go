@@ -1,33 +1,87 @@
-// Package tasks is the kernel that ptilab's ring-3 benchmark tasks call: its
-// system calls, with Linux's numbers and semantics where Linux has them,
-// and the kernel objects they work on.
+// Package tasks is the kernel that ptilab's ring-3 benchmark tasks call:
+// its system calls, with Linux's numbers and semantics where Linux has
+// them, the kernel objects they work on (pipes, files), and the tasks
+// themselves: processes, threads, a run queue and the context switch.
 //
 // Its handlers run in kernel mode, as goos's do: on the kernel stack under
 // goos's kernelG (the run sets the FS base to goos's kernel TLS), so they
 // must not allocate or store heap pointers; a test on the built image
 // checks this for the whole package. They are reached from pti's
-// trampolines through Entry, which saves the task's registers and calls
-// Syscall.
+// trampolines through Entry, which saves the kernel's registers and calls
+// Syscall with the task's pt_regs frame.
 package tasks
 
-// Linux x86-64 system-call numbers this kernel answers.
+// Linux x86-64 system-call numbers this kernel answers
+// (arch/x86/entry/syscalls/syscall_64.tbl).
 const (
-	SysLseek = 8
+	SysRead       = 0
+	SysWrite      = 1
+	SysClose      = 3
+	SysLseek      = 8
+	SysSchedYield = 24
+	SysExit       = 60
 )
+
+// Calls lists the system calls Syscall answers, for pti's table.
+var Calls = [...]int{SysRead, SysWrite, SysClose, SysLseek, SysSchedYield, SysExit}
 
 // Errno values (include/uapi/asm-generic/errno-base.h).
 const (
 	EBADF  = 9
+	EFAULT = 14
 	EINVAL = 22
+	ESPIPE = 29
+	EPIPE  = 32
 	ENOSYS = 38
 )
 
 // Syscall handles system call nr of the running task with arguments a0-a5
 // (RDI, RSI, RDX, R10, R8, R9) and returns the result or a negative errno.
-func Syscall(nr, a0, a1, a2, a3, a4, a5 uint64) int64 {
+// regs is the task's pt_regs frame on the kernel stack; when the call
+// blocks, yields or exits, Syscall switches tasks: it saves the frame,
+// fills it with the next task's registers and returns that task's RAX. It
+// does not return when no task is left that can run: the run ends
+// (pti.ExitRun).
+func Syscall(regs *PtRegs, nr, a0, a1, a2, a3, a4, a5 uint64) int64 {
+	r := dispatch(nr, a0, a1, a2, a3, a4, a5)
+	if cur < 0 || tasks[cur].state == taskRunning {
+		return r
+	}
+	return schedule(regs, r)
+}
+
+// dispatch runs system call nr for the running task.
+func dispatch(nr, a0, a1, a2, a3, a4, a5 uint64) int64 {
 	switch nr {
+	case SysRead:
+		obj := object(a0)
+		if obj < 0 || obj >= fileObjBase || obj%2 != 0 {
+			return -EBADF // files here have no contents to read
+		}
+		return pipeRead(obj/2, a1, a2)
+	case SysWrite:
+		obj := object(a0)
+		if obj < 0 || obj >= fileObjBase || obj%2 != 1 {
+			return -EBADF
+		}
+		return pipeWrite(obj/2, a1, a2)
+	case SysClose:
+		if cur < 0 {
+			return -EBADF
+		}
+		return closeFD(int(tasks[cur].proc), int(a0))
 	case SysLseek:
 		return lseek(a0, int64(a1), a2)
+	case SysSchedYield:
+		if cur < 0 {
+			return 0
+		}
+		return yield()
+	case SysExit:
+		if cur >= 0 {
+			exit(int64(int32(a0))) // the status is an int
+		}
+		return 0
 	}
 	return -ENOSYS
 }
@@ -40,9 +94,10 @@ func Entry() uint64
 
 // entry is a pti system-call handler (see pti/entry_amd64.s for the
 // contract: called on the kernel stack with the arguments in RDI, RSI, RDX,
-// R10, R8, R9 and the number in RAX; keeps every register but RAX). It
-// saves the registers, calls Syscall through its ABI0 wrapper (which takes
-// kernelG from -8(FS)) and restores them.
+// R10, R8, R9 and the number in RAX; keeps every register but RAX). With
+// the Linux-shaped trampoline the task's pt_regs frame lies just above its
+// return address. It saves the registers, calls Syscall through its ABI0
+// wrapper (which takes kernelG from -8(FS)) and restores them.
 //
 // defined in entry_amd64.s
 func entry()

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -57,7 +58,7 @@ func TestPTIMatrix(t *testing.T) {
 			assert.Contains(t, f["reason"], "PCID: not supported by this CPU")
 		}
 	}
-	assert.Equal(t, 4+5+2, unsup, "4 null-syscall rows, 5 work-curve points and 2 lseek rows under on+pcid")
+	assert.Equal(t, 4+5+2+2, unsup, "4 null-syscall rows, 5 work-curve points, 2 lseek and 2 ping-pong rows under on+pcid")
 	assert.Regexp(t, `(?m)^on\+pcid\s+minimal\s+no\s+unsupported: PCID: not supported by this CPU$`, lines)
 	assert.Regexp(t, `(?m)^off\s+minimal\s+no\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+1\.00$`, lines)
 	assert.Contains(t, lines, "EMULATED (QEMU TCG)")
@@ -82,6 +83,27 @@ func TestPTIMatrix(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{"off/linux/false": true, "off/linux/true": true, "on/linux/false": true, "on/linux/true": true}, lseek)
 	assert.Regexp(t, `(?m)^on\s+yes\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9]+\s+[0-9.]+\s+[-+][0-9.]+%$`, lines, "the lseek table's global gain")
+
+	// The ping-pong: every token through both pipes, two switches per
+	// round trip (and one at the end), each a CR3 load between processes
+	// and none between threads.
+	pp := map[string]bool{}
+	for _, f := range records(t, res, "pingpong") {
+		k := fmt.Sprintf("%v/%v", f["mode"], f["tasks"])
+		pp[k] = true
+		rt := integer(t, f, "round_trips")
+		assert.Equal(t, int64(200*(10+2)), rt, "%s: N round trips in each of R and the warm-up repeats", k)
+		assert.Equal(t, 2*rt+1, integer(t, f, "switches"), k)
+		if f["tasks"] == "processes" {
+			assert.Equal(t, 2*rt+1, integer(t, f, "cr3_loads"), "%s: a CR3 load at every switch", k)
+		} else {
+			assert.Zero(t, integer(t, f, "cr3_loads"), "%s: threads share the address space", k)
+		}
+		assert.Positive(t, number(t, f, "mean"), k)
+		assert.Equal(t, "linux", f["flavour"])
+	}
+	assert.Equal(t, map[string]bool{"off/processes": true, "off/threads": true, "on/processes": true, "on/threads": true}, pp)
+	assert.Regexp(t, `(?m)^on\s+\|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+2\.00 \|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+0\.00$`, lines, "the ping-pong table's on row")
 
 	// The probe: under off a kernel address is present and supervisor-only
 	// (P=1), under on it is not mapped (P=0); the entry area is present
@@ -116,18 +138,28 @@ var pathLength = map[string]int64{
 	"null on/minimal":  21,
 	"null off/linux":   86,
 	"null on/linux":    92,
-	"lseek off/linux":  166, // through tasks.Syscall, in Go
-	"lseek on/linux":   172,
+	"lseek off/linux":  240, // through tasks.Syscall, in Go, with per-process descriptors
+	"lseek on/linux":   246,
+	// Per round trip: two writes, two reads, two context switches.
+	"pingpong off/processes": 1846,
+	"pingpong on/processes":  1870,
+	"pingpong off/threads":   1782,
+	"pingpong on/threads":    1806,
 }
 
 // TestPathLengths runs the null system call under -icount shift=0.
 func TestPathLengths(t *testing.T) {
 	res := boot(t, qemu.Options{
 		Icount: true,
-		Plan:   []byte("benchmarks = null,lseek\nn = 100\nr = 3\nwarmup = 1\nglobal = off\n"),
+		Plan:   []byte("benchmarks = null,lseek,pingpong\nn = 100\npingpong_n = 20\nr = 3\nwarmup = 1\nglobal = off\n"),
 	})
 	requireOK(t, res)
 	got := map[string]int64{}
+	for _, f := range records(t, res, "pingpong") {
+		k := fmt.Sprintf("pingpong %v/%v", f["mode"], f["tasks"])
+		assert.Equal(t, number(t, f, "mean"), number(t, f, "min"), "%s: deterministic under icount", k)
+		got[k] = int64(number(t, f, "mean"))
+	}
 	for _, f := range records(t, res, "syscall") {
 		if f["global"] == true {
 			continue
@@ -147,5 +179,31 @@ func TestPathLengths(t *testing.T) {
 	assert.Greater(t, got["null on/minimal"], got["null off/minimal"], "isolation costs instructions")
 	assert.Greater(t, got["null on/linux"], got["null off/linux"])
 	assert.Greater(t, got["lseek on/linux"], got["lseek off/linux"])
+	assert.Greater(t, got["pingpong on/processes"], got["pingpong off/processes"])
+	assert.Greater(t, got["pingpong on/threads"], got["pingpong off/threads"])
 	t.Logf("instructions per system call under icount: %v", got)
+}
+
+// TestDeadlock provokes a deadlock (two tasks each reading what only the
+// other writes) and checks its report: the tasks and what they wait for;
+// the run goes on with the next benchmark and ends ok.
+func TestDeadlock(t *testing.T) {
+	res := boot(t, qemu.Options{Plan: []byte("benchmarks = deadlock,lseek\nmodes = off\nn = 10\nr = 2\nwarmup = 0\n")})
+	requireOK(t, res)
+	ds := records(t, res, "deadlock")
+	require.Len(t, ds, 1)
+	assert.Equal(t, true, ds[0]["provoked"])
+	list, ok := ds[0]["tasks"].([]any)
+	require.True(t, ok, "tasks: %v", ds[0]["tasks"])
+	require.Len(t, list, 2)
+	for i, x := range list {
+		task := x.(map[string]any)
+		assert.Equal(t, "blocked", task["state"], "task %d", i)
+		assert.Equal(t, "read", task["wait"], "task %d", i)
+		assert.Equal(t, json.Number(fmt.Sprint(i)), task["process"], "task %d has its own process", i)
+	}
+	lines := strings.Join(res.Lines(), "\n")
+	assert.Regexp(t, `(?m)^  task 0 \(process 0\) blocked in read on pipe 0, RIP 0x7f800000[0-9a-f]+$`, lines)
+	assert.Regexp(t, `(?m)^  task 1 \(process 1\) blocked in read on pipe 1, RIP 0x7f800000[0-9a-f]+$`, lines)
+	assert.Len(t, records(t, res, "syscall"), 2, "lseek ran after it: off, global off and on")
 }

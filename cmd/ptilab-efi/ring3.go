@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"slices"
 
 	"github.com/ptilab/ptilab/amd64"
@@ -10,11 +9,9 @@ import (
 	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/pti"
-	"github.com/ptilab/ptilab/tasks"
 )
 
-// runBenchmarks runs the plan's ring-3 benchmarks: the null system call,
-// the work curve and the isolation probe.
+// runBenchmarks runs the plan's ring-3 benchmarks, in the plan's order.
 func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 	if len(plan.Benchmarks) == 0 {
 		return
@@ -37,13 +34,11 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 		case "work":
 			bench.WorkCurve(r, plan.Syscall, clk)
 		case "lseek":
-			tasks.CloseFiles()
-			fd := tasks.OpenFile(1 << 20)
-			if err := pti.SetSyscall(tasks.SysLseek, tasks.Entry()); err != nil || fd < 0 {
-				r.Error("lseek setup", map[string]any{"error": fmt.Sprint("file descriptor ", fd, ": ", err)})
-				continue
-			}
-			bench.Lseek(r, plan.Syscall, uint64(fd), clk)
+			bench.Lseek(r, plan.Syscall, clk)
+		case "pingpong":
+			bench.PingPongTable(r, plan.PingPong(), clk)
+		case "deadlock":
+			bench.Deadlock(r)
 		case "probe":
 			modes := plan.Syscall.Modes
 			if !slices.Contains(modes, pti.On) {

@@ -49,6 +49,12 @@ var knownPanics = map[string]string{
 	"github.com/usbarmory/tamago/soc/intel/uart.(*UART).Init": "runtime.gopanic",
 }
 
+// pointerWrapper matches the wrappers the compiler generates to put a
+// value method in the pointer type's method set ((*T).M for func (T) M):
+// they call runtime.panicwrap for a nil *T, and are reached only through
+// interfaces, which kernel code does not call.
+var pointerWrapper = regexp.MustCompile(`\.\(\*\w+\)\.\w+$`)
+
 var built struct {
 	elf string
 	err error
@@ -140,7 +146,8 @@ func (im *image) unsafeCalls(s elf.Symbol) []string {
 			continue // an indirect call: a func value or interface method
 		}
 		target := im.st.at(pc + uint64(inst.Len) + uint64(int64(rel)))
-		if isKernel(target) && !goroutineSide.MatchString(target) || kernelSafeRuntime.MatchString(target) || knownPanics[s.Name] == target {
+		if isKernel(target) && !goroutineSide.MatchString(target) || kernelSafeRuntime.MatchString(target) || knownPanics[s.Name] == target ||
+			target == "runtime.panicwrap" && pointerWrapper.MatchString(s.Name) {
 			continue
 		}
 		bad = append(bad, target)

@@ -1,0 +1,344 @@
+package bench
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/tasks"
+)
+
+// The ping-pong: two tasks pass a 1-byte token back and forth through two
+// pipes, lmbench's lat_ctx shape. Each round trip is two writes, two
+// reads and two context switches; between processes each switch loads
+// CR3, between threads of one process none does.
+
+// PingPongParams are the ping-pong's knobs.
+type PingPongParams struct {
+	Modes  []pti.Mode
+	N      int // round trips per repeat
+	R      int // repeats
+	Warmup int // repeats run first and not counted
+}
+
+// PingPong is one configuration's result.
+type PingPong struct {
+	Mode    pti.Mode
+	Threads bool // both tasks in one process
+	N, R    int
+	Stats   Stats // TSC cycles per round trip
+	// What the kernel counted over the run, warm-up included.
+	Switches, CR3Loads uint64
+	RoundTrips         uint64 // bytes through each pipe
+	Unsup, Failure     error
+}
+
+func (p PingPong) ok() bool { return p.Unsup == nil && p.Failure == nil }
+
+// Where the ping-pong's tasks keep their buffers, in their data pages:
+// ping's results at the start, the tokens on the last page.
+const (
+	pingTokenOff = 0xf000
+	pongTokenOff = 0xf100
+	maxRepeats   = pingTokenOff / 8
+)
+
+// Ping-pong's descriptors: pipe A from ping (fd 1) to pong (fd 0), pipe B
+// from pong (fd 3) to ping (fd 2).
+const (
+	pongIn, pingOut = 0, 1
+	pingIn, pongOut = 2, 3
+)
+
+// second is the second process of the process-mode runs, made once.
+var second *pti.Process
+
+// useTasks points the system calls of package tasks at its kernel; the
+// returned function points them back at the built-in handlers.
+func useTasks() (func(), error) {
+	for _, nr := range tasks.Calls {
+		if err := pti.SetSyscall(nr, tasks.Entry()); err != nil {
+			pti.ResetSyscalls()
+			return nil, err
+		}
+	}
+	return pti.ResetSyscalls, nil
+}
+
+// runPingPong makes one ping-pong run: the tasks' processes, the pipes,
+// the two tasks, and r repeats of n round trips timed by ping.
+func runPingPong(c pti.Config, threads bool, n, r int) (PingPong, []uint64) {
+	res := PingPong{Mode: c.Mode, Threads: threads, N: n, R: r}
+	if err := pti.Supported(c); err != nil {
+		res.Unsup = err
+		return res, nil
+	}
+	if r > maxRepeats {
+		res.Failure = fmt.Errorf("%d repeats do not fit in the task's data pages (at most %d)", r, maxRepeats)
+		return res, nil
+	}
+	fail := func(err error) (PingPong, []uint64) { res.Failure = err; return res, nil }
+	restore, err := useTasks()
+	if err != nil {
+		return fail(err)
+	}
+	defer restore()
+
+	ping := pti.MainProcess()
+	pong := ping
+	if !threads {
+		if second == nil {
+			if second, err = pti.NewProcess(); err != nil {
+				return fail(err)
+			}
+		}
+		pong = second
+	}
+	kping, _, err := ping.CR3(c)
+	if err != nil {
+		return fail(err)
+	}
+	kpong, _, err := pong.CR3(c)
+	if err != nil {
+		return fail(err)
+	}
+	tasks.Reset(c.Flavour == pti.Linux)
+	p0 := tasks.NewProcess(kping)
+	p1 := p0
+	if !threads {
+		p1 = tasks.NewProcess(kpong)
+	}
+	a, b := tasks.NewPipe(p1, pongIn, p0, pingOut), tasks.NewPipe(p0, pingIn, p1, pongOut)
+	if a < 0 || b < 0 {
+		return fail(errors.New("the pipes could not be made"))
+	}
+	pingArgs := [6]uint64{uint64(n), uint64(r), pti.UserData, pingOut | pingIn<<32, pti.UserData + pingTokenOff, rdtscpFlag()}
+	pongArgs := [6]uint64{pongIn, pongOut, pti.UserData + pongTokenOff}
+	pongStack := uint64(pti.UserStackTop)
+	if threads {
+		pongStack -= 4096 // the threads share the stack pages
+	}
+	if tasks.NewTask(p0, pti.ProgramEntry(pti.Ping), pti.UserStackTop, pingArgs) != 0 ||
+		tasks.NewTask(p1, pti.ProgramEntry(pti.Pong), pongStack, pongArgs) != 1 {
+		return fail(errors.New("the tasks could not be made"))
+	}
+	end, err := pti.Start(c, ping, pti.Ping, pti.UserStackTop, pingArgs)
+	if err != nil {
+		return fail(err)
+	}
+	res.Switches, res.CR3Loads = tasks.Switches, tasks.CR3Loads
+	if end.Reason != pti.ReasonExit || end.Status != 0 {
+		return fail(fmt.Errorf("the run ended with %v%s", end, taskStates()))
+	}
+	// Nothing lost: every token went through both pipes, and the kernel
+	// switched as the protocol implies: two switches per round trip and
+	// one when ping exits; a CR3 load at each between processes, none
+	// between threads.
+	want := uint64(n) * uint64(r)
+	wa, ra := tasks.PipeBytes(a)
+	wb, rb := tasks.PipeBytes(b)
+	res.RoundTrips = wa
+	if wa != want || ra != want || wb != want || rb != want {
+		return fail(fmt.Errorf("bytes through the pipes: ping->pong %d written %d read, pong->ping %d written %d read; want %d each", wa, ra, wb, rb, want))
+	}
+	wantCR3 := uint64(0)
+	if !threads {
+		wantCR3 = 2*want + 1
+	}
+	if res.Switches != 2*want+1 || res.CR3Loads != wantCR3 {
+		return fail(fmt.Errorf("%d context switches and %d CR3 loads; want %d and %d", res.Switches, res.CR3Loads, 2*want+1, wantCR3))
+	}
+	d := ping.DataPages()
+	counts := make([]uint64, r)
+	for i := range counts {
+		counts[i] = binary.LittleEndian.Uint64(d[8*i:])
+	}
+	return res, counts
+}
+
+// taskStates describes the tasks of the last run that did not exit 0.
+func taskStates() string {
+	var ts [8]tasks.Task
+	s := ""
+	for _, t := range ts[:tasks.Tasks(ts[:])] {
+		if t.State.String() == "exited" && t.Status == 0 {
+			continue
+		}
+		s += "; " + describeTask(t)
+	}
+	return s
+}
+
+// describeTask says what a task was doing when its run ended.
+func describeTask(t tasks.Task) string {
+	switch t.State.String() {
+	case "blocked":
+		return fmt.Sprintf("task %d (process %d) blocked in %s on pipe %d, RIP %#x", t.Task, t.Proc, t.Wait, t.Pipe, t.RIP)
+	case "exited":
+		return fmt.Sprintf("task %d (process %d) exited with status %d", t.Task, t.Proc, t.Status)
+	}
+	return fmt.Sprintf("task %d (process %d) %s, RIP %#x", t.Task, t.Proc, t.State, t.RIP)
+}
+
+// MeasurePingPong runs the ping-pong under c with both tasks in one
+// process or each in its own: r repeats of n round trips after warmup
+// repeats, TSC cycles per round trip.
+func MeasurePingPong(c pti.Config, threads bool, n, r, warmup int) PingPong {
+	res, counts := runPingPong(c, threads, n, r+warmup)
+	res.R = r
+	if res.ok() {
+		res.Stats = Summarize(PerOp(counts[warmup:], n, 0))
+	}
+	return res
+}
+
+// PingPongTable measures the ping-pong in every mode of p, processes and
+// threads, with the Linux-shaped trampoline and no global pages, and
+// prints a row per mode as it finishes: cycles and ns per round trip, the
+// spread, the ratio to off and the CR3 loads per round trip.
+func PingPongTable(r *Reporter, p PingPongParams, clk Clock) []PingPong {
+	r.Printf("")
+	r.Printf("ping-pong: a 1-byte token through two pipes, per round trip (lmbench lat_ctx shape, two context switches): %s;", repeatsOf(p.R, p.N, p.Warmup, "round trip", "round trips"))
+	r.Printf("linux flavour, no global pages; %s; ± as perf; %s", clk.unitNote(), clk.header())
+	r.Printf("%-8s | %12s %7s %9s %7s %7s | %12s %7s %9s %7s %7s", "mode", "processes", "±%", "ns", "vs off", "CR3/rt", "threads", "±%", "ns", "vs off", "CR3/rt")
+	var all []PingPong
+	for _, mode := range p.Modes {
+		line := fmt.Sprintf("%-8s", mode)
+		for _, threads := range []bool{false, true} {
+			pp := MeasurePingPong(pti.Config{Mode: mode, Flavour: pti.Linux}, threads, p.N, p.R, p.Warmup)
+			all = append(all, pp)
+			ratio := 0.0
+			if base := findPingPong(all, pti.Off, threads); base != nil && base.ok() && pp.ok() {
+				ratio = pp.Stats.Mean / base.Stats.Mean
+			}
+			line += " | " + pingPongCells(pp, clk, ratio)
+			r.pingPong(pp, clk, ratio)
+		}
+		r.Printf("%s", strings.TrimRight(line, " "))
+	}
+	return all
+}
+
+// pingPongCells formats one result's cells of the table.
+func pingPongCells(pp PingPong, clk Clock, ratio float64) string {
+	switch {
+	case pp.Unsup != nil:
+		return fmt.Sprintf("%-48s", "unsupported: "+reasonOf(pp.Unsup))
+	case pp.Failure != nil:
+		return fmt.Sprintf("%-48s", "FAILED (see the error record)")
+	}
+	rt := float64(pp.RoundTrips)
+	return fmt.Sprintf("%12.1f %7s %9.1f %7.2f %7.2f", pp.Stats.Mean, spread(pp.Stats), clk.Ns(pp.Stats.Mean), ratio, float64(pp.CR3Loads)/rt)
+}
+
+func findPingPong(all []PingPong, mode pti.Mode, threads bool) *PingPong {
+	for i := range all {
+		if all[i].Mode == mode && all[i].Threads == threads {
+			return &all[i]
+		}
+	}
+	return nil
+}
+
+func taskKind(threads bool) string {
+	if threads {
+		return "threads"
+	}
+	return "processes"
+}
+
+// pingPong writes pp's PTILAB record.
+func (r *Reporter) pingPong(pp PingPong, clk Clock, ratio float64) {
+	f := map[string]any{"bench": "pingpong", "mode": pp.Mode.String(), "flavour": "linux", "global": false,
+		"tasks": taskKind(pp.Threads), "N": pp.N, "R": pp.R, "emulated": clk.Emulated, "icount": clk.Icount}
+	switch {
+	case pp.Unsup != nil:
+		f["reason"] = pp.Unsup.Error()
+		r.Record("unsupported", f)
+		return
+	case pp.Failure != nil:
+		f["error"] = pp.Failure.Error()
+		r.Error("pingpong "+pp.Mode.String()+" "+taskKind(pp.Threads), f)
+		return
+	}
+	f["unit"] = clk.unit()
+	f["mean"], f["stddev"], f["stddev_pct"] = round(pp.Stats.Mean), round(pp.Stats.Stddev), round(pp.Stats.StddevPct())
+	f["perf_pm_pct"] = round(pp.Stats.PerfPct())
+	f["median"], f["min"], f["max"] = round(pp.Stats.Median), round(pp.Stats.Min), round(pp.Stats.Max)
+	f["ns_per_round_trip"] = round(clk.Ns(pp.Stats.Mean))
+	f["round_trips"], f["switches"], f["cr3_loads"] = pp.RoundTrips, pp.Switches, pp.CR3Loads
+	f["tsc_hz"] = clk.Hz
+	if ratio > 0 {
+		f["ratio_to_off"] = round(ratio)
+	}
+	r.Record("pingpong", f)
+}
+
+// Deadlock provokes a deadlock on purpose, to show how ptilab reports one:
+// two tasks in two processes each read a pipe that only the other writes.
+// The run ends with every task blocked; the report lists them. It returns
+// an error when the run does not end that way.
+func Deadlock(r *Reporter) error {
+	r.Printf("")
+	r.Printf("deadlock check: two tasks each wait to read what only the other would write")
+	err := func() error {
+		c := pti.Config{Mode: pti.Off, Flavour: pti.Linux}
+		restore, err := useTasks()
+		if err != nil {
+			return err
+		}
+		defer restore()
+		if second == nil {
+			if second, err = pti.NewProcess(); err != nil {
+				return err
+			}
+		}
+		k0, _, err := pti.MainProcess().CR3(c)
+		if err != nil {
+			return err
+		}
+		k1, _, err := second.CR3(c)
+		if err != nil {
+			return err
+		}
+		tasks.Reset(true)
+		p0, p1 := tasks.NewProcess(k0), tasks.NewProcess(k1)
+		if tasks.NewPipe(p0, 0, p1, 1) < 0 || tasks.NewPipe(p1, 0, p0, 1) < 0 {
+			return errors.New("the pipes could not be made")
+		}
+		args := [6]uint64{0, 1, pti.UserData + pongTokenOff}
+		tasks.NewTask(p0, pti.ProgramEntry(pti.Pong), pti.UserStackTop, args)
+		tasks.NewTask(p1, pti.ProgramEntry(pti.Pong), pti.UserStackTop, args)
+		end, err := pti.Start(c, pti.MainProcess(), pti.Pong, pti.UserStackTop, args)
+		if err != nil {
+			return err
+		}
+		if end.Reason != pti.ReasonDeadlock {
+			return fmt.Errorf("the run ended with %v, not a deadlock", end)
+		}
+		return nil
+	}()
+	if err != nil {
+		r.Error("deadlock", map[string]any{"error": err.Error()})
+		r.Printf("deadlock check FAILED: %v", err)
+		return err
+	}
+	r.reportDeadlock("deadlock", true)
+	return nil
+}
+
+// reportDeadlock prints and records the tasks of a run that deadlocked.
+func (r *Reporter) reportDeadlock(bench string, provoked bool) {
+	var ts [8]tasks.Task
+	n := tasks.Tasks(ts[:])
+	r.Printf("deadlock: no task can run; %d tasks:", n)
+	list := make([]map[string]any, 0, n)
+	for _, t := range ts[:n] {
+		r.Printf("  %s", describeTask(t))
+		list = append(list, map[string]any{"task": t.Task, "process": t.Proc, "state": t.State.String(),
+			"wait": t.Wait.String(), "pipe": t.Pipe, "rip": fmt.Sprintf("%#x", t.RIP)})
+	}
+	r.Record("deadlock", map[string]any{"bench": bench, "provoked": provoked, "tasks": list})
+}

@@ -1,0 +1,180 @@
+package tasks
+
+import "unsafe"
+
+// Pipes: a byte ring of pipeSize with a read end and a write end, as
+// Linux's pipe(2) (fs/pipe.c) for blocking descriptors: a read takes what
+// is there, blocking while the pipe is empty and a writer remains, and
+// returns 0 at the end; a write of at most pipeSize bytes is atomic,
+// blocking until there is room, and fails with EPIPE without readers (no
+// SIGPIPE: there are no signals). Unlike Linux, a write of more than
+// pipeSize bytes writes what fits and returns that short count.
+
+const (
+	maxPipes = 512
+	pipeSize = 4096
+)
+
+type pipe struct {
+	used             bool
+	readers, writers int16
+	rpos, wpos       uint64 // bytes read and written so far
+	buf              [pipeSize]byte
+}
+
+var pipes [maxPipes]pipe
+
+func resetPipes() { pipes = [maxPipes]pipe{} }
+
+// Descriptor objects: pipe p's read end is object 2p, its write end 2p+1;
+// file f is object fileObjBase+f.
+const fileObjBase = 2 * maxPipes
+
+// NewPipe makes a pipe whose read end is descriptor rfd of process rproc
+// and write end wfd of wproc. It returns the pipe, or -1 when the table is
+// full or a descriptor is out of range or taken.
+func NewPipe(rproc, rfd, wproc, wfd int) int {
+	if !fdFree(rproc, rfd) || !fdFree(wproc, wfd) || rproc == wproc && rfd == wfd {
+		return -1
+	}
+	for i := range pipes {
+		if !pipes[i].used {
+			pipes[i] = pipe{used: true, readers: 1, writers: 1}
+			procs[rproc].fds[rfd] = int16(2*i) + 1
+			procs[wproc].fds[wfd] = int16(2*i+1) + 1
+			return i
+		}
+	}
+	return -1
+}
+
+// ShareFD makes descriptor fd of process from also descriptor fd of
+// process to (as a descriptor inherited across fork), and returns false
+// when it cannot.
+func ShareFD(from, to, fd int) bool {
+	if from < 0 || from >= maxProcs || fd < 0 || fd >= maxFDs || procs[from].fds[fd] == 0 || !fdFree(to, fd) {
+		return false
+	}
+	obj := int(procs[from].fds[fd]) - 1
+	procs[to].fds[fd] = procs[from].fds[fd]
+	switch {
+	case obj >= fileObjBase:
+		files[obj-fileObjBase].refs++
+	case obj%2 == 0:
+		pipes[obj/2].readers++
+	default:
+		pipes[obj/2].writers++
+	}
+	return true
+}
+
+func fdFree(proc, fd int) bool {
+	return proc >= 0 && proc < maxProcs && procs[proc].used && fd >= 0 && fd < maxFDs && procs[proc].fds[fd] == 0
+}
+
+// object returns the object behind descriptor fd of the running task's
+// process, -1 when none.
+func object(fd uint64) int {
+	if cur < 0 || fd >= maxFDs {
+		return -1
+	}
+	return int(procs[tasks[cur].proc].fds[fd]) - 1
+}
+
+// PipeBytes returns the bytes written into and read from pipe p.
+func PipeBytes(p int) (written, read uint64) { return pipes[p].wpos, pipes[p].rpos }
+
+// userBuf returns the n bytes of the running task's memory at va, or nil
+// when they are not all in the tasks' part of the address space (PML4 slot
+// 255). The kernel side of the running task's process maps them.
+func userBuf(va, n uint64) []byte {
+	const lo, hi = 0x00007f8000000000, 0x0000800000000000
+	if va < lo || va > hi || n > hi-va {
+		return nil
+	}
+	if n == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(pointer(va)), n)
+}
+
+func pointer(va uint64) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&va)) }
+
+func pipeRead(p int, buf, n uint64) int64 {
+	pp := &pipes[p]
+	if n == 0 {
+		return 0
+	}
+	avail := pp.wpos - pp.rpos
+	if avail == 0 {
+		if pp.writers == 0 {
+			return 0
+		}
+		block(waitRead, p)
+		return 0
+	}
+	k := min(n, avail)
+	dst := userBuf(buf, k)
+	if dst == nil {
+		return -EFAULT
+	}
+	for i := range dst {
+		dst[i] = pp.buf[(pp.rpos+uint64(i))%pipeSize]
+	}
+	pp.rpos += k
+	wake(waitWrite, p)
+	return int64(k)
+}
+
+func pipeWrite(p int, buf, n uint64) int64 {
+	pp := &pipes[p]
+	if pp.readers == 0 {
+		return -EPIPE
+	}
+	if n == 0 {
+		return 0
+	}
+	room := pipeSize - (pp.wpos - pp.rpos)
+	k := n
+	if n > pipeSize {
+		k = min(n, room) // not atomic: as much as fits
+	}
+	if k == 0 || k > room {
+		block(waitWrite, p)
+		return 0
+	}
+	src := userBuf(buf, k)
+	if src == nil {
+		return -EFAULT
+	}
+	for i, c := range src {
+		pp.buf[(pp.wpos+uint64(i))%pipeSize] = c
+	}
+	pp.wpos += k
+	wake(waitRead, p)
+	return int64(k)
+}
+
+// closeFD closes descriptor fd of process proc, if open: the last
+// reference to a pipe end wakes the tasks that then see the end of the
+// pipe (readers: end of file; writers: EPIPE).
+func closeFD(proc, fd int) int64 {
+	if fd < 0 || fd >= maxFDs || procs[proc].fds[fd] == 0 {
+		return -EBADF
+	}
+	obj := int(procs[proc].fds[fd]) - 1
+	procs[proc].fds[fd] = 0
+	switch {
+	case obj >= fileObjBase:
+		files[obj-fileObjBase].refs--
+	case obj%2 == 0:
+		if pipes[obj/2].readers--; pipes[obj/2].readers == 0 {
+			wake(waitWrite, obj/2)
+		}
+	default:
+		if pipes[obj/2].writers--; pipes[obj/2].writers == 0 {
+			wake(waitRead, obj/2)
+		}
+	}
+	return 0
+}
