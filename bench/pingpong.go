@@ -105,10 +105,10 @@ func runPingPong(c pti.Config, threads bool, n, r int) (PingPong, []uint64) {
 		return fail(err)
 	}
 	tasks.Reset(c.Flavour == pti.Linux)
-	p0 := tasks.NewProcess(kping)
+	p0 := tasks.NewProcess(kping, 4)
 	p1 := p0
 	if !threads {
-		p1 = tasks.NewProcess(kpong)
+		p1 = tasks.NewProcess(kpong, 4)
 	}
 	a, b := tasks.NewPipe(p1, pongIn, p0, pingOut), tasks.NewPipe(p0, pingIn, p1, pongOut)
 	if a < 0 || b < 0 {
@@ -304,7 +304,7 @@ func Deadlock(r *Reporter) error {
 			return err
 		}
 		tasks.Reset(true)
-		p0, p1 := tasks.NewProcess(k0), tasks.NewProcess(k1)
+		p0, p1 := tasks.NewProcess(k0, 2), tasks.NewProcess(k1, 2)
 		if tasks.NewPipe(p0, 0, p1, 1) < 0 || tasks.NewPipe(p1, 0, p0, 1) < 0 {
 			return errors.New("the pipes could not be made")
 		}

@@ -35,7 +35,8 @@ type Plan struct {
 	Screen bool
 	// Benchmarks are the benchmarks to run, in this order: "null" (the
 	// null system call), "work" (the work curve), "lseek" (a real system
-	// call), "pingpong" (context switches through pipes), "probe" (the
+	// call), "pingpong" (context switches through pipes), "messaging"
+	// (sched-messaging), "probe" (the
 	// isolation probe), "deadlock" (a deadlock provoked on purpose, to
 	// show its report).
 	Benchmarks []string
@@ -44,6 +45,13 @@ type Plan struct {
 	Syscall SyscallParams
 	// PingPongN is the ping-pong's round trips per repeat.
 	PingPongN int
+	// Messaging's groups, loops and message size in bytes.
+	MsgGroups, MsgLoops, MsgSize int
+}
+
+// Messaging returns sched-messaging's knobs.
+func (p Plan) Messaging() MessagingParams {
+	return MessagingParams{Modes: p.Syscall.Modes, Groups: p.MsgGroups, Loops: p.MsgLoops, Size: p.MsgSize, R: p.Syscall.R, Warmup: p.Syscall.Warmup}
 }
 
 // PingPong returns the ping-pong's knobs.
@@ -52,15 +60,18 @@ func (p Plan) PingPong() PingPongParams {
 }
 
 // benchmarkNames are the benchmarks a plan may list.
-var benchmarkNames = map[string]string{"null": "null", "work": "work", "lseek": "lseek", "pingpong": "pingpong", "probe": "probe", "deadlock": "deadlock"}
+var benchmarkNames = map[string]string{"null": "null", "work": "work", "lseek": "lseek", "pingpong": "pingpong", "messaging": "messaging", "probe": "probe", "deadlock": "deadlock"}
 
 // DefaultPlan is the plan without a plan file: the whole 64-bit matrix.
 func DefaultPlan() Plan {
 	return Plan{
 		End:        board.EndAuto,
 		Screen:     true,
-		Benchmarks: []string{"null", "work", "lseek", "pingpong", "probe"},
+		Benchmarks: []string{"null", "work", "lseek", "pingpong", "messaging", "probe"},
 		PingPongN:  200,
+		// Small enough for the emulator; perf's defaults are 10 groups
+		// and 100 loops, the reference figures' 20 groups.
+		MsgGroups: 2, MsgLoops: 10, MsgSize: 100,
 		Syscall: SyscallParams{
 			Modes:    []pti.Mode{pti.Off, pti.On, pti.OnPCID},
 			Flavours: []pti.Flavour{pti.Minimal, pti.Linux},
@@ -216,6 +227,18 @@ var planKeys = map[string]func(p *Plan, v string) error{
 	},
 	"pingpong_n": func(p *Plan, v string) (err error) {
 		p.PingPongN, err = intInto(p.PingPongN, v, "pingpong_n", 1, 1_000_000)
+		return err
+	},
+	"messaging_groups": func(p *Plan, v string) (err error) {
+		p.MsgGroups, err = intInto(p.MsgGroups, v, "messaging_groups", 1, MaxGroups)
+		return err
+	},
+	"messaging_loops": func(p *Plan, v string) (err error) {
+		p.MsgLoops, err = intInto(p.MsgLoops, v, "messaging_loops", 1, 100_000)
+		return err
+	},
+	"messaging_size": func(p *Plan, v string) (err error) {
+		p.MsgSize, err = intInto(p.MsgSize, v, "messaging_size", 8, MaxMessageSize)
 		return err
 	},
 	"work_n": func(p *Plan, v string) (err error) {

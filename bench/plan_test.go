@@ -16,7 +16,8 @@ func TestDefaultPlan(t *testing.T) {
 	assert.Equal(t, "", p.Fault)
 	assert.Equal(t, board.EndAuto, p.End)
 	assert.True(t, p.Screen)
-	assert.Equal(t, []string{"null", "work", "lseek", "pingpong", "probe"}, p.Benchmarks, "everything but the deadlock demonstration")
+	assert.Equal(t, []string{"null", "work", "lseek", "pingpong", "messaging", "probe"}, p.Benchmarks, "everything but the deadlock demonstration")
+	assert.Equal(t, MessagingParams{Modes: p.Syscall.Modes, Groups: 2, Loops: 10, Size: 100, R: 10, Warmup: 2}, p.Messaging(), "small enough for the emulator")
 	assert.Equal(t, PingPongParams{Modes: p.Syscall.Modes, N: 200, R: 10, Warmup: 2}, p.PingPong())
 	assert.Equal(t, []pti.Mode{pti.Off, pti.On, pti.OnPCID}, p.Syscall.Modes, "the whole 64-bit matrix")
 	assert.Equal(t, []pti.Flavour{pti.Minimal, pti.Linux}, p.Syscall.Flavours)
@@ -57,8 +58,9 @@ func TestParsePlanValid(t *testing.T) {
 		{"no final newline", "end = poweroff\nscreen = off", planWith(func(p *Plan) { p.End, p.Screen = board.EndPowerOff, false })},
 		{
 			"all keys",
-			"fault = pf\nend = return\nscreen = off\nbenchmarks = probe,null\nmodes = off,on\nflavours = linux\nglobal = on\nn = 50\nr = 3\nwarmup = 0\nwork_n = 7\nwork_ns = 0, 1000\npingpong_n = 9\n",
+			"fault = pf\nend = return\nscreen = off\nbenchmarks = probe,null\nmodes = off,on\nflavours = linux\nglobal = on\nn = 50\nr = 3\nwarmup = 0\nwork_n = 7\nwork_ns = 0, 1000\npingpong_n = 9\nmessaging_groups = 20\nmessaging_loops = 100\nmessaging_size = 13\n",
 			planWith(func(p *Plan) {
+				p.MsgGroups, p.MsgLoops, p.MsgSize = 20, 100, 13
 				p.Fault, p.End, p.Screen = "pf", board.EndReturn, false
 				p.Benchmarks = []string{"probe", "null"}
 				p.PingPongN = 9
@@ -67,6 +69,7 @@ func TestParsePlanValid(t *testing.T) {
 			}),
 		},
 		{"no benchmarks", "benchmarks = none", planWith(func(p *Plan) { p.Benchmarks = nil })},
+		{"messaging bounds", "messaging_groups = 25\nmessaging_size = 8", planWith(func(p *Plan) { p.MsgGroups, p.MsgSize = 25, 8 })},
 		{"pingpong and deadlock", "benchmarks = deadlock, pingpong", planWith(func(p *Plan) { p.Benchmarks = []string{"deadlock", "pingpong"} })},
 		{"global both", "global = both", DefaultPlan()},
 		{"global off", "global = off", planWith(func(p *Plan) { p.Syscall.Globals = []bool{false} })},
@@ -128,7 +131,7 @@ func TestParsePlanErrors(t *testing.T) {
 			in:      "n = 0\nr = ten\nwork_ns = 0,-5\nbenchmarks = null,fork\nglobal = maybe\n",
 			want:    DefaultPlan(),
 			errs:    []PlanError{{Line: 1, Text: "n = 0"}, {Line: 2, Text: "r = ten"}, {Line: 3, Text: "work_ns = 0,-5"}, {Line: 4, Text: "benchmarks = null,fork"}, {Line: 5, Text: "global = maybe"}},
-			errText: []string{"n must be an integer from 1 to 1000000", "r must be an integer from 1 to 4000", "work_ns must be", "benchmarks must be a comma-separated list of deadlock, lseek, null, pingpong, probe, work", "global must be off, on or both"},
+			errText: []string{"n must be an integer from 1 to 1000000", "r must be an integer from 1 to 4000", "work_ns must be", "benchmarks must be a comma-separated list of deadlock, lseek, messaging, null, pingpong, probe, work", "global must be off, on or both"},
 		},
 		{
 			name:    "missing '='",

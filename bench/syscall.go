@@ -467,7 +467,7 @@ func IsolationProbe(r *Reporter, modes []pti.Mode, targets []ProbeTarget) []Prob
 // process; only lseek goes to that kernel, the task's exit stays pti's.
 func Lseek(r *Reporter, p SyscallParams, clk Clock) []Measurement {
 	tasks.Reset(true)
-	proc := tasks.NewProcess(0) // one task: never switched to
+	proc := tasks.NewProcess(0, 4) // one task: never switched to
 	tasks.NewTask(proc, pti.ProgramEntry(pti.Syscalls), pti.UserStackTop, [6]uint64{})
 	fd := tasks.OpenFile(proc, 1<<20)
 	if err := pti.SetSyscall(tasks.SysLseek, tasks.Entry()); err != nil || fd < 0 {

@@ -75,6 +75,15 @@ const (
 	Ping
 	// Pong echoes what it reads: args read fd, write fd, a 1-byte buffer.
 	Pong
+	// MsgStart gives sched-messaging's start signal: args ready fd, wake
+	// fd, tasks, a buffer, where to store the start TSC.
+	MsgStart
+	// MsgSender is a sched-messaging sender: args first write fd,
+	// receivers, loops, message, message size, ready fd | wake fd<<32.
+	MsgSender
+	// MsgReceiver is a sched-messaging receiver: args read fd, messages,
+	// message size, buffer, results (count, sum), ready fd | wake fd<<32.
+	MsgReceiver
 	programCount
 )
 
@@ -138,18 +147,25 @@ type Process struct {
 	spaces map[[2]bool]Space
 }
 
-// NewProcess allocates a process's data and stack pages. Setup must have
-// run.
-func NewProcess() (*Process, error) {
+// NewProcess allocates a process's data pages (UserDataPages) and stack
+// pages. Setup must have run.
+func NewProcess() (*Process, error) { return NewProcessData(UserDataPages) }
+
+// NewProcessData allocates a process with dataPages data pages (1 to
+// MaxDataPages) and the stack pages. Setup must have run.
+func NewProcessData(dataPages int) (*Process, error) {
 	if !env.ready {
 		return nil, errors.New("pti: Setup has not run")
+	}
+	if dataPages < 1 || dataPages > MaxDataPages {
+		return nil, fmt.Errorf("pti: %d data pages: a process has 1 to %d", dataPages, MaxDataPages)
 	}
 	if env.nasid >= 1<<PTIUserPCIDBit-KernelPCID {
 		return nil, errors.New("pti: out of address-space ids")
 	}
-	p := &Process{Task: Task{Code: env.code}, spaces: map[[2]bool]Space{}}
+	p := &Process{Task: Task{Code: env.code, DataPages: dataPages}, spaces: map[[2]bool]Space{}}
 	var ok bool
-	if p.Data, ok = goos.AllocFrames(UserDataPages, amd64.PageSize); !ok {
+	if p.Data, ok = goos.AllocFrames(uint64(dataPages), amd64.PageSize); !ok {
 		return nil, errors.New("pti: out of memory for a process's data")
 	}
 	if p.Stack, ok = goos.AllocFrames(UserStackPages, amd64.PageSize); !ok {
@@ -161,7 +177,7 @@ func NewProcess() (*Process, error) {
 }
 
 // DataPages returns the process's data pages, as the kernel sees them.
-func (p *Process) DataPages() []byte { return goos.Frames(p.Data, UserDataPages) }
+func (p *Process) DataPages() []byte { return goos.Frames(p.Data, p.dataPages()) }
 
 // space returns p's address space in mode with global entry pages or not,
 // building it the first time. The tables are the same for on and on+pcid.

@@ -35,9 +35,23 @@ type TableMemory interface {
 }
 
 // Task is the physical memory of a benchmark task: contiguous frames for
-// its code, data and stack (UserCodePages, UserDataPages, UserStackPages).
+// its code, data and stack (UserCodePages, DataPages or UserDataPages when
+// 0, UserStackPages).
 type Task struct {
 	Code, Data, Stack uint64
+	DataPages         int // at most MaxDataPages
+}
+
+// MaxDataPages is the most data pages a task can have: they run from
+// UserData to the stack pages.
+const MaxDataPages = (UserStackTop-UserData)/4096 - UserStackPages
+
+// dataPages returns the number of t's data pages.
+func (t Task) dataPages() uint64 {
+	if t.DataPages == 0 {
+		return UserDataPages
+	}
+	return uint64(t.DataPages)
 }
 
 // Space is a task's address space in one mode.
@@ -107,7 +121,8 @@ func Build[M TableMemory](mem M, kernel amd64.PageTable[M], task Task, entry uin
 		g = amd64.PTE_G
 	}
 	ok = pt.Map(UserCode, task.Code, UserCodePages*amd64.PageSize, amd64.PageSize, flagsUserCode) &&
-		pt.Map(UserData, task.Data, UserDataPages*amd64.PageSize, amd64.PageSize, noNX(flagsUserData)) &&
+		task.dataPages() <= MaxDataPages &&
+		pt.Map(UserData, task.Data, task.dataPages()*amd64.PageSize, amd64.PageSize, noNX(flagsUserData)) &&
 		pt.Map(UserStackTop-UserStackPages*amd64.PageSize, task.Stack, UserStackPages*amd64.PageSize, amd64.PageSize, noNX(flagsUserData)) &&
 		pt.Map(EntryText, entry, EntryTextPages*amd64.PageSize, amd64.PageSize, flagsEntryText|g) &&
 		pt.Map(EntryData, entry+(EntryData-EntryBase), amd64.PageSize, amd64.PageSize, noNX(flagsEntryRW)|g) &&

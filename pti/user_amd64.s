@@ -175,6 +175,180 @@ fail:
 	SYSCALL
 	USER_END
 
+// Exit statuses of the messaging programs, beside 0.
+#define msgReadyFailed 6
+#define msgWaitFailed 7
+#define msgWriteFailed 8
+#define msgReadFailed 9
+
+// READY_WAIT is the messaging tasks' start protocol, as perf's
+// sched-messaging ready(): R9 holds the ready descriptor in its low and
+// the wake descriptor in its high 32 bits, R15 a buffer. It writes a byte
+// to the ready pipe, then waits for the start signal: a byte from the
+// wake pipe. A failed call goes to fail.
+#define READY_WAIT \
+	MOVL	$const_SysWrite, AX; \
+	MOVL	R9, DI; \
+	MOVQ	R15, SI; \
+	MOVL	$1, DX; \
+	SYSCALL; \
+	MOVL	$msgReadyFailed, DI; \
+	CMPQ	AX, $1; \
+	JNE	fail; \
+	MOVL	$const_SysRead, AX; \
+	MOVQ	R9, DI; \
+	SHRQ	$32, DI; \
+	MOVQ	R15, SI; \
+	MOVL	$1, DX; \
+	SYSCALL; \
+	MOVL	$msgWaitFailed, DI; \
+	CMPQ	AX, $1; \
+	JNE	fail
+
+// userMsgStart gives the messaging run's start signal, as perf's parent:
+// RDI = the ready pipe's read descriptor, RSI = the wake pipe's write
+// descriptor, RDX = the number of tasks, R10 = a buffer of that many
+// bytes, R8 = where to store the start TSC. It reads a byte from every
+// task, reads the TSC, writes a byte for every task into the wake pipe
+// and exits 0 (the kernel reads the TSC when the last task exits).
+TEXT ·userMsgStart(SB),NOSPLIT|NOFRAME,$0
+	MOVQ	DI, R12
+	MOVQ	SI, R13
+	MOVQ	DX, R14
+	MOVQ	R10, R15
+	MOVQ	R8, BX
+	XORL	R9, R9
+more:
+	CMPQ	R9, R14
+	JAE	all
+	MOVL	$const_SysRead, AX
+	MOVQ	R12, DI
+	LEAQ	(R15)(R9*1), SI
+	MOVQ	R14, DX
+	SUBQ	R9, DX
+	SYSCALL
+	MOVL	$msgReadyFailed, DI
+	TESTQ	AX, AX
+	JLE	fail
+	ADDQ	AX, R9
+	JMP	more
+all:
+	LFENCE
+	RDTSC
+	LFENCE
+	SHLQ	$32, DX
+	ORQ	AX, DX
+	MOVQ	DX, (BX)
+	MOVL	$const_SysWrite, AX
+	MOVQ	R13, DI
+	MOVQ	R15, SI
+	MOVQ	R14, DX
+	SYSCALL
+	MOVL	$msgWaitFailed, DI
+	CMPQ	AX, R14
+	JNE	fail
+	EXIT(0)
+fail:
+	MOVL	$const_SysExit, AX
+	SYSCALL
+	USER_END
+
+// userMsgSender is a sched-messaging sender: RDI = the write descriptor
+// of its group's first receiver (the others follow), RSI = the receivers,
+// RDX = loops, R10 = the message (its first 8 bytes: the sender's number
+// << 32, the loop number goes in the low 32 bits), R8 = the message size
+// (8 to 4096), R9 = ready | wake << 32. After the start signal it writes
+// the message to every receiver, loops times, and exits 0; a short or
+// failed write exits with msgWriteFailed.
+TEXT ·userMsgSender(SB),NOSPLIT|NOFRAME,$0
+	MOVQ	DI, R12
+	MOVQ	SI, R13
+	MOVQ	DX, R14
+	MOVQ	R10, R15
+	MOVQ	R8, BX
+	READY_WAIT
+	XORL	R10, R10
+loop:
+	MOVL	R10, (R15)
+	XORL	R8, R8
+to:
+	MOVL	$const_SysWrite, AX
+	LEAQ	(R12)(R8*1), DI
+	MOVQ	R15, SI
+	MOVQ	BX, DX
+	SYSCALL
+	MOVL	$msgWriteFailed, DI
+	CMPQ	AX, BX
+	JNE	fail
+	INCQ	R8
+	CMPQ	R8, R13
+	JNE	to
+	INCQ	R10
+	CMPQ	R10, R14
+	JNE	loop
+	EXIT(0)
+fail:
+	MOVL	$const_SysExit, AX
+	SYSCALL
+	USER_END
+
+// userMsgReceiver is a sched-messaging receiver: RDI = its pipe's read
+// descriptor, RSI = the messages to receive, RDX = the message size (8 to
+// 4096), R10 = a buffer of that size, R8 = where to store 2 quadwords, R9
+// = ready | wake << 32. After the start signal it reads whole messages
+// (a read may return part of one) and sums each one's quadwords at 0, 8,
+// ..., 8*(size/8-1) and size-8; when all have come it stores the count
+// and the sum and exits 0. A failed read or the end of the pipe before the
+// last message stores them too and exits with msgReadFailed.
+TEXT ·userMsgReceiver(SB),NOSPLIT|NOFRAME,$0
+	MOVQ	DI, R12
+	MOVQ	SI, R13
+	MOVQ	DX, BX
+	MOVQ	R10, R15
+	MOVQ	R8, R14
+	READY_WAIT
+	XORL	R8, R8			// messages
+	XORL	R9, R9			// sum
+msg:
+	CMPQ	R8, R13
+	JAE	done
+	XORL	R10, R10		// bytes of this message so far
+part:
+	MOVL	$const_SysRead, AX
+	MOVQ	R12, DI
+	LEAQ	(R15)(R10*1), SI
+	MOVQ	BX, DX
+	SUBQ	R10, DX
+	SYSCALL
+	TESTQ	AX, AX
+	JLE	short
+	ADDQ	AX, R10
+	CMPQ	R10, BX
+	JB	part
+	MOVQ	-8(R15)(BX*1), AX
+	ADDQ	AX, R9
+	XORL	CX, CX
+	LEAQ	-7(BX), DX
+sum:
+	ADDQ	(R15)(CX*1), R9
+	ADDQ	$8, CX
+	CMPQ	CX, DX
+	JB	sum
+	INCQ	R8
+	JMP	msg
+done:
+	MOVQ	R8, (R14)
+	MOVQ	R9, 8(R14)
+	EXIT(0)
+short:
+	MOVQ	R8, (R14)
+	MOVQ	R9, 8(R14)
+	MOVL	$msgReadFailed, DI
+fail:
+	MOVL	$const_SysExit, AX
+	SYSCALL
+	USER_END
+
 // func userPrograms(t *[programCount]uint64)
 TEXT ·userPrograms(SB),NOSPLIT,$0-8
 	MOVQ	t+0(FP), DI
@@ -188,4 +362,10 @@ TEXT ·userPrograms(SB),NOSPLIT,$0-8
 	MOVQ	AX, 24(DI)
 	LEAQ	·userPong(SB), AX
 	MOVQ	AX, 32(DI)
+	LEAQ	·userMsgStart(SB), AX
+	MOVQ	AX, 40(DI)
+	LEAQ	·userMsgSender(SB), AX
+	MOVQ	AX, 48(DI)
+	LEAQ	·userMsgReceiver(SB), AX
+	MOVQ	AX, 56(DI)
 	RET

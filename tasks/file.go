@@ -28,10 +28,10 @@ func OpenFile(proc int, size int64) int {
 		if files[i].refs != 0 {
 			continue
 		}
-		for fd := firstFD; fd < maxFDs; fd++ {
+		for fd := firstFD; proc >= 0 && proc < maxProcs && fd < int(procs[proc].nfds); fd++ {
 			if fdFree(proc, fd) {
 				files[i] = file{refs: 1, size: size}
-				procs[proc].fds[fd] = int16(fileObjBase+i) + 1
+				procs[proc].fds()[fd] = int16(fileObjBase+i) + 1
 				return fd
 			}
 		}

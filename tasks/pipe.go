@@ -18,13 +18,20 @@ const (
 type pipe struct {
 	used             bool
 	readers, writers int16
-	rpos, wpos       uint64 // bytes read and written so far
+	rwait, wwait     waitList // tasks waiting to read, to write
+	rpos, wpos       uint64   // bytes read and written so far
 	buf              [pipeSize]byte
 }
 
 var pipes [maxPipes]pipe
 
-func resetPipes() { pipes = [maxPipes]pipe{} }
+func resetPipes() {
+	for i := range pipes {
+		if pipes[i].used {
+			pipes[i] = pipe{}
+		}
+	}
+}
 
 // Descriptor objects: pipe p's read end is object 2p, its write end 2p+1;
 // file f is object fileObjBase+f.
@@ -39,9 +46,9 @@ func NewPipe(rproc, rfd, wproc, wfd int) int {
 	}
 	for i := range pipes {
 		if !pipes[i].used {
-			pipes[i] = pipe{used: true, readers: 1, writers: 1}
-			procs[rproc].fds[rfd] = int16(2*i) + 1
-			procs[wproc].fds[wfd] = int16(2*i+1) + 1
+			pipes[i] = pipe{used: true, readers: 1, writers: 1, rwait: waitList{-1, -1}, wwait: waitList{-1, -1}}
+			procs[rproc].fds()[rfd] = int16(2*i) + 1
+			procs[wproc].fds()[wfd] = int16(2*i+1) + 1
 			return i
 		}
 	}
@@ -52,11 +59,11 @@ func NewPipe(rproc, rfd, wproc, wfd int) int {
 // process to (as a descriptor inherited across fork), and returns false
 // when it cannot.
 func ShareFD(from, to, fd int) bool {
-	if from < 0 || from >= maxProcs || fd < 0 || fd >= maxFDs || procs[from].fds[fd] == 0 || !fdFree(to, fd) {
+	if from < 0 || from >= maxProcs || !procs[from].used || fd < 0 || fd >= int(procs[from].nfds) || procs[from].fds()[fd] == 0 || !fdFree(to, fd) {
 		return false
 	}
-	obj := int(procs[from].fds[fd]) - 1
-	procs[to].fds[fd] = procs[from].fds[fd]
+	obj := int(procs[from].fds()[fd]) - 1
+	procs[to].fds()[fd] = int16(obj + 1)
 	switch {
 	case obj >= fileObjBase:
 		files[obj-fileObjBase].refs++
@@ -69,16 +76,20 @@ func ShareFD(from, to, fd int) bool {
 }
 
 func fdFree(proc, fd int) bool {
-	return proc >= 0 && proc < maxProcs && procs[proc].used && fd >= 0 && fd < maxFDs && procs[proc].fds[fd] == 0
+	return proc >= 0 && proc < maxProcs && procs[proc].used && fd >= 0 && fd < int(procs[proc].nfds) && procs[proc].fds()[fd] == 0
 }
 
 // object returns the object behind descriptor fd of the running task's
 // process, -1 when none.
 func object(fd uint64) int {
-	if cur < 0 || fd >= maxFDs {
+	if cur < 0 {
 		return -1
 	}
-	return int(procs[tasks[cur].proc].fds[fd]) - 1
+	p := &procs[tasks[cur].proc]
+	if fd >= uint64(p.nfds) {
+		return -1
+	}
+	return int(fdSlots[p.fdBase+int32(fd)]) - 1
 }
 
 // PipeBytes returns the bytes written into and read from pipe p.
@@ -110,7 +121,7 @@ func pipeRead(p int, buf, n uint64) int64 {
 		if pp.writers == 0 {
 			return 0
 		}
-		block(waitRead, p)
+		block(waitRead, p, &pp.rwait)
 		return 0
 	}
 	k := min(n, avail)
@@ -118,11 +129,12 @@ func pipeRead(p int, buf, n uint64) int64 {
 	if dst == nil {
 		return -EFAULT
 	}
-	for i := range dst {
-		dst[i] = pp.buf[(pp.rpos+uint64(i))%pipeSize]
+	at := pp.rpos % pipeSize
+	if n := copy(dst, pp.buf[at:]); n < len(dst) {
+		copy(dst[n:], pp.buf[:]) // the ring wraps
 	}
 	pp.rpos += k
-	wake(waitWrite, p)
+	wake(&pp.wwait)
 	return int64(k)
 }
 
@@ -140,18 +152,19 @@ func pipeWrite(p int, buf, n uint64) int64 {
 		k = min(n, room) // not atomic: as much as fits
 	}
 	if k == 0 || k > room {
-		block(waitWrite, p)
+		block(waitWrite, p, &pp.wwait)
 		return 0
 	}
 	src := userBuf(buf, k)
 	if src == nil {
 		return -EFAULT
 	}
-	for i, c := range src {
-		pp.buf[(pp.wpos+uint64(i))%pipeSize] = c
+	at := pp.wpos % pipeSize
+	if n := copy(pp.buf[at:], src); n < len(src) {
+		copy(pp.buf[:], src[n:]) // the ring wraps
 	}
 	pp.wpos += k
-	wake(waitRead, p)
+	wake(&pp.rwait)
 	return int64(k)
 }
 
@@ -159,21 +172,24 @@ func pipeWrite(p int, buf, n uint64) int64 {
 // reference to a pipe end wakes the tasks that then see the end of the
 // pipe (readers: end of file; writers: EPIPE).
 func closeFD(proc, fd int) int64 {
-	if fd < 0 || fd >= maxFDs || procs[proc].fds[fd] == 0 {
+	fds := procs[proc].fds()
+	if fd < 0 || fd >= len(fds) || fds[fd] == 0 {
 		return -EBADF
 	}
-	obj := int(procs[proc].fds[fd]) - 1
-	procs[proc].fds[fd] = 0
+	obj := int(fds[fd]) - 1
+	fds[fd] = 0
 	switch {
 	case obj >= fileObjBase:
 		files[obj-fileObjBase].refs--
 	case obj%2 == 0:
-		if pipes[obj/2].readers--; pipes[obj/2].readers == 0 {
-			wake(waitWrite, obj/2)
+		pp := &pipes[obj/2]
+		if pp.readers--; pp.readers == 0 {
+			wake(&pp.wwait)
 		}
 	default:
-		if pipes[obj/2].writers--; pipes[obj/2].writers == 0 {
-			wake(waitRead, obj/2)
+		pp := &pipes[obj/2]
+		if pp.writers--; pp.writers == 0 {
+			wake(&pp.rwait)
 		}
 	}
 	return 0

@@ -15,11 +15,12 @@ import (
 // Linux-shaped trampoline built on the kernel stack and loads CR3 only
 // when the next task is in another process.
 
-// Bounds of the tables.
+// Bounds of the tables: enough for sched-messaging with 25 groups (1001
+// tasks, each in its own process).
 const (
-	maxProcs = 256
-	maxTasks = 256
-	maxFDs   = 16
+	maxProcs   = 1024
+	maxTasks   = 1024
+	maxFDSlots = 16384 // descriptors of all processes together
 )
 
 // PtRegs is a task's registers as pti's Linux-shaped trampoline saves them
@@ -63,7 +64,7 @@ type task struct {
 	pending bool  // blocked in a system call, which is retried when picked
 	obj     int16 // the pipe waited on
 	proc    int16
-	next    int16 // run-queue link
+	next    int16 // run-queue or wait-list link
 	status  int64 // exit status
 	regs    PtRegs
 }
@@ -72,13 +73,17 @@ type process struct {
 	used    bool
 	threads int16 // tasks that have not exited
 	kcr3    uint64
-	fds     [maxFDs]int16 // object+1 per descriptor; 0: closed
+	// Its descriptors: fdSlots[fdBase:fdBase+nfds], object+1 each; 0:
+	// closed.
+	fdBase, nfds int32
 }
 
 // Kernel state of a run.
 var (
 	procs      [maxProcs]process
 	tasks      [maxTasks]task
+	fdSlots    [maxFDSlots]int16
+	nfdSlots   int32 // slots handed out
 	ntasks     int
 	cur        int16 = -1 // the running task
 	loaded     int16 = -1 // the process whose CR3 is loaded
@@ -94,6 +99,7 @@ var (
 	// Counters of a run.
 	Switches uint64 // switches from one task to another
 	CR3Loads uint64 // CR3 writes by the context switch (process changes)
+	EndTSC   uint64 // the TSC when the last task exited
 )
 
 // Reset forgets every task, process, pipe and file and zeroes the
@@ -104,25 +110,34 @@ var (
 func Reset(ptRegs bool) {
 	procs = [maxProcs]process{}
 	tasks = [maxTasks]task{}
-	ntasks, cur, loaded, head, tail = 0, -1, -1, -1, -1
+	fdSlots = [maxFDSlots]int16{}
+	ntasks, nfdSlots, cur, loaded, head, tail = 0, 0, -1, -1, -1, -1
 	live, runStatus, framed = 0, 0, ptRegs
-	Switches, CR3Loads = 0, 0
+	Switches, CR3Loads, EndTSC = 0, 0, 0
 	resetPipes()
 	resetFiles()
 }
 
-// NewProcess makes a process whose kernel side is CR3 value kcr3 (with
-// NOFLUSH where the mode has PCIDs: each process has its own) and returns
-// its number, or -1 when the table is full.
-func NewProcess(kcr3 uint64) int {
+// NewProcess makes a process with descriptors 0 to nfds-1, all closed,
+// whose kernel side is CR3 value kcr3 (with NOFLUSH where the mode has
+// PCIDs: each process has its own), and returns its number, or -1 when
+// the process table or the descriptor slots are used up.
+func NewProcess(kcr3 uint64, nfds int) int {
+	if nfds < 0 || nfds > maxFDSlots-int(nfdSlots) {
+		return -1
+	}
 	for i := range procs {
 		if !procs[i].used {
-			procs[i] = process{used: true, kcr3: kcr3}
+			procs[i] = process{used: true, kcr3: kcr3, fdBase: nfdSlots, nfds: int32(nfds)}
+			nfdSlots += int32(nfds)
 			return i
 		}
 	}
 	return -1
 }
+
+// fds returns process proc's descriptor slots.
+func (p *process) fds() []int16 { return fdSlots[p.fdBase : p.fdBase+p.nfds] }
 
 // NewTask makes a task of process proc that starts at rip with stack
 // pointer rsp and arguments args (RDI, RSI, RDX, R10, R8, R9), and returns
@@ -189,24 +204,36 @@ func dequeue() int {
 	return int(i)
 }
 
-// block makes the running task wait for kind on pipe obj; its system call
-// is retried when a wake-up makes it runnable and the scheduler picks it.
-func block(kind Wait, obj int) {
+// waitList is a FIFO of blocked tasks, linked through task.next.
+type waitList struct{ head, tail int16 }
+
+// block makes the running task wait for kind on pipe obj, at the end of
+// list; its system call is retried when a wake-up makes it runnable and
+// the scheduler picks it.
+func block(kind Wait, obj int, list *waitList) {
 	t := &tasks[cur]
 	t.state = taskBlocked
 	t.wait = kind
 	t.obj = int16(obj)
 	t.pending = true
+	t.next = -1
+	if list.tail < 0 {
+		list.head = cur
+	} else {
+		tasks[list.tail].next = cur
+	}
+	list.tail = cur
 }
 
-// wake makes every task waiting for kind on pipe obj runnable, in task
-// order.
-func wake(kind Wait, obj int) {
-	for i := 0; i < ntasks; i++ {
-		if t := &tasks[i]; t.state == taskBlocked && t.wait == kind && int(t.obj) == obj {
-			enqueue(i)
-		}
+// wake makes every task of list runnable, in the order they blocked
+// (Linux wakes a pipe's waiters from its wait queue, fs/pipe.c).
+func wake(list *waitList) {
+	for i := list.head; i >= 0; {
+		next := tasks[i].next
+		enqueue(int(i))
+		i = next
 	}
+	list.head, list.tail = -1, -1
 }
 
 // yield puts the running task at the end of the run queue (sched_yield).
@@ -227,9 +254,12 @@ func exit(status int64) {
 	}
 	p := &procs[t.proc]
 	if p.threads--; p.threads == 0 {
-		for fd := range p.fds {
+		for fd := range p.fds() {
 			closeFD(int(t.proc), fd)
 		}
+	}
+	if live == 0 {
+		EndTSC = amd64.RDTSC()
 	}
 }
 

@@ -86,6 +86,9 @@ func userMem(t *testing.T, va uintptr, n int) []byte {
 	return unsafe.Slice((*byte)(pointer(uint64(p))), n) // a fixed mapping outside Go's heap
 }
 
+// nfds is the descriptors of the tests' processes.
+const nfds = 16
+
 const (
 	memBase = 0x7f8000010000 // pti.UserData
 	bufA    = memBase
@@ -94,7 +97,7 @@ const (
 
 func TestLseek(t *testing.T) {
 	m := newMachine(t)
-	p := NewProcess(0)
+	p := NewProcess(0, nfds)
 	m.task(p, 0x1000)
 	fd := OpenFile(p, 1000)
 	require.Equal(t, firstFD, fd)
@@ -127,13 +130,13 @@ func TestLseek(t *testing.T) {
 
 func TestOpenFileExhausted(t *testing.T) {
 	newMachine(t)
-	p, q := NewProcess(0), NewProcess(0)
-	for fd := firstFD; fd < maxFDs; fd++ {
+	p, q := NewProcess(0, nfds), NewProcess(0, nfds)
+	for fd := firstFD; fd < nfds; fd++ {
 		assert.Equal(t, fd, OpenFile(p, 0))
 	}
 	assert.Equal(t, -1, OpenFile(p, 0), "no descriptor left")
-	for i := maxFDs - firstFD; i < maxFiles; i++ {
-		assert.Equal(t, firstFD+i-(maxFDs-firstFD), OpenFile(q, 0))
+	for i := nfds - firstFD; i < maxFiles; i++ {
+		assert.Equal(t, firstFD+i-(nfds-firstFD), OpenFile(q, 0))
 	}
 	assert.Equal(t, -1, OpenFile(q, 0), "no file left")
 }
@@ -142,10 +145,10 @@ func TestOpenFileExhausted(t *testing.T) {
 // benchmark does: task 0 writes to fd 1 and reads fd 2, task 1 reads fd 0
 // and writes fd 3. With threads both are in one process.
 func pingPong(t *testing.T, m *machine, threads bool) (p0, p1 int) {
-	p0 = NewProcess(0x1000)
+	p0 = NewProcess(0x1000, nfds)
 	p1 = p0
 	if !threads {
-		p1 = NewProcess(0x3000)
+		p1 = NewProcess(0x3000, nfds)
 	}
 	require.GreaterOrEqual(t, NewPipe(p1, 0, p0, 1), 0)
 	require.GreaterOrEqual(t, NewPipe(p0, 2, p1, 3), 0)
@@ -218,7 +221,7 @@ func TestPingPong(t *testing.T) {
 func TestWakeOrderAndFullPipe(t *testing.T) {
 	mem := userMem(t, memBase, 16384)
 	m := newMachine(t)
-	p := NewProcess(0)
+	p := NewProcess(0, nfds)
 	require.Equal(t, 0, NewPipe(p, 0, p, 1))
 	m.task(p, 0x1000)
 	m.task(p, 0x2000)
@@ -260,6 +263,8 @@ func TestWakeOrderAndFullPipe(t *testing.T) {
 	running, r = m.call(SysRead, 0, memBase+0x1800, pipeSize)
 	require.Equal(t, 2, running)
 	require.Equal(t, int64(pipeSize-4), r, "what is there")
+	assert.Equal(t, mem[5:pipeSize], mem[0x1800:0x1800+pipeSize-5], "the ring's end")
+	assert.Equal(t, mem[0], mem[0x1800+pipeSize-5], "task 1's byte, past the wrap")
 	running, r = m.call(SysSchedYield)
 	require.Equal(t, 1, running)
 	running, r = m.call(SysSchedYield)
@@ -292,7 +297,7 @@ func TestPipeErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newMachine(t)
-			p := NewProcess(0)
+			p := NewProcess(0, nfds)
 			require.Equal(t, 0, NewPipe(p, 0, p, 1))
 			m.task(p, 0x1000)
 			running, r := m.call(tc.nr, tc.args...)
@@ -305,7 +310,7 @@ func TestPipeErrors(t *testing.T) {
 func TestEndOfPipe(t *testing.T) {
 	userMem(t, memBase, 4096)
 	m := newMachine(t)
-	p := NewProcess(0)
+	p := NewProcess(0, nfds)
 	require.Equal(t, 0, NewPipe(p, 0, p, 1))
 	m.task(p, 0x1000)
 	m.task(p, 0x2000)
@@ -330,7 +335,7 @@ func TestEndOfPipe(t *testing.T) {
 func TestShareFDThreadsAndExitStatus(t *testing.T) {
 	userMem(t, memBase, 4096)
 	m := newMachine(t)
-	p, q := NewProcess(0x1000), NewProcess(0x2000)
+	p, q := NewProcess(0x1000, nfds), NewProcess(0x2000, nfds)
 	require.Equal(t, 0, NewPipe(q, 0, p, 1))
 	require.True(t, ShareFD(p, q, 1), "the write end in both, as after fork")
 	require.False(t, ShareFD(p, q, 1), "taken")
@@ -355,7 +360,7 @@ func TestShareFDThreadsAndExitStatus(t *testing.T) {
 
 func TestExitStatusOfTheRun(t *testing.T) {
 	m := newMachine(t)
-	p := NewProcess(0)
+	p := NewProcess(0, nfds)
 	m.task(p, 0x1000)
 	m.task(p, 0x2000)
 	m.task(p, 0x3000)
@@ -369,7 +374,7 @@ func TestExitStatusOfTheRun(t *testing.T) {
 func TestNoFrameNoSwitch(t *testing.T) {
 	m := newMachine(t)
 	Reset(false)
-	p := NewProcess(0)
+	p := NewProcess(0, nfds)
 	m.task(p, 0x1000)
 	m.task(p, 0x2000)
 	m.call(SysSchedYield)
@@ -379,23 +384,26 @@ func TestNoFrameNoSwitch(t *testing.T) {
 
 func TestTablesFull(t *testing.T) {
 	newMachine(t)
+	assert.Equal(t, -1, NewProcess(0, maxFDSlots+1), "more descriptors than there are")
 	for i := 0; i < maxProcs; i++ {
-		require.Equal(t, i, NewProcess(0))
+		require.Equal(t, i, NewProcess(0, maxFDSlots/maxProcs))
 	}
-	assert.Equal(t, -1, NewProcess(0))
+	assert.Equal(t, -1, NewProcess(0, 0), "no process left")
 	for i := 0; i < maxTasks; i++ {
 		require.Equal(t, i, NewTask(i%maxProcs, 0, 0, [6]uint64{}))
 	}
 	assert.Equal(t, -1, NewTask(0, 0, 0, [6]uint64{}))
-	assert.Equal(t, -1, NewTask(maxProcs, 0, 0, [6]uint64{}), "no such process")
-	n := 0
-	for NewPipe(n%maxProcs, 0, n%maxProcs, 1) >= 0 {
-		n++
-		if n%maxProcs == 0 {
-			break // every process's descriptors 0 and 1 are taken
-		}
+	for i := 0; i < maxPipes; i++ {
+		require.Equal(t, i, NewPipe(i, 0, i, 1))
 	}
-	assert.Equal(t, -1, NewPipe(0, 0, 0, 1), "taken descriptors")
-	assert.Equal(t, -1, NewPipe(0, 2, 0, 2), "one descriptor for both ends")
-	assert.Equal(t, -1, NewPipe(0, maxFDs, 0, 2), "out of range")
+	assert.Equal(t, -1, NewPipe(maxPipes, 0, maxPipes, 1), "no pipe left")
+	assert.Equal(t, -1, NewPipe(maxPipes, 2, maxPipes, 2), "one descriptor for both ends")
+	assert.Equal(t, -1, NewPipe(maxPipes, maxFDSlots/maxProcs, maxPipes, 2), "out of range")
+	assert.Equal(t, -1, NewPipe(0, 0, 1, 2), "taken")
+
+	Reset(true)
+	assert.Equal(t, -1, NewTask(0, 0, 0, [6]uint64{}), "no such process")
+	require.Equal(t, 0, NewProcess(0, maxFDSlots))
+	assert.Equal(t, -1, NewProcess(0, 1), "no descriptor slot left")
+	assert.Equal(t, 1, NewProcess(0, 0), "a process without descriptors")
 }

@@ -58,7 +58,7 @@ func TestPTIMatrix(t *testing.T) {
 			assert.Contains(t, f["reason"], "PCID: not supported by this CPU")
 		}
 	}
-	assert.Equal(t, 4+5+2+2, unsup, "4 null-syscall rows, 5 work-curve points, 2 lseek and 2 ping-pong rows under on+pcid")
+	assert.Equal(t, 4+5+2+2+2, unsup, "4 null-syscall rows, 5 work-curve points, 2 lseek, 2 ping-pong and 2 messaging rows under on+pcid")
 	assert.Regexp(t, `(?m)^on\+pcid\s+minimal\s+no\s+unsupported: PCID: not supported by this CPU$`, lines)
 	assert.Regexp(t, `(?m)^off\s+minimal\s+no\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+1\.00$`, lines)
 	assert.Contains(t, lines, "EMULATED (QEMU TCG)")
@@ -105,6 +105,26 @@ func TestPTIMatrix(t *testing.T) {
 	assert.Equal(t, map[string]bool{"off/processes": true, "off/threads": true, "on/processes": true, "on/threads": true}, pp)
 	assert.Regexp(t, `(?m)^on\s+\|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+2\.00 \|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+0\.00$`, lines, "the ping-pong table's on row")
 
+	// sched-messaging: every message of 2 groups x 20 senders x 20
+	// receivers x 10 loops arrived with its checksum; processes switch
+	// CR3, threads never.
+	msg := map[string]bool{}
+	for _, f := range records(t, res, "messaging") {
+		k := fmt.Sprintf("%v/%v", f["mode"], f["tasks"])
+		msg[k] = true
+		assert.Equal(t, int64(2*20*20*10), integer(t, f, "messages"), k)
+		assert.Equal(t, true, f["checksums_ok"], k)
+		assert.Positive(t, integer(t, f, "switches"), k)
+		if f["tasks"] == "processes" {
+			assert.GreaterOrEqual(t, integer(t, f, "cr3_loads"), integer(t, f, "switches"), "%s: a CR3 load at every switch", k)
+		} else {
+			assert.Zero(t, integer(t, f, "cr3_loads"), k)
+		}
+		assert.Positive(t, number(t, f, "seconds"), k)
+	}
+	assert.Equal(t, map[string]bool{"off/processes": true, "off/threads": true, "on/processes": true, "on/threads": true}, msg)
+	assert.Regexp(t, `(?m)^off\s+\|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+1\.00 \|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+1\.00$`, lines, "the messaging table's off row")
+
 	// The probe: under off a kernel address is present and supervisor-only
 	// (P=1), under on it is not mapped (P=0); the entry area is present
 	// and supervisor-only under both; the task's own page reads.
@@ -138,20 +158,26 @@ var pathLength = map[string]int64{
 	"null on/minimal":  21,
 	"null off/linux":   86,
 	"null on/linux":    92,
-	"lseek off/linux":  240, // through tasks.Syscall, in Go, with per-process descriptors
-	"lseek on/linux":   246,
+	"lseek off/linux":  245, // through tasks.Syscall, in Go, with per-process descriptors
+	"lseek on/linux":   251,
 	// Per round trip: two writes, two reads, two context switches.
-	"pingpong off/processes": 1846,
-	"pingpong on/processes":  1870,
-	"pingpong off/threads":   1782,
-	"pingpong on/threads":    1806,
+	"pingpong off/processes": 1940,
+	"pingpong on/processes":  1964,
+	"pingpong off/threads":   1878,
+	"pingpong on/threads":    1902,
+	// Per message, start protocol included: a write and its share of
+	// reads and switches.
+	"messaging off/processes": 868,
+	"messaging on/processes":  881,
+	"messaging off/threads":   822,
+	"messaging on/threads":    834,
 }
 
 // TestPathLengths runs the null system call under -icount shift=0.
 func TestPathLengths(t *testing.T) {
 	res := boot(t, qemu.Options{
 		Icount: true,
-		Plan:   []byte("benchmarks = null,lseek,pingpong\nn = 100\npingpong_n = 20\nr = 3\nwarmup = 1\nglobal = off\n"),
+		Plan:   []byte("benchmarks = null,lseek,pingpong,messaging\nn = 100\npingpong_n = 20\nmessaging_groups = 1\nmessaging_loops = 2\nr = 3\nwarmup = 1\nglobal = off\n"),
 	})
 	requireOK(t, res)
 	got := map[string]int64{}
@@ -159,6 +185,11 @@ func TestPathLengths(t *testing.T) {
 		k := fmt.Sprintf("pingpong %v/%v", f["mode"], f["tasks"])
 		assert.Equal(t, number(t, f, "mean"), number(t, f, "min"), "%s: deterministic under icount", k)
 		got[k] = int64(number(t, f, "mean"))
+	}
+	for _, f := range records(t, res, "messaging") {
+		k := fmt.Sprintf("messaging %v/%v", f["mode"], f["tasks"])
+		assert.Equal(t, number(t, f, "mean"), number(t, f, "min"), "%s: deterministic under icount", k)
+		got[k] = int64(number(t, f, "per_message"))
 	}
 	for _, f := range records(t, res, "syscall") {
 		if f["global"] == true {
@@ -206,4 +237,18 @@ func TestDeadlock(t *testing.T) {
 	assert.Regexp(t, `(?m)^  task 0 \(process 0\) blocked in read on pipe 0, RIP 0x7f800000[0-9a-f]+$`, lines)
 	assert.Regexp(t, `(?m)^  task 1 \(process 1\) blocked in read on pipe 1, RIP 0x7f800000[0-9a-f]+$`, lines)
 	assert.Len(t, records(t, res, "syscall"), 2, "lseek ran after it: off, global off and on")
+}
+
+// TestMessagingOddSize runs sched-messaging with 13-byte messages, whose
+// checksum's last quadword overlaps the one before, in both task kinds.
+func TestMessagingOddSize(t *testing.T) {
+	res := boot(t, qemu.Options{Plan: []byte("benchmarks = messaging\nmodes = off\nmessaging_groups = 1\nmessaging_loops = 3\nmessaging_size = 13\nr = 1\nwarmup = 0\n")})
+	requireOK(t, res)
+	ms := records(t, res, "messaging")
+	require.Len(t, ms, 2)
+	for _, f := range ms {
+		assert.Equal(t, int64(20*20*3), integer(t, f, "messages"))
+		assert.Equal(t, int64(13), integer(t, f, "size"))
+		assert.Equal(t, true, f["checksums_ok"])
+	}
 }

@@ -37,6 +37,8 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 			bench.Lseek(r, plan.Syscall, clk)
 		case "pingpong":
 			bench.PingPongTable(r, plan.PingPong(), clk)
+		case "messaging":
+			bench.MessagingTable(r, plan.Messaging(), clk)
 		case "deadlock":
 			bench.Deadlock(r)
 		case "probe":

@@ -1,0 +1,489 @@
+package bench
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/tasks"
+)
+
+// sched-messaging as perf defines it (tools/perf/bench/sched-messaging.c):
+// G groups, each of 20 senders and 20 receivers; each receiver owns a
+// pipe; each sender writes L messages to every receiver of its group.
+// Every task first says it is ready and waits for the start signal; the
+// clock runs from the start signal until the last task has exited. In
+// process mode every task is a process, in thread mode all are threads of
+// one.
+
+// MessagingParams are sched-messaging's knobs.
+type MessagingParams struct {
+	Modes  []pti.Mode
+	Groups int // G
+	Loops  int // L: messages from each sender to each receiver of its group
+	Size   int // bytes per message, 8 to MaxMessageSize
+	R      int // repeats
+	Warmup int // repeats run first and not counted
+}
+
+// Bounds of the messaging parameters: the task table, and a message's
+// room in a task's data.
+const (
+	MsgPerGroup    = 20 // senders, and receivers, of a group (perf's num_fds)
+	MaxGroups      = 25
+	MaxMessageSize = 1024
+)
+
+// Messaging is one configuration's result.
+type Messaging struct {
+	Mode    pti.Mode
+	Threads bool
+	P       MessagingParams
+	Stats   Stats // TSC cycles per run, start signal to last exit
+	// Per run: messages each way, and the kernel's counts of the last.
+	Messages           uint64
+	Switches, CR3Loads uint64
+	Unsup, Failure     error
+}
+
+func (m Messaging) ok() bool { return m.Unsup == nil && m.Failure == nil }
+
+// Descriptors of the messaging tasks: the ready pipe (every task writes,
+// the starter reads) and the wake pipe (the starter writes a byte for
+// each task), then the receivers' pipes.
+const (
+	msgReadyIn, msgReadyOut = 0, 1
+	msgWakeIn, msgWakeOut   = 2, 3
+	msgFirstPipeFD          = 4
+)
+
+// msgLayout places a run's tasks and buffers. Task 0 is the starter;
+// group g's receivers are tasks 1+40g to 20+40g and its senders the next
+// 20, as perf creates them.
+type msgLayout struct {
+	threads bool
+	groups  int
+	slot    uint64 // bytes of a worker's buffer
+}
+
+func (l msgLayout) workers() int { return 2 * MsgPerGroup * l.groups }
+
+// Offsets in the data pages: the start TSC at 0, the starter's buffer
+// at 64 (a byte per worker), then (threads) every worker's buffer and
+// the receivers' results, or (processes) the worker's buffer and results.
+const msgStarterBuf = 64
+
+func (l msgLayout) workerBase() uint64 {
+	if !l.threads {
+		return msgStarterBuf
+	}
+	return msgStarterBuf + uint64(l.workers()+63)&^63
+}
+
+// buf returns the offset of worker w's (1-based task number) buffer.
+func (l msgLayout) buf(w int) uint64 {
+	if !l.threads {
+		return l.workerBase()
+	}
+	return l.workerBase() + uint64(w-1)*l.slot
+}
+
+// result returns the offset of receiver task w's two result quadwords.
+func (l msgLayout) result(w int) uint64 {
+	if !l.threads {
+		return l.workerBase() + l.slot
+	}
+	return l.workerBase() + uint64(l.workers())*l.slot + uint64(w-1)*16
+}
+
+// dataPages returns the data pages of a process of the run (the threads'
+// one process, or any of the processes).
+func (l msgLayout) dataPages() int {
+	end := l.result(l.workers()) + 16
+	return int((end + 4095) / 4096)
+}
+
+// role says whether worker w (task w, 1 or more) receives, and gives its
+// group and its index in the group.
+func (l msgLayout) role(w int) (receiver bool, group, index int) {
+	if w < 1 {
+		return false, -1, -1
+	}
+	k := w - 1
+	group, k = k/(2*MsgPerGroup), k%(2*MsgPerGroup)
+	return k < MsgPerGroup, group, k % MsgPerGroup
+}
+
+// message returns sender s's (0-based, over all groups) message of loop
+// l: the loop and the sender's number in its first 8 bytes, a pattern of
+// the sender's after.
+func message(s, loop, size int) []byte {
+	m := make([]byte, size)
+	for i := range m {
+		m[i] = byte(s*7 + i)
+	}
+	binary.LittleEndian.PutUint32(m, uint32(loop))
+	binary.LittleEndian.PutUint32(m[4:], uint32(s))
+	return m
+}
+
+// msgSum is the receivers' checksum of a message: its quadwords at 0, 8,
+// ..., 8*(size/8-1) and size-8, added modulo 2^64.
+func msgSum(m []byte) uint64 {
+	var s uint64
+	for i := 0; i+8 <= len(m); i += 8 {
+		s += binary.LittleEndian.Uint64(m[i:])
+	}
+	return s + binary.LittleEndian.Uint64(m[len(m)-8:])
+}
+
+// expectedSum is what each receiver of group g must add up: every
+// message of every sender of the group.
+func expectedSum(g, loops, size int) uint64 {
+	var s uint64
+	for i := 0; i < MsgPerGroup; i++ {
+		for l := 0; l < loops; l++ {
+			s += msgSum(message(g*MsgPerGroup+i, l, size))
+		}
+	}
+	return s
+}
+
+// The processes of messaging runs, made when first needed and reused.
+var msgProcs struct {
+	each    []*pti.Process // a task each (one data page)
+	threads *pti.Process   // all tasks
+}
+
+// processes returns the n pti processes of a run with l.
+func (l msgLayout) processes() ([]*pti.Process, error) {
+	pages := l.dataPages()
+	if pages > pti.MaxDataPages {
+		return nil, fmt.Errorf("%d groups of %d-byte buffers need %d data pages; a process has at most %d", l.groups, l.slot, pages, pti.MaxDataPages)
+	}
+	if l.threads {
+		if p := msgProcs.threads; p == nil || len(p.DataPages()) < pages*4096 {
+			p, err := pti.NewProcessData(pages)
+			if err != nil {
+				return nil, err
+			}
+			msgProcs.threads = p
+		}
+		return []*pti.Process{msgProcs.threads}, nil
+	}
+	if len(msgProcs.each) > 0 && len(msgProcs.each[0].DataPages()) < pages*4096 {
+		msgProcs.each = nil // too small for these messages: make new ones
+	}
+	for len(msgProcs.each) < 1+l.workers() {
+		p, err := pti.NewProcessData(pages)
+		if err != nil {
+			return nil, err
+		}
+		msgProcs.each = append(msgProcs.each, p)
+	}
+	return msgProcs.each[:1+l.workers()], nil
+}
+
+// runMessaging makes one sched-messaging run under c and returns the TSC
+// cycles from the start signal to the last exit, after checking that
+// every message arrived whole.
+func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64, res Messaging) {
+	res = Messaging{Mode: c.Mode, Threads: threads, P: p}
+	if err := pti.Supported(c); err != nil {
+		res.Unsup = err
+		return 0, res
+	}
+	fail := func(err error) (uint64, Messaging) { res.Failure = err; return 0, res }
+	if p.Groups < 1 || p.Groups > MaxGroups || p.Size < 8 || p.Size > MaxMessageSize || p.Loops < 1 {
+		return fail(fmt.Errorf("groups %d, message size %d, loops %d: out of range", p.Groups, p.Size, p.Loops))
+	}
+	l := msgLayout{threads: threads, groups: p.Groups, slot: uint64(p.Size+63) &^ 63}
+	procs, err := l.processes()
+	if err != nil {
+		return fail(err)
+	}
+	restore, err := useTasks()
+	if err != nil {
+		return fail(err)
+	}
+	defer restore()
+
+	// The kernel's processes: one for every task, or one for all.
+	tasks.Reset(c.Flavour == pti.Linux)
+	kproc := make([]int, 1+l.workers())
+	for i := range kproc {
+		if threads && i > 0 {
+			kproc[i] = kproc[0]
+			continue
+		}
+		kcr3, _, err := procs[i].CR3(c)
+		if err != nil {
+			return fail(err)
+		}
+		// Descriptors: the ready and wake pipes' ends, then the threads'
+		// every pipe end, or a receiver's read end or a sender's write
+		// ends.
+		nfds := msgFirstPipeFD
+		switch recv, _, _ := l.role(i); {
+		case threads:
+			nfds += 2 * MsgPerGroup * p.Groups
+		case i == 0:
+		case recv:
+			nfds++
+		default:
+			nfds += MsgPerGroup
+		}
+		if kproc[i] = tasks.NewProcess(kcr3, nfds); kproc[i] < 0 {
+			return fail(errors.New("out of kernel processes or descriptors"))
+		}
+	}
+	data := func(w int) []byte {
+		if threads {
+			return procs[0].DataPages()
+		}
+		return procs[w].DataPages()
+	}
+
+	// The ready and wake pipes: the starter (task 0) holds the ready
+	// pipe's read end and the wake pipe's write end, every worker the
+	// others.
+	ready := tasks.NewPipe(kproc[0], msgReadyIn, kproc[1], msgReadyOut)
+	wake := tasks.NewPipe(kproc[1], msgWakeIn, kproc[0], msgWakeOut)
+	if ready < 0 || wake < 0 {
+		return fail(errors.New("the ready and wake pipes could not be made"))
+	}
+	for w := 2; w <= l.workers() && !threads; w++ {
+		if !tasks.ShareFD(kproc[1], kproc[w], msgReadyOut) || !tasks.ShareFD(kproc[1], kproc[w], msgWakeIn) {
+			return fail(errors.New("the ready and wake pipes could not be shared"))
+		}
+	}
+	// The receivers' pipes: receiver j of group g reads at readFD, its
+	// group's senders write at writeFD(j).
+	pipeOf := make([]int, 1+l.workers())
+	readFD := func(g, j int) int {
+		if threads {
+			return msgFirstPipeFD + g*MsgPerGroup + j
+		}
+		return msgFirstPipeFD
+	}
+	writeFD := func(g, j int) int {
+		if threads {
+			return msgFirstPipeFD + MsgPerGroup*p.Groups + g*MsgPerGroup + j
+		}
+		return msgFirstPipeFD + j
+	}
+	for w := 1; w <= l.workers(); w++ {
+		recv, g, j := l.role(w)
+		if !recv {
+			continue
+		}
+		firstSender := w + MsgPerGroup - j
+		pipeOf[w] = tasks.NewPipe(kproc[w], readFD(g, j), kproc[firstSender], writeFD(g, j))
+		if pipeOf[w] < 0 {
+			return fail(errors.New("a receiver's pipe could not be made"))
+		}
+		for s := firstSender + 1; s < firstSender+MsgPerGroup && !threads; s++ {
+			if !tasks.ShareFD(kproc[firstSender], kproc[s], writeFD(g, j)) {
+				return fail(errors.New("a receiver's pipe could not be shared"))
+			}
+		}
+	}
+
+	// The tasks, in perf's order, with their buffers.
+	wakeFDs := uint64(msgReadyOut) | uint64(msgWakeIn)<<32
+	startArgs := [6]uint64{msgReadyIn, msgWakeOut, uint64(l.workers()), pti.UserData + msgStarterBuf, pti.UserData}
+	if tasks.NewTask(kproc[0], pti.ProgramEntry(pti.MsgStart), pti.UserStackTop, startArgs) != 0 {
+		return fail(errors.New("the starter task could not be made"))
+	}
+	for w := 1; w <= l.workers(); w++ {
+		recv, g, j := l.role(w)
+		var args [6]uint64
+		prog := pti.MsgReceiver
+		buf := pti.UserData + l.buf(w)
+		if recv {
+			args = [6]uint64{uint64(readFD(g, j)), uint64(MsgPerGroup * p.Loops), uint64(p.Size), buf, pti.UserData + l.result(w), wakeFDs}
+			binary.LittleEndian.PutUint64(data(w)[l.result(w):], ^uint64(0))
+		} else {
+			prog = pti.MsgSender
+			copy(data(w)[l.buf(w):], message(g*MsgPerGroup+j, 0, p.Size))
+			args = [6]uint64{uint64(writeFD(g, 0)), MsgPerGroup, uint64(p.Loops), buf, uint64(p.Size), wakeFDs}
+		}
+		// The programs use no stack: the threads share the stack pages.
+		if tasks.NewTask(kproc[w], pti.ProgramEntry(prog), pti.UserStackTop, args) != w {
+			return fail(errors.New("out of kernel tasks"))
+		}
+	}
+
+	end, err := pti.Start(c, procs[0], pti.MsgStart, pti.UserStackTop, startArgs)
+	if err != nil {
+		return fail(err)
+	}
+	res.Switches, res.CR3Loads = tasks.Switches, tasks.CR3Loads
+	if end.Reason != pti.ReasonExit || end.Status != 0 {
+		return fail(fmt.Errorf("the run ended with %v%s", end, taskStates()))
+	}
+
+	// Nothing lost: every receiver got every message of its group whole
+	// (count and checksum), every pipe carried what was written.
+	perPipe := uint64(MsgPerGroup * p.Loops * p.Size)
+	for w := 1; w <= l.workers(); w++ {
+		recv, g, _ := l.role(w)
+		if !recv {
+			continue
+		}
+		d := data(w)[l.result(w):]
+		count, sum := binary.LittleEndian.Uint64(d), binary.LittleEndian.Uint64(d[8:])
+		if want := uint64(MsgPerGroup * p.Loops); count != want {
+			return fail(fmt.Errorf("receiver task %d got %d messages, want %d", w, count, want))
+		}
+		if want := expectedSum(g, p.Loops, p.Size); sum != want {
+			return fail(fmt.Errorf("receiver task %d: checksum %#x, want %#x", w, sum, want))
+		}
+		if wr, rd := tasks.PipeBytes(pipeOf[w]); wr != perPipe || rd != perPipe {
+			return fail(fmt.Errorf("receiver task %d's pipe: %d bytes written, %d read; want %d", w, wr, rd, perPipe))
+		}
+		res.Messages += MsgPerGroup * uint64(p.Loops)
+	}
+	for _, pp := range []int{ready, wake} {
+		if wr, rd := tasks.PipeBytes(pp); wr != uint64(l.workers()) || rd != wr {
+			return fail(fmt.Errorf("start protocol: a pipe carried %d bytes and delivered %d; want %d", wr, rd, l.workers()))
+		}
+	}
+	if threads && res.CR3Loads != 0 {
+		return fail(fmt.Errorf("%d CR3 loads between threads of one process", res.CR3Loads))
+	}
+	start := binary.LittleEndian.Uint64(data(0)[0:])
+	if tasks.EndTSC <= start {
+		return fail(fmt.Errorf("the last exit (TSC %d) is not after the start signal (TSC %d)", tasks.EndTSC, start))
+	}
+	return tasks.EndTSC - start, res
+}
+
+// MeasureMessaging runs sched-messaging under c, warm-up repeats first,
+// and summarizes the measured repeats' total times in TSC cycles.
+func MeasureMessaging(c pti.Config, threads bool, p MessagingParams) Messaging {
+	var times []uint64
+	var last Messaging
+	for i := 0; i < p.Warmup+p.R; i++ {
+		cycles, res := runMessaging(c, threads, p)
+		last = res
+		if !res.ok() {
+			return res
+		}
+		if i >= p.Warmup {
+			times = append(times, cycles)
+		}
+	}
+	last.Stats = Summarize(PerOp(times, 1, 0))
+	return last
+}
+
+// MessagingTable runs sched-messaging in every mode of p, processes and
+// threads, with the Linux-shaped trampoline and no global pages, and
+// prints a row per mode as it finishes, shaped like the Linux threads':
+// total time in seconds (perf's "Total time"), its spread, cycles per
+// message and the ratio to off.
+func MessagingTable(r *Reporter, p MessagingParams, clk Clock) []Messaging {
+	r.Printf("")
+	r.Printf("sched-messaging (perf bench sched messaging -g %d -l %d, pipes): %d groups of %d senders and %d receivers, %d-byte messages; %s;",
+		p.Groups, p.Loops, p.Groups, MsgPerGroup, MsgPerGroup, p.Size, runs(p.R, p.Warmup))
+	r.Printf("total time from the start signal to the last exit; linux flavour, no global pages; %s; ± as perf; %s", clk.unitNote(), clk.header())
+	r.Printf("%-8s | %12s %7s %10s %7s | %12s %7s %10s %7s", "mode", "processes s", "±%", clk.perMsg(), "vs off", "threads s", "±%", clk.perMsg(), "vs off")
+	var all []Messaging
+	for _, mode := range p.Modes {
+		line := fmt.Sprintf("%-8s", mode)
+		for _, threads := range []bool{false, true} {
+			m := MeasureMessaging(pti.Config{Mode: mode, Flavour: pti.Linux}, threads, p)
+			all = append(all, m)
+			ratio := 0.0
+			if base := findMessaging(all, pti.Off, threads); base != nil && base.ok() && m.ok() {
+				ratio = m.Stats.Mean / base.Stats.Mean
+			}
+			line += " | " + messagingCells(m, clk, ratio)
+			r.messaging(m, clk, ratio)
+		}
+		r.Printf("%s", strings.TrimRight(line, " "))
+	}
+	r.Printf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, 64-bit): %.2f s off, %.2f s with PTI (%.2f)",
+		RefMessagingOffS, RefMessagingOnS, RefMessagingOnS/RefMessagingOffS)
+	return all
+}
+
+// runs describes r runs after warmup warm-up runs.
+func runs(r, warmup int) string {
+	s := fmt.Sprintf("%d runs after %d warm-up runs", r, warmup)
+	if r == 1 {
+		s = strings.Replace(s, "1 runs", "1 run", 1)
+	}
+	if warmup == 1 {
+		s = strings.Replace(s, "1 warm-up runs", "1 warm-up run", 1)
+	}
+	return s
+}
+
+// Reference figures of sched-messaging -g 20 on 64-bit Linux without and
+// with PTI (docs/references.md).
+const (
+	RefMessagingOffS = 0.24
+	RefMessagingOnS  = 0.30
+)
+
+// perMsg is the heading of the per-message column.
+func (c Clock) perMsg() string {
+	if c.Icount {
+		return "insns/msg"
+	}
+	return "tsc/msg"
+}
+
+func messagingCells(m Messaging, clk Clock, ratio float64) string {
+	switch {
+	case m.Unsup != nil:
+		return fmt.Sprintf("%-39s", "unsupported: "+reasonOf(m.Unsup))
+	case m.Failure != nil:
+		return fmt.Sprintf("%-39s", "FAILED (see the error record)")
+	}
+	return fmt.Sprintf("%12.6f %7s %10.1f %7.2f", clk.Ns(m.Stats.Mean)/1e9, spread(m.Stats), m.Stats.Mean/float64(m.Messages), ratio)
+}
+
+func findMessaging(all []Messaging, mode pti.Mode, threads bool) *Messaging {
+	for i := range all {
+		if all[i].Mode == mode && all[i].Threads == threads {
+			return &all[i]
+		}
+	}
+	return nil
+}
+
+// messaging writes m's PTILAB record.
+func (r *Reporter) messaging(m Messaging, clk Clock, ratio float64) {
+	f := map[string]any{"bench": "messaging", "mode": m.Mode.String(), "flavour": "linux", "global": false,
+		"tasks": taskKind(m.Threads), "groups": m.P.Groups, "loops": m.P.Loops, "size": m.P.Size, "ipc": "pipe",
+		"R": m.P.R, "warmup": m.P.Warmup, "emulated": clk.Emulated, "icount": clk.Icount}
+	switch {
+	case m.Unsup != nil:
+		f["reason"] = m.Unsup.Error()
+		r.Record("unsupported", f)
+		return
+	case m.Failure != nil:
+		f["error"] = m.Failure.Error()
+		r.Error("messaging "+m.Mode.String()+" "+taskKind(m.Threads), f)
+		return
+	}
+	f["unit"] = clk.unit()
+	f["mean"], f["stddev"], f["stddev_pct"] = round(m.Stats.Mean), round(m.Stats.Stddev), round(m.Stats.StddevPct())
+	f["perf_pm_pct"] = round(m.Stats.PerfPct())
+	f["median"], f["min"], f["max"] = round(m.Stats.Median), round(m.Stats.Min), round(m.Stats.Max)
+	f["seconds"] = clk.Ns(m.Stats.Mean) / 1e9
+	f["messages"] = m.Messages
+	f["per_message"] = round(m.Stats.Mean / float64(m.Messages))
+	f["switches"], f["cr3_loads"] = m.Switches, m.CR3Loads
+	f["checksums_ok"] = true
+	f["tsc_hz"] = clk.Hz
+	if ratio > 0 {
+		f["ratio_to_off"] = round(ratio)
+	}
+	r.Record("messaging", f)
+}
