@@ -387,7 +387,7 @@ func MeasureMessaging(c pti.Config, threads bool, p MessagingParams) Messaging {
 // message and the ratio to off.
 func MessagingTable(r *Reporter, p MessagingParams, clk Clock) []Messaging {
 	r.Printf("")
-	r.Printf("sched-messaging (perf bench sched messaging -g %d -l %d, pipes): %d groups of %d senders and %d receivers, %d-byte messages; %s;",
+	r.Printf("sched-messaging (perf bench sched messaging -p -g %d -l %d: pipes): %d groups of %d senders and %d receivers, %d-byte messages; %s;",
 		p.Groups, p.Loops, p.Groups, MsgPerGroup, MsgPerGroup, p.Size, runs(p.R, p.Warmup))
 	r.Printf("total time from the start signal to the last exit; linux flavour, no global pages; %s; ± as perf; %s", clk.unitNote(), clk.header())
 	r.Printf("%-8s | %12s %7s %10s %7s | %12s %7s %10s %7s", "mode", "processes s", "±%", clk.perMsg(), "vs off", "threads s", "±%", clk.perMsg(), "vs off")
@@ -406,8 +406,9 @@ func MessagingTable(r *Reporter, p MessagingParams, clk Clock) []Messaging {
 		}
 		r.Printf("%s", strings.TrimRight(line, " "))
 	}
-	r.Printf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, 64-bit): %.2f s off, %.2f s with PTI (%.2f)",
+	r.Printf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, 64-bit): %.2f s off, %.2f s with PTI (%.2f);",
 		RefMessagingOffS, RefMessagingOnS, RefMessagingOnS/RefMessagingOffS)
+	r.Printf("perf's default there is Unix-domain sockets; these runs use pipes (perf -p)")
 	return all
 }
 
