@@ -117,14 +117,14 @@ func (l msgLayout) role(w int) (receiver bool, group, index int) {
 }
 
 // message returns sender s's (0-based, over all groups) message of loop
-// l: the loop and the sender's number in its first 8 bytes, a pattern of
-// the sender's after.
-func message(s, loop, size int) []byte {
+// l to receiver j of its group: the loop, j and s in its first 8 bytes
+// (loop | j<<24, s), a pattern of the sender's after.
+func message(s, loop, j, size int) []byte {
 	m := make([]byte, size)
 	for i := range m {
 		m[i] = byte(s*7 + i)
 	}
-	binary.LittleEndian.PutUint32(m, uint32(loop))
+	binary.LittleEndian.PutUint32(m, uint32(loop)|uint32(j)<<24)
 	binary.LittleEndian.PutUint32(m[4:], uint32(s))
 	return m
 }
@@ -139,13 +139,13 @@ func msgSum(m []byte) uint64 {
 	return s + binary.LittleEndian.Uint64(m[len(m)-8:])
 }
 
-// expectedSum is what each receiver of group g must add up: every
-// message of every sender of the group.
-func expectedSum(g, loops, size int) uint64 {
+// expectedSum is what receiver j of group g must add up: every message
+// of every sender of the group to it.
+func expectedSum(g, j, loops, size int) uint64 {
 	var s uint64
 	for i := 0; i < MsgPerGroup; i++ {
 		for l := 0; l < loops; l++ {
-			s += msgSum(message(g*MsgPerGroup+i, l, size))
+			s += msgSum(message(g*MsgPerGroup+i, l, j, size))
 		}
 	}
 	return s
@@ -211,7 +211,7 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 	defer restore()
 
 	// The kernel's processes: one for every task, or one for all.
-	tasks.Reset(c.Flavour == pti.Linux)
+	newRun(c.Flavour == pti.Linux)
 	kproc := make([]int, 1+l.workers())
 	for i := range kproc {
 		if threads && i > 0 {
@@ -249,8 +249,8 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 	// The ready and wake pipes: the starter (task 0) holds the ready
 	// pipe's read end and the wake pipe's write end, every worker the
 	// others.
-	ready := tasks.NewPipe(kproc[0], msgReadyIn, kproc[1], msgReadyOut)
-	wake := tasks.NewPipe(kproc[1], msgWakeIn, kproc[0], msgWakeOut)
+	ready := newPipe(kproc[0], msgReadyIn, kproc[1], msgReadyOut)
+	wake := newPipe(kproc[1], msgWakeIn, kproc[0], msgWakeOut)
 	if ready < 0 || wake < 0 {
 		return fail(errors.New("the ready and wake pipes could not be made"))
 	}
@@ -280,7 +280,7 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 			continue
 		}
 		firstSender := w + MsgPerGroup - j
-		pipeOf[w] = tasks.NewPipe(kproc[w], readFD(g, j), kproc[firstSender], writeFD(g, j))
+		pipeOf[w] = newPipe(kproc[w], readFD(g, j), kproc[firstSender], writeFD(g, j))
 		if pipeOf[w] < 0 {
 			return fail(errors.New("a receiver's pipe could not be made"))
 		}
@@ -307,7 +307,7 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 			binary.LittleEndian.PutUint64(data(w)[l.result(w):], ^uint64(0))
 		} else {
 			prog = pti.MsgSender
-			copy(data(w)[l.buf(w):], message(g*MsgPerGroup+j, 0, p.Size))
+			copy(data(w)[l.buf(w):], message(g*MsgPerGroup+j, 0, 0, p.Size))
 			args = [6]uint64{uint64(writeFD(g, 0)), MsgPerGroup, uint64(p.Loops), buf, uint64(p.Size), wakeFDs}
 		}
 		// The programs use no stack: the threads share the stack pages.
@@ -329,7 +329,7 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 	// (count and checksum), every pipe carried what was written.
 	perPipe := uint64(MsgPerGroup * p.Loops * p.Size)
 	for w := 1; w <= l.workers(); w++ {
-		recv, g, _ := l.role(w)
+		recv, g, j := l.role(w)
 		if !recv {
 			continue
 		}
@@ -338,7 +338,7 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 		if want := uint64(MsgPerGroup * p.Loops); count != want {
 			return fail(fmt.Errorf("receiver task %d got %d messages, want %d", w, count, want))
 		}
-		if want := expectedSum(g, p.Loops, p.Size); sum != want {
+		if want := expectedSum(g, j, p.Loops, p.Size); sum != want {
 			return fail(fmt.Errorf("receiver task %d: checksum %#x, want %#x", w, sum, want))
 		}
 		if wr, rd := tasks.PipeBytes(pipeOf[w]); wr != perPipe || rd != perPipe {
@@ -353,6 +353,9 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 	}
 	if threads && res.CR3Loads != 0 {
 		return fail(fmt.Errorf("%d CR3 loads between threads of one process", res.CR3Loads))
+	}
+	if !threads && res.CR3Loads < res.Switches {
+		return fail(fmt.Errorf("%d CR3 loads for %d switches between processes", res.CR3Loads, res.Switches))
 	}
 	start := binary.LittleEndian.Uint64(data(0)[0:])
 	if tasks.EndTSC <= start {

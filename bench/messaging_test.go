@@ -9,12 +9,12 @@ import (
 )
 
 func TestMessageAndChecksum(t *testing.T) {
-	m := message(41, 7, 100)
+	m := message(41, 7, 3, 100)
 	require.Len(t, m, 100)
-	assert.Equal(t, uint32(7), binary.LittleEndian.Uint32(m), "the loop number")
+	assert.Equal(t, uint32(7|3<<24), binary.LittleEndian.Uint32(m), "the loop number and the receiver")
 	assert.Equal(t, uint32(41), binary.LittleEndian.Uint32(m[4:]), "the sender")
 	assert.Equal(t, byte((41*7+99)%256), m[99], "the sender's pattern")
-	assert.NotEqual(t, message(40, 7, 100)[50], m[50], "senders' patterns differ")
+	assert.NotEqual(t, message(40, 7, 3, 100)[50], m[50], "senders' patterns differ")
 
 	tests := []struct {
 		name string
@@ -32,20 +32,21 @@ func TestMessageAndChecksum(t *testing.T) {
 
 	// A receiver's expected sum covers every message of its group once:
 	// a lost, doubled or corrupted message changes it.
-	want := expectedSum(1, 3, 100)
+	want := expectedSum(1, 4, 3, 100)
 	var got uint64
 	for s := 20; s < 40; s++ {
 		for l := 0; l < 3; l++ {
-			got += msgSum(message(s, l, 100))
+			got += msgSum(message(s, l, 4, 100))
 		}
 	}
 	assert.Equal(t, want, got)
-	assert.NotEqual(t, want, got-msgSum(message(25, 2, 100)), "a lost message")
-	assert.NotEqual(t, want, got+msgSum(message(25, 2, 100)), "a doubled message")
-	bad := message(25, 2, 100)
+	assert.NotEqual(t, want, got-msgSum(message(25, 2, 4, 100)), "a lost message")
+	assert.NotEqual(t, want, got+msgSum(message(25, 2, 4, 100)), "a doubled message")
+	bad := message(25, 2, 4, 100)
 	bad[60]++
-	assert.NotEqual(t, want, got-msgSum(message(25, 2, 100))+msgSum(bad), "a corrupted byte")
-	assert.NotEqual(t, expectedSum(0, 3, 100), want, "groups' senders differ")
+	assert.NotEqual(t, want, got-msgSum(message(25, 2, 4, 100))+msgSum(bad), "a corrupted byte")
+	assert.NotEqual(t, expectedSum(0, 4, 3, 100), want, "groups' senders differ")
+	assert.NotEqual(t, expectedSum(1, 5, 3, 100), want, "a message for the receiver beside it")
 }
 
 func TestMessagingLayout(t *testing.T) {

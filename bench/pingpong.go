@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tasks"
 )
@@ -43,6 +44,7 @@ const (
 	pingTokenOff = 0xf000
 	pongTokenOff = 0xf100
 	maxRepeats   = pingTokenOff / 8
+	pongMark     = 0x5a // what pong adds to each reply
 )
 
 // Ping-pong's descriptors: pipe A from ping (fd 1) to pong (fd 0), pipe B
@@ -54,6 +56,41 @@ const (
 
 // second is the second process of the process-mode runs, made once.
 var second *pti.Process
+
+// PipeCapacity is the bytes a benchmark pipe holds: Linux's default pipe
+// size, 16 pages.
+const PipeCapacity = 16 * 4096
+
+// rings are the pipes' buffers: kernel frames, made when first needed and
+// reused by every run (ringsUsed of them by the current one).
+var (
+	rings     [][]byte
+	ringsUsed int
+)
+
+// newRun forgets the tasks kernel's state for a new run; ptRegs as
+// tasks.Reset.
+func newRun(ptRegs bool) {
+	tasks.Reset(ptRegs)
+	ringsUsed = 0
+}
+
+// newPipe makes a pipe of the run with a PipeCapacity ring, as
+// tasks.NewPipe; -1 when it cannot.
+func newPipe(rproc, rfd, wproc, wfd int) int {
+	if ringsUsed == len(rings) {
+		pa, ok := goos.AllocFrames(PipeCapacity/4096, 4096)
+		if !ok {
+			return -1
+		}
+		rings = append(rings, goos.Frames(pa, PipeCapacity/4096))
+	}
+	p := tasks.NewPipe(rproc, rfd, wproc, wfd, rings[ringsUsed])
+	if p >= 0 {
+		ringsUsed++
+	}
+	return p
+}
 
 // useTasks points the system calls of package tasks at its kernel; the
 // returned function points them back at the built-in handlers.
@@ -104,16 +141,22 @@ func runPingPong(c pti.Config, threads bool, n, r int) (PingPong, []uint64) {
 	if err != nil {
 		return fail(err)
 	}
-	tasks.Reset(c.Flavour == pti.Linux)
+	newRun(c.Flavour == pti.Linux)
 	p0 := tasks.NewProcess(kping, 4)
 	p1 := p0
 	if !threads {
 		p1 = tasks.NewProcess(kpong, 4)
 	}
-	a, b := tasks.NewPipe(p1, pongIn, p0, pingOut), tasks.NewPipe(p0, pingIn, p1, pongOut)
+	a, b := newPipe(p1, pongIn, p0, pingOut), newPipe(p0, pingIn, p1, pongOut)
 	if a < 0 || b < 0 {
 		return fail(errors.New("the pipes could not be made"))
 	}
+	// Pong adds the mark it finds in its data page to every reply and
+	// ping expects it: ping's page has another value there, so that a
+	// pong that ran in ping's address space would fail the run.
+	ping.DataPages()[pingTokenOff+2] = pongMark
+	ping.DataPages()[pongTokenOff+1] = 0
+	pong.DataPages()[pongTokenOff+1] = pongMark
 	pingArgs := [6]uint64{uint64(n), uint64(r), pti.UserData, pingOut | pingIn<<32, pti.UserData + pingTokenOff, rdtscpFlag()}
 	pongArgs := [6]uint64{pongIn, pongOut, pti.UserData + pongTokenOff}
 	pongStack := uint64(pti.UserStackTop)
@@ -158,13 +201,18 @@ func runPingPong(c pti.Config, threads bool, n, r int) (PingPong, []uint64) {
 	return res, counts
 }
 
-// taskStates describes the tasks of the last run that did not exit 0.
+// taskStates describes the tasks of the last run that did not exit 0,
+// the first 8 of them.
 func taskStates() string {
-	var ts [8]tasks.Task
-	s := ""
-	for _, t := range ts[:tasks.Tasks(ts[:])] {
+	ts := make([]tasks.Task, tasks.Count())
+	s, n := "", 0
+	for _, t := range ts[:tasks.Tasks(ts)] {
 		if t.State.String() == "exited" && t.Status == 0 {
 			continue
+		}
+		if n++; n > 8 {
+			s += "; ..."
+			break
 		}
 		s += "; " + describeTask(t)
 	}
@@ -303,14 +351,16 @@ func Deadlock(r *Reporter) error {
 		if err != nil {
 			return err
 		}
-		tasks.Reset(true)
+		newRun(true)
 		p0, p1 := tasks.NewProcess(k0, 2), tasks.NewProcess(k1, 2)
-		if tasks.NewPipe(p0, 0, p1, 1) < 0 || tasks.NewPipe(p1, 0, p0, 1) < 0 {
+		if newPipe(p0, 0, p1, 1) < 0 || newPipe(p1, 0, p0, 1) < 0 {
 			return errors.New("the pipes could not be made")
 		}
 		args := [6]uint64{0, 1, pti.UserData + pongTokenOff}
-		tasks.NewTask(p0, pti.ProgramEntry(pti.Pong), pti.UserStackTop, args)
-		tasks.NewTask(p1, pti.ProgramEntry(pti.Pong), pti.UserStackTop, args)
+		if tasks.NewTask(p0, pti.ProgramEntry(pti.Pong), pti.UserStackTop, args) != 0 ||
+			tasks.NewTask(p1, pti.ProgramEntry(pti.Pong), pti.UserStackTop, args) != 1 {
+			return errors.New("the tasks could not be made")
+		}
 		end, err := pti.Start(c, pti.MainProcess(), pti.Pong, pti.UserStackTop, args)
 		if err != nil {
 			return err
@@ -329,16 +379,26 @@ func Deadlock(r *Reporter) error {
 	return nil
 }
 
-// reportDeadlock prints and records the tasks of a run that deadlocked.
+// reportDeadlock prints and records the tasks of a run that deadlocked:
+// each of the first maxReported, and how many there were in each state.
 func (r *Reporter) reportDeadlock(bench string, provoked bool) {
-	var ts [8]tasks.Task
-	n := tasks.Tasks(ts[:])
-	r.Printf("deadlock: no task can run; %d tasks:", n)
-	list := make([]map[string]any, 0, n)
-	for _, t := range ts[:n] {
+	const maxReported = 64
+	ts := make([]tasks.Task, tasks.Count())
+	ts = ts[:tasks.Tasks(ts)]
+	states := map[string]int{}
+	for _, t := range ts {
+		states[t.State.String()]++
+	}
+	r.Printf("deadlock: no task can run; %d tasks (%v):", len(ts), states)
+	list := make([]map[string]any, 0, maxReported)
+	for i, t := range ts {
+		if i == maxReported {
+			r.Printf("  ... and %d more", len(ts)-maxReported)
+			break
+		}
 		r.Printf("  %s", describeTask(t))
 		list = append(list, map[string]any{"task": t.Task, "process": t.Proc, "state": t.State.String(),
 			"wait": t.Wait.String(), "pipe": t.Pipe, "rip": fmt.Sprintf("%#x", t.RIP)})
 	}
-	r.Record("deadlock", map[string]any{"bench": bench, "provoked": provoked, "tasks": list})
+	r.Record("deadlock", map[string]any{"bench": bench, "provoked": provoked, "tasks": list, "task_count": len(ts), "states": states})
 }

@@ -466,7 +466,7 @@ func IsolationProbe(r *Reporter, modes []pti.Mode, targets []ProbeTarget) []Prob
 // The file is a kernel object of package tasks, descriptor 3 of the task's
 // process; only lseek goes to that kernel, the task's exit stays pti's.
 func Lseek(r *Reporter, p SyscallParams, clk Clock) []Measurement {
-	tasks.Reset(true)
+	newRun(true)
 	proc := tasks.NewProcess(0, 4) // one task: never switched to
 	tasks.NewTask(proc, pti.ProgramEntry(pti.Syscalls), pti.UserStackTop, [6]uint64{})
 	fd := tasks.OpenFile(proc, 1<<20)

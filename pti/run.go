@@ -59,7 +59,9 @@ func Supported(c Config) error {
 	return nil
 }
 
-// Program is a ring-3 program a task runs.
+// Program is a ring-3 program a task runs. Programs keep no state in the
+// SSE registers across system calls: the Go handlers of package tasks use
+// them and the context switch does not save them.
 type Program uint8
 
 const (
@@ -70,10 +72,11 @@ const (
 	// Probe reads an address: args address, where to store it.
 	Probe
 	// Ping is the timing side of the ping-pong: args N, R, results,
-	// write fd | read fd<<32, a 2-byte token buffer, no-RDTSCP. It needs
-	// the system calls of package tasks.
+	// write fd | read fd<<32, a 3-byte token buffer (byte 2: the mark
+	// pong adds), no-RDTSCP. It needs the system calls of package tasks.
 	Ping
-	// Pong echoes what it reads: args read fd, write fd, a 1-byte buffer.
+	// Pong replies to what it reads with its mark added: args read fd,
+	// write fd, a 2-byte buffer (byte 1: the mark).
 	Pong
 	// MsgStart gives sched-messaging's start signal: args ready fd, wake
 	// fd, tasks, a buffer, where to store the start TSC.
@@ -169,6 +172,7 @@ func NewProcessData(dataPages int) (*Process, error) {
 		return nil, errors.New("pti: out of memory for a process's data")
 	}
 	if p.Stack, ok = goos.AllocFrames(UserStackPages, amd64.PageSize); !ok {
+		goos.FreeFrames(p.Data, uint64(dataPages))
 		return nil, errors.New("pti: out of memory for a process's stack")
 	}
 	p.asid = env.nasid

@@ -85,13 +85,17 @@ TEXT ·userProbe(SB),NOSPLIT|NOFRAME,$0
 
 // PING_ONCE is one round trip of the ping-pong: R14 holds the write
 // descriptor in its low and the read descriptor in its high 32 bits, R15
-// the token buffer. It writes 1 byte (the low byte of the iteration
-// count), reads the reply into the next byte, which it first sets to the
-// token's complement, and checks it; a short or failed call or a wrong
-// reply goes to fail with the exit status in DI.
+// the token buffer: the token at 0, the reply at 1, pong's mark at 2. It
+// writes the token (the low byte of the iteration count), reads the reply
+// into byte 1, which it first sets to something else, and checks that it
+// is the token plus pong's mark: pong adds the mark it finds in its own
+// data, so that a pong running in ping's address space fails the check. A
+// short or failed call or a wrong reply goes to fail with the exit status
+// in DI.
 #define PING_ONCE \
 	MOVB	BP, (R15); \
 	MOVB	BP, AX; \
+	ADDB	2(R15), AX; \
 	NOTL	AX; \
 	MOVB	AX, 1(R15); \
 	MOVL	$const_SysWrite, AX; \
@@ -113,6 +117,7 @@ TEXT ·userProbe(SB),NOSPLIT|NOFRAME,$0
 	JNE	fail; \
 	MOVL	$pingBadReply, DI; \
 	MOVB	(R15), AX; \
+	ADDB	2(R15), AX; \
 	CMPB	AX, 1(R15); \
 	JNE	fail
 
@@ -126,8 +131,9 @@ TEXT ·userProbe(SB),NOSPLIT|NOFRAME,$0
 // userPing is the timing side of the ping-pong (lmbench's lat_ctx shape):
 // RDI = N round trips per repeat, RSI = R repeats, RDX = where to store
 // the R TSC counts, R10 = the write descriptor | the read descriptor << 32,
-// R8 = a 2-byte token buffer, R9 = the RDTSCP flag (as TIMED). Each round
-// trip writes a byte to the pong task and reads its echo. At the end it
+// R8 = a 3-byte token buffer (byte 2: pong's mark), R9 = the RDTSCP flag
+// (as TIMED). Each round trip writes a byte to the pong task and reads
+// its reply. At the end it
 // closes its write descriptor, which ends the pong task, and exits 0; on a
 // failed call or a wrong echo it exits with the status of the failure.
 TEXT ·userPing(SB),NOSPLIT|NOFRAME,$0
@@ -141,9 +147,10 @@ fail:
 	SYSCALL
 	USER_END
 
-// userPong echoes: RDI = the read descriptor, RSI = the write descriptor,
-// RDX = a 1-byte buffer. It reads a byte and writes it back until the end
-// of its input, then exits 0; a failed call exits with its status.
+// userPong replies: RDI = the read descriptor, RSI = the write
+// descriptor, RDX = a 2-byte buffer (byte 1: its mark). It reads a byte,
+// adds its mark and writes it back until the end of its input, then exits
+// 0; a failed call exits with its status.
 TEXT ·userPong(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	DI, R12
 	MOVQ	SI, R13
@@ -159,6 +166,8 @@ next:
 	MOVL	$pongReadFailed, DI
 	CMPQ	AX, $1
 	JNE	fail
+	MOVB	1(R14), AX
+	ADDB	AX, (R14)
 	MOVL	$const_SysWrite, AX
 	MOVQ	R13, DI
 	MOVQ	R14, SI
@@ -256,7 +265,8 @@ fail:
 // userMsgSender is a sched-messaging sender: RDI = the write descriptor
 // of its group's first receiver (the others follow), RSI = the receivers,
 // RDX = loops, R10 = the message (its first 8 bytes: the sender's number
-// << 32, the loop number goes in the low 32 bits), R8 = the message size
+// << 32; the sender writes the receiver's index << 24 | the loop number in
+// the low 32 bits of each copy), R8 = the message size
 // (8 to 4096), R9 = ready | wake << 32. After the start signal it writes
 // the message to every receiver, loops times, and exits 0; a short or
 // failed write exits with msgWriteFailed.
@@ -269,9 +279,12 @@ TEXT ·userMsgSender(SB),NOSPLIT|NOFRAME,$0
 	READY_WAIT
 	XORL	R10, R10
 loop:
-	MOVL	R10, (R15)
 	XORL	R8, R8
 to:
+	MOVQ	R8, DX
+	SHLQ	$24, DX
+	ORQ	R10, DX
+	MOVL	DX, (R15)
 	MOVL	$const_SysWrite, AX
 	LEAQ	(R12)(R8*1), DI
 	MOVQ	R15, SI

@@ -2,17 +2,19 @@ package tasks
 
 import "unsafe"
 
-// Pipes: a byte ring of pipeSize with a read end and a write end, as
-// Linux's pipe(2) (fs/pipe.c) for blocking descriptors: a read takes what
-// is there, blocking while the pipe is empty and a writer remains, and
-// returns 0 at the end; a write of at most pipeSize bytes is atomic,
-// blocking until there is room, and fails with EPIPE without readers (no
-// SIGPIPE: there are no signals). Unlike Linux, a write of more than
-// pipeSize bytes writes what fits and returns that short count.
+// Pipes: a byte ring with a read end and a write end, as Linux's pipe(2)
+// (fs/pipe.c) for blocking descriptors: a read takes what is there,
+// blocking while the pipe is empty and a writer remains, and returns 0 at
+// the end; a write of at most PipeBuf bytes is atomic, blocking until
+// there is room, and fails with EPIPE without readers (no SIGPIPE: there
+// are no signals). Unlike Linux, a longer write writes what fits and
+// returns that short count.
 
 const (
 	maxPipes = 512
-	pipeSize = 4096
+	// PipeBuf is the most bytes a write puts in a pipe at once, whole
+	// (Linux's PIPE_BUF).
+	PipeBuf = 4096
 )
 
 type pipe struct {
@@ -20,7 +22,8 @@ type pipe struct {
 	readers, writers int16
 	rwait, wwait     waitList // tasks waiting to read, to write
 	rpos, wpos       uint64   // bytes read and written so far
-	buf              [pipeSize]byte
+	ring             uint64   // address of the ring: memory the caller of NewPipe keeps
+	size             uint64   // bytes of the ring
 }
 
 var pipes [maxPipes]pipe
@@ -33,20 +36,26 @@ func resetPipes() {
 	}
 }
 
+// buf returns the pipe's ring.
+func (pp *pipe) buf() []byte { return unsafe.Slice((*byte)(pointer(pp.ring)), pp.size) }
+
 // Descriptor objects: pipe p's read end is object 2p, its write end 2p+1;
 // file f is object fileObjBase+f.
 const fileObjBase = 2 * maxPipes
 
 // NewPipe makes a pipe whose read end is descriptor rfd of process rproc
-// and write end wfd of wproc. It returns the pipe, or -1 when the table is
-// full or a descriptor is out of range or taken.
-func NewPipe(rproc, rfd, wproc, wfd int) int {
-	if !fdFree(rproc, rfd) || !fdFree(wproc, wfd) || rproc == wproc && rfd == wfd {
+// and write end wfd of wproc, with ring as its buffer (its capacity: Linux
+// has 16 pages; the caller keeps the memory, mapped in the kernel side of
+// every process, until Reset). It returns the pipe, or -1 when the table
+// is full, a descriptor is out of range or taken, or the ring is empty.
+func NewPipe(rproc, rfd, wproc, wfd int, ring []byte) int {
+	if !fdFree(rproc, rfd) || !fdFree(wproc, wfd) || rproc == wproc && rfd == wfd || len(ring) == 0 {
 		return -1
 	}
 	for i := range pipes {
 		if !pipes[i].used {
-			pipes[i] = pipe{used: true, readers: 1, writers: 1, rwait: waitList{-1, -1}, wwait: waitList{-1, -1}}
+			pipes[i] = pipe{used: true, readers: 1, writers: 1, rwait: waitList{-1, -1}, wwait: waitList{-1, -1},
+				ring: uint64(uintptr(unsafe.Pointer(&ring[0]))), size: uint64(len(ring))}
 			procs[rproc].fds()[rfd] = int16(2*i) + 1
 			procs[wproc].fds()[wfd] = int16(2*i+1) + 1
 			return i
@@ -129,43 +138,76 @@ func pipeRead(p int, buf, n uint64) int64 {
 	if dst == nil {
 		return -EFAULT
 	}
-	at := pp.rpos % pipeSize
-	if n := copy(dst, pp.buf[at:]); n < len(dst) {
-		copy(dst[n:], pp.buf[:]) // the ring wraps
+	ring := pp.buf()
+	if c := copy(dst, ring[pp.rpos%pp.size:]); c < len(dst) {
+		copy(dst[c:], ring) // the ring wraps
 	}
 	pp.rpos += k
+	// Room for the writers: each checks its own need when picked.
 	wake(&pp.wwait)
 	return int64(k)
 }
 
+// writable reports whether a write of n bytes can go ahead in pipe pp: a
+// write of at most PipeBuf bytes needs room for all of them, a longer one
+// room for one.
+func (pp *pipe) writable(n uint64) bool {
+	need := n
+	if n > PipeBuf {
+		need = 1
+	}
+	return pp.size-(pp.wpos-pp.rpos) >= need
+}
+
 func pipeWrite(p int, buf, n uint64) int64 {
 	pp := &pipes[p]
-	if pp.readers == 0 {
-		return -EPIPE
-	}
 	if n == 0 {
 		return 0
 	}
-	room := pipeSize - (pp.wpos - pp.rpos)
-	k := n
-	if n > pipeSize {
-		k = min(n, room) // not atomic: as much as fits
+	if pp.readers == 0 {
+		return -EPIPE
 	}
-	if k == 0 || k > room {
+	if !pp.writable(n) {
 		block(waitWrite, p, &pp.wwait)
 		return 0
 	}
+	k := min(n, pp.size-(pp.wpos-pp.rpos))
 	src := userBuf(buf, k)
 	if src == nil {
 		return -EFAULT
 	}
-	at := pp.wpos % pipeSize
-	if n := copy(pp.buf[at:], src); n < len(src) {
-		copy(pp.buf[:], src[n:]) // the ring wraps
+	ring := pp.buf()
+	if c := copy(ring[pp.wpos%pp.size:], src); c < len(src) {
+		copy(ring, src[c:]) // the ring wraps
 	}
+	wasEmpty := pp.wpos == pp.rpos
 	pp.wpos += k
-	wake(&pp.rwait)
+	if wasEmpty { // readers wait only on an empty pipe
+		wake(&pp.rwait)
+	}
 	return int64(k)
+}
+
+// ready reports whether blocked task t's call can go ahead now; a task
+// woken by a wake-up that others used up goes back to waiting, before its
+// address space is loaded.
+func (t *task) ready() bool {
+	pp := &pipes[t.obj]
+	switch t.wait {
+	case waitRead:
+		return pp.wpos != pp.rpos || pp.writers == 0
+	case waitWrite:
+		return pp.readers == 0 || pp.writable(t.regs.DX)
+	}
+	return true
+}
+
+// waitListOf returns the list pipe obj keeps for waiters of kind.
+func waitListOf(kind Wait, obj int) *waitList {
+	if kind == waitRead {
+		return &pipes[obj].rwait
+	}
+	return &pipes[obj].wwait
 }
 
 // closeFD closes descriptor fd of process proc, if open: the last

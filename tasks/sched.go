@@ -178,10 +178,11 @@ const (
 	userFlags = 2
 )
 
+// enqueue puts task i at the end of the run queue; a woken task keeps
+// what it waited for until it runs.
 func enqueue(i int) {
 	t := &tasks[i]
 	t.state = taskRunnable
-	t.wait = waitNone
 	t.next = -1
 	if tail < 0 {
 		head = int16(i)
@@ -211,22 +212,29 @@ type waitList struct{ head, tail int16 }
 // list; its system call is retried when a wake-up makes it runnable and
 // the scheduler picks it.
 func block(kind Wait, obj int, list *waitList) {
-	t := &tasks[cur]
+	tasks[cur].pending = true
+	park(int(cur), kind, obj, list)
+}
+
+// park makes task i wait for kind on pipe obj, at the end of list.
+func park(i int, kind Wait, obj int, list *waitList) {
+	t := &tasks[i]
 	t.state = taskBlocked
 	t.wait = kind
 	t.obj = int16(obj)
-	t.pending = true
 	t.next = -1
 	if list.tail < 0 {
-		list.head = cur
+		list.head = int16(i)
 	} else {
-		tasks[list.tail].next = cur
+		tasks[list.tail].next = int16(i)
 	}
-	list.tail = cur
+	list.tail = int16(i)
 }
 
-// wake makes every task of list runnable, in the order they blocked
-// (Linux wakes a pipe's waiters from its wait queue, fs/pipe.c).
+// wake makes every task of list runnable, in the order they blocked. Linux
+// wakes one exclusive waiter (fs/pipe.c); here each woken task checks its
+// condition when picked and goes back to waiting, without a switch, when
+// another used the wake-up.
 func wake(list *waitList) {
 	for i := list.head; i >= 0; {
 		next := tasks[i].next
@@ -277,6 +285,9 @@ const (
 // trampoline to store there too. When no task can run it ends the run.
 func schedule(regs *PtRegs, r int64) int64 {
 	if !framed {
+		if live == 0 {
+			exitRun(pti.ReasonExit, uint64(runStatus))
+		}
 		exitRun(pti.ReasonNoSwitch, 0)
 	}
 	prev := cur
@@ -315,17 +326,23 @@ func pick() (next int, outcome int) {
 
 // resume makes task i the running one, in its process's address space,
 // and retries the system call it blocked in; it reports false when the
-// call blocked again.
+// call cannot go ahead yet (the task waits again, before its CR3 is
+// loaded) or blocked again.
 func resume(i int) bool {
 	t := &tasks[i]
+	if t.pending && !t.ready() {
+		park(i, t.wait, int(t.obj), waitListOf(t.wait, int(t.obj)))
+		return false
+	}
 	cur = int16(i)
 	t.state = taskRunning
+	t.wait = waitNone
 	if t.proc != loaded {
 		loaded = t.proc
 		if kcr3 := procs[t.proc].kcr3; kcr3 != 0 {
 			setCR3(kcr3)
+			CR3Loads++
 		}
-		CR3Loads++
 	}
 	if !t.pending {
 		return true
@@ -349,7 +366,10 @@ type Task struct {
 	Status     int64  // an exited task's exit status
 }
 
-// Tasks lists the run's tasks into dst and returns how many there were.
+// Count returns the number of tasks of the run.
+func Count() int { return ntasks }
+
+// Tasks lists the run's tasks into dst and returns how many it listed.
 func Tasks(dst []Task) int {
 	n := 0
 	for i := 0; i < ntasks && n < len(dst); i++ {

@@ -89,6 +89,19 @@ func userMem(t *testing.T, va uintptr, n int) []byte {
 // nfds is the descriptors of the tests' processes.
 const nfds = 16
 
+// ringSize is the capacity of the tests' pipes.
+const ringSize = 4096
+
+// rings keeps the tests' pipe rings alive: the kernel holds their
+// addresses only.
+var rings [][]byte
+
+func ring() []byte {
+	r := make([]byte, ringSize)
+	rings = append(rings, r)
+	return r
+}
+
 const (
 	memBase = 0x7f8000010000 // pti.UserData
 	bufA    = memBase
@@ -123,7 +136,7 @@ func TestLseek(t *testing.T) {
 	assert.Equal(t, int64(-EBADF), r, "not open")
 	_, r = m.call(999)
 	assert.Equal(t, int64(-ENOSYS), r)
-	require.True(t, NewPipe(p, 0, p, 1) >= 0)
+	require.True(t, NewPipe(p, 0, p, 1, ring()) >= 0)
 	_, r = m.call(SysLseek, 0, 0, 0)
 	assert.Equal(t, int64(-ESPIPE), r, "a pipe has no position")
 }
@@ -150,8 +163,8 @@ func pingPong(t *testing.T, m *machine, threads bool) (p0, p1 int) {
 	if !threads {
 		p1 = NewProcess(0x3000, nfds)
 	}
-	require.GreaterOrEqual(t, NewPipe(p1, 0, p0, 1), 0)
-	require.GreaterOrEqual(t, NewPipe(p0, 2, p1, 3), 0)
+	require.GreaterOrEqual(t, NewPipe(p1, 0, p0, 1, ring()), 0)
+	require.GreaterOrEqual(t, NewPipe(p0, 2, p1, 3, ring()), 0)
 	m.task(p0, 0x10000)
 	m.task(p1, 0x20000)
 	return p0, p1
@@ -222,7 +235,7 @@ func TestWakeOrderAndFullPipe(t *testing.T) {
 	mem := userMem(t, memBase, 16384)
 	m := newMachine(t)
 	p := NewProcess(0, nfds)
-	require.Equal(t, 0, NewPipe(p, 0, p, 1))
+	require.Equal(t, 0, NewPipe(p, 0, p, 1, ring()))
 	m.task(p, 0x1000)
 	m.task(p, 0x2000)
 	m.task(p, 0x3000)
@@ -233,9 +246,9 @@ func TestWakeOrderAndFullPipe(t *testing.T) {
 		}
 	}
 	// Task 0 fills the pipe, then blocks on one more byte.
-	running, r := m.call(SysWrite, 1, memBase, pipeSize)
+	running, r := m.call(SysWrite, 1, memBase, ringSize)
 	require.Equal(t, 0, running)
-	require.Equal(t, int64(pipeSize), r)
+	require.Equal(t, int64(ringSize), r)
 	running, _ = m.call(SysWrite, 1, memBase, 10)
 	require.Equal(t, 1, running, "a full pipe blocks the writer; the queue's head runs")
 	running, _ = m.call(SysWrite, 1, memBase, 1)
@@ -260,19 +273,19 @@ func TestWakeOrderAndFullPipe(t *testing.T) {
 	running, r = m.call(SysSchedYield)
 	require.Equal(t, 2, running)
 	require.Zero(t, r, "sched_yield returns 0")
-	running, r = m.call(SysRead, 0, memBase+0x1800, pipeSize)
+	running, r = m.call(SysRead, 0, memBase+0x1800, ringSize)
 	require.Equal(t, 2, running)
-	require.Equal(t, int64(pipeSize-4), r, "what is there")
-	assert.Equal(t, mem[5:pipeSize], mem[0x1800:0x1800+pipeSize-5], "the ring's end")
-	assert.Equal(t, mem[0], mem[0x1800+pipeSize-5], "task 1's byte, past the wrap")
+	require.Equal(t, int64(ringSize-4), r, "what is there")
+	assert.Equal(t, mem[5:ringSize], mem[0x1800:0x1800+ringSize-5], "the ring's end")
+	assert.Equal(t, mem[0], mem[0x1800+ringSize-5], "task 1's byte, past the wrap")
 	running, r = m.call(SysSchedYield)
 	require.Equal(t, 1, running)
 	running, r = m.call(SysSchedYield)
 	require.Equal(t, 0, running, "task 0's write fits now")
 	require.Equal(t, int64(10), r)
 	w, rd := PipeBytes(0)
-	assert.Equal(t, uint64(pipeSize+11), w)
-	assert.Equal(t, uint64(pipeSize+1), rd)
+	assert.Equal(t, uint64(ringSize+11), w)
+	assert.Equal(t, uint64(ringSize+1), rd)
 }
 
 func TestPipeErrors(t *testing.T) {
@@ -298,7 +311,7 @@ func TestPipeErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newMachine(t)
 			p := NewProcess(0, nfds)
-			require.Equal(t, 0, NewPipe(p, 0, p, 1))
+			require.Equal(t, 0, NewPipe(p, 0, p, 1, ring()))
 			m.task(p, 0x1000)
 			running, r := m.call(tc.nr, tc.args...)
 			assert.Equal(t, 0, running, "no block")
@@ -311,7 +324,7 @@ func TestEndOfPipe(t *testing.T) {
 	userMem(t, memBase, 4096)
 	m := newMachine(t)
 	p := NewProcess(0, nfds)
-	require.Equal(t, 0, NewPipe(p, 0, p, 1))
+	require.Equal(t, 0, NewPipe(p, 0, p, 1, ring()))
 	m.task(p, 0x1000)
 	m.task(p, 0x2000)
 	running, _ := m.call(SysRead, 0, bufA, 1)
@@ -325,7 +338,7 @@ func TestEndOfPipe(t *testing.T) {
 	running, r = m.call(SysWrite, 1, bufA, 1)
 	require.Equal(t, 0, running)
 	require.Equal(t, int64(-EBADF), r, "the descriptor is closed")
-	require.Equal(t, 1, NewPipe(p, 2, p, 3))
+	require.Equal(t, 1, NewPipe(p, 2, p, 3, ring()))
 	running, r = m.call(SysClose, 2)
 	require.Zero(t, r)
 	running, r = m.call(SysWrite, 3, bufA, 1)
@@ -336,7 +349,7 @@ func TestShareFDThreadsAndExitStatus(t *testing.T) {
 	userMem(t, memBase, 4096)
 	m := newMachine(t)
 	p, q := NewProcess(0x1000, nfds), NewProcess(0x2000, nfds)
-	require.Equal(t, 0, NewPipe(q, 0, p, 1))
+	require.Equal(t, 0, NewPipe(q, 0, p, 1, ring()))
 	require.True(t, ShareFD(p, q, 1), "the write end in both, as after fork")
 	require.False(t, ShareFD(p, q, 1), "taken")
 	m.task(p, 0x1000)
@@ -394,16 +407,70 @@ func TestTablesFull(t *testing.T) {
 	}
 	assert.Equal(t, -1, NewTask(0, 0, 0, [6]uint64{}))
 	for i := 0; i < maxPipes; i++ {
-		require.Equal(t, i, NewPipe(i, 0, i, 1))
+		require.Equal(t, i, NewPipe(i, 0, i, 1, ring()))
 	}
-	assert.Equal(t, -1, NewPipe(maxPipes, 0, maxPipes, 1), "no pipe left")
-	assert.Equal(t, -1, NewPipe(maxPipes, 2, maxPipes, 2), "one descriptor for both ends")
-	assert.Equal(t, -1, NewPipe(maxPipes, maxFDSlots/maxProcs, maxPipes, 2), "out of range")
-	assert.Equal(t, -1, NewPipe(0, 0, 1, 2), "taken")
+	assert.Equal(t, -1, NewPipe(maxPipes, 0, maxPipes, 1, ring()), "no pipe left")
+	assert.Equal(t, -1, NewPipe(maxPipes, 2, maxPipes, 2, ring()), "one descriptor for both ends")
+	assert.Equal(t, -1, NewPipe(maxPipes, maxFDSlots/maxProcs, maxPipes, 2, ring()), "out of range")
+	assert.Equal(t, -1, NewPipe(0, 0, 1, 2, ring()), "taken")
+	assert.Equal(t, -1, NewPipe(maxPipes, 4, maxPipes, 5, nil), "no ring")
 
 	Reset(true)
 	assert.Equal(t, -1, NewTask(0, 0, 0, [6]uint64{}), "no such process")
 	require.Equal(t, 0, NewProcess(0, maxFDSlots))
 	assert.Equal(t, -1, NewProcess(0, 1), "no descriptor slot left")
 	assert.Equal(t, 1, NewProcess(0, 0), "a process without descriptors")
+}
+
+// A woken writer whose room was not freed goes back to waiting before its
+// address space is loaded: no CR3 load, no switch.
+func TestWokenTaskChecksBeforeSwitch(t *testing.T) {
+	userMem(t, memBase, 8192)
+	m := newMachine(t)
+	pr, pw := NewProcess(0x1000, nfds), NewProcess(0x2000, nfds)
+	require.Equal(t, 0, NewPipe(pr, 0, pw, 1, ring()))
+	m.task(pr, 0x1000)
+	m.task(pw, 0x2000)
+	running, _ := m.call(SysSchedYield)
+	require.Equal(t, 1, running)
+	running, r := m.call(SysWrite, 1, memBase, ringSize-50)
+	require.Equal(t, 1, running)
+	require.Equal(t, int64(ringSize-50), r)
+	running, _ = m.call(SysWrite, 1, memBase, 100)
+	require.Equal(t, 0, running, "no room for 100 bytes: the reader runs")
+	loads, switches := CR3Loads, Switches
+	running, r = m.call(SysRead, 0, memBase+0x1000, 10)
+	require.Equal(t, int64(10), r)
+	running, _ = m.call(SysSchedYield)
+	assert.Equal(t, 0, running, "the writer was woken but 60 bytes are not enough")
+	assert.Equal(t, loads, CR3Loads, "no CR3 load for it")
+	assert.Equal(t, switches, Switches)
+	running, r = m.call(SysRead, 0, memBase+0x1000, 100)
+	require.Equal(t, int64(100), r)
+	running, r = m.call(SysSchedYield)
+	assert.Equal(t, 1, running, "160 bytes of room: the write goes ahead")
+	assert.Equal(t, int64(100), r)
+	assert.Equal(t, loads+1, CR3Loads)
+}
+
+func TestZeroByteWriteWithoutReaders(t *testing.T) {
+	m := newMachine(t)
+	p := NewProcess(0, nfds)
+	require.Equal(t, 0, NewPipe(p, 0, p, 1, ring()))
+	m.task(p, 0x1000)
+	_, r := m.call(SysClose, 0)
+	require.Zero(t, r)
+	_, r = m.call(SysWrite, 1, 0, 0)
+	assert.Zero(t, r, "as Linux: a write of nothing succeeds before the readers are checked")
+	_, r = m.call(SysWrite, 1, memBase, 1)
+	assert.Equal(t, int64(-EPIPE), r)
+}
+
+func TestLastExitWithoutFrame(t *testing.T) {
+	m := newMachine(t)
+	Reset(false)
+	m.task(NewProcess(0, nfds), 0x1000)
+	m.call(SysExit, 5)
+	require.NotNil(t, m.ended)
+	assert.Equal(t, runEnd{pti.ReasonExit, 5}, *m.ended, "the last exit ends the run even without a pt_regs frame")
 }

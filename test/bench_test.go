@@ -161,16 +161,16 @@ var pathLength = map[string]int64{
 	"lseek off/linux":  245, // through tasks.Syscall, in Go, with per-process descriptors
 	"lseek on/linux":   251,
 	// Per round trip: two writes, two reads, two context switches.
-	"pingpong off/processes": 1940,
-	"pingpong on/processes":  1964,
-	"pingpong off/threads":   1878,
-	"pingpong on/threads":    1902,
+	"pingpong off/processes": 2100,
+	"pingpong on/processes":  2124,
+	"pingpong off/threads":   2036,
+	"pingpong on/threads":    2060,
 	// Per message, start protocol included: a write and its share of
 	// reads and switches.
-	"messaging off/processes": 868,
-	"messaging on/processes":  881,
-	"messaging off/threads":   822,
-	"messaging on/threads":    834,
+	"messaging off/processes": 916,
+	"messaging on/processes":  929,
+	"messaging off/threads":   869,
+	"messaging on/threads":    882,
 }
 
 // TestPathLengths runs the null system call under -icount shift=0.
