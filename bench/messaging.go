@@ -466,28 +466,14 @@ func (r *Reporter) messaging(m Messaging, clk Clock, ratio float64) {
 	f := map[string]any{"bench": "messaging", "mode": m.Mode.String(), "flavour": "linux", "global": false,
 		"tasks": taskKind(m.Threads), "groups": m.P.Groups, "loops": m.P.Loops, "size": m.P.Size, "ipc": "pipe",
 		"R": m.P.R, "warmup": m.P.Warmup, "emulated": clk.Emulated, "icount": clk.Icount}
-	switch {
-	case m.Unsup != nil:
-		f["reason"] = m.Unsup.Error()
-		r.Record("unsupported", f)
-		return
-	case m.Failure != nil:
-		f["error"] = m.Failure.Error()
-		r.Error("messaging "+m.Mode.String()+" "+taskKind(m.Threads), f)
+	if r.notMeasured("messaging "+m.Mode.String()+" "+taskKind(m.Threads), f, m.Unsup, m.Failure) {
 		return
 	}
-	f["unit"] = clk.unit()
-	f["mean"], f["stddev"], f["stddev_pct"] = round(m.Stats.Mean), round(m.Stats.Stddev), round(m.Stats.StddevPct())
-	f["perf_pm_pct"] = round(m.Stats.PerfPct())
-	f["median"], f["min"], f["max"] = round(m.Stats.Median), round(m.Stats.Min), round(m.Stats.Max)
+	addStats(f, m.Stats, clk, ratio)
 	f["seconds"] = clk.Ns(m.Stats.Mean) / 1e9
 	f["messages"] = m.Messages
 	f["per_message"] = round(m.Stats.Mean / float64(m.Messages))
 	f["switches"], f["cr3_loads"] = m.Switches, m.CR3Loads
 	f["checksums_ok"] = true
-	f["tsc_hz"] = clk.Hz
-	if ratio > 0 {
-		f["ratio_to_off"] = round(ratio)
-	}
 	r.Record("messaging", f)
 }

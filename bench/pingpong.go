@@ -301,26 +301,12 @@ func taskKind(threads bool) string {
 func (r *Reporter) pingPong(pp PingPong, clk Clock, ratio float64) {
 	f := map[string]any{"bench": "pingpong", "mode": pp.Mode.String(), "flavour": "linux", "global": false,
 		"tasks": taskKind(pp.Threads), "N": pp.N, "R": pp.R, "emulated": clk.Emulated, "icount": clk.Icount}
-	switch {
-	case pp.Unsup != nil:
-		f["reason"] = pp.Unsup.Error()
-		r.Record("unsupported", f)
-		return
-	case pp.Failure != nil:
-		f["error"] = pp.Failure.Error()
-		r.Error("pingpong "+pp.Mode.String()+" "+taskKind(pp.Threads), f)
+	if r.notMeasured("pingpong "+pp.Mode.String()+" "+taskKind(pp.Threads), f, pp.Unsup, pp.Failure) {
 		return
 	}
-	f["unit"] = clk.unit()
-	f["mean"], f["stddev"], f["stddev_pct"] = round(pp.Stats.Mean), round(pp.Stats.Stddev), round(pp.Stats.StddevPct())
-	f["perf_pm_pct"] = round(pp.Stats.PerfPct())
-	f["median"], f["min"], f["max"] = round(pp.Stats.Median), round(pp.Stats.Min), round(pp.Stats.Max)
+	addStats(f, pp.Stats, clk, ratio)
 	f["ns_per_round_trip"] = round(clk.Ns(pp.Stats.Mean))
 	f["round_trips"], f["switches"], f["cr3_loads"] = pp.RoundTrips, pp.Switches, pp.CR3Loads
-	f["tsc_hz"] = clk.Hz
-	if ratio > 0 {
-		f["ratio_to_off"] = round(ratio)
-	}
 	r.Record("pingpong", f)
 }
 

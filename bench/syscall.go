@@ -169,27 +169,44 @@ func (r *Reporter) measurement(m Measurement, clk Clock, ratio float64) {
 	if m.Bench == "work" {
 		f["work_ns"] = m.WorkNs
 	}
-	switch {
-	case m.Unsup != nil:
-		f["reason"] = m.Unsup.Error()
-		r.Record("unsupported", f)
-		return
-	case m.Failure != nil:
-		f["error"] = m.Failure.Error()
-		r.Error(m.Bench+" "+m.Config.String(), f)
+	if r.notMeasured(m.Bench+" "+m.Config.String(), f, m.Unsup, m.Failure) {
 		return
 	}
-	f["unit"] = clk.unit()
-	f["mean"], f["stddev"], f["stddev_pct"] = round(m.Stats.Mean), round(m.Stats.Stddev), round(m.Stats.StddevPct())
-	f["perf_pm_pct"] = round(m.Stats.PerfPct())
-	f["median"], f["min"], f["max"] = round(m.Stats.Median), round(m.Stats.Min), round(m.Stats.Max)
+	addStats(f, m.Stats, clk, ratio)
 	f["ns_per_call"] = round(clk.Ns(m.Stats.Mean))
 	f["empty_loop_cycles"] = round(m.Empty)
+	r.Record("syscall", f)
+}
+
+// notMeasured records a configuration the CPU cannot run (an
+// "unsupported" record with the reason) or whose run failed (an error
+// named name), with the fields f, and reports whether it was either.
+func (r *Reporter) notMeasured(name string, f map[string]any, unsup, failure error) bool {
+	switch {
+	case unsup != nil:
+		f["reason"] = unsup.Error()
+		r.Record("unsupported", f)
+	case failure != nil:
+		f["error"] = failure.Error()
+		r.Error(name, f)
+	default:
+		return false
+	}
+	return true
+}
+
+// addStats adds the fields every measured record carries: the unit, the
+// statistics of s, the TSC frequency and, when there is one, the ratio to
+// off.
+func addStats(f map[string]any, s Stats, clk Clock, ratio float64) {
+	f["unit"] = clk.unit()
+	f["mean"], f["stddev"], f["stddev_pct"] = round(s.Mean), round(s.Stddev), round(s.StddevPct())
+	f["perf_pm_pct"] = round(s.PerfPct())
+	f["median"], f["min"], f["max"] = round(s.Median), round(s.Min), round(s.Max)
 	f["tsc_hz"] = clk.Hz
 	if ratio > 0 {
 		f["ratio_to_off"] = round(ratio)
 	}
-	r.Record("syscall", f)
 }
 
 func round(x float64) float64 {
