@@ -87,7 +87,7 @@ func rdtscpFlag() uint64 {
 // runLoop runs program p (pti.Syscalls or pti.Empty) for r repeats of n
 // iterations under c and returns the r cycle counts.
 func runLoop(c pti.Config, p pti.Program, n, r int, nr, arg uint64) ([]uint64, error) {
-	if r*8 > len(pti.TaskData()) {
+	if r*8 > len(pti.MainProcess().DataPages()) {
 		return nil, fmt.Errorf("%d repeats do not fit in the task's data pages", r)
 	}
 	res, err := pti.Exec(c, p, [6]uint64{uint64(n), uint64(r), pti.UserData, nr, arg, rdtscpFlag()})
@@ -97,7 +97,7 @@ func runLoop(c pti.Config, p pti.Program, n, r int, nr, arg uint64) ([]uint64, e
 	if res.Reason != pti.ReasonExit || res.Status != 0 {
 		return nil, fmt.Errorf("the ring-3 loop ended with %v", res)
 	}
-	d := pti.TaskData()
+	d := pti.MainProcess().DataPages()
 	out := make([]uint64, r)
 	for i := range out {
 		out[i] = binary.LittleEndian.Uint64(d[8*i:])

@@ -425,12 +425,6 @@ func ResetSyscalls() {
 // (RDI, RSI, RDX, R10, R8, R9) and returns how it ended. Setup must have
 // run.
 func Exec(c Config, p Program, args [6]uint64) (Result, error) {
-	if !env.ready {
-		return Result{}, errors.New("pti: Setup has not run")
-	}
-	if err := Supported(c); err != nil {
-		return Result{}, err
-	}
 	return Start(c, env.main, p, UserStackTop, args)
 }
 
@@ -499,10 +493,6 @@ func ProgramEntry(p Program) uint64 { return UserCode + env.progOff[p] }
 
 // MainProcess returns the process of the single-task runs (Exec).
 func MainProcess() *Process { return env.main }
-
-// TaskData returns the data pages of the single-task runs' process, as the
-// kernel sees them.
-func TaskData() []byte { return env.main.DataPages() }
 
 // Trampoline returns the address of the trampoline of c in the entry area
 // and its bytes, for inspection.

@@ -59,14 +59,13 @@ const (
 func (w Wait) String() string { return [...]string{"", "read", "write"}[w] }
 
 type task struct {
-	state   State
-	wait    Wait
-	pending bool  // blocked in a system call, which is retried when picked
-	obj     int16 // the pipe waited on
-	proc    int16
-	next    int16 // run-queue or wait-list link
-	status  int64 // exit status
-	regs    PtRegs
+	state  State
+	wait   Wait  // what it waits for, blocked or woken: its call is retried; none when running or yielded
+	obj    int16 // the pipe waited on
+	proc   int16
+	next   int16 // run-queue or wait-list link
+	status int64 // exit status
+	regs   PtRegs
 }
 
 type process struct {
@@ -179,7 +178,7 @@ const (
 )
 
 // enqueue puts task i at the end of the run queue; a woken task keeps
-// what it waited for until it runs.
+// what it waited for until it runs: its call is then retried.
 func enqueue(i int) {
 	t := &tasks[i]
 	t.state = taskRunnable
@@ -211,10 +210,7 @@ type waitList struct{ head, tail int16 }
 // block makes the running task wait for kind on pipe obj, at the end of
 // list; its system call is retried when a wake-up makes it runnable and
 // the scheduler picks it.
-func block(kind Wait, obj int, list *waitList) {
-	tasks[cur].pending = true
-	park(int(cur), kind, obj, list)
-}
+func block(kind Wait, obj int, list *waitList) { park(int(cur), kind, obj, list) }
 
 // park makes task i wait for kind on pipe obj, at the end of list.
 func park(i int, kind Wait, obj int, list *waitList) {
@@ -330,7 +326,8 @@ func pick() (next int, outcome int) {
 // loaded) or blocked again.
 func resume(i int) bool {
 	t := &tasks[i]
-	if t.pending && !t.ready() {
+	pending := t.wait != waitNone // woken in a system call, to retry
+	if pending && !t.ready() {
 		park(i, t.wait, int(t.obj), waitListOf(t.wait, int(t.obj)))
 		return false
 	}
@@ -344,10 +341,9 @@ func resume(i int) bool {
 			CR3Loads++
 		}
 	}
-	if !t.pending {
+	if !pending {
 		return true
 	}
-	t.pending = false
 	r := dispatch(t.regs.OrigAX, t.regs.DI, t.regs.SI, t.regs.DX, t.regs.R10, t.regs.R8, t.regs.R9)
 	if t.state != taskRunning {
 		return false

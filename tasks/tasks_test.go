@@ -358,11 +358,10 @@ func TestShareFDThreadsAndExitStatus(t *testing.T) {
 	require.Equal(t, 0, running)
 	running, _ = m.call(SysExit, 7)
 	require.Equal(t, 1, running)
-	running, r := m.call(SysRead, 0, bufA, 1)
+	running, _ = m.call(SysRead, 0, bufA, 1)
 	require.Equal(t, -1, running, "q still holds a write end: a read would wait forever")
 	require.NotNil(t, m.ended)
 	assert.Equal(t, uint64(pti.ReasonDeadlock), m.ended.reason)
-	_ = r
 	var ts [2]Task
 	require.Equal(t, 2, Tasks(ts[:]))
 	assert.Equal(t, Task{Task: 0, Proc: p, State: taskExited, RIP: 0x1000 + 4, Status: 7}, ts[0])
