@@ -16,6 +16,7 @@ type CPUFeatures struct {
 	PCID           bool   // CPUID.01H:ECX[17], process-context identifiers
 	INVPCID        bool   // CPUID.(EAX=07H,ECX=0):EBX[10]
 	PGE            bool   // CPUID.01H:EDX[13], global pages
+	SEP            bool   // CPUID.01H:EDX[11], SYSENTER and SYSEXIT
 	SMEP           bool   // CPUID.(EAX=07H,ECX=0):EBX[7]
 	SMAP           bool   // CPUID.(EAX=07H,ECX=0):EBX[20]
 	RDRAND         bool   // CPUID.01H:ECX[30]
@@ -58,6 +59,7 @@ func DetectFeatures() {
 	f.RDRAND = c&(1<<30) != 0
 	f.Hypervisor = c&(1<<31) != 0
 	f.PGE = d&(1<<13) != 0
+	f.SEP = d&(1<<11) != 0
 
 	if f.MaxLeaf >= 7 {
 		_, b, _, _ = CPUID(7, 0)

@@ -234,21 +234,27 @@ func NullSyscall(r *Reporter, p SyscallParams, clk Clock) []Measurement {
 		if base := find(ms, pti.Config{Mode: pti.Off, Flavour: c.Flavour, Global: c.Global}); base != nil && base.ok() && m.ok() {
 			ratio = m.Stats.Mean / base.Stats.Mean
 		}
-		head := fmt.Sprintf("%-8s %-8s %-6s", c.Mode, c.Flavour, yn(c.Global))
-		switch {
-		case m.Unsup != nil:
-			r.Printf("%s %s", head, "unsupported: "+reasonOf(m.Unsup))
-		case m.Failure != nil:
-			r.Printf("%s FAILED: %v", head, m.Failure)
-		default:
-			r.Printf("%s %12.1f %7s %12.1f %12.1f %10.1f %7.2f", head, m.Stats.Mean, spread(m.Stats), m.Stats.Median, m.Stats.Min, clk.Ns(m.Stats.Mean), ratio)
-		}
+		r.syscallRow(fmt.Sprintf("%-8s %-8s %-6s", c.Mode, c.Flavour, yn(c.Global)), m.Stats, clk, ratio, m.Unsup, m.Failure)
 		r.measurement(m, clk, ratio)
 	}
 	r.Printf("reference (docs/references.md: Linux 5.10 getppid loop, 64-bit): off %.1f ns, on %.1f ns per call, on vs off %.2f",
 		RefNullOffNs, RefNullOnNs, RefNullOnNs/RefNullOffNs)
 	r.Printf("(the linux flavour has Linux's entry shape, not its speculation mitigations: no VERW, IBRS or RSB stuffing)")
 	return ms
+}
+
+// syscallRow prints a row of a per-call table: head, then the reason the
+// configuration is unsupported, its failure, or cycles per call, the
+// spread, median, minimum, ns per call and the ratio to off.
+func (r *Reporter) syscallRow(head string, s Stats, clk Clock, ratio float64, unsup, failure error) {
+	switch {
+	case unsup != nil:
+		r.Printf("%s %s", head, "unsupported: "+reasonOf(unsup))
+	case failure != nil:
+		r.Printf("%s FAILED: %v", head, failure)
+	default:
+		r.Printf("%s %12.1f %7s %12.1f %12.1f %10.1f %7.2f", head, s.Mean, spread(s), s.Median, s.Min, clk.Ns(s.Mean), ratio)
+	}
 }
 
 // spread formats the perf-style ± of s; with one repeat there is none.

@@ -77,10 +77,15 @@ func (p *framePool) alloc() (uint64, bool) {
 // from the fresh part of a region; frames skipped for alignment go to the
 // free list.
 func (p *framePool) allocContig(n, align uint64) (uint64, bool) {
+	return p.allocContigIn(n, align, 0, ^uint64(0))
+}
+
+// allocContigIn is allocContig for frames within [lo, hi).
+func (p *framePool) allocContigIn(n, align, lo, hi uint64) (uint64, bool) {
 	for i := p.cur; i < p.n; i++ {
 		r := &p.region[i]
-		at := (r.next + align - 1) &^ (align - 1)
-		if at+n*pageSize > r.end || at+n*pageSize < at {
+		at := (max(r.next, lo) + align - 1) &^ (align - 1)
+		if at+n*pageSize > min(r.end, hi) || at+n*pageSize < at {
 			continue
 		}
 		for skip := r.next; skip < at; skip += pageSize {
@@ -130,6 +135,12 @@ func KernelTable() amd64.PageTable[PhysTables] { return kernelPT }
 // pool, the first aligned to align bytes, or false when memory runs out.
 // Go code may call it: it touches only the pool and the frames.
 func AllocFrames(n, align uint64) (uint64, bool) { return pool.allocContig(n, max(align, pageSize)) }
+
+// AllocFramesIn is AllocFrames for frames within the physical range [lo,
+// hi): the 32-bit world's frames (i386pae) must lie below 4 GiB.
+func AllocFramesIn(n, align, lo, hi uint64) (uint64, bool) {
+	return pool.allocContigIn(n, max(align, pageSize), lo, hi)
+}
 
 // FreeFrames gives back n frames from pa.
 func FreeFrames(pa, n uint64) {

@@ -29,7 +29,7 @@ func TestPTIMatrix(t *testing.T) {
 
 	got := map[string]map[string]any{}
 	for _, f := range records(t, res, "syscall") {
-		if f["bench"] != "null" {
+		if f["bench"] != "null" || f["width"] != nil {
 			continue
 		}
 		got[key(f)] = f
@@ -53,7 +53,7 @@ func TestPTIMatrix(t *testing.T) {
 	}
 	unsup := 0
 	for _, f := range records(t, res, "unsupported") {
-		if f["mode"] == "on+pcid" && f["target"] == nil {
+		if f["mode"] == "on+pcid" && f["target"] == nil && f["width"] == nil {
 			unsup++
 			assert.Contains(t, f["reason"], "PCID: not supported by this CPU")
 		}
@@ -134,6 +134,9 @@ func TestPTIMatrix(t *testing.T) {
 	}
 	seen := 0
 	for _, f := range records(t, res, "probe") {
+		if f["width"] != nil {
+			continue // the 32-bit world's: below
+		}
 		target, mode := str(t, f, "target"), str(t, f, "mode")
 		if target == "own page" {
 			assert.Equal(t, false, f["faulted"], "own page under %s", mode)
@@ -148,6 +151,79 @@ func TestPTIMatrix(t *testing.T) {
 	}
 	assert.Equal(t, 6, seen, "3 targets x off, on")
 	assert.Regexp(t, `(?m)^kernel text\s+0x[0-9a-f]+\s+#PF P=1 \(error 0x5\)\s+#PF P=0 \(error 0x4\)\s+unsupported`, lines)
+
+	check32(t, res)
+}
+
+// check32 checks the 32-bit world's part of a default run: the null
+// system call by SYSENTER and INT 0x80 under off and on, global pages off
+// and on; on+pcid rows "not in PAE"; the probe (the kernel stack present
+// under off, not mapped under on; the entry area present under both; the
+// task's own page read); the deliberate fault in the 32-bit kernel and the
+// round trips.
+func check32(t *testing.T, res *qemu.Result) {
+	lines := strings.Join(res.Lines(), "\n")
+	null32 := map[string]bool{}
+	for _, f := range records(t, res, "syscall") {
+		if f["bench"] != "null32" {
+			continue
+		}
+		k := fmt.Sprintf("%v/%v/%v", f["mode"], f["entry"], f["global"])
+		null32[k] = true
+		assert.Equal(t, int64(32), integer(t, f, "width"), k)
+		assert.Positive(t, number(t, f, "mean"), k)
+		assert.Equal(t, "tsc_cycles", f["unit"], k)
+	}
+	want := map[string]bool{}
+	for _, m := range []string{"off", "on"} {
+		for _, e := range []string{"sysenter", "int80"} {
+			for _, g := range []bool{false, true} {
+				want[fmt.Sprintf("%s/%s/%v", m, e, g)] = true
+			}
+		}
+	}
+	assert.Equal(t, want, null32)
+	notInPAE := 0
+	for _, f := range records(t, res, "unsupported") {
+		if f["width"] != nil && f["mode"] == "on+pcid" {
+			notInPAE++
+			assert.Contains(t, f["reason"], "PCID: not in PAE")
+		}
+	}
+	assert.Equal(t, 4, notInPAE, "on+pcid x 2 entries x 2 global settings")
+	assert.Regexp(t, `(?m)^on\+pcid\s+sysenter\s+no\s+unsupported: PCID: not in PAE`, lines)
+	assert.Regexp(t, `(?m)^on\s+int80\s+no\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+$`, lines)
+
+	present := map[string]map[string]bool{ // target -> mode -> present
+		"kernel stack": {"off": true, "on": false},
+		"entry area":   {"off": true, "on": true},
+	}
+	seen := 0
+	for _, f := range records(t, res, "probe") {
+		if f["width"] == nil {
+			continue
+		}
+		target, mode := str(t, f, "target"), str(t, f, "mode")
+		seen++
+		assert.Equal(t, true, f["as_expected"], "32-bit probe of %s under %s", target, mode)
+		if target == "own page" {
+			assert.Equal(t, false, f["faulted"])
+			continue
+		}
+		require.Equal(t, true, f["faulted"], "%s under %s", target, mode)
+		assert.Equal(t, int64(14), integer(t, f, "vector"))
+		assert.Equal(t, true, f["user"])
+		assert.Equal(t, present[target][mode], f["present"], "%s under %s: present bit", target, mode)
+	}
+	assert.Equal(t, 6, seen, "3 targets x off, on")
+	checks := map[string]bool{}
+	for _, f := range records(t, res, "check") {
+		checks[str(t, f, "name")] = f["ok"] == true
+	}
+	for _, c := range []string{"kernel32 probe", "kernel32 fault", "kernel32 round trips"} {
+		assert.True(t, checks[c], "check %s", c)
+	}
+	assert.Regexp(t, `(?m)^check kernel32 fault ok\s+a #PF in the 32-bit kernel came back as: #PF page fault in ring 0 \(32-bit\), error 0x0, EIP 0xff8[0-9a-f]+, CR2 0x0$`, lines)
 }
 
 // Instructions per system call under -icount shift=0, where the TSC
@@ -171,13 +247,19 @@ var pathLength = map[string]int64{
 	"messaging on/processes":  929,
 	"messaging off/threads":   869,
 	"messaging on/threads":    882,
+	// The 32-bit PAE kernel, minimal trampolines: SYSENTER through the
+	// vsyscall routine, INT 0x80 straight.
+	"null32 off/sysenter": 21,
+	"null32 on/sysenter":  27,
+	"null32 off/int80":    13,
+	"null32 on/int80":     19,
 }
 
 // TestPathLengths runs the null system call under -icount shift=0.
 func TestPathLengths(t *testing.T) {
 	res := boot(t, qemu.Options{
 		Icount: true,
-		Plan:   []byte("benchmarks = null,lseek,pingpong,messaging\nn = 100\npingpong_n = 20\nmessaging_groups = 1\nmessaging_loops = 2\nr = 3\nwarmup = 1\nglobal = off\n"),
+		Plan:   []byte("benchmarks = null,lseek,pingpong,messaging,null32\nn = 100\npingpong_n = 20\nmessaging_groups = 1\nmessaging_loops = 2\nr = 3\nwarmup = 1\nglobal = off\n"),
 	})
 	requireOK(t, res)
 	got := map[string]int64{}
@@ -196,6 +278,9 @@ func TestPathLengths(t *testing.T) {
 			continue
 		}
 		k := fmt.Sprintf("%v %v/%v", f["bench"], f["mode"], f["flavour"])
+		if f["entry"] != nil {
+			k = fmt.Sprintf("%v %v/%v", f["bench"], f["mode"], f["entry"])
+		}
 		mean := number(t, f, "mean")
 		assert.Equal(t, mean, number(t, f, "min"), "%s: deterministic under icount", k)
 		assert.Equal(t, "instructions", f["unit"], "%s: labelled as instruction counts", k)
@@ -212,6 +297,8 @@ func TestPathLengths(t *testing.T) {
 	assert.Greater(t, got["lseek on/linux"], got["lseek off/linux"])
 	assert.Greater(t, got["pingpong on/processes"], got["pingpong off/processes"])
 	assert.Greater(t, got["pingpong on/threads"], got["pingpong off/threads"])
+	assert.Greater(t, got["null32 on/sysenter"], got["null32 off/sysenter"])
+	assert.Greater(t, got["null32 on/int80"], got["null32 off/int80"])
 	t.Logf("instructions per system call under icount: %v", got)
 }
 

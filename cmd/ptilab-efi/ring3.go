@@ -8,6 +8,7 @@ import (
 	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/goos"
+	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -39,6 +40,14 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 			bench.PingPongTable(r, plan.PingPong(), clk)
 		case "messaging":
 			bench.MessagingTable(r, plan.Messaging(), clk)
+		case "null32":
+			if setup32(r) {
+				bench.NullSyscall32(r, plan.Syscall, clk)
+			}
+		case "probe32":
+			if setup32(r) {
+				bench.Probe32(r, 100)
+			}
 		case "deadlock":
 			bench.Deadlock(r)
 		case "probe":
@@ -53,4 +62,15 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 			})
 		}
 	}
+}
+
+// setup32 sets up the 32-bit world the first time a benchmark needs it and
+// reports whether it is ready.
+func setup32(r *bench.Reporter) bool {
+	if err := i386pae.Setup(); err != nil {
+		r.Error("32-bit setup", map[string]any{"error": err.Error()})
+		r.Printf("ptilab: %v", err)
+		return false
+	}
+	return true
 }

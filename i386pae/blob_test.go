@@ -1,0 +1,243 @@
+package i386pae
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/ptilab/ptilab/i386pae/layout"
+	"github.com/ptilab/ptilab/internal/blob32"
+)
+
+// TestBlobMatchesFreshBuild rebuilds package kernel32 and checks that the
+// committed kernel32.bin and kernel32_sym.go are what it gives: run
+// `go generate ./i386pae` after changing kernel32 or layout.
+func TestBlobMatchesFreshBuild(t *testing.T) {
+	b, err := blob32.Build("..")
+	require.NoError(t, err)
+	assert.Equal(t, b.Text, blob, "kernel32.bin differs from a fresh build: run go generate ./i386pae")
+	src, err := os.ReadFile("kernel32_sym.go")
+	require.NoError(t, err)
+	assert.Equal(t, string(b.Source()), string(src), "kernel32_sym.go differs from a fresh build: run go generate ./i386pae")
+}
+
+// TestBlobIsPositionIndependent links kernel32 at another address: the
+// blob's bytes must not change, since the 64-bit side runs them at
+// layout.Text and at their physical address, never where they were
+// linked.
+func TestBlobIsPositionIndependent(t *testing.T) {
+	b, err := blob32.BuildAt("..", blob32.LinkAddress+0x1230000)
+	require.NoError(t, err)
+	assert.Equal(t, blob, b.Text)
+}
+
+// decode decodes routine name of the blob in mode (32 or 64), over its
+// size.
+func decode(t *testing.T, name string, mode int) []x86asm.Inst {
+	t.Helper()
+	for _, s := range blobSymbols {
+		if s.name != name {
+			continue
+		}
+		code := blob[s.off : s.off+s.size]
+		var insts []x86asm.Inst
+		for off := 0; off < len(code); {
+			inst, err := x86asm.Decode(code[off:], mode)
+			require.NoError(t, err, "%s+%#x", name, off)
+			insts = append(insts, inst)
+			off += inst.Len
+		}
+		return insts
+	}
+	t.Fatalf("no routine %s in the blob", name)
+	return nil
+}
+
+// ops lists the mnemonics of insts.
+func ops(insts []x86asm.Inst) []string {
+	var out []string
+	for _, in := range insts {
+		out = append(out, in.Op.String())
+	}
+	return out
+}
+
+// writesCR3 counts the MOV CR3, r32 of insts.
+func writesCR3(insts []x86asm.Inst) int {
+	n := 0
+	for _, in := range insts {
+		if in.Op == x86asm.MOV && in.Args[0] == x86asm.CR3 {
+			n++
+		}
+	}
+	return n
+}
+
+func TestBlobRoutinesDecode(t *testing.T) {
+	for _, s := range blobSymbols {
+		if s.name == "landing64" || s.name == "excEntries" {
+			continue // 64-bit code; stubs with INT3 padding (below)
+		}
+		decode(t, s.name, 32)
+	}
+	// The routines are in the order of the text, user text last.
+	for i := 1; i < len(blobSymbols); i++ {
+		assert.Greater(t, blobSymbols[i].off, blobSymbols[i-1].off)
+	}
+	assert.Equal(t, "userText", blobSymbols[len(blobSymbols)-6].name)
+}
+
+func TestModeSwitchRoutines(t *testing.T) {
+	in := decode(t, "enter32", 32)
+	o := ops(in)
+	// Paging off, EFER.LME off, CR4, CR3, paging on, a branch.
+	assert.Equal(t, []string{"MOV", "MOV", "MOV", "MOV", "XOR", "MOV", "MOV",
+		"MOV", "AND", "MOV", "MOV", "RDMSR", "AND", "WRMSR", "MOV", "MOV", "MOV", "MOV", "MOV", "OR", "MOV", "MOV", "JMP"}, o)
+	assert.Equal(t, x86asm.CR0, in[9].Args[0])
+	assert.Equal(t, x86asm.CR4, in[15].Args[0])
+	assert.Equal(t, x86asm.CR3, in[17].Args[0])
+	assert.Equal(t, x86asm.CR0, in[20].Args[0])
+
+	out := decode(t, "leave32low", 32)
+	last := out[len(out)-1]
+	assert.Equal(t, x86asm.LJMP, last.Op, "leave32low ends with a far jump")
+	m := last.Args[0].(x86asm.Mem)
+	assert.Equal(t, x86asm.EDI, m.Base)
+	assert.EqualValues(t, offsetOfFar, m.Disp)
+
+	// landing64 is 64-bit code: MOV EDI, EDI; JMP [RDI+Back64].
+	l := decode(t, "landing64", 64)
+	require.Len(t, l, 2)
+	assert.Equal(t, "MOV EDI, EDI", l[0].String())
+	assert.Equal(t, x86asm.JMP, l[1].Op)
+	jm := l[1].Args[0].(x86asm.Mem)
+	assert.Equal(t, x86asm.RDI, jm.Base)
+	assert.EqualValues(t, offsetOfBack64, jm.Disp)
+}
+
+func TestTrampolines(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cr3  int
+		last x86asm.Op
+	}{
+		{"sysenterMinimalOff", 0, x86asm.SYSEXIT},
+		{"sysenterMinimalOn", 2, x86asm.SYSEXIT},
+		{"int80MinimalOff", 0, x86asm.IRETD},
+		{"int80MinimalOn", 2, x86asm.IRETD},
+	} {
+		in := decode(t, c.name, 32)
+		assert.Equal(t, c.cr3, writesCR3(in), "%s: CR3 writes", c.name)
+		assert.Equal(t, c.last, in[len(in)-1].Op, c.name)
+		var calls int
+		for _, i := range in {
+			if i.Op == x86asm.CALL {
+				calls++
+				rel, ok := i.Args[0].(x86asm.Rel)
+				require.True(t, ok, "%s: a relative call", c.name)
+				_ = rel
+			}
+		}
+		assert.Equal(t, 1, calls, "%s calls dispatch once", c.name)
+	}
+}
+
+// count counts the instructions of insts with op and, when rep is set, a
+// REP prefix.
+func count(insts []x86asm.Inst, op x86asm.Op, rep bool) int {
+	n := 0
+	for _, in := range insts {
+		if in.Op == op && (!rep || in.Prefix[0]&0xff == x86asm.PrefixREP) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestLinuxTrampolines checks the linux flavour's shape: the CR3 writes of
+// the mode, the copy method (REP MOVSB or REP MOVSL both ways, or REP
+// MOVSL in and no string copy out when trimmed), one call of dispatch,
+// six TSC stamps in the instrumented ones and none in the others, the
+// return instruction.
+func TestLinuxTrampolines(t *testing.T) {
+	for _, copyName := range []string{"Movsb", "Movsl", "Trim"} {
+		for _, stamps := range []bool{false, true} {
+			for _, mode := range []string{"Off", "On"} {
+				kind := "Linux"
+				if stamps {
+					kind = "Stamp"
+				}
+				name := "sysenter" + kind + copyName + mode
+				in := decode(t, name, 32)
+				assert.Equal(t, map[string]int{"Off": 0, "On": 2}[mode], writesCR3(in), name)
+				assert.Equal(t, x86asm.SYSEXIT, in[len(in)-1].Op, name)
+				assert.Equal(t, 1, count(in, x86asm.CALL, false), name)
+				assert.Equal(t, map[bool]int{false: 0, true: 6}[stamps], count(in, x86asm.RDTSC, false), name)
+				b, l := count(in, x86asm.MOVSB, true), count(in, x86asm.MOVSD, true)
+				switch copyName {
+				case "Movsb":
+					assert.Equal(t, [2]int{2, 0}, [2]int{b, l}, name)
+				case "Movsl":
+					assert.Equal(t, [2]int{0, 2}, [2]int{b, l}, name)
+				case "Trim":
+					assert.Equal(t, [2]int{0, 1}, [2]int{b, l}, name)
+				}
+			}
+		}
+	}
+	for _, mode := range []string{"Off", "On"} {
+		in := decode(t, "int80Linux"+mode, 32)
+		assert.Equal(t, map[string]int{"Off": 0, "On": 2}[mode], writesCR3(in))
+		assert.Equal(t, x86asm.IRETD, in[len(in)-1].Op)
+		assert.Equal(t, 2, count(in, x86asm.MOVSD, true))
+	}
+}
+
+// TestExceptionStubs checks the 32 stubs: 16 bytes each, PUSH 0 (or two
+// NOPs where the CPU pushes an error code), PUSH n, JMP to +512.
+func TestExceptionStubs(t *testing.T) {
+	base := int(offExcEntries)
+	for v := 0; v < 32; v++ {
+		code := blob[base+16*v : base+16*v+16]
+		var in []x86asm.Inst
+		for off := 0; off < 9; {
+			i, err := x86asm.Decode(code[off:], 32)
+			require.NoError(t, err)
+			in = append(in, i)
+			off += i.Len
+		}
+		errCode := v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30
+		if errCode {
+			assert.Equal(t, []string{"NOP", "NOP", "PUSH", "JMP"}, ops(in), "vector %d", v)
+		} else {
+			assert.Equal(t, []string{"PUSH", "PUSH", "JMP"}, ops(in), "vector %d", v)
+			assert.EqualValues(t, 0, in[0].Args[0].(x86asm.Imm))
+		}
+		push := in[len(in)-2]
+		assert.EqualValues(t, v, push.Args[0].(x86asm.Imm), "vector %d", v)
+		rel := in[len(in)-1].Args[0].(x86asm.Rel)
+		assert.Equal(t, 512, 16*v+9+int(rel), "vector %d jumps to the common path", v)
+	}
+}
+
+// TestUserTextStaysInUserSpace checks that the ring-3 programs address
+// only the task's pages: no absolute address in the kernel window.
+func TestUserTextStaysInUserSpace(t *testing.T) {
+	for _, name := range []string{"vsyscall", "userSyscalls", "userProbe"} {
+		for _, in := range decode(t, name, 32) {
+			for _, a := range in.Args {
+				if m, ok := a.(x86asm.Mem); ok && m.Base == 0 {
+					d := uint32(m.Disp)
+					assert.True(t, d >= layout.UserBase && d < layout.UserEnd, "%s: %v addresses %#x", name, in, d)
+				}
+			}
+		}
+		assert.False(t, strings.Contains(strings.Join(ops(decode(t, name, 32)), " "), "SYSEXIT"))
+	}
+	assert.Equal(t, "SYSENTER", ops(decode(t, "vsyscall", 32))[4])
+	assert.Equal(t, []string{"POP", "POP", "POP", "RET"}, ops(decode(t, "vsyscallRet", 32)))
+}

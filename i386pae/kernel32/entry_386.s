@@ -1,0 +1,489 @@
+#include "go_asm.h"
+#include "textflag.h"
+
+// The 32-bit kernel. Every routine is position-independent (see main.go):
+// relative jumps and calls between routines, data at the fixed addresses of
+// the kernel window (const_cpu and the others, negative: the assembler
+// takes 32-bit displacements as signed). Interrupts stay masked throughout
+// (EFLAGS.IF = 0 in ring 0 and ring 3).
+
+#define MSR_EFER	0xc0000080
+#define EFER_LME	0x100
+#define CR0_PG		0x80000000
+
+// CR3 switches (Linux x86_32, arch/x86/entry/entry_32.S SWITCH_TO_KERNEL_CR3
+// and SWITCH_TO_USER_CR3): the user PDPT is the kernel one + 4 KiB. PAE has
+// no PCID: each write flushes the non-global TLB entries and reloads the
+// four PDPTEs (SDM Vol. 3A, 4.4.1).
+#define TO_KERNEL_OFF(reg)
+#define TO_KERNEL_ON(reg) \
+	MOVL	CR3, reg; \
+	ANDL	$~const_ptiSwitchMask, reg; \
+	MOVL	reg, CR3
+#define TO_USER_OFF(reg)
+#define TO_USER_ON(reg) \
+	MOVL	CR3, reg; \
+	ORL	$const_ptiSwitchMask, reg; \
+	MOVL	reg, CR3
+
+// func enter32()
+//
+// The way in from long mode (SDM Vol. 3A, 10.8.5.4, Switching Out of IA-32e
+// Mode Operation). Runs at its physical address, reached by a far return
+// from the 64-bit side (i386pae.run32): compatibility mode, CS = KERNEL_CS
+// of the 32-bit GDT (loaded with its physical base), the Go kernel's
+// 4-level tables, which map this page at its physical address. In: EDI =
+// the physical address of the per-CPU data. It turns paging off (which
+// leaves IA-32e mode), clears EFER.LME, loads the run's CR4 and the kernel
+// PDPT, turns paging on (PAE) and jumps to enter32high in the kernel window.
+TEXT ·enter32(SB),NOSPLIT|NOFRAME,$0
+	MOVL	$const_kernelDS, AX
+	MOVW	AX, DS
+	MOVW	AX, ES
+	MOVW	AX, SS
+	XORL	AX, AX
+	MOVW	AX, FS
+	MOVW	AX, GS
+	MOVL	CR0, AX
+	ANDL	$~CR0_PG, AX
+	MOVL	AX, CR0
+	MOVL	$MSR_EFER, CX
+	RDMSR
+	ANDL	$~EFER_LME, AX
+	WRMSR
+	MOVL	cpuData_CR4(DI), AX
+	MOVL	AX, CR4
+	MOVL	cpuData_KernelCR3(DI), AX
+	MOVL	AX, CR3
+	MOVL	CR0, AX
+	ORL	$CR0_PG, AX
+	MOVL	AX, CR0
+	MOVL	cpuData_HighEntry(DI), AX	// the branch that must follow
+	JMP	AX
+
+// func enter32high()
+//
+// Continues enter32 in the kernel window: the GDT and IDT at their
+// kernel-window addresses, the TSS (its busy bit and the #DF TSS's cleared
+// first: the last run may have left them set), then the task's start in
+// ring 3 by IRET from the entry stack (SDM Vol. 3A, 6.12.1), after the
+// switch to the user PDPT, with the task's arguments in EBX, ECX, EDX,
+// ESI, EDI, EBP.
+TEXT ·enter32high(SB),NOSPLIT|NOFRAME,$0
+	LGDT	((const_cpu+cpuData_GDT)+2)
+	LIDT	((const_cpu+cpuData_IDT)+2)
+	ANDB	$~2, (const_tssDesc+5)
+	ANDB	$~2, (const_dfTSSDesc+5)
+	MOVL	$const_tssSel, AX
+	LTR	AX
+	MOVL	$const_entryStackTop, SP
+	PUSHL	$const_userDS
+	PUSHL	(const_cpu+cpuData_UserESP)
+	PUSHL	$2			// EFLAGS: IF clear, reserved bit 1
+	PUSHL	$const_userCS
+	PUSHL	(const_cpu+cpuData_UserEIP)
+	MOVL	$const_userDS, AX
+	MOVW	AX, DS
+	MOVW	AX, ES
+	MOVL	(const_cpu+cpuData_UserCR3), AX
+	MOVL	AX, CR3
+	MOVL	((const_cpu+cpuData_Args)+0), BX
+	MOVL	((const_cpu+cpuData_Args)+4), CX
+	MOVL	((const_cpu+cpuData_Args)+8), DX
+	MOVL	((const_cpu+cpuData_Args)+12), SI
+	MOVL	((const_cpu+cpuData_Args)+16), DI
+	MOVL	((const_cpu+cpuData_Args)+20), BP
+	XORL	AX, AX
+	IRETL
+
+// func leave32()
+//
+// Ends the run: called by a jump, on the kernel side's CR3, from any stack,
+// with the reason (and status or fault) stored in the per-CPU data. It
+// loads the GDT at its physical address (the kernel window is gone in long
+// mode), what leave32low needs into registers, and jumps to leave32low at
+// its physical address.
+TEXT ·leave32(SB),NOSPLIT|NOFRAME,$0
+	LGDT	((const_cpu+cpuData_GDTPhys)+2)
+	MOVL	(const_cpu+cpuData_Phys), DI
+	MOVL	(const_cpu+cpuData_LowPML4), BX
+	MOVL	(const_cpu+cpuData_LeaveLow), AX
+	JMP	AX
+
+// func leave32low()
+//
+// The way back to long mode (SDM Vol. 3A, 10.8.5, Initializing IA-32e
+// Mode), at its physical address. In: EDI = the physical address of the
+// per-CPU data, EBX = a PML4 below 4 GiB that maps this page at its
+// physical address. Paging off, CR3 = the PML4, EFER.LME on, paging on
+// (IA-32e mode, compatibility mode: CS is still 32-bit), then a far jump
+// through the per-CPU data's far pointer to landing64 and KERNEL64_CS.
+TEXT ·leave32low(SB),NOSPLIT|NOFRAME,$0
+	MOVL	CR0, AX
+	ANDL	$~CR0_PG, AX
+	MOVL	AX, CR0
+	MOVL	BX, CR3
+	MOVL	$MSR_EFER, CX
+	RDMSR
+	ORL	$EFER_LME, AX
+	WRMSR
+	MOVL	CR0, AX
+	ORL	$CR0_PG, AX
+	MOVL	AX, CR0
+	// JMP FAR [EDI+cpuData_Far] (FF /5, m16:32), as bytes: the assembler
+	// has no memory form of LJMP.
+	BYTE $0xff; BYTE $0xaf; LONG $cpuData_Far
+
+// func landing64()
+//
+// 64-bit code, written as bytes (the 386 assembler encodes no 64-bit
+// mode): reached in 64-bit mode at KERNEL64_CS with RDI's low half = the
+// per-CPU data's physical address. The upper halves of the registers are
+// undefined after the mode switch (SDM Vol. 1, 3.4.1.1), so it
+// zero-extends EDI, then jumps to the Go image's back64 through the
+// per-CPU data.
+//	89 FF            MOV EDI, EDI
+//	FF A7 disp32     JMP QWORD PTR [RDI+cpuData_Back64]
+TEXT ·landing64(SB),NOSPLIT|NOFRAME,$0
+	BYTE $0x89; BYTE $0xff
+	BYTE $0xff; BYTE $0xa7; LONG $cpuData_Back64
+
+// The minimal SYSENTER trampoline: the mechanism alone. SYSENTER enters
+// at SYSENTER_EIP with ESP = SYSENTER_ESP (the entry stack's top),
+// CS = SYSENTER_CS, SS = CS+8 and interrupts masked (SDM Vol. 2B,
+// SYSENTER). The task's registers: EAX the call, EBX, ECX, EDX, ESI, EDI
+// its arguments, EBP its stack pointer (Linux's convention: the vsyscall
+// routine pushes ECX, EDX and EBP and moves ESP to EBP). The trampoline
+// switches to the kernel side's CR3 (EAX saved on the entry stack), to the
+// kernel stack, calls dispatch, goes back to the entry stack and the user
+// side's CR3 and SYSEXITs to the vsyscall return point (EDX) with the
+// task's stack (ECX = EBP).
+#define SYSENTER_MINIMAL(name, TO_KERNEL, TO_USER) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	PUSHL	AX; \
+	TO_KERNEL(AX); \
+	POPL	AX; \
+	MOVL	$const_kernelStackTop, SP; \
+	CALL	·dispatch(SB); \
+	MOVL	$const_entryStackTop, SP; \
+	TO_USER(CX); \
+	MOVL	BP, CX; \
+	MOVL	(const_cpu+cpuData_SysexitEIP), DX; \
+	SYSEXIT
+
+SYSENTER_MINIMAL(·sysenterMinimalOff, TO_KERNEL_OFF, TO_USER_OFF)
+SYSENTER_MINIMAL(·sysenterMinimalOn, TO_KERNEL_ON, TO_USER_ON)
+
+// The minimal INT 0x80 trampoline: the gate (DPL 3, interrupt gate) enters
+// on TSS.ESP0, the entry stack's top, with the task's SS, ESP, EFLAGS, CS
+// and EIP pushed (SDM Vol. 3A, 6.12.1). The kernel side's CR3, the kernel
+// stack, dispatch, back to the frame on the entry stack, the user side's
+// CR3, IRET. Every register but EAX comes back as it was.
+#define INT80_MINIMAL(name, TO_KERNEL, TO_USER) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	PUSHL	AX; \
+	TO_KERNEL(AX); \
+	POPL	AX; \
+	MOVL	$const_kernelStackTop, SP; \
+	CALL	·dispatch(SB); \
+	MOVL	$(const_entryStackTop-24), SP; \
+	MOVL	CX, 0(SP); \
+	TO_USER(CX); \
+	POPL	CX; \
+	IRETL
+
+INT80_MINIMAL(·int80MinimalOff, TO_KERNEL_OFF, TO_USER_OFF)
+INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
+
+// The linux trampolines, shaped like Linux's x86_32 entry under PTI
+// (arch/x86/entry/entry_32.S, entry_SYSENTER_32 and entry_INT80_32 with
+// SWITCH_TO_KERNEL_STACK and SWITCH_TO_ENTRY_STACK): the full pt_regs frame
+// is built on the entry stack (SAVE_ALL, with CLD and the user data
+// segments loaded), the kernel side's CR3 is loaded, the frame is copied to
+// the task stack, the call is dispatched from the frame, its result stored
+// in it, the frame (or, trimmed, EFLAGS and EAX: 8 bytes) is copied back to
+// the entry stack, the user side's CR3 is loaded and the registers come
+// back from the entry stack's frame. The copies are REP MOVSB or REP MOVSL
+// (COPY_B, COPY_L); the STAMP macros record the phases' TSC cycles in the
+// per-CPU data in the instrumented variants (using EAX and EDX only), and
+// are empty in the others.
+
+// SAVE_ALL pushes pt_regs from gs down to bx (the entry pushed ss to
+// orig_ax), clears DF and loads the user data segments, as Linux.
+// The segment registers are pushed as bytes (0F A8, 0F A0, 06, 1E: PUSH
+// GS, FS, ES, DS), which the assembler does not have; a 32-bit PUSH of a
+// segment register may write only the slot's low 16 bits (SDM Vol. 2B,
+// PUSH), as in Linux's frame.
+#define SAVE_ALL \
+	BYTE $0x0f; BYTE $0xa8; \
+	BYTE $0x0f; BYTE $0xa0; \
+	BYTE $0x06; \
+	BYTE $0x1e; \
+	PUSHL	AX; \
+	PUSHL	BP; \
+	PUSHL	DI; \
+	PUSHL	SI; \
+	PUSHL	DX; \
+	PUSHL	CX; \
+	PUSHL	BX; \
+	CLD; \
+	MOVL	$const_userDS, DX; \
+	MOVW	DX, DS; \
+	MOVW	DX, ES
+
+#define COPY_B(from, to) \
+	MOVL	SP, SI; \
+	MOVL	$to, DI; \
+	MOVL	$(const_ptRegsWords*4), CX; \
+	REP; MOVSB; \
+	MOVL	$to, SP
+#define COPY_L(from, to) \
+	MOVL	SP, SI; \
+	MOVL	$to, DI; \
+	MOVL	$const_ptRegsWords, CX; \
+	REP; MOVSL; \
+	MOVL	$to, SP
+
+#define NO_STAMP_START
+#define NO_STAMP(k)
+#define STAMP_START \
+	RDTSC; \
+	MOVL	AX, (const_cpu+cpuData_PhasePrev)
+#define STAMP(k) \
+	RDTSC; \
+	MOVL	AX, DX; \
+	SUBL	(const_cpu+cpuData_PhasePrev), AX; \
+	MOVL	DX, (const_cpu+cpuData_PhasePrev); \
+	ADDL	AX, (const_cpu+cpuData_Phase+8*(k)); \
+	ADCL	$0, (const_cpu+cpuData_Phase+8*(k)+4)
+
+// DISPATCH_FRAME calls dispatch with the frame's orig_ax and arguments and
+// stores the result in its ax.
+#define DISPATCH_FRAME \
+	MOVL	ptRegs_orig_ax(SP), AX; \
+	MOVL	ptRegs_bx(SP), BX; \
+	MOVL	ptRegs_cx(SP), CX; \
+	MOVL	ptRegs_dx(SP), DX; \
+	MOVL	ptRegs_si(SP), SI; \
+	MOVL	ptRegs_di(SP), DI; \
+	MOVL	ptRegs_bp(SP), BP; \
+	CALL	·dispatch(SB); \
+	MOVL	AX, ptRegs_ax(SP)
+
+// The SYSENTER exit with the whole frame copied back: the registers from
+// the entry stack's frame after the user side's CR3, SYSEXIT to the
+// vsyscall return point with the task's stack.
+#define EXIT_FULL(COPY, TO_USER, STAMP) \
+	COPY(SP, const_entryFrame); \
+	STAMP(const_PhaseCopyOut); \
+	TO_USER(AX); \
+	STAMP(const_PhaseCR3Out); \
+	MOVL	ptRegs_bx(SP), BX; \
+	MOVL	ptRegs_si(SP), SI; \
+	MOVL	ptRegs_di(SP), DI; \
+	MOVL	ptRegs_bp(SP), BP; \
+	MOVL	ptRegs_sp(SP), CX; \
+	PUSHL	ptRegs_flags(SP); \
+	POPFL; \
+	MOVL	ptRegs_ax(SP), AX; \
+	MOVL	(const_cpu+cpuData_SysexitEIP), DX; \
+	SYSEXIT
+
+// The SYSENTER exit trimmed as Linux's: EFLAGS and EAX go to the entry
+// stack (8 bytes), the other registers come from the task stack before
+// the switch.
+#define EXIT_TRIM(COPY, TO_USER, STAMP) \
+	MOVL	ptRegs_flags(SP), DI; \
+	MOVL	ptRegs_ax(SP), SI; \
+	MOVL	DI, (const_entryStackTop-8); \
+	MOVL	SI, (const_entryStackTop-4); \
+	MOVL	ptRegs_bx(SP), BX; \
+	MOVL	ptRegs_si(SP), SI; \
+	MOVL	ptRegs_di(SP), DI; \
+	MOVL	ptRegs_bp(SP), BP; \
+	MOVL	ptRegs_sp(SP), CX; \
+	MOVL	$(const_entryStackTop-8), SP; \
+	STAMP(const_PhaseCopyOut); \
+	TO_USER(AX); \
+	STAMP(const_PhaseCR3Out); \
+	POPFL; \
+	POPL	AX; \
+	MOVL	(const_cpu+cpuData_SysexitEIP), DX; \
+	SYSEXIT
+
+// SYSENTER_LINUX is the linux SYSENTER trampoline: on the entry stack it
+// pushes the frame SYSENTER did not (ss, sp = EBP, flags, cs, ip = the
+// vsyscall return point, orig_ax), SAVE_ALL, and goes on as described
+// above.
+#define SYSENTER_LINUX(name, TO_KERNEL, TO_USER, COPY, EXIT, START, STAMP) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	PUSHL	$const_userDS; \
+	PUSHL	BP; \
+	PUSHFL; \
+	PUSHL	$const_userCS; \
+	PUSHL	(const_cpu+cpuData_SysexitEIP); \
+	PUSHL	AX; \
+	SAVE_ALL; \
+	START; \
+	TO_KERNEL(AX); \
+	STAMP(const_PhaseCR3In); \
+	COPY(SP, const_taskFrame); \
+	STAMP(const_PhaseCopyIn); \
+	DISPATCH_FRAME; \
+	STAMP(const_PhaseDispatch); \
+	EXIT(COPY, TO_USER, STAMP)
+
+SYSENTER_LINUX(·sysenterLinuxMovsbOff, TO_KERNEL_OFF, TO_USER_OFF, COPY_B, EXIT_FULL, NO_STAMP_START, NO_STAMP)
+SYSENTER_LINUX(·sysenterLinuxMovsbOn, TO_KERNEL_ON, TO_USER_ON, COPY_B, EXIT_FULL, NO_STAMP_START, NO_STAMP)
+SYSENTER_LINUX(·sysenterLinuxMovslOff, TO_KERNEL_OFF, TO_USER_OFF, COPY_L, EXIT_FULL, NO_STAMP_START, NO_STAMP)
+SYSENTER_LINUX(·sysenterLinuxMovslOn, TO_KERNEL_ON, TO_USER_ON, COPY_L, EXIT_FULL, NO_STAMP_START, NO_STAMP)
+SYSENTER_LINUX(·sysenterLinuxTrimOff, TO_KERNEL_OFF, TO_USER_OFF, COPY_L, EXIT_TRIM, NO_STAMP_START, NO_STAMP)
+SYSENTER_LINUX(·sysenterLinuxTrimOn, TO_KERNEL_ON, TO_USER_ON, COPY_L, EXIT_TRIM, NO_STAMP_START, NO_STAMP)
+SYSENTER_LINUX(·sysenterStampMovsbOff, TO_KERNEL_OFF, TO_USER_OFF, COPY_B, EXIT_FULL, STAMP_START, STAMP)
+SYSENTER_LINUX(·sysenterStampMovsbOn, TO_KERNEL_ON, TO_USER_ON, COPY_B, EXIT_FULL, STAMP_START, STAMP)
+SYSENTER_LINUX(·sysenterStampMovslOff, TO_KERNEL_OFF, TO_USER_OFF, COPY_L, EXIT_FULL, STAMP_START, STAMP)
+SYSENTER_LINUX(·sysenterStampMovslOn, TO_KERNEL_ON, TO_USER_ON, COPY_L, EXIT_FULL, STAMP_START, STAMP)
+SYSENTER_LINUX(·sysenterStampTrimOff, TO_KERNEL_OFF, TO_USER_OFF, COPY_L, EXIT_TRIM, STAMP_START, STAMP)
+SYSENTER_LINUX(·sysenterStampTrimOn, TO_KERNEL_ON, TO_USER_ON, COPY_L, EXIT_TRIM, STAMP_START, STAMP)
+
+// INT80_LINUX is the linux INT 0x80 trampoline: the gate pushed ss to ip;
+// orig_ax, SAVE_ALL, the kernel side's CR3, the frame copied to the task
+// stack (REP MOVSL), dispatch, copied back, the user side's CR3, the
+// registers from the frame, IRET.
+#define INT80_LINUX(name, TO_KERNEL, TO_USER) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	PUSHL	AX; \
+	SAVE_ALL; \
+	TO_KERNEL(AX); \
+	COPY_L(SP, const_taskFrame); \
+	DISPATCH_FRAME; \
+	COPY_L(SP, const_entryFrame); \
+	TO_USER(AX); \
+	MOVL	ptRegs_bx(SP), BX; \
+	MOVL	ptRegs_cx(SP), CX; \
+	MOVL	ptRegs_dx(SP), DX; \
+	MOVL	ptRegs_si(SP), SI; \
+	MOVL	ptRegs_di(SP), DI; \
+	MOVL	ptRegs_bp(SP), BP; \
+	MOVL	ptRegs_ax(SP), AX; \
+	ADDL	$ptRegs_ip, SP; \
+	IRETL
+
+INT80_LINUX(·int80LinuxOff, TO_KERNEL_OFF, TO_USER_OFF)
+INT80_LINUX(·int80LinuxOn, TO_KERNEL_ON, TO_USER_ON)
+
+// excEntries are the exception entries: 32 stubs of 16 bytes (IDT gate n
+// points at excEntries+16n; vector 8 is a task gate instead, see
+// doubleFault) and the common path at +512. A stub pushes 0 where the CPU
+// pushes no error code, then the vector, and jumps to the common path,
+// which records the exception in the per-CPU data, goes to the kernel
+// side's CR3 and ends the run (leave32). The stubs are written as bytes so
+// that each is exactly 16 long: 6A 00 (PUSH 0) or two NOPs, 6A nn (PUSH n),
+// E9 rel32 (JMP common), seven INT3.
+#define STUB_TAIL(n) \
+	BYTE $0x6a; BYTE $(n); \
+	BYTE $0xe9; \
+	BYTE $((512-(16*(n)+9)) & 0xff); BYTE $(((512-(16*(n)+9)) >> 8) & 0xff); BYTE $0; BYTE $0; \
+	BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc
+#define STUB(n) BYTE $0x6a; BYTE $0; STUB_TAIL(n)
+#define STUB_ERR(n) BYTE $0x90; BYTE $0x90; STUB_TAIL(n)
+
+TEXT ·excEntries(SB),NOSPLIT|NOFRAME,$0
+	STUB(0); STUB(1); STUB(2); STUB(3); STUB(4); STUB(5); STUB(6); STUB(7)
+	STUB_ERR(8); STUB(9); STUB_ERR(10); STUB_ERR(11); STUB_ERR(12); STUB_ERR(13); STUB_ERR(14); STUB(15)
+	STUB(16); STUB_ERR(17); STUB(18); STUB(19); STUB(20); STUB_ERR(21); STUB(22); STUB(23)
+	STUB(24); STUB(25); STUB(26); STUB(27); STUB(28); STUB_ERR(29); STUB_ERR(30); STUB(31)
+	// +512: vector, error code, EIP, CS, EFLAGS, and from ring 3 ESP, SS.
+	// The kernel side's CR3 from the per-CPU data, not by arithmetic: the
+	// exception may have come from the kernel side. The data segments
+	// may be the task's: the kernel's flat ones first.
+	MOVL	$const_kernelDS, AX
+	MOVW	AX, DS
+	MOVW	AX, ES
+	MOVL	(const_cpu+cpuData_KernelCR3), AX
+	MOVL	AX, CR3
+	MOVL	0(SP), AX
+	MOVL	AX, (const_cpu+cpuData_Vector)
+	MOVL	4(SP), AX
+	MOVL	AX, (const_cpu+cpuData_ErrorCode)
+	MOVL	8(SP), AX
+	MOVL	AX, (const_cpu+cpuData_FaultEIP)
+	MOVL	12(SP), AX
+	MOVL	AX, (const_cpu+cpuData_FaultCS)
+	LEAL	20(SP), AX		// ESP before the exception, from ring 0
+	TESTL	$3, 12(SP)
+	JEQ	ring0
+	MOVL	20(SP), AX		// from ring 3: the pushed ESP
+ring0:
+	MOVL	AX, (const_cpu+cpuData_FaultESP)
+	MOVL	CR2, AX
+	MOVL	AX, (const_cpu+cpuData_FaultCR2)
+	MOVL	$const_reasonFault, (const_cpu+cpuData_Reason)
+	JMP	·leave32(SB)
+
+// func doubleFault()
+//
+// The #DF task (Linux x86_32: doublefault_32.c): vector 8 is a task gate
+// to the #DF TSS, whose CR3 is the kernel PDPT, whose stack is its own and
+// whose EIP is here, so a #DF on a broken stack still comes back as a
+// record instead of a triple fault. The task switch pushed the error code
+// (0) and saved the interrupted EIP in the main TSS. EFLAGS.NT, which the
+// switch set, is cleared: long mode would fault on it.
+TEXT ·doubleFault(SB),NOSPLIT|NOFRAME,$0
+	PUSHFL
+	ANDL	$~0x4000, 0(SP)
+	POPFL
+	MOVL	$8, (const_cpu+cpuData_Vector)
+	MOVL	0(SP), AX
+	MOVL	AX, (const_cpu+cpuData_ErrorCode)
+	MOVL	const_dfTSSPrevEIP, AX
+	MOVL	AX, (const_cpu+cpuData_FaultEIP)
+	MOVL	$const_kernelCS, (const_cpu+cpuData_FaultCS)
+	MOVL	CR2, AX
+	MOVL	AX, (const_cpu+cpuData_FaultCR2)
+	MOVL	$const_reasonFault, (const_cpu+cpuData_Reason)
+	JMP	·leave32(SB)
+
+// func dispatch()
+//
+// The system calls. In: EAX the number, EBX, ECX, EDX, ESI, EDI, EBP the
+// arguments (Linux i386's registers). Out: EAX the result; every other
+// register kept. exit and the deliberate fault end the run and do not
+// return.
+TEXT ·dispatch(SB),NOSPLIT|NOFRAME,$0
+	CMPL	AX, $const_sysGetppid
+	JEQ	getppid
+	CMPL	AX, $const_sysWork
+	JEQ	work
+	CMPL	AX, $const_sysExit
+	JEQ	exit
+	CMPL	AX, $const_sysKernelFault
+	JEQ	fault
+	MOVL	$-const_enosys, AX
+	RET
+getppid:
+	MOVL	$1, AX
+	RET
+work:
+	// Spend EBX TSC cycles (at most 2^32-1), as pti's sysWork.
+	PUSHL	CX
+	PUSHL	DX
+	RDTSC
+	MOVL	AX, CX
+spin:
+	RDTSC
+	SUBL	CX, AX
+	CMPL	AX, BX
+	JCS	spin
+	POPL	DX
+	POPL	CX
+	XORL	AX, AX
+	RET
+exit:
+	MOVL	BX, (const_cpu+cpuData_Status)
+	MOVL	$const_reasonExit, (const_cpu+cpuData_Reason)
+	JMP	·leave32(SB)
+fault:
+	XORL	AX, AX
+	MOVL	0(AX), AX		// page 0 is not mapped: #PF in ring 0
+	RET

@@ -1,0 +1,138 @@
+//go:build 386
+
+// Command kernel32 is ptilab's 32-bit kernel: the code that runs in
+// protected mode with PAE paging, and the ring-3 programs of the 32-bit
+// world. It is written in Go's 386 assembler, because the amd64 assembler
+// encodes 64-bit instructions, and built as its own GOOS=linux GOARCH=386
+// executable only to get the assembler's and the linker's output: the
+// program never runs. i386pae/mkblob cuts this package's text out of the
+// executable (kernel32.bin in package i386pae, embedded in the 64-bit
+// image) and records each routine's offset in it.
+//
+// The text is position-independent: jumps and calls between routines are
+// relative, and data is reached at the fixed addresses of
+// i386pae/layout (the kernel window at layout.KernelBase, the task's pages
+// at layout.UserBase), never through a symbol's address. So the bytes do
+// not depend on where the linker put the package (which moves with the
+// size of the Go runtime linked before it), and the 64-bit side can map
+// them at layout.Text and run the mode-switch routines at their physical
+// address.
+package main
+
+import "github.com/ptilab/ptilab/i386pae/layout"
+
+// cpuData is layout.CPUData, declared here so that its offsets reach the
+// assembly through go_asm.h.
+type cpuData layout.CPUData
+
+// ptRegs is Linux's x86_32 struct pt_regs (arch/x86/include/asm/ptrace.h):
+// the frame the linux trampolines build on the entry stack and copy to the
+// task stack, 17 words.
+type ptRegs struct {
+	bx, cx, dx, si, di, bp, ax uint32
+	ds, es, fs, gs             uint32
+	orig_ax                    uint32
+	ip, cs, flags, sp, ss      uint32
+}
+
+// Constants for the assembly (go_asm.h). Addresses in the kernel window
+// are given as negative numbers: the assembler takes 32-bit displacements
+// as signed.
+const (
+	cpu            = layout.CPU - 1<<32
+	gdt            = layout.Desc + layout.DescGDT - 1<<32
+	entryStackTop  = layout.EntryStackTop - 1<<32
+	kernelStackTop = layout.KernelStackTop - 1<<32
+	kernelCS       = layout.KERNEL_CS
+	kernelDS       = layout.KERNEL_DS
+	userCS         = layout.USER_CS
+	userDS         = layout.USER_DS
+	tssSel         = layout.TSS_SEL
+	tssDesc        = gdt + layout.GDT_ENTRY_TSS*8
+	dfTSSDesc      = gdt + layout.GDT_ENTRY_DOUBLEFAULT_TSS*8
+	dfTSSPrevEIP   = layout.Desc + layout.DescTSS + 32 - 1<<32 // the interrupted task's EIP, saved by the #DF task switch
+	sysExit        = layout.SysExit
+	sysGetppid     = layout.SysGetppid
+	sysWork        = layout.SysWork
+	sysKernelFault = layout.SysKernelFault
+	enosys         = layout.ENOSYS
+	reasonExit     = layout.ReasonExit
+	reasonFault    = layout.ReasonFault
+	ptiSwitchMask  = layout.PTISwitchMask
+	ptRegsWords    = 17
+	PhaseCR3In     = layout.PhaseCR3In
+	PhaseCopyIn    = layout.PhaseCopyIn
+	PhaseDispatch  = layout.PhaseDispatch
+	PhaseCopyOut   = layout.PhaseCopyOut
+	PhaseCR3Out    = layout.PhaseCR3Out
+	taskFrame      = kernelStackTop - ptRegsWords*4 // pt_regs on the task stack
+	entryFrame     = entryStackTop - ptRegsWords*4  // pt_regs on the entry stack
+
+	// The task's parameters and results (layout.UserParams).
+	uN        = layout.UserData + layout.ParamN
+	uR        = layout.UserData + layout.ParamR
+	uNr       = layout.UserData + layout.ParamNr
+	uArg      = layout.UserData + layout.ParamArg
+	uEntry    = layout.UserData + layout.ParamEntry
+	uNoRDTSCP = layout.UserData + layout.ParamNoRDTSCP
+	uRepeat   = layout.UserData + layout.ParamRepeat
+	uStart    = layout.UserData + layout.ParamStart
+	uAddr     = layout.UserData + layout.ParamAddr
+	uValue    = layout.UserData + layout.ParamValue
+	uResults  = layout.UserData + layout.ParamResults
+)
+
+// The routines, in the order of the text. Register contracts are with each
+// routine in the .s files.
+
+// Kernel text (entry_386.s).
+func enter32()
+func enter32high()
+func leave32()
+func leave32low()
+func landing64()
+func sysenterMinimalOff()
+func sysenterMinimalOn()
+func int80MinimalOff()
+func int80MinimalOn()
+func sysenterLinuxMovsbOff()
+func sysenterLinuxMovsbOn()
+func sysenterLinuxMovslOff()
+func sysenterLinuxMovslOn()
+func sysenterLinuxTrimOff()
+func sysenterLinuxTrimOn()
+func sysenterStampMovsbOff()
+func sysenterStampMovsbOn()
+func sysenterStampMovslOff()
+func sysenterStampMovslOn()
+func sysenterStampTrimOff()
+func sysenterStampTrimOn()
+func int80LinuxOff()
+func int80LinuxOn()
+func excEntries()
+func doubleFault()
+func dispatch()
+
+// User text (user_386.s): copied to the task's code pages.
+func userText()
+func vsyscall()
+func vsyscallRet()
+func userSyscalls()
+func userProbe()
+func userTextEnd()
+
+// keep makes the linker keep the routines: nothing calls them.
+//
+//go:noinline
+func keep(...func()) {}
+
+func main() {
+	keep(enter32, enter32high, leave32, leave32low, landing64,
+		sysenterMinimalOff, sysenterMinimalOn, int80MinimalOff, int80MinimalOn,
+		sysenterLinuxMovsbOff, sysenterLinuxMovsbOn, sysenterLinuxMovslOff, sysenterLinuxMovslOn,
+		sysenterLinuxTrimOff, sysenterLinuxTrimOn, sysenterStampMovsbOff, sysenterStampMovsbOn,
+		sysenterStampMovslOff, sysenterStampMovslOn, sysenterStampTrimOff, sysenterStampTrimOn,
+		int80LinuxOff, int80LinuxOn,
+		excEntries, doubleFault, dispatch,
+		userText, vsyscall, vsyscallRet, userSyscalls, userProbe, userTextEnd)
+}

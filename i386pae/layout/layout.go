@@ -1,0 +1,198 @@
+// Package layout is the contract between the 32-bit kernel (package
+// i386pae/kernel32, built for GOARCH=386) and the 64-bit side that sets it
+// up and enters it (package i386pae): the 32-bit world's virtual layout, its
+// selectors, its system-call numbers and the per-CPU data page both sides
+// read and write. Both packages take their assembly's offsets from these
+// declarations through go_asm.h; CPUData has only 32-bit fields, so its
+// layout is the same for GOARCH=386 and GOARCH=amd64.
+package layout
+
+// The 32-bit world's virtual layout (PAE paging, 4 GiB).
+//
+// A task's pages sit at UserBase, in the 4-8 MiB window (PDPT entry 0, PD
+// entries 2 and 3), mirroring the 64-bit task's layout. The kernel sits at a
+// fixed address at the top, KernelBase (PDPT entry 3, PD entries 508-511),
+// like Linux's x86_32 fixmap and cpu_entry_area: its code reaches its data
+// by absolute addresses. The kernel's frames (KernelPages contiguous ones,
+// below 4 GiB) are also mapped at their physical addresses in the kernel
+// tables, supervisor-only, for the switch into and out of long mode, which
+// runs with paging off for a few instructions; they never overlap the user
+// window or the kernel window.
+const (
+	UserBase       = 0x00400000
+	UserCode       = UserBase + 0x1000   // the task's code (the user text of the blob), up to UserCodePages
+	UserData       = UserBase + 0x10000  // the task's data: arguments, results, probe page
+	UserStackTop   = UserBase + 0x100000 // the task's stack grows down from here
+	UserEnd        = UserBase + 0x400000 // the end of the user window
+	UserCodePages  = 4
+	UserDataPages  = 16
+	UserStackPages = 4
+
+	KernelBase = 0xff800000
+	// The entry area: mapped in the user tables too (supervisor-only) when
+	// isolation is on.
+	CPU           = KernelBase + 0x0000 // CPUData: per-CPU entry data (1 page)
+	Desc          = KernelBase + 0x1000 // GDT (+DescGDT), TSS (+DescTSS), #DF TSS (+DescDFTSS), IDT (+DescIDT)
+	EntryStack    = KernelBase + 0x2000 // the entry stack: SYSENTER_ESP and TSS.ESP0 (2 pages)
+	EntryStackTop = KernelBase + 0x4000
+	Text          = KernelBase + 0x4000 // the blob: entry text and kernel text (TextPages)
+	TextPages     = 16
+	// Kernel only.
+	KernelStack    = KernelBase + 0x14000 // the kernel stack of system calls (2 pages)
+	KernelStackTop = KernelBase + 0x16000
+	DFStack        = KernelBase + 0x16000 // the #DF task's stack (1 page)
+	DFStackTop     = KernelBase + 0x17000
+	LowPML4        = KernelBase + 0x17000 // a PML4 below 4 GiB for the way back to long mode (1 page)
+	KernelPages    = 0x18
+
+	EntryPages = (Text - KernelBase + TextPages*4096) / 4096 // CPU through the text
+
+	DescGDT   = 0x000
+	DescTSS   = 0x100
+	DescDFTSS = 0x180
+	DescIDT   = 0x800
+)
+
+// GDT layout: Linux's x86_32 one (arch/x86/include/asm/segment.h), so that
+// selectors read as in Linux dumps and SYSENTER/SYSEXIT find what they
+// need (SDM Vol. 2B, SYSENTER: SS = SYSENTER_CS+8; SYSEXIT: CS =
+// SYSENTER_CS+16, SS = SYSENTER_CS+24, RPL 3), plus two entries ptilab uses
+// to return to long mode at the selectors of the 64-bit GDT (amd64.KERNEL_CS
+// and amd64.KERNEL_DS).
+const (
+	GDT_ENTRY_KERNEL64_CS     = 2
+	GDT_ENTRY_KERNEL64_DS     = 3
+	GDT_ENTRY_KERNEL_CS       = 12
+	GDT_ENTRY_KERNEL_DS       = 13
+	GDT_ENTRY_DEFAULT_USER_CS = 14
+	GDT_ENTRY_DEFAULT_USER_DS = 15
+	GDT_ENTRY_TSS             = 16
+	GDT_ENTRY_DOUBLEFAULT_TSS = 31
+	GDT_ENTRIES               = 32
+
+	KERNEL64_CS     = GDT_ENTRY_KERNEL64_CS * 8       // 0x10
+	KERNEL64_DS     = GDT_ENTRY_KERNEL64_DS * 8       // 0x18
+	KERNEL_CS       = GDT_ENTRY_KERNEL_CS * 8         // 0x60
+	KERNEL_DS       = GDT_ENTRY_KERNEL_DS * 8         // 0x68
+	USER_CS         = GDT_ENTRY_DEFAULT_USER_CS*8 | 3 // 0x73
+	USER_DS         = GDT_ENTRY_DEFAULT_USER_DS*8 | 3 // 0x7b
+	TSS_SEL         = GDT_ENTRY_TSS * 8               // 0x80
+	DOUBLEFAULT_TSS = GDT_ENTRY_DOUBLEFAULT_TSS * 8   // 0xf8
+)
+
+// System calls of the 32-bit kernel: Linux's i386 numbers
+// (arch/x86/entry/syscalls/syscall_32.tbl) where Linux has the call.
+const (
+	SysExit    = 1   // exit(status): the task is done
+	SysGetppid = 64  // the null call: returns 1
+	SysWork    = 127 // ptilab's (i386's 127 is the removed create_module): spend EBX TSC cycles, return 0
+	ENOSYS     = 38
+)
+
+// Ways into the 32-bit kernel.
+const (
+	EntrySysenter = 0 // SYSENTER, back by SYSEXIT
+	EntryInt80    = 1 // INT 0x80 through a DPL-3 gate, back by IRET
+	EntryNone     = 2 // no system call: the empty loop
+)
+
+// Run end reasons (as package pti's).
+const (
+	ReasonExit  = 1 // the task exited
+	ReasonFault = 2 // a CPU exception ended the run
+)
+
+// CPUData is the per-CPU entry data at CPU: what the entry code reads
+// while only the entry area may be mapped, what the switch into and out of
+// long mode needs, and how the run ended. The 64-bit side's save area
+// (package i386pae) follows it in the same page, at SaveArea.
+type CPUData struct {
+	// Set by the 64-bit side before a run.
+	KernelCR3 uint32    // the kernel side's PDPT (8 KiB aligned: bit 12 clear)
+	UserCR3   uint32    // the user side's PDPT: KernelCR3 | 1<<12 with isolation, KernelCR3 without
+	CR4       uint32    // CR4 in the 32-bit world: PAE, PGE when global pages are on
+	LowPML4   uint32    // CR3 for the way back: a PML4 below 4 GiB sharing the Go kernel's mappings
+	Phys      uint32    // the physical address of this page (of the kernel's first frame)
+	HighEntry uint32    // the address of enter32high at Text
+	LeaveLow  uint32    // the physical address of leave32low
+	Handler   uint32    // the system-call path's handler table base: unused by the minimal flavour
+	Back64    [2]uint32 // where the landing stub jumps in long mode: the Go image's back64 (low, high)
+	Far       [2]uint32 // far pointer (m16:32) to the landing stub: physical address, then KERNEL64_CS
+	UserEIP   uint32    // where the task starts
+	UserESP   uint32    // the task's initial stack pointer
+	// SysexitEIP is where SYSEXIT returns: the vsyscall routine's return
+	// point in the task's code (Linux: the vDSO's __kernel_vsyscall).
+	SysexitEIP uint32
+	Args       [6]uint32 // the task's EBX, ECX, EDX, ESI, EDI, EBP at start
+	// LGDT/LIDT operands: limit in the upper half of the first word, base
+	// in the second; the operand is at the field's address + 2.
+	GDT, IDT [2]uint32
+	// GDTPhys is the LGDT operand of the GDT at its physical address, for
+	// the way back: the far jump to KERNEL64_CS reads the GDT after the
+	// kernel window is gone.
+	GDTPhys [2]uint32
+
+	// How the run ended.
+	Reason, Status                                           uint32
+	Vector, ErrorCode, FaultEIP, FaultCS, FaultESP, FaultCR2 uint32
+
+	// The instrumented linux trampolines' TSC stamps: cycles summed over
+	// the run's calls for each phase (low, high words), in the order of
+	// the Phase* constants, and the last stamp.
+	Phase     [PhaseCount][2]uint32
+	PhasePrev uint32
+}
+
+// Phases of a system call through the instrumented linux trampolines,
+// each from the stamp before it: the switch to the kernel side's CR3 (from
+// the end of the register saves), the copy of pt_regs from the entry stack
+// to the task stack, the dispatch, the copy back (or the 8 trimmed bytes),
+// the switch to the user side's CR3.
+const (
+	PhaseCR3In = iota
+	PhaseCopyIn
+	PhaseDispatch
+	PhaseCopyOut
+	PhaseCR3Out
+	PhaseCount
+)
+
+// How the linux trampolines copy pt_regs between the entry stack and the
+// task stack (Linux x86_32 PTI, arch/x86/entry/entry_32.S,
+// SWITCH_TO_KERNEL_STACK and SWITCH_TO_ENTRY_STACK).
+const (
+	CopyMovsl = 0 // REP MOVSL both ways (17 words)
+	CopyMovsb = 1 // REP MOVSB both ways (68 bytes)
+	CopyTrim  = 2 // REP MOVSL in; out only EFLAGS and EAX (8 bytes) to the entry stack, as Linux's SYSEXIT path
+)
+
+// SaveArea is the offset in the CPU page of the 64-bit side's save area.
+const SaveArea = 0x800
+
+// PTISwitchMask is what the trampolines OR into CR3 to go to the user
+// side and clear to come back: bit 12, the upper PDPT of the 8 KiB pair
+// (Linux x86_32: PTI_SWITCH_MASK).
+const PTISwitchMask = 1 << 12
+
+// SysKernelFault is ptilab's system call that faults in the 32-bit kernel
+// on purpose (a read of address 0): its record must come back to the 64-bit
+// side and the run go on.
+const SysKernelFault = 126
+
+// The task's parameters and results in its first data page (at UserData),
+// byte offsets. The 64-bit side writes the parameters before a run and
+// reads the results after it.
+const (
+	ParamN        = 0  // system calls per repeat
+	ParamR        = 4  // repeats
+	ParamNr       = 8  // the system call's number
+	ParamArg      = 12 // its argument (EBX)
+	ParamEntry    = 16 // EntrySysenter, EntryInt80 or EntryNone
+	ParamNoRDTSCP = 20 // 1: end stamps with LFENCE;RDTSC;LFENCE
+	ParamRepeat   = 24 // the task's repeat counter
+	ParamStart    = 32 // the repeat's start stamp (8 bytes)
+	ParamAddr     = 40 // the probe's address
+	ParamValue    = 44 // what the probe read
+	ParamResults  = 64 // R TSC deltas of 8 bytes
+	MaxRepeats    = (4096 - ParamResults) / 8
+)

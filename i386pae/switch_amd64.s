@@ -1,0 +1,108 @@
+#include "go_asm.h"
+#include "textflag.h"
+
+#define MSR_SYSENTER_CS    0x174
+#define MSR_SYSENTER_ESP   0x175
+#define MSR_SYSENTER_EIP   0x176
+#define MSR_FS_BASE        0xc0000100
+#define MSR_GS_BASE        0xc0000101
+#define MSR_KERNEL_GS_BASE 0xc0000102
+
+
+#define RDMSR64(msr, dst) \
+	MOVL	$msr, CX; \
+	RDMSR; \
+	SHLQ	$32, DX; \
+	ORQ	DX, AX; \
+	MOVQ	AX, dst
+
+#define WRMSR64(msr, src) \
+	MOVL	$msr, CX; \
+	MOVQ	src, AX; \
+	MOVQ	AX, DX; \
+	SHRQ	$32, DX; \
+	WRMSR
+
+// func run32(cpu uint64)
+//
+// Runs the prepared 32-bit world and returns when it has come back
+// (back64). cpu is the physical address of the per-CPU page (below 4 GiB,
+// identity-mapped). It saves the Go context in the page's save area (stack
+// pointer, CR3, CR4, GDT, IDT, TR, the FS and GS bases, the SYSENTER
+// MSRs), sets the run's SYSENTER MSRs, loads the 32-bit GDT at its
+// physical address and far-returns to enter32, at its physical address,
+// in compatibility mode (CS = KERNEL_CS, a 32-bit code segment), with EDI
+// = cpu. Interrupts must be masked (they always are: see goos).
+TEXT ·run32(SB),NOSPLIT|NOFRAME,$0-8
+	MOVQ	cpu+0(FP), DI
+	PUSHQ	BP			// the caller's frame pointer, popped by back64
+	MOVQ	SP, (const_saveAreaOff+saveArea_GoRSP)(DI)
+	MOVQ	CR3, AX
+	MOVQ	AX, (const_saveAreaOff+saveArea_GoCR3)(DI)
+	MOVQ	CR4, AX
+	MOVQ	AX, (const_saveAreaOff+saveArea_GoCR4)(DI)
+	SGDT	(const_saveAreaOff+saveArea_GoGDT+6)(DI)
+	SIDT	(const_saveAreaOff+saveArea_GoIDT+6)(DI)
+	XORQ	AX, AX
+	BYTE $0x0f; BYTE $0x00; BYTE $0xc8	// STR AX
+	MOVQ	AX, (const_saveAreaOff+saveArea_GoTR)(DI)
+	RDMSR64(MSR_FS_BASE, (const_saveAreaOff+saveArea_GoFSBase)(DI))
+	RDMSR64(MSR_GS_BASE, (const_saveAreaOff+saveArea_GoGSBase)(DI))
+	RDMSR64(MSR_KERNEL_GS_BASE, (const_saveAreaOff+saveArea_GoKGSBase)(DI))
+	RDMSR64(MSR_SYSENTER_CS, (const_saveAreaOff+saveArea_GoSysenterCS)(DI))
+	RDMSR64(MSR_SYSENTER_ESP, (const_saveAreaOff+saveArea_GoSysenterESP)(DI))
+	RDMSR64(MSR_SYSENTER_EIP, (const_saveAreaOff+saveArea_GoSysenterEIP)(DI))
+	WRMSR64(MSR_SYSENTER_CS, (const_saveAreaOff+saveArea_RunSysenterCS)(DI))
+	WRMSR64(MSR_SYSENTER_ESP, (const_saveAreaOff+saveArea_RunSysenterESP)(DI))
+	WRMSR64(MSR_SYSENTER_EIP, (const_saveAreaOff+saveArea_RunSysenterEIP)(DI))
+	LGDT	(const_saveAreaOff+saveArea_RunGDT+6)(DI)
+	PUSHQ	$const_kernelCS32
+	PUSHQ	(const_saveAreaOff+saveArea_Enter32)(DI)
+	RETFQ
+
+// func back64()
+//
+// The end of a run, reached from the 32-bit world's landing64 in 64-bit
+// mode: CS = KERNEL64_CS of the 32-bit GDT (the Go GDT's KERNEL_CS
+// selector), CR3 = the low PML4 (the Go kernel's mappings), RDI = the
+// per-CPU page. It restores the Go context that run32 saved (the IDT
+// first: an NMI from here on finds Go's handlers; the data segments; the
+// TR after clearing its busy bit; CR3, CR4 and the MSRs) and returns from
+// run32.
+TEXT ·back64(SB),NOSPLIT|NOFRAME,$0
+	LIDT	(const_saveAreaOff+saveArea_GoIDT+6)(DI)
+	LGDT	(const_saveAreaOff+saveArea_GoGDT+6)(DI)
+	MOVL	$const_kernelDS64, AX
+	MOVW	AX, SS
+	MOVW	AX, DS
+	MOVW	AX, ES
+	XORL	AX, AX
+	MOVW	AX, FS
+	MOVW	AX, GS
+	MOVQ	(const_saveAreaOff+saveArea_GoGDT+8)(DI), AX
+	ADDQ	(const_saveAreaOff+saveArea_GoTR)(DI), AX
+	ANDB	$~2, 5(AX)
+	MOVQ	(const_saveAreaOff+saveArea_GoTR)(DI), AX
+	LTR	AX
+	MOVQ	(const_saveAreaOff+saveArea_GoCR3)(DI), AX
+	MOVQ	AX, CR3
+	MOVQ	(const_saveAreaOff+saveArea_GoCR4)(DI), AX
+	MOVQ	AX, CR4
+	WRMSR64(MSR_FS_BASE, (const_saveAreaOff+saveArea_GoFSBase)(DI))
+	WRMSR64(MSR_GS_BASE, (const_saveAreaOff+saveArea_GoGSBase)(DI))
+	WRMSR64(MSR_KERNEL_GS_BASE, (const_saveAreaOff+saveArea_GoKGSBase)(DI))
+	WRMSR64(MSR_SYSENTER_CS, (const_saveAreaOff+saveArea_GoSysenterCS)(DI))
+	WRMSR64(MSR_SYSENTER_ESP, (const_saveAreaOff+saveArea_GoSysenterESP)(DI))
+	WRMSR64(MSR_SYSENTER_EIP, (const_saveAreaOff+saveArea_GoSysenterEIP)(DI))
+	MOVQ	(const_saveAreaOff+saveArea_GoRSP)(DI), SP
+	POPQ	BP
+	POPQ	CX		// run32's return address: RET, but the assembler
+	JMP	CX		// rejects a RET after more POPs than PUSHes
+
+// func back64Addr() uint64
+//
+// Returns the address of back64.
+TEXT ·back64Addr(SB),NOSPLIT,$0-8
+	LEAQ	·back64(SB), AX
+	MOVQ	AX, ret+0(FP)
+	RET
