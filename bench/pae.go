@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -17,35 +18,43 @@ import (
 // Measurement32 is one 32-bit configuration's figure: cycles per call over
 // R repeats of N calls.
 type Measurement32 struct {
-	Config  i386pae.Config
-	Bench   string // "null32"
-	N, R    int
-	Stats   Stats   // cycles per call, loop overhead subtracted
-	Empty   float64 // cycles per iteration of the empty loop
-	Unsup   error
-	Failure error
+	Config i386pae.Config
+	Bench  string // "null32"
+	N, R   int
+	Stats  Stats   // cycles per call, loop overhead subtracted
+	Empty  float64 // cycles per iteration of the empty loop
+	// Phases are the instrumented trampoline's cycles per call in each
+	// phase (layout.Phase*), with Config.Stamps.
+	Phases [layout.PhaseCount]float64
+	// PhaseCall is the whole call over the same calls as Phases: every
+	// repeat, warm-up included, less the empty loop.
+	PhaseCall float64
+	Unsup     error
+	Failure   error
 }
 
 func (m *Measurement32) ok() bool { return m.Unsup == nil && m.Failure == nil }
 
 // runLoop32 runs the 32-bit timing loop (or the empty loop) for r repeats
-// of n iterations under c and returns the r cycle counts.
-func runLoop32(c i386pae.Config, empty bool, n, r int, nr, arg uint32) ([]uint64, error) {
+// of n iterations under c and returns how it ended, with the r cycle
+// counts.
+func runLoop32(c i386pae.Config, empty bool, n, r int, nr, arg uint32) (i386pae.Result, error) {
 	res, err := i386pae.Run(c, i386pae.Syscalls, i386pae.Params{
 		N: uint32(n), R: uint32(r), Nr: nr, Arg: arg, Empty: empty, NoRDTSCP: !amd64.Features.RDTSCP,
 	})
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	if res.Reason != layout.ReasonExit || res.Status != 0 {
-		return nil, fmt.Errorf("the 32-bit ring-3 loop ended with %v", res)
+		return res, fmt.Errorf("the 32-bit ring-3 loop ended with %v", res)
 	}
-	return res.Cycles, nil
+	return res, nil
 }
 
 // Measure32 times 32-bit system call nr with argument arg under c as
 // Measure does in 64-bit mode: warm-up repeats, then r repeats of n calls,
-// less the empty loop's median cost per iteration.
+// less the empty loop's median cost per iteration. With c.Stamps it also
+// gives the phases' cycles per call, over every call of the run.
 func Measure32(c i386pae.Config, nr, arg uint32, n, r, warmup int) Measurement32 {
 	m := Measurement32{Config: c, N: n, R: r}
 	if err := i386pae.Supported(c); err != nil {
@@ -61,24 +70,37 @@ func Measure32(c i386pae.Config, nr, arg uint32, n, r, warmup int) Measurement32
 		m.Failure = err
 		return m
 	}
-	m.Empty = Summarize(PerOp(empty[warmup:], n, 0)).Median
+	m.Empty = Summarize(PerOp(empty.Cycles[warmup:], n, 0)).Median
 	calls, err := runLoop32(c, false, n, r+warmup, nr, arg)
 	if err != nil {
 		m.Failure = err
 		return m
 	}
-	m.Stats = Summarize(PerOp(calls[warmup:], n, m.Empty))
+	m.Stats = Summarize(PerOp(calls.Cycles[warmup:], n, m.Empty))
+	if c.Stamps {
+		all := float64(n * (r + warmup))
+		for i, sum := range calls.Phases {
+			m.Phases[i] = float64(sum) / all
+		}
+		var total uint64
+		for _, c := range calls.Cycles {
+			total += c
+		}
+		m.PhaseCall = float64(total)/all - m.Empty
+	}
 	return m
 }
 
-// configs32 lists the 32-bit configurations of p: its modes, both entries,
-// its global settings (flavour minimal only, for now).
+// configs32 lists the 32-bit configurations of p: its modes, both
+// entries, its flavours (linux with REP MOVSL), its global settings.
 func (p SyscallParams) configs32() []i386pae.Config {
 	var cs []i386pae.Config
 	for _, m := range p.Modes {
 		for _, e := range []i386pae.Entry{i386pae.Sysenter, i386pae.Int80} {
-			for _, g := range p.Globals {
-				cs = append(cs, i386pae.Config{Mode: m, Entry: e, Global: g})
+			for _, f := range p.Flavours {
+				for _, g := range p.Globals {
+					cs = append(cs, i386pae.Config{Mode: m, Entry: e, Flavour: f, Global: g})
+				}
 			}
 		}
 	}
@@ -98,7 +120,10 @@ func find32(ms []Measurement32, c i386pae.Config) *Measurement32 {
 func (r *Reporter) measurement32(m Measurement32, clk Clock, ratio float64) {
 	f := map[string]any{
 		"bench": m.Bench, "width": 32, "mode": m.Config.Mode.String(), "entry": m.Config.Entry.String(),
-		"flavour": "minimal", "global": m.Config.Global, "N": m.N, "R": m.R, "emulated": clk.Emulated, "icount": clk.Icount,
+		"flavour": m.Config.Flavour.String(), "global": m.Config.Global, "N": m.N, "R": m.R, "emulated": clk.Emulated, "icount": clk.Icount,
+	}
+	if m.Config.Flavour == pti.Linux {
+		f["copy"] = m.Config.Copy.String()
 	}
 	if r.notMeasured(m.Bench+" "+m.Config.String(), f, m.Unsup, m.Failure) {
 		return
@@ -106,6 +131,15 @@ func (r *Reporter) measurement32(m Measurement32, clk Clock, ratio float64) {
 	addStats(f, m.Stats, clk, ratio)
 	f["ns_per_call"] = round(clk.Ns(m.Stats.Mean))
 	f["empty_loop_cycles"] = round(m.Empty)
+	if m.Config.Stamps {
+		f["stamps"] = true
+		phases := map[string]any{}
+		for i, c := range m.Phases {
+			phases[phaseNames[i]] = round(c)
+		}
+		f["phases"] = phases
+		f["phase_call"] = round(m.PhaseCall)
+	}
 	r.Record("syscall", f)
 }
 
@@ -118,19 +152,97 @@ func NullSyscall32(r *Reporter, p SyscallParams, clk Clock) []Measurement32 {
 	r.Printf("")
 	r.Printf("32-bit PAE kernel: null system call (getppid), per call: %s, empty-loop overhead subtracted;", repeats(p.R, p.N, p.Warmup))
 	r.Printf("%s; ± as perf stat --repeat (stddev of the mean); %s", clk.unitNote(), clk.header())
-	r.Printf("%-8s %-8s %-6s %12s %7s %12s %12s %10s %7s", "mode", "entry", "global", clk.perCall(), "±%", "median", "min", "ns/call", "vs off")
+	r.Printf("%-8s %-8s %-8s %-6s %12s %7s %12s %12s %10s %7s", "mode", "entry", "flavour", "global", clk.perCall(), "±%", "median", "min", "ns/call", "vs off")
 	var ms []Measurement32
 	for _, c := range p.configs32() {
 		m := Measure32(c, layout.SysGetppid, 0, p.N, p.R, p.Warmup)
 		m.Bench = "null32"
 		ms = append(ms, m)
 		ratio := 0.0
-		if base := find32(ms, i386pae.Config{Mode: pti.Off, Entry: c.Entry, Global: c.Global}); base != nil && base.ok() && m.ok() {
+		off := c
+		off.Mode = pti.Off
+		if base := find32(ms, off); base != nil && base.ok() && m.ok() {
 			ratio = m.Stats.Mean / base.Stats.Mean
 		}
-		r.syscallRow(fmt.Sprintf("%-8s %-8s %-6s", c.Mode, c.Entry, yn(c.Global)), m.Stats, clk, ratio, m.Unsup, m.Failure)
+		r.syscallRow(fmt.Sprintf("%-8s %-8s %-8s %-6s", c.Mode, c.Entry, c.Flavour, yn(c.Global)), m.Stats, clk, ratio, m.Unsup, m.Failure)
 		r.measurement32(m, clk, ratio)
 	}
+	return ms
+}
+
+var phaseNames = [layout.PhaseCount]string{
+	layout.PhaseCR3In: "cr3_in", layout.PhaseCopyIn: "copy_in", layout.PhaseDispatch: "dispatch",
+	layout.PhaseCopyOut: "copy_out", layout.PhaseCR3Out: "cr3_out",
+}
+
+// CopyMethods32 measures the linux SYSENTER trampoline with each way of
+// copying pt_regs (REP MOVSL, REP MOVSB, and the exit copy trimmed to 8
+// bytes), under p's modes, global pages off, and prints the table: the
+// Linux thread found that REP MOVSL for REP MOVSB and the trimmed exit
+// copy barely helped, the CR3 switch dominating. Then the instrumented
+// trampolines' phase breakdown: cycles per call in each phase (the CR3
+// switch in, the copy in, the dispatch, the copy out, the CR3 switch out)
+// and their shares of the whole call, so the "25% of cycles in
+// entry_SYSENTER_32 with PTI" finding can be read off: the entry path is
+// everything but the dispatch.
+//
+// A configuration measured already in have (the null32 table's linux
+// REP MOVSL rows) is reused, not measured and recorded again.
+func CopyMethods32(r *Reporter, p SyscallParams, clk Clock, have []Measurement32) []Measurement32 {
+	var ms []Measurement32
+	r.Printf("")
+	r.Printf("32-bit PAE kernel, linux SYSENTER trampoline: pt_regs copy methods, per null call: %s;", repeats(p.R, p.N, p.Warmup))
+	r.Printf("%s; global pages off", clk.unitNote())
+	r.Printf("%-8s %-8s %12s %7s %12s %12s %10s %7s", "mode", "copy", clk.perCall(), "±%", "median", "min", "ns/call", "vs off")
+	copies := []i386pae.Copy{i386pae.Movsl, i386pae.Movsb, i386pae.Trim}
+	for _, stamps := range []bool{false, true} {
+		if stamps {
+			r.Printf("")
+			r.Printf("phase breakdown (instrumented trampoline: RDTSC at each boundary, its own cost inside the phases), %s per call and %% of the call", clk.unit())
+			r.Printf("%-8s %-8s %16s %16s %16s %16s %16s %16s %10s", "mode", "copy", "cr3 in", "copy in", "dispatch", "copy out", "cr3 out", "rest", "call")
+		}
+		for _, mode := range p.Modes {
+			if mode == pti.OnPCID {
+				continue // not in PAE: the table above says so
+			}
+			for _, cp := range copies {
+				c := i386pae.Config{Mode: mode, Entry: i386pae.Sysenter, Flavour: pti.Linux, Copy: cp, Stamps: stamps}
+				var m Measurement32
+				old := find32(have, c)
+				if old != nil {
+					m = *old
+				} else {
+					m = Measure32(c, layout.SysGetppid, 0, p.N, p.R, p.Warmup)
+					m.Bench = "null32"
+				}
+				ms = append(ms, m)
+				off := c
+				off.Mode = pti.Off
+				ratio := 0.0
+				if base := find32(ms, off); base != nil && base.ok() && m.ok() {
+					ratio = m.Stats.Mean / base.Stats.Mean
+				}
+				head := fmt.Sprintf("%-8s %-8s", mode, cp)
+				if !stamps || !m.ok() {
+					r.syscallRow(head, m.Stats, clk, ratio, m.Unsup, m.Failure)
+				} else {
+					line := head
+					call := m.PhaseCall
+					rest := call
+					for _, ph := range m.Phases {
+						line += fmt.Sprintf(" %8.1f %5.1f%%", ph, 100*ph/call)
+						rest -= ph
+					}
+					line += fmt.Sprintf(" %8.1f %5.1f%% %10.1f", rest, 100*rest/call, call)
+					r.Printf("%s", line)
+				}
+				if old == nil {
+					r.measurement32(m, clk, ratio)
+				}
+			}
+		}
+	}
+	r.Printf("(phases over every call of the run, warm-up included; rest: SYSENTER and SYSEXIT, the register saves and restores, the vsyscall routine; the entry path is the call less the dispatch)")
 	return ms
 }
 
@@ -224,4 +336,73 @@ func Probe32(r *Reporter, roundTrips int) bool {
 	r.Check("kernel32 round trips", good, fmt.Sprintf("%d round trips long mode -> 32-bit PAE (off and on) -> long mode %s", roundTrips, map[bool]string{true: "came back", false: "failed: " + strings.Join(failed, "; ")}[good]),
 		map[string]any{"round_trips": roundTrips})
 	return ok && good
+}
+
+// SeedNull prints the null system call in the shape of the reference
+// thread's table: rows 32-bit PTI off and on (SYSENTER), 64-bit off, on
+// and on+pcid (SYSCALL), columns the minimal and linux flavours, global
+// pages off; each cell cycles per call ± (perf style) and the ratio to the
+// same width's PTI-off row. A missing or unsupported configuration says
+// so. It records one "seed" record per cell.
+func SeedNull(r *Reporter, ms []Measurement, ms32 []Measurement32, clk Clock) {
+	r.Printf("")
+	r.Printf("null system call, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL), global pages off: %s per call ± (perf style), ratio to the same width's off", clk.unit())
+	r.Printf("%-18s | %-28s | %s", "kernel", "minimal", "linux")
+	type cell struct {
+		s     Stats
+		ok    bool
+		unsup error
+	}
+	get32 := func(mode pti.Mode, f pti.Flavour) cell {
+		if mode == pti.OnPCID {
+			return cell{unsup: i386pae.Supported(i386pae.Config{Mode: mode})}
+		}
+		m := find32(ms32, i386pae.Config{Mode: mode, Entry: i386pae.Sysenter, Flavour: f})
+		if m == nil {
+			return cell{}
+		}
+		return cell{s: m.Stats, ok: m.ok(), unsup: m.Unsup}
+	}
+	get64 := func(mode pti.Mode, f pti.Flavour) cell {
+		m := find(ms, pti.Config{Mode: mode, Flavour: f})
+		if m == nil {
+			return cell{}
+		}
+		return cell{s: m.Stats, ok: m.ok(), unsup: m.Unsup}
+	}
+	for _, width := range []int{32, 64} {
+		get := get32
+		if width == 64 {
+			get = get64
+		}
+		for _, mode := range []pti.Mode{pti.Off, pti.On, pti.OnPCID} {
+			line := fmt.Sprintf("%-18s", fmt.Sprintf("%d-bit PTI %v", width, mode))
+			for _, f := range []pti.Flavour{pti.Minimal, pti.Linux} {
+				c, base := get(mode, f), get(pti.Off, f)
+				rec := map[string]any{"bench": "null", "width": width, "mode": mode.String(), "flavour": f.String(), "global": false}
+				var text string
+				switch {
+				case c.unsup != nil:
+					text = "unsupported by this CPU"
+					if errors.Is(c.unsup, i386pae.ErrNotInPAE) {
+						text = "not in PAE"
+					}
+					rec["reason"] = c.unsup.Error()
+					r.Record("seed-unsupported", rec)
+				case !c.ok:
+					text = "not measured" // not in the plan, or failed (reported above)
+				default:
+					ratio := 0.0
+					if base.ok {
+						ratio = c.s.Mean / base.s.Mean
+					}
+					text = fmt.Sprintf("%9.1f ±%5.1f%% %7.2fx", c.s.Mean, c.s.PerfPct(), ratio)
+					addStats(rec, c.s, clk, ratio)
+					r.Record("seed", rec)
+				}
+				line += fmt.Sprintf(" | %-28s", text)
+			}
+			r.Printf("%s", strings.TrimRight(line, " "))
+		}
+	}
 }

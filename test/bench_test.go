@@ -155,6 +155,19 @@ func TestPTIMatrix(t *testing.T) {
 	check32(t, res)
 }
 
+// key32 names a 32-bit null-call record: mode/entry/flavour[/copy]
+// [/stamps]/global.
+func key32(f map[string]any) string {
+	k := fmt.Sprintf("%v/%v/%v", f["mode"], f["entry"], f["flavour"])
+	if f["copy"] != nil {
+		k += fmt.Sprintf("/%v", f["copy"])
+	}
+	if f["stamps"] == true {
+		k += "/stamps"
+	}
+	return k + fmt.Sprintf("/%v", f["global"])
+}
+
 // check32 checks the 32-bit world's part of a default run: the null
 // system call by SYSENTER and INT 0x80 under off and on, global pages off
 // and on; on+pcid rows "not in PAE"; the probe (the kernel stack present
@@ -164,25 +177,55 @@ func TestPTIMatrix(t *testing.T) {
 func check32(t *testing.T, res *qemu.Result) {
 	lines := strings.Join(res.Lines(), "\n")
 	null32 := map[string]bool{}
+	stamped := 0
 	for _, f := range records(t, res, "syscall") {
 		if f["bench"] != "null32" {
 			continue
 		}
-		k := fmt.Sprintf("%v/%v/%v", f["mode"], f["entry"], f["global"])
+		k := key32(f)
+		assert.False(t, null32[k], "%s recorded once", k)
 		null32[k] = true
 		assert.Equal(t, int64(32), integer(t, f, "width"), k)
 		assert.Positive(t, number(t, f, "mean"), k)
 		assert.Equal(t, "tsc_cycles", f["unit"], k)
+		if f["stamps"] == true {
+			stamped++
+			phases, ok := f["phases"].(map[string]any)
+			require.True(t, ok, "%s: phases", k)
+			assert.Len(t, phases, 5, k)
+			assert.Positive(t, number(t, f, "phase_call"), k)
+		}
 	}
 	want := map[string]bool{}
 	for _, m := range []string{"off", "on"} {
 		for _, e := range []string{"sysenter", "int80"} {
 			for _, g := range []bool{false, true} {
-				want[fmt.Sprintf("%s/%s/%v", m, e, g)] = true
+				want[fmt.Sprintf("%s/%s/minimal/%v", m, e, g)] = true
+				want[fmt.Sprintf("%s/%s/linux/movsl/%v", m, e, g)] = true
 			}
+		}
+		for _, c := range []string{"movsb", "trim8"} {
+			want[fmt.Sprintf("%s/sysenter/linux/%s/false", m, c)] = true
+		}
+		for _, c := range []string{"movsl", "movsb", "trim8"} {
+			want[fmt.Sprintf("%s/sysenter/linux/%s/stamps/false", m, c)] = true
 		}
 	}
 	assert.Equal(t, want, null32)
+	assert.Equal(t, 6, stamped, "the phase breakdown: off and on x 3 copy methods")
+	assert.Regexp(t, `(?m)^on\s+trim8(\s+[-0-9.]+\s+[-0-9.]+%){6}\s+[0-9.]+$`, lines, "the phase breakdown's on/trim8 row")
+
+	// The seed-shaped table: 32-bit and 64-bit rows, minimal and linux.
+	seeds := map[string]bool{}
+	for _, f := range records(t, res, "seed") {
+		seeds[fmt.Sprintf("%v/%v/%v", f["width"], f["mode"], f["flavour"])] = true
+		assert.Positive(t, number(t, f, "mean"))
+	}
+	assert.Len(t, seeds, 8, "2 widths x off, on x minimal, linux: %v", seeds)
+	assert.Len(t, records(t, res, "seed-unsupported"), 4, "on+pcid: not in PAE (32-bit), no PCID under TCG (64-bit)")
+	assert.Regexp(t, `(?m)^32-bit PTI on\s+\|\s+[0-9.]+ ±\s*[0-9.]+% +[0-9.]+x\s+\|\s+[0-9.]+ ±\s*[0-9.]+% +[0-9.]+x$`, lines)
+	assert.Regexp(t, `(?m)^32-bit PTI on\+pcid\s+\| not in PAE\s+\| not in PAE$`, lines)
+
 	notInPAE := 0
 	for _, f := range records(t, res, "unsupported") {
 		if f["width"] != nil && f["mode"] == "on+pcid" {
@@ -190,9 +233,9 @@ func check32(t *testing.T, res *qemu.Result) {
 			assert.Contains(t, f["reason"], "PCID: not in PAE")
 		}
 	}
-	assert.Equal(t, 4, notInPAE, "on+pcid x 2 entries x 2 global settings")
-	assert.Regexp(t, `(?m)^on\+pcid\s+sysenter\s+no\s+unsupported: PCID: not in PAE`, lines)
-	assert.Regexp(t, `(?m)^on\s+int80\s+no\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+$`, lines)
+	assert.Equal(t, 8, notInPAE, "on+pcid x 2 entries x 2 flavours x 2 global settings")
+	assert.Regexp(t, `(?m)^on\+pcid\s+sysenter\s+minimal\s+no\s+unsupported: PCID: not in PAE`, lines)
+	assert.Regexp(t, `(?m)^on\s+int80\s+linux\s+no\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+$`, lines)
 
 	present := map[string]map[string]bool{ // target -> mode -> present
 		"kernel stack": {"off": true, "on": false},
@@ -247,12 +290,22 @@ var pathLength = map[string]int64{
 	"messaging on/processes":  929,
 	"messaging off/threads":   869,
 	"messaging on/threads":    882,
-	// The 32-bit PAE kernel, minimal trampolines: SYSENTER through the
-	// vsyscall routine, INT 0x80 straight.
-	"null32 off/sysenter": 21,
-	"null32 on/sysenter":  27,
-	"null32 off/int80":    13,
-	"null32 on/int80":     19,
+	// The 32-bit PAE kernel: SYSENTER through the vsyscall routine, INT
+	// 0x80 straight; minimal trampolines, and linux ones with pt_regs
+	// copied by REP MOVSL, REP MOVSB (QEMU counts each iteration of a REP
+	// string instruction) and the exit copy trimmed to 8 bytes.
+	"null32 off/sysenter/minimal/false":     21,
+	"null32 on/sysenter/minimal/false":      27,
+	"null32 off/int80/minimal/false":        13,
+	"null32 on/int80/minimal/false":         19,
+	"null32 off/sysenter/linux/movsl/false": 97,
+	"null32 on/sysenter/linux/movsl/false":  103,
+	"null32 off/int80/linux/movsl/false":    83,
+	"null32 on/int80/linux/movsl/false":     89,
+	"null32 off/sysenter/linux/movsb/false": 199,
+	"null32 on/sysenter/linux/movsb/false":  205,
+	"null32 off/sysenter/linux/trim8/false": 79,
+	"null32 on/sysenter/linux/trim8/false":  85,
 }
 
 // TestPathLengths runs the null system call under -icount shift=0.
@@ -263,6 +316,7 @@ func TestPathLengths(t *testing.T) {
 	})
 	requireOK(t, res)
 	got := map[string]int64{}
+	stamps := map[string]map[string]float64{}
 	for _, f := range records(t, res, "pingpong") {
 		k := fmt.Sprintf("pingpong %v/%v", f["mode"], f["tasks"])
 		assert.Equal(t, number(t, f, "mean"), number(t, f, "min"), "%s: deterministic under icount", k)
@@ -278,10 +332,24 @@ func TestPathLengths(t *testing.T) {
 			continue
 		}
 		k := fmt.Sprintf("%v %v/%v", f["bench"], f["mode"], f["flavour"])
-		if f["entry"] != nil {
-			k = fmt.Sprintf("%v %v/%v", f["bench"], f["mode"], f["entry"])
+		if f["width"] != nil {
+			k = fmt.Sprintf("%v %v", f["bench"], key32(f))
 		}
 		mean := number(t, f, "mean")
+		if f["stamps"] == true {
+			// Under icount the phases add up to less than the call, and
+			// isolation adds to both CR3 phases.
+			raw := f["phases"].(map[string]any)
+			phases := map[string]float64{}
+			sum := 0.0
+			for name := range raw {
+				phases[name] = number(t, raw, name)
+				sum += phases[name]
+			}
+			assert.Less(t, sum, number(t, f, "phase_call"), k)
+			stamps[str(t, f, "mode")+"/"+str(t, f, "copy")] = phases
+			continue
+		}
 		assert.Equal(t, mean, number(t, f, "min"), "%s: deterministic under icount", k)
 		assert.Equal(t, "instructions", f["unit"], "%s: labelled as instruction counts", k)
 		assert.Equal(t, true, f["icount"])
@@ -297,8 +365,19 @@ func TestPathLengths(t *testing.T) {
 	assert.Greater(t, got["lseek on/linux"], got["lseek off/linux"])
 	assert.Greater(t, got["pingpong on/processes"], got["pingpong off/processes"])
 	assert.Greater(t, got["pingpong on/threads"], got["pingpong off/threads"])
-	assert.Greater(t, got["null32 on/sysenter"], got["null32 off/sysenter"])
-	assert.Greater(t, got["null32 on/int80"], got["null32 off/int80"])
+	for k := range pathLength {
+		if strings.HasPrefix(k, "null32 on/") {
+			assert.Greater(t, got[k], got[strings.Replace(k, " on/", " off/", 1)], k)
+		}
+	}
+	for _, c := range []string{"movsl", "movsb", "trim8"} {
+		on, off := stamps["on/"+c], stamps["off/"+c]
+		require.NotNil(t, on, c)
+		require.NotNil(t, off, c)
+		assert.Greater(t, on["cr3_in"], off["cr3_in"], c)
+		assert.Greater(t, on["cr3_out"], off["cr3_out"], c)
+		assert.Equal(t, on["copy_in"], off["copy_in"], c)
+	}
 	t.Logf("instructions per system call under icount: %v", got)
 }
 

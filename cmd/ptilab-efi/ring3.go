@@ -28,10 +28,12 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 	clk := bench.Clock{Hz: info.TSCHz, Source: info.TSCSource, Emulated: amd64.Features.HypervisorVendor() == "TCGTCGTCGTCG", Icount: board.Icount()}
 	r.Record("timing", map[string]any{"lfence": lfence, "tsc_hz": clk.Hz, "tsc_source": clk.Source,
 		"tsc_invariant": amd64.Features.InvariantTSC, "rdtscp": amd64.Features.RDTSCP, "emulated": clk.Emulated, "icount": clk.Icount})
+	var null64 []bench.Measurement
+	var null32 []bench.Measurement32
 	for _, b := range plan.Benchmarks {
 		switch b {
 		case "null":
-			bench.NullSyscall(r, plan.Syscall, clk)
+			null64 = bench.NullSyscall(r, plan.Syscall, clk)
 		case "work":
 			bench.WorkCurve(r, plan.Syscall, clk)
 		case "lseek":
@@ -42,7 +44,10 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 			bench.MessagingTable(r, plan.Messaging(), clk)
 		case "null32":
 			if setup32(r) {
-				bench.NullSyscall32(r, plan.Syscall, clk)
+				null32 = bench.NullSyscall32(r, plan.Syscall, clk)
+				if slices.Contains(plan.Syscall.Flavours, pti.Linux) {
+					bench.CopyMethods32(r, plan.Syscall, clk, null32)
+				}
 			}
 		case "probe32":
 			if setup32(r) {
@@ -61,6 +66,9 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 				{Name: "own page", Address: pti.UserData},
 			})
 		}
+	}
+	if null64 != nil && null32 != nil {
+		bench.SeedNull(r, null64, null32, clk)
 	}
 }
 
