@@ -268,7 +268,7 @@ func Probe32(r *Reporter, roundTrips int) bool {
 	}
 	r.Printf("")
 	r.Printf("32-bit isolation probe: a ring-3 read of each address (#PF error code: P=1 protection, P=0 not mapped)")
-	r.Printf("%-14s %-12s %-22s %-22s", "target", "address", "off", "on")
+	r.Printf("%-14s %-12s %-22s %s", "target", "address", "off", "on")
 	for _, t := range targets {
 		line := fmt.Sprintf("%-14s %#-12x", t.name, t.addr)
 		for i, mode := range []pti.Mode{pti.Off, pti.On} {
@@ -319,6 +319,21 @@ func Probe32(r *Reporter, roundTrips int) bool {
 	}
 	r.Check("kernel32 fault", good, "a #PF in the 32-bit kernel came back as: "+detail,
 		map[string]any{"vector": res.Vector, "error_code": res.ErrorCode, "eip": fmt.Sprintf("%#x", res.EIP), "cr2": fmt.Sprintf("%#x", res.CR2)})
+	ok = ok && good
+
+	// A double fault in the 32-bit kernel (a #PF whose frame cannot be
+	// pushed on an unmapped stack): the #DF task's record, and the run
+	// goes on (with CR0.TS clear, or the Go side's next SSE instruction
+	// would fault).
+	res, err = i386pae.Run(i386pae.Config{Mode: pti.On, Entry: i386pae.Int80}, i386pae.Syscalls,
+		i386pae.Params{N: 1, R: 1, Nr: layout.SysKernelDoubleFault, NoRDTSCP: !amd64.Features.RDTSCP})
+	good = err == nil && res.Reason == layout.ReasonFault && res.Vector == amd64.VectorDF && !res.FromUser() && res.ESP == 0x1000
+	detail = fmt.Sprintf("%v, ESP %#x", res, res.ESP)
+	if err != nil {
+		detail = err.Error()
+	}
+	r.Check("kernel32 double fault", good, "a #DF in the 32-bit kernel came back through its task gate as: "+detail,
+		map[string]any{"vector": res.Vector, "eip": fmt.Sprintf("%#x", res.EIP), "cs": res.CS, "esp": fmt.Sprintf("%#x", res.ESP)})
 	ok = ok && good
 
 	// Round trips: a task that exits at once, roundTrips times, alternating

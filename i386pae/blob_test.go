@@ -94,13 +94,17 @@ func TestBlobRoutinesDecode(t *testing.T) {
 func TestModeSwitchRoutines(t *testing.T) {
 	in := decode(t, "enter32", 32)
 	o := ops(in)
-	// Paging off, EFER.LME off, CR4, CR3, paging on, a branch.
+	// Paging off, EFER.LME off, CR4, CR3, paging on, and at once the
+	// branch (SDM Vol. 3A, 10.8.5.4), through memory.
 	assert.Equal(t, []string{"MOV", "MOV", "MOV", "MOV", "XOR", "MOV", "MOV",
-		"MOV", "AND", "MOV", "MOV", "RDMSR", "AND", "WRMSR", "MOV", "MOV", "MOV", "MOV", "MOV", "OR", "MOV", "MOV", "JMP"}, o)
+		"MOV", "AND", "MOV", "MOV", "RDMSR", "AND", "WRMSR", "MOV", "MOV", "MOV", "MOV", "MOV", "OR", "MOV", "JMP"}, o)
 	assert.Equal(t, x86asm.CR0, in[9].Args[0])
 	assert.Equal(t, x86asm.CR4, in[15].Args[0])
 	assert.Equal(t, x86asm.CR3, in[17].Args[0])
 	assert.Equal(t, x86asm.CR0, in[20].Args[0])
+	jm := in[21].Args[0].(x86asm.Mem)
+	assert.Equal(t, x86asm.EDI, jm.Base)
+	assert.EqualValues(t, offsetOfHighEntry, jm.Disp)
 
 	out := decode(t, "leave32low", 32)
 	last := out[len(out)-1]
@@ -114,7 +118,7 @@ func TestModeSwitchRoutines(t *testing.T) {
 	require.Len(t, l, 2)
 	assert.Equal(t, "MOV EDI, EDI", l[0].String())
 	assert.Equal(t, x86asm.JMP, l[1].Op)
-	jm := l[1].Args[0].(x86asm.Mem)
+	jm = l[1].Args[0].(x86asm.Mem)
 	assert.Equal(t, x86asm.RDI, jm.Base)
 	assert.EqualValues(t, offsetOfBack64, jm.Disp)
 }

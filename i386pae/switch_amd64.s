@@ -27,16 +27,21 @@
 //
 // Runs the prepared 32-bit world and returns when it has come back
 // (back64). cpu is the physical address of the per-CPU page (below 4 GiB,
-// identity-mapped). It saves the Go context in the page's save area (stack
-// pointer, CR3, CR4, GDT, IDT, TR, the FS and GS bases, the SYSENTER
-// MSRs), sets the run's SYSENTER MSRs, loads the 32-bit GDT at its
+// identity-mapped). It saves the Go context in the page's save area
+// (RFLAGS, the stack pointer, CR0, CR3, CR4, GDT, IDT, TR, the FS and GS
+// bases, the SYSENTER MSRs), sets the run's SYSENTER MSRs, loads the 32-bit GDT at its
 // physical address and far-returns to enter32, at its physical address,
 // in compatibility mode (CS = KERNEL_CS, a 32-bit code segment), with EDI
 // = cpu. Interrupts must be masked (they always are: see goos).
 TEXT ·run32(SB),NOSPLIT|NOFRAME,$0-8
 	MOVQ	cpu+0(FP), DI
 	PUSHQ	BP			// the caller's frame pointer, popped by back64
+	PUSHFQ
+	POPQ	AX
+	MOVQ	AX, (const_saveAreaOff+saveArea_GoRFLAGS)(DI)
 	MOVQ	SP, (const_saveAreaOff+saveArea_GoRSP)(DI)
+	MOVQ	CR0, AX
+	MOVQ	AX, (const_saveAreaOff+saveArea_GoCR0)(DI)
 	MOVQ	CR3, AX
 	MOVQ	AX, (const_saveAreaOff+saveArea_GoCR3)(DI)
 	MOVQ	CR4, AX
@@ -65,12 +70,13 @@ TEXT ·run32(SB),NOSPLIT|NOFRAME,$0-8
 // The end of a run, reached from the 32-bit world's landing64 in 64-bit
 // mode: CS = KERNEL64_CS of the 32-bit GDT (the Go GDT's KERNEL_CS
 // selector), CR3 = the low PML4 (the Go kernel's mappings), RDI = the
-// per-CPU page. It restores the Go context that run32 saved (the IDT
-// first: an NMI from here on finds Go's handlers; the data segments; the
-// TR after clearing its busy bit; CR3, CR4 and the MSRs) and returns from
-// run32.
+// per-CPU page. It restores the Go context that run32 saved: the GDT and
+// the data segments, the TR after clearing its busy bit, and only then the
+// IDT (an NMI from there on finds Go's handlers and, through the TR, their
+// IST stacks; before it, the 32-bit IDT is loaded and an NMI would shut
+// the machine down); CR0 (a #DF task switch sets TS), CR3, CR4, the MSRs,
+// RFLAGS (DF and AC as Go had them), and returns from run32.
 TEXT ·back64(SB),NOSPLIT|NOFRAME,$0
-	LIDT	(const_saveAreaOff+saveArea_GoIDT+6)(DI)
 	LGDT	(const_saveAreaOff+saveArea_GoGDT+6)(DI)
 	MOVL	$const_kernelDS64, AX
 	MOVW	AX, SS
@@ -84,6 +90,9 @@ TEXT ·back64(SB),NOSPLIT|NOFRAME,$0
 	ANDB	$~2, 5(AX)
 	MOVQ	(const_saveAreaOff+saveArea_GoTR)(DI), AX
 	LTR	AX
+	LIDT	(const_saveAreaOff+saveArea_GoIDT+6)(DI)
+	MOVQ	(const_saveAreaOff+saveArea_GoCR0)(DI), AX
+	MOVQ	AX, CR0
 	MOVQ	(const_saveAreaOff+saveArea_GoCR3)(DI), AX
 	MOVQ	AX, CR3
 	MOVQ	(const_saveAreaOff+saveArea_GoCR4)(DI), AX
@@ -95,6 +104,8 @@ TEXT ·back64(SB),NOSPLIT|NOFRAME,$0
 	WRMSR64(MSR_SYSENTER_ESP, (const_saveAreaOff+saveArea_GoSysenterESP)(DI))
 	WRMSR64(MSR_SYSENTER_EIP, (const_saveAreaOff+saveArea_GoSysenterEIP)(DI))
 	MOVQ	(const_saveAreaOff+saveArea_GoRSP)(DI), SP
+	PUSHQ	(const_saveAreaOff+saveArea_GoRFLAGS)(DI)
+	POPFQ
 	POPQ	BP
 	POPQ	CX		// run32's return address: RET, but the assembler
 	JMP	CX		// rejects a RET after more POPs than PUSHes

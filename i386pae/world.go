@@ -219,7 +219,7 @@ type descPtr struct {
 // layout.SaveArea: what run32 saves of the Go context and back64 restores,
 // and what run32 loads.
 type saveArea struct {
-	GoRSP, GoCR3, GoCR4, GoTR                  uint64
+	GoRFLAGS, GoRSP, GoCR0, GoCR3, GoCR4, GoTR uint64
 	GoFSBase, GoGSBase, GoKGSBase              uint64
 	GoSysenterCS, GoSysenterESP, GoSysenterEIP uint64
 	GoGDT, GoIDT                               descPtr
@@ -492,6 +492,7 @@ func Run(c Config, p Program, params Params) (Result, error) {
 // Offsets of CPUData fields the blob's hand-assembled instructions use,
 // for the tests.
 const (
-	offsetOfFar    = unsafe.Offsetof(layout.CPUData{}.Far)
-	offsetOfBack64 = unsafe.Offsetof(layout.CPUData{}.Back64)
+	offsetOfFar       = unsafe.Offsetof(layout.CPUData{}.Far)
+	offsetOfHighEntry = unsafe.Offsetof(layout.CPUData{}.HighEntry)
+	offsetOfBack64    = unsafe.Offsetof(layout.CPUData{}.Back64)
 )

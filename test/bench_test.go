@@ -263,9 +263,10 @@ func check32(t *testing.T, res *qemu.Result) {
 	for _, f := range records(t, res, "check") {
 		checks[str(t, f, "name")] = f["ok"] == true
 	}
-	for _, c := range []string{"kernel32 probe", "kernel32 fault", "kernel32 round trips"} {
+	for _, c := range checkNames32 {
 		assert.True(t, checks[c], "check %s", c)
 	}
+	assert.Regexp(t, `(?m)^check kernel32 double fault ok\s+a #DF in the 32-bit kernel came back through its task gate as: #DF double fault in ring 0 \(32-bit\), error 0x0, EIP 0xff8[0-9a-f]+, CR2 0xffc, ESP 0x1000$`, lines)
 	assert.Regexp(t, `(?m)^check kernel32 fault ok\s+a #PF in the 32-bit kernel came back as: #PF page fault in ring 0 \(32-bit\), error 0x0, EIP 0xff8[0-9a-f]+, CR2 0x0$`, lines)
 }
 

@@ -20,7 +20,7 @@ var checkNames = []string{"goroutines", "maps", "fmt", "sleep", "alloc", "gc", "
 
 // checkNames32 are the checks of the 32-bit world's benchmark probe32, in
 // the default plan after the self-checks.
-var checkNames32 = []string{"kernel32 probe", "kernel32 fault", "kernel32 round trips"}
+var checkNames32 = []string{"kernel32 probe", "kernel32 fault", "kernel32 double fault", "kernel32 round trips"}
 
 // requireOK checks that a run ended normally: status 0 through the
 // debug-exit device, no fault dump, and PTILAB-END status "ok" with every

@@ -58,8 +58,7 @@ TEXT ·enter32(SB),NOSPLIT|NOFRAME,$0
 	MOVL	CR0, AX
 	ORL	$CR0_PG, AX
 	MOVL	AX, CR0
-	MOVL	cpuData_HighEntry(DI), AX	// the branch that must follow
-	JMP	AX
+	JMP	cpuData_HighEntry(DI)	// the branch that must follow (FF /4, through memory)
 
 // func enter32high()
 //
@@ -104,6 +103,9 @@ TEXT ·enter32high(SB),NOSPLIT|NOFRAME,$0
 // mode), what leave32low needs into registers, and jumps to leave32low at
 // its physical address.
 TEXT ·leave32(SB),NOSPLIT|NOFRAME,$0
+	MOVL	$const_kernelDS, AX	// the task may have left DS unusable
+	MOVW	AX, DS
+	MOVW	AX, ES
 	LGDT	((const_cpu+cpuData_GDTPhys)+2)
 	MOVL	(const_cpu+cpuData_Phys), DI
 	MOVL	(const_cpu+cpuData_LowPML4), BX
@@ -427,18 +429,25 @@ ring0:
 // to the #DF TSS, whose CR3 is the kernel PDPT, whose stack is its own and
 // whose EIP is here, so a #DF on a broken stack still comes back as a
 // record instead of a triple fault. The task switch pushed the error code
-// (0) and saved the interrupted EIP in the main TSS. EFLAGS.NT, which the
-// switch set, is cleared: long mode would fault on it.
+// (0) and saved the interrupted task's registers in the main TSS, where
+// the record's EIP (undefined for #DF: SDM Vol. 3A, 6.15, Interrupt 8),
+// CS and ESP come from. It set EFLAGS.NT, which long mode would fault on,
+// and CR0.TS, which would make the Go side's next SSE instruction raise
+// #NM (SDM Vol. 3A, 8.3, Task Switching): both are cleared.
 TEXT ·doubleFault(SB),NOSPLIT|NOFRAME,$0
+	CLTS
 	PUSHFL
 	ANDL	$~0x4000, 0(SP)
 	POPFL
 	MOVL	$8, (const_cpu+cpuData_Vector)
 	MOVL	0(SP), AX
 	MOVL	AX, (const_cpu+cpuData_ErrorCode)
-	MOVL	const_dfTSSPrevEIP, AX
+	MOVL	(const_tss+32), AX
 	MOVL	AX, (const_cpu+cpuData_FaultEIP)
-	MOVL	$const_kernelCS, (const_cpu+cpuData_FaultCS)
+	MOVL	(const_tss+76), AX
+	MOVL	AX, (const_cpu+cpuData_FaultCS)
+	MOVL	(const_tss+56), AX
+	MOVL	AX, (const_cpu+cpuData_FaultESP)
 	MOVL	CR2, AX
 	MOVL	AX, (const_cpu+cpuData_FaultCR2)
 	MOVL	$const_reasonFault, (const_cpu+cpuData_Reason)
@@ -448,7 +457,7 @@ TEXT ·doubleFault(SB),NOSPLIT|NOFRAME,$0
 //
 // The system calls. In: EAX the number, EBX, ECX, EDX, ESI, EDI, EBP the
 // arguments (Linux i386's registers). Out: EAX the result; every other
-// register kept. exit and the deliberate fault end the run and do not
+// register kept. exit and the deliberate faults end the run and do not
 // return.
 TEXT ·dispatch(SB),NOSPLIT|NOFRAME,$0
 	CMPL	AX, $const_sysGetppid
@@ -459,6 +468,8 @@ TEXT ·dispatch(SB),NOSPLIT|NOFRAME,$0
 	JEQ	exit
 	CMPL	AX, $const_sysKernelFault
 	JEQ	fault
+	CMPL	AX, $const_sysKernelDoubleFault
+	JEQ	doublefault
 	MOVL	$-const_enosys, AX
 	RET
 getppid:
@@ -486,4 +497,8 @@ exit:
 fault:
 	XORL	AX, AX
 	MOVL	0(AX), AX		// page 0 is not mapped: #PF in ring 0
+	RET
+doublefault:
+	MOVL	$0x1000, SP		// an unmapped stack: the #PF cannot be
+	MOVL	0(SP), AX		// delivered on it, so #DF (its task)
 	RET

@@ -39,34 +39,35 @@ type ptRegs struct {
 // are given as negative numbers: the assembler takes 32-bit displacements
 // as signed.
 const (
-	cpu            = layout.CPU - 1<<32
-	gdt            = layout.Desc + layout.DescGDT - 1<<32
-	entryStackTop  = layout.EntryStackTop - 1<<32
-	kernelStackTop = layout.KernelStackTop - 1<<32
-	kernelCS       = layout.KERNEL_CS
-	kernelDS       = layout.KERNEL_DS
-	userCS         = layout.USER_CS
-	userDS         = layout.USER_DS
-	tssSel         = layout.TSS_SEL
-	tssDesc        = gdt + layout.GDT_ENTRY_TSS*8
-	dfTSSDesc      = gdt + layout.GDT_ENTRY_DOUBLEFAULT_TSS*8
-	dfTSSPrevEIP   = layout.Desc + layout.DescTSS + 32 - 1<<32 // the interrupted task's EIP, saved by the #DF task switch
-	sysExit        = layout.SysExit
-	sysGetppid     = layout.SysGetppid
-	sysWork        = layout.SysWork
-	sysKernelFault = layout.SysKernelFault
-	enosys         = layout.ENOSYS
-	reasonExit     = layout.ReasonExit
-	reasonFault    = layout.ReasonFault
-	ptiSwitchMask  = layout.PTISwitchMask
-	ptRegsWords    = 17
-	PhaseCR3In     = layout.PhaseCR3In
-	PhaseCopyIn    = layout.PhaseCopyIn
-	PhaseDispatch  = layout.PhaseDispatch
-	PhaseCopyOut   = layout.PhaseCopyOut
-	PhaseCR3Out    = layout.PhaseCR3Out
-	taskFrame      = kernelStackTop - ptRegsWords*4 // pt_regs on the task stack
-	entryFrame     = entryStackTop - ptRegsWords*4  // pt_regs on the entry stack
+	cpu                  = layout.CPU - 1<<32
+	gdt                  = layout.Desc + layout.DescGDT - 1<<32
+	entryStackTop        = layout.EntryStackTop - 1<<32
+	kernelStackTop       = layout.KernelStackTop - 1<<32
+	kernelCS             = layout.KERNEL_CS
+	kernelDS             = layout.KERNEL_DS
+	userCS               = layout.USER_CS
+	userDS               = layout.USER_DS
+	tssSel               = layout.TSS_SEL
+	tssDesc              = gdt + layout.GDT_ENTRY_TSS*8
+	dfTSSDesc            = gdt + layout.GDT_ENTRY_DOUBLEFAULT_TSS*8
+	tss                  = layout.Desc + layout.DescTSS - 1<<32 // where the #DF task switch saves the interrupted task
+	sysExit              = layout.SysExit
+	sysGetppid           = layout.SysGetppid
+	sysWork              = layout.SysWork
+	sysKernelFault       = layout.SysKernelFault
+	sysKernelDoubleFault = layout.SysKernelDoubleFault
+	enosys               = layout.ENOSYS
+	reasonExit           = layout.ReasonExit
+	reasonFault          = layout.ReasonFault
+	ptiSwitchMask        = layout.PTISwitchMask
+	ptRegsWords          = 17
+	PhaseCR3In           = layout.PhaseCR3In
+	PhaseCopyIn          = layout.PhaseCopyIn
+	PhaseDispatch        = layout.PhaseDispatch
+	PhaseCopyOut         = layout.PhaseCopyOut
+	PhaseCR3Out          = layout.PhaseCR3Out
+	taskFrame            = kernelStackTop - ptRegsWords*4 // pt_regs on the task stack
+	entryFrame           = entryStackTop - ptRegsWords*4  // pt_regs on the entry stack
 
 	// The task's parameters and results (layout.UserParams).
 	uN        = layout.UserData + layout.ParamN

@@ -179,6 +179,11 @@ const PTISwitchMask = 1 << 12
 // side and the run go on.
 const SysKernelFault = 126
 
+// SysKernelDoubleFault is ptilab's system call that double-faults in the
+// 32-bit kernel on purpose (a #PF with the stack pointer on an unmapped
+// page): the #DF task must bring the record back.
+const SysKernelDoubleFault = 125
+
 // The task's parameters and results in its first data page (at UserData),
 // byte offsets. The 64-bit side writes the parameters before a run and
 // reads the results after it.
