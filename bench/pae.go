@@ -19,7 +19,8 @@ import (
 // R repeats of N calls.
 type Measurement32 struct {
 	Config i386pae.Config
-	Bench  string // "null32"
+	Bench  string // "null32" or "work32"
+	WorkNs int64  // for "work32": the time the call spends in the kernel
 	N, R   int
 	Stats  Stats   // cycles per call, loop overhead subtracted
 	Empty  float64 // cycles per iteration of the empty loop
@@ -125,6 +126,9 @@ func (r *Reporter) measurement32(m Measurement32, clk Clock, ratio float64) {
 	if m.Config.Flavour == pti.Linux {
 		f["copy"] = m.Config.Copy.String()
 	}
+	if m.Bench == "work32" {
+		f["work_ns"] = m.WorkNs
+	}
 	if r.notMeasured(m.Bench+" "+m.Config.String(), f, m.Unsup, m.Failure) {
 		return
 	}
@@ -166,6 +170,25 @@ func NullSyscall32(r *Reporter, p SyscallParams, clk Clock) []Measurement32 {
 		}
 		r.syscallRow(fmt.Sprintf("%-8s %-8s %-8s %-6s", c.Mode, c.Entry, c.Flavour, yn(c.Global)), m.Stats, clk, ratio, m.Unsup, m.Failure)
 		r.measurement32(m, clk, ratio)
+	}
+	return ms
+}
+
+// WorkCurve32 is WorkCurve in the 32-bit world: the work call (i386 number
+// 127, ptilab's) by SYSENTER, minimal trampoline, no global pages, under
+// p's modes (on+pcid: not in PAE).
+func WorkCurve32(r *Reporter, p SyscallParams, clk Clock) []Measurement32 {
+	r.Printf("")
+	r.Printf("32-bit PAE kernel: system call spending a given time in the kernel (SYSENTER, minimal, no global pages), ns per call: %s;", repeats(p.R, p.WorkN, p.Warmup))
+	r.Printf("0 ns is the work call with nothing to do (two RDTSCs), not the null call; %s", clk.header())
+	rows := workRows(r, p, clk, func(mode pti.Mode, ns int64, cycles uint64) *Measurement32 {
+		m := Measure32(i386pae.Config{Mode: mode, Entry: i386pae.Sysenter}, layout.SysWork, uint32(min(cycles, 1<<32-1)), p.WorkN, p.R, p.Warmup)
+		m.Bench, m.WorkNs = "work32", ns
+		return &m
+	}, func(m *Measurement32, ratio float64) { r.measurement32(*m, clk, ratio) })
+	ms := make([]Measurement32, len(rows))
+	for i, m := range rows {
+		ms[i] = *m
 	}
 	return ms
 }

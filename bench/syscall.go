@@ -2,10 +2,12 @@ package bench
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tasks"
 )
@@ -327,6 +329,35 @@ func WorkCurve(r *Reporter, p SyscallParams, clk Clock) []Measurement {
 	r.Printf("")
 	r.Printf("system call spending a given time in the kernel (minimal flavour, no global pages), ns per call: %s;", repeats(p.R, p.WorkN, p.Warmup))
 	r.Printf("0 ns is the work call with nothing to do (two RDTSCs), not the null call; %s", clk.header())
+	rows := workRows(r, p, clk, func(mode pti.Mode, ns int64, cycles uint64) *Measurement {
+		m := Measure(pti.Config{Mode: mode, Flavour: pti.Minimal}, pti.SysWork, cycles, p.WorkN, p.R, p.Warmup)
+		m.Bench, m.WorkNs = "work", ns
+		return &m
+	}, func(m *Measurement, ratio float64) { r.measurement(*m, clk, ratio) })
+	ms := make([]Measurement, len(rows))
+	for i, m := range rows {
+		ms[i] = *m
+	}
+	r.Printf("reference (docs/references.md: Linux threads): a null call pays +%.0f%% under PTI, a 2 µs call about %d%%",
+		100*(RefNullOnNs/RefNullOffNs-1), RefWork2usPctPTI)
+	return ms
+}
+
+// workPoint is a measurement of a work-curve point, 64-bit or 32-bit.
+type workPoint interface {
+	ok() bool
+	result() (s Stats, unsup, failure error)
+}
+
+func (m *Measurement) result() (Stats, error, error)   { return m.Stats, m.Unsup, m.Failure }
+func (m *Measurement32) result() (Stats, error, error) { return m.Stats, m.Unsup, m.Failure }
+
+// workRows prints the work curve's table: for each point of p.WorkNs a
+// row of ns per call under each of p.Modes, measured by measure, and the
+// overhead of each mode against off; record writes a measurement's PTILAB
+// line with its ratio to off. It returns the measurements, modes
+// innermost.
+func workRows[M workPoint](r *Reporter, p SyscallParams, clk Clock, measure func(mode pti.Mode, ns int64, cycles uint64) M, record func(M, float64)) []M {
 	hdr := fmt.Sprintf("%-10s", "work (ns)")
 	for _, mode := range p.Modes {
 		hdr += fmt.Sprintf(" %12s", mode)
@@ -335,45 +366,48 @@ func WorkCurve(r *Reporter, p SyscallParams, clk Clock) []Measurement {
 		hdr += fmt.Sprintf(" %14s", mode.String()+" vs off")
 	}
 	r.Printf("%s", hdr)
-	var ms []Measurement
+	var ms []M
 	for _, ns := range p.WorkNs {
 		cycles := uint64(float64(ns) * float64(clk.Hz) / 1e9)
-		row := make([]Measurement, len(p.Modes))
+		row := make([]M, len(p.Modes))
 		for i, mode := range p.Modes {
-			row[i] = Measure(pti.Config{Mode: mode, Flavour: pti.Minimal}, pti.SysWork, cycles, p.WorkN, p.R, p.Warmup)
-			row[i].Bench, row[i].WorkNs = "work", ns
+			row[i] = measure(mode, ns, cycles)
 		}
 		line := fmt.Sprintf("%-10d", ns)
 		for _, m := range row {
+			s, unsup, failure := m.result()
 			switch {
-			case m.Unsup != nil:
+			case errors.Is(unsup, i386pae.ErrNotInPAE):
+				line += fmt.Sprintf(" %12s", "not in PAE")
+			case unsup != nil:
 				line += fmt.Sprintf(" %12s", "unsupported")
-			case m.Failure != nil:
+			case failure != nil:
 				line += fmt.Sprintf(" %12s", "FAILED")
 			default:
-				line += fmt.Sprintf(" %12.1f", clk.Ns(m.Stats.Mean))
+				line += fmt.Sprintf(" %12.1f", clk.Ns(s.Mean))
 			}
 		}
-		base := &row[0] // modes start with off
+		base := row[0] // modes start with off
+		bs, _, _ := base.result()
+		ratio := func(m M) float64 {
+			if s, _, _ := m.result(); m.ok() && base.ok() {
+				return s.Mean / bs.Mean
+			}
+			return 0
+		}
 		for _, m := range row[1:] {
-			if m.ok() && base.ok() {
-				line += fmt.Sprintf(" %+13.1f%%", 100*(m.Stats.Mean/base.Stats.Mean-1))
+			if q := ratio(m); q > 0 {
+				line += fmt.Sprintf(" %+13.1f%%", 100*(q-1))
 			} else {
 				line += fmt.Sprintf(" %14s", "-")
 			}
 		}
 		r.Printf("%s", line)
 		for _, m := range row {
-			ratio := 0.0
-			if m.ok() && base.ok() {
-				ratio = m.Stats.Mean / base.Stats.Mean
-			}
-			r.measurement(m, clk, ratio)
+			record(m, ratio(m))
 		}
 		ms = append(ms, row...)
 	}
-	r.Printf("reference (docs/references.md: Linux threads): a null call pays +%.0f%% under PTI, a 2 µs call about %d%%",
-		100*(RefNullOnNs/RefNullOffNs-1), RefWork2usPctPTI)
 	return ms
 }
 

@@ -226,14 +226,26 @@ func check32(t *testing.T, res *qemu.Result) {
 	assert.Regexp(t, `(?m)^32-bit PTI on\s+\|\s+[0-9.]+ ±\s*[0-9.]+% +[0-9.]+x\s+\|\s+[0-9.]+ ±\s*[0-9.]+% +[0-9.]+x$`, lines)
 	assert.Regexp(t, `(?m)^32-bit PTI on\+pcid\s+\| not in PAE\s+\| not in PAE$`, lines)
 
-	notInPAE := 0
+	notInPAE := map[string]int{}
 	for _, f := range records(t, res, "unsupported") {
 		if f["width"] != nil && f["mode"] == "on+pcid" {
-			notInPAE++
+			notInPAE[str(t, f, "bench")]++
 			assert.Contains(t, f["reason"], "PCID: not in PAE")
 		}
 	}
-	assert.Equal(t, 8, notInPAE, "on+pcid x 2 entries x 2 flavours x 2 global settings")
+	assert.Equal(t, map[string]int{"null32": 8, "work32": 5}, notInPAE, "on+pcid: null32 2 entries x 2 flavours x 2 global settings, work32 5 points")
+
+	// The work curve: 5 points under off and on, by SYSENTER.
+	work := map[string]bool{}
+	for _, f := range records(t, res, "syscall") {
+		if f["bench"] == "work32" {
+			work[fmt.Sprintf("%v/%v", f["mode"], f["work_ns"])] = true
+			assert.Equal(t, "sysenter", f["entry"])
+			assert.Positive(t, number(t, f, "mean"))
+		}
+	}
+	assert.Len(t, work, 10, "5 work-curve points under off and on")
+	assert.Regexp(t, `(?m)^2000\s+[0-9.]+\s+[0-9.]+\s+not in PAE\s+[-+][0-9.]+%\s+-$`, lines)
 	assert.Regexp(t, `(?m)^on\+pcid\s+sysenter\s+minimal\s+no\s+unsupported: PCID: not in PAE`, lines)
 	assert.Regexp(t, `(?m)^on\s+int80\s+linux\s+no\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+$`, lines)
 

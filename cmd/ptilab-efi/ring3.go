@@ -49,6 +49,10 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 					bench.CopyMethods32(r, plan.Syscall, clk, null32)
 				}
 			}
+		case "work32":
+			if setup32(r) {
+				bench.WorkCurve32(r, plan.Syscall, clk)
+			}
 		case "probe32":
 			if setup32(r) {
 				bench.Probe32(r, 100)
