@@ -199,8 +199,8 @@ var phaseNames = [layout.PhaseCount]string{
 }
 
 // CopyMethods32 measures the linux SYSENTER trampoline with each way of
-// copying pt_regs (REP MOVSL, REP MOVSB, and the exit copy trimmed to 8
-// bytes), under p's modes, global pages off, and prints the table: the
+// copying pt_regs (REP MOVSL, REP MOVSB, the exit copy trimmed to 8 bytes,
+// and Linux 4.19's shape: no copy in, the trimmed exit), under p's modes, global pages off, and prints the table: the
 // Linux thread found that REP MOVSL for REP MOVSB and the trimmed exit
 // copy barely helped, the CR3 switch dominating. Then the instrumented
 // trampolines' phase breakdown: cycles per call in each phase (the CR3
@@ -217,7 +217,7 @@ func CopyMethods32(r *Reporter, p SyscallParams, clk Clock, have []Measurement32
 	r.Printf("32-bit PAE kernel, linux SYSENTER trampoline: pt_regs copy methods, per null call: %s;", repeats(p.R, p.N, p.Warmup))
 	r.Printf("%s; global pages off", clk.unitNote())
 	r.Printf("%-8s %-8s %12s %7s %12s %12s %10s %7s", "mode", "copy", clk.perCall(), "±%", "median", "min", "ns/call", "vs off")
-	copies := []i386pae.Copy{i386pae.Movsl, i386pae.Movsb, i386pae.Trim}
+	copies := []i386pae.Copy{i386pae.Movsl, i386pae.Movsb, i386pae.Trim, i386pae.Direct}
 	for _, stamps := range []bool{false, true} {
 		if stamps {
 			r.Printf("")
@@ -229,6 +229,9 @@ func CopyMethods32(r *Reporter, p SyscallParams, clk Clock, have []Measurement32
 				continue // not in PAE: the table above says so
 			}
 			for _, cp := range copies {
+				if stamps && cp == i386pae.Direct {
+					continue // no instrumented variant
+				}
 				c := i386pae.Config{Mode: mode, Entry: i386pae.Sysenter, Flavour: pti.Linux, Copy: cp, Stamps: stamps}
 				var m Measurement32
 				old := find32(have, c)

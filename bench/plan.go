@@ -36,9 +36,10 @@ type Plan struct {
 	// Benchmarks are the benchmarks to run, in this order: "null" (the
 	// null system call), "work" (the work curve), "lseek" (a real system
 	// call), "pingpong" (context switches through pipes), "messaging"
-	// (sched-messaging), "probe" (the
-	// isolation probe), "deadlock" (a deadlock provoked on purpose, to
-	// show its report).
+	// (sched-messaging), "probe" (the isolation probe), "null32",
+	// "work32" and "probe32" (the same in the 32-bit PAE world, with the
+	// copy methods and the phase breakdown), "deadlock" (a deadlock
+	// provoked on purpose, to show its report).
 	Benchmarks []string
 	// Syscall holds the system-call benchmarks' knobs; the others share
 	// its modes, repeats and warm-up repeats.
@@ -63,7 +64,8 @@ func (p Plan) PingPong() PingPongParams {
 var benchmarkNames = map[string]string{"null": "null", "work": "work", "lseek": "lseek", "pingpong": "pingpong", "messaging": "messaging", "probe": "probe", "deadlock": "deadlock",
 	"null32": "null32", "work32": "work32", "probe32": "probe32"}
 
-// DefaultPlan is the plan without a plan file: the whole 64-bit matrix.
+// DefaultPlan is the plan without a plan file: the whole 64-bit matrix
+// and the 32-bit one.
 func DefaultPlan() Plan {
 	return Plan{
 		End:        board.EndAuto,

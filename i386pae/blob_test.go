@@ -194,6 +194,14 @@ func TestLinuxTrampolines(t *testing.T) {
 		}
 	}
 	for _, mode := range []string{"Off", "On"} {
+		// Linux 4.19's shape: no copy in, the trimmed exit.
+		in := decode(t, "sysenterLinuxDirect"+mode, 32)
+		assert.Equal(t, map[string]int{"Off": 0, "On": 2}[mode], writesCR3(in))
+		assert.Equal(t, x86asm.SYSEXIT, in[len(in)-1].Op)
+		assert.Zero(t, count(in, x86asm.MOVSB, true)+count(in, x86asm.MOVSD, true))
+		assert.Zero(t, count(in, x86asm.RDTSC, false))
+	}
+	for _, mode := range []string{"Off", "On"} {
 		in := decode(t, "int80Linux"+mode, 32)
 		assert.Equal(t, map[string]int{"Off": 0, "On": 2}[mode], writesCR3(in))
 		assert.Equal(t, x86asm.IRETD, in[len(in)-1].Op)

@@ -4,42 +4,44 @@ package i386pae
 
 // Offsets of the 32-bit kernel's routines in kernel32.bin.
 const (
-	offEnter32               = 0x0
-	offEnter32high           = 0x50
-	offLeave32               = 0xd0
-	offLeave32low            = 0x100
-	offLanding64             = 0x130
-	offSysenterMinimalOff    = 0x140
-	offSysenterMinimalOn     = 0x160
-	offInt80MinimalOff       = 0x1a0
-	offInt80MinimalOn        = 0x1c0
-	offSysenterLinuxMovsbOff = 0x1f0
-	offSysenterLinuxMovsbOn  = 0x290
-	offSysenterLinuxMovslOff = 0x340
-	offSysenterLinuxMovslOn  = 0x3e0
-	offSysenterLinuxTrimOff  = 0x490
-	offSysenterLinuxTrimOn   = 0x530
-	offSysenterStampMovsbOff = 0x5e0
-	offSysenterStampMovsbOn  = 0x710
-	offSysenterStampMovslOff = 0x860
-	offSysenterStampMovslOn  = 0x990
-	offSysenterStampTrimOff  = 0xae0
-	offSysenterStampTrimOn   = 0xc10
-	offInt80LinuxOff         = 0xd50
-	offInt80LinuxOn          = 0xde0
-	offExcEntries            = 0xe80
-	offDoubleFault           = 0x10f0
-	offDispatch              = 0x1150
-	offUserText              = 0x11b0
-	offVsyscall              = 0x11c0
-	offVsyscallRet           = 0x11d0
-	offUserSyscalls          = 0x11e0
-	offUserProbe             = 0x1290
-	offUserTextEnd           = 0x12b0
+	offEnter32                = 0x0
+	offEnter32high            = 0x50
+	offLeave32                = 0xd0
+	offLeave32low             = 0x100
+	offLanding64              = 0x130
+	offSysenterMinimalOff     = 0x140
+	offSysenterMinimalOn      = 0x160
+	offInt80MinimalOff        = 0x1a0
+	offInt80MinimalOn         = 0x1c0
+	offSysenterLinuxMovsbOff  = 0x1f0
+	offSysenterLinuxMovsbOn   = 0x290
+	offSysenterLinuxMovslOff  = 0x340
+	offSysenterLinuxMovslOn   = 0x3e0
+	offSysenterLinuxTrimOff   = 0x490
+	offSysenterLinuxTrimOn    = 0x530
+	offSysenterStampMovsbOff  = 0x5e0
+	offSysenterStampMovsbOn   = 0x710
+	offSysenterStampMovslOff  = 0x860
+	offSysenterStampMovslOn   = 0x990
+	offSysenterStampTrimOff   = 0xae0
+	offSysenterStampTrimOn    = 0xc10
+	offSysenterLinuxDirectOff = 0xd50
+	offSysenterLinuxDirectOn  = 0xde0
+	offInt80LinuxOff          = 0xe80
+	offInt80LinuxOn           = 0xf10
+	offExcEntries             = 0xfb0
+	offDoubleFault            = 0x1220
+	offDispatch               = 0x1280
+	offUserText               = 0x12e0
+	offVsyscall               = 0x12f0
+	offVsyscallRet            = 0x1300
+	offUserSyscalls           = 0x1310
+	offUserProbe              = 0x13c0
+	offUserTextEnd            = 0x13e0
 )
 
 // blobSize is the length of kernel32.bin.
-const blobSize = 0x12b2
+const blobSize = 0x13e2
 
 // blobSymbols are the routines of kernel32.bin in address order: name, offset, size in bytes.
 var blobSymbols = [...]blobSymbol{
@@ -64,15 +66,17 @@ var blobSymbols = [...]blobSymbol{
 	{"sysenterStampMovslOn", 0x990, 321},
 	{"sysenterStampTrimOff", 0xae0, 298},
 	{"sysenterStampTrimOn", 0xc10, 320},
-	{"int80LinuxOff", 0xd50, 129},
-	{"int80LinuxOn", 0xde0, 151},
-	{"excEntries", 0xe80, 617},
-	{"doubleFault", 0x10f0, 90},
-	{"dispatch", 0x1150, 91},
-	{"userText", 0x11b0, 2},
-	{"vsyscall", 0x11c0, 7},
-	{"vsyscallRet", 0x11d0, 4},
-	{"userSyscalls", 0x11e0, 167},
-	{"userProbe", 0x1290, 25},
-	{"userTextEnd", 0x12b0, 2},
+	{"sysenterLinuxDirectOff", 0xd50, 135},
+	{"sysenterLinuxDirectOn", 0xde0, 157},
+	{"int80LinuxOff", 0xe80, 129},
+	{"int80LinuxOn", 0xf10, 151},
+	{"excEntries", 0xfb0, 617},
+	{"doubleFault", 0x1220, 90},
+	{"dispatch", 0x1280, 91},
+	{"userText", 0x12e0, 2},
+	{"vsyscall", 0x12f0, 7},
+	{"vsyscallRet", 0x1300, 4},
+	{"userSyscalls", 0x1310, 167},
+	{"userProbe", 0x13c0, 25},
+	{"userTextEnd", 0x13e0, 2},
 }

@@ -69,9 +69,13 @@ const (
 	// SYSEXIT path (the other registers come from the task stack before
 	// the CR3 switch).
 	Trim Copy = layout.CopyTrim
+	// Direct: no copy in (pt_regs built on the task stack after the CR3
+	// switch), out as Trim: Linux's entry_SYSENTER_32 as merged in 4.19.
+	// It has no instrumented variant.
+	Direct Copy = layout.CopyDirect
 )
 
-var copyNames = [...]string{Movsl: "movsl", Movsb: "movsb", Trim: "trim8"}
+var copyNames = [...]string{Movsl: "movsl", Movsb: "movsb", Trim: "trim8", Direct: "direct"}
 
 func (c Copy) String() string { return copyNames[c] }
 
@@ -112,10 +116,11 @@ func (c Config) String() string {
 
 // linuxSysenter are the blob offsets of the linux SYSENTER trampolines: [copy]
 // [stamps][isolated] for the linux flavour.
-var linuxSysenter = [3][2][2]uint32{
-	Movsl: {{offSysenterLinuxMovslOff, offSysenterLinuxMovslOn}, {offSysenterStampMovslOff, offSysenterStampMovslOn}},
-	Movsb: {{offSysenterLinuxMovsbOff, offSysenterLinuxMovsbOn}, {offSysenterStampMovsbOff, offSysenterStampMovsbOn}},
-	Trim:  {{offSysenterLinuxTrimOff, offSysenterLinuxTrimOn}, {offSysenterStampTrimOff, offSysenterStampTrimOn}},
+var linuxSysenter = [4][2][2]uint32{
+	Movsl:  {{offSysenterLinuxMovslOff, offSysenterLinuxMovslOn}, {offSysenterStampMovslOff, offSysenterStampMovslOn}},
+	Movsb:  {{offSysenterLinuxMovsbOff, offSysenterLinuxMovsbOn}, {offSysenterStampMovsbOff, offSysenterStampMovsbOn}},
+	Trim:   {{offSysenterLinuxTrimOff, offSysenterLinuxTrimOn}, {offSysenterStampTrimOff, offSysenterStampTrimOn}},
+	Direct: {{offSysenterLinuxDirectOff, offSysenterLinuxDirectOn}},
 }
 
 // trampoline returns the blob offsets of c's SYSENTER trampoline and INT
@@ -147,7 +152,7 @@ func Supported(c Config) error {
 		return fmt.Errorf("%v: SYSENTER: %w", c, pti.ErrUnsupported)
 	case c.Global && !amd64.Features.PGE:
 		return fmt.Errorf("%v: global pages: %w", c, pti.ErrUnsupported)
-	case c.Copy > Trim || c.Flavour > pti.Linux:
+	case c.Copy > Direct || c.Flavour > pti.Linux || c.Copy == Direct && c.Stamps:
 		return fmt.Errorf("%v: no such trampoline", c)
 	case c.Flavour == pti.Minimal && (c.Copy != Movsl || c.Stamps),
 		c.Entry == Int80 && (c.Copy != Movsl || c.Stamps):

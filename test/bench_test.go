@@ -204,7 +204,7 @@ func check32(t *testing.T, res *qemu.Result) {
 				want[fmt.Sprintf("%s/%s/linux/movsl/%v", m, e, g)] = true
 			}
 		}
-		for _, c := range []string{"movsb", "trim8"} {
+		for _, c := range []string{"movsb", "trim8", "direct"} {
 			want[fmt.Sprintf("%s/sysenter/linux/%s/false", m, c)] = true
 		}
 		for _, c := range []string{"movsl", "movsb", "trim8"} {
@@ -307,18 +307,20 @@ var pathLength = map[string]int64{
 	// 0x80 straight; minimal trampolines, and linux ones with pt_regs
 	// copied by REP MOVSL, REP MOVSB (QEMU counts each iteration of a REP
 	// string instruction) and the exit copy trimmed to 8 bytes.
-	"null32 off/sysenter/minimal/false":     21,
-	"null32 on/sysenter/minimal/false":      27,
-	"null32 off/int80/minimal/false":        13,
-	"null32 on/int80/minimal/false":         19,
-	"null32 off/sysenter/linux/movsl/false": 97,
-	"null32 on/sysenter/linux/movsl/false":  103,
-	"null32 off/int80/linux/movsl/false":    83,
-	"null32 on/int80/linux/movsl/false":     89,
-	"null32 off/sysenter/linux/movsb/false": 199,
-	"null32 on/sysenter/linux/movsb/false":  205,
-	"null32 off/sysenter/linux/trim8/false": 79,
-	"null32 on/sysenter/linux/trim8/false":  85,
+	"null32 off/sysenter/minimal/false":      21,
+	"null32 on/sysenter/minimal/false":       27,
+	"null32 off/int80/minimal/false":         13,
+	"null32 on/int80/minimal/false":          19,
+	"null32 off/sysenter/linux/movsl/false":  97,
+	"null32 on/sysenter/linux/movsl/false":   103,
+	"null32 off/int80/linux/movsl/false":     83,
+	"null32 on/int80/linux/movsl/false":      89,
+	"null32 off/sysenter/linux/movsb/false":  199,
+	"null32 on/sysenter/linux/movsb/false":   205,
+	"null32 off/sysenter/linux/trim8/false":  79,
+	"null32 on/sysenter/linux/trim8/false":   85,
+	"null32 off/sysenter/linux/direct/false": 62,
+	"null32 on/sysenter/linux/direct/false":  68,
 }
 
 // TestPathLengths runs the null system call under -icount shift=0.

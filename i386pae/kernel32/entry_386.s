@@ -348,6 +348,31 @@ SYSENTER_LINUX(·sysenterStampMovslOn, TO_KERNEL_ON, TO_USER_ON, COPY_L, EXIT_FU
 SYSENTER_LINUX(·sysenterStampTrimOff, TO_KERNEL_OFF, TO_USER_OFF, COPY_L, EXIT_TRIM, STAMP_START, STAMP)
 SYSENTER_LINUX(·sysenterStampTrimOn, TO_KERNEL_ON, TO_USER_ON, COPY_L, EXIT_TRIM, STAMP_START, STAMP)
 
+// SYSENTER_DIRECT is the linux SYSENTER trampoline as merged in Linux 4.19
+// (entry_SYSENTER_32): EFLAGS and EAX saved on the entry stack around the
+// CR3 switch, then the task stack, where pt_regs is built directly (no
+// copy in); the exit copies EFLAGS and EAX to the entry stack (EXIT_TRIM).
+#define SYSENTER_DIRECT(name, TO_KERNEL, TO_USER) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	PUSHFL; \
+	PUSHL	AX; \
+	TO_KERNEL(AX); \
+	POPL	AX; \
+	POPFL; \
+	MOVL	$const_kernelStackTop, SP; \
+	PUSHL	$const_userDS; \
+	PUSHL	BP; \
+	PUSHFL; \
+	PUSHL	$const_userCS; \
+	PUSHL	(const_cpu+cpuData_SysexitEIP); \
+	PUSHL	AX; \
+	SAVE_ALL; \
+	DISPATCH_FRAME; \
+	EXIT_TRIM(COPY_L, TO_USER, NO_STAMP)
+
+SYSENTER_DIRECT(·sysenterLinuxDirectOff, TO_KERNEL_OFF, TO_USER_OFF)
+SYSENTER_DIRECT(·sysenterLinuxDirectOn, TO_KERNEL_ON, TO_USER_ON)
+
 // INT80_LINUX is the linux INT 0x80 trampoline: the gate pushed ss to ip;
 // orig_ax, SAVE_ALL, the kernel side's CR3, the frame copied to the task
 // stack (REP MOVSL), dispatch, copied back, the user side's CR3, the

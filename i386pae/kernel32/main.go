@@ -108,6 +108,8 @@ func sysenterStampMovslOff()
 func sysenterStampMovslOn()
 func sysenterStampTrimOff()
 func sysenterStampTrimOn()
+func sysenterLinuxDirectOff()
+func sysenterLinuxDirectOn()
 func int80LinuxOff()
 func int80LinuxOn()
 func excEntries()
@@ -133,7 +135,7 @@ func main() {
 		sysenterLinuxMovsbOff, sysenterLinuxMovsbOn, sysenterLinuxMovslOff, sysenterLinuxMovslOn,
 		sysenterLinuxTrimOff, sysenterLinuxTrimOn, sysenterStampMovsbOff, sysenterStampMovsbOn,
 		sysenterStampMovslOff, sysenterStampMovslOn, sysenterStampTrimOff, sysenterStampTrimOn,
-		int80LinuxOff, int80LinuxOn,
+		sysenterLinuxDirectOff, sysenterLinuxDirectOn, int80LinuxOff, int80LinuxOn,
 		excEntries, doubleFault, dispatch,
 		userText, vsyscall, vsyscallRet, userSyscalls, userProbe, userTextEnd)
 }

@@ -164,6 +164,10 @@ const (
 	CopyMovsl = 0 // REP MOVSL both ways (17 words)
 	CopyMovsb = 1 // REP MOVSB both ways (68 bytes)
 	CopyTrim  = 2 // REP MOVSL in; out only EFLAGS and EAX (8 bytes) to the entry stack, as Linux's SYSEXIT path
+	// CopyDirect is Linux's entry_SYSENTER_32 as merged (4.19): pt_regs
+	// built on the task stack after the CR3 switch (no copy in), the exit
+	// as CopyTrim.
+	CopyDirect = 3
 )
 
 // SaveArea is the offset in the CPU page of the 64-bit side's save area.
