@@ -34,6 +34,8 @@ type PingPong struct {
 	Switches, CR3Loads uint64
 	RoundTrips         uint64 // bytes through each pipe
 	Unsup, Failure     error
+	// Entry is set for the 32-bit world's runs: "sysenter" or "int80".
+	Entry string
 }
 
 func (p PingPong) ok() bool { return p.Unsup == nil && p.Failure == nil }
@@ -301,7 +303,12 @@ func taskKind(threads bool) string {
 func (r *Reporter) pingPong(pp PingPong, clk Clock, ratio float64) {
 	f := map[string]any{"bench": "pingpong", "mode": pp.Mode.String(), "flavour": "linux", "global": false,
 		"tasks": taskKind(pp.Threads), "N": pp.N, "R": pp.R, "emulated": clk.Emulated, "icount": clk.Icount}
-	if r.notMeasured("pingpong "+pp.Mode.String()+" "+taskKind(pp.Threads), f, pp.Unsup, pp.Failure) {
+	name := "pingpong "
+	if pp.Entry != "" {
+		f["width"], f["entry"] = 32, pp.Entry
+		name = "pingpong32 "
+	}
+	if r.notMeasured(name+pp.Mode.String()+" "+taskKind(pp.Threads), f, pp.Unsup, pp.Failure) {
 		return
 	}
 	addStats(f, pp.Stats, clk, ratio)

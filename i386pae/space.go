@@ -83,7 +83,7 @@ const (
 // layout.KernelBase).
 func Build[M TableMemory](mem M, kernel uint64, task Task, isolated, global, nx bool) (Space, bool) {
 	const kernelSize = layout.KernelPages * amd64.PageSize
-	if kernel%amd64.PageSize != 0 || kernel < layout.UserEnd || kernel > layout.KernelBase-kernelSize {
+	if kernel%amd64.PageSize != 0 || kernel < layout.UserEnd || kernel > layout.KernelBase-uint64(kernelSize) {
 		return Space{}, false
 	}
 	if task.DataPages < 0 || task.DataPages > MaxDataPages {

@@ -46,9 +46,10 @@ func entryMappings(g, nx uint64) []amd64.Mapping {
 func kernelSideMappings(g, nx uint64) []amd64.Mapping {
 	const p, w = amd64.PTE_P, amd64.PTE_W
 	m := userMappings(nx)
-	m = append(m, amd64.Mapping{VA: spaceKernel, PA: spaceKernel, Size: 0x18 * 4096, Flags: p | w}) // the identity copy
+	m = append(m, amd64.Mapping{VA: spaceKernel, PA: spaceKernel, Size: uint64(layout.KernelPages) * 4096, Flags: p | w}) // the identity copy
 	m = append(m, entryMappings(g, nx)...)
-	return append(m, amd64.Mapping{VA: 0xff814000, PA: spaceKernel + 0x14000, Size: 4 * 4096, Flags: p | w | nx}) // KernelStack, DFStack, LowPML4
+	// KernelStack, DFStack, LowPML4, State
+	return append(m, amd64.Mapping{VA: 0xff814000, PA: spaceKernel + 0x14000, Size: uint64(layout.KernelPages-0x14) * 4096, Flags: p | w | nx})
 }
 
 // checkPDPTEs asserts that only PDPTEs 0 and 3 are present, with only P
@@ -154,7 +155,7 @@ func TestBuildUserSideHidesKernel(t *testing.T) {
 // The kernel's frames must be page aligned and their identity copy must
 // overlap neither the user window nor the kernel window.
 func TestBuildKernelPlacement(t *testing.T) {
-	const size = layout.KernelPages * 4096
+	const size = uint64(layout.KernelPages) * 4096
 	for _, c := range []struct {
 		kernel uint64
 		ok     bool
@@ -258,7 +259,8 @@ func TestLayoutWindow(t *testing.T) {
 	assert.Equal(t, 20, layout.EntryPages)
 	assert.Equal(t, uint32(layout.KernelStack), uint32(layout.KernelBase+layout.EntryPages*4096))
 	assert.Equal(t, uint32(layout.Text+layout.TextPages*4096), uint32(layout.KernelStack))
-	assert.Equal(t, uint32(layout.LowPML4+4096), uint32(layout.KernelBase+layout.KernelPages*4096))
+	assert.Equal(t, uint32(layout.LowPML4+4096), uint32(layout.State))
+	assert.Equal(t, uint32(layout.State+layout.StatePages*4096), uint32(layout.KernelBase+layout.KernelPages*4096))
 	assert.Equal(t, 3, pdptIndex(layout.KernelBase))
 	assert.Equal(t, 508, pdIndex(layout.KernelBase))
 	assert.Equal(t, 508, pdIndex(layout.KernelBase+layout.KernelPages*4096-1), "one PT maps the kernel window")

@@ -169,6 +169,13 @@ const (
 	Syscalls Program = iota
 	// Probe reads Params.Addr.
 	Probe
+	// Ping is the timing side of the ping-pong (tasks kernel): its
+	// parameters in its data page (layout.ParamN, ParamR, ParamEntry,
+	// ParamNoRDTSCP, ParamPingOut, ParamPingIn, ParamToken).
+	Ping
+	// Pong replies to ping: layout.ParamEntry, ParamPongIn, ParamPongOut,
+	// ParamPongToken in its data page.
+	Pong
 )
 
 // Params are a run's parameters, written to the task's data page.
@@ -267,13 +274,15 @@ type tables struct{ goos.PhysTables }
 
 func (tables) NewTablePair() (uint64, bool) { return goos.AllocFramesIn(2, 2*4096, 0, 1<<32) }
 
-// world is the 32-bit world's state: the kernel's frames, the task's and
-// the address spaces built so far.
+// world is the 32-bit world's state: the kernel's frames, the shared
+// code pages, the main process (of the single-task runs) and the pipes'
+// rings.
 var world struct {
 	ready  bool
 	kernel uint64 // physical address of the layout.KernelPages frames
-	task   Task
-	spaces map[[2]bool]Space
+	code   uint64 // the code pages every process shares
+	main   *Process
+	rings  []uint64 // physical addresses of the rings of pipes 0, 1, ...
 }
 
 // Setup allocates the kernel's frames (below 4 GiB, above the user window,
@@ -287,29 +296,28 @@ func Setup() error {
 	if len(blob) != blobSize || len(blob) > layout.TextPages*4096 {
 		return fmt.Errorf("i386pae: kernel32.bin is %d bytes, kernel32_sym.go says %d (at most %d)", len(blob), blobSize, layout.TextPages*4096)
 	}
-	k, ok := goos.AllocFramesIn(layout.KernelPages, 4096, layout.UserEnd, layout.KernelBase)
+	k, ok := goos.AllocFramesIn(uint64(layout.KernelPages), 4096, layout.UserEnd, layout.KernelBase)
 	if !ok {
 		return errors.New("i386pae: no frames for the 32-bit kernel between 8 MiB and 4 GiB")
 	}
 	world.kernel = k
 	copy(kernelPage(layout.Text, layout.TextPages), blob)
 
-	t := &world.task
-	if t.Code, ok = goos.AllocFrames(layout.UserCodePages, 4096); ok {
-		if t.Data, ok = goos.AllocFrames(layout.UserDataPages, 4096); ok {
-			t.Stack, ok = goos.AllocFrames(layout.UserStackPages, 4096)
-		}
-	}
-	if !ok {
-		return errors.New("i386pae: out of memory for the task's pages")
+	if world.code, ok = goos.AllocFrames(layout.UserCodePages, 4096); !ok {
+		return errors.New("i386pae: out of memory for the code pages")
 	}
 	user := blob[offUserText:offUserTextEnd]
 	if len(user) > layout.UserCodePages*4096 {
 		return errors.New("i386pae: the user text does not fit in the code pages")
 	}
-	place(goos.Frames(t.Code, layout.UserCodePages), user)
-	world.spaces = map[[2]bool]Space{}
+	place(goos.Frames(world.code, layout.UserCodePages), user)
 	world.ready = true
+	main, err := NewProcess()
+	if err != nil {
+		world.ready = false
+		return err
+	}
+	world.main = main
 	return nil
 }
 
@@ -340,20 +348,6 @@ func physical(off uint32) uint64 {
 // userVA returns the address of the user routine at blob offset off in the
 // task's code pages.
 func userVA(off uint32) uint32 { return layout.UserCode + off - offUserText }
-
-// space returns the address space of mode with global entry pages or not,
-// building it the first time.
-func space(isolated, global bool) (Space, error) {
-	k := [2]bool{isolated, global}
-	sp, ok := world.spaces[k]
-	if !ok {
-		if sp, ok = Build(tables{}, world.kernel, world.task, isolated, global, amd64.Features.NX); !ok {
-			return Space{}, errors.New("i386pae: out of memory for page tables")
-		}
-		world.spaces[k] = sp
-	}
-	return sp, nil
-}
 
 // writeDescriptors fills the GDT, the TSS, the #DF TSS and the IDT for a
 // run of c on the kernel PDPT kernelPDPT.
@@ -386,23 +380,68 @@ func writeDescriptors(c Config, kernelPDPT uint32) {
 	}
 }
 
-// Run runs program p in ring 3 of the 32-bit world under c with params and
-// returns how it ended. Setup must have run.
+// Run runs program p in ring 3 of the 32-bit world under c with params,
+// in the main process, and returns how it ended. Setup must have run.
 func Run(c Config, p Program, params Params) (Result, error) {
 	if !world.ready {
 		return Result{}, errors.New("i386pae: Setup has not run")
 	}
-	if err := Supported(c); err != nil {
-		return Result{}, err
-	}
 	if params.R > layout.MaxRepeats {
 		return Result{}, fmt.Errorf("i386pae: %d repeats: at most %d", params.R, layout.MaxRepeats)
+	}
+	var eip uint32
+	switch p {
+	case Syscalls:
+		eip = userVA(offUserSyscalls)
+	case Probe:
+		eip = userVA(offUserProbe)
+	default:
+		return Result{}, fmt.Errorf("i386pae: no program %d", p)
+	}
+	data := world.main.DataPages()[:4096]
+	clear(data)
+	put := func(off int, v uint32) { binary.LittleEndian.PutUint32(data[off:], v) }
+	entry := uint32(c.Entry)
+	if params.Empty {
+		entry = layout.EntryNone
+	}
+	put(layout.ParamN, params.N)
+	put(layout.ParamR, params.R)
+	put(layout.ParamNr, params.Nr)
+	put(layout.ParamArg, params.Arg)
+	put(layout.ParamEntry, entry)
+	if params.NoRDTSCP {
+		put(layout.ParamNoRDTSCP, 1)
+	}
+	put(layout.ParamAddr, params.Addr)
+
+	r, err := start(c, world.main, eip, layout.UserStackTop, false)
+	if err != nil {
+		return r, err
+	}
+	r.Value = binary.LittleEndian.Uint32(data[layout.ParamValue:])
+	if p == Syscalls && r.Reason == layout.ReasonExit {
+		r.Cycles = make([]uint64, params.R)
+		for i := range r.Cycles {
+			r.Cycles[i] = binary.LittleEndian.Uint64(data[layout.ParamResults+8*i:])
+		}
+	}
+	return r, nil
+}
+
+// start runs a task of process proc in ring 3 under c, from eip with its
+// stack at esp, and returns how the run ended; with tasks, the tasks
+// kernel (its state prepared by the caller) answers the calls the
+// assembly does not.
+func start(c Config, proc *Process, eip, esp uint32, tasks bool) (Result, error) {
+	if err := Supported(c); err != nil {
+		return Result{}, err
 	}
 	cr4 := amd64.CR4()
 	if cr4&amd64.CR4_PCIDE != 0 {
 		return Result{}, errors.New("i386pae: CR4.PCIDE is set: long mode cannot be left (SDM Vol. 3A, 4.10.1)")
 	}
-	sp, err := space(c.Mode.Isolated(), c.Global)
+	sp, err := proc.space(c.Mode.Isolated(), c.Global)
 	if err != nil {
 		return Result{}, err
 	}
@@ -436,17 +475,13 @@ func Run(c Config, p Program, params Params) (Result, error) {
 	d.Back64 = [2]uint32{uint32(back), uint32(back >> 32)}
 	d.Far = [2]uint32{uint32(physical(offLanding64)), layout.KERNEL64_CS}
 	d.SysexitEIP = userVA(offVsyscallRet)
-	d.UserESP = layout.UserStackTop
+	d.UserEIP = eip
+	d.UserESP = esp
 	d.GDT = [2]uint32{(layout.GDT_ENTRIES*8 - 1) << 16, layout.Desc + layout.DescGDT}
 	d.IDT = [2]uint32{(256*8 - 1) << 16, layout.Desc + layout.DescIDT}
 	d.GDTPhys = [2]uint32{d.GDT[0], uint32(world.kernel + (layout.Desc - layout.KernelBase) + layout.DescGDT)}
-	switch p {
-	case Syscalls:
-		d.UserEIP = userVA(offUserSyscalls)
-	case Probe:
-		d.UserEIP = userVA(offUserProbe)
-	default:
-		return Result{}, fmt.Errorf("i386pae: no program %d", p)
+	if tasks {
+		d.Tasks = 1
 	}
 
 	s := (*saveArea)(unsafe.Pointer(&page[layout.SaveArea]))
@@ -458,38 +493,14 @@ func Run(c Config, p Program, params Params) (Result, error) {
 	s.RunGDT.Base = world.kernel + (layout.Desc - layout.KernelBase) + layout.DescGDT
 	s.Enter32 = physical(offEnter32)
 
-	data := goos.Frames(world.task.Data, 1)
-	clear(data)
-	put := func(off int, v uint32) { binary.LittleEndian.PutUint32(data[off:], v) }
-	entry := uint32(c.Entry)
-	if params.Empty {
-		entry = layout.EntryNone
-	}
-	put(layout.ParamN, params.N)
-	put(layout.ParamR, params.R)
-	put(layout.ParamNr, params.Nr)
-	put(layout.ParamArg, params.Arg)
-	put(layout.ParamEntry, entry)
-	if params.NoRDTSCP {
-		put(layout.ParamNoRDTSCP, 1)
-	}
-	put(layout.ParamAddr, params.Addr)
-
 	run32(cpuPA)
 
 	r := Result{
 		Reason: d.Reason, Status: d.Status,
 		Vector: d.Vector, ErrorCode: d.ErrorCode, EIP: d.FaultEIP, CS: d.FaultCS, ESP: d.FaultESP, CR2: d.FaultCR2,
-		Value: binary.LittleEndian.Uint32(data[layout.ParamValue:]),
 	}
 	for i, ph := range d.Phase {
 		r.Phases[i] = uint64(ph[0]) | uint64(ph[1])<<32
-	}
-	if p == Syscalls && r.Reason == layout.ReasonExit {
-		r.Cycles = make([]uint64, params.R)
-		for i := range r.Cycles {
-			r.Cycles[i] = binary.LittleEndian.Uint64(data[layout.ParamResults+8*i:])
-		}
 	}
 	return r, nil
 }

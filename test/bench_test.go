@@ -89,6 +89,9 @@ func TestPTIMatrix(t *testing.T) {
 	// and none between threads.
 	pp := map[string]bool{}
 	for _, f := range records(t, res, "pingpong") {
+		if f["width"] != nil {
+			continue // the 32-bit world's: check32
+		}
 		k := fmt.Sprintf("%v/%v", f["mode"], f["tasks"])
 		pp[k] = true
 		rt := integer(t, f, "round_trips")
@@ -233,7 +236,31 @@ func check32(t *testing.T, res *qemu.Result) {
 			assert.Contains(t, f["reason"], "PCID: not in PAE")
 		}
 	}
-	assert.Equal(t, map[string]int{"null32": 8, "work32": 5}, notInPAE, "on+pcid: null32 2 entries x 2 flavours x 2 global settings, work32 5 points")
+	assert.Equal(t, map[string]int{"null32": 8, "work32": 5, "pingpong": 4}, notInPAE,
+		"on+pcid: null32 2 entries x 2 flavours x 2 global settings, work32 5 points, pingpong32 2 entries x processes and threads")
+
+	// The ping-pong between two 32-bit processes or threads: every token
+	// through both pipes, two switches per round trip, a CR3 load at each
+	// between processes and none between threads.
+	pp32 := map[string]bool{}
+	for _, f := range records(t, res, "pingpong") {
+		if f["width"] == nil {
+			continue
+		}
+		k := fmt.Sprintf("%v/%v/%v", f["mode"], f["entry"], f["tasks"])
+		pp32[k] = true
+		rt := integer(t, f, "round_trips")
+		assert.Equal(t, int64(200*(10+2)), rt, k)
+		assert.Equal(t, 2*rt+1, integer(t, f, "switches"), k)
+		if f["tasks"] == "processes" {
+			assert.Equal(t, 2*rt+1, integer(t, f, "cr3_loads"), k)
+		} else {
+			assert.Zero(t, integer(t, f, "cr3_loads"), k)
+		}
+		assert.Positive(t, number(t, f, "mean"), k)
+	}
+	assert.Len(t, pp32, 8, "off, on x sysenter, int80 x processes, threads: %v", pp32)
+	assert.Regexp(t, `(?m)^on\s+int80\s+\|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+2\.00 \|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+0\.00$`, lines, "the 32-bit ping-pong table's on/int80 row")
 
 	// The work curve: 5 points under off and on, by SYSENTER.
 	work := map[string]bool{}
@@ -319,21 +346,34 @@ var pathLength = map[string]int64{
 	"null32 on/sysenter/linux/movsb/false":   205,
 	"null32 off/sysenter/linux/trim8/false":  79,
 	"null32 on/sysenter/linux/trim8/false":   85,
-	"null32 off/sysenter/linux/direct/false": 62,
-	"null32 on/sysenter/linux/direct/false":  68,
+	"null32 off/sysenter/linux/direct/false": 65, // with the check of the frame's EIP before SYSEXIT
+	"null32 on/sysenter/linux/direct/false":  71,
+	// The 32-bit ping-pong, per round trip, under the 32-bit tasks kernel
+	// (Go compiled for 386): SYSENTER (Linux 4.19's entry) and INT 0x80.
+	"pingpong32 off/sysenter/processes": 1727,
+	"pingpong32 on/sysenter/processes":  1751,
+	"pingpong32 off/sysenter/threads":   1701,
+	"pingpong32 on/sysenter/threads":    1725,
+	"pingpong32 off/int80/processes":    1791,
+	"pingpong32 on/int80/processes":     1815,
+	"pingpong32 off/int80/threads":      1765,
+	"pingpong32 on/int80/threads":       1789,
 }
 
 // TestPathLengths runs the null system call under -icount shift=0.
 func TestPathLengths(t *testing.T) {
 	res := boot(t, qemu.Options{
 		Icount: true,
-		Plan:   []byte("benchmarks = null,lseek,pingpong,messaging,null32\nn = 100\npingpong_n = 20\nmessaging_groups = 1\nmessaging_loops = 2\nr = 3\nwarmup = 1\nglobal = off\n"),
+		Plan:   []byte("benchmarks = null,lseek,pingpong,messaging,null32,pingpong32\nn = 100\npingpong_n = 20\nmessaging_groups = 1\nmessaging_loops = 2\nr = 3\nwarmup = 1\nglobal = off\n"),
 	})
 	requireOK(t, res)
 	got := map[string]int64{}
 	stamps := map[string]map[string]float64{}
 	for _, f := range records(t, res, "pingpong") {
 		k := fmt.Sprintf("pingpong %v/%v", f["mode"], f["tasks"])
+		if f["width"] != nil {
+			k = fmt.Sprintf("pingpong32 %v/%v/%v", f["mode"], f["entry"], f["tasks"])
+		}
 		assert.Equal(t, number(t, f, "mean"), number(t, f, "min"), "%s: deterministic under icount", k)
 		got[k] = int64(number(t, f, "mean"))
 	}
@@ -381,7 +421,7 @@ func TestPathLengths(t *testing.T) {
 	assert.Greater(t, got["pingpong on/processes"], got["pingpong off/processes"])
 	assert.Greater(t, got["pingpong on/threads"], got["pingpong off/threads"])
 	for k := range pathLength {
-		if strings.HasPrefix(k, "null32 on/") {
+		if strings.HasPrefix(k, "null32 on/") || strings.HasPrefix(k, "pingpong32 on/") {
 			assert.Greater(t, got[k], got[strings.Replace(k, " on/", " off/", 1)], k)
 		}
 	}

@@ -53,6 +53,10 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 			if setup32(r) {
 				bench.WorkCurve32(r, plan.Syscall, clk)
 			}
+		case "pingpong32":
+			if setup32(r) {
+				bench.PingPongTable32(r, plan.PingPong(), clk)
+			}
 		case "probe32":
 			if setup32(r) {
 				bench.Probe32(r, 100)

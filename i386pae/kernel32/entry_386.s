@@ -313,6 +313,21 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 	MOVL	(const_cpu+cpuData_SysexitEIP), DX; \
 	SYSEXIT
 
+// EXIT_IRET copies the frame back to the entry stack, loads the user
+// side's CR3, the registers from the frame and IRETs.
+#define EXIT_IRET(TO_USER) \
+	COPY_L(SP, const_entryFrame); \
+	TO_USER(AX); \
+	MOVL	ptRegs_bx(SP), BX; \
+	MOVL	ptRegs_cx(SP), CX; \
+	MOVL	ptRegs_dx(SP), DX; \
+	MOVL	ptRegs_si(SP), SI; \
+	MOVL	ptRegs_di(SP), DI; \
+	MOVL	ptRegs_bp(SP), BP; \
+	MOVL	ptRegs_ax(SP), AX; \
+	ADDL	$ptRegs_ip, SP; \
+	IRETL
+
 // SYSENTER_LINUX is the linux SYSENTER trampoline: on the entry stack it
 // pushes the frame SYSENTER did not (ss, sp = EBP, flags, cs, ip = the
 // vsyscall return point, orig_ax), SAVE_ALL, and goes on as described
@@ -352,6 +367,9 @@ SYSENTER_LINUX(·sysenterStampTrimOn, TO_KERNEL_ON, TO_USER_ON, COPY_L, EXIT_TRI
 // (entry_SYSENTER_32): EFLAGS and EAX saved on the entry stack around the
 // CR3 switch, then the task stack, where pt_regs is built directly (no
 // copy in); the exit copies EFLAGS and EAX to the entry stack (EXIT_TRIM).
+// A frame whose EIP is not the vsyscall return point (a task of the tasks
+// kernel that has not run yet, or that entered by INT 0x80) goes back by
+// IRET instead, as Linux falls back from SYSEXIT.
 #define SYSENTER_DIRECT(name, TO_KERNEL, TO_USER) \
 TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	PUSHFL; \
@@ -368,7 +386,12 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	PUSHL	AX; \
 	SAVE_ALL; \
 	DISPATCH_FRAME; \
-	EXIT_TRIM(COPY_L, TO_USER, NO_STAMP)
+	MOVL	ptRegs_ip(SP), AX; \
+	CMPL	AX, (const_cpu+cpuData_SysexitEIP); \
+	JNE	iret; \
+	EXIT_TRIM(COPY_L, TO_USER, NO_STAMP); \
+iret: \
+	EXIT_IRET(TO_USER)
 
 SYSENTER_DIRECT(·sysenterLinuxDirectOff, TO_KERNEL_OFF, TO_USER_OFF)
 SYSENTER_DIRECT(·sysenterLinuxDirectOn, TO_KERNEL_ON, TO_USER_ON)
@@ -384,17 +407,7 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	TO_KERNEL(AX); \
 	COPY_L(SP, const_taskFrame); \
 	DISPATCH_FRAME; \
-	COPY_L(SP, const_entryFrame); \
-	TO_USER(AX); \
-	MOVL	ptRegs_bx(SP), BX; \
-	MOVL	ptRegs_cx(SP), CX; \
-	MOVL	ptRegs_dx(SP), DX; \
-	MOVL	ptRegs_si(SP), SI; \
-	MOVL	ptRegs_di(SP), DI; \
-	MOVL	ptRegs_bp(SP), BP; \
-	MOVL	ptRegs_ax(SP), AX; \
-	ADDL	$ptRegs_ip, SP; \
-	IRETL
+	EXIT_IRET(TO_USER)
 
 INT80_LINUX(·int80LinuxOff, TO_KERNEL_OFF, TO_USER_OFF)
 INT80_LINUX(·int80LinuxOn, TO_KERNEL_ON, TO_USER_ON)
@@ -482,20 +495,36 @@ TEXT ·doubleFault(SB),NOSPLIT|NOFRAME,$0
 //
 // The system calls. In: EAX the number, EBX, ECX, EDX, ESI, EDI, EBP the
 // arguments (Linux i386's registers). Out: EAX the result; every other
-// register kept. exit and the deliberate faults end the run and do not
+// register kept, except with the tasks kernel on (per-CPU Tasks, linux
+// trampolines only), whose calls (all but getppid, work and the
+// deliberate faults) go to syscall32 with the pt_regs frame, from which
+// the trampoline then restores every register. exit and the deliberate faults end the run and do not
 // return.
 TEXT ·dispatch(SB),NOSPLIT|NOFRAME,$0
 	CMPL	AX, $const_sysGetppid
 	JEQ	getppid
 	CMPL	AX, $const_sysWork
 	JEQ	work
-	CMPL	AX, $const_sysExit
-	JEQ	exit
 	CMPL	AX, $const_sysKernelFault
 	JEQ	fault
 	CMPL	AX, $const_sysKernelDoubleFault
 	JEQ	doublefault
+	CMPL	(const_cpu+cpuData_Tasks), $0
+	JNE	tasks
+	CMPL	AX, $const_sysExit
+	JEQ	exit
 	MOVL	$-const_enosys, AX
+	RET
+tasks:
+	// The tasks kernel (tasks.go): syscall32(the frame), which
+	// DISPATCH_FRAME's caller left at 4(SP); Go's ABI0 on 386 takes the
+	// argument and returns the result on the stack, and keeps no register.
+	LEAL	4(SP), AX
+	SUBL	$8, SP
+	MOVL	AX, 0(SP)
+	CALL	·syscall32(SB)
+	MOVL	4(SP), AX
+	ADDL	$8, SP
 	RET
 getppid:
 	MOVL	$1, AX
@@ -527,3 +556,28 @@ doublefault:
 	MOVL	$0x1000, SP		// an unmapped stack: the #PF cannot be
 	MOVL	0(SP), AX		// delivered on it, so #DF (its task)
 	RET
+
+// func setCR3(v uint32)
+//
+// Loads CR3 (the tasks kernel's switch between processes).
+TEXT ·setCR3(SB),NOSPLIT,$0-4
+	MOVL	v+0(FP), AX
+	MOVL	AX, CR3
+	RET
+
+// func rdtsc() (lo, hi uint32)
+TEXT ·rdtsc(SB),NOSPLIT,$0-8
+	RDTSC
+	MOVL	AX, lo+0(FP)
+	MOVL	DX, hi+4(FP)
+	RET
+
+// func endRun(reason, status uint32)
+//
+// Ends the run with reason and status, on the kernel side: leave32.
+TEXT ·endRun(SB),NOSPLIT,$0-8
+	MOVL	reason+0(FP), AX
+	MOVL	AX, (const_cpu+cpuData_Reason)
+	MOVL	status+4(FP), AX
+	MOVL	AX, (const_cpu+cpuData_Status)
+	JMP	·leave32(SB)

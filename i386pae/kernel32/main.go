@@ -81,6 +81,15 @@ const (
 	uAddr     = layout.UserData + layout.ParamAddr
 	uValue    = layout.UserData + layout.ParamValue
 	uResults  = layout.UserData + layout.ParamResults
+	uPingOut  = layout.UserData + layout.ParamPingOut
+	uPingIn   = layout.UserData + layout.ParamPingIn
+	uToken    = layout.UserData + layout.ParamToken
+	uPongIn   = layout.UserData + layout.ParamPongIn
+	uPongOut  = layout.UserData + layout.ParamPongOut
+	uPongTok  = layout.UserData + layout.ParamPongToken
+	sysRead   = layout.SysRead
+	sysWrite  = layout.SysWrite
+	sysClose  = layout.SysClose
 )
 
 // The routines, in the order of the text. Register contracts are with each
@@ -116,12 +125,16 @@ func excEntries()
 func doubleFault()
 func dispatch()
 
+// For the tasks kernel's Go code (tasks.go): setCR3, rdtsc, endRun.
+
 // User text (user_386.s): copied to the task's code pages.
 func userText()
 func vsyscall()
 func vsyscallRet()
 func userSyscalls()
 func userProbe()
+func userPing()
+func userPong()
 func userTextEnd()
 
 // keep makes the linker keep the routines: nothing calls them.
@@ -137,5 +150,6 @@ func main() {
 		sysenterStampMovslOff, sysenterStampMovslOn, sysenterStampTrimOff, sysenterStampTrimOn,
 		sysenterLinuxDirectOff, sysenterLinuxDirectOn, int80LinuxOff, int80LinuxOn,
 		excEntries, doubleFault, dispatch,
-		userText, vsyscall, vsyscallRet, userSyscalls, userProbe, userTextEnd)
+		userText, vsyscall, vsyscallRet, userSyscalls, userProbe, userPing, userPong, userTextEnd)
+	syscall32(nil)
 }

@@ -106,6 +106,135 @@ TEXT ·userProbe(SB),NOSPLIT|NOFRAME,$0
 	INT	$0x80
 	UD2
 
+// SYS makes the system call in EAX (arguments in EBX, ECX, EDX) the way
+// the task's ParamEntry says: by SYSENTER through vsyscall, or INT 0x80.
+#define SYS \
+	CMPL	const_uEntry, $0; \
+	JNE	3(PC); \
+	CALL	·vsyscall(SB); \
+	JMP	2(PC); \
+	INT	$0x80
+
+// Exit statuses of ping and pong, beside 0 (as package pti's).
+#define pingWriteFailed 1
+#define pingReadFailed 2
+#define pingBadReply 3
+#define pongWriteFailed 4
+#define pongReadFailed 5
+
+// func userPing()
+//
+// The timing side of the ping-pong (lmbench's lat_ctx shape), as package
+// pti's: R repeats (ParamR) of N round trips (ParamN), each repeat timed
+// as userSyscalls times its calls. A round trip writes the token (the low
+// byte of the count) to ParamPingOut and reads the reply from ParamPingIn
+// into byte 1 of ParamToken, which must be the token plus pong's mark
+// (byte 2): pong adds the mark it finds in its own data page, so a pong
+// running in ping's address space fails the check. Then it closes its
+// write descriptor, which ends pong, and exits 0; a failed call or a wrong
+// reply exits with the failure's status.
+TEXT ·userPing(SB),NOSPLIT|NOFRAME,$0
+	MOVL	$0, const_uRepeat
+repeat:
+	LFENCE
+	RDTSC
+	LFENCE
+	MOVL	AX, const_uStart
+	MOVL	DX, (const_uStart+4)
+	MOVL	const_uN, SI
+loop:
+	MOVL	SI, AX
+	MOVB	AX, const_uToken
+	ADDB	(const_uToken+2), AX
+	NOTL	AX
+	MOVB	AX, (const_uToken+1)
+	MOVL	$const_sysWrite, AX
+	MOVL	const_uPingOut, BX
+	MOVL	$const_uToken, CX
+	MOVL	$1, DX
+	SYS
+	MOVL	$pingWriteFailed, BX
+	CMPL	AX, $1
+	JNE	fail
+	MOVL	$const_sysRead, AX
+	MOVL	const_uPingIn, BX
+	MOVL	$(const_uToken+1), CX
+	MOVL	$1, DX
+	SYS
+	MOVL	$pingReadFailed, BX
+	CMPL	AX, $1
+	JNE	fail
+	MOVL	$pingBadReply, BX
+	MOVB	const_uToken, AX
+	ADDB	(const_uToken+2), AX
+	CMPB	AX, (const_uToken+1)
+	JNE	fail
+	DECL	SI
+	JNE	loop
+	CMPL	const_uNoRDTSCP, $0
+	JNE	noRDTSCP
+	RDTSCP
+	LFENCE
+	JMP	stamp
+noRDTSCP:
+	LFENCE
+	RDTSC
+	LFENCE
+stamp:
+	SUBL	const_uStart, AX
+	SBBL	(const_uStart+4), DX
+	MOVL	const_uRepeat, CX
+	MOVL	AX, const_uResults(CX*8)
+	MOVL	DX, (const_uResults+4)(CX*8)
+	INCL	CX
+	MOVL	CX, const_uRepeat
+	CMPL	CX, const_uR
+	JCS	repeat
+	MOVL	$const_sysClose, AX
+	MOVL	const_uPingOut, BX
+	SYS
+	XORL	BX, BX
+fail:
+	MOVL	$const_sysExit, AX
+	SYS
+	UD2
+
+// func userPong()
+//
+// Replies, as package pti's pong: reads a byte from ParamPongIn into
+// ParamPongToken, adds its mark (byte 1) and writes it to ParamPongOut,
+// until the end of its input; then exits 0, or with a failed call's
+// status.
+TEXT ·userPong(SB),NOSPLIT|NOFRAME,$0
+next:
+	MOVL	$const_sysRead, AX
+	MOVL	const_uPongIn, BX
+	MOVL	$const_uPongTok, CX
+	MOVL	$1, DX
+	SYS
+	TESTL	AX, AX
+	JEQ	done
+	MOVL	$pongReadFailed, BX
+	CMPL	AX, $1
+	JNE	fail
+	MOVB	(const_uPongTok+1), AX
+	ADDB	AX, const_uPongTok
+	MOVL	$const_sysWrite, AX
+	MOVL	const_uPongOut, BX
+	MOVL	$const_uPongTok, CX
+	MOVL	$1, DX
+	SYS
+	MOVL	$pongWriteFailed, BX
+	CMPL	AX, $1
+	JNE	fail
+	JMP	next
+done:
+	XORL	BX, BX
+fail:
+	MOVL	$const_sysExit, AX
+	SYS
+	UD2
+
 // func userTextEnd()
 //
 // Marks the end of the user text; never run.

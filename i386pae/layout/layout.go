@@ -7,6 +7,8 @@
 // layout is the same for GOARCH=386 and GOARCH=amd64.
 package layout
 
+import "unsafe"
+
 // The 32-bit world's virtual layout (PAE paging, 4 GiB).
 //
 // A task's pages sit at UserBase, in the 4-8 MiB window (PDPT entry 0, PD
@@ -43,7 +45,13 @@ const (
 	DFStack        = KernelBase + 0x16000 // the #DF task's stack (1 page)
 	DFStackTop     = KernelBase + 0x17000
 	LowPML4        = KernelBase + 0x17000 // a PML4 below 4 GiB for the way back to long mode (1 page)
-	KernelPages    = 0x18
+	State          = KernelBase + 0x18000 // the tasks kernel's state: KState (StatePages)
+	StatePages     = uint32(unsafe.Sizeof(KState{})+4095) / 4096
+	KernelPages    = (State-KernelBase)/4096 + StatePages
+
+	// PipeBase is where the pipes' rings are mapped, PipeSize apart, in
+	// every process's kernel side (kernel only).
+	PipeBase = 0xf0000000
 
 	EntryPages = (Text - KernelBase + TextPages*4096) / 4096 // CPU through the text
 
@@ -141,6 +149,11 @@ type CPUData struct {
 	// the Phase* constants, and the last stamp.
 	Phase     [PhaseCount][2]uint32
 	PhasePrev uint32
+
+	// Tasks is 1 when the tasks kernel answers the system calls the
+	// assembly does not (linux trampolines only: it switches tasks by
+	// their pt_regs frames).
+	Tasks uint32
 }
 
 // Phases of a system call through the instrumented linux trampolines,
@@ -192,16 +205,140 @@ const SysKernelDoubleFault = 125
 // byte offsets. The 64-bit side writes the parameters before a run and
 // reads the results after it.
 const (
-	ParamN        = 0  // system calls per repeat
-	ParamR        = 4  // repeats
-	ParamNr       = 8  // the system call's number
-	ParamArg      = 12 // its argument (EBX)
-	ParamEntry    = 16 // EntrySysenter, EntryInt80 or EntryNone
-	ParamNoRDTSCP = 20 // 1: end stamps with LFENCE;RDTSC;LFENCE
-	ParamRepeat   = 24 // the task's repeat counter
-	ParamStart    = 32 // the repeat's start stamp (8 bytes)
-	ParamAddr     = 40 // the probe's address
-	ParamValue    = 44 // what the probe read
-	ParamResults  = 64 // R TSC deltas of 8 bytes
-	MaxRepeats    = (4096 - ParamResults) / 8
+	ParamN         = 0   // system calls per repeat
+	ParamR         = 4   // repeats
+	ParamNr        = 8   // the system call's number
+	ParamArg       = 12  // its argument (EBX)
+	ParamEntry     = 16  // EntrySysenter, EntryInt80 or EntryNone
+	ParamNoRDTSCP  = 20  // 1: end stamps with LFENCE;RDTSC;LFENCE
+	ParamRepeat    = 24  // the task's repeat counter
+	ParamStart     = 32  // the repeat's start stamp (8 bytes)
+	ParamAddr      = 40  // the probe's address
+	ParamValue     = 44  // what the probe read
+	ParamPingOut   = 48  // ping's write descriptor
+	ParamPingIn    = 52  // ping's read descriptor
+	ParamToken     = 56  // ping's token (3 bytes: the token, the reply, pong's mark)
+	ParamPongIn    = 60  // pong's read descriptor
+	ParamPongOut   = 64  // pong's write descriptor
+	ParamPongToken = 68  // pong's buffer (2 bytes: the token, its mark)
+	ParamResults   = 128 // R TSC deltas of 8 bytes
+	MaxRepeats     = (4096 - ParamResults) / 8
 )
+
+// The tasks kernel of the 32-bit world: processes (each a PAE address
+// space), threads sharing one, a FIFO run queue, pipes with Linux's
+// semantics and files for lseek. Its state, KState at State, is written
+// by the 64-bit side before a run (the processes, tasks, pipes and files)
+// and read after it (the counts); the kernel's Go code (package kernel32,
+// tasks.go) runs the system calls on it. It mirrors package tasks, the
+// 64-bit one, with indexes instead of pointers.
+const (
+	MaxTasks = 1024
+	MaxProcs = 1024
+	MaxPipes = 512
+	MaxFDs   = 32 // descriptors per process: a sched-messaging sender has 22
+	MaxFiles = 16
+	PipeSize = 65536 // a pipe's ring: Linux's default 16 pages
+
+	NoTask = 0xffffffff // an empty link
+)
+
+// System calls of the tasks kernel (Linux i386 numbers).
+const (
+	SysRead       = 3
+	SysWrite      = 4
+	SysClose      = 6
+	SysLseek      = 19
+	SysSchedYield = 158
+)
+
+// Errno values (include/uapi/asm-generic/errno-base.h).
+const (
+	EBADF  = 9
+	EFAULT = 14
+	EINVAL = 22
+	ESPIPE = 29
+	EPIPE  = 32
+)
+
+// Task states and waits.
+const (
+	TaskRunnable = 1
+	TaskRunning  = 2
+	TaskBlocked  = 3
+	TaskExited   = 4
+
+	WaitNone  = 0
+	WaitRead  = 1
+	WaitWrite = 2
+)
+
+// Run end reasons of the tasks kernel, beside ReasonExit and ReasonFault.
+const (
+	ReasonDeadlock = 3 // tasks remain and every one is blocked
+)
+
+// PtRegs is Linux's x86_32 struct pt_regs (arch/x86/include/asm/ptrace.h),
+// 17 words, as the linux trampolines build it.
+type PtRegs struct {
+	BX, CX, DX, SI, DI, BP, AX uint32
+	DS, ES, FS, GS             uint32
+	OrigAX                     uint32
+	IP, CS, Flags, SP, SS      uint32
+}
+
+// Task is a task of the tasks kernel.
+type Task struct {
+	Regs   PtRegs // its registers while it does not run
+	Proc   uint32 // its process
+	State  uint32 // Task*
+	Wait   uint32 // Wait*: what a blocked (or woken, not yet resumed) task waits for
+	Obj    uint32 // the pipe it waits on
+	Next   uint32 // the run queue's or a wait list's link
+	Status uint32 // an exited task's exit status
+}
+
+// Proc is a process: its kernel side's CR3 and its descriptors. A
+// descriptor is 0 when closed, else FDPipeRead+2*pipe, FDPipeWrite+2*pipe
+// or FDFile+file.
+type Proc struct {
+	Used, KernelCR3, Threads uint32
+	FDs                      [MaxFDs]uint32
+}
+
+// Descriptor encodings.
+const (
+	FDPipeRead  = 1
+	FDPipeWrite = 2
+	FDFile      = 1 + 2*MaxPipes
+)
+
+// Pipe is a pipe: its ring (PipeSize bytes at Ring), the bytes written
+// and read so far (positions modulo PipeSize in the ring), its open ends
+// and the tasks waiting to read and to write.
+type Pipe struct {
+	Ring, WPos, RPos, Readers, Writers uint32
+	ReadHead, ReadTail                 uint32
+	WriteHead, WriteTail               uint32
+}
+
+// File is a kernel file for lseek: its position and size.
+type File struct {
+	Pos, Size uint32
+}
+
+// KState is the tasks kernel's state.
+type KState struct {
+	Cur, Loaded  uint32 // the running task; the process whose CR3 is loaded
+	NTasks, Live uint32 // tasks made; tasks that have not exited
+	Head, Tail   uint32 // the run queue
+	RunStatus    uint32 // the first nonzero exit status of the run
+	Switches     uint32 // switches from one task to another
+	CR3Loads     uint32 // CR3 writes by the context switch
+	EndTSC       [2]uint32
+	NFiles       uint32
+	Files        [MaxFiles]File
+	Pipes        [MaxPipes]Pipe
+	Procs        [MaxProcs]Proc
+	Tasks        [MaxTasks]Task
+}

@@ -38,11 +38,11 @@ type Blob struct {
 	Symbols []Symbol
 }
 
-// first and last are the routines the blob runs from and to.
-const (
-	first = "enter32"
-	last  = "userTextEnd"
-)
+// last is the routine the blob runs to; it runs from the first routine
+// of package main after main.main and main.keep (main.go's), which the
+// linker places first: the Go code of the tasks kernel, then the
+// assembly.
+const last = "userTextEnd"
 
 // Build builds package kernel32 for GOOS=linux GOARCH=386 with the go
 // command in the module at root, linked at LinkAddress, and returns its
@@ -58,7 +58,8 @@ func BuildAt(root string, addr uint64) (Blob, error) {
 	}
 	defer os.RemoveAll(dir)
 	exe := filepath.Join(dir, "kernel32")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", exe, "-ldflags", fmt.Sprintf("-T %#x", addr), Package)
+	// -B: no bounds checks, which would call the runtime's panics.
+	cmd := exec.Command("go", "build", "-trimpath", "-gcflags=-B", "-o", exe, "-ldflags", fmt.Sprintf("-T %#x", addr), Package)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=386", "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -68,8 +69,9 @@ func BuildAt(root string, addr uint64) (Blob, error) {
 }
 
 // Extract cuts the blob out of the kernel32 executable at path: the bytes
-// from routine first to the end of routine last, which must be contiguous
-// text of package main (kernel32) only.
+// from the first routine of package main after main.main and main.keep to
+// the end of routine last, which must be contiguous text of package main
+// (kernel32) only.
 func Extract(path string) (Blob, error) {
 	f, err := elf.Open(path)
 	if err != nil {
@@ -96,15 +98,17 @@ func Extract(path string) (Blob, error) {
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Value < ts[j].Value })
 	start, end := -1, -1
 	for i, s := range ts {
-		switch s.Name {
-		case "main." + first:
-			start = i
-		case "main." + last:
+		switch {
+		case s.Name == "main."+last:
 			end = i
+		case s.Name == "main.main" || s.Name == "main.keep":
+			start = -1
+		case start < 0 && strings.HasPrefix(s.Name, "main."):
+			start = i
 		}
 	}
 	if start < 0 || end < start {
-		return Blob{}, fmt.Errorf("%s: routines %s and %s not found in order", path, first, last)
+		return Blob{}, fmt.Errorf("%s: no routines of package main after main.main up to %s", path, last)
 	}
 	base := ts[start].Value
 	var b Blob
