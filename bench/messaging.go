@@ -46,6 +46,8 @@ type Messaging struct {
 	Messages           uint64
 	Switches, CR3Loads uint64
 	Unsup, Failure     error
+	// Entry is set for the 32-bit world's runs: "sysenter".
+	Entry string
 }
 
 func (m Messaging) ok() bool { return m.Unsup == nil && m.Failure == nil }
@@ -466,7 +468,12 @@ func (r *Reporter) messaging(m Messaging, clk Clock, ratio float64) {
 	f := map[string]any{"bench": "messaging", "mode": m.Mode.String(), "flavour": "linux", "global": false,
 		"tasks": taskKind(m.Threads), "groups": m.P.Groups, "loops": m.P.Loops, "size": m.P.Size, "ipc": "pipe",
 		"R": m.P.R, "warmup": m.P.Warmup, "emulated": clk.Emulated, "icount": clk.Icount}
-	if r.notMeasured("messaging "+m.Mode.String()+" "+taskKind(m.Threads), f, m.Unsup, m.Failure) {
+	name := "messaging "
+	if m.Entry != "" {
+		f["width"], f["entry"], f["copy"] = 32, m.Entry, "direct"
+		name = "messaging32 "
+	}
+	if r.notMeasured(name+m.Mode.String()+" "+taskKind(m.Threads), f, m.Unsup, m.Failure) {
 		return
 	}
 	addStats(f, m.Stats, clk, ratio)

@@ -51,13 +51,13 @@ func runPingPong32(c i386pae.Config, threads bool, n, r int) (PingPong, []uint64
 	if err != nil {
 		return fail(err)
 	}
-	p0, err := ts.AddProcess(ping)
+	p0, err := ts.AddProcess(ping, 4)
 	if err != nil {
 		return fail(err)
 	}
 	p1 := p0
 	if !threads {
-		if p1, err = ts.AddProcess(pong); err != nil {
+		if p1, err = ts.AddProcess(pong, 4); err != nil {
 			return fail(err)
 		}
 	}
@@ -97,10 +97,10 @@ func runPingPong32(c i386pae.Config, threads bool, n, r int) (PingPong, []uint64
 	if threads {
 		pongStack -= 4096 // the threads share the stack pages
 	}
-	if i, err := ts.AddTask(p0, i386pae.Ping, layout.UserStackTop); err != nil || i != 0 {
+	if i, err := ts.AddTask(p0, i386pae.Ping, layout.UserStackTop, [6]uint32{}); err != nil || i != 0 {
 		return fail(fmt.Errorf("ping's task: %v", err))
 	}
-	if i, err := ts.AddTask(p1, i386pae.Pong, pongStack); err != nil || i != 1 {
+	if i, err := ts.AddTask(p1, i386pae.Pong, pongStack, [6]uint32{}); err != nil || i != 1 {
 		return fail(fmt.Errorf("pong's task: %v", err))
 	}
 	end, err := ts.RunTasks()
@@ -193,4 +193,333 @@ func PingPongTable32(r *Reporter, p PingPongParams, clk Clock) []PingPong {
 		all = append(all, rows...)
 	}
 	return all
+}
+
+// sched-messaging in the 32-bit world: the same workload and checks as
+// the 64-bit one (runMessaging), between 32-bit processes or threads of
+// one, under the 32-bit tasks kernel, by SYSENTER (Linux 4.19's entry)
+// as Linux's 32-bit tasks make their calls through the vDSO.
+
+// The 32-bit messaging processes, made when first needed and reused.
+var msgProcs32 struct {
+	each    []*i386pae.Process
+	threads *i386pae.Process
+}
+
+// msgStack32 is each thread's slice of the stack in threads mode, where
+// the tasks share one process: the programs keep their state and the
+// vsyscall routine's saves there.
+const msgStack32 = 128
+
+// stacks32 returns the offset in the data pages of the end of the
+// threads' stacks, which start after the results.
+func (l msgLayout) stacks32() uint64 {
+	return (l.result(l.workers())+16+63)&^63 + uint64(1+l.workers())*msgStack32
+}
+
+// processes32 returns the 32-bit processes of a run with l.
+func (l msgLayout) processes32() ([]*i386pae.Process, error) {
+	end := l.result(l.workers()) + 16
+	if l.threads {
+		end = l.stacks32()
+	}
+	pages := int((end + 4095) / 4096)
+	if pages > i386pae.MaxDataPages {
+		return nil, fmt.Errorf("%d groups of %d-byte buffers need %d data pages; a 32-bit process has at most %d", l.groups, l.slot, pages, i386pae.MaxDataPages)
+	}
+	if l.threads {
+		if p := msgProcs32.threads; p == nil || len(p.DataPages()) < pages*4096 {
+			p, err := i386pae.NewProcessData(pages)
+			if err != nil {
+				return nil, err
+			}
+			msgProcs32.threads = p
+		}
+		return []*i386pae.Process{msgProcs32.threads}, nil
+	}
+	if len(msgProcs32.each) > 0 && len(msgProcs32.each[0].DataPages()) < pages*4096 {
+		msgProcs32.each = nil
+	}
+	for len(msgProcs32.each) < 1+l.workers() {
+		p, err := i386pae.NewProcessData(pages)
+		if err != nil {
+			return nil, err
+		}
+		msgProcs32.each = append(msgProcs32.each, p)
+	}
+	return msgProcs32.each[:1+l.workers()], nil
+}
+
+// runMessaging32 makes one 32-bit sched-messaging run under c and returns
+// the TSC cycles from the start signal to the last exit, after the same
+// checks as runMessaging.
+func runMessaging32(c i386pae.Config, threads bool, p MessagingParams) (cycles uint64, res Messaging) {
+	res = Messaging{Mode: c.Mode, Threads: threads, P: p, Entry: c.Entry.String()}
+	if err := i386pae.Supported(c); err != nil {
+		res.Unsup = err
+		return 0, res
+	}
+	fail := func(err error) (uint64, Messaging) { res.Failure = err; return 0, res }
+	if p.Groups < 1 || p.Groups > MaxGroups || p.Size < 8 || p.Size > MaxMessageSize || p.Loops < 1 {
+		return fail(fmt.Errorf("groups %d, message size %d, loops %d: out of range", p.Groups, p.Size, p.Loops))
+	}
+	l := msgLayout{threads: threads, groups: p.Groups, slot: uint64(p.Size+63) &^ 63}
+	procs, err := l.processes32()
+	if err != nil {
+		return fail(err)
+	}
+	ts, err := i386pae.NewTasks(c)
+	if err != nil {
+		return fail(err)
+	}
+	kproc := make([]int, 1+l.workers())
+	for i := range kproc {
+		if threads && i > 0 {
+			kproc[i] = kproc[0]
+			continue
+		}
+		// Descriptors as the 64-bit run's: the ready and wake pipes'
+		// ends, then the threads' every pipe end, or a receiver's read end
+		// or a sender's write ends.
+		nfds := msgFirstPipeFD
+		switch recv, _, _ := l.role(i); {
+		case threads:
+			nfds += 2 * MsgPerGroup * p.Groups
+		case i == 0:
+		case recv:
+			nfds++
+		default:
+			nfds += MsgPerGroup
+		}
+		if kproc[i], err = ts.AddProcess(procs[i], nfds); err != nil {
+			return fail(err)
+		}
+	}
+	data := func(w int) []byte {
+		if threads {
+			return procs[0].DataPages()
+		}
+		return procs[w].DataPages()
+	}
+	for i := range procs {
+		d := procs[i].DataPages()
+		clear(d[:4096])
+		binary.LittleEndian.PutUint32(d[layout.ParamEntry:], uint32(c.Entry))
+	}
+
+	ready, errR := ts.AddPipe(kproc[0], msgReadyIn, kproc[1], msgReadyOut)
+	wake, errW := ts.AddPipe(kproc[1], msgWakeIn, kproc[0], msgWakeOut)
+	if errR != nil || errW != nil {
+		return fail(fmt.Errorf("the ready and wake pipes could not be made: %v %v", errR, errW))
+	}
+	for w := 2; w <= l.workers() && !threads; w++ {
+		if !ts.ShareFD(kproc[1], kproc[w], msgReadyOut) || !ts.ShareFD(kproc[1], kproc[w], msgWakeIn) {
+			return fail(fmt.Errorf("the ready and wake pipes could not be shared"))
+		}
+	}
+	pipeOf := make([]int, 1+l.workers())
+	readFD := func(g, j int) int {
+		if threads {
+			return msgFirstPipeFD + g*MsgPerGroup + j
+		}
+		return msgFirstPipeFD
+	}
+	writeFD := func(g, j int) int {
+		if threads {
+			return msgFirstPipeFD + MsgPerGroup*p.Groups + g*MsgPerGroup + j
+		}
+		return msgFirstPipeFD + j
+	}
+	for w := 1; w <= l.workers(); w++ {
+		recv, g, j := l.role(w)
+		if !recv {
+			continue
+		}
+		firstSender := w + MsgPerGroup - j
+		if pipeOf[w], err = ts.AddPipe(kproc[w], readFD(g, j), kproc[firstSender], writeFD(g, j)); err != nil {
+			return fail(err)
+		}
+		for s := firstSender + 1; s < firstSender+MsgPerGroup && !threads; s++ {
+			if !ts.ShareFD(kproc[firstSender], kproc[s], writeFD(g, j)) {
+				return fail(fmt.Errorf("a receiver's pipe could not be shared"))
+			}
+		}
+	}
+
+	stack := func(w int) uint32 {
+		if !threads {
+			return layout.UserStackTop
+		}
+		return uint32(layout.UserData + l.stacks32() - uint64(w)*msgStack32)
+	}
+	wakeFDs := uint32(msgReadyOut) | uint32(msgWakeIn)<<16
+	startArgs := [6]uint32{msgReadyIn, msgWakeOut, uint32(l.workers()), layout.UserData + msgStarterBuf, layout.UserData}
+	if i, err := ts.AddTask(kproc[0], i386pae.MsgStart, stack(0), startArgs); err != nil || i != 0 {
+		return fail(fmt.Errorf("the starter task could not be made: %v", err))
+	}
+	for w := 1; w <= l.workers(); w++ {
+		recv, g, j := l.role(w)
+		var args [6]uint32
+		prog := i386pae.MsgReceiver
+		buf := uint32(layout.UserData + l.buf(w))
+		if recv {
+			args = [6]uint32{uint32(readFD(g, j)), uint32(MsgPerGroup * p.Loops), uint32(p.Size), buf, uint32(layout.UserData + l.result(w)), wakeFDs}
+			binary.LittleEndian.PutUint64(data(w)[l.result(w):], ^uint64(0))
+		} else {
+			prog = i386pae.MsgSender
+			copy(data(w)[l.buf(w):], message(g*MsgPerGroup+j, 0, 0, p.Size))
+			args = [6]uint32{uint32(writeFD(g, 0)), MsgPerGroup, uint32(p.Loops), buf, uint32(p.Size), wakeFDs}
+		}
+		if i, err := ts.AddTask(kproc[w], prog, stack(w), args); err != nil || i != w {
+			return fail(fmt.Errorf("out of kernel tasks: %v", err))
+		}
+	}
+
+	end, err := ts.RunTasks()
+	if err != nil {
+		return fail(err)
+	}
+	k := ts.State()
+	res.Switches, res.CR3Loads = uint64(k.Switches), uint64(k.CR3Loads)
+	if end.Reason != layout.ReasonExit || end.Status != 0 {
+		return fail(fmt.Errorf("the run ended with %v%s", end, taskStates32(k)))
+	}
+	perPipe := uint32(MsgPerGroup * p.Loops * p.Size)
+	for w := 1; w <= l.workers(); w++ {
+		recv, g, j := l.role(w)
+		if !recv {
+			continue
+		}
+		d := data(w)[l.result(w):]
+		count, sum := binary.LittleEndian.Uint64(d), binary.LittleEndian.Uint64(d[8:])
+		if want := uint64(MsgPerGroup * p.Loops); count != want {
+			return fail(fmt.Errorf("receiver task %d got %d messages, want %d", w, count, want))
+		}
+		if want := expectedSum(g, j, p.Loops, p.Size); sum != want {
+			return fail(fmt.Errorf("receiver task %d: checksum %#x, want %#x", w, sum, want))
+		}
+		if wr, rd := ts.PipeBytes(pipeOf[w]); wr != perPipe || rd != perPipe {
+			return fail(fmt.Errorf("receiver task %d's pipe: %d bytes written, %d read; want %d", w, wr, rd, perPipe))
+		}
+		res.Messages += MsgPerGroup * uint64(p.Loops)
+	}
+	for _, pp := range []int{ready, wake} {
+		if wr, rd := ts.PipeBytes(pp); wr != uint32(l.workers()) || rd != wr {
+			return fail(fmt.Errorf("start protocol: a pipe carried %d bytes and delivered %d; want %d", wr, rd, l.workers()))
+		}
+	}
+	if threads && res.CR3Loads != 0 {
+		return fail(fmt.Errorf("%d CR3 loads between threads of one process", res.CR3Loads))
+	}
+	if !threads && res.CR3Loads < res.Switches {
+		return fail(fmt.Errorf("%d CR3 loads for %d switches between processes", res.CR3Loads, res.Switches))
+	}
+	start := binary.LittleEndian.Uint64(data(0)[0:])
+	if ts.EndTSC() <= start {
+		return fail(fmt.Errorf("the last exit (TSC %d) is not after the start signal (TSC %d)", ts.EndTSC(), start))
+	}
+	return ts.EndTSC() - start, res
+}
+
+// MeasureMessaging32 is MeasureMessaging in the 32-bit world.
+func MeasureMessaging32(c i386pae.Config, threads bool, p MessagingParams) Messaging {
+	var times []uint64
+	var last Messaging
+	for i := 0; i < p.Warmup+p.R; i++ {
+		cycles, res := runMessaging32(c, threads, p)
+		last = res
+		if !res.ok() {
+			return res
+		}
+		if i >= p.Warmup {
+			times = append(times, cycles)
+		}
+	}
+	last.Stats = Summarize(PerOp(times, 1, 0))
+	return last
+}
+
+// MessagingTable32 runs sched-messaging in the 32-bit world under p's
+// modes (on+pcid: not in PAE), processes and threads, by SYSENTER with
+// Linux 4.19's entry, no global pages, and prints the table as the 64-bit
+// one.
+func MessagingTable32(r *Reporter, p MessagingParams, clk Clock) []Messaging {
+	r.Printf("")
+	r.Printf("32-bit PAE kernel, sched-messaging (perf bench sched messaging -p -g %d -l %d: pipes): %d-byte messages; %s;", p.Groups, p.Loops, p.Size, runs(p.R, p.Warmup))
+	r.Printf("SYSENTER with Linux 4.19's entry, no global pages; %s; ± as perf; %s", clk.unitNote(), clk.header())
+	r.Printf("%-8s | %12s %7s %10s %7s | %12s %7s %10s %7s", "mode", "processes s", "±%", clk.perMsg(), "vs off", "threads s", "±%", clk.perMsg(), "vs off")
+	var all []Messaging
+	for _, mode := range p.Modes {
+		line := fmt.Sprintf("%-8s", mode)
+		for _, threads := range []bool{false, true} {
+			c := i386pae.Config{Mode: mode, Entry: i386pae.Sysenter, Flavour: pti.Linux, Copy: i386pae.Direct}
+			m := MeasureMessaging32(c, threads, p)
+			all = append(all, m)
+			ratio := 0.0
+			if base := findMessaging(all, pti.Off, threads); base != nil && base.ok() && m.ok() {
+				ratio = m.Stats.Mean / base.Stats.Mean
+			}
+			line += " | " + messagingCells(m, clk, ratio)
+			r.messaging(m, clk, ratio)
+		}
+		r.Printf("%s", strings.TrimRight(line, " "))
+	}
+	r.Printf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, 32-bit PAE kernel): %.2f s off, %.2f s with PTI (%.2f)",
+		RefMessaging32OffS, RefMessaging32OnS, RefMessaging32OnS/RefMessaging32OffS)
+	return all
+}
+
+// Reference figures of sched-messaging -g 20 on a 32-bit PAE Linux
+// without and with PTI (docs/references.md).
+const (
+	RefMessaging32OffS = 0.28
+	RefMessaging32OnS  = 0.44
+)
+
+// SeedMessaging prints sched-messaging in the shape of the reference
+// thread's table: rows 32-bit PTI off, on (and on+pcid: not in PAE),
+// 64-bit off, on, on+pcid; columns processes and threads: seconds ± (perf
+// style) and the ratio to the same width's off. It records one "seed"
+// record per cell.
+func SeedMessaging(r *Reporter, ms64, ms32 []Messaging, clk Clock) {
+	r.Printf("")
+	r.Printf("sched-messaging, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL): seconds ± (perf style), ratio to the same width's off; reference: 32-bit 157%%, 64-bit 125%% with PTI")
+	r.Printf("%-18s | %-28s | %s", "kernel", "processes", "threads")
+	for _, width := range []int{32, 64} {
+		ms := ms32
+		if width == 64 {
+			ms = ms64
+		}
+		for _, mode := range []pti.Mode{pti.Off, pti.On, pti.OnPCID} {
+			line := fmt.Sprintf("%-18s", fmt.Sprintf("%d-bit PTI %v", width, mode))
+			for _, threads := range []bool{false, true} {
+				rec := map[string]any{"bench": "messaging", "width": width, "mode": mode.String(), "tasks": taskKind(threads)}
+				m, base := findMessaging(ms, mode, threads), findMessaging(ms, pti.Off, threads)
+				var text string
+				switch {
+				case width == 32 && mode == pti.OnPCID:
+					text = "not in PAE"
+					rec["reason"] = i386pae.Supported(i386pae.Config{Mode: mode}).Error()
+					r.Record("seed-unsupported", rec)
+				case m != nil && m.Unsup != nil:
+					text = "unsupported by this CPU"
+					rec["reason"] = m.Unsup.Error()
+					r.Record("seed-unsupported", rec)
+				case m == nil || !m.ok():
+					text = "not measured" // not in the plan, or failed (reported above)
+				default:
+					ratio := 0.0
+					if base != nil && base.ok() {
+						ratio = m.Stats.Mean / base.Stats.Mean
+					}
+					text = fmt.Sprintf("%9.6f ±%5.1f%% %7.2fx", clk.Ns(m.Stats.Mean)/1e9, m.Stats.PerfPct(), ratio)
+					addStats(rec, m.Stats, clk, ratio)
+					rec["seconds"] = clk.Ns(m.Stats.Mean) / 1e9
+					r.Record("seed", rec)
+				}
+				line += fmt.Sprintf(" | %-28s", text)
+			}
+			r.Printf("%s", strings.TrimRight(line, " "))
+		}
+	}
 }

@@ -34,17 +34,24 @@ type procSpace struct {
 
 // NewProcess allocates a 32-bit process's data pages (layout.UserDataPages)
 // and stack pages. Setup must have run.
-func NewProcess() (*Process, error) {
+func NewProcess() (*Process, error) { return NewProcessData(layout.UserDataPages) }
+
+// NewProcessData allocates a 32-bit process with dataPages data pages (1
+// to MaxDataPages) and the stack pages. Setup must have run.
+func NewProcessData(dataPages int) (*Process, error) {
 	if !world.ready {
 		return nil, errors.New("i386pae: Setup has not run")
 	}
-	p := &Process{Task: Task{Code: world.code}, spaces: map[[2]bool]*procSpace{}}
+	if dataPages < 1 || dataPages > MaxDataPages {
+		return nil, fmt.Errorf("i386pae: %d data pages: a process has 1 to %d", dataPages, MaxDataPages)
+	}
+	p := &Process{Task: Task{Code: world.code, DataPages: dataPages}, spaces: map[[2]bool]*procSpace{}}
 	var ok bool
-	if p.Data, ok = goos.AllocFrames(layout.UserDataPages, 4096); !ok {
+	if p.Data, ok = goos.AllocFrames(uint64(dataPages), 4096); !ok {
 		return nil, errors.New("i386pae: out of memory for a process's data")
 	}
 	if p.Stack, ok = goos.AllocFrames(layout.UserStackPages, 4096); !ok {
-		goos.FreeFrames(p.Data, layout.UserDataPages)
+		goos.FreeFrames(p.Data, uint64(dataPages))
 		return nil, errors.New("i386pae: out of memory for a process's stack")
 	}
 	return p, nil
@@ -125,21 +132,34 @@ func NewTasks(c Config) (*Tasks, error) {
 // State returns the tasks kernel's state: after RunTasks, its counts.
 func (ts *Tasks) State() *layout.KState { return ts.k }
 
-// AddProcess adds process p and returns its number.
-func (ts *Tasks) AddProcess(p *Process) (int, error) {
+// AddProcess adds process p with descriptors 0 to nfds-1, all closed, and
+// returns its number.
+func (ts *Tasks) AddProcess(p *Process, nfds int) (int, error) {
 	i := len(ts.procs)
-	if i == layout.MaxProcs {
-		return -1, errors.New("i386pae: too many processes")
+	k := ts.k
+	if i == layout.MaxProcs || nfds < 0 || nfds > layout.MaxFDSlots-int(k.NFDSlots) {
+		return -1, errors.New("i386pae: out of processes or descriptor slots")
 	}
 	ts.procs = append(ts.procs, p)
-	ts.k.Procs[i].Used = 1
+	k.Procs[i] = layout.Proc{Used: 1, FDBase: k.NFDSlots, NFDs: uint32(nfds)}
+	k.NFDSlots += uint32(nfds)
 	return i, nil
 }
 
+// fd returns the slot of descriptor fd of process proc, nil when there is
+// none.
+func (ts *Tasks) fd(proc, fd int) *uint32 {
+	if proc < 0 || proc >= len(ts.procs) || fd < 0 || uint32(fd) >= ts.k.Procs[proc].NFDs {
+		return nil
+	}
+	return &ts.k.FDSlots[ts.k.Procs[proc].FDBase+uint32(fd)]
+}
+
 // AddTask adds a task of process proc running program p from the top of
-// stack esp, and returns its number. Task 0 is the one the run starts
-// with; the others are queued and first run when a switch picks them.
-func (ts *Tasks) AddTask(proc int, p Program, esp uint32) (int, error) {
+// stack esp with arguments args (EBX, ECX, EDX, ESI, EDI, EBP), and
+// returns its number. Task 0 is the one the run starts with; the others
+// are queued and first run when a switch picks them.
+func (ts *Tasks) AddTask(proc int, p Program, esp uint32, args [6]uint32) (int, error) {
 	k := ts.k
 	i := int(k.NTasks)
 	if i == layout.MaxTasks || proc < 0 || proc >= len(ts.procs) {
@@ -152,7 +172,8 @@ func (ts *Tasks) AddTask(proc int, p Program, esp uint32) (int, error) {
 	k.NTasks++
 	t := &k.Tasks[i]
 	t.Proc, t.Next = uint32(proc), layout.NoTask
-	t.Regs = layout.PtRegs{IP: eip, CS: layout.USER_CS, Flags: 2, SP: esp, SS: layout.USER_DS, DS: layout.USER_DS, ES: layout.USER_DS}
+	t.Regs = layout.PtRegs{IP: eip, CS: layout.USER_CS, Flags: 2, SP: esp, SS: layout.USER_DS, DS: layout.USER_DS, ES: layout.USER_DS,
+		BX: args[0], CX: args[1], DX: args[2], SI: args[3], DI: args[4], BP: args[5]}
 	k.Procs[proc].Threads++
 	k.Live++
 	if i == 0 {
@@ -191,13 +212,38 @@ func (ts *Tasks) AddPipe(rproc, rfd, wproc, wfd int) (int, error) {
 	}
 	k.Pipes[n].Ring = uint32(layout.PipeBase + n*layout.PipeSize)
 	k.Pipes[n].Readers, k.Pipes[n].Writers = 1, 1
-	k.Procs[rproc].FDs[rfd] = layout.FDPipeRead + 2*uint32(n)
-	k.Procs[wproc].FDs[wfd] = layout.FDPipeWrite + 2*uint32(n)
+	*ts.fd(rproc, rfd) = layout.FDPipeRead + 2*uint32(n)
+	*ts.fd(wproc, wfd) = layout.FDPipeWrite + 2*uint32(n)
 	return n, nil
 }
 
+// ShareFD gives process to descriptor fd of process from, the same open
+// pipe end (as fork does); false when fd is not open in from or taken in
+// to.
+func (ts *Tasks) ShareFD(from, to, fd int) bool {
+	src := ts.fd(from, fd)
+	if src == nil || !ts.fdFree(to, fd) {
+		return false
+	}
+	obj := *src
+	switch {
+	case obj == 0 || obj >= layout.FDFile:
+		return false
+	case obj&1 == layout.FDPipeRead:
+		ts.k.Pipes[obj>>1].Readers++
+	default:
+		ts.k.Pipes[(obj-layout.FDPipeWrite)>>1].Writers++
+	}
+	*ts.fd(to, fd) = obj
+	return true
+}
+
+// EndTSC returns the TSC when the last task exited.
+func (ts *Tasks) EndTSC() uint64 { return uint64(ts.k.EndTSC[0]) | uint64(ts.k.EndTSC[1])<<32 }
+
 func (ts *Tasks) fdFree(proc, fd int) bool {
-	return proc >= 0 && proc < len(ts.procs) && fd >= 0 && fd < layout.MaxFDs && ts.k.Procs[proc].FDs[fd] == 0
+	slot := ts.fd(proc, fd)
+	return slot != nil && *slot == 0
 }
 
 // PipeBytes returns the bytes written into and read from pipe n.
@@ -212,6 +258,12 @@ func programEntry(p Program) (uint32, bool) {
 		return userVA(offUserPing), true
 	case Pong:
 		return userVA(offUserPong), true
+	case MsgStart:
+		return userVA(offUserMsgStart), true
+	case MsgSender:
+		return userVA(offUserMsgSender), true
+	case MsgReceiver:
+		return userVA(offUserMsgReceiver), true
 	}
 	return 0, false
 }
@@ -235,5 +287,6 @@ func (ts *Tasks) RunTasks() (Result, error) {
 		k.Procs[i].KernelCR3 = uint32(sp.KernelPDPT)
 	}
 	t0 := &k.Tasks[0]
-	return start(ts.c, ts.procs[t0.Proc], t0.Regs.IP, t0.Regs.SP, true)
+	r := &t0.Regs
+	return start(ts.c, ts.procs[t0.Proc], r.IP, r.SP, [6]uint32{r.BX, r.CX, r.DX, r.SI, r.DI, r.BP}, true)
 }

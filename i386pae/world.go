@@ -176,6 +176,20 @@ const (
 	// Pong replies to ping: layout.ParamEntry, ParamPongIn, ParamPongOut,
 	// ParamPongToken in its data page.
 	Pong
+	// MsgStart gives sched-messaging's start signal: EBX the ready pipe's
+	// read descriptor, ECX the wake pipe's write descriptor, EDX the
+	// tasks, ESI a buffer of that many bytes, EDI where to store the start
+	// TSC. The messaging programs make their calls as ParamEntry says.
+	MsgStart
+	// MsgSender is a sched-messaging sender: EBX its group's first
+	// receiver's write descriptor (the others follow), ECX the receivers,
+	// EDX the loops, ESI the message, EDI its size, EBP the ready
+	// descriptor | the wake descriptor << 16.
+	MsgSender
+	// MsgReceiver is a sched-messaging receiver: EBX its read descriptor,
+	// ECX the messages, EDX their size, ESI a buffer, EDI where to store
+	// the count and the sum (two 8-byte words), EBP as MsgSender's.
+	MsgReceiver
 )
 
 // Params are a run's parameters, written to the task's data page.
@@ -415,7 +429,7 @@ func Run(c Config, p Program, params Params) (Result, error) {
 	}
 	put(layout.ParamAddr, params.Addr)
 
-	r, err := start(c, world.main, eip, layout.UserStackTop, false)
+	r, err := start(c, world.main, eip, layout.UserStackTop, [6]uint32{}, false)
 	if err != nil {
 		return r, err
 	}
@@ -430,10 +444,10 @@ func Run(c Config, p Program, params Params) (Result, error) {
 }
 
 // start runs a task of process proc in ring 3 under c, from eip with its
-// stack at esp, and returns how the run ended; with tasks, the tasks
-// kernel (its state prepared by the caller) answers the calls the
-// assembly does not.
-func start(c Config, proc *Process, eip, esp uint32, tasks bool) (Result, error) {
+// stack at esp and arguments args (EBX, ECX, EDX, ESI, EDI, EBP), and
+// returns how the run ended; with tasks, the tasks kernel (its state
+// prepared by the caller) answers the calls the assembly does not.
+func start(c Config, proc *Process, eip, esp uint32, args [6]uint32, tasks bool) (Result, error) {
 	if err := Supported(c); err != nil {
 		return Result{}, err
 	}
@@ -477,6 +491,7 @@ func start(c Config, proc *Process, eip, esp uint32, tasks bool) (Result, error)
 	d.SysexitEIP = userVA(offVsyscallRet)
 	d.UserEIP = eip
 	d.UserESP = esp
+	d.Args = args
 	d.GDT = [2]uint32{(layout.GDT_ENTRIES*8 - 1) << 16, layout.Desc + layout.DescGDT}
 	d.IDT = [2]uint32{(256*8 - 1) << 16, layout.Desc + layout.DescIDT}
 	d.GDTPhys = [2]uint32{d.GDT[0], uint32(world.kernel + (layout.Desc - layout.KernelBase) + layout.DescGDT)}

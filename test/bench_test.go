@@ -113,6 +113,9 @@ func TestPTIMatrix(t *testing.T) {
 	// CR3, threads never.
 	msg := map[string]bool{}
 	for _, f := range records(t, res, "messaging") {
+		if f["width"] != nil {
+			continue // the 32-bit world's: check32
+		}
 		k := fmt.Sprintf("%v/%v", f["mode"], f["tasks"])
 		msg[k] = true
 		assert.Equal(t, int64(2*20*20*10), integer(t, f, "messages"), k)
@@ -219,15 +222,22 @@ func check32(t *testing.T, res *qemu.Result) {
 	assert.Regexp(t, `(?m)^on\s+trim8(\s+[-0-9.]+\s+[-0-9.]+%){6}\s+[0-9.]+$`, lines, "the phase breakdown's on/trim8 row")
 
 	// The seed-shaped table: 32-bit and 64-bit rows, minimal and linux.
+	// The seed-shaped tables: null (columns minimal and linux) and
+	// messaging (processes and threads), 32-bit and 64-bit rows.
 	seeds := map[string]bool{}
 	for _, f := range records(t, res, "seed") {
-		seeds[fmt.Sprintf("%v/%v/%v", f["width"], f["mode"], f["flavour"])] = true
+		seeds[fmt.Sprintf("%v %v/%v/%v%v", f["bench"], f["width"], f["mode"], f["flavour"], f["tasks"])] = true
 		assert.Positive(t, number(t, f, "mean"))
 	}
-	assert.Len(t, seeds, 8, "2 widths x off, on x minimal, linux: %v", seeds)
-	assert.Len(t, records(t, res, "seed-unsupported"), 4, "on+pcid: not in PAE (32-bit), no PCID under TCG (64-bit)")
+	assert.Len(t, seeds, 16, "null and messaging x 2 widths x off, on x 2 columns: %v", seeds)
+	unsup := map[string]int{}
+	for _, f := range records(t, res, "seed-unsupported") {
+		unsup[fmt.Sprintf("%v/%v", f["bench"], f["width"])]++
+	}
+	assert.Equal(t, map[string]int{"null/32": 2, "null/64": 2, "messaging/32": 2, "messaging/64": 2}, unsup, "on+pcid: not in PAE (32-bit), no PCID under TCG (64-bit)")
 	assert.Regexp(t, `(?m)^32-bit PTI on\s+\|\s+[0-9.]+ ±\s*[0-9.]+% +[0-9.]+x\s+\|\s+[0-9.]+ ±\s*[0-9.]+% +[0-9.]+x$`, lines)
 	assert.Regexp(t, `(?m)^32-bit PTI on\+pcid\s+\| not in PAE\s+\| not in PAE$`, lines)
+	assert.Regexp(t, `(?m)^sched-messaging, 32-bit PAE \(SYSENTER\) vs 64-bit \(SYSCALL\)`, lines)
 
 	notInPAE := map[string]int{}
 	for _, f := range records(t, res, "unsupported") {
@@ -236,8 +246,30 @@ func check32(t *testing.T, res *qemu.Result) {
 			assert.Contains(t, f["reason"], "PCID: not in PAE")
 		}
 	}
-	assert.Equal(t, map[string]int{"null32": 8, "work32": 5, "pingpong": 4}, notInPAE,
-		"on+pcid: null32 2 entries x 2 flavours x 2 global settings, work32 5 points, pingpong32 2 entries x processes and threads")
+	assert.Equal(t, map[string]int{"null32": 8, "work32": 5, "pingpong": 4, "messaging": 2}, notInPAE,
+		"on+pcid: null32 2 entries x 2 flavours x 2 global settings, work32 5 points, pingpong32 2 entries x processes and threads, messaging32 processes and threads")
+
+	// sched-messaging in the 32-bit world: every message of 2 groups x 20
+	// senders x 20 receivers x 10 loops arrived with its checksum;
+	// processes switch CR3, threads never.
+	msg32 := map[string]bool{}
+	for _, f := range records(t, res, "messaging") {
+		if f["width"] == nil {
+			continue
+		}
+		k := fmt.Sprintf("%v/%v", f["mode"], f["tasks"])
+		msg32[k] = true
+		assert.Equal(t, "sysenter", f["entry"], k)
+		assert.Equal(t, int64(2*20*20*10), integer(t, f, "messages"), k)
+		assert.Equal(t, true, f["checksums_ok"], k)
+		if f["tasks"] == "processes" {
+			assert.GreaterOrEqual(t, integer(t, f, "cr3_loads"), integer(t, f, "switches"), k)
+		} else {
+			assert.Zero(t, integer(t, f, "cr3_loads"), k)
+		}
+		assert.Positive(t, number(t, f, "seconds"), k)
+	}
+	assert.Equal(t, map[string]bool{"off/processes": true, "off/threads": true, "on/processes": true, "on/threads": true}, msg32)
 
 	// The ping-pong between two 32-bit processes or threads: every token
 	// through both pipes, two switches per round trip, a CR3 load at each
@@ -349,22 +381,28 @@ var pathLength = map[string]int64{
 	"null32 off/sysenter/linux/direct/false": 65, // with the check of the frame's EIP before SYSEXIT
 	"null32 on/sysenter/linux/direct/false":  71,
 	// The 32-bit ping-pong, per round trip, under the 32-bit tasks kernel
-	// (Go compiled for 386): SYSENTER (Linux 4.19's entry) and INT 0x80.
-	"pingpong32 off/sysenter/processes": 1727,
-	"pingpong32 on/sysenter/processes":  1751,
-	"pingpong32 off/sysenter/threads":   1701,
-	"pingpong32 on/sysenter/threads":    1725,
-	"pingpong32 off/int80/processes":    1791,
-	"pingpong32 on/int80/processes":     1815,
-	"pingpong32 off/int80/threads":      1765,
-	"pingpong32 on/int80/threads":       1789,
+	// (Go compiled for 386, pipe copies as Linux's memcpy): SYSENTER
+	// (Linux 4.19's entry) and INT 0x80.
+	"pingpong32 off/sysenter/processes": 1917,
+	"pingpong32 on/sysenter/processes":  1941,
+	"pingpong32 off/sysenter/threads":   1891,
+	"pingpong32 on/sysenter/threads":    1915,
+	"pingpong32 off/int80/processes":    1981,
+	"pingpong32 on/int80/processes":     2005,
+	"pingpong32 off/int80/threads":      1955,
+	"pingpong32 on/int80/threads":       1979,
+	// 32-bit sched-messaging, per message (SYSENTER, Linux 4.19's entry).
+	"messaging32 off/processes": 745,
+	"messaging32 on/processes":  757,
+	"messaging32 off/threads":   715,
+	"messaging32 on/threads":    727,
 }
 
 // TestPathLengths runs the null system call under -icount shift=0.
 func TestPathLengths(t *testing.T) {
 	res := boot(t, qemu.Options{
 		Icount: true,
-		Plan:   []byte("benchmarks = null,lseek,pingpong,messaging,null32,pingpong32\nn = 100\npingpong_n = 20\nmessaging_groups = 1\nmessaging_loops = 2\nr = 3\nwarmup = 1\nglobal = off\n"),
+		Plan:   []byte("benchmarks = null,lseek,pingpong,messaging,null32,pingpong32,messaging32\nn = 100\npingpong_n = 20\nmessaging_groups = 1\nmessaging_loops = 2\nr = 3\nwarmup = 1\nglobal = off\n"),
 	})
 	requireOK(t, res)
 	got := map[string]int64{}
@@ -379,6 +417,9 @@ func TestPathLengths(t *testing.T) {
 	}
 	for _, f := range records(t, res, "messaging") {
 		k := fmt.Sprintf("messaging %v/%v", f["mode"], f["tasks"])
+		if f["width"] != nil {
+			k = fmt.Sprintf("messaging32 %v/%v", f["mode"], f["tasks"])
+		}
 		assert.Equal(t, number(t, f, "mean"), number(t, f, "min"), "%s: deterministic under icount", k)
 		got[k] = int64(number(t, f, "per_message"))
 	}
@@ -421,7 +462,7 @@ func TestPathLengths(t *testing.T) {
 	assert.Greater(t, got["pingpong on/processes"], got["pingpong off/processes"])
 	assert.Greater(t, got["pingpong on/threads"], got["pingpong off/threads"])
 	for k := range pathLength {
-		if strings.HasPrefix(k, "null32 on/") || strings.HasPrefix(k, "pingpong32 on/") {
+		if strings.HasPrefix(k, "null32 on/") || strings.HasPrefix(k, "pingpong32 on/") || strings.HasPrefix(k, "messaging32 on/") {
 			assert.Greater(t, got[k], got[strings.Replace(k, " on/", " off/", 1)], k)
 		}
 	}

@@ -30,6 +30,7 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 		"tsc_invariant": amd64.Features.InvariantTSC, "rdtscp": amd64.Features.RDTSCP, "emulated": clk.Emulated, "icount": clk.Icount})
 	var null64 []bench.Measurement
 	var null32 []bench.Measurement32
+	var msg64, msg32 []bench.Messaging
 	for _, b := range plan.Benchmarks {
 		switch b {
 		case "null":
@@ -41,7 +42,7 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 		case "pingpong":
 			bench.PingPongTable(r, plan.PingPong(), clk)
 		case "messaging":
-			bench.MessagingTable(r, plan.Messaging(), clk)
+			msg64 = bench.MessagingTable(r, plan.Messaging(), clk)
 		case "null32":
 			if setup32(r) {
 				null32 = bench.NullSyscall32(r, plan.Syscall, clk)
@@ -56,6 +57,10 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 		case "pingpong32":
 			if setup32(r) {
 				bench.PingPongTable32(r, plan.PingPong(), clk)
+			}
+		case "messaging32":
+			if setup32(r) {
+				msg32 = bench.MessagingTable32(r, plan.Messaging(), clk)
 			}
 		case "probe32":
 			if setup32(r) {
@@ -77,6 +82,9 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 	}
 	if null64 != nil && null32 != nil {
 		bench.SeedNull(r, null64, null32, clk)
+	}
+	if msg64 != nil && msg32 != nil {
+		bench.SeedMessaging(r, msg64, msg32, clk)
 	}
 }
 

@@ -135,6 +135,9 @@ func userSyscalls()
 func userProbe()
 func userPing()
 func userPong()
+func userMsgStart()
+func userMsgSender()
+func userMsgReceiver()
 func userTextEnd()
 
 // keep makes the linker keep the routines: nothing calls them.
@@ -150,6 +153,7 @@ func main() {
 		sysenterStampMovslOff, sysenterStampMovslOn, sysenterStampTrimOff, sysenterStampTrimOn,
 		sysenterLinuxDirectOff, sysenterLinuxDirectOn, int80LinuxOff, int80LinuxOn,
 		excEntries, doubleFault, dispatch,
-		userText, vsyscall, vsyscallRet, userSyscalls, userProbe, userPing, userPong, userTextEnd)
+		userText, vsyscall, vsyscallRet, userSyscalls, userProbe, userPing, userPong,
+		userMsgStart, userMsgSender, userMsgReceiver, userTextEnd)
 	syscall32(nil)
 }

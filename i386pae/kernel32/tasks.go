@@ -18,7 +18,8 @@ package main
 //     runtime's flag): links are task indexes;
 //   - no division or remainder by a variable (a zero check would call
 //     runtime.panicdivide), no copy() or struct copies (runtime.memmove,
-//     duffcopy): the rings are powers of two, copies are loops.
+//     duffcopy): the rings are powers of two, copies are copyBytes (as
+//     Linux's memcpy) or loops.
 //
 // Interrupts stay masked; tasks switch only in system calls of the linux
 // trampolines, whose pt_regs frame on the task stack is the switch's
@@ -49,6 +50,11 @@ func setCR3(v uint32)
 //
 // defined in entry_386.s
 func rdtsc() (lo, hi uint32)
+
+// copyBytes copies n bytes from src to dst (REP MOVSL, REP MOVSB).
+//
+// defined in entry_386.s
+func copyBytes(dst, src, n uint32)
 
 // endRun ends the run with reason and status (leave32); it does not
 // return.
@@ -114,10 +120,11 @@ func neg(errno uint32) uint32 { return -errno }
 //
 //go:nosplit
 func object(k *layout.KState, fd uint32) (uint32, bool) {
-	if fd >= layout.MaxFDs {
+	p := &k.Procs[k.Tasks[k.Cur].Proc]
+	if fd >= p.NFDs {
 		return 0, false
 	}
-	o := k.Procs[k.Tasks[k.Cur].Proc].FDs[fd]
+	o := k.FDSlots[p.FDBase+fd]
 	return o, o != 0
 }
 
@@ -128,9 +135,6 @@ func object(k *layout.KState, fd uint32) (uint32, bool) {
 func userOK(va, n uint32) bool {
 	return va >= layout.UserBase && va <= layout.UserEnd && n <= layout.UserEnd-va
 }
-
-//go:nosplit
-func at(va uint32) *byte { return (*byte)(ptr(va)) }
 
 // pipeRead is read(2) on pipe p: what is there, up to n bytes; end of file
 // when empty and without writers; otherwise the task waits.
@@ -153,9 +157,10 @@ func pipeRead(k *layout.KState, p, buf, n uint32) uint32 {
 	if !userOK(buf, c) {
 		return neg(layout.EFAULT)
 	}
-	for i := uint32(0); i < c; i++ {
-		*at(buf + i) = *at(pp.Ring + (pp.RPos+i)&(layout.PipeSize-1))
-	}
+	off := pp.RPos & (layout.PipeSize - 1)
+	first := min(c, layout.PipeSize-off)
+	copyBytes(buf, pp.Ring+off, first)
+	copyBytes(buf+first, pp.Ring, c-first) // the ring wraps
 	pp.RPos += c
 	// Room for the writers: each checks its own need when picked.
 	wake(k, &pp.WriteHead, &pp.WriteTail)
@@ -198,9 +203,10 @@ func pipeWrite(k *layout.KState, p, buf, n uint32) uint32 {
 	if !userOK(buf, c) {
 		return neg(layout.EFAULT)
 	}
-	for i := uint32(0); i < c; i++ {
-		*at(pp.Ring + (pp.WPos+i)&(layout.PipeSize-1)) = *at(buf + i)
-	}
+	off := pp.WPos & (layout.PipeSize - 1)
+	first := min(c, layout.PipeSize-off)
+	copyBytes(pp.Ring+off, buf, first)
+	copyBytes(pp.Ring, buf+first, c-first) // the ring wraps
 	wasEmpty := pp.WPos == pp.RPos
 	pp.WPos += c
 	if wasEmpty { // readers wait only on an empty pipe
@@ -214,11 +220,12 @@ func pipeWrite(k *layout.KState, p, buf, n uint32) uint32 {
 //
 //go:nosplit
 func closeFD(k *layout.KState, proc, fd uint32) uint32 {
-	if fd >= layout.MaxFDs || k.Procs[proc].FDs[fd] == 0 {
+	p := &k.Procs[proc]
+	if fd >= p.NFDs || k.FDSlots[p.FDBase+fd] == 0 {
 		return neg(layout.EBADF)
 	}
-	obj := k.Procs[proc].FDs[fd]
-	k.Procs[proc].FDs[fd] = 0
+	obj := k.FDSlots[p.FDBase+fd]
+	k.FDSlots[p.FDBase+fd] = 0
 	switch {
 	case obj >= layout.FDFile:
 	case obj&1 == layout.FDPipeRead:
@@ -358,8 +365,8 @@ func exit(k *layout.KState, status uint32) {
 	}
 	p := &k.Procs[t.Proc]
 	if p.Threads--; p.Threads == 0 {
-		for fd := uint32(0); fd < layout.MaxFDs; fd++ {
-			if p.FDs[fd] != 0 {
+		for fd := uint32(0); fd < p.NFDs; fd++ {
+			if k.FDSlots[p.FDBase+fd] != 0 {
 				closeFD(k, t.Proc, fd)
 			}
 		}

@@ -235,6 +235,230 @@ fail:
 	SYS
 	UD2
 
+// Exit statuses of the messaging programs, beside 0 (as package pti's).
+#define msgReadyFailed 6
+#define msgWaitFailed 7
+#define msgWriteFailed 8
+#define msgReadFailed 9
+
+// READY_WAIT is the messaging tasks' start protocol, as perf's
+// sched-messaging ready(): fds holds the ready descriptor in its low and
+// the wake descriptor in its high 16 bits, buf a buffer. It writes a byte
+// to the ready pipe, then waits for the start signal: a byte from the
+// wake pipe. A failed call goes to fail with its status in EBX.
+#define READY_WAIT(fds, buf) \
+	MOVL	$const_sysWrite, AX; \
+	MOVL	fds, BX; \
+	ANDL	$0xffff, BX; \
+	MOVL	buf, CX; \
+	MOVL	$1, DX; \
+	SYS; \
+	MOVL	$msgReadyFailed, BX; \
+	CMPL	AX, $1; \
+	JNE	fail; \
+	MOVL	$const_sysRead, AX; \
+	MOVL	fds, BX; \
+	SHRL	$16, BX; \
+	MOVL	buf, CX; \
+	MOVL	$1, DX; \
+	SYS; \
+	MOVL	$msgWaitFailed, BX; \
+	CMPL	AX, $1; \
+	JNE	fail
+
+// func userMsgStart()
+//
+// Gives the messaging run's start signal, as perf's parent: EBX the ready
+// pipe's read descriptor, ECX the wake pipe's write descriptor, EDX the
+// number of tasks, ESI a buffer of that many bytes, EDI where to store the
+// start TSC. It reads a byte from every task, reads the TSC, writes a
+// byte for every task into the wake pipe and exits 0 (the kernel reads the
+// TSC when the last task exits). Its state is on its stack: 0 ready, 4
+// wake, 8 tasks, 12 buffer, 16 TSC's place, 20 bytes read.
+TEXT ·userMsgStart(SB),NOSPLIT|NOFRAME,$0
+	SUBL	$24, SP
+	MOVL	BX, 0(SP)
+	MOVL	CX, 4(SP)
+	MOVL	DX, 8(SP)
+	MOVL	SI, 12(SP)
+	MOVL	DI, 16(SP)
+	MOVL	$0, 20(SP)
+more:
+	MOVL	20(SP), AX
+	CMPL	AX, 8(SP)
+	JCC	all
+	MOVL	$const_sysRead, AX
+	MOVL	0(SP), BX
+	MOVL	12(SP), CX
+	ADDL	20(SP), CX
+	MOVL	8(SP), DX
+	SUBL	20(SP), DX
+	SYS
+	MOVL	$msgReadyFailed, BX
+	TESTL	AX, AX
+	JLE	fail
+	ADDL	AX, 20(SP)
+	JMP	more
+all:
+	LFENCE
+	RDTSC
+	LFENCE
+	MOVL	16(SP), CX
+	MOVL	AX, 0(CX)
+	MOVL	DX, 4(CX)
+	MOVL	$const_sysWrite, AX
+	MOVL	4(SP), BX
+	MOVL	12(SP), CX
+	MOVL	8(SP), DX
+	SYS
+	MOVL	$msgWaitFailed, BX
+	CMPL	AX, 8(SP)
+	JNE	fail
+	XORL	BX, BX
+fail:
+	MOVL	$const_sysExit, AX
+	SYS
+	UD2
+
+// func userMsgSender()
+//
+// A sched-messaging sender: EBX the write descriptor of its group's first
+// receiver (the others follow), ECX the receivers, EDX the loops, ESI the
+// message (its first 8 bytes: the receiver's index << 24 | the loop
+// number, which it writes into each copy, and the sender's number), EDI
+// the message size (8 to 4096), EBP ready | wake << 16. After the start
+// signal it writes the message to every receiver, loops times, and exits
+// 0; a short or failed write exits with msgWriteFailed. Its state is on
+// its stack: 0 first descriptor, 4 receivers, 8 loops, 12 message, 16
+// size, 20 ready | wake, 24 loop, 28 receiver.
+TEXT ·userMsgSender(SB),NOSPLIT|NOFRAME,$0
+	SUBL	$32, SP
+	MOVL	BX, 0(SP)
+	MOVL	CX, 4(SP)
+	MOVL	DX, 8(SP)
+	MOVL	SI, 12(SP)
+	MOVL	DI, 16(SP)
+	MOVL	BP, 20(SP)
+	READY_WAIT(20(SP), 12(SP))
+	MOVL	$0, 24(SP)
+loop:
+	MOVL	$0, 28(SP)
+to:
+	MOVL	28(SP), AX
+	SHLL	$24, AX
+	ORL	24(SP), AX
+	MOVL	12(SP), CX
+	MOVL	AX, 0(CX)
+	MOVL	$const_sysWrite, AX
+	MOVL	0(SP), BX
+	ADDL	28(SP), BX
+	MOVL	12(SP), CX
+	MOVL	16(SP), DX
+	SYS
+	MOVL	$msgWriteFailed, BX
+	CMPL	AX, 16(SP)
+	JNE	fail
+	INCL	28(SP)
+	MOVL	28(SP), AX
+	CMPL	AX, 4(SP)
+	JNE	to
+	INCL	24(SP)
+	MOVL	24(SP), AX
+	CMPL	AX, 8(SP)
+	JNE	loop
+	XORL	BX, BX
+fail:
+	MOVL	$const_sysExit, AX
+	SYS
+	UD2
+
+// STORE_COUNT stores a receiver's count and 64-bit sum at its results.
+#define STORE_COUNT \
+	MOVL	16(SP), CX; \
+	MOVL	24(SP), AX; \
+	MOVL	AX, 0(CX); \
+	MOVL	$0, 4(CX); \
+	MOVL	28(SP), AX; \
+	MOVL	AX, 8(CX); \
+	MOVL	32(SP), AX; \
+	MOVL	AX, 12(CX)
+
+// func userMsgReceiver()
+//
+// A sched-messaging receiver: EBX its pipe's read descriptor, ECX the
+// messages to receive, EDX the message size (8 to 4096), ESI a buffer of
+// that size, EDI where to store two 8-byte words, EBP ready | wake << 16.
+// After the start signal it reads whole messages (a read may return part
+// of one) and sums each one's 8-byte words at 0, 8, ..., 8*(size/8-1) and
+// size-8 (modulo 2^64, as the 64-bit receiver); when all have come it
+// stores the count and the sum and exits 0. A failed read or the end of
+// the pipe before the last message stores them too and exits with
+// msgReadFailed. Its state is on its stack: 0 descriptor, 4 messages, 8
+// size, 12 buffer, 16 results' place, 20 ready | wake, 24 count, 28 and
+// 32 the sum, 36 bytes of this message so far.
+TEXT ·userMsgReceiver(SB),NOSPLIT|NOFRAME,$0
+	SUBL	$40, SP
+	MOVL	BX, 0(SP)
+	MOVL	CX, 4(SP)
+	MOVL	DX, 8(SP)
+	MOVL	SI, 12(SP)
+	MOVL	DI, 16(SP)
+	MOVL	BP, 20(SP)
+	READY_WAIT(20(SP), 12(SP))
+	MOVL	$0, 24(SP)
+	MOVL	$0, 28(SP)
+	MOVL	$0, 32(SP)
+msg:
+	MOVL	24(SP), AX
+	CMPL	AX, 4(SP)
+	JCC	done
+	MOVL	$0, 36(SP)
+part:
+	MOVL	$const_sysRead, AX
+	MOVL	0(SP), BX
+	MOVL	12(SP), CX
+	ADDL	36(SP), CX
+	MOVL	8(SP), DX
+	SUBL	36(SP), DX
+	SYS
+	TESTL	AX, AX
+	JLE	short
+	ADDL	AX, 36(SP)
+	MOVL	36(SP), AX
+	CMPL	AX, 8(SP)
+	JCS	part
+	MOVL	12(SP), SI
+	MOVL	8(SP), DI
+	MOVL	-8(SI)(DI*1), AX
+	ADDL	AX, 28(SP)
+	MOVL	-4(SI)(DI*1), AX
+	ADCL	AX, 32(SP)
+	XORL	CX, CX
+	LEAL	-7(DI), DX
+sum:
+	MOVL	0(SI)(CX*1), AX
+	ADDL	AX, 28(SP)
+	MOVL	4(SI)(CX*1), AX
+	ADCL	AX, 32(SP)
+	ADDL	$8, CX
+	CMPL	CX, DX
+	JCS	sum
+	INCL	24(SP)
+	JMP	msg
+done:
+	STORE_COUNT
+	XORL	BX, BX
+	JMP	exit
+short:
+	STORE_COUNT
+	MOVL	$msgReadFailed, BX
+exit:
+	MOVL	$const_sysExit, AX
+	SYS
+	UD2
+fail:
+	JMP	exit
+
 // func userTextEnd()
 //
 // Marks the end of the user text; never run.

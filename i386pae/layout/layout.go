@@ -233,12 +233,12 @@ const (
 // tasks.go) runs the system calls on it. It mirrors package tasks, the
 // 64-bit one, with indexes instead of pointers.
 const (
-	MaxTasks = 1024
-	MaxProcs = 1024
-	MaxPipes = 512
-	MaxFDs   = 32 // descriptors per process: a sched-messaging sender has 22
-	MaxFiles = 16
-	PipeSize = 65536 // a pipe's ring: Linux's default 16 pages
+	MaxTasks   = 1024
+	MaxProcs   = 1024
+	MaxPipes   = 512
+	MaxFDSlots = 16384 // descriptors of all processes: sched-messaging -g 25 has 14504
+	MaxFiles   = 16
+	PipeSize   = 65536 // a pipe's ring: Linux's default 16 pages
 
 	NoTask = 0xffffffff // an empty link
 )
@@ -298,12 +298,12 @@ type Task struct {
 	Status uint32 // an exited task's exit status
 }
 
-// Proc is a process: its kernel side's CR3 and its descriptors. A
-// descriptor is 0 when closed, else FDPipeRead+2*pipe, FDPipeWrite+2*pipe
-// or FDFile+file.
+// Proc is a process: its kernel side's CR3 and its descriptors, NFDs
+// slots of KState.FDSlots from FDBase. A descriptor is 0 when closed, else
+// FDPipeRead+2*pipe, FDPipeWrite+2*pipe or FDFile+file.
 type Proc struct {
 	Used, KernelCR3, Threads uint32
-	FDs                      [MaxFDs]uint32
+	FDBase, NFDs             uint32
 }
 
 // Descriptor encodings.
@@ -341,4 +341,6 @@ type KState struct {
 	Pipes        [MaxPipes]Pipe
 	Procs        [MaxProcs]Proc
 	Tasks        [MaxTasks]Task
+	NFDSlots     uint32 // descriptor slots handed out
+	FDSlots      [MaxFDSlots]uint32
 }
