@@ -19,7 +19,7 @@ import (
 // R repeats of N calls.
 type Measurement32 struct {
 	Config i386pae.Config
-	Bench  string // "null32" or "work32"
+	Bench  string // "null32", "work32" or "lseek32"
 	WorkNs int64  // for "work32": the time the call spends in the kernel
 	N, R   int
 	Stats  Stats   // cycles per call, loop overhead subtracted
@@ -36,12 +36,20 @@ type Measurement32 struct {
 
 func (m *Measurement32) ok() bool { return m.Unsup == nil && m.Failure == nil }
 
+// Call32 is the system call a 32-bit timing loop makes: its number, its
+// argument (EBX; ECX and EDX are 0), the file size when the loop needs a
+// file at descriptor i386pae.FileFD (0: none, and no tasks kernel), and
+// the result it must return.
+type Call32 struct {
+	Nr, Arg, File, Want uint32
+}
+
 // runLoop32 runs the 32-bit timing loop (or the empty loop) for r repeats
 // of n iterations under c and returns how it ended, with the r cycle
 // counts.
-func runLoop32(c i386pae.Config, empty bool, n, r int, nr, arg uint32) (i386pae.Result, error) {
+func runLoop32(c i386pae.Config, empty bool, n, r int, nr, arg, file uint32) (i386pae.Result, error) {
 	res, err := i386pae.Run(c, i386pae.Syscalls, i386pae.Params{
-		N: uint32(n), R: uint32(r), Nr: nr, Arg: arg, Empty: empty, NoRDTSCP: !amd64.Features.RDTSCP,
+		N: uint32(n), R: uint32(r), Nr: nr, Arg: arg, Empty: empty, NoRDTSCP: !amd64.Features.RDTSCP, File: file,
 	})
 	if err != nil {
 		return res, err
@@ -52,11 +60,12 @@ func runLoop32(c i386pae.Config, empty bool, n, r int, nr, arg uint32) (i386pae.
 	return res, nil
 }
 
-// Measure32 times 32-bit system call nr with argument arg under c as
-// Measure does in 64-bit mode: warm-up repeats, then r repeats of n calls,
-// less the empty loop's median cost per iteration. With c.Stamps it also
-// gives the phases' cycles per call, over every call of the run.
-func Measure32(c i386pae.Config, nr, arg uint32, n, r, warmup int) Measurement32 {
+// Measure32 times the 32-bit system call call under c as Measure does in
+// 64-bit mode: warm-up repeats, then r repeats of n calls, less the empty
+// loop's median cost per iteration; a run whose last call did not return
+// call.Want fails. With c.Stamps it also gives the phases' cycles per
+// call, over every call of the run.
+func Measure32(c i386pae.Config, call Call32, n, r, warmup int) Measurement32 {
 	m := Measurement32{Config: c, N: n, R: r}
 	if err := i386pae.Supported(c); err != nil {
 		m.Unsup = err
@@ -66,15 +75,19 @@ func Measure32(c i386pae.Config, nr, arg uint32, n, r, warmup int) Measurement32
 		m.Failure = fmt.Errorf("%d repeats: the 32-bit task holds at most %d", r+warmup, layout.MaxRepeats)
 		return m
 	}
-	empty, err := runLoop32(c, true, n, r+warmup, nr, arg)
+	empty, err := runLoop32(c, true, n, r+warmup, call.Nr, call.Arg, call.File)
 	if err != nil {
 		m.Failure = err
 		return m
 	}
 	m.Empty = Summarize(PerOp(empty.Cycles[warmup:], n, 0)).Median
-	calls, err := runLoop32(c, false, n, r+warmup, nr, arg)
+	calls, err := runLoop32(c, false, n, r+warmup, call.Nr, call.Arg, call.File)
 	if err != nil {
 		m.Failure = err
+		return m
+	}
+	if n > 0 && calls.Value != call.Want {
+		m.Failure = fmt.Errorf("system call %d returned %d, want %d", call.Nr, int32(calls.Value), int32(call.Want))
 		return m
 	}
 	m.Stats = Summarize(PerOp(calls.Cycles[warmup:], n, m.Empty))
@@ -91,6 +104,9 @@ func Measure32(c i386pae.Config, nr, arg uint32, n, r, warmup int) Measurement32
 	}
 	return m
 }
+
+// getppid32 is the null call: getppid returns 1.
+var getppid32 = Call32{Nr: layout.SysGetppid, Want: 1}
 
 // configs32 lists the 32-bit configurations of p: its modes, both
 // entries, its flavours (linux with REP MOVSL), its global settings.
@@ -159,7 +175,7 @@ func NullSyscall32(r *Reporter, p SyscallParams, clk Clock) []Measurement32 {
 	r.Printf("%-8s %-8s %-8s %-6s %12s %7s %12s %12s %10s %7s", "mode", "entry", "flavour", "global", clk.perCall(), "±%", "median", "min", "ns/call", "vs off")
 	var ms []Measurement32
 	for _, c := range p.configs32() {
-		m := Measure32(c, layout.SysGetppid, 0, p.N, p.R, p.Warmup)
+		m := Measure32(c, getppid32, p.N, p.R, p.Warmup)
 		m.Bench = "null32"
 		ms = append(ms, m)
 		ratio := 0.0
@@ -182,13 +198,53 @@ func WorkCurve32(r *Reporter, p SyscallParams, clk Clock) []Measurement32 {
 	r.Printf("32-bit PAE kernel: system call spending a given time in the kernel (SYSENTER, minimal, no global pages), ns per call: %s;", repeats(p.R, p.WorkN, p.Warmup))
 	r.Printf("0 ns is the work call with nothing to do (two RDTSCs), not the null call; %s", clk.header())
 	rows := workRows(r, p, clk, func(mode pti.Mode, ns int64, cycles uint64) *Measurement32 {
-		m := Measure32(i386pae.Config{Mode: mode, Entry: i386pae.Sysenter}, layout.SysWork, uint32(min(cycles, 1<<32-1)), p.WorkN, p.R, p.Warmup)
+		m := Measure32(i386pae.Config{Mode: mode, Entry: i386pae.Sysenter}, Call32{Nr: layout.SysWork, Arg: uint32(min(cycles, 1<<32-1))}, p.WorkN, p.R, p.Warmup)
 		m.Bench, m.WorkNs = "work32", ns
 		return &m
 	}, func(m *Measurement32, ratio float64) { r.measurement32(*m, clk, ratio) })
 	ms := make([]Measurement32, len(rows))
 	for i, m := range rows {
 		ms[i] = *m
+	}
+	return ms
+}
+
+// Lseek32 is Lseek in the 32-bit world: lseek(fd, 0, SEEK_SET) on a kernel
+// file of the 32-bit tasks kernel (in Go compiled for 386), through the
+// linux trampolines (SYSENTER with Linux 4.19's entry, and INT 0x80), in
+// p's modes (on+pcid: not in PAE), global pages off and on.
+func Lseek32(r *Reporter, p SyscallParams, clk Clock) []Measurement32 {
+	r.Printf("")
+	r.Printf("32-bit PAE kernel: lseek(fd, 0, SEEK_SET) on a kernel file, linux trampolines: %s; ± as perf; %s", repeats(p.R, p.N, p.Warmup), clk.header())
+	r.Printf("%-8s %-8s %-6s %12s %7s %10s %14s %7s %14s", "mode", "entry", "global", clk.perCall(), "±%", "ns/call", "ops/s", "vs off", "global gain")
+	var ms []Measurement32
+	for _, entry := range []i386pae.Entry{i386pae.Sysenter, i386pae.Int80} {
+		for _, mode := range p.Modes {
+			for _, g := range []bool{false, true} {
+				c := i386pae.Config{Mode: mode, Entry: entry, Flavour: pti.Linux, Global: g}
+				if entry == i386pae.Sysenter {
+					c.Copy = i386pae.Direct
+				}
+				m := Measure32(c, Call32{Nr: layout.SysLseek, Arg: i386pae.FileFD, File: 1 << 20}, p.N, p.R, p.Warmup)
+				m.Bench = "lseek32"
+				ms = append(ms, m)
+				head := fmt.Sprintf("%-8s %-8s %-6s", mode, entry, yn(g))
+				off := c
+				off.Mode = pti.Off
+				ratio := 0.0
+				if base := find32(ms, off); base != nil && base.ok() && m.ok() {
+					ratio = m.Stats.Mean / base.Stats.Mean
+				}
+				var nonGlobal workPoint
+				ngc := c
+				ngc.Global = false
+				if ng := find32(ms, ngc); g && ng != nil {
+					nonGlobal = ng
+				}
+				r.lseekRow(head, &m, nonGlobal, clk, ratio)
+				r.measurement32(m, clk, ratio)
+			}
+		}
 	}
 	return ms
 }
@@ -238,7 +294,7 @@ func CopyMethods32(r *Reporter, p SyscallParams, clk Clock, have []Measurement32
 				if old != nil {
 					m = *old
 				} else {
-					m = Measure32(c, layout.SysGetppid, 0, p.N, p.R, p.Warmup)
+					m = Measure32(c, getppid32, p.N, p.R, p.Warmup)
 					m.Bench = "null32"
 				}
 				ms = append(ms, m)

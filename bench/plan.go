@@ -62,7 +62,7 @@ func (p Plan) PingPong() PingPongParams {
 
 // benchmarkNames are the benchmarks a plan may list.
 var benchmarkNames = map[string]string{"null": "null", "work": "work", "lseek": "lseek", "pingpong": "pingpong", "messaging": "messaging", "probe": "probe", "deadlock": "deadlock",
-	"null32": "null32", "work32": "work32", "pingpong32": "pingpong32", "messaging32": "messaging32", "probe32": "probe32"}
+	"null32": "null32", "work32": "work32", "lseek32": "lseek32", "pingpong32": "pingpong32", "messaging32": "messaging32", "probe32": "probe32"}
 
 // DefaultPlan is the plan without a plan file: the whole 64-bit matrix
 // and the 32-bit one.
@@ -70,7 +70,7 @@ func DefaultPlan() Plan {
 	return Plan{
 		End:        board.EndAuto,
 		Screen:     true,
-		Benchmarks: []string{"null", "work", "lseek", "pingpong", "messaging", "probe", "null32", "work32", "pingpong32", "messaging32", "probe32"},
+		Benchmarks: []string{"null", "work", "lseek", "pingpong", "messaging", "probe", "null32", "work32", "lseek32", "pingpong32", "messaging32", "probe32"},
 		PingPongN:  200,
 		// Small enough for the emulator; perf's defaults are 10 groups
 		// and 100 loops, the reference figures' 20 groups.

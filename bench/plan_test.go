@@ -16,7 +16,7 @@ func TestDefaultPlan(t *testing.T) {
 	assert.Equal(t, "", p.Fault)
 	assert.Equal(t, board.EndAuto, p.End)
 	assert.True(t, p.Screen)
-	assert.Equal(t, []string{"null", "work", "lseek", "pingpong", "messaging", "probe", "null32", "work32", "pingpong32", "messaging32", "probe32"}, p.Benchmarks, "everything but the deadlock demonstration")
+	assert.Equal(t, []string{"null", "work", "lseek", "pingpong", "messaging", "probe", "null32", "work32", "lseek32", "pingpong32", "messaging32", "probe32"}, p.Benchmarks, "everything but the deadlock demonstration")
 	assert.Equal(t, MessagingParams{Modes: p.Syscall.Modes, Groups: 2, Loops: 10, Size: 100, R: 10, Warmup: 2}, p.Messaging(), "small enough for the emulator")
 	assert.Equal(t, PingPongParams{Modes: p.Syscall.Modes, N: 200, R: 10, Warmup: 2}, p.PingPong())
 	assert.Equal(t, []pti.Mode{pti.Off, pti.On, pti.OnPCID}, p.Syscall.Modes, "the whole 64-bit matrix")
@@ -131,7 +131,7 @@ func TestParsePlanErrors(t *testing.T) {
 			in:      "n = 0\nr = ten\nwork_ns = 0,-5\nbenchmarks = null,fork\nglobal = maybe\n",
 			want:    DefaultPlan(),
 			errs:    []PlanError{{Line: 1, Text: "n = 0"}, {Line: 2, Text: "r = ten"}, {Line: 3, Text: "work_ns = 0,-5"}, {Line: 4, Text: "benchmarks = null,fork"}, {Line: 5, Text: "global = maybe"}},
-			errText: []string{"n must be an integer from 1 to 1000000", "r must be an integer from 1 to 4000", "work_ns must be", "benchmarks must be a comma-separated list of deadlock, lseek, messaging, messaging32, null, null32, pingpong, pingpong32, probe, probe32, work, work32", "global must be off, on or both"},
+			errText: []string{"n must be an integer from 1 to 1000000", "r must be an integer from 1 to 4000", "work_ns must be", "benchmarks must be a comma-separated list of deadlock, lseek, lseek32, messaging, messaging32, null, null32, pingpong, pingpong32, probe, probe32, work, work32", "global must be off, on or both"},
 		},
 		{
 			name:    "missing '='",

@@ -343,6 +343,27 @@ func WorkCurve(r *Reporter, p SyscallParams, clk Clock) []Measurement {
 	return ms
 }
 
+// lseekRow prints a row of an lseek table: head, then cycles and ns per
+// call, operations per second, the ratio to off and, for a row with
+// global pages, the gain over nonGlobal's row (nil: none).
+func (r *Reporter) lseekRow(head string, m, nonGlobal workPoint, clk Clock, ratio float64) {
+	s, unsup, failure := m.result()
+	switch {
+	case unsup != nil:
+		r.Printf("%s unsupported: %s", head, reasonOf(unsup))
+	case failure != nil:
+		r.Printf("%s FAILED: %v", head, failure)
+	default:
+		gain := "-"
+		if nonGlobal != nil && nonGlobal.ok() {
+			ng, _, _ := nonGlobal.result()
+			gain = fmt.Sprintf("%+.2f%%", 100*(ng.Mean/s.Mean-1))
+		}
+		ns := clk.Ns(s.Mean)
+		r.Printf("%s %12.1f %7s %10.1f %14.0f %7.2f %14s", head, s.Mean, spread(s), ns, 1e9/ns, ratio, gain)
+	}
+}
+
 // workPoint is a measurement of a work-curve point, 64-bit or 32-bit.
 type workPoint interface {
 	ok() bool
@@ -547,19 +568,11 @@ func Lseek(r *Reporter, p SyscallParams, clk Clock) []Measurement {
 			if base := find(ms, pti.Config{Mode: pti.Off, Flavour: pti.Linux, Global: g}); base != nil && base.ok() && m.ok() {
 				ratio = m.Stats.Mean / base.Stats.Mean
 			}
-			switch {
-			case m.Unsup != nil:
-				r.Printf("%s unsupported: %s", head, reasonOf(m.Unsup))
-			case m.Failure != nil:
-				r.Printf("%s FAILED: %v", head, m.Failure)
-			default:
-				gain := "-"
-				if nonGlobal := find(ms, pti.Config{Mode: mode, Flavour: pti.Linux}); g && nonGlobal != nil && nonGlobal.ok() {
-					gain = fmt.Sprintf("%+.2f%%", 100*(nonGlobal.Stats.Mean/m.Stats.Mean-1))
-				}
-				ns := clk.Ns(m.Stats.Mean)
-				r.Printf("%s %12.1f %7s %10.1f %14.0f %7.2f %14s", head, m.Stats.Mean, spread(m.Stats), ns, 1e9/ns, ratio, gain)
+			var nonGlobal workPoint
+			if ng := find(ms, pti.Config{Mode: mode, Flavour: pti.Linux}); g && ng != nil {
+				nonGlobal = ng
 			}
+			r.lseekRow(head, &m, nonGlobal, clk, ratio)
 			r.measurement(m, clk, ratio)
 		}
 	}

@@ -50,17 +50,17 @@ const (
 	offVsyscall               = 0x20a0
 	offVsyscallRet            = 0x20b0
 	offUserSyscalls           = 0x20c0
-	offUserProbe              = 0x2170
-	offUserPing               = 0x2190
-	offUserPong               = 0x22e0
-	offUserMsgStart           = 0x2370
-	offUserMsgSender          = 0x2430
-	offUserMsgReceiver        = 0x2540
-	offUserTextEnd            = 0x26d0
+	offUserProbe              = 0x2180
+	offUserPing               = 0x21a0
+	offUserPong               = 0x22f0
+	offUserMsgStart           = 0x2380
+	offUserMsgSender          = 0x2440
+	offUserMsgReceiver        = 0x2550
+	offUserTextEnd            = 0x26e0
 )
 
 // blobSize is the length of kernel32.bin.
-const blobSize = 0x26d2
+const blobSize = 0x26e2
 
 // blobSymbols are the routines of kernel32.bin in address order: name, offset, size in bytes.
 var blobSymbols = [...]blobSymbol{
@@ -109,12 +109,12 @@ var blobSymbols = [...]blobSymbol{
 	{"userText", 0x2090, 2},
 	{"vsyscall", 0x20a0, 7},
 	{"vsyscallRet", 0x20b0, 4},
-	{"userSyscalls", 0x20c0, 167},
-	{"userProbe", 0x2170, 25},
-	{"userPing", 0x2190, 328},
-	{"userPong", 0x22e0, 143},
-	{"userMsgStart", 0x2370, 187},
-	{"userMsgSender", 0x2430, 268},
-	{"userMsgReceiver", 0x2540, 399},
-	{"userTextEnd", 0x26d0, 2},
+	{"userSyscalls", 0x20c0, 177},
+	{"userProbe", 0x2180, 25},
+	{"userPing", 0x21a0, 328},
+	{"userPong", 0x22f0, 143},
+	{"userMsgStart", 0x2380, 187},
+	{"userMsgSender", 0x2440, 268},
+	{"userMsgReceiver", 0x2550, 399},
+	{"userTextEnd", 0x26e0, 2},
 }

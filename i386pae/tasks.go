@@ -251,9 +251,50 @@ func (ts *Tasks) PipeBytes(n int) (written, read uint32) {
 	return ts.k.Pipes[n].WPos, ts.k.Pipes[n].RPos
 }
 
-// programEntry returns the address of a tasks program in every process.
+// FileFD is the descriptor AddFile and Params.File open a file at.
+const FileFD = 3
+
+// AddFile opens descriptor fd of process proc on a new kernel file of size
+// bytes (for lseek) and returns the file's number.
+func (ts *Tasks) AddFile(proc, fd int, size uint32) (int, error) {
+	k := ts.k
+	if k.NFiles == layout.MaxFiles || !ts.fdFree(proc, fd) {
+		return -1, errors.New("i386pae: no room for the file or its descriptor")
+	}
+	n := k.NFiles
+	k.NFiles++
+	k.Files[n] = layout.File{Size: size}
+	*ts.fd(proc, fd) = layout.FDFile + n
+	return int(n), nil
+}
+
+// runWithFile runs program p of the main process alone under the tasks
+// kernel, with descriptor FileFD open on a file of size bytes.
+func runWithFile(c Config, p Program, size uint32) (Result, error) {
+	ts, err := NewTasks(c)
+	if err != nil {
+		return Result{}, err
+	}
+	proc, err := ts.AddProcess(world.main, FileFD+1)
+	if err != nil {
+		return Result{}, err
+	}
+	if _, err := ts.AddFile(proc, FileFD, size); err != nil {
+		return Result{}, err
+	}
+	if _, err := ts.AddTask(proc, p, layout.UserStackTop, [6]uint32{}); err != nil {
+		return Result{}, err
+	}
+	return ts.RunTasks()
+}
+
+// programEntry returns the address of a program in every process.
 func programEntry(p Program) (uint32, bool) {
 	switch p {
+	case Syscalls:
+		return userVA(offUserSyscalls), true
+	case Probe:
+		return userVA(offUserProbe), true
 	case Ping:
 		return userVA(offUserPing), true
 	case Pong:

@@ -199,6 +199,10 @@ type Params struct {
 	Empty    bool   // time the loop without the system calls
 	NoRDTSCP bool   // end stamps with LFENCE;RDTSC;LFENCE
 	Addr     uint32 // Probe: the address to read
+	// File runs the task under the tasks kernel (linux trampolines: see
+	// NewTasks), its process with descriptor 3 open on a kernel file of
+	// File bytes, for lseek; 0: without the tasks kernel.
+	File uint32
 }
 
 // Result is how a run ended.
@@ -209,7 +213,7 @@ type Result struct {
 	Vector, ErrorCode, EIP, CS, ESP, CR2 uint32
 	// Cycles are the R TSC differences of a Syscalls run.
 	Cycles []uint64
-	// Value is what Probe read.
+	// Value is what Probe read, or the last result of Syscalls' calls.
 	Value uint32
 	// Phases are the TSC cycles of each phase (layout.Phase*) summed over
 	// the run's calls, with Config.Stamps.
@@ -429,7 +433,13 @@ func Run(c Config, p Program, params Params) (Result, error) {
 	}
 	put(layout.ParamAddr, params.Addr)
 
-	r, err := start(c, world.main, eip, layout.UserStackTop, [6]uint32{}, false)
+	var r Result
+	var err error
+	if params.File != 0 {
+		r, err = runWithFile(c, p, params.File)
+	} else {
+		r, err = start(c, world.main, eip, layout.UserStackTop, [6]uint32{}, false)
+	}
 	if err != nil {
 		return r, err
 	}

@@ -246,8 +246,19 @@ func check32(t *testing.T, res *qemu.Result) {
 			assert.Contains(t, f["reason"], "PCID: not in PAE")
 		}
 	}
-	assert.Equal(t, map[string]int{"null32": 8, "work32": 5, "pingpong": 4, "messaging": 2}, notInPAE,
-		"on+pcid: null32 2 entries x 2 flavours x 2 global settings, work32 5 points, pingpong32 2 entries x processes and threads, messaging32 processes and threads")
+	assert.Equal(t, map[string]int{"null32": 8, "work32": 5, "lseek32": 4, "pingpong": 4, "messaging": 2}, notInPAE,
+		"on+pcid: null32 2 entries x 2 flavours x 2 global settings, work32 5 points, lseek32 2 entries x 2 global settings, pingpong32 2 entries x processes and threads, messaging32 processes and threads")
+
+	// lseek in the 32-bit tasks kernel: both entries, global pages off
+	// and on (a wrong result would have failed the row).
+	lseek32 := map[string]bool{}
+	for _, f := range records(t, res, "syscall") {
+		if f["bench"] == "lseek32" {
+			lseek32[key32(f)] = true
+			assert.Positive(t, number(t, f, "mean"))
+		}
+	}
+	assert.Len(t, lseek32, 8, "off, on x sysenter, int80 x global off, on: %v", lseek32)
 
 	// sched-messaging in the 32-bit world: every message of 2 groups x 20
 	// senders x 20 receivers x 10 loops arrived with its checksum;
@@ -391,6 +402,11 @@ var pathLength = map[string]int64{
 	"pingpong32 on/int80/processes":     2005,
 	"pingpong32 off/int80/threads":      1955,
 	"pingpong32 on/int80/threads":       1979,
+	// lseek in the 32-bit tasks kernel (Go compiled for 386).
+	"lseek32 off/sysenter/linux/direct/false": 158,
+	"lseek32 on/sysenter/linux/direct/false":  164,
+	"lseek32 off/int80/linux/movsl/false":     176,
+	"lseek32 on/int80/linux/movsl/false":      182,
 	// 32-bit sched-messaging, per message (SYSENTER, Linux 4.19's entry).
 	"messaging32 off/processes": 745,
 	"messaging32 on/processes":  757,
@@ -402,7 +418,7 @@ var pathLength = map[string]int64{
 func TestPathLengths(t *testing.T) {
 	res := boot(t, qemu.Options{
 		Icount: true,
-		Plan:   []byte("benchmarks = null,lseek,pingpong,messaging,null32,pingpong32,messaging32\nn = 100\npingpong_n = 20\nmessaging_groups = 1\nmessaging_loops = 2\nr = 3\nwarmup = 1\nglobal = off\n"),
+		Plan:   []byte("benchmarks = null,lseek,pingpong,messaging,null32,lseek32,pingpong32,messaging32\nn = 100\npingpong_n = 20\nmessaging_groups = 1\nmessaging_loops = 2\nr = 3\nwarmup = 1\nglobal = off\n"),
 	})
 	requireOK(t, res)
 	got := map[string]int64{}
@@ -462,7 +478,7 @@ func TestPathLengths(t *testing.T) {
 	assert.Greater(t, got["pingpong on/processes"], got["pingpong off/processes"])
 	assert.Greater(t, got["pingpong on/threads"], got["pingpong off/threads"])
 	for k := range pathLength {
-		if strings.HasPrefix(k, "null32 on/") || strings.HasPrefix(k, "pingpong32 on/") || strings.HasPrefix(k, "messaging32 on/") {
+		if strings.HasPrefix(k, "null32 on/") || strings.HasPrefix(k, "lseek32 on/") || strings.HasPrefix(k, "pingpong32 on/") || strings.HasPrefix(k, "messaging32 on/") {
 			assert.Greater(t, got[k], got[strings.Replace(k, " on/", " off/", 1)], k)
 		}
 	}

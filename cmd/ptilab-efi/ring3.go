@@ -54,6 +54,10 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 			if setup32(r) {
 				bench.WorkCurve32(r, plan.Syscall, clk)
 			}
+		case "lseek32":
+			if setup32(r) {
+				bench.Lseek32(r, plan.Syscall, clk)
+			}
 		case "pingpong32":
 			if setup32(r) {
 				bench.PingPongTable32(r, plan.PingPong(), clk)

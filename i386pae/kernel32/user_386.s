@@ -37,11 +37,11 @@ TEXT ·vsyscallRet(SB),NOSPLIT|NOFRAME,$0
 // func userSyscalls()
 //
 // Times system calls: R repeats of N calls of number ParamNr with argument
-// ParamArg, made by ParamEntry (SYSENTER through vsyscall, INT 0x80, or
+// ParamArg (EBX; ECX and EDX 0), made by ParamEntry (SYSENTER through vsyscall, INT 0x80, or
 // none: the empty loop), each repeat stamped with LFENCE;RDTSC;LFENCE
 // before and RDTSCP;LFENCE after (LFENCE;RDTSC;LFENCE with
-// ParamNoRDTSCP), the 64-bit differences stored at ParamResults; then
-// exit(0) by INT 0x80.
+// ParamNoRDTSCP), the 64-bit differences stored at ParamResults and the
+// last call's result at ParamValue; then exit(0) by INT 0x80.
 TEXT ·userSyscalls(SB),NOSPLIT|NOFRAME,$0
 	MOVL	$0, const_uRepeat
 repeat:
@@ -57,6 +57,8 @@ repeat:
 loop:
 	MOVL	const_uNr, AX
 	MOVL	const_uArg, BX
+	XORL	CX, CX			// lseek's offset and whence: 0, SEEK_SET
+	XORL	DX, DX
 	CMPL	DI, $0
 	JNE	notSysenter
 	CALL	·vsyscall(SB)
@@ -69,6 +71,7 @@ next:
 	DECL	SI
 	JNE	loop
 done:
+	MOVL	AX, const_uValue	// the last call's result
 	CMPL	const_uNoRDTSCP, $0
 	JNE	noRDTSCP
 	RDTSCP
