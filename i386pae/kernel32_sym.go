@@ -62,6 +62,9 @@ const (
 // blobSize is the length of kernel32.bin.
 const blobSize = 0x26e2
 
+// blobGoVersion is the Go toolchain that built kernel32.bin.
+const blobGoVersion = "go1.26.8"
+
 // blobSymbols are the routines of kernel32.bin in address order: name, offset, size in bytes.
 var blobSymbols = [...]blobSymbol{
 	{"syscall32", 0x0, 124},

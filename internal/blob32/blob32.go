@@ -32,10 +32,13 @@ type Symbol struct {
 	Offset, Size uint32
 }
 
-// Blob is the 32-bit kernel's text and its routines in address order.
+// Blob is the 32-bit kernel's text and its routines in address order,
+// and the Go toolchain that built it (go env GOVERSION): the bytes of the
+// tasks kernel's Go code depend on the compiler's version.
 type Blob struct {
-	Text    []byte
-	Symbols []Symbol
+	Text      []byte
+	Symbols   []Symbol
+	GoVersion string
 }
 
 // last is the routine the blob runs to; it runs from the first routine
@@ -65,7 +68,18 @@ func BuildAt(root string, addr uint64) (Blob, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return Blob{}, fmt.Errorf("building %s for 386: %v\n%s", Package, err, out)
 	}
-	return Extract(exe)
+	b, err := Extract(exe)
+	if err != nil {
+		return b, err
+	}
+	v := exec.Command("go", "env", "GOVERSION")
+	v.Dir = root
+	out, err := v.Output()
+	if err != nil {
+		return b, fmt.Errorf("go env GOVERSION: %v", err)
+	}
+	b.GoVersion = strings.TrimSpace(string(out))
+	return b, nil
 }
 
 // Extract cuts the blob out of the kernel32 executable at path: the bytes
@@ -139,6 +153,7 @@ func (b Blob) Source() []byte {
 		fmt.Fprintf(&w, "\toff%s = %#x\n", strings.ToUpper(s.Name[:1])+s.Name[1:], s.Offset)
 	}
 	fmt.Fprintf(&w, ")\n\n// blobSize is the length of kernel32.bin.\nconst blobSize = %#x\n\n", len(b.Text))
+	fmt.Fprintf(&w, "// blobGoVersion is the Go toolchain that built kernel32.bin.\nconst blobGoVersion = %q\n\n", b.GoVersion)
 	fmt.Fprintf(&w, "// blobSymbols are the routines of kernel32.bin in address order: name, offset, size in bytes.\nvar blobSymbols = [...]blobSymbol{\n")
 	for _, s := range b.Symbols {
 		fmt.Fprintf(&w, "\t{%q, %#x, %d},\n", s.Name, s.Offset, s.Size)
