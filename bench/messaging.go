@@ -118,6 +118,85 @@ func (l msgLayout) role(w int) (receiver bool, group, index int) {
 	return k < MsgPerGroup, group, k % MsgPerGroup
 }
 
+// nfds returns the descriptors task i's process needs: the ready and wake
+// pipes' ends, then the threads' every pipe end, or a receiver's read end
+// or a sender's write ends.
+func (l msgLayout) nfds(i int) int {
+	n := msgFirstPipeFD
+	switch recv, _, _ := l.role(i); {
+	case l.threads:
+		n += 2 * MsgPerGroup * l.groups
+	case i == 0:
+	case recv:
+		n++
+	default:
+		n += MsgPerGroup
+	}
+	return n
+}
+
+// readFD is receiver j of group g's read descriptor.
+func (l msgLayout) readFD(g, j int) int {
+	if l.threads {
+		return msgFirstPipeFD + g*MsgPerGroup + j
+	}
+	return msgFirstPipeFD
+}
+
+// writeFD is the descriptor at which the senders of group g write to its
+// receiver j.
+func (l msgLayout) writeFD(g, j int) int {
+	if l.threads {
+		return msgFirstPipeFD + MsgPerGroup*l.groups + g*MsgPerGroup + j
+	}
+	return msgFirstPipeFD + j
+}
+
+// checkMessaging checks a finished run: every receiver got every message
+// of its group whole (count and checksum, in its data at result), every
+// receiver's pipe (pipeOf) carried what was written and the ready and
+// wake pipes one byte per worker (pipeBytes gives a pipe's written and
+// read bytes); processes loaded CR3 at every switch, threads never; the
+// last exit (end) came after the start signal, the TSC in the starter's
+// data. It sets res.Messages and returns the run's cycles.
+func checkMessaging(l msgLayout, p MessagingParams, res *Messaging, data func(w int) []byte, pipeBytes func(int) (uint64, uint64), pipeOf []int, ready, wake int, end uint64) (uint64, error) {
+	perPipe := uint64(MsgPerGroup * p.Loops * p.Size)
+	for w := 1; w <= l.workers(); w++ {
+		recv, g, j := l.role(w)
+		if !recv {
+			continue
+		}
+		d := data(w)[l.result(w):]
+		count, sum := binary.LittleEndian.Uint64(d), binary.LittleEndian.Uint64(d[8:])
+		if want := uint64(MsgPerGroup * p.Loops); count != want {
+			return 0, fmt.Errorf("receiver task %d got %d messages, want %d", w, count, want)
+		}
+		if want := expectedSum(g, j, p.Loops, p.Size); sum != want {
+			return 0, fmt.Errorf("receiver task %d: checksum %#x, want %#x", w, sum, want)
+		}
+		if wr, rd := pipeBytes(pipeOf[w]); wr != perPipe || rd != perPipe {
+			return 0, fmt.Errorf("receiver task %d's pipe: %d bytes written, %d read; want %d", w, wr, rd, perPipe)
+		}
+		res.Messages += MsgPerGroup * uint64(p.Loops)
+	}
+	for _, pp := range []int{ready, wake} {
+		if wr, rd := pipeBytes(pp); wr != uint64(l.workers()) || rd != wr {
+			return 0, fmt.Errorf("start protocol: a pipe carried %d bytes and delivered %d; want %d", wr, rd, l.workers())
+		}
+	}
+	if l.threads && res.CR3Loads != 0 {
+		return 0, fmt.Errorf("%d CR3 loads between threads of one process", res.CR3Loads)
+	}
+	if !l.threads && res.CR3Loads < res.Switches {
+		return 0, fmt.Errorf("%d CR3 loads for %d switches between processes", res.CR3Loads, res.Switches)
+	}
+	start := binary.LittleEndian.Uint64(data(0)[0:])
+	if end <= start {
+		return 0, fmt.Errorf("the last exit (TSC %d) is not after the start signal (TSC %d)", end, start)
+	}
+	return end - start, nil
+}
+
 // message returns sender s's (0-based, over all groups) message of loop
 // l to receiver j of its group: the loop, j and s in its first 8 bytes
 // (loop | j<<24, s), a pattern of the sender's after.
@@ -224,20 +303,7 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 		if err != nil {
 			return fail(err)
 		}
-		// Descriptors: the ready and wake pipes' ends, then the threads'
-		// every pipe end, or a receiver's read end or a sender's write
-		// ends.
-		nfds := msgFirstPipeFD
-		switch recv, _, _ := l.role(i); {
-		case threads:
-			nfds += 2 * MsgPerGroup * p.Groups
-		case i == 0:
-		case recv:
-			nfds++
-		default:
-			nfds += MsgPerGroup
-		}
-		if kproc[i] = tasks.NewProcess(kcr3, nfds); kproc[i] < 0 {
+		if kproc[i] = tasks.NewProcess(kcr3, l.nfds(i)); kproc[i] < 0 {
 			return fail(errors.New("out of kernel processes or descriptors"))
 		}
 	}
@@ -264,18 +330,7 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 	// The receivers' pipes: receiver j of group g reads at readFD, its
 	// group's senders write at writeFD(j).
 	pipeOf := make([]int, 1+l.workers())
-	readFD := func(g, j int) int {
-		if threads {
-			return msgFirstPipeFD + g*MsgPerGroup + j
-		}
-		return msgFirstPipeFD
-	}
-	writeFD := func(g, j int) int {
-		if threads {
-			return msgFirstPipeFD + MsgPerGroup*p.Groups + g*MsgPerGroup + j
-		}
-		return msgFirstPipeFD + j
-	}
+	readFD, writeFD := l.readFD, l.writeFD
 	for w := 1; w <= l.workers(); w++ {
 		recv, g, j := l.role(w)
 		if !recv {
@@ -327,52 +382,28 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 		return fail(fmt.Errorf("the run ended with %v%s", end, taskStates()))
 	}
 
-	// Nothing lost: every receiver got every message of its group whole
-	// (count and checksum), every pipe carried what was written.
-	perPipe := uint64(MsgPerGroup * p.Loops * p.Size)
-	for w := 1; w <= l.workers(); w++ {
-		recv, g, j := l.role(w)
-		if !recv {
-			continue
-		}
-		d := data(w)[l.result(w):]
-		count, sum := binary.LittleEndian.Uint64(d), binary.LittleEndian.Uint64(d[8:])
-		if want := uint64(MsgPerGroup * p.Loops); count != want {
-			return fail(fmt.Errorf("receiver task %d got %d messages, want %d", w, count, want))
-		}
-		if want := expectedSum(g, j, p.Loops, p.Size); sum != want {
-			return fail(fmt.Errorf("receiver task %d: checksum %#x, want %#x", w, sum, want))
-		}
-		if wr, rd := tasks.PipeBytes(pipeOf[w]); wr != perPipe || rd != perPipe {
-			return fail(fmt.Errorf("receiver task %d's pipe: %d bytes written, %d read; want %d", w, wr, rd, perPipe))
-		}
-		res.Messages += MsgPerGroup * uint64(p.Loops)
+	// Nothing lost: every receiver got every message of its group whole,
+	// every pipe carried what was written.
+	cycles, err = checkMessaging(l, p, &res, data, tasks.PipeBytes, pipeOf, ready, wake, tasks.EndTSC)
+	if err != nil {
+		return fail(err)
 	}
-	for _, pp := range []int{ready, wake} {
-		if wr, rd := tasks.PipeBytes(pp); wr != uint64(l.workers()) || rd != wr {
-			return fail(fmt.Errorf("start protocol: a pipe carried %d bytes and delivered %d; want %d", wr, rd, l.workers()))
-		}
-	}
-	if threads && res.CR3Loads != 0 {
-		return fail(fmt.Errorf("%d CR3 loads between threads of one process", res.CR3Loads))
-	}
-	if !threads && res.CR3Loads < res.Switches {
-		return fail(fmt.Errorf("%d CR3 loads for %d switches between processes", res.CR3Loads, res.Switches))
-	}
-	start := binary.LittleEndian.Uint64(data(0)[0:])
-	if tasks.EndTSC <= start {
-		return fail(fmt.Errorf("the last exit (TSC %d) is not after the start signal (TSC %d)", tasks.EndTSC, start))
-	}
-	return tasks.EndTSC - start, res
+	return cycles, res
 }
 
 // MeasureMessaging runs sched-messaging under c, warm-up repeats first,
 // and summarizes the measured repeats' total times in TSC cycles.
 func MeasureMessaging(c pti.Config, threads bool, p MessagingParams) Messaging {
+	return measureRuns(p, func() (uint64, Messaging) { return runMessaging(c, threads, p) })
+}
+
+// measureRuns makes p's warm-up and measured runs with run and summarizes
+// the measured ones' cycles; a failed run ends them.
+func measureRuns(p MessagingParams, run func() (uint64, Messaging)) Messaging {
 	var times []uint64
 	var last Messaging
 	for i := 0; i < p.Warmup+p.R; i++ {
-		cycles, res := runMessaging(c, threads, p)
+		cycles, res := run()
 		last = res
 		if !res.ok() {
 			return res

@@ -278,20 +278,7 @@ func runMessaging32(c i386pae.Config, threads bool, p MessagingParams) (cycles u
 			kproc[i] = kproc[0]
 			continue
 		}
-		// Descriptors as the 64-bit run's: the ready and wake pipes'
-		// ends, then the threads' every pipe end, or a receiver's read end
-		// or a sender's write ends.
-		nfds := msgFirstPipeFD
-		switch recv, _, _ := l.role(i); {
-		case threads:
-			nfds += 2 * MsgPerGroup * p.Groups
-		case i == 0:
-		case recv:
-			nfds++
-		default:
-			nfds += MsgPerGroup
-		}
-		if kproc[i], err = ts.AddProcess(procs[i], nfds); err != nil {
+		if kproc[i], err = ts.AddProcess(procs[i], l.nfds(i)); err != nil {
 			return fail(err)
 		}
 	}
@@ -318,18 +305,7 @@ func runMessaging32(c i386pae.Config, threads bool, p MessagingParams) (cycles u
 		}
 	}
 	pipeOf := make([]int, 1+l.workers())
-	readFD := func(g, j int) int {
-		if threads {
-			return msgFirstPipeFD + g*MsgPerGroup + j
-		}
-		return msgFirstPipeFD
-	}
-	writeFD := func(g, j int) int {
-		if threads {
-			return msgFirstPipeFD + MsgPerGroup*p.Groups + g*MsgPerGroup + j
-		}
-		return msgFirstPipeFD + j
-	}
+	readFD, writeFD := l.readFD, l.writeFD
 	for w := 1; w <= l.workers(); w++ {
 		recv, g, j := l.role(w)
 		if !recv {
@@ -384,59 +360,20 @@ func runMessaging32(c i386pae.Config, threads bool, p MessagingParams) (cycles u
 	if end.Reason != layout.ReasonExit || end.Status != 0 {
 		return fail(fmt.Errorf("the run ended with %v%s", end, taskStates32(k)))
 	}
-	perPipe := uint32(MsgPerGroup * p.Loops * p.Size)
-	for w := 1; w <= l.workers(); w++ {
-		recv, g, j := l.role(w)
-		if !recv {
-			continue
-		}
-		d := data(w)[l.result(w):]
-		count, sum := binary.LittleEndian.Uint64(d), binary.LittleEndian.Uint64(d[8:])
-		if want := uint64(MsgPerGroup * p.Loops); count != want {
-			return fail(fmt.Errorf("receiver task %d got %d messages, want %d", w, count, want))
-		}
-		if want := expectedSum(g, j, p.Loops, p.Size); sum != want {
-			return fail(fmt.Errorf("receiver task %d: checksum %#x, want %#x", w, sum, want))
-		}
-		if wr, rd := ts.PipeBytes(pipeOf[w]); wr != perPipe || rd != perPipe {
-			return fail(fmt.Errorf("receiver task %d's pipe: %d bytes written, %d read; want %d", w, wr, rd, perPipe))
-		}
-		res.Messages += MsgPerGroup * uint64(p.Loops)
+	pipeBytes := func(n int) (uint64, uint64) {
+		wr, rd := ts.PipeBytes(n)
+		return uint64(wr), uint64(rd)
 	}
-	for _, pp := range []int{ready, wake} {
-		if wr, rd := ts.PipeBytes(pp); wr != uint32(l.workers()) || rd != wr {
-			return fail(fmt.Errorf("start protocol: a pipe carried %d bytes and delivered %d; want %d", wr, rd, l.workers()))
-		}
+	cycles, err = checkMessaging(l, p, &res, data, pipeBytes, pipeOf, ready, wake, ts.EndTSC())
+	if err != nil {
+		return fail(err)
 	}
-	if threads && res.CR3Loads != 0 {
-		return fail(fmt.Errorf("%d CR3 loads between threads of one process", res.CR3Loads))
-	}
-	if !threads && res.CR3Loads < res.Switches {
-		return fail(fmt.Errorf("%d CR3 loads for %d switches between processes", res.CR3Loads, res.Switches))
-	}
-	start := binary.LittleEndian.Uint64(data(0)[0:])
-	if ts.EndTSC() <= start {
-		return fail(fmt.Errorf("the last exit (TSC %d) is not after the start signal (TSC %d)", ts.EndTSC(), start))
-	}
-	return ts.EndTSC() - start, res
+	return cycles, res
 }
 
 // MeasureMessaging32 is MeasureMessaging in the 32-bit world.
 func MeasureMessaging32(c i386pae.Config, threads bool, p MessagingParams) Messaging {
-	var times []uint64
-	var last Messaging
-	for i := 0; i < p.Warmup+p.R; i++ {
-		cycles, res := runMessaging32(c, threads, p)
-		last = res
-		if !res.ok() {
-			return res
-		}
-		if i >= p.Warmup {
-			times = append(times, cycles)
-		}
-	}
-	last.Stats = Summarize(PerOp(times, 1, 0))
-	return last
+	return measureRuns(p, func() (uint64, Messaging) { return runMessaging32(c, threads, p) })
 }
 
 // MessagingTable32 runs sched-messaging in the 32-bit world under p's

@@ -5,6 +5,38 @@
 // userTextEnd, copied to the task's code pages at layout.UserCode. Calls
 // between them are relative; data is the task's, at layout.UserData.
 
+// START_REPEAT and END_REPEAT time a repeat of a program's loop, as
+// package pti's TIMED: LFENCE;RDTSC;LFENCE before it, RDTSCP;LFENCE after
+// (LFENCE;RDTSC;LFENCE with ParamNoRDTSCP); END_REPEAT stores the 64-bit
+// difference at ParamResults, counts the repeat and jumps to the label
+// repeat while repeats remain (ParamR).
+#define START_REPEAT \
+	LFENCE; \
+	RDTSC; \
+	LFENCE; \
+	MOVL	AX, const_uStart; \
+	MOVL	DX, (const_uStart+4)
+#define END_REPEAT \
+	CMPL	const_uNoRDTSCP, $0; \
+	JNE	noRDTSCP; \
+	RDTSCP; \
+	LFENCE; \
+	JMP	stamp; \
+noRDTSCP: \
+	LFENCE; \
+	RDTSC; \
+	LFENCE; \
+stamp: \
+	SUBL	const_uStart, AX; \
+	SBBL	(const_uStart+4), DX; \
+	MOVL	const_uRepeat, CX; \
+	MOVL	AX, const_uResults(CX*8); \
+	MOVL	DX, (const_uResults+4)(CX*8); \
+	INCL	CX; \
+	MOVL	CX, const_uRepeat; \
+	CMPL	CX, const_uR; \
+	JCS	repeat
+
 // func userText()
 //
 // Marks the start of the user text; never run.
@@ -45,11 +77,7 @@ TEXT ·vsyscallRet(SB),NOSPLIT|NOFRAME,$0
 TEXT ·userSyscalls(SB),NOSPLIT|NOFRAME,$0
 	MOVL	$0, const_uRepeat
 repeat:
-	LFENCE
-	RDTSC
-	LFENCE
-	MOVL	AX, const_uStart
-	MOVL	DX, (const_uStart+4)
+	START_REPEAT
 	MOVL	const_uN, SI
 	MOVL	const_uEntry, DI
 	TESTL	SI, SI
@@ -72,25 +100,7 @@ next:
 	JNE	loop
 done:
 	MOVL	AX, const_uValue	// the last call's result
-	CMPL	const_uNoRDTSCP, $0
-	JNE	noRDTSCP
-	RDTSCP
-	LFENCE
-	JMP	stamp
-noRDTSCP:
-	LFENCE
-	RDTSC
-	LFENCE
-stamp:
-	SUBL	const_uStart, AX
-	SBBL	(const_uStart+4), DX
-	MOVL	const_uRepeat, CX
-	MOVL	AX, const_uResults(CX*8)
-	MOVL	DX, (const_uResults+4)(CX*8)
-	INCL	CX
-	MOVL	CX, const_uRepeat
-	CMPL	CX, const_uR
-	JCS	repeat
+	END_REPEAT
 	MOVL	$const_sysExit, AX
 	XORL	BX, BX
 	INT	$0x80
@@ -139,11 +149,7 @@ TEXT ·userProbe(SB),NOSPLIT|NOFRAME,$0
 TEXT ·userPing(SB),NOSPLIT|NOFRAME,$0
 	MOVL	$0, const_uRepeat
 repeat:
-	LFENCE
-	RDTSC
-	LFENCE
-	MOVL	AX, const_uStart
-	MOVL	DX, (const_uStart+4)
+	START_REPEAT
 	MOVL	const_uN, SI
 loop:
 	MOVL	SI, AX
@@ -174,25 +180,7 @@ loop:
 	JNE	fail
 	DECL	SI
 	JNE	loop
-	CMPL	const_uNoRDTSCP, $0
-	JNE	noRDTSCP
-	RDTSCP
-	LFENCE
-	JMP	stamp
-noRDTSCP:
-	LFENCE
-	RDTSC
-	LFENCE
-stamp:
-	SUBL	const_uStart, AX
-	SBBL	(const_uStart+4), DX
-	MOVL	const_uRepeat, CX
-	MOVL	AX, const_uResults(CX*8)
-	MOVL	DX, (const_uResults+4)(CX*8)
-	INCL	CX
-	MOVL	CX, const_uRepeat
-	CMPL	CX, const_uR
-	JCS	repeat
+	END_REPEAT
 	MOVL	$const_sysClose, AX
 	MOVL	const_uPingOut, BX
 	SYS
