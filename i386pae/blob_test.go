@@ -211,7 +211,8 @@ func count(insts []x86asm.Inst, op x86asm.Op, rep bool) int {
 // the mode, the copy method (REP MOVSB or REP MOVSL both ways, or REP
 // MOVSL in and no string copy out when trimmed), one call of dispatch,
 // six TSC stamps in the instrumented ones and none in the others, the
-// return instruction.
+// return instruction, and the SYSENTER ones' out-of-line fix of the flags
+// (PUSH 2; POPF; JMP back: NT, AC and TF must not stay on in the kernel).
 func TestLinuxTrampolines(t *testing.T) {
 	for _, copyName := range []string{"Movsb", "Movsl", "Trim"} {
 		for _, stamps := range []bool{false, true} {
@@ -223,7 +224,9 @@ func TestLinuxTrampolines(t *testing.T) {
 				name := "sysenter" + kind + copyName + mode
 				in := decode(t, name, 32)
 				assert.Equal(t, map[string]int{"Off": 0, "On": 2}[mode], writesCR3(in), name)
-				assert.Equal(t, x86asm.SYSEXIT, in[len(in)-1].Op, name)
+				assert.Equal(t, 1, count(in, x86asm.SYSEXIT, false), name)
+				assert.Equal(t, x86asm.SYSEXIT, in[len(in)-4].Op, name)
+				assertFixFlags(t, name, in)
 				assert.Equal(t, 1, count(in, x86asm.CALL, false), name)
 				assert.Equal(t, map[bool]int{false: 0, true: 6}[stamps], count(in, x86asm.RDTSC, false), name)
 				b, l := count(in, x86asm.MOVSB, true), count(in, x86asm.MOVSD, true)
@@ -245,7 +248,8 @@ func TestLinuxTrampolines(t *testing.T) {
 		in := decode(t, "sysenterLinuxDirect"+mode, 32)
 		assert.Equal(t, map[string]int{"Off": 0, "On": 3}[mode], writesCR3(in), "to the kernel, to the user on each exit")
 		assert.Equal(t, 1, count(in, x86asm.SYSEXIT, false))
-		assert.Equal(t, x86asm.IRETD, in[len(in)-1].Op)
+		assert.Equal(t, x86asm.IRETD, in[len(in)-4].Op)
+		assertFixFlags(t, "sysenterLinuxDirect"+mode, in)
 		assert.Zero(t, count(in, x86asm.MOVSB, true))
 		assert.Equal(t, 1, count(in, x86asm.MOVSD, true), "the copy before IRET")
 		assert.Zero(t, count(in, x86asm.RDTSC, false))
@@ -256,6 +260,23 @@ func TestLinuxTrampolines(t *testing.T) {
 		assert.Equal(t, x86asm.IRETD, in[len(in)-1].Op)
 		assert.Equal(t, 2, count(in, x86asm.MOVSD, true))
 	}
+}
+
+// assertFixFlags checks that a SYSENTER trampoline tests NT, AC and TF in
+// its frame and ends with the out-of-line fix: PUSH 2; POPF; JMP.
+func assertFixFlags(t *testing.T, name string, in []x86asm.Inst) {
+	t.Helper()
+	tail := ops(in[len(in)-3:])
+	assert.Equal(t, []string{"PUSH", "POPFD", "JMP"}, tail, name)
+	found := false
+	for _, i := range in {
+		if i.Op == x86asm.TEST {
+			if imm, ok := i.Args[1].(x86asm.Imm); ok && imm == 0x44100 {
+				found = true
+			}
+		}
+	}
+	assert.True(t, found, "%s tests the frame's NT, AC and TF", name)
 }
 
 // TestExceptionStubs checks the 32 stubs: 16 bytes each, PUSH 0 (or two

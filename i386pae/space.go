@@ -78,12 +78,12 @@ const (
 // Build returns false when memory for tables runs out, when the PDPT pair
 // is not 8 KiB aligned below 4 GiB, when a task's frame is not page aligned
 // or it has more than MaxDataPages data pages, and when kernel is not page
-// aligned or its frames overlap the user window or the kernel window
-// (kernel < layout.UserEnd or kernel+layout.KernelPages*4096 >
-// layout.KernelBase).
+// aligned or its frames overlap the user window, the pipes' window or the
+// kernel window (kernel < layout.UserEnd or kernel+layout.KernelPages*4096
+// > layout.PipeBase).
 func Build[M TableMemory](mem M, kernel uint64, task Task, isolated, global, nx bool) (Space, bool) {
 	const kernelSize = layout.KernelPages * amd64.PageSize
-	if kernel%amd64.PageSize != 0 || kernel < layout.UserEnd || kernel > layout.KernelBase-uint64(kernelSize) {
+	if kernel%amd64.PageSize != 0 || kernel < layout.UserEnd || kernel > layout.PipeBase-uint64(kernelSize) {
 		return Space{}, false
 	}
 	if task.DataPages < 0 || task.DataPages > MaxDataPages {

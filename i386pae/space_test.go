@@ -166,8 +166,8 @@ func TestBuildKernelPlacement(t *testing.T) {
 		{layout.UserEnd - 4096, false},
 		{layout.UserEnd, true},
 		{0x40000000, true}, // PDPTE 1
-		{layout.KernelBase - size, true},
-		{layout.KernelBase - size + 4096, false},
+		{layout.PipeBase - size, true},
+		{layout.PipeBase - size + 4096, false}, // the pipes' rings are mapped from PipeBase
 		{layout.KernelBase, false},
 		{1 << 32, false},
 		{1<<64 - 4096, false},

@@ -141,7 +141,7 @@ func (ts *Tasks) AddProcess(p *Process, nfds int) (int, error) {
 		return -1, errors.New("i386pae: out of processes or descriptor slots")
 	}
 	ts.procs = append(ts.procs, p)
-	k.Procs[i] = layout.Proc{Used: 1, FDBase: k.NFDSlots, NFDs: uint32(nfds)}
+	k.Procs[i] = layout.Proc{Used: 1, FDBase: k.NFDSlots, NFDs: uint32(nfds), DataEnd: layout.UserData + p.dataPages()*4096}
 	k.NFDSlots += uint32(nfds)
 	return i, nil
 }

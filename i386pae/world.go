@@ -227,6 +227,8 @@ func (r Result) String() string {
 	switch r.Reason {
 	case layout.ReasonExit:
 		return fmt.Sprintf("exit %d", r.Status)
+	case layout.ReasonDeadlock:
+		return "deadlock: every remaining task is blocked"
 	case layout.ReasonFault:
 	default:
 		return fmt.Sprintf("unknown end %d", r.Reason)
@@ -303,8 +305,9 @@ var world struct {
 	rings  []uint64 // physical addresses of the rings of pipes 0, 1, ...
 }
 
-// Setup allocates the kernel's frames (below 4 GiB, above the user window,
-// below the kernel window: their identity copy overlaps neither), copies
+// Setup allocates the kernel's frames (above the user window, below the
+// pipes' window and the kernel window: their identity copy overlaps none
+// of them), copies
 // the blob into the text pages, and allocates the task's pages and copies
 // the user text into its code pages. Call it once.
 func Setup() error {
@@ -314,9 +317,9 @@ func Setup() error {
 	if len(blob) != blobSize || len(blob) > layout.TextPages*4096 {
 		return fmt.Errorf("i386pae: kernel32.bin is %d bytes, kernel32_sym.go says %d (at most %d)", len(blob), blobSize, layout.TextPages*4096)
 	}
-	k, ok := goos.AllocFramesIn(uint64(layout.KernelPages), 4096, layout.UserEnd, layout.KernelBase)
+	k, ok := goos.AllocFramesIn(uint64(layout.KernelPages), 4096, layout.UserEnd, layout.PipeBase)
 	if !ok {
-		return errors.New("i386pae: no frames for the 32-bit kernel between 8 MiB and 4 GiB")
+		return errors.New("i386pae: no frames for the 32-bit kernel between 8 MiB and 3.75 GiB")
 	}
 	world.kernel = k
 	copy(kernelPage(layout.Text, layout.TextPages), blob)

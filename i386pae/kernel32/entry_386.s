@@ -328,19 +328,39 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 	ADDL	$ptRegs_ip, SP; \
 	IRETL
 
-// SYSENTER_LINUX is the linux SYSENTER trampoline: on the entry stack it
-// pushes the frame SYSENTER did not (ss, sp = EBP, flags, cs, ip = the
-// vsyscall return point, orig_ax), SAVE_ALL, and goes on as described
-// above.
-#define SYSENTER_LINUX(name, TO_KERNEL, TO_USER, COPY, EXIT, START, STAMP) \
-TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+// SYSENTER_FRAME completes pt_regs on the stack after SYSENTER, as Linux's
+// entry_SYSENTER_32: ss, sp (the vsyscall convention's EBP), flags, cs, a
+// placeholder ip, orig_ax, SAVE_ALL; then the ip (the vsyscall return
+// point, read once the kernel's data segments are loaded), and the flags
+// that must not stay on in the kernel (NT, AC, TF) cleared by
+// FIX_FLAGS, out of line (Linux: .Lsysenter_fix_flags).
+#define EFLAGS_TF 0x100
+#define EFLAGS_NT 0x4000
+#define EFLAGS_AC 0x40000
+#define SYSENTER_FRAME \
 	PUSHL	$const_userDS; \
 	PUSHL	BP; \
 	PUSHFL; \
 	PUSHL	$const_userCS; \
-	PUSHL	(const_cpu+cpuData_SysexitEIP); \
+	PUSHL	$0; \
 	PUSHL	AX; \
 	SAVE_ALL; \
+	MOVL	(const_cpu+cpuData_SysexitEIP), AX; \
+	MOVL	AX, ptRegs_ip(SP); \
+	TESTL	$(EFLAGS_NT|EFLAGS_AC|EFLAGS_TF), ptRegs_flags(SP); \
+	JNE	fixflags; \
+flagsok:
+#define FIX_FLAGS \
+fixflags: \
+	PUSHL	$2; \
+	POPFL; \
+	JMP	flagsok
+
+// SYSENTER_LINUX is the linux SYSENTER trampoline: on the entry stack it
+// builds the frame (SYSENTER_FRAME) and goes on as described above.
+#define SYSENTER_LINUX(name, TO_KERNEL, TO_USER, COPY, EXIT, START, STAMP) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	SYSENTER_FRAME; \
 	START; \
 	TO_KERNEL(AX); \
 	STAMP(const_PhaseCR3In); \
@@ -348,7 +368,8 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	STAMP(const_PhaseCopyIn); \
 	DISPATCH_FRAME; \
 	STAMP(const_PhaseDispatch); \
-	EXIT(COPY, TO_USER, STAMP)
+	EXIT(COPY, TO_USER, STAMP); \
+	FIX_FLAGS
 
 SYSENTER_LINUX(·sysenterLinuxMovsbOff, TO_KERNEL_OFF, TO_USER_OFF, COPY_B, EXIT_FULL, NO_STAMP_START, NO_STAMP)
 SYSENTER_LINUX(·sysenterLinuxMovsbOn, TO_KERNEL_ON, TO_USER_ON, COPY_B, EXIT_FULL, NO_STAMP_START, NO_STAMP)
@@ -378,20 +399,15 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	POPL	AX; \
 	POPFL; \
 	MOVL	$const_kernelStackTop, SP; \
-	PUSHL	$const_userDS; \
-	PUSHL	BP; \
-	PUSHFL; \
-	PUSHL	$const_userCS; \
-	PUSHL	(const_cpu+cpuData_SysexitEIP); \
-	PUSHL	AX; \
-	SAVE_ALL; \
+	SYSENTER_FRAME; \
 	DISPATCH_FRAME; \
 	MOVL	ptRegs_ip(SP), AX; \
 	CMPL	AX, (const_cpu+cpuData_SysexitEIP); \
 	JNE	iret; \
 	EXIT_TRIM(COPY_L, TO_USER, NO_STAMP); \
 iret: \
-	EXIT_IRET(TO_USER)
+	EXIT_IRET(TO_USER); \
+	FIX_FLAGS
 
 SYSENTER_DIRECT(·sysenterLinuxDirectOff, TO_KERNEL_OFF, TO_USER_OFF)
 SYSENTER_DIRECT(·sysenterLinuxDirectOn, TO_KERNEL_ON, TO_USER_ON)

@@ -128,12 +128,25 @@ func object(k *layout.KState, fd uint32) (uint32, bool) {
 	return o, o != 0
 }
 
-// userOK reports whether the n bytes at va are in the task's window,
-// which the kernel side of the running task's process maps.
+// userOK reports whether the n bytes at va lie in one of the running
+// task's process's mappings that the kernel may write (write: its data or
+// stack pages) or read (also its code pages); the kernel side of the
+// process maps them. Elsewhere the call returns EFAULT instead of
+// faulting in the kernel.
 //
 //go:nosplit
-func userOK(va, n uint32) bool {
-	return va >= layout.UserBase && va <= layout.UserEnd && n <= layout.UserEnd-va
+func userOK(k *layout.KState, va, n uint32, write bool) bool {
+	end := va + n
+	if end < va {
+		return false
+	}
+	switch {
+	case va >= layout.UserData && end <= k.Procs[k.Tasks[k.Cur].Proc].DataEnd:
+		return true
+	case va >= layout.UserStackTop-layout.UserStackPages*4096 && end <= layout.UserStackTop:
+		return true
+	}
+	return !write && va >= layout.UserCode && end <= layout.UserCode+layout.UserCodePages*4096
 }
 
 // pipeRead is read(2) on pipe p: what is there, up to n bytes; end of file
@@ -154,7 +167,7 @@ func pipeRead(k *layout.KState, p, buf, n uint32) uint32 {
 		return 0
 	}
 	c := min(n, avail)
-	if !userOK(buf, c) {
+	if !userOK(k, buf, c, true) {
 		return neg(layout.EFAULT)
 	}
 	off := pp.RPos & (layout.PipeSize - 1)
@@ -200,7 +213,7 @@ func pipeWrite(k *layout.KState, p, buf, n uint32) uint32 {
 		return 0
 	}
 	c := min(n, layout.PipeSize-(pp.WPos-pp.RPos))
-	if !userOK(buf, c) {
+	if !userOK(k, buf, c, false) {
 		return neg(layout.EFAULT)
 	}
 	off := pp.WPos & (layout.PipeSize - 1)

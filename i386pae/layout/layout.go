@@ -298,12 +298,13 @@ type Task struct {
 	Status uint32 // an exited task's exit status
 }
 
-// Proc is a process: its kernel side's CR3 and its descriptors, NFDs
-// slots of KState.FDSlots from FDBase. A descriptor is 0 when closed, else
+// Proc is a process: its kernel side's CR3, its descriptors (NFDs slots
+// of KState.FDSlots from FDBase) and where its data pages end. A descriptor is 0 when closed, else
 // FDPipeRead+2*pipe, FDPipeWrite+2*pipe or FDFile+file.
 type Proc struct {
 	Used, KernelCR3, Threads uint32
 	FDBase, NFDs             uint32
+	DataEnd                  uint32 // the end of its data pages (from UserData)
 }
 
 // Descriptor encodings.
