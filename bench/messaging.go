@@ -48,6 +48,11 @@ type Messaging struct {
 	Unsup, Failure     error
 	// Entry is set for the 32-bit world's runs: "sysenter".
 	Entry string
+	// The 32-bit instrumented runs' phase cycles (summed over the run's
+	// system calls, layout.Phase*) and the run's cycles from the start of
+	// its first task to the last exit.
+	Phases    [5]uint64
+	RunCycles uint64
 }
 
 func (m Messaging) ok() bool { return m.Unsup == nil && m.Failure == nil }

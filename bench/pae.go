@@ -285,9 +285,6 @@ func CopyMethods32(r *Reporter, p SyscallParams, clk Clock, have []Measurement32
 				continue // not in PAE: the table above says so
 			}
 			for _, cp := range copies {
-				if stamps && cp == i386pae.Direct {
-					continue // no instrumented variant
-				}
 				c := i386pae.Config{Mode: mode, Entry: i386pae.Sysenter, Flavour: pti.Linux, Copy: cp, Stamps: stamps}
 				var m Measurement32
 				old := find32(have, c)

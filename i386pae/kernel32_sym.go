@@ -37,30 +37,32 @@ const (
 	offSysenterStampTrimOn    = 0x1a10
 	offSysenterLinuxDirectOff = 0x1b70
 	offSysenterLinuxDirectOn  = 0x1c60
-	offInt80LinuxOff          = 0x1d70
-	offInt80LinuxOn           = 0x1e00
-	offExcEntries             = 0x1ea0
-	offDoubleFault            = 0x2110
-	offDispatch               = 0x2170
-	offSetCR3                 = 0x21f0
-	offRdtsc                  = 0x2200
-	offEndRun                 = 0x2210
-	offCopyBytes              = 0x2230
-	offUserText               = 0x2260
-	offVsyscall               = 0x2270
-	offVsyscallRet            = 0x2280
-	offUserSyscalls           = 0x2290
-	offUserProbe              = 0x2350
-	offUserPing               = 0x2370
-	offUserPong               = 0x24c0
-	offUserMsgStart           = 0x2550
-	offUserMsgSender          = 0x2610
-	offUserMsgReceiver        = 0x2720
-	offUserTextEnd            = 0x28b0
+	offSysenterStampDirectOff = 0x1d70
+	offSysenterStampDirectOn  = 0x1ef0
+	offInt80LinuxOff          = 0x2090
+	offInt80LinuxOn           = 0x2120
+	offExcEntries             = 0x21c0
+	offDoubleFault            = 0x2430
+	offDispatch               = 0x2490
+	offSetCR3                 = 0x2510
+	offRdtsc                  = 0x2520
+	offEndRun                 = 0x2530
+	offCopyBytes              = 0x2550
+	offUserText               = 0x2580
+	offVsyscall               = 0x2590
+	offVsyscallRet            = 0x25a0
+	offUserSyscalls           = 0x25b0
+	offUserProbe              = 0x2670
+	offUserPing               = 0x2690
+	offUserPong               = 0x27e0
+	offUserMsgStart           = 0x2870
+	offUserMsgSender          = 0x2930
+	offUserMsgReceiver        = 0x2a40
+	offUserTextEnd            = 0x2bd0
 )
 
 // blobSize is the length of kernel32.bin.
-const blobSize = 0x28b2
+const blobSize = 0x2bd2
 
 // blobGoVersion is the Go toolchain that built kernel32.bin.
 const blobGoVersion = "go1.26.8"
@@ -100,24 +102,26 @@ var blobSymbols = [...]blobSymbol{
 	{"sysenterStampTrimOn", 0x1a10, 348},
 	{"sysenterLinuxDirectOff", 0x1b70, 225},
 	{"sysenterLinuxDirectOn", 0x1c60, 258},
-	{"int80LinuxOff", 0x1d70, 129},
-	{"int80LinuxOn", 0x1e00, 151},
-	{"excEntries", 0x1ea0, 617},
-	{"doubleFault", 0x2110, 90},
-	{"dispatch", 0x2170, 123},
-	{"setCR3", 0x21f0, 8},
-	{"rdtsc", 0x2200, 11},
-	{"endRun", 0x2210, 25},
-	{"copyBytes", 0x2230, 35},
-	{"userText", 0x2260, 2},
-	{"vsyscall", 0x2270, 7},
-	{"vsyscallRet", 0x2280, 4},
-	{"userSyscalls", 0x2290, 177},
-	{"userProbe", 0x2350, 25},
-	{"userPing", 0x2370, 328},
-	{"userPong", 0x24c0, 143},
-	{"userMsgStart", 0x2550, 187},
-	{"userMsgSender", 0x2610, 268},
-	{"userMsgReceiver", 0x2720, 399},
-	{"userTextEnd", 0x28b0, 2},
+	{"sysenterStampDirectOff", 0x1d70, 380},
+	{"sysenterStampDirectOn", 0x1ef0, 413},
+	{"int80LinuxOff", 0x2090, 129},
+	{"int80LinuxOn", 0x2120, 151},
+	{"excEntries", 0x21c0, 617},
+	{"doubleFault", 0x2430, 90},
+	{"dispatch", 0x2490, 123},
+	{"setCR3", 0x2510, 8},
+	{"rdtsc", 0x2520, 11},
+	{"endRun", 0x2530, 25},
+	{"copyBytes", 0x2550, 35},
+	{"userText", 0x2580, 2},
+	{"vsyscall", 0x2590, 7},
+	{"vsyscallRet", 0x25a0, 4},
+	{"userSyscalls", 0x25b0, 177},
+	{"userProbe", 0x2670, 25},
+	{"userPing", 0x2690, 328},
+	{"userPong", 0x27e0, 143},
+	{"userMsgStart", 0x2870, 187},
+	{"userMsgSender", 0x2930, 268},
+	{"userMsgReceiver", 0x2a40, 399},
+	{"userTextEnd", 0x2bd0, 2},
 }

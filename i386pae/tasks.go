@@ -116,8 +116,8 @@ func NewTasks(c Config) (*Tasks, error) {
 	if err := Supported(c); err != nil {
 		return nil, err
 	}
-	if c.Flavour != pti.Linux || c.Stamps || c.Entry == Sysenter && c.Copy != Direct {
-		return nil, fmt.Errorf("i386pae: %v: the tasks kernel runs under the linux trampolines, SYSENTER with copy direct or INT 0x80", c)
+	if c.Flavour != pti.Linux || c.Entry == Sysenter && c.Copy != Direct || c.Entry == Int80 && c.Stamps {
+		return nil, fmt.Errorf("i386pae: %v: the tasks kernel runs under the linux trampolines, SYSENTER with copy direct (stamped or not) or INT 0x80", c)
 	}
 	k := kstate()
 	*k = layout.KState{}

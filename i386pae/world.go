@@ -71,7 +71,7 @@ const (
 	Trim Copy = layout.CopyTrim
 	// Direct: no copy in (pt_regs built on the task stack after the CR3
 	// switch), out as Trim: Linux's entry_SYSENTER_32 as merged in 4.19.
-	// It has no instrumented variant.
+	// Its instrumented variant counts the frame's build as the copy in.
 	Direct Copy = layout.CopyDirect
 )
 
@@ -120,7 +120,7 @@ var linuxSysenter = [4][2][2]uint32{
 	Movsl:  {{offSysenterLinuxMovslOff, offSysenterLinuxMovslOn}, {offSysenterStampMovslOff, offSysenterStampMovslOn}},
 	Movsb:  {{offSysenterLinuxMovsbOff, offSysenterLinuxMovsbOn}, {offSysenterStampMovsbOff, offSysenterStampMovsbOn}},
 	Trim:   {{offSysenterLinuxTrimOff, offSysenterLinuxTrimOn}, {offSysenterStampTrimOff, offSysenterStampTrimOn}},
-	Direct: {{offSysenterLinuxDirectOff, offSysenterLinuxDirectOn}},
+	Direct: {{offSysenterLinuxDirectOff, offSysenterLinuxDirectOn}, {offSysenterStampDirectOff, offSysenterStampDirectOn}},
 }
 
 // trampoline returns the blob offsets of c's SYSENTER trampoline and INT
@@ -152,7 +152,7 @@ func Supported(c Config) error {
 		return fmt.Errorf("%v: SYSENTER: %w", c, pti.ErrUnsupported)
 	case c.Global && !amd64.Features.PGE:
 		return fmt.Errorf("%v: global pages: %w", c, pti.ErrUnsupported)
-	case c.Copy > Direct || c.Flavour > pti.Linux || c.Copy == Direct && c.Stamps:
+	case c.Copy > Direct || c.Flavour > pti.Linux:
 		return fmt.Errorf("%v: no such trampoline", c)
 	case c.Flavour == pti.Minimal && (c.Copy != Movsl || c.Stamps),
 		c.Entry == Int80 && (c.Copy != Movsl || c.Stamps):

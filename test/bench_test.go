@@ -213,12 +213,12 @@ func check32(t *testing.T, res *qemu.Result) {
 		for _, c := range []string{"movsb", "trim8", "direct"} {
 			want[fmt.Sprintf("%s/sysenter/linux/%s/false", m, c)] = true
 		}
-		for _, c := range []string{"movsl", "movsb", "trim8"} {
+		for _, c := range []string{"movsl", "movsb", "trim8", "direct"} {
 			want[fmt.Sprintf("%s/sysenter/linux/%s/stamps/false", m, c)] = true
 		}
 	}
 	assert.Equal(t, want, null32)
-	assert.Equal(t, 6, stamped, "the phase breakdown: off and on x 3 copy methods")
+	assert.Equal(t, 8, stamped, "the phase breakdown: off and on x 4 copy methods")
 	assert.Regexp(t, `(?m)^on\s+trim8(\s+[-0-9.]+\s+[-0-9.]+%){6}\s+[0-9.]+$`, lines, "the phase breakdown's on/trim8 row")
 
 	// The seed-shaped table: 32-bit and 64-bit rows, minimal and linux.
@@ -246,8 +246,28 @@ func check32(t *testing.T, res *qemu.Result) {
 			assert.Contains(t, f["reason"], "PCID: not in PAE")
 		}
 	}
-	assert.Equal(t, map[string]int{"null32": 8, "work32": 5, "lseek32": 4, "pingpong": 4, "messaging": 2}, notInPAE,
-		"on+pcid: null32 2 entries x 2 flavours x 2 global settings, work32 5 points, lseek32 2 entries x 2 global settings, pingpong32 2 entries x processes and threads, messaging32 processes and threads")
+	assert.Equal(t, map[string]int{"null32": 8, "work32": 5, "lseek32": 4, "pingpong": 4, "messaging": 4}, notInPAE,
+		"on+pcid: null32 2 entries x 2 flavours x 2 global settings, work32 5 points, lseek32 2 entries x 2 global settings, pingpong32 2 entries x processes and threads, messaging32 and its phases processes and threads")
+
+	// Where sched-messaging's cycles go in the 32-bit world: the phases
+	// of the instrumented SYSENTER entry as shares of the run.
+	phases := map[string]bool{}
+	for _, f := range records(t, res, "phases") {
+		k := fmt.Sprintf("%v/%v", f["mode"], f["tasks"])
+		phases[k] = true
+		pct := f["phase_pct"].(map[string]any)
+		assert.Len(t, pct, 5, k)
+		sum := 0.0
+		for name := range pct {
+			sum += number(t, pct, name)
+		}
+		assert.Less(t, sum, 100.0, "%s: the phases are part of the run", k)
+		entry := number(t, f, "entry_path_pct")
+		assert.Positive(t, entry, k)
+		assert.Less(t, entry, sum, k)
+	}
+	assert.Equal(t, map[string]bool{"off/processes": true, "off/threads": true, "on/processes": true, "on/threads": true}, phases)
+	assert.Regexp(t, `(?m)^on\s+processes\s+\|(\s+[0-9.]+%){5} \|\s+[0-9.]+%\s+[0-9.]+$`, lines, "the messaging phase table's on/processes row")
 
 	// lseek in the 32-bit tasks kernel: both entries, global pages off
 	// and on (a wrong result would have failed the row).

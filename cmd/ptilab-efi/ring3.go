@@ -65,6 +65,7 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 		case "messaging32":
 			if setup32(r) {
 				msg32 = bench.MessagingTable32(r, plan.Messaging(), clk)
+				bench.MessagingPhases32(r, plan.Messaging(), clk)
 			}
 		case "probe32":
 			if setup32(r) {

@@ -412,6 +412,38 @@ iret: \
 SYSENTER_DIRECT(·sysenterLinuxDirectOff, TO_KERNEL_OFF, TO_USER_OFF)
 SYSENTER_DIRECT(·sysenterLinuxDirectOn, TO_KERNEL_ON, TO_USER_ON)
 
+// SYSENTER_DIRECT_STAMP is SYSENTER_DIRECT instrumented: the CR3 switch in
+// (EDX saved on the entry stack too, for the stamps), the frame's build on
+// the task stack (the copy-in phase), the dispatch (with the tasks kernel:
+// its context switches too), the trimmed copy out, the CR3 switch out.
+// The IRET exit, a task's first, is not stamped.
+#define SYSENTER_DIRECT_STAMP(name, TO_KERNEL, TO_USER) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	PUSHFL; \
+	PUSHL	AX; \
+	PUSHL	DX; \
+	STAMP_START; \
+	TO_KERNEL(AX); \
+	STAMP(const_PhaseCR3In); \
+	POPL	DX; \
+	POPL	AX; \
+	POPFL; \
+	MOVL	$const_kernelStackTop, SP; \
+	SYSENTER_FRAME; \
+	STAMP(const_PhaseCopyIn); \
+	DISPATCH_FRAME; \
+	STAMP(const_PhaseDispatch); \
+	MOVL	ptRegs_ip(SP), AX; \
+	CMPL	AX, (const_cpu+cpuData_SysexitEIP); \
+	JNE	iret; \
+	EXIT_TRIM(COPY_L, TO_USER, STAMP); \
+iret: \
+	EXIT_IRET(TO_USER); \
+	FIX_FLAGS
+
+SYSENTER_DIRECT_STAMP(·sysenterStampDirectOff, TO_KERNEL_OFF, TO_USER_OFF)
+SYSENTER_DIRECT_STAMP(·sysenterStampDirectOn, TO_KERNEL_ON, TO_USER_ON)
+
 // INT80_LINUX is the linux INT 0x80 trampoline: the gate pushed ss to ip;
 // orig_ax, SAVE_ALL, the kernel side's CR3, the frame copied to the task
 // stack (REP MOVSL), dispatch, copied back, the user side's CR3, the

@@ -119,6 +119,8 @@ func sysenterStampTrimOff()
 func sysenterStampTrimOn()
 func sysenterLinuxDirectOff()
 func sysenterLinuxDirectOn()
+func sysenterStampDirectOff()
+func sysenterStampDirectOn()
 func int80LinuxOff()
 func int80LinuxOn()
 func excEntries()
@@ -151,7 +153,8 @@ func main() {
 		sysenterLinuxMovsbOff, sysenterLinuxMovsbOn, sysenterLinuxMovslOff, sysenterLinuxMovslOn,
 		sysenterLinuxTrimOff, sysenterLinuxTrimOn, sysenterStampMovsbOff, sysenterStampMovsbOn,
 		sysenterStampMovslOff, sysenterStampMovslOn, sysenterStampTrimOff, sysenterStampTrimOn,
-		sysenterLinuxDirectOff, sysenterLinuxDirectOn, int80LinuxOff, int80LinuxOn,
+		sysenterLinuxDirectOff, sysenterLinuxDirectOn, sysenterStampDirectOff, sysenterStampDirectOn,
+		int80LinuxOff, int80LinuxOn,
 		excEntries, doubleFault, dispatch,
 		userText, vsyscall, vsyscallRet, userSyscalls, userProbe, userPing, userPong,
 		userMsgStart, userMsgSender, userMsgReceiver, userTextEnd)
