@@ -237,39 +237,49 @@ func expectedSum(g, j, loops, size int) uint64 {
 	return s
 }
 
-// The processes of messaging runs, made when first needed and reused.
-var msgProcs struct {
-	each    []*pti.Process // a task each (one data page)
-	threads *pti.Process   // all tasks
+// procCache keeps the processes of messaging runs, made when first needed
+// and reused: a process per task, or one for all the threads.
+type procCache[P interface{ DataPages() []byte }] struct {
+	each       []P
+	threads    P
+	hasThreads bool
 }
 
-// processes returns the n pti processes of a run with l.
-func (l msgLayout) processes() ([]*pti.Process, error) {
-	pages := l.dataPages()
-	if pages > pti.MaxDataPages {
-		return nil, fmt.Errorf("%d groups of %d-byte buffers need %d data pages; a process has at most %d", l.groups, l.slot, pages, pti.MaxDataPages)
+// get returns the processes of a run with l, each with pages data pages
+// (at most max), made by newProc when there are too few or too small.
+func (c *procCache[P]) get(l msgLayout, pages, max int, newProc func(int) (P, error)) ([]P, error) {
+	if pages > max {
+		return nil, fmt.Errorf("%d groups of %d-byte buffers need %d data pages; a process has at most %d", l.groups, l.slot, pages, max)
 	}
 	if l.threads {
-		if p := msgProcs.threads; p == nil || len(p.DataPages()) < pages*4096 {
-			p, err := pti.NewProcessData(pages)
+		if !c.hasThreads || len(c.threads.DataPages()) < pages*4096 {
+			p, err := newProc(pages)
 			if err != nil {
 				return nil, err
 			}
-			msgProcs.threads = p
+			c.threads, c.hasThreads = p, true
 		}
-		return []*pti.Process{msgProcs.threads}, nil
+		return []P{c.threads}, nil
 	}
-	if len(msgProcs.each) > 0 && len(msgProcs.each[0].DataPages()) < pages*4096 {
-		msgProcs.each = nil // too small for these messages: make new ones
+	if len(c.each) > 0 && len(c.each[0].DataPages()) < pages*4096 {
+		c.each = nil // too small for these messages: make new ones
 	}
-	for len(msgProcs.each) < 1+l.workers() {
-		p, err := pti.NewProcessData(pages)
+	for len(c.each) < 1+l.workers() {
+		p, err := newProc(pages)
 		if err != nil {
 			return nil, err
 		}
-		msgProcs.each = append(msgProcs.each, p)
+		c.each = append(c.each, p)
 	}
-	return msgProcs.each[:1+l.workers()], nil
+	return c.each[:1+l.workers()], nil
+}
+
+// msgProcs are the pti processes of messaging runs.
+var msgProcs procCache[*pti.Process]
+
+// processes returns the pti processes of a run with l.
+func (l msgLayout) processes() ([]*pti.Process, error) {
+	return msgProcs.get(l, l.dataPages(), pti.MaxDataPages, pti.NewProcessData)
 }
 
 // runMessaging makes one sched-messaging run under c and returns the TSC

@@ -200,11 +200,8 @@ func PingPongTable32(r *Reporter, p PingPongParams, clk Clock) []PingPong {
 // one, under the 32-bit tasks kernel, by SYSENTER (Linux 4.19's entry)
 // as Linux's 32-bit tasks make their calls through the vDSO.
 
-// The 32-bit messaging processes, made when first needed and reused.
-var msgProcs32 struct {
-	each    []*i386pae.Process
-	threads *i386pae.Process
-}
+// msgProcs32 are the 32-bit processes of messaging runs.
+var msgProcs32 procCache[*i386pae.Process]
 
 // msgStack32 is each thread's slice of the stack in threads mode, where
 // the tasks share one process: the programs keep their state and the
@@ -217,37 +214,14 @@ func (l msgLayout) stacks32() uint64 {
 	return (l.result(l.workers())+16+63)&^63 + uint64(1+l.workers())*msgStack32
 }
 
-// processes32 returns the 32-bit processes of a run with l.
+// processes32 returns the 32-bit processes of a run with l: its data
+// pages hold the threads' stacks too.
 func (l msgLayout) processes32() ([]*i386pae.Process, error) {
 	end := l.result(l.workers()) + 16
 	if l.threads {
 		end = l.stacks32()
 	}
-	pages := int((end + 4095) / 4096)
-	if pages > i386pae.MaxDataPages {
-		return nil, fmt.Errorf("%d groups of %d-byte buffers need %d data pages; a 32-bit process has at most %d", l.groups, l.slot, pages, i386pae.MaxDataPages)
-	}
-	if l.threads {
-		if p := msgProcs32.threads; p == nil || len(p.DataPages()) < pages*4096 {
-			p, err := i386pae.NewProcessData(pages)
-			if err != nil {
-				return nil, err
-			}
-			msgProcs32.threads = p
-		}
-		return []*i386pae.Process{msgProcs32.threads}, nil
-	}
-	if len(msgProcs32.each) > 0 && len(msgProcs32.each[0].DataPages()) < pages*4096 {
-		msgProcs32.each = nil
-	}
-	for len(msgProcs32.each) < 1+l.workers() {
-		p, err := i386pae.NewProcessData(pages)
-		if err != nil {
-			return nil, err
-		}
-		msgProcs32.each = append(msgProcs32.each, p)
-	}
-	return msgProcs32.each[:1+l.workers()], nil
+	return msgProcs32.get(l, int((end+4095)/4096), i386pae.MaxDataPages, i386pae.NewProcessData)
 }
 
 // runMessaging32 makes one 32-bit sched-messaging run under c and returns

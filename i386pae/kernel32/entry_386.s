@@ -390,42 +390,20 @@ SYSENTER_LINUX(·sysenterStampTrimOn, TO_KERNEL_ON, TO_USER_ON, COPY_L, EXIT_TRI
 // copy in); the exit copies EFLAGS and EAX to the entry stack (EXIT_TRIM).
 // A frame whose EIP is not the vsyscall return point (a task of the tasks
 // kernel that has not run yet, or that entered by INT 0x80) goes back by
-// IRET instead, as Linux falls back from SYSEXIT.
-#define SYSENTER_DIRECT(name, TO_KERNEL, TO_USER) \
+// IRET instead, as Linux falls back from SYSEXIT. The instrumented copy
+// (START, STAMP, and EDX saved too: SAVE_DX, RESTORE_DX) stamps the CR3
+// switch in, the frame's build (the copy-in phase), the dispatch (with
+// the tasks kernel: its context switches too), the trimmed copy out and
+// the CR3 switch out; the IRET exit, a task's first, is not stamped.
+#define SYSENTER_DIRECT(name, TO_KERNEL, TO_USER, SAVE_DX, RESTORE_DX, START, STAMP) \
 TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	PUSHFL; \
 	PUSHL	AX; \
-	TO_KERNEL(AX); \
-	POPL	AX; \
-	POPFL; \
-	MOVL	$const_kernelStackTop, SP; \
-	SYSENTER_FRAME; \
-	DISPATCH_FRAME; \
-	MOVL	ptRegs_ip(SP), AX; \
-	CMPL	AX, (const_cpu+cpuData_SysexitEIP); \
-	JNE	iret; \
-	EXIT_TRIM(COPY_L, TO_USER, NO_STAMP); \
-iret: \
-	EXIT_IRET(TO_USER); \
-	FIX_FLAGS
-
-SYSENTER_DIRECT(·sysenterLinuxDirectOff, TO_KERNEL_OFF, TO_USER_OFF)
-SYSENTER_DIRECT(·sysenterLinuxDirectOn, TO_KERNEL_ON, TO_USER_ON)
-
-// SYSENTER_DIRECT_STAMP is SYSENTER_DIRECT instrumented: the CR3 switch in
-// (EDX saved on the entry stack too, for the stamps), the frame's build on
-// the task stack (the copy-in phase), the dispatch (with the tasks kernel:
-// its context switches too), the trimmed copy out, the CR3 switch out.
-// The IRET exit, a task's first, is not stamped.
-#define SYSENTER_DIRECT_STAMP(name, TO_KERNEL, TO_USER) \
-TEXT name(SB),NOSPLIT|NOFRAME,$0; \
-	PUSHFL; \
-	PUSHL	AX; \
-	PUSHL	DX; \
-	STAMP_START; \
+	SAVE_DX; \
+	START; \
 	TO_KERNEL(AX); \
 	STAMP(const_PhaseCR3In); \
-	POPL	DX; \
+	RESTORE_DX; \
 	POPL	AX; \
 	POPFL; \
 	MOVL	$const_kernelStackTop, SP; \
@@ -441,8 +419,14 @@ iret: \
 	EXIT_IRET(TO_USER); \
 	FIX_FLAGS
 
-SYSENTER_DIRECT_STAMP(·sysenterStampDirectOff, TO_KERNEL_OFF, TO_USER_OFF)
-SYSENTER_DIRECT_STAMP(·sysenterStampDirectOn, TO_KERNEL_ON, TO_USER_ON)
+#define NO_SAVE_DX
+#define PUSH_DX PUSHL DX
+#define POP_DX POPL DX
+
+SYSENTER_DIRECT(·sysenterLinuxDirectOff, TO_KERNEL_OFF, TO_USER_OFF, NO_SAVE_DX, NO_SAVE_DX, NO_STAMP_START, NO_STAMP)
+SYSENTER_DIRECT(·sysenterLinuxDirectOn, TO_KERNEL_ON, TO_USER_ON, NO_SAVE_DX, NO_SAVE_DX, NO_STAMP_START, NO_STAMP)
+SYSENTER_DIRECT(·sysenterStampDirectOff, TO_KERNEL_OFF, TO_USER_OFF, PUSH_DX, POP_DX, STAMP_START, STAMP)
+SYSENTER_DIRECT(·sysenterStampDirectOn, TO_KERNEL_ON, TO_USER_ON, PUSH_DX, POP_DX, STAMP_START, STAMP)
 
 // INT80_LINUX is the linux INT 0x80 trampoline: the gate pushed ss to ip;
 // orig_ax, SAVE_ALL, the kernel side's CR3, the frame copied to the task
