@@ -410,14 +410,9 @@ func Run(c Config, p Program, params Params) (Result, error) {
 	if params.R > layout.MaxRepeats {
 		return Result{}, fmt.Errorf("i386pae: %d repeats: at most %d", params.R, layout.MaxRepeats)
 	}
-	var eip uint32
-	switch p {
-	case Syscalls:
-		eip = userVA(offUserSyscalls)
-	case Probe:
-		eip = userVA(offUserProbe)
-	default:
-		return Result{}, fmt.Errorf("i386pae: no program %d", p)
+	eip, ok := programEntry(p)
+	if !ok || p != Syscalls && p != Probe {
+		return Result{}, fmt.Errorf("i386pae: program %d does not run alone", p)
 	}
 	data := world.main.DataPages()[:4096]
 	clear(data)
