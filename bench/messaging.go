@@ -157,6 +157,44 @@ func (l msgLayout) writeFD(g, j int) int {
 	return msgFirstPipeFD + j
 }
 
+// pipes makes a run's pipes in a tasks kernel, with mk (a pipe from
+// descriptor wfd of process wproc to rfd of rproc) and share (descriptor fd
+// of process from, also in to): the ready pipe, whose read end the starter
+// (task 0) holds, the wake pipe, whose write end it holds, their other
+// ends in every worker; and each receiver's pipe, its read end in the
+// receiver (readFD), its write end in every sender of its group
+// (writeFD). kproc are the tasks' processes; pipeOf is indexed by task.
+func (l msgLayout) pipes(kproc []int, mk func(rproc, rfd, wproc, wfd int) (int, error), share func(from, to, fd int) bool) (ready, wake int, pipeOf []int, err error) {
+	if ready, err = mk(kproc[0], msgReadyIn, kproc[1], msgReadyOut); err != nil {
+		return
+	}
+	if wake, err = mk(kproc[1], msgWakeIn, kproc[0], msgWakeOut); err != nil {
+		return
+	}
+	for w := 2; w <= l.workers() && !l.threads; w++ {
+		if !share(kproc[1], kproc[w], msgReadyOut) || !share(kproc[1], kproc[w], msgWakeIn) {
+			return 0, 0, nil, errors.New("the ready and wake pipes could not be shared")
+		}
+	}
+	pipeOf = make([]int, 1+l.workers())
+	for w := 1; w <= l.workers(); w++ {
+		recv, g, j := l.role(w)
+		if !recv {
+			continue
+		}
+		firstSender := w + MsgPerGroup - j
+		if pipeOf[w], err = mk(kproc[w], l.readFD(g, j), kproc[firstSender], l.writeFD(g, j)); err != nil {
+			return
+		}
+		for s := firstSender + 1; s < firstSender+MsgPerGroup && !l.threads; s++ {
+			if !share(kproc[firstSender], kproc[s], l.writeFD(g, j)) {
+				return 0, 0, nil, errors.New("a receiver's pipe could not be shared")
+			}
+		}
+	}
+	return
+}
+
 // checkMessaging checks a finished run: every receiver got every message
 // of its group whole (count and checksum, in its data at result), every
 // receiver's pipe (pipeOf) carried what was written and the ready and
@@ -329,38 +367,15 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 		return procs[w].DataPages()
 	}
 
-	// The ready and wake pipes: the starter (task 0) holds the ready
-	// pipe's read end and the wake pipe's write end, every worker the
-	// others.
-	ready := newPipe(kproc[0], msgReadyIn, kproc[1], msgReadyOut)
-	wake := newPipe(kproc[1], msgWakeIn, kproc[0], msgWakeOut)
-	if ready < 0 || wake < 0 {
-		return fail(errors.New("the ready and wake pipes could not be made"))
+	mk := func(rproc, rfd, wproc, wfd int) (int, error) {
+		if p := newPipe(rproc, rfd, wproc, wfd); p >= 0 {
+			return p, nil
+		}
+		return -1, errors.New("out of kernel pipes or descriptors")
 	}
-	for w := 2; w <= l.workers() && !threads; w++ {
-		if !tasks.ShareFD(kproc[1], kproc[w], msgReadyOut) || !tasks.ShareFD(kproc[1], kproc[w], msgWakeIn) {
-			return fail(errors.New("the ready and wake pipes could not be shared"))
-		}
-	}
-	// The receivers' pipes: receiver j of group g reads at readFD, its
-	// group's senders write at writeFD(j).
-	pipeOf := make([]int, 1+l.workers())
-	readFD, writeFD := l.readFD, l.writeFD
-	for w := 1; w <= l.workers(); w++ {
-		recv, g, j := l.role(w)
-		if !recv {
-			continue
-		}
-		firstSender := w + MsgPerGroup - j
-		pipeOf[w] = newPipe(kproc[w], readFD(g, j), kproc[firstSender], writeFD(g, j))
-		if pipeOf[w] < 0 {
-			return fail(errors.New("a receiver's pipe could not be made"))
-		}
-		for s := firstSender + 1; s < firstSender+MsgPerGroup && !threads; s++ {
-			if !tasks.ShareFD(kproc[firstSender], kproc[s], writeFD(g, j)) {
-				return fail(errors.New("a receiver's pipe could not be shared"))
-			}
-		}
+	ready, wake, pipeOf, err := l.pipes(kproc, mk, tasks.ShareFD)
+	if err != nil {
+		return fail(err)
 	}
 
 	// The tasks, in perf's order, with their buffers.
@@ -375,12 +390,12 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 		prog := pti.MsgReceiver
 		buf := pti.UserData + l.buf(w)
 		if recv {
-			args = [6]uint64{uint64(readFD(g, j)), uint64(MsgPerGroup * p.Loops), uint64(p.Size), buf, pti.UserData + l.result(w), wakeFDs}
+			args = [6]uint64{uint64(l.readFD(g, j)), uint64(MsgPerGroup * p.Loops), uint64(p.Size), buf, pti.UserData + l.result(w), wakeFDs}
 			binary.LittleEndian.PutUint64(data(w)[l.result(w):], ^uint64(0))
 		} else {
 			prog = pti.MsgSender
 			copy(data(w)[l.buf(w):], message(g*MsgPerGroup+j, 0, 0, p.Size))
-			args = [6]uint64{uint64(writeFD(g, 0)), MsgPerGroup, uint64(p.Loops), buf, uint64(p.Size), wakeFDs}
+			args = [6]uint64{uint64(l.writeFD(g, 0)), MsgPerGroup, uint64(p.Loops), buf, uint64(p.Size), wakeFDs}
 		}
 		// The programs use no stack: the threads share the stack pages.
 		if tasks.NewTask(kproc[w], pti.ProgramEntry(prog), pti.UserStackTop, args) != w {

@@ -268,32 +268,9 @@ func runMessaging32(c i386pae.Config, threads bool, p MessagingParams) (cycles u
 		binary.LittleEndian.PutUint32(d[layout.ParamEntry:], uint32(c.Entry))
 	}
 
-	ready, errR := ts.AddPipe(kproc[0], msgReadyIn, kproc[1], msgReadyOut)
-	wake, errW := ts.AddPipe(kproc[1], msgWakeIn, kproc[0], msgWakeOut)
-	if errR != nil || errW != nil {
-		return fail(fmt.Errorf("the ready and wake pipes could not be made: %v %v", errR, errW))
-	}
-	for w := 2; w <= l.workers() && !threads; w++ {
-		if !ts.ShareFD(kproc[1], kproc[w], msgReadyOut) || !ts.ShareFD(kproc[1], kproc[w], msgWakeIn) {
-			return fail(fmt.Errorf("the ready and wake pipes could not be shared"))
-		}
-	}
-	pipeOf := make([]int, 1+l.workers())
-	readFD, writeFD := l.readFD, l.writeFD
-	for w := 1; w <= l.workers(); w++ {
-		recv, g, j := l.role(w)
-		if !recv {
-			continue
-		}
-		firstSender := w + MsgPerGroup - j
-		if pipeOf[w], err = ts.AddPipe(kproc[w], readFD(g, j), kproc[firstSender], writeFD(g, j)); err != nil {
-			return fail(err)
-		}
-		for s := firstSender + 1; s < firstSender+MsgPerGroup && !threads; s++ {
-			if !ts.ShareFD(kproc[firstSender], kproc[s], writeFD(g, j)) {
-				return fail(fmt.Errorf("a receiver's pipe could not be shared"))
-			}
-		}
+	ready, wake, pipeOf, err := l.pipes(kproc, ts.AddPipe, ts.ShareFD)
+	if err != nil {
+		return fail(err)
 	}
 
 	stack := func(w int) uint32 {
@@ -313,12 +290,12 @@ func runMessaging32(c i386pae.Config, threads bool, p MessagingParams) (cycles u
 		prog := i386pae.MsgReceiver
 		buf := uint32(layout.UserData + l.buf(w))
 		if recv {
-			args = [6]uint32{uint32(readFD(g, j)), uint32(MsgPerGroup * p.Loops), uint32(p.Size), buf, uint32(layout.UserData + l.result(w)), wakeFDs}
+			args = [6]uint32{uint32(l.readFD(g, j)), uint32(MsgPerGroup * p.Loops), uint32(p.Size), buf, uint32(layout.UserData + l.result(w)), wakeFDs}
 			binary.LittleEndian.PutUint64(data(w)[l.result(w):], ^uint64(0))
 		} else {
 			prog = i386pae.MsgSender
 			copy(data(w)[l.buf(w):], message(g*MsgPerGroup+j, 0, 0, p.Size))
-			args = [6]uint32{uint32(writeFD(g, 0)), MsgPerGroup, uint32(p.Loops), buf, uint32(p.Size), wakeFDs}
+			args = [6]uint32{uint32(l.writeFD(g, 0)), MsgPerGroup, uint32(p.Loops), buf, uint32(p.Size), wakeFDs}
 		}
 		if i, err := ts.AddTask(kproc[w], prog, stack(w), args); err != nil || i != w {
 			return fail(fmt.Errorf("out of kernel tasks: %v", err))

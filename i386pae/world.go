@@ -527,11 +527,3 @@ func start(c Config, proc *Process, eip, esp uint32, args [6]uint32, tasks bool)
 	}
 	return r, nil
 }
-
-// Offsets of CPUData fields the blob's hand-assembled instructions use,
-// for the tests.
-const (
-	offsetOfFar       = unsafe.Offsetof(layout.CPUData{}.Far)
-	offsetOfHighEntry = unsafe.Offsetof(layout.CPUData{}.HighEntry)
-	offsetOfBack64    = unsafe.Offsetof(layout.CPUData{}.Back64)
-)
