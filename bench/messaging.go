@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/pti"
-	"github.com/ptilab/ptilab/tasks"
 )
 
 // sched-messaging as perf defines it (tools/perf/bench/sched-messaging.c):
@@ -20,12 +21,21 @@ import (
 
 // MessagingParams are sched-messaging's knobs.
 type MessagingParams struct {
-	Modes  []pti.Mode
 	Groups int // G
 	Loops  int // L: messages from each sender to each receiver of its group
 	Size   int // bytes per message, 8 to MaxMessageSize
 	R      int // repeats
 	Warmup int // repeats run first and not counted
+}
+
+// workload is the record form of p's shape.
+func (p MessagingParams) workload() contract.Workload {
+	return contract.Workload{Groups: p.Groups, Loops: p.Loops, Size: p.Size, IPC: "pipe"}
+}
+
+// messagingParams are the plan's.
+func (p Plan) messagingParams() MessagingParams {
+	return MessagingParams{Groups: p.MsgGroups, Loops: p.MsgLoops, Size: p.MsgSize, R: p.R, Warmup: p.Warmup}
 }
 
 // Bounds of the messaging parameters: the task table, and a message's
@@ -38,7 +48,7 @@ const (
 
 // Messaging is one configuration's result.
 type Messaging struct {
-	Mode    pti.Mode
+	Config  Config
 	Threads bool
 	P       MessagingParams
 	Stats   Stats // TSC cycles per run, start signal to last exit
@@ -46,12 +56,10 @@ type Messaging struct {
 	Messages           uint64
 	Switches, CR3Loads uint64
 	Unsup, Failure     error
-	// Entry is set for the 32-bit world's runs: "sysenter".
-	Entry string
-	// The 32-bit instrumented runs' phase cycles (summed over the run's
-	// system calls, layout.Phase*) and the run's cycles from the start of
+	// The instrumented runs' phase cycles (summed over the run's system
+	// calls, PhaseCount of them) and the run's cycles from the start of
 	// its first task to the last exit.
-	Phases    [5]uint64
+	Phases    []uint64
 	RunCycles uint64
 }
 
@@ -73,6 +81,10 @@ type msgLayout struct {
 	threads bool
 	groups  int
 	slot    uint64 // bytes of a worker's buffer
+	// stack is the bytes of stack each thread has in the data pages, after
+	// the results, in threads mode (UserLayout.ThreadStack); 0: the
+	// programs use no stack.
+	stack uint64
 }
 
 func (l msgLayout) workers() int { return 2 * MsgPerGroup * l.groups }
@@ -105,11 +117,30 @@ func (l msgLayout) result(w int) uint64 {
 	return l.workerBase() + uint64(l.workers())*l.slot + uint64(w-1)*16
 }
 
+// stacksEnd returns the offset in the data pages of the end of the
+// threads' stacks, which start after the results.
+func (l msgLayout) stacksEnd() uint64 {
+	return (l.result(l.workers())+16+63)&^63 + uint64(1+l.workers())*l.stack
+}
+
 // dataPages returns the data pages of a process of the run (the threads'
 // one process, or any of the processes).
 func (l msgLayout) dataPages() int {
 	end := l.result(l.workers()) + 16
+	if l.threads && l.stack > 0 {
+		end = l.stacksEnd()
+	}
 	return int((end + 4095) / 4096)
+}
+
+// stackTop returns the top of task w's stack in a world with layout u: a
+// slice of the data pages for a thread that needs a stack, else the stack
+// pages (threads of programs that use no stack share them).
+func (l msgLayout) stackTop(w int, u UserLayout) uint64 {
+	if !l.threads || l.stack == 0 {
+		return u.StackTop
+	}
+	return u.Data + l.stacksEnd() - uint64(w)*l.stack
 }
 
 // role says whether worker w (task w, 1 or more) receives, and gives its
@@ -312,20 +343,15 @@ func (c *procCache[P]) get(l msgLayout, pages, max int, newProc func(int) (P, er
 	return c.each[:1+l.workers()], nil
 }
 
-// msgProcs are the pti processes of messaging runs.
-var msgProcs procCache[*pti.Process]
+// msgProcs are each world's processes of messaging runs.
+var msgProcs = map[World]*procCache[Process]{}
 
-// processes returns the pti processes of a run with l.
-func (l msgLayout) processes() ([]*pti.Process, error) {
-	return msgProcs.get(l, l.dataPages(), pti.MaxDataPages, pti.NewProcessData)
-}
-
-// runMessaging makes one sched-messaging run under c and returns the TSC
-// cycles from the start signal to the last exit, after checking that
-// every message arrived whole.
-func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64, res Messaging) {
-	res = Messaging{Mode: c.Mode, Threads: threads, P: p}
-	if err := pti.Supported(c); err != nil {
+// messagingRun makes one sched-messaging run in w under c and returns
+// the TSC cycles from the start signal to the last exit, after checking
+// that every message arrived whole.
+func messagingRun(w World, c Config, threads bool, p MessagingParams) (cycles uint64, res Messaging) {
+	res = Messaging{Config: c, Threads: threads, P: p}
+	if err := w.Supported(c); err != nil {
 		res.Unsup = err
 		return 0, res
 	}
@@ -333,31 +359,29 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 	if p.Groups < 1 || p.Groups > MaxGroups || p.Size < 8 || p.Size > MaxMessageSize || p.Loops < 1 {
 		return fail(fmt.Errorf("groups %d, message size %d, loops %d: out of range", p.Groups, p.Size, p.Loops))
 	}
-	l := msgLayout{threads: threads, groups: p.Groups, slot: uint64(p.Size+63) &^ 63}
-	procs, err := l.processes()
+	u := w.User()
+	l := msgLayout{threads: threads, groups: p.Groups, slot: uint64(p.Size+63) &^ 63, stack: u.ThreadStack}
+	if msgProcs[w] == nil {
+		msgProcs[w] = &procCache[Process]{}
+	}
+	procs, err := msgProcs[w].get(l, l.dataPages(), w.MaxDataPages(), w.NewProcess)
 	if err != nil {
 		return fail(err)
 	}
-	restore, err := useTasks()
+	run, err := w.NewRun(c)
 	if err != nil {
 		return fail(err)
 	}
-	defer restore()
 
 	// The kernel's processes: one for every task, or one for all.
-	newRun(c.Flavour == pti.Linux)
 	kproc := make([]int, 1+l.workers())
 	for i := range kproc {
 		if threads && i > 0 {
 			kproc[i] = kproc[0]
 			continue
 		}
-		kcr3, _, err := procs[i].CR3(c)
-		if err != nil {
+		if kproc[i], err = run.AddProcess(procs[i], l.nfds(i)); err != nil {
 			return fail(err)
-		}
-		if kproc[i] = tasks.NewProcess(kcr3, l.nfds(i)); kproc[i] < 0 {
-			return fail(errors.New("out of kernel processes or descriptors"))
 		}
 	}
 	data := func(w int) []byte {
@@ -366,74 +390,59 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 		}
 		return procs[w].DataPages()
 	}
-
-	mk := func(rproc, rfd, wproc, wfd int) (int, error) {
-		if p := newPipe(rproc, rfd, wproc, wfd); p >= 0 {
-			return p, nil
-		}
-		return -1, errors.New("out of kernel pipes or descriptors")
-	}
-	ready, wake, pipeOf, err := l.pipes(kproc, mk, tasks.ShareFD)
+	ready, wake, pipeOf, err := l.pipes(kproc, run.AddPipe, run.ShareFD)
 	if err != nil {
 		return fail(err)
 	}
 
 	// The tasks, in perf's order, with their buffers.
-	wakeFDs := uint64(msgReadyOut) | uint64(msgWakeIn)<<32
-	startArgs := [6]uint64{msgReadyIn, msgWakeOut, uint64(l.workers()), pti.UserData + msgStarterBuf, pti.UserData}
-	if tasks.NewTask(kproc[0], pti.ProgramEntry(pti.MsgStart), pti.UserStackTop, startArgs) != 0 {
-		return fail(errors.New("the starter task could not be made"))
+	start := MsgStartTask{ReadyIn: msgReadyIn, WakeOut: msgWakeOut, Tasks: l.workers(), Buf: msgStarterBuf, StartTSC: 0}
+	if i, err := run.AddTask(kproc[0], l.stackTop(0, u), start); err != nil || i != 0 {
+		return fail(fmt.Errorf("the starter task could not be made: %v", err))
 	}
 	for w := 1; w <= l.workers(); w++ {
 		recv, g, j := l.role(w)
-		var args [6]uint64
-		prog := pti.MsgReceiver
-		buf := pti.UserData + l.buf(w)
+		var t Task
 		if recv {
-			args = [6]uint64{uint64(l.readFD(g, j)), uint64(MsgPerGroup * p.Loops), uint64(p.Size), buf, pti.UserData + l.result(w), wakeFDs}
+			t = MsgReceiverTask{In: l.readFD(g, j), Messages: MsgPerGroup * p.Loops, Size: p.Size, Buf: l.buf(w), Results: l.result(w), ReadyOut: msgReadyOut, WakeIn: msgWakeIn}
 			binary.LittleEndian.PutUint64(data(w)[l.result(w):], ^uint64(0))
 		} else {
-			prog = pti.MsgSender
+			t = MsgSenderTask{FirstOut: l.writeFD(g, 0), Receivers: MsgPerGroup, Loops: p.Loops, Msg: l.buf(w), Size: p.Size, ReadyOut: msgReadyOut, WakeIn: msgWakeIn}
 			copy(data(w)[l.buf(w):], message(g*MsgPerGroup+j, 0, 0, p.Size))
-			args = [6]uint64{uint64(l.writeFD(g, 0)), MsgPerGroup, uint64(p.Loops), buf, uint64(p.Size), wakeFDs}
 		}
-		// The programs use no stack: the threads share the stack pages.
-		if tasks.NewTask(kproc[w], pti.ProgramEntry(prog), pti.UserStackTop, args) != w {
-			return fail(errors.New("out of kernel tasks"))
+		if i, err := run.AddTask(kproc[w], l.stackTop(w, u), t); err != nil || i != w {
+			return fail(fmt.Errorf("out of kernel tasks: %v", err))
 		}
 	}
 
-	end, err := pti.Start(c, procs[0], pti.MsgStart, pti.UserStackTop, startArgs)
+	t0 := amd64.RDTSC()
+	end, err := run.Start()
 	if err != nil {
 		return fail(err)
 	}
-	res.Switches, res.CR3Loads = tasks.Switches, tasks.CR3Loads
-	if end.Reason != pti.ReasonExit || end.Status != 0 {
-		return fail(fmt.Errorf("the run ended with %v%s", end, taskStates()))
+	var endTSC uint64
+	res.Switches, res.CR3Loads, endTSC = run.Counts()
+	if !end.ok() {
+		return fail(fmt.Errorf("the run ended with %v%s", end, describeTasks(run.Tasks())))
 	}
+	res.Phases, res.RunCycles = end.Phases, endTSC-t0
 
 	// Nothing lost: every receiver got every message of its group whole,
 	// every pipe carried what was written.
-	cycles, err = checkMessaging(l, p, &res, data, tasks.PipeBytes, pipeOf, ready, wake, tasks.EndTSC)
+	cycles, err = checkMessaging(l, p, &res, data, run.PipeBytes, pipeOf, ready, wake, endTSC)
 	if err != nil {
 		return fail(err)
 	}
 	return cycles, res
 }
 
-// MeasureMessaging runs sched-messaging under c, warm-up repeats first,
-// and summarizes the measured repeats' total times in TSC cycles.
-func MeasureMessaging(c pti.Config, threads bool, p MessagingParams) Messaging {
-	return measureRuns(p, func() (uint64, Messaging) { return runMessaging(c, threads, p) })
-}
-
-// measureRuns makes p's warm-up and measured runs with run and summarizes
-// the measured ones' cycles; a failed run ends them.
-func measureRuns(p MessagingParams, run func() (uint64, Messaging)) Messaging {
+// measureMessaging makes p's warm-up and measured runs in w under c and
+// summarizes the measured ones' cycles; a failed run ends them.
+func measureMessaging(w World, c Config, threads bool, p MessagingParams) Messaging {
 	var times []uint64
 	var last Messaging
 	for i := 0; i < p.Warmup+p.R; i++ {
-		cycles, res := run()
+		cycles, res := messagingRun(w, c, threads, p)
 		last = res
 		if !res.ok() {
 			return res
@@ -446,63 +455,67 @@ func measureRuns(p MessagingParams, run func() (uint64, Messaging)) Messaging {
 	return last
 }
 
-// MessagingTable runs sched-messaging in every mode of p, processes and
-// threads, with the Linux-shaped trampoline and no global pages, and
-// prints a row per mode as it finishes, shaped like the Linux threads':
-// total time in seconds (perf's "Total time"), its spread, cycles per
-// message and the ratio to off.
-func MessagingTable(r *Reporter, p MessagingParams, clk Clock) []Messaging {
-	r.Printf("")
-	r.Printf("sched-messaging (perf bench sched messaging -p -g %d -l %d: pipes): %d groups of %d senders and %d receivers, %d-byte messages; %s;",
-		p.Groups, p.Loops, p.Groups, MsgPerGroup, MsgPerGroup, p.Size, runs(p.R, p.Warmup))
-	r.Printf("total time from the start signal to the last exit; linux flavour, no global pages; %s; ± as perf; %s", clk.unitNote(), clk.header())
-	r.Printf("%-8s | %12s %7s %10s %7s | %12s %7s %10s %7s", "mode", "processes s", "±%", clk.perMsg(), "vs off", "threads s", "±%", clk.perMsg(), "vs off")
-	var all []Messaging
-	for _, mode := range p.Modes {
-		line := fmt.Sprintf("%-8s", mode)
-		for _, threads := range []bool{false, true} {
-			m := MeasureMessaging(pti.Config{Mode: mode, Flavour: pti.Linux}, threads, p)
-			all = append(all, m)
-			ratio := 0.0
-			if base := findMessaging(all, pti.Off, threads); base != nil && base.ok() && m.ok() {
-				ratio = m.Stats.Mean / base.Stats.Mean
-			}
-			line += " | " + messagingCells(m, clk, ratio)
-			r.messaging(m, clk, ratio)
-		}
-		r.Printf("%s", strings.TrimRight(line, " "))
-	}
-	r.Printf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, 64-bit): %.2f s off, %.2f s with PTI (%.2f);",
-		RefMessagingOffS, RefMessagingOnS, RefMessagingOnS/RefMessagingOffS)
-	r.Printf("perf's default there is Unix-domain sockets; these runs use pipes (perf -p)")
-	return all
-}
-
-// runs describes r runs after warmup warm-up runs.
-func runs(r, warmup int) string {
-	s := fmt.Sprintf("%d runs after %d warm-up runs", r, warmup)
-	if r == 1 {
-		s = strings.Replace(s, "1 runs", "1 run", 1)
-	}
-	if warmup == 1 {
-		s = strings.Replace(s, "1 warm-up runs", "1 warm-up run", 1)
-	}
-	return s
-}
-
-// Reference figures of sched-messaging -g 20 on 64-bit Linux without and
-// with PTI (docs/references.md).
+// Reference figures of sched-messaging -g 20 without and with PTI
+// (docs/references.md): Ivy Bridge Xeon, 64-bit and 32-bit PAE Linux.
 const (
-	RefMessagingOffS = 0.24
-	RefMessagingOnS  = 0.30
+	RefMessagingOffS   = 0.24
+	RefMessagingOnS    = 0.30
+	RefMessaging32OffS = 0.28
+	RefMessaging32OnS  = 0.44
 )
 
-// perMsg is the heading of the per-message column.
-func (c Clock) perMsg() string {
-	if c.Icount {
-		return "insns/msg"
+// messagingEntry says how the world's sched-messaging tasks enter the
+// kernel: the linux trampoline of its default entry.
+func messagingEntry(w World) string {
+	if len(w.Entries()) < 2 {
+		return "linux flavour"
 	}
-	return "tsc/msg"
+	return w.Entries()[0].Upper() + " with Linux 4.19's entry"
+}
+
+// messagingTable runs sched-messaging in every mode of the plan,
+// processes and threads, through the linux trampoline of the world's
+// default entry, no global pages, and prints a row per mode as it
+// finishes, shaped like the Linux threads': total time in seconds (perf's
+// "Total time"), its spread, cycles per message and the ratio to off. In
+// a world with an instrumented entry it then shows where the cycles go
+// (messagingPhases).
+func messagingTable(x *Ctx) any {
+	p, w, clk := x.Plan.messagingParams(), x.World, x.Clock
+	x.Printf("")
+	x.Printf("%ssched-messaging (perf bench sched messaging -p -g %d -l %d: pipes): %d groups of %d senders and %d receivers, %d-byte messages; %s;",
+		w.Title(), p.Groups, p.Loops, p.Groups, MsgPerGroup, MsgPerGroup, p.Size, runs(p.R, p.Warmup))
+	x.Printf("total time from the start signal to the last exit; %s, no global pages; %s; ± as perf; %s", messagingEntry(w), clk.unitNote(), clk.header())
+	x.Printf("%-8s | %12s %7s %10s %7s | %12s %7s %10s %7s", "mode", "processes s", "±%", clk.perMsg(), "vs off", "threads s", "±%", clk.perMsg(), "vs off")
+	var all []Messaging
+	for _, mode := range x.Plan.Modes {
+		line := fmt.Sprintf("%-8s", mode)
+		for _, threads := range []bool{false, true} {
+			m := measureMessaging(w, w.TasksConfig(mode, w.Entries()[0]), threads, p)
+			all = append(all, m)
+			q := 0.0
+			if base := findMessaging(all, pti.Off, threads); base != nil && base.ok() && m.ok() {
+				q = m.Stats.Mean / base.Stats.Mean
+			}
+			line += " | " + messagingCells(m, clk, q)
+			x.messaging(m, q)
+		}
+		x.Printf("%s", strings.TrimRight(line, " "))
+	}
+	if w.Width() == 64 {
+		x.Printf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, 64-bit): %.2f s off, %.2f s with PTI (%.2f);",
+			RefMessagingOffS, RefMessagingOnS, RefMessagingOnS/RefMessagingOffS)
+		x.Printf("perf's default there is Unix-domain sockets; these runs use pipes (perf -p)")
+	} else {
+		x.Printf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, 32-bit PAE kernel): %.2f s off, %.2f s with PTI (%.2f)",
+			RefMessaging32OffS, RefMessaging32OnS, RefMessaging32OnS/RefMessaging32OffS)
+	}
+	c := w.TasksConfig(pti.Off, w.Entries()[0])
+	c.Stamps = true
+	if w.Supported(c) == nil {
+		messagingPhases(x)
+	}
+	return all
 }
 
 func messagingCells(m Messaging, clk Clock, ratio float64) string {
@@ -517,31 +530,94 @@ func messagingCells(m Messaging, clk Clock, ratio float64) string {
 
 func findMessaging(all []Messaging, mode pti.Mode, threads bool) *Messaging {
 	for i := range all {
-		if all[i].Mode == mode && all[i].Threads == threads {
+		if all[i].Config.Mode == mode && all[i].Threads == threads {
 			return &all[i]
 		}
 	}
 	return nil
 }
 
-// messaging writes m's PTILAB record.
-func (r *Reporter) messaging(m Messaging, clk Clock, ratio float64) {
-	f := map[string]any{"bench": "messaging", "mode": m.Mode.String(), "flavour": "linux", "global": false,
-		"tasks": taskKind(m.Threads), "groups": m.P.Groups, "loops": m.P.Loops, "size": m.P.Size, "ipc": "pipe",
-		"R": m.P.R, "warmup": m.P.Warmup, "emulated": clk.Emulated, "icount": clk.Icount}
-	name := "messaging "
-	if m.Entry != "" {
-		f["width"], f["entry"], f["copy"] = 32, m.Entry, "direct"
-		name = "messaging32 "
-	}
-	if r.notMeasured(name+m.Mode.String()+" "+taskKind(m.Threads), f, m.Unsup, m.Failure) {
+// messagingSubject is the record subject of a sched-messaging
+// configuration.
+func (x *Ctx) messagingSubject(c Config, threads bool) contract.Subject {
+	s := x.subject("messaging", c)
+	s.Tasks = taskKind(threads)
+	return s
+}
+
+// messaging writes m's record.
+func (x *Ctx) messaging(m Messaging, ratio float64) {
+	s := x.messagingSubject(m.Config, m.Threads)
+	wl := m.P.workload()
+	if m.Unsup != nil {
+		x.Record(contract.Unsupported{Subject: s, Workload: &wl, R: m.P.R, Warmup: m.P.Warmup, Reason: m.Unsup.Error()})
 		return
 	}
-	addStats(f, m.Stats, clk, ratio)
-	f["seconds"] = clk.Ns(m.Stats.Mean) / 1e9
-	f["messages"] = m.Messages
-	f["per_message"] = round(m.Stats.Mean / float64(m.Messages))
-	f["switches"], f["cr3_loads"] = m.Switches, m.CR3Loads
-	f["checksums_ok"] = true
-	r.Record("messaging", f)
+	if x.notMeasured(x.Name+" "+m.Config.Mode.String()+" "+s.Tasks, s, 0, m.P.R, nil, m.Failure) {
+		return
+	}
+	x.Record(contract.Messaging{
+		Subject: s, Workload: wl, R: m.P.R, Warmup: m.P.Warmup,
+		Stats: x.stats(m.Stats, ratio), Seconds: x.Clock.Ns(m.Stats.Mean) / 1e9, Messages: m.Messages,
+		PerMessage: round(m.Stats.Mean / float64(m.Messages)), Switches: m.Switches, CR3Loads: m.CR3Loads, ChecksumsOK: true,
+	})
+}
+
+// messagingPhases runs sched-messaging once more in each of the plan's
+// modes the world has, processes and threads, after its warm-up runs,
+// with the instrumented entry (in the 32-bit world Linux 4.19's SYSENTER
+// entry), and prints where the run's cycles went: the CR3 switch in, the
+// frame's build, the dispatch (the system calls' work and the context
+// switches), the exit copy and the CR3 switch out, as shares of the run's
+// cycles from its first task's start to the last exit. The entry path
+// (all but the dispatch; the entry and return instructions themselves
+// are not in it) is the figure to set beside the reference thread's
+// "about 25% of the cycles in entry_SYSENTER_32 with PTI against 2.5%
+// without".
+func messagingPhases(x *Ctx) {
+	p, w, clk := x.Plan.messagingParams(), x.World, x.Clock
+	entry := w.Entries()[0]
+	x.Printf("")
+	x.Printf("%ssched-messaging -p -g %d -l %d: where the cycles go, %% of the run (instrumented %s entry: RDTSC at each boundary; %s)", w.Title(), p.Groups, p.Loops, entry.Upper(), runs(1, p.Warmup))
+	x.Printf("%-8s %-9s | %8s %8s %8s %8s %8s | %10s %12s", "mode", "tasks", "cr3 in", "frame", "dispatch", "copy out", "cr3 out", "entry path", clk.perMsg())
+	for _, mode := range x.Plan.Modes {
+		for _, threads := range []bool{false, true} {
+			c := w.TasksConfig(mode, entry)
+			c.Stamps = true
+			q := p
+			q.R = 1
+			m := measureMessaging(w, c, threads, q)
+			head := fmt.Sprintf("%-8s %-9s", mode, taskKind(threads))
+			s := x.messagingSubject(c, threads)
+			wl := p.workload()
+			wl.IPC = ""
+			switch {
+			case m.Unsup != nil:
+				x.Record(contract.Unsupported{Subject: s, Workload: &wl, Reason: m.Unsup.Error()})
+				x.Printf("%s | unsupported: %s", head, reasonOf(m.Unsup))
+				continue
+			case x.notMeasured(x.Name+" phases "+mode.String()+" "+s.Tasks, s, 0, 0, nil, m.Failure):
+				x.Printf("%s | FAILED (see the error record)", head)
+				continue
+			}
+			run := float64(m.RunCycles)
+			line := head + " |"
+			entryPath := 0.0
+			pct := map[string]float64{}
+			for i, ph := range m.Phases {
+				line += fmt.Sprintf(" %7.1f%%", 100*float64(ph)/run)
+				pct[phaseNames[i]] = round(100 * float64(ph) / run)
+				if i != phaseDispatch {
+					entryPath += float64(ph)
+				}
+			}
+			line += fmt.Sprintf(" | %9.1f%% %12.1f", 100*entryPath/run, run/float64(m.Messages))
+			x.Printf("%s", line)
+			x.Record(contract.Phases{
+				Subject: s, Workload: wl, Unit: clk.Unit(),
+				PhasePct: pct, EntryPathPct: round(100 * entryPath / run), RunCycles: m.RunCycles, Messages: m.Messages,
+			})
+		}
+	}
+	x.Printf("(reference, docs/references.md: 32-bit PAE Linux, -g 20: entry_SYSENTER_32 about 25%% of the cycles with PTI, 2.5%% without)")
 }

@@ -2,13 +2,11 @@ package bench
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/ptilab/ptilab/goos"
+	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/pti"
-	"github.com/ptilab/ptilab/tasks"
 )
 
 // The ping-pong: two tasks pass a 1-byte token back and forth through two
@@ -16,17 +14,9 @@ import (
 // reads and two context switches; between processes each switch loads
 // CR3, between threads of one process none does.
 
-// PingPongParams are the ping-pong's knobs.
-type PingPongParams struct {
-	Modes  []pti.Mode
-	N      int // round trips per repeat
-	R      int // repeats
-	Warmup int // repeats run first and not counted
-}
-
 // PingPong is one configuration's result.
 type PingPong struct {
-	Mode    pti.Mode
+	Config  Config
 	Threads bool // both tasks in one process
 	N, R    int
 	Stats   Stats // TSC cycles per round trip
@@ -34,20 +24,9 @@ type PingPong struct {
 	Switches, CR3Loads uint64
 	RoundTrips         uint64 // bytes through each pipe
 	Unsup, Failure     error
-	// Entry is set for the 32-bit world's runs: "sysenter" or "int80".
-	Entry string
 }
 
 func (p PingPong) ok() bool { return p.Unsup == nil && p.Failure == nil }
-
-// Where the ping-pong's tasks keep their buffers, in their data pages:
-// ping's results at the start, the tokens on the last page.
-const (
-	pingTokenOff = 0xf000
-	pongTokenOff = 0xf100
-	maxRepeats   = pingTokenOff / 8
-	pongMark     = 0x5a // what pong adds to each reply
-)
 
 // Ping-pong's descriptors: pipe A from ping (fd 1) to pong (fd 0), pipe B
 // from pong (fd 3) to ping (fd 2).
@@ -56,134 +35,87 @@ const (
 	pingIn, pongOut = 2, 3
 )
 
-// second is the second process of the process-mode runs, made once.
-var second *pti.Process
+// pongMark is what pong adds to each reply: it finds it in its own data
+// page, and ping's page has another value there, so that a pong that ran
+// in ping's address space fails the run.
+const pongMark = 0x5a
 
 // PipeCapacity is the bytes a benchmark pipe holds: Linux's default pipe
 // size, 16 pages.
 const PipeCapacity = 16 * 4096
 
-// rings are the pipes' buffers: kernel frames, made when first needed and
-// reused by every run (ringsUsed of them by the current one).
-var (
-	rings     [][]byte
-	ringsUsed int
-)
+// second are the second processes of the process-mode runs, a world's
+// each, made once.
+var second = map[World]Process{}
 
-// newRun forgets the tasks kernel's state for a new run; ptRegs as
-// tasks.Reset.
-func newRun(ptRegs bool) {
-	tasks.Reset(ptRegs)
-	ringsUsed = 0
-}
-
-// newPipe makes a pipe of the run with a PipeCapacity ring, as
-// tasks.NewPipe; -1 when it cannot.
-func newPipe(rproc, rfd, wproc, wfd int) int {
-	if ringsUsed == len(rings) {
-		pa, ok := goos.AllocFrames(PipeCapacity/4096, 4096)
-		if !ok {
-			return -1
-		}
-		rings = append(rings, goos.Frames(pa, PipeCapacity/4096))
-	}
-	p := tasks.NewPipe(rproc, rfd, wproc, wfd, rings[ringsUsed])
-	if p >= 0 {
-		ringsUsed++
-	}
-	return p
-}
-
-// useTasks points the system calls of package tasks at its kernel; the
-// returned function points them back at the built-in handlers.
-func useTasks() (func(), error) {
-	for _, nr := range tasks.Calls {
-		if err := pti.SetSyscall(nr, tasks.Entry()); err != nil {
-			pti.ResetSyscalls()
-			return nil, err
-		}
-	}
-	return pti.ResetSyscalls, nil
-}
-
-// runPingPong makes one ping-pong run: the tasks' processes, the pipes,
-// the two tasks, and r repeats of n round trips timed by ping.
-func runPingPong(c pti.Config, threads bool, n, r int) (PingPong, []uint64) {
-	res := PingPong{Mode: c.Mode, Threads: threads, N: n, R: r}
-	if err := pti.Supported(c); err != nil {
+// pingPongRun makes one ping-pong run in w under c: r repeats of n round
+// trips, checked, and returns the r counts.
+func pingPongRun(w World, c Config, threads bool, n, r int) (PingPong, []uint64) {
+	res := PingPong{Config: c, Threads: threads, N: n, R: r}
+	if err := w.Supported(c); err != nil {
 		res.Unsup = err
 		return res, nil
 	}
-	if r > maxRepeats {
-		res.Failure = fmt.Errorf("%d repeats do not fit in the task's data pages (at most %d)", r, maxRepeats)
-		return res, nil
-	}
 	fail := func(err error) (PingPong, []uint64) { res.Failure = err; return res, nil }
-	restore, err := useTasks()
-	if err != nil {
-		return fail(err)
+	if max := w.User().MaxRepeats; r > max {
+		return fail(fmt.Errorf("%d repeats: the task's data pages hold at most %d", r, max))
 	}
-	defer restore()
-
-	ping := pti.MainProcess()
-	pong := ping
+	ping, pong := w.MainProcess(), w.MainProcess()
 	if !threads {
-		if second == nil {
-			if second, err = pti.NewProcess(); err != nil {
+		if second[w] == nil {
+			p, err := w.NewProcess(w.User().DataPages)
+			if err != nil {
 				return fail(err)
 			}
+			second[w] = p
 		}
-		pong = second
+		pong = second[w]
 	}
-	kping, _, err := ping.CR3(c)
+	run, err := w.NewRun(c)
 	if err != nil {
 		return fail(err)
 	}
-	kpong, _, err := pong.CR3(c)
+	p0, err := run.AddProcess(ping, 4)
 	if err != nil {
 		return fail(err)
 	}
-	newRun(c.Flavour == pti.Linux)
-	p0 := tasks.NewProcess(kping, 4)
 	p1 := p0
 	if !threads {
-		p1 = tasks.NewProcess(kpong, 4)
+		if p1, err = run.AddProcess(pong, 4); err != nil {
+			return fail(err)
+		}
 	}
-	a, b := newPipe(p1, pongIn, p0, pingOut), newPipe(p0, pingIn, p1, pongOut)
-	if a < 0 || b < 0 {
-		return fail(errors.New("the pipes could not be made"))
+	a, errA := run.AddPipe(p1, pongIn, p0, pingOut)
+	b, errB := run.AddPipe(p0, pingIn, p1, pongOut)
+	if errA != nil || errB != nil {
+		return fail(fmt.Errorf("the pipes could not be made: %v %v", errA, errB))
 	}
-	// Pong adds the mark it finds in its data page to every reply and
-	// ping expects it: ping's page has another value there, so that a
-	// pong that ran in ping's address space would fail the run.
-	ping.DataPages()[pingTokenOff+2] = pongMark
-	ping.DataPages()[pongTokenOff+1] = 0
-	pong.DataPages()[pongTokenOff+1] = pongMark
-	pingArgs := [6]uint64{uint64(n), uint64(r), pti.UserData, pingOut | pingIn<<32, pti.UserData + pingTokenOff, rdtscpFlag()}
-	pongArgs := [6]uint64{pongIn, pongOut, pti.UserData + pongTokenOff}
-	pongStack := uint64(pti.UserStackTop)
+	top := w.User().StackTop
+	pongStack := top
 	if threads {
 		pongStack -= 4096 // the threads share the stack pages
 	}
-	if tasks.NewTask(p0, pti.ProgramEntry(pti.Ping), pti.UserStackTop, pingArgs) != 0 ||
-		tasks.NewTask(p1, pti.ProgramEntry(pti.Pong), pongStack, pongArgs) != 1 {
-		return fail(errors.New("the tasks could not be made"))
+	if i, err := run.AddTask(p0, top, PingTask{N: n, R: r, Out: pingOut, In: pingIn, Mark: pongMark}); err != nil || i != 0 {
+		return fail(fmt.Errorf("ping's task: %v", err))
 	}
-	end, err := pti.Start(c, ping, pti.Ping, pti.UserStackTop, pingArgs)
+	if i, err := run.AddTask(p1, pongStack, PongTask{In: pongIn, Out: pongOut, Mark: pongMark}); err != nil || i != 1 {
+		return fail(fmt.Errorf("pong's task: %v", err))
+	}
+	end, err := run.Start()
 	if err != nil {
 		return fail(err)
 	}
-	res.Switches, res.CR3Loads = tasks.Switches, tasks.CR3Loads
-	if end.Reason != pti.ReasonExit || end.Status != 0 {
-		return fail(fmt.Errorf("the run ended with %v%s", end, taskStates()))
+	res.Switches, res.CR3Loads, _ = run.Counts()
+	if !end.ok() {
+		return fail(fmt.Errorf("the run ended with %v%s", end, describeTasks(run.Tasks())))
 	}
 	// Nothing lost: every token went through both pipes, and the kernel
 	// switched as the protocol implies: two switches per round trip and
 	// one when ping exits; a CR3 load at each between processes, none
 	// between threads.
 	want := uint64(n) * uint64(r)
-	wa, ra := tasks.PipeBytes(a)
-	wb, rb := tasks.PipeBytes(b)
+	wa, ra := run.PipeBytes(a)
+	wb, rb := run.PipeBytes(b)
 	res.RoundTrips = wa
 	if wa != want || ra != want || wb != want || rb != want {
 		return fail(fmt.Errorf("bytes through the pipes: ping->pong %d written %d read, pong->ping %d written %d read; want %d each", wa, ra, wb, rb, want))
@@ -195,48 +127,45 @@ func runPingPong(c pti.Config, threads bool, n, r int) (PingPong, []uint64) {
 	if res.Switches != 2*want+1 || res.CR3Loads != wantCR3 {
 		return fail(fmt.Errorf("%d context switches and %d CR3 loads; want %d and %d", res.Switches, res.CR3Loads, 2*want+1, wantCR3))
 	}
-	d := ping.DataPages()
-	counts := make([]uint64, r)
-	for i := range counts {
-		counts[i] = binary.LittleEndian.Uint64(d[8*i:])
-	}
-	return res, counts
+	return res, results(w, ping, r)
 }
 
-// taskStates describes the tasks of the last run that did not exit 0,
-// the first 8 of them.
-func taskStates() string {
-	ts := make([]tasks.Task, tasks.Count())
-	s, n := "", 0
-	for _, t := range ts[:tasks.Tasks(ts)] {
-		if t.State.String() == "exited" && t.Status == 0 {
+// results reads the r counts a timing program of w stored in process p's
+// data pages.
+func results(w World, p Process, r int) []uint64 {
+	d := p.DataPages()[w.User().Results:]
+	out := make([]uint64, r)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(d[8*i:])
+	}
+	return out
+}
+
+// describeTasks describes the tasks of a run that did not exit 0, the
+// first 8 of them.
+func describeTasks(ts []TaskState) string {
+	var s []string
+	for _, t := range ts {
+		if t.State == "exited" && t.Status == 0 {
 			continue
 		}
-		if n++; n > 8 {
-			s += "; ..."
+		if len(s) == 8 {
+			s = append(s, "...")
 			break
 		}
-		s += "; " + describeTask(t)
+		s = append(s, t.String())
 	}
-	return s
+	if len(s) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(s, "; ")
 }
 
-// describeTask says what a task was doing when its run ended.
-func describeTask(t tasks.Task) string {
-	switch t.State.String() {
-	case "blocked":
-		return fmt.Sprintf("task %d (process %d) blocked in %s on pipe %d, RIP %#x", t.Task, t.Proc, t.Wait, t.Pipe, t.RIP)
-	case "exited":
-		return fmt.Sprintf("task %d (process %d) exited with status %d", t.Task, t.Proc, t.Status)
-	}
-	return fmt.Sprintf("task %d (process %d) %s, RIP %#x", t.Task, t.Proc, t.State, t.RIP)
-}
-
-// MeasurePingPong runs the ping-pong under c with both tasks in one
+// measurePingPong runs the ping-pong under c with both tasks in one
 // process or each in its own: r repeats of n round trips after warmup
 // repeats, TSC cycles per round trip.
-func MeasurePingPong(c pti.Config, threads bool, n, r, warmup int) PingPong {
-	res, counts := runPingPong(c, threads, n, r+warmup)
+func measurePingPong(w World, c Config, threads bool, n, r, warmup int) PingPong {
+	res, counts := pingPongRun(w, c, threads, n, r+warmup)
 	res.R = r
 	if res.ok() {
 		res.Stats = Summarize(PerOp(counts[warmup:], n, 0))
@@ -244,31 +173,45 @@ func MeasurePingPong(c pti.Config, threads bool, n, r, warmup int) PingPong {
 	return res
 }
 
-// PingPongTable measures the ping-pong in every mode of p, processes and
-// threads, with the Linux-shaped trampoline and no global pages, and
-// prints a row per mode as it finishes: cycles and ns per round trip, the
-// spread, the ratio to off and the CR3 loads per round trip.
-func PingPongTable(r *Reporter, p PingPongParams, clk Clock) []PingPong {
-	r.Printf("")
-	r.Printf("ping-pong: a 1-byte token through two pipes, per round trip (lmbench lat_ctx shape, two context switches): %s;", repeatsOf(p.R, p.N, p.Warmup, "round trip", "round trips"))
-	r.Printf("linux flavour, no global pages; %s; ± as perf; %s", clk.unitNote(), clk.header())
-	r.Printf("%-8s | %12s %7s %9s %7s %7s | %12s %7s %9s %7s %7s", "mode", "processes", "±%", "ns", "vs off", "CR3/rt", "threads", "±%", "ns", "vs off", "CR3/rt")
+// pingPongTable measures the ping-pong in every mode of the plan, by
+// each of the world's entries, processes and threads, with the linux
+// trampoline and no global pages, and prints a row per mode as it
+// finishes: cycles and ns per round trip, the spread, the ratio to off
+// and the CR3 loads per round trip.
+func pingPongTable(x *Ctx) any {
+	p, w, clk := x.Plan, x.World, x.Clock
+	x.Printf("")
+	x.Printf("%sping-pong: a 1-byte token through two pipes, per round trip (lmbench lat_ctx shape, two context switches): %s;", w.Title(), repeatsOf(p.R, p.PingPongN, p.Warmup, "round trip", "round trips"))
+	x.Printf("%s, no global pages; %s; ± as perf; %s", tasksTrampolines(w), clk.unitNote(), clk.header())
+	x.Printf("%-8s%s | %12s %7s %9s %7s %7s | %12s %7s %9s %7s %7s", "mode", entryColumn(w, "entry"), "processes", "±%", "ns", "vs off", "CR3/rt", "threads", "±%", "ns", "vs off", "CR3/rt")
 	var all []PingPong
-	for _, mode := range p.Modes {
-		line := fmt.Sprintf("%-8s", mode)
-		for _, threads := range []bool{false, true} {
-			pp := MeasurePingPong(pti.Config{Mode: mode, Flavour: pti.Linux}, threads, p.N, p.R, p.Warmup)
-			all = append(all, pp)
-			ratio := 0.0
-			if base := findPingPong(all, pti.Off, threads); base != nil && base.ok() && pp.ok() {
-				ratio = pp.Stats.Mean / base.Stats.Mean
+	for _, entry := range w.Entries() {
+		var rows []PingPong
+		for _, mode := range p.Modes {
+			line := fmt.Sprintf("%-8s%s", mode, entryColumn(w, entry.String()))
+			for _, threads := range []bool{false, true} {
+				pp := measurePingPong(w, w.TasksConfig(mode, entry), threads, p.PingPongN, p.R, p.Warmup)
+				rows = append(rows, pp)
+				q := 0.0
+				if base := findPingPong(rows, pti.Off, threads); base != nil && base.ok() && pp.ok() {
+					q = pp.Stats.Mean / base.Stats.Mean
+				}
+				line += " | " + pingPongCells(pp, clk, q)
+				x.pingPong(pp, q)
 			}
-			line += " | " + pingPongCells(pp, clk, ratio)
-			r.pingPong(pp, clk, ratio)
+			x.Printf("%s", strings.TrimRight(line, " "))
 		}
-		r.Printf("%s", strings.TrimRight(line, " "))
+		all = append(all, rows...)
 	}
 	return all
+}
+
+// tasksTrampolines says which trampolines the world's tasks runs use.
+func tasksTrampolines(w World) string {
+	if len(w.Entries()) < 2 {
+		return "linux flavour"
+	}
+	return fmt.Sprintf("linux trampolines (%s: Linux 4.19's shape)", w.Entries()[0].Upper())
 }
 
 // pingPongCells formats one result's cells of the table.
@@ -285,113 +228,24 @@ func pingPongCells(pp PingPong, clk Clock, ratio float64) string {
 
 func findPingPong(all []PingPong, mode pti.Mode, threads bool) *PingPong {
 	for i := range all {
-		if all[i].Mode == mode && all[i].Threads == threads {
+		if all[i].Config.Mode == mode && all[i].Threads == threads {
 			return &all[i]
 		}
 	}
 	return nil
 }
 
-func taskKind(threads bool) string {
-	if threads {
-		return "threads"
-	}
-	return "processes"
-}
-
-// pingPong writes pp's PTILAB record.
-func (r *Reporter) pingPong(pp PingPong, clk Clock, ratio float64) {
-	f := map[string]any{"bench": "pingpong", "mode": pp.Mode.String(), "flavour": "linux", "global": false,
-		"tasks": taskKind(pp.Threads), "N": pp.N, "R": pp.R, "emulated": clk.Emulated, "icount": clk.Icount}
-	name := "pingpong "
-	if pp.Entry != "" {
-		f["width"], f["entry"] = 32, pp.Entry
-		name = "pingpong32 "
-	}
-	if r.notMeasured(name+pp.Mode.String()+" "+taskKind(pp.Threads), f, pp.Unsup, pp.Failure) {
+// pingPong writes pp's record.
+func (x *Ctx) pingPong(pp PingPong, ratio float64) {
+	s := x.subject("pingpong", pp.Config)
+	s.Tasks = taskKind(pp.Threads)
+	s.Copy = "" // the tasks runs' trampoline is the entry's
+	if x.notMeasured(x.Name+" "+pp.Config.Mode.String()+" "+s.Tasks, s, pp.N, pp.R, pp.Unsup, pp.Failure) {
 		return
 	}
-	addStats(f, pp.Stats, clk, ratio)
-	f["ns_per_round_trip"] = round(clk.Ns(pp.Stats.Mean))
-	f["round_trips"], f["switches"], f["cr3_loads"] = pp.RoundTrips, pp.Switches, pp.CR3Loads
-	r.Record("pingpong", f)
-}
-
-// Deadlock provokes a deadlock on purpose, to show how ptilab reports one:
-// two tasks in two processes each read a pipe that only the other writes.
-// The run ends with every task blocked; the report lists them. It returns
-// an error when the run does not end that way.
-func Deadlock(r *Reporter) error {
-	r.Printf("")
-	r.Printf("deadlock check: two tasks each wait to read what only the other would write")
-	err := func() error {
-		c := pti.Config{Mode: pti.Off, Flavour: pti.Linux}
-		restore, err := useTasks()
-		if err != nil {
-			return err
-		}
-		defer restore()
-		if second == nil {
-			if second, err = pti.NewProcess(); err != nil {
-				return err
-			}
-		}
-		k0, _, err := pti.MainProcess().CR3(c)
-		if err != nil {
-			return err
-		}
-		k1, _, err := second.CR3(c)
-		if err != nil {
-			return err
-		}
-		newRun(true)
-		p0, p1 := tasks.NewProcess(k0, 2), tasks.NewProcess(k1, 2)
-		if newPipe(p0, 0, p1, 1) < 0 || newPipe(p1, 0, p0, 1) < 0 {
-			return errors.New("the pipes could not be made")
-		}
-		args := [6]uint64{0, 1, pti.UserData + pongTokenOff}
-		if tasks.NewTask(p0, pti.ProgramEntry(pti.Pong), pti.UserStackTop, args) != 0 ||
-			tasks.NewTask(p1, pti.ProgramEntry(pti.Pong), pti.UserStackTop, args) != 1 {
-			return errors.New("the tasks could not be made")
-		}
-		end, err := pti.Start(c, pti.MainProcess(), pti.Pong, pti.UserStackTop, args)
-		if err != nil {
-			return err
-		}
-		if end.Reason != pti.ReasonDeadlock {
-			return fmt.Errorf("the run ended with %v, not a deadlock", end)
-		}
-		return nil
-	}()
-	if err != nil {
-		r.Error("deadlock", map[string]any{"error": err.Error()})
-		r.Printf("deadlock check FAILED: %v", err)
-		return err
-	}
-	r.reportDeadlock("deadlock", true)
-	return nil
-}
-
-// reportDeadlock prints and records the tasks of a run that deadlocked:
-// each of the first maxReported, and how many there were in each state.
-func (r *Reporter) reportDeadlock(bench string, provoked bool) {
-	const maxReported = 64
-	ts := make([]tasks.Task, tasks.Count())
-	ts = ts[:tasks.Tasks(ts)]
-	states := map[string]int{}
-	for _, t := range ts {
-		states[t.State.String()]++
-	}
-	r.Printf("deadlock: no task can run; %d tasks (%v):", len(ts), states)
-	list := make([]map[string]any, 0, maxReported)
-	for i, t := range ts {
-		if i == maxReported {
-			r.Printf("  ... and %d more", len(ts)-maxReported)
-			break
-		}
-		r.Printf("  %s", describeTask(t))
-		list = append(list, map[string]any{"task": t.Task, "process": t.Proc, "state": t.State.String(),
-			"wait": t.Wait.String(), "pipe": t.Pipe, "rip": fmt.Sprintf("%#x", t.RIP)})
-	}
-	r.Record("deadlock", map[string]any{"bench": bench, "provoked": provoked, "tasks": list, "task_count": len(ts), "states": states})
+	x.Record(contract.PingPong{
+		Subject: s, N: pp.N, R: pp.R, Stats: x.stats(pp.Stats, ratio),
+		NsPerRoundTrip: round(x.Clock.Ns(pp.Stats.Mean)),
+		RoundTrips:     pp.RoundTrips, Switches: pp.Switches, CR3Loads: pp.CR3Loads,
+	})
 }

@@ -33,58 +33,49 @@ type Plan struct {
 	End board.EndAction
 	// Screen selects whether the console is also drawn on the displays.
 	Screen bool
-	// Benchmarks are the benchmarks to run, in this order: "null" (the
-	// null system call), "work" (the work curve), "lseek" (a real system
-	// call), "pingpong" (context switches through pipes), "messaging"
-	// (sched-messaging), "probe" (the isolation probe), "null32",
-	// "work32" and "probe32" (the same in the 32-bit PAE world, with the
-	// copy methods and the phase breakdown), "deadlock" (a deadlock
-	// provoked on purpose, to show its report).
+	// Benchmarks are the plan names of the benchmarks to run, in this
+	// order (Registry; PlanNames lists them).
 	Benchmarks []string
-	// Syscall holds the system-call benchmarks' knobs; the others share
-	// its modes, repeats and warm-up repeats.
-	Syscall SyscallParams
+
+	// The matrix every benchmark of the registry runs over: the isolation
+	// modes (off first: the others are compared with it), the trampoline
+	// flavours and the global-page settings (the benchmarks that take
+	// them), calls per repeat, measured repeats and warm-up repeats.
+	Modes    []pti.Mode
+	Flavours []pti.Flavour
+	Globals  []bool
+	N, R     int
+	Warmup   int
+
+	// The work curve's calls per repeat and points (ns spent in the kernel
+	// per call).
+	WorkN  int
+	WorkNs []int64
 	// PingPongN is the ping-pong's round trips per repeat.
 	PingPongN int
 	// Messaging's groups, loops and message size in bytes.
 	MsgGroups, MsgLoops, MsgSize int
 }
 
-// Messaging returns sched-messaging's knobs.
-func (p Plan) Messaging() MessagingParams {
-	return MessagingParams{Modes: p.Syscall.Modes, Groups: p.MsgGroups, Loops: p.MsgLoops, Size: p.MsgSize, R: p.Syscall.R, Warmup: p.Syscall.Warmup}
-}
-
-// PingPong returns the ping-pong's knobs.
-func (p Plan) PingPong() PingPongParams {
-	return PingPongParams{Modes: p.Syscall.Modes, N: p.PingPongN, R: p.Syscall.R, Warmup: p.Syscall.Warmup}
-}
-
-// benchmarkNames are the benchmarks a plan may list.
-var benchmarkNames = map[string]string{"null": "null", "work": "work", "lseek": "lseek", "pingpong": "pingpong", "messaging": "messaging", "probe": "probe", "deadlock": "deadlock",
-	"null32": "null32", "work32": "work32", "lseek32": "lseek32", "pingpong32": "pingpong32", "messaging32": "messaging32", "probe32": "probe32"}
-
-// DefaultPlan is the plan without a plan file: the whole 64-bit matrix
-// and the 32-bit one.
+// DefaultPlan is the plan without a plan file: every benchmark of the
+// registry but the optional ones, in both worlds.
 func DefaultPlan() Plan {
 	return Plan{
 		End:        board.EndAuto,
 		Screen:     true,
-		Benchmarks: []string{"null", "work", "lseek", "pingpong", "messaging", "probe", "null32", "work32", "lseek32", "pingpong32", "messaging32", "probe32"},
+		Benchmarks: PlanNames(false),
+		Modes:      []pti.Mode{pti.Off, pti.On, pti.OnPCID},
+		Flavours:   []pti.Flavour{pti.Minimal, pti.Linux},
+		Globals:    []bool{false, true},
+		N:          1000,
+		R:          10,
+		Warmup:     2,
+		WorkN:      200,
+		WorkNs:     []int64{0, 100, 500, 2000, 5000},
 		PingPongN:  200,
 		// Small enough for the emulator; perf's defaults are 10 groups
 		// and 100 loops, the reference figures' 20 groups.
 		MsgGroups: 2, MsgLoops: 10, MsgSize: 100,
-		Syscall: SyscallParams{
-			Modes:    []pti.Mode{pti.Off, pti.On, pti.OnPCID},
-			Flavours: []pti.Flavour{pti.Minimal, pti.Linux},
-			Globals:  []bool{false, true},
-			N:        1000,
-			R:        10,
-			Warmup:   2,
-			WorkN:    200,
-			WorkNs:   []int64{0, 100, 500, 2000, 5000},
-		},
 	}
 }
 
@@ -185,7 +176,11 @@ var planKeys = map[string]func(p *Plan, v string) error{
 			p.Benchmarks = nil
 			return nil
 		}
-		b, err := listOf(v, benchmarkNames, "benchmarks")
+		names := map[string]string{}
+		for _, n := range PlanNames(true) {
+			names[n] = n
+		}
+		b, err := listOf(v, names, "benchmarks")
 		if err == nil {
 			p.Benchmarks = b
 		}
@@ -197,14 +192,14 @@ var planKeys = map[string]func(p *Plan, v string) error{
 			return fmt.Errorf("modes must start with off: the other modes are compared with it")
 		}
 		if err == nil {
-			p.Syscall.Modes = m
+			p.Modes = m
 		}
 		return err
 	},
 	"flavours": func(p *Plan, v string) error {
 		f, err := listOf(v, map[string]pti.Flavour{"minimal": pti.Minimal, "linux": pti.Linux}, "flavours")
 		if err == nil {
-			p.Syscall.Flavours = f
+			p.Flavours = f
 		}
 		return err
 	},
@@ -213,19 +208,19 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		if !ok {
 			return fmt.Errorf("global must be off, on or both")
 		}
-		p.Syscall.Globals = g
+		p.Globals = g
 		return nil
 	},
 	"n": func(p *Plan, v string) (err error) {
-		p.Syscall.N, err = intInto(p.Syscall.N, v, "n", 1, 1_000_000)
+		p.N, err = intInto(p.N, v, "n", 1, 1_000_000)
 		return err
 	},
 	"r": func(p *Plan, v string) (err error) {
-		p.Syscall.R, err = intInto(p.Syscall.R, v, "r", 1, 4000)
+		p.R, err = intInto(p.R, v, "r", 1, 4000)
 		return err
 	},
 	"warmup": func(p *Plan, v string) (err error) {
-		p.Syscall.Warmup, err = intInto(p.Syscall.Warmup, v, "warmup", 0, 100)
+		p.Warmup, err = intInto(p.Warmup, v, "warmup", 0, 100)
 		return err
 	},
 	"pingpong_n": func(p *Plan, v string) (err error) {
@@ -245,7 +240,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		return err
 	},
 	"work_n": func(p *Plan, v string) (err error) {
-		p.Syscall.WorkN, err = intInto(p.Syscall.WorkN, v, "work_n", 1, 1_000_000)
+		p.WorkN, err = intInto(p.WorkN, v, "work_n", 1, 1_000_000)
 		return err
 	},
 	"work_ns": func(p *Plan, v string) error {
@@ -257,7 +252,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 			}
 			ws = append(ws, int64(n))
 		}
-		p.Syscall.WorkNs = ws
+		p.WorkNs = ws
 		return nil
 	},
 }

@@ -17,11 +17,11 @@ func TestDefaultPlan(t *testing.T) {
 	assert.Equal(t, board.EndAuto, p.End)
 	assert.True(t, p.Screen)
 	assert.Equal(t, []string{"null", "work", "lseek", "pingpong", "messaging", "probe", "null32", "work32", "lseek32", "pingpong32", "messaging32", "probe32"}, p.Benchmarks, "everything but the deadlock demonstration")
-	assert.Equal(t, MessagingParams{Modes: p.Syscall.Modes, Groups: 2, Loops: 10, Size: 100, R: 10, Warmup: 2}, p.Messaging(), "small enough for the emulator")
-	assert.Equal(t, PingPongParams{Modes: p.Syscall.Modes, N: 200, R: 10, Warmup: 2}, p.PingPong())
-	assert.Equal(t, []pti.Mode{pti.Off, pti.On, pti.OnPCID}, p.Syscall.Modes, "the whole 64-bit matrix")
-	assert.Equal(t, []pti.Flavour{pti.Minimal, pti.Linux}, p.Syscall.Flavours)
-	assert.Equal(t, []bool{false, true}, p.Syscall.Globals)
+	assert.Equal(t, MessagingParams{Groups: 2, Loops: 10, Size: 100, R: 10, Warmup: 2}, p.messagingParams(), "small enough for the emulator")
+	assert.Equal(t, 200, p.PingPongN)
+	assert.Equal(t, []pti.Mode{pti.Off, pti.On, pti.OnPCID}, p.Modes, "the whole 64-bit matrix")
+	assert.Equal(t, []pti.Flavour{pti.Minimal, pti.Linux}, p.Flavours)
+	assert.Equal(t, []bool{false, true}, p.Globals)
 	assert.NotEqual(t, Plan{}, p, "the zero plan is not the default")
 	assert.Equal(t, "/ptilab.plan", PlanFile)
 }
@@ -64,15 +64,15 @@ func TestParsePlanValid(t *testing.T) {
 				p.Fault, p.End, p.Screen = "pf", board.EndReturn, false
 				p.Benchmarks = []string{"probe", "null"}
 				p.PingPongN = 9
-				p.Syscall = SyscallParams{Modes: []pti.Mode{pti.Off, pti.On}, Flavours: []pti.Flavour{pti.Linux}, Globals: []bool{true},
-					N: 50, R: 3, Warmup: 0, WorkN: 7, WorkNs: []int64{0, 1000}}
+				p.Modes, p.Flavours, p.Globals = []pti.Mode{pti.Off, pti.On}, []pti.Flavour{pti.Linux}, []bool{true}
+				p.N, p.R, p.Warmup, p.WorkN, p.WorkNs = 50, 3, 0, 7, []int64{0, 1000}
 			}),
 		},
 		{"no benchmarks", "benchmarks = none", planWith(func(p *Plan) { p.Benchmarks = nil })},
 		{"messaging bounds", "messaging_groups = 25\nmessaging_size = 8", planWith(func(p *Plan) { p.MsgGroups, p.MsgSize = 25, 8 })},
 		{"pingpong and deadlock", "benchmarks = deadlock, pingpong", planWith(func(p *Plan) { p.Benchmarks = []string{"deadlock", "pingpong"} })},
 		{"global both", "global = both", DefaultPlan()},
-		{"global off", "global = off", planWith(func(p *Plan) { p.Syscall.Globals = []bool{false} })},
+		{"global off", "global = off", planWith(func(p *Plan) { p.Globals = []bool{false} })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -266,7 +266,7 @@ func TestPlanKeysAreDocumented(t *testing.T) {
 func TestPlanErrorConsequence(t *testing.T) {
 	p, errs := ParsePlan([]byte("n = 100\nn = 200\nr = x\n"))
 	require.Len(t, errs, 2)
-	assert.Equal(t, 100, p.Syscall.N, "the first value stays")
+	assert.Equal(t, 100, p.N, "the first value stays")
 	assert.Equal(t, 1, errs[0].Kept)
 	assert.Equal(t, "keeping line 1's value", errs[0].Consequence())
 	assert.Equal(t, 0, errs[1].Kept)

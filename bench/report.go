@@ -1,16 +1,17 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
+
+	"github.com/ptilab/ptilab/internal/contract"
 )
 
 // Reporter writes a run's results: human-readable lines, one
-// `PTILAB {json}` line per result and a last `PTILAB-END {json}` line with
-// the status and counts, so that a log cut short is detectable (the design notes,
-// "Output contract").
+// `PTILAB {json}` line per result (a record of package contract) and a
+// last `PTILAB-END {json}` line with the status and counts, so that a log
+// cut short is detectable (docs/how-it-works.md, "Output").
 type Reporter struct {
 	w       io.Writer
 	records int
@@ -26,26 +27,21 @@ func (r *Reporter) Printf(format string, args ...any) {
 	fmt.Fprintf(r.w, format+"\n", args...)
 }
 
-// Record writes one machine-readable result: `PTILAB {"kind":kind,...}`
-// with fields (keys sorted; values as encoding/json writes them).
-func (r *Reporter) Record(kind string, fields map[string]any) {
-	m := make(map[string]any, len(fields)+1)
-	for k, v := range fields {
-		m[k] = v
-	}
-	m["kind"] = kind
-	b, err := json.Marshal(m)
+// Record writes one machine-readable result: `PTILAB {"kind":K,...}`, the
+// JSON of rec with its kind first. A record that cannot be encoded (a NaN,
+// say) is written as an "error" record naming its kind and the reason.
+func (r *Reporter) Record(rec contract.Record) {
+	b, err := contract.Encode(rec)
 	if err != nil {
-		b, _ = json.Marshal(map[string]any{"kind": "error", "error": err.Error(), "of": kind})
+		b, _ = contract.Encode(contract.Error{Name: "record " + rec.Kind(), Error: err.Error()})
 	}
 	r.records++
-	fmt.Fprintf(r.w, "PTILAB %s\n", b)
+	fmt.Fprintf(r.w, "%s %s\n", contract.RecordTag, b)
 }
 
-// Check reports a self-check: a human line and a record of kind "check"
-// with its fields and its name, ok and detail (which fields cannot
-// replace).
-func (r *Reporter) Check(name string, ok bool, detail string, fields map[string]any) {
+// Check reports a self-check: a human line and a "check" record with its
+// name, ok, detail and the fields of data (which cannot replace those).
+func (r *Reporter) Check(name string, ok bool, detail string, data map[string]any) {
 	r.checks++
 	word := "ok"
 	if !ok {
@@ -53,50 +49,36 @@ func (r *Reporter) Check(name string, ok bool, detail string, fields map[string]
 		r.failed = append(r.failed, name)
 	}
 	r.Printf("check %-12s %-6s %s", name, word, detail)
-	f := make(map[string]any, len(fields)+3)
-	for k, v := range fields {
-		f[k] = v
-	}
-	f["name"], f["ok"], f["detail"] = name, ok, detail
-	r.Record("check", f)
+	r.Record(contract.Check{Name: name, OK: ok, Detail: detail, Data: data})
 }
 
-// Error reports a benchmark that went wrong: a record of kind "error"
-// with fields, and a failure the PTILAB-END line counts, under name.
-func (r *Reporter) Error(name string, fields map[string]any) {
-	r.failed = append(r.failed, name)
-	f := make(map[string]any, len(fields)+1)
-	for k, v := range fields {
-		f[k] = v
-	}
-	f["name"] = name
-	r.Record("error", f)
+// Fail reports a benchmark or a setup that went wrong: its "error" record,
+// and a failure the PTILAB-END line counts, under e.Name.
+func (r *Reporter) Fail(e contract.Error) {
+	r.failed = append(r.failed, e.Name)
+	r.Record(e)
 }
 
-// Failed returns the names of the failed checks.
+// Failed returns the names of the failed checks and benchmarks, in the
+// order they failed.
 func (r *Reporter) Failed() []string { return r.failed }
 
-// End writes the PTILAB-END line, with status "ok" when every check passed
-// and "failed" otherwise, and returns the exit status for the run (0 or 1).
-// fields add to the line; they cannot replace the status or the counts.
-func (r *Reporter) End(fields map[string]any) int {
-	status, code := "ok", 0
+// End writes the PTILAB-END line, e with its status "ok" when every check
+// passed and "failed" otherwise, its exit status (contract.StatusOK or
+// StatusFailed), the counts and the failed names (sorted), and returns
+// the exit status.
+func (r *Reporter) End(e contract.End) int {
+	e.Status, e.Exit = "ok", contract.StatusOK
 	if len(r.failed) > 0 {
-		status, code = "failed", 1
+		e.Status, e.Exit = "failed", contract.StatusFailed
 	}
-	m := make(map[string]any, len(fields)+6)
-	for k, v := range fields {
-		m[k] = v
+	e.Records, e.Checks, e.Passed = r.records, r.checks, r.checks-len(r.failed)
+	e.Failed = append([]string{}, r.failed...)
+	sort.Strings(e.Failed)
+	b, err := contract.Encode(e)
+	if err != nil {
+		b = fmt.Appendf(nil, `{"status":%q,"exit":%d,"error":%q}`, e.Status, e.Exit, err.Error())
 	}
-	m["status"], m["exit"], m["records"] = status, code, r.records
-	m["checks"], m["passed"], m["failed"] = r.checks, r.checks-len(r.failed), sortedCopy(r.failed)
-	b, _ := json.Marshal(m)
-	fmt.Fprintf(r.w, "PTILAB-END %s\n", b)
-	return code
-}
-
-func sortedCopy(s []string) []string {
-	c := append([]string{}, s...)
-	sort.Strings(c)
-	return c
+	fmt.Fprintf(r.w, "%s %s\n", contract.EndTag, b)
+	return e.Exit
 }

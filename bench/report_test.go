@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/internal/contract"
 )
 
 // lines splits the output into lines, requiring a final newline.
@@ -37,74 +39,62 @@ func TestPrintf(t *testing.T) {
 
 func TestRecord(t *testing.T) {
 	tests := []struct {
-		name   string
-		kind   string
-		fields map[string]any
-		want   string // the exact line
+		name string
+		rec  contract.Record
+		want string // the exact line
 	}{
-		{"nil fields", "start", nil, `PTILAB {"kind":"start"}`},
-		{"empty fields", "start", map[string]any{}, `PTILAB {"kind":"start"}`},
+		{"empty record", contract.OutOfMemory{}, `PTILAB {"kind":"oom","pool_bytes":0,"address":""}`},
 		{
-			"keys sorted",
-			"machine",
-			map[string]any{"tsc_hz": uint64(3400000000), "cpu": "AMD EPYC", "pcid": true, "a": 1.5},
-			`PTILAB {"a":1.5,"cpu":"AMD EPYC","kind":"machine","pcid":true,"tsc_hz":3400000000}`,
-		},
-		{
-			"kind argument wins over a kind field",
-			"check",
-			map[string]any{"kind": "bogus", "x": 1},
-			`PTILAB {"kind":"check","x":1}`,
+			"kind first, then the fields in order",
+			contract.PlanError{Line: 3, Text: "n = x", Error: "bad", Consequence: "using the default"},
+			`PTILAB {"kind":"plan-error","line":3,"text":"n = x","error":"bad","consequence":"using the default"}`,
 		},
 		{
 			"nested values and escaping",
-			"syscalls",
-			map[string]any{"counts": map[string]int{"write": 3, "mmap": 2}, "s": "a \"q\"\n<b>"},
-			`PTILAB {"counts":{"mmap":2,"write":3},"kind":"syscalls","s":"a \"q\"\n\u003cb\u003e"}`,
+			contract.SyscallCounts{Counts: map[string]uint64{"write": 3, "mmap": 2}, Distinct: 2, Total: 5},
+			`PTILAB {"kind":"syscalls","counts":{"mmap":2,"write":3},"distinct":2,"total":5,"enosys":0}`,
+		},
+		{
+			"escaping",
+			contract.Error{Name: "a \"q\"\n<b>", Error: "x"},
+			`PTILAB {"kind":"error","name":"a \"q\"\n\u003cb\u003e","error":"x"}`,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
 			r := NewReporter(&out)
-			r.Record(tt.kind, tt.fields)
+			r.Record(tt.rec)
 			ls := lines(t, out.String())
 			require.Len(t, ls, 1, "one line")
 			assert.Equal(t, tt.want, ls[0])
 			m := decode(t, ls[0], "PTILAB")
-			assert.Equal(t, tt.kind, m["kind"])
+			assert.Equal(t, tt.rec.Kind(), m["kind"])
+			back, err := contract.Decode(tt.rec.Kind(), []byte(strings.TrimPrefix(ls[0], "PTILAB ")))
+			require.NoError(t, err)
+			assert.Equal(t, tt.rec, back, "the record decodes as written")
 		})
 	}
-}
-
-func TestRecordDoesNotChangeFields(t *testing.T) {
-	var out bytes.Buffer
-	r := NewReporter(&out)
-	fields := map[string]any{"x": 1}
-	r.Record("k", fields)
-	assert.Equal(t, map[string]any{"x": 1}, fields)
 }
 
 func TestRecordUnencodable(t *testing.T) {
 	tests := []struct {
 		name  string
-		value any
+		value float64
 	}{
 		{"NaN", math.NaN()},
 		{"infinity", math.Inf(1)},
-		{"channel", make(chan int)},
-		{"function", func() {}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
 			r := NewReporter(&out)
-			r.Record("measure", map[string]any{"v": tt.value})
+			r.Record(contract.Seed{Stats: contract.Stats{Mean: tt.value}})
 			ls := lines(t, out.String())
 			require.Len(t, ls, 1)
 			m := decode(t, ls[0], "PTILAB")
 			assert.Equal(t, "error", m["kind"])
-			assert.Equal(t, "measure", m["of"])
+			assert.Equal(t, "record seed", m["name"])
 			assert.NotEmpty(t, m["error"])
 			assert.Equal(t, 1, r.records, "still counted as a record")
 		})
@@ -162,19 +152,20 @@ func TestEnd(t *testing.T) {
 		name    string
 		checks  []check
 		records int // extra plain records
-		fields  map[string]any
+		fields  contract.End
+		extra   map[string]any // fields wants besides the counts
 		status  string
 		exit    int
 		passed  int
 		failed  []any
 	}{
-		{"no checks", nil, 0, nil, "ok", 0, 0, []any{}},
-		{"all passed", []check{{"a", true}, {"b", true}}, 1, map[string]any{"elapsed_ms": 1234}, "ok", 0, 2, []any{}},
-		{"one failed", []check{{"a", true}, {"b", false}, {"c", true}}, 2, nil, "failed", 1, 2, []any{"b"}},
+		{"no checks", nil, 0, contract.End{}, nil, "ok", 0, 0, []any{}},
+		{"all passed", []check{{"a", true}, {"b", true}}, 1, contract.End{ElapsedMs: 1234}, map[string]any{"elapsed_ms": 1234}, "ok", 0, 2, []any{}},
+		{"one failed", []check{{"a", true}, {"b", false}, {"c", true}}, 2, contract.End{}, nil, "failed", 1, 2, []any{"b"}},
 		{
 			"failed names sorted",
 			[]check{{"zeta", false}, {"alpha", false}, {"mid", true}, {"beta", false}},
-			0, map[string]any{"uptime_ms": 5, "pool_peak_mib": 70},
+			0, contract.End{UptimeMs: 5, PoolPeakMiB: 70}, map[string]any{"uptime_ms": 5, "pool_peak_mib": 70},
 			"failed", 1, 1, []any{"alpha", "beta", "zeta"},
 		},
 	}
@@ -183,7 +174,7 @@ func TestEnd(t *testing.T) {
 			var out bytes.Buffer
 			r := NewReporter(&out)
 			for i := 0; i < tt.records; i++ {
-				r.Record("info", nil)
+				r.Record(contract.Timing{})
 			}
 			for _, c := range tt.checks {
 				r.Check(c.name, c.ok, "", nil)
@@ -202,10 +193,12 @@ func TestEnd(t *testing.T) {
 			assert.Equal(t, float64(tt.passed), m["passed"])
 			assert.Equal(t, tt.failed, m["failed"])
 			assert.Equal(t, float64(tt.records+len(tt.checks)), m["records"])
-			for k, v := range tt.fields {
+			for k, v := range tt.extra {
 				assert.EqualValues(t, v, m[k], "extra field %s", k)
 			}
-			assert.Len(t, m, 6+len(tt.fields), "no other fields: %v", m)
+			// kind, status, exit, records, checks, passed, failed,
+			// plan_errors and the extras.
+			assert.Len(t, m, 8+len(tt.extra), "no other fields: %v", m)
 		})
 	}
 }
@@ -214,7 +207,7 @@ func TestEndDoesNotReorderFailed(t *testing.T) {
 	r := NewReporter(&bytes.Buffer{})
 	r.Check("b", false, "", nil)
 	r.Check("a", false, "", nil)
-	r.End(nil)
+	r.End(contract.End{})
 	assert.Equal(t, []string{"b", "a"}, r.Failed(), "End sorts a copy")
 }
 
@@ -224,7 +217,7 @@ func TestComputedFieldsWin(t *testing.T) {
 	var out bytes.Buffer
 	r := NewReporter(&out)
 	r.Check("sleep", false, "slept 3 ms", map[string]any{"ok": true, "name": "other", "detail": "x"})
-	code := r.End(map[string]any{"status": "ok", "exit": 0, "checks": 7, "passed": 7, "note": "kept"})
+	code := r.End(contract.End{Status: "ok", Exit: 0, Checks: 7, Passed: 7, BootMs: 9})
 	ls := lines(t, out.String())
 	require.Len(t, ls, 3)
 	c := decode(t, ls[1], "PTILAB")
@@ -237,5 +230,5 @@ func TestComputedFieldsWin(t *testing.T) {
 	assert.EqualValues(t, 1, e["exit"])
 	assert.EqualValues(t, 1, e["checks"])
 	assert.EqualValues(t, 0, e["passed"])
-	assert.Equal(t, "kept", e["note"])
+	assert.EqualValues(t, 9, e["boot_ms"])
 }

@@ -11,6 +11,7 @@ package board
 import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/efi"
+	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/usbarmory/tamago/soc/intel/uart"
 )
 
@@ -39,14 +40,14 @@ const (
 	fwCfgData     = 0x511
 )
 
-// QEMU's isa-debug-exit device as ptilab's harness configures it
-// (-device isa-debug-exit,iobase=0xf4,iosize=1): writing v makes QEMU exit
-// with status (v<<1)|1. ptilab writes its status plus DebugExitBase, so that
+// QEMU's isa-debug-exit device as ptilab's runner configures it
+// (contract.DebugExitPort): writing v makes QEMU exit with status
+// (v<<1)|1. ptilab writes its status plus contract.DebugExitBase, so that
 // QEMU's own failures (exit status 1) never read as a status; the host's
 // runner (internal/qemu) undoes it.
 const (
-	debugExitPort = 0xf4
-	DebugExitBase = 0x10
+	debugExitPort = contract.DebugExitPort
+	DebugExitBase = contract.DebugExitBase
 )
 
 // Detect decides whether ptilab runs under QEMU by reading the fw_cfg
@@ -205,8 +206,8 @@ func nameIs(b []byte, s string) bool {
 
 // Icount reports whether ptilab's QEMU runner started QEMU with -icount,
 // under which the TSC counts instructions (it passes the fw_cfg file
-// opt/ptilab/icount).
+// contract.FwCfgIcount).
 func Icount() bool {
 	var b [8]byte
-	return QEMUFile("opt/ptilab/icount", b[:]) > 0
+	return QEMUFile(contract.FwCfgIcount, b[:]) > 0
 }

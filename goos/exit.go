@@ -3,18 +3,16 @@ package goos
 import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/board"
+	"github.com/ptilab/ptilab/internal/contract"
 )
 
-// Exit statuses of a run: under QEMU the debug-exit device makes them
-// QEMU's exit status as (status<<1)|1.
+// The statuses the kernel ends a run with (contract.Status*): under QEMU
+// the debug-exit device makes them QEMU's exit status.
 const (
-	ExitOK       = 0 // every check passed
-	ExitFailed   = 1 // a check or benchmark failed
-	ExitGoPanic  = 2 // the Go runtime exited with status 2: panic or fatal error
-	exitFault    = 3 // a fatal CPU exception
-	exitDeadlock = 4 // no thread could run and none waited with a timeout
-	exitBoot     = 5 // the kernel could not start the runtime
-	exitOOM      = 6 // the frame pool was used up
+	exitFault    = contract.StatusFault
+	exitDeadlock = contract.StatusDeadlock
+	exitBoot     = contract.StatusBootFailed
+	exitOOM      = contract.StatusOutOfMemory
 )
 
 var (
@@ -41,7 +39,7 @@ func endRun(status uint8, reason string) {
 	if !endPrinted {
 		endPrinted = true
 		var l kline
-		l.s(`PTILAB-END {"status":"`).s(reason).s(`","exit":`).udec(uint64(status)).
+		l.s(contract.EndTag).s(` {"status":"`).s(reason).s(`","exit":`).udec(uint64(status)).
 			s(`,"syscalls":`).udec(syscallTotal()).s(`,"uptime_ms":`).dec(Monotonic() / 1e6).s("}").flush()
 	}
 	board.End(status, endAction)

@@ -3,6 +3,7 @@ package goos
 import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/efi"
+	"github.com/ptilab/ptilab/internal/contract"
 )
 
 // excFrame is what excCommon builds on the IST stack: the general
@@ -79,7 +80,7 @@ func outOfMemory(f *excFrame) {
 	l.s("ptilab: out of memory: the kernel's frame pool (").udec(pool.total*pageSize>>20).
 		s(" MiB) is used up; the runtime touched ").hex(amd64.CR2(), 0).s(" at RIP ").hex(f.IP, 0).
 		s(". Give the machine more RAM (QEMU: -m 256M at least).").flush()
-	l.s(`PTILAB {"kind":"oom","pool_bytes":`).udec(pool.total*pageSize).s(`,"address":"`).hex(amd64.CR2(), 0).s(`"}`).flush()
+	l.s(contract.RecordTag).s(` {"kind":"oom","pool_bytes":`).udec(pool.total*pageSize).s(`,"address":"`).hex(amd64.CR2(), 0).s(`"}`).flush()
 	endRun(exitOOM, "out of memory")
 }
 
@@ -129,7 +130,7 @@ func dumpFault(f *excFrame, inKernel bool) {
 		where = "kernel"
 	}
 	cr2 := amd64.CR2()
-	l.s("PTILAB-FAULT ").s(amd64.VectorName(f.Vector)).s(" in ").s(where).s(", error ").hex(f.Error, 0)
+	l.s(contract.FaultTag).s(" ").s(amd64.VectorName(f.Vector)).s(" in ").s(where).s(", error ").hex(f.Error, 0)
 	if f.Vector == amd64.VectorPF {
 		l.s(" [")
 		if f.Error&amd64.PF_P != 0 {
@@ -165,7 +166,7 @@ func dumpFault(f *excFrame, inKernel bool) {
 	if inKernel {
 		kernelBacktrace(f.BP, &l)
 	}
-	l.s(`PTILAB {"kind":"fault","vector":`).udec(f.Vector).s(`,"name":"`).s(amd64.VectorName(f.Vector)).
+	l.s(contract.RecordTag).s(` {"kind":"fault","vector":`).udec(f.Vector).s(`,"name":"`).s(amd64.VectorName(f.Vector)).
 		s(`","error":`).udec(f.Error).s(`,"rip":"`).hex(f.IP, 0).s(`"`)
 	if f.Vector == amd64.VectorPF {
 		l.s(`,"cr2":"`).hex(cr2, 0).s(`"`)

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,12 +8,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/internal/qemu"
 )
 
 // key names a benchmark record by its configuration.
-func key(f map[string]any) string {
-	return fmt.Sprintf("%v/%v/%v", f["mode"], f["flavour"], f["global"])
+func key(s contract.Subject) string {
+	return fmt.Sprintf("%v/%v/%v", s.Mode, s.Flavour, s.Global)
 }
 
 // TestPTIMatrix boots the default plan and checks the 64-bit matrix: a
@@ -27,35 +27,36 @@ func TestPTIMatrix(t *testing.T) {
 	requireOK(t, res)
 	lines := strings.Join(res.Lines(), "\n")
 
-	got := map[string]map[string]any{}
+	got := map[string]contract.Syscall{}
 	for _, f := range records(t, res, "syscall") {
-		if f["bench"] != "null" || f["width"] != nil {
+		for _, k := range []string{"mode", "flavour", "global", "N", "R", "mean", "stddev", "median", "min", "unit", "perf_pm_pct"} {
+			assert.Contains(t, f, k, "record %v carries %s", f, k)
+		}
+	}
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		if f.Bench != "null" || f.Width != 64 {
 			continue
 		}
-		got[key(f)] = f
-		for _, k := range []string{"mode", "flavour", "global", "N", "R", "mean", "stddev", "median", "min", "unit"} {
-			assert.Contains(t, f, k, "record %s carries %s", key(f), k)
-		}
-		assert.Equal(t, "tsc_cycles", f["unit"])
-		assert.Contains(t, f, "perf_pm_pct")
-		assert.Equal(t, int64(1000), integer(t, f, "N"))
-		assert.Equal(t, int64(10), integer(t, f, "R"))
-		assert.Equal(t, true, f["emulated"], "TCG timings are labelled")
+		got[key(f.Subject)] = f
+		assert.Equal(t, "tsc_cycles", f.Unit)
+		assert.Equal(t, 1000, f.N)
+		assert.Equal(t, 10, f.R)
+		assert.True(t, f.Emulated, "TCG timings are labelled")
 	}
 	for _, mode := range []string{"off", "on"} {
 		for _, fl := range []string{"minimal", "linux"} {
 			for _, g := range []bool{false, true} {
 				k := fmt.Sprintf("%s/%s/%v", mode, fl, g)
 				require.Contains(t, got, k, "null syscall under %s", k)
-				assert.Positive(t, number(t, got[k], "mean"), k)
+				assert.Positive(t, got[k].Mean, k)
 			}
 		}
 	}
 	unsup := 0
-	for _, f := range records(t, res, "unsupported") {
-		if f["mode"] == "on+pcid" && f["target"] == nil && f["width"] == nil {
+	for _, f := range recordsOf[contract.Unsupported](t, res) {
+		if f.Mode == "on+pcid" && f.Target == "" && f.Width == 64 {
 			unsup++
-			assert.Contains(t, f["reason"], "PCID: not supported by this CPU")
+			assert.Contains(t, f.Reason, "PCID: not supported by this CPU")
 		}
 	}
 	assert.Equal(t, 4+5+2+2+2, unsup, "4 null-syscall rows, 5 work-curve points, 2 lseek, 2 ping-pong and 2 messaging rows under on+pcid")
@@ -64,21 +65,21 @@ func TestPTIMatrix(t *testing.T) {
 	assert.Contains(t, lines, "EMULATED (QEMU TCG)")
 
 	work := 0
-	for _, f := range records(t, res, "syscall") {
-		if f["bench"] == "work" {
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		if f.Bench == "work" {
 			work++
-			assert.Contains(t, f, "work_ns")
+			assert.NotNil(t, f.WorkNs, "work_ns")
 		}
 	}
 	assert.Equal(t, 5*2, work, "5 work-curve points under off and on")
 
 	// lseek through the Go handler, linux flavour, global pages off and on.
 	lseek := map[string]bool{}
-	for _, f := range records(t, res, "syscall") {
-		if f["bench"] == "lseek" {
-			lseek[key(f)] = true
-			assert.Equal(t, "linux", f["flavour"])
-			assert.Positive(t, number(t, f, "mean"))
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		if f.Bench == "lseek" {
+			lseek[key(f.Subject)] = true
+			assert.Equal(t, "linux", f.Flavour)
+			assert.Positive(t, f.Mean)
 		}
 	}
 	assert.Equal(t, map[string]bool{"off/linux/false": true, "off/linux/true": true, "on/linux/false": true, "on/linux/true": true}, lseek)
@@ -88,22 +89,22 @@ func TestPTIMatrix(t *testing.T) {
 	// round trip (and one at the end), each a CR3 load between processes
 	// and none between threads.
 	pp := map[string]bool{}
-	for _, f := range records(t, res, "pingpong") {
-		if f["width"] != nil {
+	for _, f := range recordsOf[contract.PingPong](t, res) {
+		if f.Width != 64 {
 			continue // the 32-bit world's: check32
 		}
-		k := fmt.Sprintf("%v/%v", f["mode"], f["tasks"])
+		k := f.Mode + "/" + f.Tasks
 		pp[k] = true
-		rt := integer(t, f, "round_trips")
-		assert.Equal(t, int64(200*(10+2)), rt, "%s: N round trips in each of R and the warm-up repeats", k)
-		assert.Equal(t, 2*rt+1, integer(t, f, "switches"), k)
-		if f["tasks"] == "processes" {
-			assert.Equal(t, 2*rt+1, integer(t, f, "cr3_loads"), "%s: a CR3 load at every switch", k)
+		rt := f.RoundTrips
+		assert.Equal(t, uint64(200*(10+2)), rt, "%s: N round trips in each of R and the warm-up repeats", k)
+		assert.Equal(t, 2*rt+1, f.Switches, k)
+		if f.Tasks == "processes" {
+			assert.Equal(t, 2*rt+1, f.CR3Loads, "%s: a CR3 load at every switch", k)
 		} else {
-			assert.Zero(t, integer(t, f, "cr3_loads"), "%s: threads share the address space", k)
+			assert.Zero(t, f.CR3Loads, "%s: threads share the address space", k)
 		}
-		assert.Positive(t, number(t, f, "mean"), k)
-		assert.Equal(t, "linux", f["flavour"])
+		assert.Positive(t, f.Mean, k)
+		assert.Equal(t, "linux", f.Flavour)
 	}
 	assert.Equal(t, map[string]bool{"off/processes": true, "off/threads": true, "on/processes": true, "on/threads": true}, pp)
 	assert.Regexp(t, `(?m)^on\s+\|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+2\.00 \|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+0\.00$`, lines, "the ping-pong table's on row")
@@ -112,21 +113,21 @@ func TestPTIMatrix(t *testing.T) {
 	// receivers x 10 loops arrived with its checksum; processes switch
 	// CR3, threads never.
 	msg := map[string]bool{}
-	for _, f := range records(t, res, "messaging") {
-		if f["width"] != nil {
+	for _, f := range recordsOf[contract.Messaging](t, res) {
+		if f.Width != 64 {
 			continue // the 32-bit world's: check32
 		}
-		k := fmt.Sprintf("%v/%v", f["mode"], f["tasks"])
+		k := f.Mode + "/" + f.Tasks
 		msg[k] = true
-		assert.Equal(t, int64(2*20*20*10), integer(t, f, "messages"), k)
-		assert.Equal(t, true, f["checksums_ok"], k)
-		assert.Positive(t, integer(t, f, "switches"), k)
-		if f["tasks"] == "processes" {
-			assert.GreaterOrEqual(t, integer(t, f, "cr3_loads"), integer(t, f, "switches"), "%s: a CR3 load at every switch", k)
+		assert.Equal(t, uint64(2*20*20*10), f.Messages, k)
+		assert.True(t, f.ChecksumsOK, k)
+		assert.Positive(t, f.Switches, k)
+		if f.Tasks == "processes" {
+			assert.GreaterOrEqual(t, f.CR3Loads, f.Switches, "%s: a CR3 load at every switch", k)
 		} else {
-			assert.Zero(t, integer(t, f, "cr3_loads"), k)
+			assert.Zero(t, f.CR3Loads, k)
 		}
-		assert.Positive(t, number(t, f, "seconds"), k)
+		assert.Positive(t, f.Seconds, k)
 	}
 	assert.Equal(t, map[string]bool{"off/processes": true, "off/threads": true, "on/processes": true, "on/threads": true}, msg)
 	assert.Regexp(t, `(?m)^off\s+\|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+1\.00 \|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+1\.00$`, lines, "the messaging table's off row")
@@ -139,20 +140,20 @@ func TestPTIMatrix(t *testing.T) {
 		"entry area":  {"off": true, "on": true},
 	}
 	seen := 0
-	for _, f := range records(t, res, "probe") {
-		if f["width"] != nil {
+	for _, f := range recordsOf[contract.Probe](t, res) {
+		if f.Width != 64 {
 			continue // the 32-bit world's: below
 		}
-		target, mode := str(t, f, "target"), str(t, f, "mode")
+		target, mode := f.Target, f.Mode
 		if target == "own page" {
-			assert.Equal(t, false, f["faulted"], "own page under %s", mode)
+			assert.False(t, f.Faulted, "own page under %s", mode)
 			seen++
 			continue
 		}
-		require.Equal(t, true, f["faulted"], "%s under %s", target, mode)
-		assert.Equal(t, int64(14), integer(t, f, "vector"))
-		assert.Equal(t, true, f["user"], "the fault came from ring 3")
-		assert.Equal(t, want[target][mode], f["present"], "%s under %s: present bit", target, mode)
+		require.True(t, f.Faulted, "%s under %s", target, mode)
+		assert.Equal(t, uint64(14), f.Vector)
+		assert.True(t, f.User, "the fault came from ring 3")
+		assert.Equal(t, want[target][mode], f.Present, "%s under %s: present bit", target, mode)
 		seen++
 	}
 	assert.Equal(t, 6, seen, "3 targets x off, on")
@@ -163,15 +164,15 @@ func TestPTIMatrix(t *testing.T) {
 
 // key32 names a 32-bit null-call record: mode/entry/flavour[/copy]
 // [/stamps]/global.
-func key32(f map[string]any) string {
-	k := fmt.Sprintf("%v/%v/%v", f["mode"], f["entry"], f["flavour"])
-	if f["copy"] != nil {
-		k += fmt.Sprintf("/%v", f["copy"])
+func key32(f contract.Subject) string {
+	k := fmt.Sprintf("%v/%v/%v", f.Mode, f.Entry, f.Flavour)
+	if f.Copy != "" {
+		k += "/" + f.Copy
 	}
-	if f["stamps"] == true {
+	if f.Stamps {
 		k += "/stamps"
 	}
-	return k + fmt.Sprintf("/%v", f["global"])
+	return k + fmt.Sprintf("/%v", f.Global)
 }
 
 // check32 checks the 32-bit world's part of a default run: the null
@@ -184,22 +185,20 @@ func check32(t *testing.T, res *qemu.Result) {
 	lines := strings.Join(res.Lines(), "\n")
 	null32 := map[string]bool{}
 	stamped := 0
-	for _, f := range records(t, res, "syscall") {
-		if f["bench"] != "null32" {
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		if f.Bench != "null32" {
 			continue
 		}
-		k := key32(f)
+		k := key32(f.Subject)
 		assert.False(t, null32[k], "%s recorded once", k)
 		null32[k] = true
-		assert.Equal(t, int64(32), integer(t, f, "width"), k)
-		assert.Positive(t, number(t, f, "mean"), k)
-		assert.Equal(t, "tsc_cycles", f["unit"], k)
-		if f["stamps"] == true {
+		assert.Equal(t, 32, f.Width, k)
+		assert.Positive(t, f.Mean, k)
+		assert.Equal(t, "tsc_cycles", f.Unit, k)
+		if f.Stamps {
 			stamped++
-			phases, ok := f["phases"].(map[string]any)
-			require.True(t, ok, "%s: phases", k)
-			assert.Len(t, phases, 5, k)
-			assert.Positive(t, number(t, f, "phase_call"), k)
+			assert.Len(t, f.Phases, 5, k)
+			assert.Positive(t, f.PhaseCall, k)
 		}
 	}
 	want := map[string]bool{}
@@ -221,18 +220,17 @@ func check32(t *testing.T, res *qemu.Result) {
 	assert.Equal(t, 8, stamped, "the phase breakdown: off and on x 4 copy methods")
 	assert.Regexp(t, `(?m)^on\s+trim8(\s+[-0-9.]+\s+[-0-9.]+%){6}\s+[0-9.]+$`, lines, "the phase breakdown's on/trim8 row")
 
-	// The seed-shaped table: 32-bit and 64-bit rows, minimal and linux.
 	// The seed-shaped tables: null (columns minimal and linux) and
 	// messaging (processes and threads), 32-bit and 64-bit rows.
 	seeds := map[string]bool{}
-	for _, f := range records(t, res, "seed") {
-		seeds[fmt.Sprintf("%v %v/%v/%v%v", f["bench"], f["width"], f["mode"], f["flavour"], f["tasks"])] = true
-		assert.Positive(t, number(t, f, "mean"))
+	for _, f := range recordsOf[contract.Seed](t, res) {
+		seeds[fmt.Sprintf("%v %v/%v/%v%v", f.Bench, f.Width, f.Mode, f.Flavour, f.Tasks)] = true
+		assert.Positive(t, f.Mean)
 	}
 	assert.Len(t, seeds, 16, "null and messaging x 2 widths x off, on x 2 columns: %v", seeds)
 	unsup := map[string]int{}
-	for _, f := range records(t, res, "seed-unsupported") {
-		unsup[fmt.Sprintf("%v/%v", f["bench"], f["width"])]++
+	for _, f := range recordsOf[contract.SeedUnsupported](t, res) {
+		unsup[fmt.Sprintf("%v/%v", f.Bench, f.Width)]++
 	}
 	assert.Equal(t, map[string]int{"null/32": 2, "null/64": 2, "messaging/32": 2, "messaging/64": 2}, unsup, "on+pcid: not in PAE (32-bit), no PCID under TCG (64-bit)")
 	assert.Regexp(t, `(?m)^32-bit PTI on\s+\|\s+[0-9.]+ ±\s*[0-9.]+% +[0-9.]+x\s+\|\s+[0-9.]+ ±\s*[0-9.]+% +[0-9.]+x$`, lines)
@@ -240,10 +238,10 @@ func check32(t *testing.T, res *qemu.Result) {
 	assert.Regexp(t, `(?m)^sched-messaging, 32-bit PAE \(SYSENTER\) vs 64-bit \(SYSCALL\)`, lines)
 
 	notInPAE := map[string]int{}
-	for _, f := range records(t, res, "unsupported") {
-		if f["width"] != nil && f["mode"] == "on+pcid" {
-			notInPAE[str(t, f, "bench")]++
-			assert.Contains(t, f["reason"], "PCID: not in PAE")
+	for _, f := range recordsOf[contract.Unsupported](t, res) {
+		if f.Width == 32 && f.Mode == "on+pcid" {
+			notInPAE[f.Bench]++
+			assert.Contains(t, f.Reason, "PCID: not in PAE")
 		}
 	}
 	assert.Equal(t, map[string]int{"null32": 8, "work32": 5, "lseek32": 4, "pingpong": 4, "messaging": 4}, notInPAE,
@@ -252,19 +250,17 @@ func check32(t *testing.T, res *qemu.Result) {
 	// Where sched-messaging's cycles go in the 32-bit world: the phases
 	// of the instrumented SYSENTER entry as shares of the run.
 	phases := map[string]bool{}
-	for _, f := range records(t, res, "phases") {
-		k := fmt.Sprintf("%v/%v", f["mode"], f["tasks"])
+	for _, f := range recordsOf[contract.Phases](t, res) {
+		k := f.Mode + "/" + f.Tasks
 		phases[k] = true
-		pct := f["phase_pct"].(map[string]any)
-		assert.Len(t, pct, 5, k)
+		assert.Len(t, f.PhasePct, 5, k)
 		sum := 0.0
-		for name := range pct {
-			sum += number(t, pct, name)
+		for _, pct := range f.PhasePct {
+			sum += pct
 		}
 		assert.Less(t, sum, 100.0, "%s: the phases are part of the run", k)
-		entry := number(t, f, "entry_path_pct")
-		assert.Positive(t, entry, k)
-		assert.Less(t, entry, sum, k)
+		assert.Positive(t, f.EntryPathPct, k)
+		assert.Less(t, f.EntryPathPct, sum, k)
 	}
 	assert.Equal(t, map[string]bool{"off/processes": true, "off/threads": true, "on/processes": true, "on/threads": true}, phases)
 	assert.Regexp(t, `(?m)^on\s+processes\s+\|(\s+[0-9.]+%){5} \|\s+[0-9.]+%\s+[0-9.]+$`, lines, "the messaging phase table's on/processes row")
@@ -272,10 +268,10 @@ func check32(t *testing.T, res *qemu.Result) {
 	// lseek in the 32-bit tasks kernel: both entries, global pages off
 	// and on (a wrong result would have failed the row).
 	lseek32 := map[string]bool{}
-	for _, f := range records(t, res, "syscall") {
-		if f["bench"] == "lseek32" {
-			lseek32[key32(f)] = true
-			assert.Positive(t, number(t, f, "mean"))
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		if f.Bench == "lseek32" {
+			lseek32[key32(f.Subject)] = true
+			assert.Positive(t, f.Mean)
 		}
 	}
 	assert.Len(t, lseek32, 8, "off, on x sysenter, int80 x global off, on: %v", lseek32)
@@ -284,21 +280,21 @@ func check32(t *testing.T, res *qemu.Result) {
 	// senders x 20 receivers x 10 loops arrived with its checksum;
 	// processes switch CR3, threads never.
 	msg32 := map[string]bool{}
-	for _, f := range records(t, res, "messaging") {
-		if f["width"] == nil {
+	for _, f := range recordsOf[contract.Messaging](t, res) {
+		if f.Width != 32 {
 			continue
 		}
-		k := fmt.Sprintf("%v/%v", f["mode"], f["tasks"])
+		k := f.Mode + "/" + f.Tasks
 		msg32[k] = true
-		assert.Equal(t, "sysenter", f["entry"], k)
-		assert.Equal(t, int64(2*20*20*10), integer(t, f, "messages"), k)
-		assert.Equal(t, true, f["checksums_ok"], k)
-		if f["tasks"] == "processes" {
-			assert.GreaterOrEqual(t, integer(t, f, "cr3_loads"), integer(t, f, "switches"), k)
+		assert.Equal(t, "sysenter", f.Entry, k)
+		assert.Equal(t, uint64(2*20*20*10), f.Messages, k)
+		assert.True(t, f.ChecksumsOK, k)
+		if f.Tasks == "processes" {
+			assert.GreaterOrEqual(t, f.CR3Loads, f.Switches, k)
 		} else {
-			assert.Zero(t, integer(t, f, "cr3_loads"), k)
+			assert.Zero(t, f.CR3Loads, k)
 		}
-		assert.Positive(t, number(t, f, "seconds"), k)
+		assert.Positive(t, f.Seconds, k)
 	}
 	assert.Equal(t, map[string]bool{"off/processes": true, "off/threads": true, "on/processes": true, "on/threads": true}, msg32)
 
@@ -306,32 +302,33 @@ func check32(t *testing.T, res *qemu.Result) {
 	// through both pipes, two switches per round trip, a CR3 load at each
 	// between processes and none between threads.
 	pp32 := map[string]bool{}
-	for _, f := range records(t, res, "pingpong") {
-		if f["width"] == nil {
+	for _, f := range recordsOf[contract.PingPong](t, res) {
+		if f.Width != 32 {
 			continue
 		}
-		k := fmt.Sprintf("%v/%v/%v", f["mode"], f["entry"], f["tasks"])
+		k := f.Mode + "/" + f.Entry + "/" + f.Tasks
 		pp32[k] = true
-		rt := integer(t, f, "round_trips")
-		assert.Equal(t, int64(200*(10+2)), rt, k)
-		assert.Equal(t, 2*rt+1, integer(t, f, "switches"), k)
-		if f["tasks"] == "processes" {
-			assert.Equal(t, 2*rt+1, integer(t, f, "cr3_loads"), k)
+		rt := f.RoundTrips
+		assert.Equal(t, uint64(200*(10+2)), rt, k)
+		assert.Equal(t, 2*rt+1, f.Switches, k)
+		if f.Tasks == "processes" {
+			assert.Equal(t, 2*rt+1, f.CR3Loads, k)
 		} else {
-			assert.Zero(t, integer(t, f, "cr3_loads"), k)
+			assert.Zero(t, f.CR3Loads, k)
 		}
-		assert.Positive(t, number(t, f, "mean"), k)
+		assert.Positive(t, f.Mean, k)
 	}
 	assert.Len(t, pp32, 8, "off, on x sysenter, int80 x processes, threads: %v", pp32)
 	assert.Regexp(t, `(?m)^on\s+int80\s+\|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+2\.00 \|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+0\.00$`, lines, "the 32-bit ping-pong table's on/int80 row")
 
 	// The work curve: 5 points under off and on, by SYSENTER.
 	work := map[string]bool{}
-	for _, f := range records(t, res, "syscall") {
-		if f["bench"] == "work32" {
-			work[fmt.Sprintf("%v/%v", f["mode"], f["work_ns"])] = true
-			assert.Equal(t, "sysenter", f["entry"])
-			assert.Positive(t, number(t, f, "mean"))
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		if f.Bench == "work32" {
+			require.NotNil(t, f.WorkNs)
+			work[fmt.Sprintf("%v/%v", f.Mode, *f.WorkNs)] = true
+			assert.Equal(t, "sysenter", f.Entry)
+			assert.Positive(t, f.Mean)
 		}
 	}
 	assert.Len(t, work, 10, "5 work-curve points under off and on")
@@ -344,26 +341,27 @@ func check32(t *testing.T, res *qemu.Result) {
 		"entry area":   {"off": true, "on": true},
 	}
 	seen := 0
-	for _, f := range records(t, res, "probe") {
-		if f["width"] == nil {
+	for _, f := range recordsOf[contract.Probe](t, res) {
+		if f.Width != 32 {
 			continue
 		}
-		target, mode := str(t, f, "target"), str(t, f, "mode")
+		target, mode := f.Target, f.Mode
 		seen++
-		assert.Equal(t, true, f["as_expected"], "32-bit probe of %s under %s", target, mode)
+		require.NotNil(t, f.AsExpected)
+		assert.True(t, *f.AsExpected, "32-bit probe of %s under %s", target, mode)
 		if target == "own page" {
-			assert.Equal(t, false, f["faulted"])
+			assert.False(t, f.Faulted)
 			continue
 		}
-		require.Equal(t, true, f["faulted"], "%s under %s", target, mode)
-		assert.Equal(t, int64(14), integer(t, f, "vector"))
-		assert.Equal(t, true, f["user"])
-		assert.Equal(t, present[target][mode], f["present"], "%s under %s: present bit", target, mode)
+		require.True(t, f.Faulted, "%s under %s", target, mode)
+		assert.Equal(t, uint64(14), f.Vector)
+		assert.True(t, f.User)
+		assert.Equal(t, present[target][mode], f.Present, "%s under %s: present bit", target, mode)
 	}
 	assert.Equal(t, 6, seen, "3 targets x off, on")
 	checks := map[string]bool{}
-	for _, f := range records(t, res, "check") {
-		checks[str(t, f, "name")] = f["ok"] == true
+	for _, f := range recordsOf[contract.Check](t, res) {
+		checks[f.Name] = f.OK
 	}
 	for _, c := range checkNames32 {
 		assert.True(t, checks[c], "check %s", c)
@@ -443,49 +441,45 @@ func TestPathLengths(t *testing.T) {
 	requireOK(t, res)
 	got := map[string]int64{}
 	stamps := map[string]map[string]float64{}
-	for _, f := range records(t, res, "pingpong") {
-		k := fmt.Sprintf("pingpong %v/%v", f["mode"], f["tasks"])
-		if f["width"] != nil {
-			k = fmt.Sprintf("pingpong32 %v/%v/%v", f["mode"], f["entry"], f["tasks"])
+	for _, f := range recordsOf[contract.PingPong](t, res) {
+		k := fmt.Sprintf("pingpong %v/%v", f.Mode, f.Tasks)
+		if f.Width == 32 {
+			k = fmt.Sprintf("pingpong32 %v/%v/%v", f.Mode, f.Entry, f.Tasks)
 		}
-		assert.Equal(t, number(t, f, "mean"), number(t, f, "min"), "%s: deterministic under icount", k)
-		got[k] = int64(number(t, f, "mean"))
+		assert.Equal(t, f.Mean, f.Min, "%s: deterministic under icount", k)
+		got[k] = int64(f.Mean)
 	}
-	for _, f := range records(t, res, "messaging") {
-		k := fmt.Sprintf("messaging %v/%v", f["mode"], f["tasks"])
-		if f["width"] != nil {
-			k = fmt.Sprintf("messaging32 %v/%v", f["mode"], f["tasks"])
+	for _, f := range recordsOf[contract.Messaging](t, res) {
+		k := fmt.Sprintf("messaging %v/%v", f.Mode, f.Tasks)
+		if f.Width == 32 {
+			k = fmt.Sprintf("messaging32 %v/%v", f.Mode, f.Tasks)
 		}
-		assert.Equal(t, number(t, f, "mean"), number(t, f, "min"), "%s: deterministic under icount", k)
-		got[k] = int64(number(t, f, "per_message"))
+		assert.Equal(t, f.Mean, f.Min, "%s: deterministic under icount", k)
+		got[k] = int64(f.PerMessage)
 	}
-	for _, f := range records(t, res, "syscall") {
-		if f["global"] == true {
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		if f.Global {
 			continue
 		}
-		k := fmt.Sprintf("%v %v/%v", f["bench"], f["mode"], f["flavour"])
-		if f["width"] != nil {
-			k = fmt.Sprintf("%v %v", f["bench"], key32(f))
+		k := fmt.Sprintf("%v %v/%v", f.Bench, f.Mode, f.Flavour)
+		if f.Width == 32 {
+			k = fmt.Sprintf("%v %v", f.Bench, key32(f.Subject))
 		}
-		mean := number(t, f, "mean")
-		if f["stamps"] == true {
+		if f.Stamps {
 			// Under icount the phases add up to less than the call, and
 			// isolation adds to both CR3 phases.
-			raw := f["phases"].(map[string]any)
-			phases := map[string]float64{}
 			sum := 0.0
-			for name := range raw {
-				phases[name] = number(t, raw, name)
-				sum += phases[name]
+			for _, v := range f.Phases {
+				sum += v
 			}
-			assert.Less(t, sum, number(t, f, "phase_call"), k)
-			stamps[str(t, f, "mode")+"/"+str(t, f, "copy")] = phases
+			assert.Less(t, sum, f.PhaseCall, k)
+			stamps[f.Mode+"/"+f.Copy] = f.Phases
 			continue
 		}
-		assert.Equal(t, mean, number(t, f, "min"), "%s: deterministic under icount", k)
-		assert.Equal(t, "instructions", f["unit"], "%s: labelled as instruction counts", k)
-		assert.Equal(t, true, f["icount"])
-		got[k] = int64(mean)
+		assert.Equal(t, f.Mean, f.Min, "%s: deterministic under icount", k)
+		assert.Equal(t, "instructions", f.Unit, "%s: labelled as instruction counts", k)
+		assert.True(t, f.Icount)
+		got[k] = int64(f.Mean)
 	}
 	for k, bound := range pathLength {
 		require.Contains(t, got, k)
@@ -519,22 +513,20 @@ func TestPathLengths(t *testing.T) {
 func TestDeadlock(t *testing.T) {
 	res := boot(t, qemu.Options{Plan: []byte("benchmarks = deadlock,lseek\nmodes = off\nn = 10\nr = 2\nwarmup = 0\n")})
 	requireOK(t, res)
-	ds := records(t, res, "deadlock")
+	ds := recordsOf[contract.Deadlock](t, res)
 	require.Len(t, ds, 1)
-	assert.Equal(t, true, ds[0]["provoked"])
-	list, ok := ds[0]["tasks"].([]any)
-	require.True(t, ok, "tasks: %v", ds[0]["tasks"])
+	assert.True(t, ds[0].Provoked)
+	list := ds[0].Tasks
 	require.Len(t, list, 2)
-	for i, x := range list {
-		task := x.(map[string]any)
-		assert.Equal(t, "blocked", task["state"], "task %d", i)
-		assert.Equal(t, "read", task["wait"], "task %d", i)
-		assert.Equal(t, json.Number(fmt.Sprint(i)), task["process"], "task %d has its own process", i)
+	for i, task := range list {
+		assert.Equal(t, "blocked", task.State, "task %d", i)
+		assert.Equal(t, "read", task.Wait, "task %d", i)
+		assert.Equal(t, i, task.Process, "task %d has its own process", i)
 	}
 	lines := strings.Join(res.Lines(), "\n")
 	assert.Regexp(t, `(?m)^  task 0 \(process 0\) blocked in read on pipe 0, RIP 0x7f800000[0-9a-f]+$`, lines)
 	assert.Regexp(t, `(?m)^  task 1 \(process 1\) blocked in read on pipe 1, RIP 0x7f800000[0-9a-f]+$`, lines)
-	assert.Len(t, records(t, res, "syscall"), 2, "lseek ran after it: off, global off and on")
+	assert.Len(t, recordsOf[contract.Syscall](t, res), 2, "lseek ran after it: off, global off and on")
 }
 
 // TestMessagingOddSize runs sched-messaging with 13-byte messages, whose
@@ -542,11 +534,11 @@ func TestDeadlock(t *testing.T) {
 func TestMessagingOddSize(t *testing.T) {
 	res := boot(t, qemu.Options{Plan: []byte("benchmarks = messaging\nmodes = off\nmessaging_groups = 1\nmessaging_loops = 3\nmessaging_size = 13\nr = 1\nwarmup = 0\n")})
 	requireOK(t, res)
-	ms := records(t, res, "messaging")
+	ms := recordsOf[contract.Messaging](t, res)
 	require.Len(t, ms, 2)
 	for _, f := range ms {
-		assert.Equal(t, int64(20*20*3), integer(t, f, "messages"))
-		assert.Equal(t, int64(13), integer(t, f, "size"))
-		assert.Equal(t, true, f["checksums_ok"])
+		assert.Equal(t, uint64(20*20*3), f.Messages)
+		assert.Equal(t, 13, f.Size)
+		assert.True(t, f.ChecksumsOK)
 	}
 }

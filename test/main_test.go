@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/internal/image"
 	"github.com/ptilab/ptilab/internal/qemu"
 )
@@ -113,6 +114,29 @@ func boot(t *testing.T, opts qemu.Options) *qemu.Result {
 	})
 	require.False(t, res.TimedOut, "QEMU killed after %v", opts.Timeout)
 	return res
+}
+
+// recordsOf returns the records of T's kind, decoded into T (package
+// contract), in output order.
+func recordsOf[T contract.Record](t *testing.T, res *qemu.Result) []T {
+	t.Helper()
+	recs, err := res.Decoded()
+	require.NoError(t, err)
+	var out []T
+	for _, r := range recs {
+		if v, ok := r.(T); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ended returns the PTILAB-END line, decoded.
+func ended(t *testing.T, res *qemu.Result) contract.End {
+	t.Helper()
+	e, ok := res.Ended()
+	require.True(t, ok, "no PTILAB-END line: the run was cut short")
+	return e
 }
 
 // records returns the fields of the "PTILAB {json}" records of kind.

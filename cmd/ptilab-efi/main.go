@@ -1,7 +1,8 @@
 // Command ptilab-efi is the program inside ptilab.efi: an ordinary Go
-// program that the goos personality runs on bare metal. For now it prints
-// the machine line, runs the self-checks of the runtime on bare metal, and
-// ends with PTILAB-END.
+// program that the goos personality runs on bare metal. It reads the plan
+// from the boot volume, prints the machine line, runs the self-checks of
+// the runtime on bare metal and the plan's benchmarks (package bench),
+// lists the system calls the runtime made, and ends with PTILAB-END.
 //
 // Build it only through `make` (it needs the linker flags and the PE
 // conversion there).
@@ -17,6 +18,7 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/goos"
+	"github.com/ptilab/ptilab/internal/contract"
 )
 
 func main() {
@@ -30,7 +32,7 @@ func main() {
 	machine(r)
 	for _, e := range perrs {
 		r.Printf("ptilab: %v; %s", e, e.Consequence())
-		r.Record("plan-error", map[string]any{"line": e.Line, "text": e.Text, "error": e.Err, "consequence": e.Consequence()})
+		r.Record(contract.PlanError{Line: e.Line, Text: e.Text, Error: e.Err, Consequence: e.Consequence()})
 	}
 
 	if plan.Fault != "" {
@@ -42,14 +44,14 @@ func main() {
 	syscallTable(r)
 	m := goos.Memory()
 	sinceEntry, bootNs := goos.SinceEntry()
-	code := r.End(map[string]any{
-		"elapsed_ms":      time.Since(start).Milliseconds(),
-		"plan_errors":     len(perrs),
-		"uptime_ms":       goos.Monotonic() / 1e6,
-		"since_entry_ms":  sinceEntry / 1e6,
-		"boot_ms":         bootNs / 1e6,
-		"pool_peak_mib":   m.PeakBytes >> 20,
-		"thread_switches": goos.Switches(),
+	code := r.End(contract.End{
+		ElapsedMs:      time.Since(start).Milliseconds(),
+		PlanErrors:     len(perrs),
+		UptimeMs:       goos.Monotonic() / 1e6,
+		SinceEntryMs:   sinceEntry / 1e6,
+		BootMs:         bootNs / 1e6,
+		PoolPeakMiB:    m.PeakBytes >> 20,
+		ThreadSwitches: goos.Switches(),
 	})
 	goos.MarkEndPrinted()
 	os.Exit(code)
@@ -123,23 +125,21 @@ func machine(r *bench.Reporter) {
 		info.RAM>>20, info.FreeAtBoot>>20, info.Claimed>>20,
 		info.FirmwareVendor, info.FirmwareRevision, where,
 		info.ImageBase, reloc, info.ImageSize>>10)
-	rec := map[string]any{
-		"vendor": f.Vendor(), "brand": f.Brand(),
-		"family": f.Family, "model": f.Model, "stepping": f.Stepping,
-		"tsc_hz": info.TSCHz, "tsc_source": info.TSCSource, "tsc_invariant": f.InvariantTSC,
-		"pcid": f.PCID, "invpcid": f.INVPCID, "pge": f.PGE, "smep": f.SMEP, "smap": f.SMAP,
-		"rdrand": f.RDRAND, "rdseed": f.RDSEED, "rdtscp": f.RDTSCP, "nx": f.NX,
-		"perfmon_version": f.PerfMonVersion,
-		"ram_bytes":       info.RAM, "free_at_boot_bytes": info.FreeAtBoot, "pool_bytes": info.Claimed,
-		"firmware_vendor": info.FirmwareVendor, "firmware_revision": info.FirmwareRevision,
-		"board": info.Board, "hypervisor": hv,
-		"image_base": info.ImageBase, "image_bytes": info.ImageSize, "relocated": info.ImageBase != goos.ELFLinkBase,
-		"serial": info.Serial, "screens": info.Screens, "random": info.Random, "rtc": info.RTC,
+	rec := contract.Machine{
+		Vendor: f.Vendor(), Brand: f.Brand(), Family: f.Family, Model: f.Model, Stepping: f.Stepping,
+		TSCHz: info.TSCHz, TSCSource: info.TSCSource, TSCInvariant: f.InvariantTSC,
+		PCID: f.PCID, INVPCID: f.INVPCID, PGE: f.PGE, SMEP: f.SMEP, SMAP: f.SMAP,
+		RDRAND: f.RDRAND, RDSEED: f.RDSEED, RDTSCP: f.RDTSCP, NX: f.NX, PerfMonVersion: f.PerfMonVersion,
+		RAMBytes: info.RAM, FreeAtBootBytes: info.FreeAtBoot, PoolBytes: info.Claimed,
+		FirmwareVendor: info.FirmwareVendor, FirmwareRevision: info.FirmwareRevision,
+		Board: info.Board, Hypervisor: hv,
+		ImageBase: info.ImageBase, ImageBytes: info.ImageSize, Relocated: info.ImageBase != goos.ELFLinkBase,
+		Serial: info.Serial, Screens: info.Screens, Random: info.Random, RTC: info.RTC,
 	}
 	if ucodeOK {
-		rec["microcode"] = ucode
+		rec.Microcode = &ucode
 	}
-	r.Record("machine", rec)
+	r.Record(rec)
 }
 
 // deliberateFault makes the CPU fault on purpose, for the fault tests: the
@@ -168,7 +168,7 @@ func syscallTable(r *bench.Reporter) {
 	var counts [512]goos.SyscallCount
 	n, unknown := goos.SyscallCounts(counts[:])
 	total := uint64(0)
-	rec := map[string]any{}
+	rec := map[string]uint64{}
 	for _, c := range counts[:n] {
 		total += c.Count
 		rec[c.Name] = c.Count
@@ -177,5 +177,5 @@ func syscallTable(r *bench.Reporter) {
 	for _, c := range counts[:n] {
 		r.Printf("  %-18s %3d  %8d", c.Name, c.Nr, c.Count)
 	}
-	r.Record("syscalls", map[string]any{"counts": rec, "distinct": n, "total": total, "enosys": unknown})
+	r.Record(contract.SyscallCounts{Counts: rec, Distinct: n, Total: total, ENOSYS: unknown})
 }

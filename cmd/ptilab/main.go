@@ -248,17 +248,17 @@ func outcome(r *qemu.Result) (msg string, ok bool) {
 	if line, found := r.Fault(); found {
 		fault = "; CPU exception: " + strings.TrimPrefix(line, "PTILAB-FAULT ")
 	}
-	end, found := r.End()
+	raw, found := r.End()
 	if !found {
 		return fmt.Sprintf("%d records, no PTILAB-END line: output cut short%s", len(recs), fault), false
 	}
-	status, _ := end.Fields["status"].(string)
-	if status != "ok" {
-		return fmt.Sprintf("%d records, PTILAB-END status %q (line %d): %s%s", len(recs), status, end.Line, end.Raw, fault), false
+	end, ok := r.Ended()
+	if !ok || end.Status != "ok" {
+		return fmt.Sprintf("%d records, PTILAB-END status %q (line %d): %s%s", len(recs), end.Status, raw.Line, raw.Raw, fault), false
 	}
 	var planErrs string
-	if n, _ := end.Fields["plan_errors"].(json.Number); n != "" && n != "0" {
-		planErrs = fmt.Sprintf("; %s plan lines ignored (see the plan-error records)", n)
+	if end.PlanErrors != 0 {
+		planErrs = fmt.Sprintf("; %d plan lines ignored (see the plan-error records)", end.PlanErrors)
 	}
 	return fmt.Sprintf("%d records, PTILAB-END status \"ok\"%s%s", len(recs), planErrs, fault), true
 }

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ptilab/ptilab/internal/contract"
 )
 
 // DefaultMemory is the guest RAM size used when Options.Memory is empty.
@@ -29,7 +31,7 @@ const PlanFile = "ptilab.plan"
 const bootPath = "EFI/BOOT/BOOTX64.EFI"
 
 // debugExitPort is the I/O port of the isa-debug-exit device.
-const debugExitPort = 0xf4
+const debugExitPort = contract.DebugExitPort
 
 // Options describes one QEMU run.
 type Options struct {
@@ -123,7 +125,7 @@ func Args(opts Options, paths Paths) []string {
 	if opts.Icount {
 		// The fw_cfg file tells the image, which labels its figures as
 		// instruction counts.
-		args = append(args, "-icount", "shift=0", "-fw_cfg", "name=opt/ptilab/icount,string=1")
+		args = append(args, "-icount", "shift=0", "-fw_cfg", "name="+contract.FwCfgIcount+",string=1")
 	}
 	if paths.Vars == "" {
 		args = append(args, "-bios", paths.Code)

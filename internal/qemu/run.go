@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/ptilab/ptilab/internal/contract"
 )
 
 // waitDelay is how long Run waits for QEMU's output to drain after the
@@ -51,10 +53,9 @@ type Result struct {
 }
 
 // DebugExitBase is what the image adds to its status before writing it to
-// the debug-exit port (board.DebugExitBase): QEMU then exits with
-// ((status+DebugExitBase)<<1)|1, which QEMU's own failures (exit status 1)
-// cannot be mistaken for.
-const DebugExitBase = 0x10
+// the debug-exit port: QEMU then exits with ((status+DebugExitBase)<<1)|1,
+// which QEMU's own failures (exit status 1) cannot be mistaken for.
+const DebugExitBase = contract.DebugExitBase
 
 // decodeStatus splits a QEMU exit status into the image's status and
 // whether the debug-exit device ended the run.

@@ -7,15 +7,17 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/ptilab/ptilab/internal/contract"
 )
 
-// Tags that start the image's machine-readable serial lines. A line whose
-// first word is recordTag or endTag must carry a JSON object after one
-// space.
+// Tags that start the image's machine-readable serial lines
+// (contract.RecordTag, EndTag, FaultTag). A line whose first word is
+// recordTag or endTag must carry a JSON object after one space.
 const (
-	recordTag   = "PTILAB"       // one result: "PTILAB {json}"
-	endTag      = "PTILAB-END"   // last line: "PTILAB-END {json}", with "status"
-	faultPrefix = "PTILAB-FAULT" // starts the first line of a kernel fault dump
+	recordTag   = contract.RecordTag
+	endTag      = contract.EndTag
+	faultPrefix = contract.FaultTag
 )
 
 // Record is one machine-readable line of the image's serial output.
@@ -27,6 +29,55 @@ type Record struct {
 	// Fields is Raw decoded; numbers are json.Number so that 64-bit
 	// counters and addresses keep every digit.
 	Fields map[string]any
+
+	end bool // the PTILAB-END line
+}
+
+// Decode decodes the record into its kind's type (package contract); the
+// PTILAB-END line decodes as a contract.End. A kind contract does not know
+// is an error naming the record's line.
+func (rec Record) Decode() (contract.Record, error) {
+	kind, _ := rec.Fields["kind"].(string)
+	if kind == "" && rec.end {
+		kind = contract.End{}.Kind()
+	}
+	d, err := contract.Decode(kind, rec.Raw)
+	if err != nil {
+		return nil, fmt.Errorf("qemu: serial line %d: %w", rec.Line, err)
+	}
+	return d, nil
+}
+
+// Decoded returns the "PTILAB {json}" records decoded into their kinds'
+// types (package contract), in output order.
+func (r *Result) Decoded() ([]contract.Record, error) {
+	recs, err := r.Records()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]contract.Record, 0, len(recs))
+	for _, rec := range recs {
+		d, err := rec.Decode()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Ended returns the last well-formed PTILAB-END line decoded; ok is false
+// when there is none (the run was cut short) or it does not decode.
+func (r *Result) Ended() (e contract.End, ok bool) {
+	rec, found := r.End()
+	if !found {
+		return contract.End{}, false
+	}
+	d, err := rec.Decode()
+	if err != nil {
+		return contract.End{}, false
+	}
+	return d.(contract.End), true
 }
 
 // Lines returns the serial output split into lines, with ANSI/VT100 escape
@@ -79,6 +130,7 @@ func (r *Result) End() (rec *Record, ok bool) {
 	for i := len(lines) - 1; i >= 0; i-- {
 		if tag, payload, _ := strings.Cut(lines[i], " "); tag == endTag {
 			if rec, err := parseRecord(i+1, payload); err == nil {
+				rec.end = true
 				return &rec, true
 			}
 		}

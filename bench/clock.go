@@ -1,0 +1,66 @@
+package bench
+
+import "fmt"
+
+// Clock converts cycles to nanoseconds and says where its frequency came
+// from; Emulated marks timings from an emulator (QEMU's TCG, Bochs), which
+// are not the hardware's; Icount marks a TSC that counts instructions
+// (QEMU's -icount shift=0; Bochs).
+type Clock struct {
+	Hz       uint64
+	Source   string
+	Emulated bool
+	Icount   bool
+}
+
+// Unit names what the figures count, for records: "instructions" or
+// "tsc_cycles".
+func (c Clock) Unit() string {
+	if c.Icount {
+		return "instructions"
+	}
+	return "tsc_cycles"
+}
+
+// perCall is the heading of the per-call column.
+func (c Clock) perCall() string {
+	if c.Icount {
+		return "insns/call"
+	}
+	return "tsc/call"
+}
+
+// perMsg is the heading of the per-message column.
+func (c Clock) perMsg() string {
+	if c.Icount {
+		return "insns/msg"
+	}
+	return "tsc/msg"
+}
+
+// unitNote says what the figures count, for table headings.
+func (c Clock) unitNote() string {
+	if c.Icount {
+		return "INSTRUCTIONS (QEMU -icount: the TSC counts instructions; ns are virtual)"
+	}
+	return "TSC cycles (not core cycles)"
+}
+
+// Ns converts cycles to nanoseconds.
+func (c Clock) Ns(cycles float64) float64 { return cycles * 1e9 / float64(c.Hz) }
+
+// Cycles converts nanoseconds to cycles.
+func (c Clock) Cycles(ns int64) uint64 { return uint64(float64(ns) * float64(c.Hz) / 1e9) }
+
+// header is the clock's part of a table's heading: the TSC frequency and
+// its source, and whether the figures are emulated.
+func (c Clock) header() string {
+	s := fmt.Sprintf("TSC %.3f GHz (%s)", float64(c.Hz)/1e9, c.Source)
+	switch {
+	case c.Icount:
+		s += "; EMULATED with -icount: path lengths, not timings"
+	case c.Emulated:
+		s += "; EMULATED (QEMU TCG): these are not hardware timings"
+	}
+	return s
+}

@@ -1,0 +1,287 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/i386pae"
+	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/pti"
+)
+
+// fakeWorld is a world whose timing loop returns what a configuration
+// costs by a formula, for host tests of the engine: every benchmark's
+// table and records, written once, in two worlds of different shapes.
+type fakeWorld struct {
+	width   int
+	entries []Entry
+	copies  []Copy
+	pcid    bool // the CPU has PCIDs (64-bit)
+	loops   int  // timing loops run
+}
+
+// cost is the cycles a call costs under c: 100, +1000 with isolation,
+// +50 linux, +7 per copy method, +3 per entry after the first; and the
+// work call's cycles.
+func (w *fakeWorld) cost(c Config, call Call) uint64 {
+	v := uint64(100)
+	if c.Mode.Isolated() {
+		v += 1000
+	}
+	if c.Flavour == pti.Linux {
+		v += 50 + 7*uint64(c.Copy)
+	}
+	v += 3 * uint64(c.Entry)
+	if call.Op == Work {
+		v += call.Arg
+	}
+	return v
+}
+
+const fakeEmpty = 2 // cycles per iteration of the empty loop
+
+func (w *fakeWorld) Width() int { return w.width }
+func (w *fakeWorld) Title() string {
+	if w.width == 32 {
+		return "32-bit PAE kernel: "
+	}
+	return ""
+}
+func (w *fakeWorld) Setup() error      { return nil }
+func (w *fakeWorld) Entries() []Entry  { return w.entries }
+func (w *fakeWorld) Copies() []Copy    { return w.copies }
+func (w *fakeWorld) MaxDataPages() int { return 16 }
+func (w *fakeWorld) User() UserLayout {
+	return UserLayout{Data: 0x1000, StackTop: 0x100000, DataPages: 16, MaxRepeats: 100, AddrDigits: 18}
+}
+func (w *fakeWorld) Supported(c Config) error {
+	switch {
+	case c.Mode == pti.OnPCID && w.width == 32:
+		return fmt.Errorf("%v: PCID: %w", c, ErrNotInPAE)
+	case c.Mode == pti.OnPCID && !w.pcid:
+		return fmt.Errorf("%v: PCID: %w", c, ErrUnsupported)
+	case c.Stamps && w.width == 64:
+		return fmt.Errorf("%v: no instrumented trampoline: %w", c, ErrUnsupported)
+	}
+	return nil
+}
+func (w *fakeWorld) TasksConfig(mode pti.Mode, e Entry) Config {
+	return Config{Mode: mode, Entry: e, Flavour: pti.Linux}
+}
+func (w *fakeWorld) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
+	w.loops++
+	per := w.cost(c, call) + fakeEmpty
+	if empty {
+		per = fakeEmpty
+	}
+	l := Loop{Cycles: make([]uint64, r), Value: call.want(), HasValue: true}
+	for i := range l.Cycles {
+		l.Cycles[i] = uint64(n) * per
+	}
+	if c.Stamps {
+		l.Phases = []uint64{1, 2, 3, 4, 5}
+	}
+	return l, nil
+}
+func (w *fakeWorld) NewProcess(int) (Process, error) { return nil, errors.New("no processes here") }
+func (w *fakeWorld) MainProcess() Process            { return nil }
+func (w *fakeWorld) NewRun(Config) (Run, error)      { return nil, errors.New("no tasks kernel here") }
+func (w *fakeWorld) ProbeTargets() []ProbeTarget {
+	return []ProbeTarget{{"kernel", 0xa000, KernelOnly}, {"entry", 0xb000, EntryArea}, {"own", 0x1000, OwnPage}}
+}
+func (w *fakeWorld) Probe(c Config, addr uint64) (Exit, error) {
+	switch addr {
+	case 0x1000:
+		return Exit{Exited: true, Text: "exit 0"}, nil
+	case 0xb000:
+		return Exit{Faulted: true, Vector: 14, ErrorCode: 5, CS: 0x33, CR2: addr}, nil
+	}
+	ec := uint64(5)
+	if c.Mode.Isolated() {
+		ec = 4
+	}
+	return Exit{Faulted: true, Vector: 14, ErrorCode: ec, CS: 0x33, CR2: addr}, nil
+}
+
+// runFake runs plan in a 64-bit world (without PCID) and a 32-bit one
+// (two entries, two copy methods), and returns the output and the
+// records.
+func runFake(t *testing.T, plan Plan) (string, []contract.Record, *Reporter) {
+	t.Helper()
+	w64 := &fakeWorld{width: 64, entries: []Entry{Syscall}}
+	w32 := &fakeWorld{width: 32, entries: []Entry{Sysenter, Int80}, copies: []Copy{i386pae.Movsl, i386pae.Trim}}
+	saved := Worlds
+	Worlds = map[int]World{64: w64, 32: w32}
+	t.Cleanup(func() { Worlds = saved })
+	var out bytes.Buffer
+	r := NewReporter(&out)
+	RunPlan(r, plan, Clock{Hz: 1e9, Source: "test"})
+	var recs []contract.Record
+	for _, l := range strings.Split(out.String(), "\n") {
+		js, ok := strings.CutPrefix(l, "PTILAB ")
+		if !ok {
+			continue
+		}
+		var k struct{ Kind string }
+		require.NoError(t, json.Unmarshal([]byte(js), &k))
+		rec, err := contract.Decode(k.Kind, []byte(js))
+		require.NoError(t, err, l)
+		recs = append(recs, rec)
+	}
+	return out.String(), recs, r
+}
+
+func of[T contract.Record](recs []contract.Record) []T {
+	var out []T
+	for _, r := range recs {
+		if v, ok := r.(T); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// TestEngineNull runs the null call in both worlds and the seed table
+// made from them: every configuration once, cycles per call less the
+// empty loop, ratios to the same entry's off, PCID unsupported by the
+// 64-bit CPU and not in PAE, the copy methods in the 32-bit world only.
+func TestEngineNull(t *testing.T) {
+	plan := DefaultPlan()
+	plan.Benchmarks = []string{"null", "null32"}
+	plan.N, plan.R, plan.Warmup = 10, 3, 1
+	out, recs, r := runFake(t, plan)
+	assert.Empty(t, r.Failed())
+
+	byKey := map[string]contract.Syscall{}
+	for _, s := range of[contract.Syscall](recs) {
+		k := fmt.Sprintf("%s %s/%s/%s/%s/%v/%v", s.Bench, s.Mode, s.Entry, s.Flavour, s.Copy, s.Global, s.Stamps)
+		assert.NotContains(t, byKey, k, "recorded once")
+		byKey[k] = s
+	}
+	// 64-bit: off and on x 2 flavours x 2 global settings.
+	// 32-bit: off and on x 2 entries x 2 flavours x 2 global settings,
+	// then the copy methods (trim8, the one not in the null table) and
+	// the stamped ones (2 copies), off and on.
+	assert.Len(t, byKey, 8+16+2+4)
+	off := byKey["null off/syscall/minimal//false/false"]
+	assert.Equal(t, 100.0, off.Mean, "the call less the empty loop")
+	assert.Equal(t, 2.0, byKey["null on/syscall/linux//true/false"].EmptyLoopCycles)
+	assert.InDelta(t, 1150.0/150, byKey["null on/syscall/linux//true/false"].RatioToOff, 0.001)
+	assert.Equal(t, 64, off.Width)
+	on32 := byKey["null32 on/int80/linux/movsl/false/false"]
+	assert.Equal(t, 1000.0+100+50+3*2, on32.Mean)
+	assert.InDelta(t, 1156.0/156, on32.RatioToOff, 0.001, "compared with the same entry's off")
+	stamped := byKey["null32 on/sysenter/linux/trim8/false/true"]
+	assert.Len(t, stamped.Phases, 5)
+
+	unsup := map[string]int{}
+	for _, u := range of[contract.Unsupported](recs) {
+		unsup[fmt.Sprintf("%s/%d", u.Bench, u.Width)]++
+		assert.Equal(t, "on+pcid", u.Mode)
+	}
+	assert.Equal(t, map[string]int{"null/64": 4, "null32/32": 8}, unsup)
+	assert.Contains(t, out, "on+pcid  minimal  no     unsupported: PCID: not supported by this CPU")
+	assert.Contains(t, out, "on+pcid  sysenter minimal  no     unsupported: PCID: not in PAE")
+	assert.Contains(t, out, "32-bit PAE kernel: linux SYSENTER trampoline: pt_regs copy methods")
+	assert.NotContains(t, out, "linux SYSCALL trampoline", "no copy methods in a world with one")
+
+	// The seed table: 2 widths x off, on x 2 flavours measured; on+pcid
+	// unsupported in both (no PCID, not in PAE).
+	assert.Len(t, of[contract.Seed](recs), 8)
+	assert.Len(t, of[contract.SeedUnsupported](recs), 4)
+	assert.Regexp(t, `(?m)^32-bit PTI on\+pcid\s+\| not in PAE\s+\| not in PAE$`, out)
+	assert.Regexp(t, `(?m)^64-bit PTI on\+pcid\s+\| unsupported by this CPU\s+\| unsupported by this CPU$`, out)
+}
+
+// TestEngineWorkAndLseek runs the work curve and lseek in both worlds.
+func TestEngineWorkAndLseek(t *testing.T) {
+	plan := DefaultPlan()
+	plan.Benchmarks = []string{"work32", "lseek", "lseek32"}
+	plan.WorkNs = []int64{0, 1000}
+	plan.R, plan.Warmup = 2, 0
+	out, recs, r := runFake(t, plan)
+	assert.Empty(t, r.Failed())
+	n := map[string]int{}
+	for _, s := range of[contract.Syscall](recs) {
+		n[s.Bench]++
+		if s.Bench == "work32" {
+			require.NotNil(t, s.WorkNs)
+			assert.Equal(t, "sysenter", s.Entry, "the default entry")
+			isolation := map[string]int64{"off": 0, "on": 1000}[s.Mode]
+			assert.Equal(t, float64(100+3+isolation+*s.WorkNs), s.Mean, "at 1 GHz a ns is a cycle")
+		}
+	}
+	assert.Equal(t, map[string]int{"work32": 4, "lseek": 4, "lseek32": 8}, n)
+	assert.Regexp(t, `(?m)^1000\s+[0-9.]+\s+[0-9.]+\s+not in PAE\s+\+[0-9.]+%\s+-$`, out)
+	assert.Regexp(t, `(?m)^on\s+int80\s+yes\s+1156\.0\s+0\.0%\s+1156\.0\s+865052\s+7\.41\s+\+0\.00%$`, out, "lseek's rows by entry, with the global gain")
+}
+
+// TestEngineProbe runs the probe in both worlds: the expected outcomes
+// recorded as such, PCID left out of the 32-bit world and unsupported in
+// the 64-bit one.
+func TestEngineProbe(t *testing.T) {
+	plan := DefaultPlan()
+	plan.Benchmarks = []string{"probe", "probe32"}
+	out, recs, _ := runFake(t, plan)
+	probes := of[contract.Probe](recs)
+	assert.Len(t, probes, 3*2*2, "3 targets x off, on x 2 worlds")
+	for _, p := range probes {
+		require.NotNil(t, p.AsExpected)
+		assert.True(t, *p.AsExpected, "%v", p)
+	}
+	unsup := of[contract.Unsupported](recs)
+	assert.Len(t, unsup, 3, "the 64-bit world's on+pcid column; the 32-bit world has none")
+	assert.NotContains(t, out, "UNEXPECTED")
+	assert.Contains(t, out, "32-bit PAE kernel: isolation probe")
+}
+
+// TestEngineTasksFailure: a world whose tasks kernel cannot run fails
+// each configuration of the ping-pong and sched-messaging, with an error
+// record each, and the tables say so.
+func TestEngineTasksFailure(t *testing.T) {
+	plan := DefaultPlan()
+	plan.Benchmarks = []string{"pingpong", "messaging32"}
+	out, recs, r := runFake(t, plan)
+	errs := of[contract.Error](recs)
+	assert.Len(t, errs, 2*2+2*2+2*2, "ping-pong: off, on x 2; messaging32: off, on x 2, and its phases")
+	assert.Len(t, r.Failed(), len(errs))
+	assert.Contains(t, out, "FAILED (see the error record)")
+	assert.Contains(t, errs[0].Error, "no processes here")
+}
+
+// TestRegistry checks the registry: names unique in every world, plan
+// keys known, the default plan every benchmark but the optional ones.
+func TestRegistry(t *testing.T) {
+	seen := map[string]bool{}
+	for _, n := range PlanNames(true) {
+		assert.False(t, seen[n], "plan name %s given twice", n)
+		seen[n] = true
+		e, ok := lookup(n)
+		require.True(t, ok, n)
+		assert.Equal(t, n, planName(e.b.Name, e.width))
+	}
+	for _, b := range Registry {
+		assert.NotEmpty(t, b.Summary, b.Name)
+		assert.NotNil(t, b.Run, b.Name)
+		for _, k := range b.Keys {
+			assert.Contains(t, planKeys, k, "%s reads plan key %s", b.Name, k)
+		}
+		for _, w := range b.Worlds {
+			assert.Contains(t, Worlds, w, b.Name)
+		}
+	}
+	for _, s := range PostSteps {
+		for _, n := range s.Needs {
+			assert.True(t, seen[n], "%s needs %s", s.Name, n)
+		}
+	}
+	assert.NotContains(t, PlanNames(false), "deadlock")
+	assert.Contains(t, PlanNames(true), "deadlock")
+}

@@ -1,0 +1,273 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/i386pae/layout"
+	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/pti"
+)
+
+// Timing loops: the null call, the work curve and lseek time a system
+// call in a ring-3 loop; the copy methods and the phase breakdown time
+// the null call through the 32-bit world's other trampolines.
+
+// PhaseCount is the number of phases an instrumented trampoline times:
+// the CR3 switch in, the copy in, the dispatch, the copy out, the CR3
+// switch out (layout.Phase*).
+const PhaseCount = layout.PhaseCount
+
+// phaseDispatch is the phase of the system call's own work: the rest is
+// the entry path.
+const phaseDispatch = layout.PhaseDispatch
+
+// phaseNames name the phases in records.
+var phaseNames = [PhaseCount]string{
+	layout.PhaseCR3In: "cr3_in", layout.PhaseCopyIn: "copy_in", layout.PhaseDispatch: "dispatch",
+	layout.PhaseCopyOut: "copy_out", layout.PhaseCR3Out: "cr3_out",
+}
+
+// Measurement is one configuration's figure: cycles per call over R
+// repeats of N calls.
+type Measurement struct {
+	Width  int // the world's
+	Config Config
+	Bench  string // the benchmark's plan name: "null", "work32", ...
+	// WorkNs is the work curve's point: the time the call spends in the
+	// kernel (HasWork).
+	WorkNs  int64
+	HasWork bool
+	N, R    int
+	Stats   Stats   // cycles per call, loop overhead subtracted
+	Empty   float64 // cycles per iteration of the empty loop
+	// Phases are the instrumented trampoline's cycles per call in each
+	// phase, with Config.Stamps; PhaseCall is the whole call over the same
+	// calls: every repeat, warm-up included, less the empty loop.
+	Phases    [PhaseCount]float64
+	PhaseCall float64
+	Unsup     error // the world or the CPU cannot run the configuration
+	Failure   error // the run went wrong
+}
+
+func (m *Measurement) ok() bool { return m.Unsup == nil && m.Failure == nil }
+
+// Measure times call under c in world w: warm-up repeats, then r repeats
+// of n calls, less the empty loop's cost per iteration (the median of its
+// repeats, measured the same way). A run whose last call did not return
+// what the call returns fails, where the world's loop keeps it. With
+// c.Stamps it also gives the phases' cycles per call, over every call of
+// the run.
+func Measure(w World, c Config, call Call, n, r, warmup int) Measurement {
+	m := Measurement{Width: w.Width(), Config: c, N: n, R: r}
+	if err := w.Supported(c); err != nil {
+		m.Unsup = err
+		return m
+	}
+	if max := w.User().MaxRepeats; r+warmup > max {
+		m.Failure = fmt.Errorf("%d repeats: the task's data pages hold at most %d", r+warmup, max)
+		return m
+	}
+	empty, err := w.Loop(c, call, n, r+warmup, true)
+	if err != nil {
+		m.Failure = err
+		return m
+	}
+	m.Empty = Summarize(PerOp(empty.Cycles[warmup:], n, 0)).Median
+	calls, err := w.Loop(c, call, n, r+warmup, false)
+	if err != nil {
+		m.Failure = err
+		return m
+	}
+	if want := call.want(); n > 0 && calls.HasValue && calls.Value != want {
+		m.Failure = fmt.Errorf("the %s call returned %d, want %d", callNames[call.Op], calls.Value, want)
+		return m
+	}
+	m.Stats = Summarize(PerOp(calls.Cycles[warmup:], n, m.Empty))
+	if c.Stamps && len(calls.Phases) == PhaseCount {
+		all := float64(n * (r + warmup))
+		for i, sum := range calls.Phases {
+			m.Phases[i] = float64(sum) / all
+		}
+		var total uint64
+		for _, c := range calls.Cycles {
+			total += c
+		}
+		m.PhaseCall = float64(total)/all - m.Empty
+	}
+	return m
+}
+
+var callNames = [...]string{Getppid: "getppid", Work: "work", Lseek: "lseek"}
+
+// rdtscpFlag is the timing programs' argument choosing how they end a
+// timed region: 0 with RDTSCP where the CPU has it, 1 with LFENCE; RDTSC;
+// LFENCE.
+func rdtscpFlag() uint64 {
+	if amd64.Features.RDTSCP {
+		return 0
+	}
+	return 1
+}
+
+// subject is the record subject of a configuration of x's world.
+func (x *Ctx) subject(bench string, c Config) contract.Subject {
+	s := contract.Subject{
+		Bench: bench, Width: x.World.Width(), Mode: c.Mode.String(), Entry: c.Entry.String(),
+		Flavour: c.Flavour.String(), Global: c.Global, Stamps: c.Stamps,
+		Emulated: x.Clock.Emulated, Icount: x.Clock.Icount,
+	}
+	if len(x.World.Copies()) > 0 && c.Flavour == pti.Linux {
+		s.Copy = c.Copy.String()
+	}
+	return s
+}
+
+// stats is the record form of s, in the clock's unit, with the ratio to
+// off (absent when 0).
+func (x *Ctx) stats(s Stats, ratio float64) contract.Stats {
+	return contract.Stats{
+		Unit: x.Clock.Unit(), Mean: round(s.Mean), Stddev: round(s.Stddev), StddevPct: round(s.StddevPct()),
+		PerfPct: round(s.PerfPct()), Median: round(s.Median), Min: round(s.Min), Max: round(s.Max),
+		TSCHz: x.Clock.Hz, RatioToOff: round(ratio),
+	}
+}
+
+// notMeasured records what a configuration that did not run: an
+// "unsupported" record with the reason, or an error named name; and
+// reports whether it did not.
+func (x *Ctx) notMeasured(name string, s contract.Subject, n, r int, unsup, failure error) bool {
+	switch {
+	case unsup != nil:
+		x.Record(contract.Unsupported{Subject: s, N: n, R: r, Reason: unsup.Error()})
+	case failure != nil:
+		x.Fail(contract.Error{Name: name, Error: failure.Error(), Subject: &s, N: n, R: r})
+	default:
+		return false
+	}
+	return true
+}
+
+// measurement writes m's record.
+func (x *Ctx) measurement(m Measurement, ratio float64) {
+	s := x.subject(m.Bench, m.Config)
+	if m.HasWork {
+		s.WorkNs = &m.WorkNs
+	}
+	if x.notMeasured(m.Bench+" "+m.Config.String(), s, m.N, m.R, m.Unsup, m.Failure) {
+		return
+	}
+	rec := contract.Syscall{
+		Subject: s, N: m.N, R: m.R, Stats: x.stats(m.Stats, ratio),
+		NsPerCall: round(x.Clock.Ns(m.Stats.Mean)), EmptyLoopCycles: round(m.Empty),
+	}
+	if m.Config.Stamps {
+		rec.Phases = map[string]float64{}
+		for i, c := range m.Phases {
+			rec.Phases[phaseNames[i]] = round(c)
+		}
+		rec.PhaseCall = round(m.PhaseCall)
+	}
+	x.Record(rec)
+}
+
+func round(x float64) float64 {
+	if x < 0 {
+		return -round(-x)
+	}
+	return float64(int64(x*1000+0.5)) / 1000
+}
+
+// ratio is m's mean over base's, or 0 when either did not measure.
+func ratio(m, base *Measurement) float64 {
+	if m == nil || base == nil || !m.ok() || !base.ok() {
+		return 0
+	}
+	return m.Stats.Mean / base.Stats.Mean
+}
+
+// find returns the measurement of c among ms, or nil.
+func find(ms []Measurement, c Config) *Measurement {
+	for i := range ms {
+		if ms[i].Config == c {
+			return &ms[i]
+		}
+	}
+	return nil
+}
+
+// offOf is c under PTI off: the configuration c is compared with.
+func offOf(c Config) Config {
+	c.Mode = pti.Off
+	return c
+}
+
+// row prints a row of a per-call table: head, then the reason the
+// configuration is unsupported, its failure, or cycles per call, the
+// spread, median, minimum, ns per call and the ratio to off.
+func (x *Ctx) row(head string, m *Measurement, ratio float64) {
+	s := m.Stats
+	switch {
+	case m.Unsup != nil:
+		x.Printf("%s %s", head, "unsupported: "+reasonOf(m.Unsup))
+	case m.Failure != nil:
+		x.Printf("%s FAILED: %v", head, m.Failure)
+	default:
+		x.Printf("%s %12.1f %7s %12.1f %12.1f %10.1f %7.2f", head, s.Mean, spread(s), s.Median, s.Min, x.Clock.Ns(s.Mean), ratio)
+	}
+}
+
+// spread formats the perf-style ± of s; with one repeat there is none.
+func spread(s Stats) string {
+	if s.N < 2 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", s.PerfPct())
+}
+
+// repeats describes the repetitions of a measurement of calls in words.
+func repeats(r, n, warmup int) string { return repeatsOf(r, n, warmup, "call", "calls") }
+
+// repeatsOf describes r repeats of n operations (one, many: their name)
+// after warmup repeats.
+func repeatsOf(r, n, warmup int, one, many string) string {
+	return fmt.Sprintf("%s of %s after %s", plural(r, "repeat", "repeats"), plural(n, one, many), plural(warmup, "warm-up repeat", "warm-up repeats"))
+}
+
+// runs describes r runs after warmup warm-up runs.
+func runs(r, warmup int) string {
+	return fmt.Sprintf("%s after %s", plural(r, "run", "runs"), plural(warmup, "warm-up run", "warm-up runs"))
+}
+
+// plural says k things.
+func plural(k int, one, many string) string {
+	if k == 1 {
+		return fmt.Sprintf("%d %s", k, one)
+	}
+	return fmt.Sprintf("%d %s", k, many)
+}
+
+func yn(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// reasonOf shortens an unsupported configuration's error to its cause.
+func reasonOf(err error) string {
+	s := err.Error()
+	if i := strings.Index(s, ": "); i >= 0 {
+		s = s[i+2:]
+	}
+	return s
+}
+
+// taskKind names a run's kind of tasks.
+func taskKind(threads bool) string {
+	if threads {
+		return "threads"
+	}
+	return "processes"
+}

@@ -1,0 +1,138 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/pti"
+)
+
+// The isolation probe: ring 3 reads kernel addresses and its own page
+// under each mode, and the page fault says whether the page was mapped.
+
+// ProbeTarget is an address the isolation probe reads from ring 3, and
+// what the read must do.
+type ProbeTarget struct {
+	Name    string
+	Address uint64
+	Kind    TargetKind
+}
+
+// TargetKind says how a probe target is mapped, and so what a ring-3
+// read of it does.
+type TargetKind uint8
+
+const (
+	// KernelOnly: mapped supervisor-only in the kernel's tables only: a
+	// read faults with P=1 (protection) without isolation and P=0 (not
+	// mapped) with it.
+	KernelOnly TargetKind = iota
+	// EntryArea: mapped supervisor-only in both tables: a read faults
+	// with P=1 in every mode.
+	EntryArea
+	// OwnPage: the task's own data: the read succeeds.
+	OwnPage
+)
+
+// expected reports whether exit is what a ring-3 read of t under mode
+// must give.
+func (t ProbeTarget) expected(mode pti.Mode, e Exit) bool {
+	if t.Kind == OwnPage {
+		return e.ok()
+	}
+	present := t.Kind == EntryArea || !mode.Isolated()
+	return e.Faulted && e.Vector == amd64.VectorPF && e.FromUser() && e.CR2 == t.Address &&
+		(e.ErrorCode&amd64.PF_P != 0) == present
+}
+
+// prober is a world with targets for the isolation probe, and checks of
+// its own kernel's exceptions to run after it.
+type prober interface {
+	ProbeTargets() []ProbeTarget
+}
+
+// kernelChecker is a world whose kernel's exception paths the probe
+// checks too.
+type kernelChecker interface {
+	kernelChecks(x *Ctx, probeOK bool)
+}
+
+// probe reads each of the world's targets from ring 3 under the plan's
+// modes and on (modes the world cannot have at all are left out; those
+// the CPU lacks say so) and prints what happened: under off a kernel
+// address faults as a protection violation (present, supervisor-only),
+// under isolation as not present; the entry area is present and
+// supervisor-only in every mode; the task's own page reads. An outcome
+// other than that is marked UNEXPECTED. Then, in a world with its own
+// kernel checks, those.
+func probe(x *Ctx) any {
+	w := x.World
+	pw, ok := w.(prober)
+	if !ok {
+		x.Fail(contract.Error{Name: x.Name, Error: "this world has no probe targets"})
+		return false
+	}
+	var modes []pti.Mode
+	for _, m := range append(slices.Clone(x.Plan.Modes), pti.On) {
+		if !slices.Contains(modes, m) && !isNotInWorld(w, Config{Mode: m, Entry: w.Entries()[0]}) {
+			modes = append(modes, m)
+		}
+	}
+	x.Printf("")
+	x.Printf("%sisolation probe: a ring-3 read of each address (#PF error code: P=1 protection, P=0 not mapped)", w.Title())
+	digits := w.User().AddrDigits
+	hdr := fmt.Sprintf("%-14s %-*s", "target", digits, "address")
+	for _, m := range modes {
+		hdr += fmt.Sprintf(" %-22s", m)
+	}
+	x.Printf("%s", strings.TrimRight(hdr, " "))
+	all := true
+	for _, t := range pw.ProbeTargets() {
+		line := fmt.Sprintf("%-14s %#-*x", t.Name, digits, t.Address)
+		for _, mode := range modes {
+			c := Config{Mode: mode, Entry: w.Entries()[0]}
+			s := x.subject("probe", c)
+			s.Entry, s.Flavour, s.Target = "", "", t.Name // the probe's entry is the world's business
+			addr := fmt.Sprintf("%#x", t.Address)
+			if err := w.Supported(c); err != nil {
+				line += fmt.Sprintf(" %-22s", "unsupported")
+				x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: mode.String() + ": " + reasonOf(err)})
+				continue
+			}
+			e, err := w.Probe(c, t.Address)
+			if err != nil {
+				line += fmt.Sprintf(" %-22s", "FAILED")
+				x.Fail(contract.Error{Name: x.Name + " " + t.Name + " " + mode.String(), Error: err.Error(), Subject: &s})
+				all = false
+				continue
+			}
+			good := t.expected(mode, e)
+			rec := contract.Probe{Subject: s, Address: addr, Faulted: e.Faulted, AsExpected: &good}
+			cell := "read"
+			if e.Faulted {
+				rec.ProbeFault = &contract.ProbeFault{
+					Vector: e.Vector, ErrorCode: e.ErrorCode, Present: e.ErrorCode&amd64.PF_P != 0,
+					CR2: fmt.Sprintf("%#x", e.CR2), User: e.FromUser(),
+				}
+				cell = amd64.VectorName(e.Vector)
+				if e.Vector == amd64.VectorPF {
+					cell = fmt.Sprintf("#PF P=%d (error %#x)", e.ErrorCode&1, e.ErrorCode)
+				}
+			}
+			if !good {
+				cell += " UNEXPECTED"
+				all = false
+			}
+			x.Record(rec)
+			line += fmt.Sprintf(" %-22s", cell)
+		}
+		x.Printf("%s", strings.TrimRight(line, " "))
+	}
+	if k, ok := w.(kernelChecker); ok {
+		k.kernelChecks(x, all)
+	}
+	return all
+}

@@ -1,0 +1,119 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Benchmark is a benchmark of the registry: written once, run in each of
+// its worlds under its own plan name there.
+type Benchmark struct {
+	// Name is its plan name in the 64-bit world; in the 32-bit world its
+	// plan name is Name+"32".
+	Name string
+	// Summary says what it measures, in a line (the README's plan table).
+	Summary string
+	// Worlds are the widths of the worlds it runs in (64, 32).
+	Worlds []int
+	// Keys are the plan keys it reads.
+	Keys []string
+	// Run runs it in x.World and returns its results, for the post-steps.
+	Run func(x *Ctx) any
+	// Optional leaves it out of the default plan.
+	Optional bool
+}
+
+// PostStep is a table made from several benchmarks' results, once every
+// one it needs has run.
+type PostStep struct {
+	Name  string
+	Needs []string // plan names
+	Run   func(x *Ctx, results map[string]any)
+}
+
+// Registry lists the benchmarks a plan may name, in the default plan's
+// order.
+var Registry = []Benchmark{
+	{Name: "null", Summary: "the null system call (getppid) under each mode, flavour and global setting; in the 32-bit world by SYSENTER and INT 0x80, and with the linux flavour also the pt_regs copy methods and the phase breakdown",
+		Worlds: []int{64, 32}, Keys: []string{"modes", "flavours", "global", "n", "r", "warmup"}, Run: nullSyscall},
+	{Name: "work", Summary: "the work curve: a system call that spends 0 to 5 µs in the kernel, minimal flavour",
+		Worlds: []int{64, 32}, Keys: []string{"modes", "work_n", "work_ns", "r", "warmup"}, Run: workCurve},
+	{Name: "lseek", Summary: "lseek on a kernel file of the tasks kernel (a real system call, handled in Go), linux flavour, global pages off and on",
+		Worlds: []int{64, 32}, Keys: []string{"modes", "n", "r", "warmup"}, Run: lseek},
+	{Name: "pingpong", Summary: "a token through two pipes between two tasks (context switches), processes and threads",
+		Worlds: []int{64, 32}, Keys: []string{"modes", "pingpong_n", "r", "warmup"}, Run: pingPongTable},
+	{Name: "messaging", Summary: "perf's sched-messaging over pipes, processes and threads, every message counted and checksummed; in the 32-bit world also where its cycles go",
+		Worlds: []int{64, 32}, Keys: []string{"modes", "messaging_groups", "messaging_loops", "messaging_size", "r", "warmup"}, Run: messagingTable},
+	{Name: "probe", Summary: "the isolation probe: ring 3 reads a kernel address, the entry area and its own page; in the 32-bit world also a page fault and a double fault in its kernel and 100 round trips out of long mode",
+		Worlds: []int{64, 32}, Keys: []string{"modes"}, Run: probe},
+	{Name: "deadlock", Summary: "a deadlock provoked on purpose, to show its report",
+		Worlds: []int{64}, Run: deadlock, Optional: true},
+}
+
+// PostSteps are the tables made from several benchmarks' results: the
+// ones shaped as the reference threads' 32-bit vs 64-bit tables.
+var PostSteps = []PostStep{
+	{Name: "seed null", Needs: []string{"null", "null32"}, Run: seedNull},
+	{Name: "seed messaging", Needs: []string{"messaging", "messaging32"}, Run: seedMessaging},
+}
+
+// planName is a benchmark's plan name in the world of width.
+func planName(name string, width int) string {
+	if width == 32 {
+		return name + "32"
+	}
+	return name
+}
+
+// entry is a plan name's benchmark and world.
+type entry struct {
+	b     *Benchmark
+	width int
+}
+
+// lookup finds the benchmark and world of a plan name.
+func lookup(name string) (entry, bool) {
+	for i := range Registry {
+		b := &Registry[i]
+		for _, w := range b.Worlds {
+			if planName(b.Name, w) == name {
+				return entry{b, w}, true
+			}
+		}
+	}
+	return entry{}, false
+}
+
+// PlanNames lists the plan names of the registry: each benchmark's, in
+// its worlds, 64-bit ones first, in the registry's order; with optional,
+// those left out of the default plan too.
+func PlanNames(optional bool) []string {
+	var out []string
+	for _, width := range []int{64, 32} {
+		for _, b := range Registry {
+			if slices.Contains(b.Worlds, width) && (optional || !b.Optional) {
+				out = append(out, planName(b.Name, width))
+			}
+		}
+	}
+	return out
+}
+
+// PlanTable returns the lines of the README's table of the `benchmarks`
+// plan key's names: one per benchmark, with its worlds' names.
+func PlanTable() []string {
+	var out []string
+	for _, b := range Registry {
+		var names []string
+		for _, w := range b.Worlds {
+			names = append(names, "`"+planName(b.Name, w)+"`")
+		}
+		keys := "-"
+		if len(b.Keys) > 0 {
+			keys = "`" + strings.Join(b.Keys, "`, `") + "`"
+		}
+		out = append(out, fmt.Sprintf("| %s | %s | %s |", strings.Join(names, ", "), b.Summary, keys))
+	}
+	return out
+}

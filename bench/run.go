@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"errors"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/internal/contract"
+)
+
+// Ctx is what a benchmark runs with: the reporter, the plan, the clock,
+// the world it runs in and its plan name there.
+type Ctx struct {
+	*Reporter
+	Plan  Plan
+	Clock Clock
+	World World
+	Name  string
+
+	worlds map[int]World
+}
+
+// world returns the world of width.
+func (x *Ctx) world(width int) World { return x.worlds[width] }
+
+// planName is the plan name of benchmark name in the world of width.
+func (x *Ctx) planName(name string, width int) string { return planName(name, width) }
+
+// Worlds are the worlds benchmarks run in, by width.
+var Worlds = map[int]World{64: World64, 32: World32}
+
+// setupNames name a world's setup in error records.
+var setupNames = map[int]string{64: "ring3 setup", 32: "32-bit setup"}
+
+// RunPlan runs the plan's benchmarks in its order, each in its world (set
+// up before its first benchmark), then the post-steps whose benchmarks
+// all ran; it prints a line and writes a record of how the benchmarks
+// time first.
+func RunPlan(r *Reporter, plan Plan, clk Clock) {
+	if len(plan.Benchmarks) == 0 {
+		return
+	}
+	lfence := amd64.SerializeLFENCE()
+	r.Printf("ptilab: LFENCE serializing: %s", lfence)
+	r.Record(contract.Timing{LFENCE: lfence, TSCHz: clk.Hz, TSCSource: clk.Source, TSCInvariant: amd64.Features.InvariantTSC,
+		RDTSCP: amd64.Features.RDTSCP, Emulated: clk.Emulated, Icount: clk.Icount})
+	results := map[string]any{}
+	ready := map[int]error{}
+	for _, name := range plan.Benchmarks {
+		e, ok := lookup(name)
+		if !ok {
+			r.Fail(contract.Error{Name: name, Error: "no such benchmark"})
+			continue
+		}
+		w := Worlds[e.width]
+		err, done := ready[e.width]
+		if !done {
+			err = w.Setup()
+			ready[e.width] = err
+			if err != nil {
+				r.Fail(contract.Error{Name: setupNames[e.width], Error: err.Error()})
+				r.Printf("ptilab: %v", err)
+			}
+		}
+		if err != nil {
+			continue
+		}
+		x := &Ctx{Reporter: r, Plan: plan, Clock: clk, World: w, Name: name, worlds: Worlds}
+		results[name] = e.b.Run(x)
+	}
+	for _, s := range PostSteps {
+		all := true
+		for _, n := range s.Needs {
+			if _, ok := results[n]; !ok {
+				all = false
+			}
+		}
+		if all {
+			s.Run(&Ctx{Reporter: r, Plan: plan, Clock: clk, Name: s.Name, worlds: Worlds}, results)
+		}
+	}
+}
+
+// isNotInPAE reports whether err says that PAE paging cannot have a
+// configuration.
+func isNotInPAE(err error) bool { return errors.Is(err, ErrNotInPAE) }

@@ -1,0 +1,341 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ptilab/ptilab/i386pae"
+	"github.com/ptilab/ptilab/pti"
+)
+
+// The benchmark engine: a benchmark is written once against World and
+// runs in every world that supports it. A world is a kernel that ring-3
+// tasks run under, with its own entries, trampolines, ring-3 programs and
+// tasks kernel: the 64-bit one (packages pti and tasks, world64.go) and
+// the 32-bit PAE one (package i386pae, world32.go).
+
+// World is a kernel the benchmarks' ring-3 tasks run under.
+type World interface {
+	// Width is 64 or 32: the records' "width".
+	Width() int
+	// Title heads the world's tables ("" for the 64-bit world, whose
+	// tables were first).
+	Title() string
+	// Setup makes the world ready; it runs before the world's first
+	// benchmark, and again is a no-op.
+	Setup() error
+	// Entries are the ways into the kernel, the first the default (the
+	// one the work curve and sched-messaging use).
+	Entries() []Entry
+	// Copies are the pt_regs copy methods of the linux trampoline of the
+	// default entry, the first the default; none where there is one way.
+	Copies() []Copy
+	// Supported returns nil when the world and this CPU can run c, and
+	// otherwise an error wrapping ErrUnsupported or ErrNotInPAE that says
+	// why.
+	Supported(c Config) error
+	// TasksConfig is the configuration runs of the world's tasks kernel
+	// use under mode with entry e: the linux trampoline, whose pt_regs
+	// frame the context switch needs.
+	TasksConfig(mode pti.Mode, e Entry) Config
+	// Loop runs the timing loop in ring 3 under c: r repeats of n calls
+	// of call (none with empty: the loop's own cost), and returns the r
+	// counts and what the loop and the trampoline measured.
+	Loop(c Config, call Call, n, r int, empty bool) (Loop, error)
+	// NewProcess makes a process with dataPages data pages (at most
+	// MaxDataPages) for tasks runs.
+	NewProcess(dataPages int) (Process, error)
+	// MaxDataPages is the most data pages a process can have.
+	MaxDataPages() int
+	// MainProcess is the process of the single-task runs (Loop, Probe).
+	MainProcess() Process
+	// NewRun starts a run of the tasks kernel under c (from TasksConfig).
+	NewRun(c Config) (Run, error)
+	// Probe reads addr from ring 3 under c and says how the read ended.
+	Probe(c Config, addr uint64) (Exit, error)
+	// User gives the places of the world's task address space.
+	User() UserLayout
+}
+
+// UserLayout is where a world's tasks keep their data and stack, and
+// what its programs need there.
+type UserLayout struct {
+	Data     uint64 // the data pages' address
+	StackTop uint64 // the top of the stack pages
+	// DataPages is the data pages of the world's processes by default.
+	DataPages int
+	// Results is the offset in the data pages of the R counts the timing
+	// programs (the loop and ping) store.
+	Results uint64
+	// MaxRepeats is the most counts there is room for.
+	MaxRepeats int
+	// ThreadStack is the bytes of stack a thread of sched-messaging needs
+	// in its process's data pages, where its threads share one process (0:
+	// the programs use no stack).
+	ThreadStack uint64
+	// AddrDigits is the width of an address in the world's tables.
+	AddrDigits int
+}
+
+// Errors of configurations a world cannot run: ErrUnsupported for this
+// CPU, ErrNotInPAE for PAE paging.
+var (
+	ErrUnsupported = pti.ErrUnsupported
+	ErrNotInPAE    = i386pae.ErrNotInPAE
+)
+
+// Entry is a way into the kernel.
+type Entry uint8
+
+const (
+	// Syscall: SYSCALL, back by SYSRETQ (or IRETQ), the 64-bit world's.
+	Syscall Entry = iota
+	// Sysenter: SYSENTER through the vsyscall routine (Linux's
+	// __kernel_vsyscall), back by SYSEXIT: the 32-bit world's default.
+	Sysenter
+	// Int80: INT 0x80 through a DPL-3 gate, back by IRET.
+	Int80
+)
+
+var entryNames = [...]string{Syscall: "syscall", Sysenter: "sysenter", Int80: "int80"}
+
+func (e Entry) String() string { return entryNames[e] }
+
+// Upper names the entry's instruction, for headings.
+func (e Entry) Upper() string {
+	return [...]string{Syscall: "SYSCALL", Sysenter: "SYSENTER", Int80: "INT 0x80"}[e]
+}
+
+// Return names the instruction that returns from the entry, for
+// headings.
+func (e Entry) Return() string {
+	return [...]string{Syscall: "SYSRETQ", Sysenter: "SYSEXIT", Int80: "IRET"}[e]
+}
+
+// Copy is how a 32-bit linux trampoline copies pt_regs (i386pae.Copy).
+type Copy = i386pae.Copy
+
+// Config is one configuration of a world's kernel.
+type Config struct {
+	Mode    pti.Mode
+	Entry   Entry
+	Flavour pti.Flavour
+	// Copy is the linux trampoline's pt_regs copy, where the world has
+	// several (Copies).
+	Copy Copy
+	// Stamps selects the instrumented trampoline, which sums the cycles of
+	// each phase (Loop.Phases).
+	Stamps bool
+	// Global makes the entry area and the kernel text global pages.
+	Global bool
+}
+
+// String names c as the records' error names do: mode/flavour/global for
+// SYSCALL, mode/entry/flavour[/copy[/stamps]]/global for the others.
+func (c Config) String() string {
+	g := "nonglobal"
+	if c.Global {
+		g = "global"
+	}
+	if c.Entry == Syscall {
+		return fmt.Sprintf("%v/%v/%s", c.Mode, c.Flavour, g)
+	}
+	f := c.Flavour.String()
+	if c.Flavour == pti.Linux {
+		f += "/" + c.Copy.String()
+		if c.Stamps {
+			f += "/stamps"
+		}
+	}
+	return fmt.Sprintf("%v/%v/%s/%s", c.Mode, c.Entry, f, g)
+}
+
+// Op is a system call the timing loop makes.
+type Op uint8
+
+const (
+	// Getppid is the null call: it returns 1.
+	Getppid Op = iota
+	// Work is ptilab's call that spends Arg TSC cycles in the kernel and
+	// returns 0.
+	Work
+	// Lseek is lseek(fd, 0, SEEK_SET) on a kernel file of the tasks
+	// kernel (Call.File bytes, its descriptor given by the world): 0.
+	Lseek
+)
+
+// Call is the system call of a timing loop.
+type Call struct {
+	Op   Op
+	Arg  uint64 // Work's cycles
+	File int64  // Lseek: the file's size in bytes
+}
+
+// want is what the call returns when it works.
+func (c Call) want() int64 {
+	if c.Op == Getppid {
+		return 1
+	}
+	return 0
+}
+
+// Loop is what a timing loop measured.
+type Loop struct {
+	Cycles []uint64 // the r counts
+	// Phases are the instrumented trampoline's cycles in each phase
+	// (PhaseCount of them), summed over every call of the run.
+	Phases []uint64
+	// Value is the last call's result, when HasValue (the world's loop
+	// keeps it).
+	Value    int64
+	HasValue bool
+}
+
+// Exit is how a ring-3 run ended.
+type Exit struct {
+	Exited bool   // the task (or the last task) exited, with Status
+	Status uint64 // its exit status (the first nonzero of a tasks run)
+	// Deadlock: every remaining task is blocked.
+	Deadlock bool
+	// Faulted: a CPU exception ended the run.
+	Faulted                        bool
+	Vector, ErrorCode, IP, CS, CR2 uint64
+	SP                             uint64
+	// Phases are the instrumented trampoline's cycles in each phase,
+	// summed over the run's system calls (with Config.Stamps).
+	Phases []uint64
+	Text   string // the world's own description
+}
+
+// FromUser reports whether the exception came from ring 3.
+func (e Exit) FromUser() bool { return e.CS&3 == 3 }
+
+// ok reports whether the run exited with status 0.
+func (e Exit) ok() bool { return e.Exited && e.Status == 0 }
+
+func (e Exit) String() string { return e.Text }
+
+// Process is a process of a world: its data pages, as the kernel sees
+// them.
+type Process interface {
+	DataPages() []byte
+}
+
+// Run builds and runs a run of a world's tasks kernel: processes with
+// descriptor tables, pipes, files, and tasks running the world's ring-3
+// programs. Task 0 starts in ring 3; the kernel switches to the others in
+// their system calls.
+type Run interface {
+	// AddProcess adds process p with descriptors 0 to nfds-1, all closed,
+	// and returns its number.
+	AddProcess(p Process, nfds int) (int, error)
+	// AddTask adds a task of process proc running t's program with its
+	// stack at the top of stack, and returns its number.
+	AddTask(proc int, stack uint64, t Task) (int, error)
+	// AddPipe adds a pipe from descriptor wfd of process wproc to rfd of
+	// rproc and returns its number.
+	AddPipe(rproc, rfd, wproc, wfd int) (int, error)
+	// ShareFD gives process to descriptor fd of process from (as fork).
+	ShareFD(from, to, fd int) bool
+	// AddFile opens descriptor fd of process proc on a kernel file of size
+	// bytes.
+	AddFile(proc, fd int, size int64) error
+	// Start runs the tasks and returns how the run ended.
+	Start() (Exit, error)
+	// PipeBytes returns the bytes written into and read from pipe n.
+	PipeBytes(n int) (written, read uint64)
+	// Counts returns what the kernel counted: switches from one task to
+	// another, CR3 loads by the context switch, the TSC at the last exit.
+	Counts() (switches, cr3Loads, endTSC uint64)
+	// Tasks describes the run's tasks, for reports.
+	Tasks() []TaskState
+}
+
+// TaskState describes a task of a run, for reports.
+type TaskState struct {
+	Task, Proc int
+	State      string // "runnable", "running", "blocked", "exited"
+	Wait       string // a blocked task's: "read" or "write"
+	Pipe       int    // the pipe a blocked task waits on
+	IP         uint64 // where it resumes
+	Status     int64  // an exited task's
+}
+
+func (t TaskState) String() string {
+	switch t.State {
+	case "blocked":
+		return fmt.Sprintf("task %d (process %d) blocked in %s on pipe %d, RIP %#x", t.Task, t.Proc, t.Wait, t.Pipe, t.IP)
+	case "exited":
+		return fmt.Sprintf("task %d (process %d) exited with status %d", t.Task, t.Proc, t.Status)
+	}
+	return fmt.Sprintf("task %d (process %d) %s, RIP %#x", t.Task, t.Proc, t.State, t.IP)
+}
+
+// Task is a ring-3 program with its parameters, as a task of a run; each
+// world passes them as its program's ABI says.
+type Task interface{ program() string }
+
+// PingTask is the timing side of the ping-pong: R repeats of N round
+// trips of a 1-byte token out through descriptor Out and back through In;
+// each reply must be the token plus Mark. Its counts go where the world's
+// timing programs store theirs (UserLayout.Results).
+type PingTask struct {
+	N, R    int
+	Out, In int
+	Mark    byte
+}
+
+// PongTask replies to ping: it reads a byte from In, adds Mark, which it
+// keeps in its own data page, and writes it to Out, until its input ends.
+type PongTask struct {
+	In, Out int
+	Mark    byte
+}
+
+// MsgStartTask gives sched-messaging's start signal: it reads a byte from
+// every one of Tasks tasks through ReadyIn (into Buf, an offset in its
+// data pages), stores the TSC at StartTSC (an offset) and writes a byte
+// for each task into WakeOut.
+type MsgStartTask struct {
+	ReadyIn, WakeOut, Tasks int
+	Buf, StartTSC           uint64
+}
+
+// MsgSenderTask is a sched-messaging sender: after the start protocol
+// (a byte to ReadyOut, one from WakeIn) it writes its message (Size bytes
+// at Msg, an offset in its data pages) Loops times to each of Receivers
+// descriptors from FirstOut up, writing the receiver's index << 24 | the
+// loop in the message's first 4 bytes.
+type MsgSenderTask struct {
+	FirstOut, Receivers, Loops int
+	Msg                        uint64
+	Size                       int
+	ReadyOut, WakeIn           int
+}
+
+// MsgReceiverTask is a sched-messaging receiver: after the start protocol
+// it reads Messages messages of Size bytes from In into Buf and sums each
+// one's quadwords; it stores the count and the sum at Results (offsets in
+// its data pages).
+type MsgReceiverTask struct {
+	In, Messages, Size int
+	Buf, Results       uint64
+	ReadyOut, WakeIn   int
+}
+
+func (PingTask) program() string        { return "ping" }
+func (PongTask) program() string        { return "pong" }
+func (MsgStartTask) program() string    { return "msg-start" }
+func (MsgSenderTask) program() string   { return "msg-sender" }
+func (MsgReceiverTask) program() string { return "msg-receiver" }
+
+// errNoProgram is a world's answer to a task whose program it lacks.
+func errNoProgram(t Task) error { return fmt.Errorf("no program %q in this world", t.program()) }
+
+// unsupportedText is a table cell for a configuration a world cannot run.
+func unsupportedText(err error) string {
+	if errors.Is(err, ErrNotInPAE) {
+		return "not in PAE"
+	}
+	return "unsupported"
+}

@@ -1,0 +1,260 @@
+package bench
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/i386pae"
+	"github.com/ptilab/ptilab/i386pae/layout"
+	"github.com/ptilab/ptilab/pti"
+)
+
+// World32 is the 32-bit PAE world: the CPU leaves long mode for package
+// i386pae's 32-bit kernel, entered by SYSENTER or INT 0x80.
+var World32 World = world32{}
+
+type world32 struct{}
+
+// threadStack32 is each thread's slice of the stack in threads mode,
+// where the tasks share one process: the 32-bit programs keep their state
+// and the vsyscall routine's saves there.
+const threadStack32 = 128
+
+func (world32) Width() int        { return 32 }
+func (world32) Title() string     { return "32-bit PAE kernel: " }
+func (world32) Setup() error      { return i386pae.Setup() }
+func (world32) Entries() []Entry  { return []Entry{Sysenter, Int80} }
+func (world32) MaxDataPages() int { return i386pae.MaxDataPages }
+
+func (world32) Copies() []Copy {
+	return []Copy{i386pae.Movsl, i386pae.Movsb, i386pae.Trim, i386pae.Direct}
+}
+
+func (world32) User() UserLayout {
+	return UserLayout{
+		Data: layout.UserData, StackTop: layout.UserStackTop, DataPages: layout.UserDataPages,
+		Results: layout.ParamResults, MaxRepeats: layout.MaxRepeats, ThreadStack: threadStack32, AddrDigits: 12,
+	}
+}
+
+// config is c as package i386pae's configuration.
+func (world32) config(c Config) (i386pae.Config, error) {
+	e := map[Entry]i386pae.Entry{Sysenter: i386pae.Sysenter, Int80: i386pae.Int80}
+	ie, ok := e[c.Entry]
+	if !ok {
+		return i386pae.Config{}, fmt.Errorf("%v: the 32-bit world enters by SYSENTER or INT 0x80: %w", c, ErrUnsupported)
+	}
+	return i386pae.Config{Mode: c.Mode, Entry: ie, Flavour: c.Flavour, Copy: c.Copy, Stamps: c.Stamps, Global: c.Global}, nil
+}
+
+func (w world32) Supported(c Config) error {
+	ic, err := w.config(c)
+	if err != nil {
+		return err
+	}
+	return i386pae.Supported(ic)
+}
+
+// TasksConfig: the linux trampolines, SYSENTER with Linux 4.19's entry
+// (no copy in, the trimmed exit).
+func (world32) TasksConfig(mode pti.Mode, e Entry) Config {
+	c := Config{Mode: mode, Entry: e, Flavour: pti.Linux}
+	if e == Sysenter {
+		c.Copy = i386pae.Direct
+	}
+	return c
+}
+
+// nr is the i386 number of op (Linux's, ptilab's for Work).
+func (world32) nr(op Op) uint32 {
+	return [...]uint32{Getppid: layout.SysGetppid, Work: layout.SysWork, Lseek: layout.SysLseek}[op]
+}
+
+// Loop runs the 32-bit timing program in the main process; Lseek's file
+// is a kernel file of the 32-bit tasks kernel at i386pae.FileFD. The
+// program keeps the last call's result.
+func (w world32) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
+	ic, err := w.config(c)
+	if err != nil {
+		return Loop{}, err
+	}
+	arg := uint32(min(call.Arg, 1<<32-1))
+	if call.Op == Lseek {
+		arg = i386pae.FileFD
+	}
+	res, err := i386pae.Run(ic, i386pae.Syscalls, i386pae.Params{
+		N: uint32(n), R: uint32(r), Nr: w.nr(call.Op), Arg: arg, Empty: empty,
+		NoRDTSCP: !amd64.Features.RDTSCP, File: uint32(call.File),
+	})
+	if err != nil {
+		return Loop{}, err
+	}
+	if res.Reason != layout.ReasonExit || res.Status != 0 {
+		return Loop{}, fmt.Errorf("the 32-bit ring-3 loop ended with %v", res)
+	}
+	return Loop{Cycles: res.Cycles, Phases: res.Phases[:], Value: int64(int32(res.Value)), HasValue: true}, nil
+}
+
+func (world32) NewProcess(pages int) (Process, error) { return i386pae.NewProcessData(pages) }
+func (world32) MainProcess() Process                  { return i386pae.MainProcess() }
+
+// exit32 is a 32-bit run's end as an Exit.
+func exit32(r i386pae.Result) Exit {
+	return Exit{
+		Exited: r.Reason == layout.ReasonExit, Status: uint64(r.Status), Deadlock: r.Reason == layout.ReasonDeadlock,
+		Faulted: r.Reason == layout.ReasonFault, Vector: uint64(r.Vector), ErrorCode: uint64(r.ErrorCode),
+		IP: uint64(r.EIP), CS: uint64(r.CS), SP: uint64(r.ESP), CR2: uint64(r.CR2), Phases: r.Phases[:], Text: r.String(),
+	}
+}
+
+// Probe reads addr by the 32-bit probe program, which exits by INT 0x80.
+func (w world32) Probe(c Config, addr uint64) (Exit, error) {
+	c.Entry = Int80
+	ic, err := w.config(c)
+	if err != nil {
+		return Exit{}, err
+	}
+	res, err := i386pae.Run(ic, i386pae.Probe, i386pae.Params{Addr: uint32(addr)})
+	return exit32(res), err
+}
+
+// ProbeTargets: the 32-bit kernel's stack (kernel only), its entry area
+// and the task's own data.
+func (world32) ProbeTargets() []ProbeTarget {
+	return []ProbeTarget{
+		{Name: "kernel stack", Address: layout.KernelStack, Kind: KernelOnly},
+		{Name: "entry area", Address: layout.CPU, Kind: EntryArea},
+		{Name: "own page", Address: layout.UserData + 2048, Kind: OwnPage},
+	}
+}
+
+// run32 is a run of the 32-bit tasks kernel.
+type run32 struct {
+	ts    *i386pae.Tasks
+	c     i386pae.Config
+	procs []*i386pae.Process
+}
+
+func (w world32) NewRun(c Config) (Run, error) {
+	ic, err := w.config(c)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := i386pae.NewTasks(ic)
+	if err != nil {
+		return nil, err
+	}
+	return &run32{ts: ts, c: ic}, nil
+}
+
+// AddProcess adds p, its first data page cleared but for the entry its
+// programs make their calls by (layout.ParamEntry) and how they end a
+// timed region (ParamNoRDTSCP).
+func (r *run32) AddProcess(p Process, nfds int) (int, error) {
+	pp, ok := p.(*i386pae.Process)
+	if !ok {
+		return -1, errors.New("not a process of the 32-bit world")
+	}
+	i, err := r.ts.AddProcess(pp, nfds)
+	if err != nil {
+		return -1, err
+	}
+	d := pp.DataPages()[:4096]
+	clear(d)
+	put32(d, layout.ParamEntry, uint32(r.c.Entry))
+	if !amd64.Features.RDTSCP {
+		put32(d, layout.ParamNoRDTSCP, 1)
+	}
+	r.procs = append(r.procs, pp)
+	return i, nil
+}
+
+func put32(d []byte, off int, v uint32) { binary.LittleEndian.PutUint32(d[off:], v) }
+
+// AddTask passes t's parameters as the 32-bit programs take them: the
+// ping-pong's in the task's data page (layout.Param*), the messaging
+// programs' in EBX, ECX, EDX, ESI, EDI, EBP (user_386.s).
+func (r *run32) AddTask(proc int, stack uint64, t Task) (int, error) {
+	if proc < 0 || proc >= len(r.procs) {
+		return -1, fmt.Errorf("no process %d", proc)
+	}
+	d := r.procs[proc].DataPages()
+	data := uint32(layout.UserData)
+	var prog i386pae.Program
+	var args [6]uint32
+	switch t := t.(type) {
+	case PingTask:
+		prog = i386pae.Ping
+		put32(d, layout.ParamN, uint32(t.N))
+		put32(d, layout.ParamR, uint32(t.R))
+		put32(d, layout.ParamPingOut, uint32(t.Out))
+		put32(d, layout.ParamPingIn, uint32(t.In))
+		d[layout.ParamToken+2] = t.Mark
+	case PongTask:
+		prog = i386pae.Pong
+		put32(d, layout.ParamPongIn, uint32(t.In))
+		put32(d, layout.ParamPongOut, uint32(t.Out))
+		d[layout.ParamPongToken+1] = t.Mark
+	case MsgStartTask:
+		prog = i386pae.MsgStart
+		args = [6]uint32{uint32(t.ReadyIn), uint32(t.WakeOut), uint32(t.Tasks), data + uint32(t.Buf), data + uint32(t.StartTSC)}
+	case MsgSenderTask:
+		prog = i386pae.MsgSender
+		args = [6]uint32{uint32(t.FirstOut), uint32(t.Receivers), uint32(t.Loops), data + uint32(t.Msg), uint32(t.Size), uint32(t.ReadyOut) | uint32(t.WakeIn)<<16}
+	case MsgReceiverTask:
+		prog = i386pae.MsgReceiver
+		args = [6]uint32{uint32(t.In), uint32(t.Messages), uint32(t.Size), data + uint32(t.Buf), data + uint32(t.Results), uint32(t.ReadyOut) | uint32(t.WakeIn)<<16}
+	default:
+		return -1, errNoProgram(t)
+	}
+	return r.ts.AddTask(proc, prog, uint32(stack), args)
+}
+
+func (r *run32) AddPipe(rproc, rfd, wproc, wfd int) (int, error) {
+	return r.ts.AddPipe(rproc, rfd, wproc, wfd)
+}
+
+func (r *run32) ShareFD(from, to, fd int) bool { return r.ts.ShareFD(from, to, fd) }
+
+func (r *run32) AddFile(proc, fd int, size int64) error {
+	_, err := r.ts.AddFile(proc, fd, uint32(size))
+	return err
+}
+
+func (r *run32) Start() (Exit, error) {
+	end, err := r.ts.RunTasks()
+	return exit32(end), err
+}
+
+func (r *run32) PipeBytes(n int) (written, read uint64) {
+	w, rd := r.ts.PipeBytes(n)
+	return uint64(w), uint64(rd)
+}
+
+func (r *run32) Counts() (switches, cr3Loads, endTSC uint64) {
+	k := r.ts.State()
+	return uint64(k.Switches), uint64(k.CR3Loads), r.ts.EndTSC()
+}
+
+var taskStates32 = map[uint32]string{
+	layout.TaskRunnable: "runnable", layout.TaskRunning: "running", layout.TaskBlocked: "blocked", layout.TaskExited: "exited",
+}
+
+func (r *run32) Tasks() []TaskState {
+	k := r.ts.State()
+	out := make([]TaskState, 0, k.NTasks)
+	for i := 0; i < int(k.NTasks); i++ {
+		t := &k.Tasks[i]
+		s := TaskState{Task: i, Proc: int(t.Proc), State: taskStates32[t.State], IP: uint64(t.Regs.IP), Status: int64(int32(t.Status))}
+		if s.State == "" {
+			s.State = fmt.Sprintf("state %d", t.State)
+		}
+		if t.State == layout.TaskBlocked {
+			s.Wait, s.Pipe = [...]string{"", "read", "write"}[min(t.Wait, 2)], int(t.Obj)
+		}
+		out = append(out, s)
+	}
+	return out
+}
