@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -252,15 +251,6 @@ func TestPlanErrorError(t *testing.T) {
 	assert.Equal(t, `plan line 7 "end = halt": end must be auto, return, poweroff or reset`, e.Error())
 	var err error = e
 	assert.EqualError(t, err, e.Error())
-}
-
-func TestPlanKeysAreDocumented(t *testing.T) {
-	// Every key ParsePlan knows has a row in the README's plan table.
-	readme, err := os.ReadFile("../README.md")
-	require.NoError(t, err)
-	for k := range planKeys {
-		assert.True(t, strings.Contains(string(readme), "| `"+k+"` |"), "README documents plan key %s", k)
-	}
 }
 
 func TestPlanErrorConsequence(t *testing.T) {

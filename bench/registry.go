@@ -27,9 +27,10 @@ type Benchmark struct {
 // PostStep is a table made from several benchmarks' results, once every
 // one it needs has run.
 type PostStep struct {
-	Name  string
-	Needs []string // plan names
-	Run   func(x *Ctx, results map[string]any)
+	Name    string
+	Summary string   // what it shows, in a line (the README)
+	Needs   []string // plan names
+	Run     func(x *Ctx, results map[string]any)
 }
 
 // Registry lists the benchmarks a plan may name, in the default plan's
@@ -54,8 +55,10 @@ var Registry = []Benchmark{
 // PostSteps are the tables made from several benchmarks' results: the
 // ones shaped as the reference threads' 32-bit vs 64-bit tables.
 var PostSteps = []PostStep{
-	{Name: "seed null", Needs: []string{"null", "null32"}, Run: seedNull},
-	{Name: "seed messaging", Needs: []string{"messaging", "messaging32"}, Run: seedMessaging},
+	{Name: "seed null", Summary: "the null call, 32-bit vs 64-bit, shaped as the reference thread's table",
+		Needs: []string{"null", "null32"}, Run: seedNull},
+	{Name: "seed messaging", Summary: "sched-messaging, 32-bit vs 64-bit, shaped as the reference thread's table",
+		Needs: []string{"messaging", "messaging32"}, Run: seedMessaging},
 }
 
 // planName is a benchmark's plan name in the world of width.
@@ -100,10 +103,11 @@ func PlanNames(optional bool) []string {
 	return out
 }
 
-// PlanTable returns the lines of the README's table of the `benchmarks`
-// plan key's names: one per benchmark, with its worlds' names.
+// PlanTable returns the lines of the README's table of benchmarks: one
+// per benchmark, with its plan names, what it measures and the plan keys
+// it reads; then one per post-step, with the benchmarks it needs.
 func PlanTable() []string {
-	var out []string
+	out := []string{"| names | what it measures | plan keys |", "|---|---|---|"}
 	for _, b := range Registry {
 		var names []string
 		for _, w := range b.Worlds {
@@ -115,5 +119,22 @@ func PlanTable() []string {
 		}
 		out = append(out, fmt.Sprintf("| %s | %s | %s |", strings.Join(names, ", "), b.Summary, keys))
 	}
+	for _, s := range PostSteps {
+		out = append(out, fmt.Sprintf("| after `%s` | %s | - |", strings.Join(s.Needs, "` and `"), s.Summary))
+	}
 	return out
+}
+
+// AppliesTo lists the plan names of the benchmarks that read plan key k,
+// as the README's plan table gives them.
+func AppliesTo(k string) string {
+	var names []string
+	for _, width := range []int{64, 32} {
+		for _, b := range Registry {
+			if slices.Contains(b.Worlds, width) && slices.Contains(b.Keys, k) {
+				names = append(names, planName(b.Name, width))
+			}
+		}
+	}
+	return strings.Join(names, ", ")
 }

@@ -1,0 +1,87 @@
+package contract
+
+import (
+	"encoding/json"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestEncodeDecode: every kind encodes as an object with its kind first
+// and decodes back to the same value.
+func TestEncodeDecode(t *testing.T) {
+	ns := int64(2000)
+	yes := true
+	ucode := uint32(0x28)
+	recs := []Record{
+		Syscall{Subject: Subject{Bench: "work", Width: 64, Mode: "on", Entry: "syscall", Flavour: "minimal", WorkNs: &ns, Emulated: true},
+			N: 200, R: 10, Stats: Stats{Unit: "tsc_cycles", Mean: 1.5, Median: 1, Min: 1, Max: 2, TSCHz: 2e9, RatioToOff: 3},
+			NsPerCall: 0.75, EmptyLoopCycles: 2, Phases: map[string]float64{"cr3_in": 1}, PhaseCall: 9},
+		PingPong{Subject: Subject{Bench: "pingpong", Width: 32, Mode: "off", Entry: "int80", Tasks: "threads"}, N: 200, R: 10, RoundTrips: 2400, Switches: 4801},
+		Messaging{Subject: Subject{Bench: "messaging", Width: 64, Tasks: "processes"}, Workload: Workload{Groups: 2, Loops: 10, Size: 100, IPC: "pipe"}, R: 10, Warmup: 2, Messages: 8000, ChecksumsOK: true},
+		Phases{Subject: Subject{Bench: "messaging", Width: 32, Stamps: true}, Workload: Workload{Groups: 1}, Unit: "instructions", PhasePct: map[string]float64{"dispatch": 50}, EntryPathPct: 30},
+		Probe{Subject: Subject{Bench: "probe", Width: 64, Mode: "on", Target: "kernel text"}, Address: "0x1000", Faulted: true,
+			ProbeFault: &ProbeFault{Vector: 14, ErrorCode: 4, CR2: "0x1000", User: true}, AsExpected: &yes},
+		Probe{Subject: Subject{Bench: "probe", Target: "own page"}, Address: "0x7f8000010000"},
+		Seed{Subject: Subject{Bench: "messaging", Width: 32}, Seconds: 0.25},
+		Unsupported{Subject: Subject{Bench: "null32", Mode: "on+pcid"}, N: 1000, R: 10, Reason: "not in PAE"},
+		Unsupported{Subject: Subject{Bench: "messaging"}, Workload: &Workload{Groups: 2, Loops: 10, Size: 100, IPC: "pipe"}, R: 10, Warmup: 2, Reason: "PCID"},
+		SeedUnsupported{Unsupported{Subject: Subject{Bench: "null", Width: 32}, Reason: "not in PAE"}},
+		Error{Name: "ring3 setup", Error: "out of memory"},
+		Error{Name: "null on/minimal/nonglobal", Error: "fault", Subject: &Subject{Bench: "null", Mode: "on"}, N: 1000, R: 10},
+		Check{Name: "sleep", OK: true, Detail: "10 ms", Data: map[string]any{"tsc_ns": json.Number("10000000")}},
+		Check{Name: "fmt", Data: map[string]any{}},
+		Deadlock{Bench: "deadlock", Provoked: true, Tasks: []DeadlockTask{{Task: 1, Process: 1, State: "blocked", Wait: "read", Pipe: 1, RIP: "0x7f8000001010"}}, TaskCount: 2, States: map[string]int{"blocked": 2}},
+		Machine{Vendor: "GenuineIntel", Family: 6, Model: 0x3a, Microcode: &ucode, Board: "pc"},
+		Timing{LFENCE: "yes", TSCHz: 3e9},
+		PlanError{Line: 3, Text: "x", Error: "unknown key", Consequence: "using the default"},
+		SyscallCounts{Counts: map[string]uint64{"mmap": 3}, Distinct: 1, Total: 3},
+		Fault{Vector: 14, Name: "#PF page fault", RIP: "0x1", CR2: "0x10", In: "Go code"},
+		OutOfMemory{PoolBytes: 1 << 20, Address: "0x10"},
+		End{Status: "ok", Failed: []string{}, PlanErrors: 1, UptimeMs: 5},
+	}
+	kinds := map[string]bool{}
+	for _, r := range recs {
+		kinds[r.Kind()] = true
+		b, err := Encode(r)
+		require.NoError(t, err, r.Kind())
+		assert.Regexp(t, `^\{"kind":"`+r.Kind()+`"[,}]`, string(b))
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(b, &m), string(b))
+		back, err := Decode(r.Kind(), b)
+		require.NoError(t, err, string(b))
+		assert.Equal(t, r, back, string(b))
+	}
+	all := Kinds()
+	sort.Strings(all)
+	for _, k := range all {
+		assert.True(t, kinds[k], "kind %s is tested", k)
+	}
+}
+
+// TestCheckDataCannotReplace: a check's own fields win over Data's.
+func TestCheckDataCannotReplace(t *testing.T) {
+	b, err := Encode(Check{Name: "sleep", OK: false, Detail: "d", Data: map[string]any{"ok": true, "name": "x", "n": 1}})
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	assert.Equal(t, map[string]any{"kind": "check", "name": "sleep", "ok": false, "detail": "d", "n": float64(1)}, m)
+}
+
+func TestDecodeErrors(t *testing.T) {
+	_, err := Decode("bogus", []byte(`{}`))
+	assert.ErrorContains(t, err, `unknown record kind "bogus"`)
+	_, err = Decode("syscall", []byte(`{"N":"many"}`))
+	assert.ErrorContains(t, err, "a syscall record")
+	_, err = Decode("end", []byte(`[1]`))
+	assert.Error(t, err)
+}
+
+func TestStatusName(t *testing.T) {
+	for s, name := range map[int]string{StatusOK: "ok", StatusFailed: "failed", StatusGoPanic: "go panic", StatusFault: "fault",
+		StatusDeadlock: "deadlock", StatusBootFailed: "boot failed", StatusOutOfMemory: "out of memory", 99: ""} {
+		assert.Equal(t, name, StatusName(s))
+	}
+}
