@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/internal/qemu"
 )
 
@@ -32,11 +33,11 @@ func requireOK(t *testing.T, res *qemu.Result) {
 	if line, ok := res.Fault(); ok {
 		assert.Fail(t, "unexpected fault dump", line)
 	}
-	e := end(t, res)
-	assert.Equal(t, "ok", str(t, e, "status"))
-	assert.Equal(t, int64(0), integer(t, e, "exit"))
-	assert.GreaterOrEqual(t, integer(t, e, "checks"), int64(len(checkNames)))
-	assert.Equal(t, integer(t, e, "checks"), integer(t, e, "passed"))
+	e := ended(t, res)
+	assert.Equal(t, "ok", e.Status)
+	assert.Equal(t, contract.StatusOK, e.Exit)
+	assert.GreaterOrEqual(t, e.Checks, len(checkNames))
+	assert.Equal(t, e.Checks, e.Passed)
 }
 
 // TestDefaultBoot boots with 256 MiB and QEMU's default CPU and checks the
@@ -48,37 +49,34 @@ func TestDefaultBoot(t *testing.T) {
 
 	// The machine line and record.
 	lineIndex(t, lines, "ptilab machine:")
-	m := record(t, res, "machine")
-	assert.NotEmpty(t, str(t, m, "vendor"))
-	str(t, m, "brand")
-	assert.Positive(t, integer(t, m, "family"))
-	integer(t, m, "model")
-	integer(t, m, "stepping")
-	assert.Positive(t, integer(t, m, "tsc_hz"))
-	assert.Contains(t, []string{"cpuid-15h", "cpuid-16h", "acpi-pm-timer", "pit"}, str(t, m, "tsc_source"))
-	for _, k := range []string{"pcid", "invpcid", "pge", "smep", "smap", "rdrand"} {
-		boolean(t, m, k)
+	raw := record(t, res, "machine")
+	for _, k := range []string{"vendor", "brand", "family", "model", "stepping", "tsc_hz", "tsc_source", "pcid", "invpcid", "pge", "smep", "smap", "rdrand", "ram_bytes", "firmware_vendor", "board", "relocated"} {
+		assert.Contains(t, raw, k, "the machine record carries %s", k)
 	}
-	ram := integer(t, m, "ram_bytes")
-	assert.GreaterOrEqual(t, ram, int64(200*mib))
-	assert.LessOrEqual(t, ram, int64(256*mib))
-	assert.Equal(t, "EDK II", str(t, m, "firmware_vendor"))
-	assert.Equal(t, "qemu", str(t, m, "board"))
-	assert.True(t, boolean(t, m, "relocated"), "image base %s: the firmware did not relocate the image", m["image_base"])
+	machines := recordsOf[contract.Machine](t, res)
+	require.Len(t, machines, 1)
+	m := machines[0]
+	assert.NotEmpty(t, m.Vendor)
+	assert.Positive(t, m.Family)
+	assert.Positive(t, m.TSCHz)
+	assert.Contains(t, []string{"cpuid-15h", "cpuid-16h", "acpi-pm-timer", "pit"}, m.TSCSource)
+	assert.GreaterOrEqual(t, m.RAMBytes, uint64(200*mib))
+	assert.LessOrEqual(t, m.RAMBytes, uint64(256*mib))
+	assert.Equal(t, "EDK II", m.FirmwareVendor)
+	assert.Equal(t, "qemu", m.Board)
+	assert.True(t, m.Relocated, "image base %#x: the firmware did not relocate the image", m.ImageBase)
 
 	// One check record per self-check, in order, each passed, and its
 	// human line.
-	checks := records(t, res, "check")
 	byName := map[string]map[string]any{}
 	var names []string
-	for _, c := range checks {
-		name := str(t, c, "name")
-		names = append(names, name)
-		byName[name] = c
-		assert.True(t, boolean(t, c, "ok"), "check %s failed: %s", name, c["detail"])
+	for _, c := range recordsOf[contract.Check](t, res) {
+		names = append(names, c.Name)
+		byName[c.Name] = c.Data
+		assert.True(t, c.OK, "check %s failed: %s", c.Name, c.Detail)
 	}
 	require.Equal(t, append(append([]string{}, checkNames...), checkNames32...), names)
-	assert.Equal(t, int64(len(checkNames)+len(checkNames32)), integer(t, end(t, res), "checks"))
+	assert.Equal(t, len(checkNames)+len(checkNames32), ended(t, res).Checks)
 	for _, name := range checkNames {
 		re := regexp.MustCompile(`^check\s+` + name + `\s+ok(\s|$)`)
 		found := false
@@ -100,18 +98,15 @@ func TestDefaultBoot(t *testing.T) {
 	assert.Positive(t, integer(t, byName["gc"], "pages_released"))
 
 	// The system calls the runtime made.
-	sc := record(t, res, "syscalls")
-	counts, ok := sc["counts"].(map[string]any)
-	require.True(t, ok, "syscalls counts is %T", sc["counts"])
-	called := func(name string) bool {
-		_, ok := counts[name]
-		return ok && integer(t, counts, name) > 0
-	}
+	scs := recordsOf[contract.SyscallCounts](t, res)
+	require.Len(t, scs, 1)
+	sc := scs[0]
+	called := func(name string) bool { return sc.Counts[name] > 0 }
 	for _, name := range []string{"mmap", "clone", "futex", "clock_gettime", "rt_sigaction", "sigaltstack", "arch_prctl", "sched_getaffinity", "write"} {
-		assert.True(t, called(name), "no %s in %v", name, counts)
+		assert.True(t, called(name), "no %s in %v", name, sc.Counts)
 	}
-	assert.True(t, called("munmap") || called("madvise"), "neither munmap nor madvise in %v", counts)
-	assert.Equal(t, int64(0), integer(t, sc, "enosys"))
+	assert.True(t, called("munmap") || called("madvise"), "neither munmap nor madvise in %v", sc.Counts)
+	assert.Zero(t, sc.ENOSYS)
 }
 
 // TestModels boots with more memory and with named CPU models.
@@ -121,28 +116,30 @@ func TestModels(t *testing.T) {
 		name  string
 		opts  qemu.Options
 		model int64 // 0: not checked (QEMU's default CPU)
-		check func(t *testing.T, m map[string]any)
+		check func(t *testing.T, m contract.Machine)
 	}{
-		{"4G", qemu.Options{Memory: "4G"}, 0, func(t *testing.T, m map[string]any) {
-			assert.Greater(t, integer(t, m, "ram_bytes"), int64(3<<30))
+		{"4G", qemu.Options{Memory: "4G"}, 0, func(t *testing.T, m contract.Machine) {
+			assert.Greater(t, m.RAMBytes, uint64(3<<30))
 		}},
-		{"Nehalem", qemu.Options{CPU: "Nehalem"}, 0x1a, func(t *testing.T, m map[string]any) {
-			assert.False(t, boolean(t, m, "rdtscp"), "Nehalem has no RDTSCP: the timing code must fall back")
+		{"Nehalem", qemu.Options{CPU: "Nehalem"}, 0x1a, func(t *testing.T, m contract.Machine) {
+			assert.False(t, m.RDTSCP, "Nehalem has no RDTSCP: the timing code must fall back")
 		}},
 		{"IvyBridge", qemu.Options{CPU: "IvyBridge"}, 0x3a, nil},
-		{"Skylake-Client", qemu.Options{CPU: "Skylake-Client"}, 0x5e, func(t *testing.T, m map[string]any) {
-			assert.True(t, boolean(t, m, "smep"))
+		{"Skylake-Client", qemu.Options{CPU: "Skylake-Client"}, 0x5e, func(t *testing.T, m contract.Machine) {
+			assert.True(t, m.SMEP)
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := boot(t, tt.opts)
 			requireOK(t, res)
-			m := record(t, res, "machine")
-			assert.True(t, boolean(t, m, "relocated"), "image base %s", m["image_base"])
+			ms := recordsOf[contract.Machine](t, res)
+			require.Len(t, ms, 1)
+			m := ms[0]
+			assert.True(t, m.Relocated, "image base %#x", m.ImageBase)
 			if tt.model != 0 {
-				assert.Equal(t, "GenuineIntel", str(t, m, "vendor"))
-				assert.Equal(t, tt.model, integer(t, m, "model"))
+				assert.Equal(t, "GenuineIntel", m.Vendor)
+				assert.EqualValues(t, tt.model, m.Model)
 			}
 			if tt.check != nil {
 				tt.check(t, m)
@@ -195,11 +192,13 @@ func TestFault(t *testing.T) {
 				assert.Contains(t, dump, s)
 			}
 
-			f := record(t, res, "fault")
-			assert.Equal(t, tt.vector, integer(t, f, "vector"))
-			assert.Equal(t, "Go code", str(t, f, "in"))
-			assert.NotEmpty(t, str(t, f, "elf_rip"), "the faulting RIP is in the image")
-			assert.Empty(t, records(t, res, "check"), "the run went on after the fault")
+			fs := recordsOf[contract.Fault](t, res)
+			require.Len(t, fs, 1)
+			f := fs[0]
+			assert.EqualValues(t, tt.vector, f.Vector)
+			assert.Equal(t, "Go code", f.In)
+			assert.NotEmpty(t, f.ELFRIP, "the faulting RIP is in the image")
+			assert.Empty(t, recordsOf[contract.Check](t, res), "the run went on after the fault")
 
 			// The Go traceback through the faulting function.
 			p := lineIndex(t, lines, "panic: ptilab: CPU exception")
@@ -212,10 +211,10 @@ func TestFault(t *testing.T) {
 			assert.Less(t, g, load)
 			assert.Less(t, load, caller)
 
-			e := end(t, res)
-			assert.Equal(t, "fault", str(t, e, "status"))
-			assert.Equal(t, int64(3), integer(t, e, "exit"))
-			assert.Less(t, integer(t, e, "uptime_ms"), int64(10000), "dump and exit within 10 s of boot")
+			e := ended(t, res)
+			assert.Equal(t, "fault", e.Status)
+			assert.Equal(t, contract.StatusFault, e.Exit)
+			assert.Less(t, e.UptimeMs, int64(10000), "dump and exit within 10 s of boot")
 			assert.Greater(t, lineIndex(t, lines, "PTILAB-END"), caller, "PTILAB-END before the traceback")
 		})
 	}
@@ -236,7 +235,7 @@ func TestBadPlan(t *testing.T) {
 	}, "\n")
 	res := boot(t, qemu.Options{Plan: []byte(plan)})
 	requireOK(t, res)
-	assert.Equal(t, int64(3), integer(t, end(t, res), "plan_errors"), "PTILAB-END counts the ignored lines")
+	assert.Equal(t, 3, ended(t, res).PlanErrors, "PTILAB-END counts the ignored lines")
 	lines := res.Lines()
 	assert.Contains(t, lines, fmt.Sprintf("ptilab: plan /ptilab.plan (%d bytes)", len(plan)))
 
@@ -248,14 +247,14 @@ func TestBadPlan(t *testing.T) {
 		{4, "no equals sign", "expected key = value"},
 		{6, "end = sometimes", "end must be auto, return, poweroff or reset"},
 	}
-	errs := records(t, res, "plan-error")
+	errs := recordsOf[contract.PlanError](t, res)
 	require.Len(t, errs, len(want))
 	for i, w := range want {
-		assert.Equal(t, w.line, integer(t, errs[i], "line"))
-		assert.Equal(t, w.text, str(t, errs[i], "text"))
-		assert.Equal(t, w.err, str(t, errs[i], "error"))
+		assert.EqualValues(t, w.line, errs[i].Line)
+		assert.Equal(t, w.text, errs[i].Text)
+		assert.Equal(t, w.err, errs[i].Error)
 		assert.Contains(t, lines, fmt.Sprintf("ptilab: plan line %d %q: %s; using the default", w.line, w.text, w.err))
-		assert.Equal(t, "using the default", str(t, errs[i], "consequence"))
+		assert.Equal(t, "using the default", errs[i].Consequence)
 	}
 }
 
@@ -287,16 +286,17 @@ func TestKernelFault(t *testing.T) {
 				assert.Regexp(t, `\b`+r+`\s+0x[0-9a-f]{16}\b`, dump)
 			}
 			assert.Regexp(t, `^\s+kernel call chain \(ELF\):( 0x[0-9a-f]+)+$`, lines[at+8])
-			f := record(t, res, "fault")
-			assert.Equal(t, tt.vector, integer(t, f, "vector"))
-			assert.Equal(t, "kernel", str(t, f, "in"))
+			fs := recordsOf[contract.Fault](t, res)
+			require.Len(t, fs, 1)
+			assert.EqualValues(t, tt.vector, fs[0].Vector)
+			assert.Equal(t, "kernel", fs[0].In)
 			for _, l := range lines {
 				assert.NotContains(t, l, "goroutine ", "no Go traceback for a kernel fault")
 			}
-			e := end(t, res)
-			assert.Equal(t, "fault", str(t, e, "status"))
-			assert.Equal(t, int64(3), integer(t, e, "exit"))
-			assert.Less(t, integer(t, e, "uptime_ms"), int64(10000))
+			e := ended(t, res)
+			assert.Equal(t, "fault", e.Status)
+			assert.Equal(t, contract.StatusFault, e.Exit)
+			assert.Less(t, e.UptimeMs, int64(10000))
 		})
 	}
 }
@@ -315,7 +315,7 @@ func TestReturnToFirmware(t *testing.T) {
 	lines := res.Lines()
 	e := lineIndex(t, lines, "PTILAB-END")
 	require.GreaterOrEqual(t, e, 0)
-	assert.Equal(t, "ok", str(t, end(t, res), "status"))
+	assert.Equal(t, "ok", ended(t, res).Status)
 	after := strings.Join(lines[e+1:], "\n")
 	assert.Contains(t, after, "BdsDxe: ", "the boot manager goes on")
 	assert.NotContains(t, after, "Exception Type", "the firmware crashed after ptilab returned")

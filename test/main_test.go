@@ -161,14 +161,6 @@ func record(t *testing.T, res *qemu.Result, kind string) map[string]any {
 	return recs[0]
 }
 
-// end returns the fields of the PTILAB-END line.
-func end(t *testing.T, res *qemu.Result) map[string]any {
-	t.Helper()
-	rec, ok := res.End()
-	require.True(t, ok, "no PTILAB-END line: the run was cut short")
-	return rec.Fields
-}
-
 // integer returns the integer field key of a record.
 func integer(t *testing.T, fields map[string]any, key string) int64 {
 	t.Helper()
@@ -178,35 +170,6 @@ func integer(t *testing.T, fields map[string]any, key string) int64 {
 	v, err := n.Int64()
 	require.NoError(t, err, "field %q", key)
 	return v
-}
-
-// number returns the numeric field key of a record.
-func number(t *testing.T, fields map[string]any, key string) float64 {
-	t.Helper()
-	require.Contains(t, fields, key)
-	n, ok := fields[key].(json.Number)
-	require.True(t, ok, "field %q is %T, not a number", key, fields[key])
-	v, err := n.Float64()
-	require.NoError(t, err, "field %q", key)
-	return v
-}
-
-// str returns the string field key of a record.
-func str(t *testing.T, fields map[string]any, key string) string {
-	t.Helper()
-	require.Contains(t, fields, key)
-	s, ok := fields[key].(string)
-	require.True(t, ok, "field %q is %T, not a string", key, fields[key])
-	return s
-}
-
-// boolean returns the boolean field key of a record.
-func boolean(t *testing.T, fields map[string]any, key string) bool {
-	t.Helper()
-	require.Contains(t, fields, key)
-	b, ok := fields[key].(bool)
-	require.True(t, ok, "field %q is %T, not a boolean", key, fields[key])
-	return b
 }
 
 // lineIndex returns the index in lines of the first line with prefix, or
