@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/internal/contract"
@@ -489,18 +488,9 @@ func messagingTable(x *Ctx) any {
 	x.Printf("%-8s | %12s %7s %10s %7s | %12s %7s %10s %7s", "mode", "processes s", "±%", clk.perMsg(), "vs off", "threads s", "±%", clk.perMsg(), "vs off")
 	var all []Messaging
 	for _, mode := range x.Plan.Modes {
-		line := fmt.Sprintf("%-8s", mode)
-		for _, threads := range []bool{false, true} {
-			m := measureMessaging(w, w.TasksConfig(mode, w.Entries()[0]), threads, p)
-			all = append(all, m)
-			q := 0.0
-			if base := findMessaging(all, pti.Off, threads); base != nil && base.ok() && m.ok() {
-				q = m.Stats.Mean / base.Stats.Mean
-			}
-			line += " | " + messagingCells(m, clk, q)
-			x.messaging(m, q)
-		}
-		x.Printf("%s", strings.TrimRight(line, " "))
+		tasksRow(x, fmt.Sprintf("%-8s", mode), &all,
+			func(threads bool) Messaging { return measureMessaging(w, w.TasksConfig(mode, w.Entries()[0]), threads, p) },
+			func(m Messaging, ratio float64) string { return messagingCells(m, clk, ratio) }, x.messaging)
 	}
 	if w.Width() == 64 {
 		x.Printf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, 64-bit): %.2f s off, %.2f s with PTI (%.2f);",
@@ -528,14 +518,7 @@ func messagingCells(m Messaging, clk Clock, ratio float64) string {
 	return fmt.Sprintf("%12.6f %7s %10.1f %7.2f", clk.Ns(m.Stats.Mean)/1e9, spread(m.Stats), m.Stats.Mean/float64(m.Messages), ratio)
 }
 
-func findMessaging(all []Messaging, mode pti.Mode, threads bool) *Messaging {
-	for i := range all {
-		if all[i].Config.Mode == mode && all[i].Threads == threads {
-			return &all[i]
-		}
-	}
-	return nil
-}
+func (m Messaging) row() (pti.Mode, bool, Stats) { return m.Config.Mode, m.Threads, m.Stats }
 
 // messagingSubject is the record subject of a sched-messaging
 // configuration.

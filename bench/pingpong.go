@@ -188,18 +188,11 @@ func pingPongTable(x *Ctx) any {
 	for _, entry := range w.Entries() {
 		var rows []PingPong
 		for _, mode := range p.Modes {
-			line := fmt.Sprintf("%-8s%s", mode, entryColumn(w, entry.String()))
-			for _, threads := range []bool{false, true} {
-				pp := measurePingPong(w, w.TasksConfig(mode, entry), threads, p.PingPongN, p.R, p.Warmup)
-				rows = append(rows, pp)
-				q := 0.0
-				if base := findPingPong(rows, pti.Off, threads); base != nil && base.ok() && pp.ok() {
-					q = pp.Stats.Mean / base.Stats.Mean
-				}
-				line += " | " + pingPongCells(pp, clk, q)
-				x.pingPong(pp, q)
-			}
-			x.Printf("%s", strings.TrimRight(line, " "))
+			tasksRow(x, fmt.Sprintf("%-8s%s", mode, entryColumn(w, entry.String())), &rows,
+				func(threads bool) PingPong {
+					return measurePingPong(w, w.TasksConfig(mode, entry), threads, p.PingPongN, p.R, p.Warmup)
+				},
+				func(pp PingPong, ratio float64) string { return pingPongCells(pp, clk, ratio) }, x.pingPong)
 		}
 		all = append(all, rows...)
 	}
@@ -226,9 +219,40 @@ func pingPongCells(pp PingPong, clk Clock, ratio float64) string {
 	return fmt.Sprintf("%12.1f %7s %9.1f %7.2f %7.2f", pp.Stats.Mean, spread(pp.Stats), clk.Ns(pp.Stats.Mean), ratio, float64(pp.CR3Loads)/rt)
 }
 
-func findPingPong(all []PingPong, mode pti.Mode, threads bool) *PingPong {
+func (p PingPong) row() (pti.Mode, bool, Stats) { return p.Config.Mode, p.Threads, p.Stats }
+
+// tasksResult is a result of a benchmark whose table has a processes and
+// a threads column.
+type tasksResult interface {
+	ok() bool
+	row() (mode pti.Mode, threads bool, s Stats)
+}
+
+// tasksRow prints a row of a table with a processes and a threads
+// column: head, then for each the cells of what measure gives, with its
+// ratio to the same column's off result among rows (which it joins), and
+// writes its record.
+func tasksRow[R tasksResult](x *Ctx, head string, rows *[]R, measure func(threads bool) R, cells func(R, float64) string, record func(R, float64)) {
+	line := head
+	for _, threads := range []bool{false, true} {
+		m := measure(threads)
+		*rows = append(*rows, m)
+		q := 0.0
+		if base := findTasks(*rows, pti.Off, threads); base != nil && (*base).ok() && m.ok() {
+			_, _, s := m.row()
+			_, _, b := (*base).row()
+			q = s.Mean / b.Mean
+		}
+		line += " | " + cells(m, q)
+		record(m, q)
+	}
+	x.Printf("%s", strings.TrimRight(line, " "))
+}
+
+// findTasks returns the result of mode and threads among all, or nil.
+func findTasks[R tasksResult](all []R, mode pti.Mode, threads bool) *R {
 	for i := range all {
-		if all[i].Config.Mode == mode && all[i].Threads == threads {
+		if m, t, _ := all[i].row(); m == mode && t == threads {
 			return &all[i]
 		}
 	}

@@ -109,7 +109,7 @@ func seedMessaging(x *Ctx, results map[string]any) {
 			return seedCell{unsup: err}
 		}
 		ms, _ := results[x.planName("messaging", width)].([]Messaging)
-		m := findMessaging(ms, mode, col == 1)
+		m := findTasks(ms, mode, col == 1)
 		if m == nil {
 			return seedCell{}
 		}

@@ -130,24 +130,14 @@ type Config struct {
 	Global bool
 }
 
-// String names c as the records' error names do: mode/flavour/global for
-// SYSCALL, mode/entry/flavour[/copy[/stamps]]/global for the others.
+// String names c as its world does: mode/flavour/global for SYSCALL (as
+// pti.Config), mode/entry/flavour[/copy[/stamps]]/global for the 32-bit
+// entries (as i386pae.Config).
 func (c Config) String() string {
-	g := "nonglobal"
-	if c.Global {
-		g = "global"
-	}
 	if c.Entry == Syscall {
-		return fmt.Sprintf("%v/%v/%s", c.Mode, c.Flavour, g)
+		return pti.Config{Mode: c.Mode, Flavour: c.Flavour, Global: c.Global}.String()
 	}
-	f := c.Flavour.String()
-	if c.Flavour == pti.Linux {
-		f += "/" + c.Copy.String()
-		if c.Stamps {
-			f += "/stamps"
-		}
-	}
-	return fmt.Sprintf("%v/%v/%s/%s", c.Mode, c.Entry, f, g)
+	return config32(c).String()
 }
 
 // Op is a system call the timing loop makes.

@@ -39,14 +39,22 @@ func (world32) User() UserLayout {
 	}
 }
 
-// config is c as package i386pae's configuration.
+// entries32 are the 32-bit world's entries as package i386pae's.
+var entries32 = map[Entry]i386pae.Entry{Sysenter: i386pae.Sysenter, Int80: i386pae.Int80}
+
+// config32 is c as package i386pae's configuration (c.Entry one of
+// entries32).
+func config32(c Config) i386pae.Config {
+	return i386pae.Config{Mode: c.Mode, Entry: entries32[c.Entry], Flavour: c.Flavour, Copy: c.Copy, Stamps: c.Stamps, Global: c.Global}
+}
+
+// config is c as package i386pae's configuration, or why the world has
+// none.
 func (world32) config(c Config) (i386pae.Config, error) {
-	e := map[Entry]i386pae.Entry{Sysenter: i386pae.Sysenter, Int80: i386pae.Int80}
-	ie, ok := e[c.Entry]
-	if !ok {
+	if _, ok := entries32[c.Entry]; !ok {
 		return i386pae.Config{}, fmt.Errorf("%v: the 32-bit world enters by SYSENTER or INT 0x80: %w", c, ErrUnsupported)
 	}
-	return i386pae.Config{Mode: c.Mode, Entry: ie, Flavour: c.Flavour, Copy: c.Copy, Stamps: c.Stamps, Global: c.Global}, nil
+	return config32(c), nil
 }
 
 func (w world32) Supported(c Config) error {
