@@ -489,7 +489,9 @@ func messagingTable(x *Ctx) any {
 	var all []Messaging
 	for _, mode := range x.Plan.Modes {
 		tasksRow(x, fmt.Sprintf("%-8s", mode), &all,
-			func(threads bool) Messaging { return measureMessaging(w, w.TasksConfig(mode, w.Entries()[0]), threads, p) },
+			func(threads bool) Messaging {
+				return measureMessaging(w, w.TasksConfig(mode, w.Entries()[0]), threads, p)
+			},
 			func(m Messaging, ratio float64) string { return messagingCells(m, clk, ratio) }, x.messaging)
 	}
 	if w.Width() == 64 {
