@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/internal/linuxabi"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -58,7 +59,7 @@ func (m *machine) call(nr uint64, args ...uint64) (running int, ax int64) {
 	var a [6]uint64
 	copy(a[:], args)
 	m.regs.OrigAX, m.regs.DI, m.regs.SI, m.regs.DX, m.regs.R10, m.regs.R8, m.regs.R9 = nr, a[0], a[1], a[2], a[3], a[4], a[5]
-	m.regs.AX = uint64(-ENOSYS & (1<<64 - 1))
+	m.regs.AX = uint64(-linuxabi.ENOSYS & (1<<64 - 1))
 	m.regs.IP += 2 // past the SYSCALL
 	m.regs.CX = m.regs.IP
 	defer func() {
@@ -124,21 +125,21 @@ func TestLseek(t *testing.T) {
 	assert.Equal(t, int64(1000), lseek(0, SEEK_END))
 	assert.Equal(t, int64(1200), lseek(200, SEEK_END), "past the end is allowed")
 	assert.Equal(t, int64(0), lseek(0, SEEK_SET))
-	assert.Equal(t, int64(-EINVAL), lseek(-1, SEEK_SET), "a negative position")
-	assert.Equal(t, int64(-EINVAL), lseek(0, 3), "an unknown whence")
+	assert.Equal(t, int64(-linuxabi.EINVAL), lseek(-1, SEEK_SET), "a negative position")
+	assert.Equal(t, int64(-linuxabi.EINVAL), lseek(0, 3), "an unknown whence")
 	assert.Equal(t, int64(0), lseek(0, SEEK_CUR), "a failed call leaves the position")
 	assert.Equal(t, int64(1<<62), lseek(1<<62, SEEK_SET))
-	assert.Equal(t, int64(-EINVAL), lseek(1<<62, SEEK_CUR), "the position would overflow")
+	assert.Equal(t, int64(-linuxabi.EINVAL), lseek(1<<62, SEEK_CUR), "the position would overflow")
 	assert.Equal(t, int64(1<<62), lseek(0, SEEK_CUR))
 	_, r := m.call(SysLseek, 2, 0, 0)
-	assert.Equal(t, int64(-EBADF), r, "stderr is not open here")
+	assert.Equal(t, int64(-linuxabi.EBADF), r, "stderr is not open here")
 	_, r = m.call(SysLseek, uint64(fd+1), 0, 0)
-	assert.Equal(t, int64(-EBADF), r, "not open")
+	assert.Equal(t, int64(-linuxabi.EBADF), r, "not open")
 	_, r = m.call(999)
-	assert.Equal(t, int64(-ENOSYS), r)
+	assert.Equal(t, int64(-linuxabi.ENOSYS), r)
 	require.True(t, NewPipe(p, 0, p, 1, ring()) >= 0)
 	_, r = m.call(SysLseek, 0, 0, 0)
-	assert.Equal(t, int64(-ESPIPE), r, "a pipe has no position")
+	assert.Equal(t, int64(-linuxabi.ESPIPE), r, "a pipe has no position")
 }
 
 func TestOpenFileExhausted(t *testing.T) {
@@ -296,16 +297,16 @@ func TestPipeErrors(t *testing.T) {
 		args []uint64
 		want int64
 	}{
-		{"read from the write end", SysRead, []uint64{1, bufA, 1}, -EBADF},
-		{"write to the read end", SysWrite, []uint64{0, bufA, 1}, -EBADF},
-		{"read a closed descriptor", SysRead, []uint64{5, bufA, 1}, -EBADF},
-		{"descriptor out of range", SysWrite, []uint64{1 << 40, bufA, 1}, -EBADF},
-		{"buffer in the kernel's half", SysWrite, []uint64{1, 0xffff800000000000, 1}, -EFAULT},
-		{"buffer below the tasks' slot", SysWrite, []uint64{1, 0x1000, 1}, -EFAULT},
-		{"buffer running past the slot", SysWrite, []uint64{1, 0x7ffffffffff0, 0x20}, -EFAULT},
+		{"read from the write end", SysRead, []uint64{1, bufA, 1}, -linuxabi.EBADF},
+		{"write to the read end", SysWrite, []uint64{0, bufA, 1}, -linuxabi.EBADF},
+		{"read a closed descriptor", SysRead, []uint64{5, bufA, 1}, -linuxabi.EBADF},
+		{"descriptor out of range", SysWrite, []uint64{1 << 40, bufA, 1}, -linuxabi.EBADF},
+		{"buffer in the kernel's half", SysWrite, []uint64{1, 0xffff800000000000, 1}, -linuxabi.EFAULT},
+		{"buffer below the tasks' slot", SysWrite, []uint64{1, 0x1000, 1}, -linuxabi.EFAULT},
+		{"buffer running past the slot", SysWrite, []uint64{1, 0x7ffffffffff0, 0x20}, -linuxabi.EFAULT},
 		{"zero-byte write", SysWrite, []uint64{1, 0, 0}, 0},
 		{"zero-byte read", SysRead, []uint64{0, 0, 0}, 0},
-		{"close twice", SysClose, []uint64{9}, -EBADF},
+		{"close twice", SysClose, []uint64{9}, -linuxabi.EBADF},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -337,12 +338,12 @@ func TestEndOfPipe(t *testing.T) {
 	require.Zero(t, r, "end of file once the last writer closed")
 	running, r = m.call(SysWrite, 1, bufA, 1)
 	require.Equal(t, 0, running)
-	require.Equal(t, int64(-EBADF), r, "the descriptor is closed")
+	require.Equal(t, int64(-linuxabi.EBADF), r, "the descriptor is closed")
 	require.Equal(t, 1, NewPipe(p, 2, p, 3, ring()))
 	running, r = m.call(SysClose, 2)
 	require.Zero(t, r)
 	running, r = m.call(SysWrite, 3, bufA, 1)
-	require.Equal(t, int64(-EPIPE), r, "no reader left")
+	require.Equal(t, int64(-linuxabi.EPIPE), r, "no reader left")
 }
 
 func TestShareFDThreadsAndExitStatus(t *testing.T) {
@@ -462,7 +463,7 @@ func TestZeroByteWriteWithoutReaders(t *testing.T) {
 	_, r = m.call(SysWrite, 1, 0, 0)
 	assert.Zero(t, r, "as Linux: a write of nothing succeeds before the readers are checked")
 	_, r = m.call(SysWrite, 1, memBase, 1)
-	assert.Equal(t, int64(-EPIPE), r)
+	assert.Equal(t, int64(-linuxabi.EPIPE), r)
 }
 
 func TestLastExitWithoutFrame(t *testing.T) {
