@@ -1,4 +1,4 @@
-//go:build 386
+//go:build 386 && !kernel32host
 
 // Command kernel32 is ptilab's 32-bit kernel: the code that runs in
 // protected mode with PAE paging, and the ring-3 programs of the 32-bit
