@@ -25,20 +25,31 @@ qemu: $(IMAGE)
 	@command -v qemu-system-x86_64 >/dev/null || { echo "make qemu: qemu-system-x86_64 not found; run 'make deps' (or: sudo apt-get install qemu-system-x86 ovmf)"; exit 1; }
 	$(HOST) qemu -log build/serial.log $(QEMUFLAGS) $(IMAGE)
 
-# Host unit tests, then the QEMU boot tests (which build the image
-# themselves), verbosely, so that the log shows each boot.
+# The packages with tests built for GOARCH=386: the i386 ABI's check
+# against golang.org/x/sys for linux/386, and the 32-bit tasks kernel's
+# host tests, which need the kernel32host tag (the blob's build never sets
+# it: kernel32 is vetted both ways). test/run386 runs their test binaries,
+# natively or under qemu-i386.
+PKGS386 := ./internal/linuxabi/ ./i386pae/kernel32/
+
+# Host unit tests (amd64, then 386), then the QEMU boot tests (which build
+# the image themselves), verbosely, so that the log shows each boot.
 test:
 	$(GO) vet ./...
+	GOARCH=386 $(GO) vet $(PKGS386)
+	GOARCH=386 $(GO) vet -tags kernel32host $(PKGS386)
 	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/test$$')
+	GOARCH=386 $(GO) test -count=1 -timeout 20m -tags kernel32host -exec $(CURDIR)/test/run386 $(PKGS386)
 	$(GO) test -count=1 -timeout 20m -v ./test/
 
-# Install QEMU, OVMF and binutils (objcopy) with apt-get.
+# Install QEMU, OVMF, binutils (objcopy) and qemu-user (qemu-i386, for the
+# GOARCH=386 tests where the kernel runs no i386 programs) with apt-get.
 deps:
 	@if command -v apt-get >/dev/null; then \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-system-x86 ovmf binutils; \
+		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-system-x86 qemu-user ovmf binutils; \
 	else \
-		echo "make deps: no apt-get here; install QEMU (qemu-system-x86_64), OVMF and binutils with your package manager"; exit 1; \
+		echo "make deps: no apt-get here; install QEMU (qemu-system-x86_64, qemu-i386), OVMF and binutils with your package manager"; exit 1; \
 	fi
 
 clean:

@@ -4,6 +4,7 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/internal/linuxabi"
 )
 
 // excFrame is what excCommon builds on the IST stack: the general
@@ -178,12 +179,9 @@ func dumpFault(f *excFrame, inKernel bool) {
 	l.s("}").flush()
 }
 
-// sysPtilabFault is ptilab's own system call, outside Linux's numbers: it
-// makes the kernel take a CPU exception in kernel mode, for the tests of
-// that path (plan key fault = kernel-pf or kernel-gp).
-const sysPtilabFault = 0x7074_6c00
-
-// Deliberate kernel faults: what sysPtilabFault does.
+// Deliberate kernel faults: what ptilab's system call
+// linuxabi.SYS_ptilab_fault does, for the tests of that path (plan key
+// fault = kernel-pf or kernel-gp).
 const (
 	KernelPageFault    = 1 // read page 0, never mapped
 	KernelGeneralFault = 2 // read a non-canonical address
@@ -192,7 +190,7 @@ const (
 // KernelFault asks the kernel to fault in kernel mode: the run ends with
 // the register dump and the fault status; it does not return.
 func KernelFault(kind uint64) {
-	rawSyscall(sysPtilabFault, kind)
+	rawSyscall(linuxabi.SYS_ptilab_fault, kind)
 }
 
 func sysFault(r *PtRegs) int64 {
@@ -202,7 +200,7 @@ func sysFault(r *PtRegs) int64 {
 	case KernelGeneralFault:
 		amd64.Load(0x8000000000000000)
 	}
-	return -EINVAL
+	return -linuxabi.EINVAL
 }
 
 // kernelBacktrace prints the return addresses on the kernel stack by

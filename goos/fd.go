@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/efi"
+	"github.com/ptilab/ptilab/internal/linuxabi"
 )
 
 // File descriptors: the console (0, 1, 2), files on the boot volume
@@ -95,35 +96,35 @@ func sysPread64(r *PtRegs) int64 { return readAt(r.DI, r.SI, r.DX, r.R10, true) 
 func readAt(fd, buf, n, off uint64, positioned bool) int64 {
 	f := getFD(fd)
 	if f == nil {
-		return -EBADF
+		return -linuxabi.EBADF
 	}
 	if n == 0 {
 		return 0
 	}
 	if !userRange(buf, n, true) {
-		return -EFAULT
+		return -linuxabi.EFAULT
 	}
 	switch f.kind {
 	case fdConsole:
 		return 0 // no input: end of file
 	case fdDir:
-		return -EISDIR
+		return -linuxabi.EISDIR
 	case fdEventfd:
 		if positioned {
-			return -ESPIPE
+			return -linuxabi.ESPIPE
 		}
 		if n < 8 {
-			return -EINVAL
+			return -linuxabi.EINVAL
 		}
 		if f.count == 0 {
-			return -EAGAIN // the runtime's eventfd is non-blocking
+			return -linuxabi.EAGAIN // the runtime's eventfd is non-blocking
 		}
 		store64(buf, f.count)
 		f.count = 0
 		return 8
 	case fdFile:
 		if f.flags&O_ACCMODE == O_WRONLY {
-			return -EBADF
+			return -linuxabi.EBADF
 		}
 		pos := f.pos
 		if positioned {
@@ -132,25 +133,25 @@ func readAt(fd, buf, n, off uint64, positioned bool) int64 {
 		// Past the end the firmware reports an error; Linux reads nothing.
 		size, s := efi.FileSize(f.file)
 		if s.Error() {
-			return -EIO
+			return -linuxabi.EIO
 		}
 		if pos >= size {
 			return 0
 		}
 		n = min(n, size-pos)
 		if s := efi.SetPosition(f.file, pos); s.Error() {
-			return -EIO
+			return -linuxabi.EIO
 		}
 		got, s := efi.ReadFile(f.file, userBytes(buf, n))
 		if s.Error() {
-			return -EIO
+			return -linuxabi.EIO
 		}
 		if !positioned {
 			f.pos += uint64(got)
 		}
 		return int64(got)
 	}
-	return -EINVAL
+	return -linuxabi.EINVAL
 }
 
 func sysWrite(r *PtRegs) int64 { return writeAt(r.DI, r.SI, r.DX, 0, false) }
@@ -160,30 +161,30 @@ func sysPwrite64(r *PtRegs) int64 { return writeAt(r.DI, r.SI, r.DX, r.R10, true
 func writeAt(fd, buf, n, off uint64, positioned bool) int64 {
 	f := getFD(fd)
 	if f == nil {
-		return -EBADF
+		return -linuxabi.EBADF
 	}
 	if n == 0 {
 		return 0
 	}
 	if !userRange(buf, n, false) {
-		return -EFAULT
+		return -linuxabi.EFAULT
 	}
 	switch f.kind {
 	case fdConsole:
 		consoleWrite(userBytes(buf, n))
 		return int64(n)
 	case fdDir:
-		return -EISDIR
+		return -linuxabi.EISDIR
 	case fdEventfd:
 		if n < 8 {
-			return -EINVAL
+			return -linuxabi.EINVAL
 		}
 		f.count += load64(buf)
 		wakePollers(fd)
 		return 8
 	case fdFile:
 		if f.flags&O_ACCMODE == O_RDONLY {
-			return -EBADF
+			return -linuxabi.EBADF
 		}
 		pos := f.pos
 		if positioned {
@@ -191,35 +192,35 @@ func writeAt(fd, buf, n, off uint64, positioned bool) int64 {
 		} else if f.flags&O_APPEND != 0 {
 			size, s := efi.FileSize(f.file)
 			if s.Error() {
-				return -EIO
+				return -linuxabi.EIO
 			}
 			pos = size
 		}
 		if s := efi.SetPosition(f.file, pos); s.Error() {
-			return -EIO
+			return -linuxabi.EIO
 		}
 		put, s := efi.WriteFile(f.file, userBytes(buf, n))
 		if s.Error() && put == 0 {
 			if s == efi.VolumeFull {
-				return -ENOSPC
+				return -linuxabi.ENOSPC
 			}
 			if s == efi.WriteProtected {
-				return -EROFS
+				return -linuxabi.EROFS
 			}
-			return -EIO
+			return -linuxabi.EIO
 		}
 		if !positioned {
 			f.pos = pos + uint64(put)
 		}
 		return int64(put)
 	}
-	return -EINVAL
+	return -linuxabi.EINVAL
 }
 
 func sysClose(r *PtRegs) int64 {
 	f := getFD(r.DI)
 	if f == nil {
-		return -EBADF
+		return -linuxabi.EBADF
 	}
 	if f.kind == fdFile || f.kind == fdDir {
 		efi.CloseFile(f.file)
@@ -241,10 +242,10 @@ const (
 func sysLseek(r *PtRegs) int64 {
 	f := getFD(r.DI)
 	if f == nil {
-		return -EBADF
+		return -linuxabi.EBADF
 	}
 	if f.kind != fdFile {
-		return -ESPIPE
+		return -linuxabi.ESPIPE
 	}
 	off := int64(r.SI)
 	var base int64
@@ -255,14 +256,14 @@ func sysLseek(r *PtRegs) int64 {
 	case SEEK_END:
 		size, s := efi.FileSize(f.file)
 		if s.Error() {
-			return -EIO
+			return -linuxabi.EIO
 		}
 		base = int64(size)
 	default:
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	if base+off < 0 {
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	f.pos = uint64(base + off)
 	return int64(f.pos)
@@ -282,7 +283,7 @@ const (
 func sysFcntl(r *PtRegs) int64 {
 	f := getFD(r.DI)
 	if f == nil {
-		return -EBADF
+		return -linuxabi.EBADF
 	}
 	switch r.SI {
 	case F_GETFD:
@@ -299,7 +300,7 @@ func sysFcntl(r *PtRegs) int64 {
 		f.flags = f.flags&^O_NONBLOCK | uint32(r.DX)&O_NONBLOCK
 		return 0
 	}
-	return -EINVAL
+	return -linuxabi.EINVAL
 }
 
 // The directory file descriptor meaning "the current directory".
@@ -344,10 +345,10 @@ func sysOpenat(r *PtRegs) int64 {
 	var buf [256]byte
 	path, ok := userPath(r.SI, buf[:])
 	if !ok {
-		return -EFAULT
+		return -linuxabi.EFAULT
 	}
 	if len(path) == 0 || path[0] != '/' && dirfd != AT_FDCWD {
-		return -ENOENT
+		return -linuxabi.ENOENT
 	}
 	return openPath(path, flags)
 }
@@ -355,29 +356,29 @@ func sysOpenat(r *PtRegs) int64 {
 func openPath(path []byte, flags uint32) int64 {
 	p, ok := volumePath(path)
 	if !ok {
-		return -ENOENT
+		return -linuxabi.ENOENT
 	}
 	acc := flags & O_ACCMODE
 	if flags&(O_CREAT|O_EXCL) == O_CREAT|O_EXCL {
 		if file, _, s := efi.OpenFile(p, false, false, false); !s.Error() {
 			efi.CloseFile(file)
-			return -EEXIST
+			return -linuxabi.EEXIST
 		}
 	}
 	file, dir, s := efi.OpenFile(p, acc != O_RDONLY, flags&O_CREAT != 0, flags&O_TRUNC != 0)
 	switch {
 	case s == efi.NotFound:
-		return -ENOENT
+		return -linuxabi.ENOENT
 	case s == efi.WriteProtected:
-		return -EROFS
+		return -linuxabi.EROFS
 	case s == efi.AccessDenied:
-		return -EPERM
+		return -linuxabi.EPERM
 	case s.Error():
-		return -EIO
+		return -linuxabi.EIO
 	}
 	if flags&O_DIRECTORY != 0 && !dir {
 		efi.CloseFile(file)
-		return -ENOTDIR
+		return -linuxabi.ENOTDIR
 	}
 	kind := uint8(fdFile)
 	if dir {
@@ -386,7 +387,7 @@ func openPath(path []byte, flags uint32) int64 {
 	fd, f := newFD(kind, flags)
 	if f == nil {
 		efi.CloseFile(file)
-		return -EMFILE
+		return -linuxabi.EMFILE
 	}
 	f.file = file
 	f.ino = pathIno(p)
@@ -424,7 +425,7 @@ const (
 
 func fillStat(f *fileDesc, st uint64) int64 {
 	if !userRange(st, statSize, true) {
-		return -EFAULT
+		return -linuxabi.EFAULT
 	}
 	b := userBytes(st, statSize)
 	clear(b)
@@ -438,7 +439,7 @@ func fillStat(f *fileDesc, st uint64) int64 {
 		mode = S_IFREG | 0o644
 		n, s := efi.FileSize(f.file)
 		if s.Error() {
-			return -EIO
+			return -linuxabi.EIO
 		}
 		size = n
 	default:
@@ -461,7 +462,7 @@ func fillStat(f *fileDesc, st uint64) int64 {
 func sysFstat(r *PtRegs) int64 {
 	f := getFD(r.DI)
 	if f == nil {
-		return -EBADF
+		return -linuxabi.EBADF
 	}
 	return fillStat(f, r.SI)
 }
@@ -471,20 +472,20 @@ func sysNewfstatat(r *PtRegs) int64 {
 	var buf [256]byte
 	path, ok := userPath(r.SI, buf[:])
 	if !ok {
-		return -EFAULT
+		return -linuxabi.EFAULT
 	}
 	if len(path) == 0 {
 		if flags&AT_EMPTY_PATH == 0 || dirfd < 0 {
-			return -ENOENT
+			return -linuxabi.ENOENT
 		}
 		f := getFD(uint64(dirfd))
 		if f == nil {
-			return -EBADF
+			return -linuxabi.EBADF
 		}
 		return fillStat(f, st)
 	}
 	if path[0] != '/' && dirfd != AT_FDCWD {
-		return -ENOENT
+		return -linuxabi.ENOENT
 	}
 	fd := openPath(path, O_RDONLY)
 	if fd < 0 {
@@ -509,7 +510,7 @@ const (
 func sysEventfd2(r *PtRegs) int64 {
 	fd, f := newFD(fdEventfd, uint32(r.SI)|O_RDWR)
 	if f == nil {
-		return -EMFILE
+		return -linuxabi.EMFILE
 	}
 	f.count = r.DI
 	return int64(fd)
@@ -518,7 +519,7 @@ func sysEventfd2(r *PtRegs) int64 {
 func sysEpollCreate1(r *PtRegs) int64 {
 	fd, f := newFD(fdEpoll, uint32(r.DI)|O_RDWR)
 	if f == nil {
-		return -EMFILE
+		return -linuxabi.EMFILE
 	}
 	return int64(fd)
 }
@@ -526,14 +527,14 @@ func sysEpollCreate1(r *PtRegs) int64 {
 func sysEpollCtl(r *PtRegs) int64 {
 	ep, op, fd, ev := getFD(r.DI), r.SI, int32(r.DX), r.R10
 	if ep == nil || ep.kind != fdEpoll {
-		return -EBADF
+		return -linuxabi.EBADF
 	}
 	target := getFD(uint64(fd))
 	if target == nil {
-		return -EBADF
+		return -linuxabi.EBADF
 	}
 	if target.kind != fdEventfd {
-		return -EPERM // as Linux answers for regular files: not pollable
+		return -linuxabi.EPERM // as Linux answers for regular files: not pollable
 	}
 	idx := -1
 	for i := 0; i < ep.nitems; i++ {
@@ -544,17 +545,17 @@ func sysEpollCtl(r *PtRegs) int64 {
 	switch op {
 	case EPOLL_CTL_ADD, EPOLL_CTL_MOD:
 		if op == EPOLL_CTL_ADD && idx >= 0 {
-			return -EEXIST
+			return -linuxabi.EEXIST
 		}
 		if op == EPOLL_CTL_MOD && idx < 0 {
-			return -ENOENT
+			return -linuxabi.ENOENT
 		}
 		if !userRange(ev, epollEvSize, false) {
-			return -EFAULT
+			return -linuxabi.EFAULT
 		}
 		if idx < 0 {
 			if ep.nitems == maxEpollItems {
-				return -ENOSPC
+				return -linuxabi.ENOSPC
 			}
 			idx = ep.nitems
 			ep.nitems++
@@ -562,12 +563,12 @@ func sysEpollCtl(r *PtRegs) int64 {
 		ep.items[idx] = epollItem{fd: fd, events: load32(ev), data: load64(ev + 4)}
 	case EPOLL_CTL_DEL:
 		if idx < 0 {
-			return -ENOENT
+			return -linuxabi.ENOENT
 		}
 		ep.nitems--
 		ep.items[idx] = ep.items[ep.nitems]
 	default:
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	return 0
 }
@@ -577,13 +578,13 @@ func sysEpollCtl(r *PtRegs) int64 {
 func sysEpollPwait(r *PtRegs) int64 {
 	ep, events, maxevents, timeout := getFD(r.DI), r.SI, int64(r.DX), int64(int32(r.R10))
 	if ep == nil || ep.kind != fdEpoll {
-		return -EBADF
+		return -linuxabi.EBADF
 	}
 	if maxevents <= 0 {
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	if !userRange(events, uint64(maxevents)*epollEvSize, true) {
-		return -EFAULT
+		return -linuxabi.EFAULT
 	}
 	n := int64(0)
 	for i := 0; i < ep.nitems && n < maxevents; i++ {

@@ -4,6 +4,7 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/efi"
+	"github.com/ptilab/ptilab/internal/linuxabi"
 )
 
 // What the kernel tells the Go program about the machine and the run.
@@ -97,7 +98,7 @@ type SyscallCount struct {
 func SyscallCounts(dst []SyscallCount) (n int, unknown uint64) {
 	for nr, c := range stats.syscalls {
 		if c != 0 && n < len(dst) {
-			dst[n] = SyscallCount{uint64(nr), SyscallName(uint64(nr)), c}
+			dst[n] = SyscallCount{uint64(nr), linuxabi.SyscallName(uint64(nr)), c}
 			n++
 		}
 	}

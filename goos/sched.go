@@ -1,5 +1,7 @@
 package goos
 
+import "github.com/ptilab/ptilab/internal/linuxabi"
+
 // The scheduler of the runtime's threads. Threads switch only in system
 // calls (interrupts stay masked): when one blocks (futex wait, nanosleep,
 // epoll_pwait), yields or exits, the next runnable one runs; and a thread
@@ -48,30 +50,6 @@ type schedEntry struct {
 	restart  bool   // resume by re-executing the system call
 	next     int16  // run-queue link, -1 at the tail
 }
-
-// Errno values the scheduler returns (Linux, include/uapi/asm-generic/errno*.h).
-const (
-	EPERM     = 1
-	ENOENT    = 2
-	EINTR     = 4
-	EIO       = 5
-	EBADF     = 9
-	EAGAIN    = 11
-	ENOMEM    = 12
-	EFAULT    = 14
-	EEXIST    = 17
-	ENODEV    = 19
-	ENOTDIR   = 20
-	EISDIR    = 21
-	EINVAL    = 22
-	EMFILE    = 24
-	ENOSPC    = 28
-	ESPIPE    = 29
-	EROFS     = 30
-	ERANGE    = 34
-	ENOSYS    = 38
-	ETIMEDOUT = 110
-)
 
 // scheduler holds every thread's state and the run queue.
 type scheduler struct {
@@ -214,7 +192,7 @@ func (s *scheduler) expire(now uint64) {
 		}
 		switch e.wait {
 		case waitFutex:
-			e.ret = -ETIMEDOUT
+			e.ret = -linuxabi.ETIMEDOUT
 		default:
 			e.ret = 0
 		}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/internal/linuxabi"
 )
 
 // newSched returns a scheduler with n threads, thread 0 running.
@@ -101,7 +103,7 @@ func TestSchedTimeouts(t *testing.T) {
 	s.block(waitSleep, 0, 0, 0) // thread 1 now waits for ever
 	next, _, _ = s.pick(1000)
 	assert.Equal(t, 0, next)
-	assert.Equal(t, int64(-ETIMEDOUT), s.t[0].ret, "a futex wait times out with ETIMEDOUT")
+	assert.Equal(t, int64(-linuxabi.ETIMEDOUT), s.t[0].ret, "a futex wait times out with ETIMEDOUT")
 }
 
 func TestSchedDeadlock(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/internal/linuxabi"
 )
 
 // The Linux system-call personality: the Go runtime issues SYSCALL in ring
@@ -18,96 +19,53 @@ import (
 // the thread tells the scheduler, and its result is then ignored.
 type syscallFn func(r *PtRegs) int64
 
-// Linux x86-64 system-call numbers (arch/x86/entry/syscalls/syscall_64.tbl).
-const (
-	SYS_read              = 0
-	SYS_write             = 1
-	SYS_close             = 3
-	SYS_fstat             = 5
-	SYS_lseek             = 8
-	SYS_mmap              = 9
-	SYS_mprotect          = 10
-	SYS_munmap            = 11
-	SYS_rt_sigaction      = 13
-	SYS_rt_sigprocmask    = 14
-	SYS_pread64           = 17
-	SYS_pwrite64          = 18
-	SYS_sched_yield       = 24
-	SYS_madvise           = 28
-	SYS_nanosleep         = 35
-	SYS_getpid            = 39
-	SYS_clone             = 56
-	SYS_exit              = 60
-	SYS_kill              = 62
-	SYS_uname             = 63
-	SYS_fcntl             = 72
-	SYS_sigaltstack       = 131
-	SYS_prctl             = 157
-	SYS_arch_prctl        = 158
-	SYS_gettid            = 186
-	SYS_tkill             = 200
-	SYS_futex             = 202
-	SYS_sched_getaffinity = 204
-	SYS_clock_gettime     = 228
-	SYS_clock_getres      = 229
-	SYS_exit_group        = 231
-	SYS_epoll_ctl         = 233
-	SYS_tgkill            = 234
-	SYS_openat            = 257
-	SYS_newfstatat        = 262
-	SYS_epoll_pwait       = 281
-	SYS_eventfd2          = 290
-	SYS_epoll_create1     = 291
-	SYS_prlimit64         = 302
-	SYS_getrandom         = 318
-
-	maxSyscall = 512
-)
+// maxSyscall bounds the system-call table: the x86-64 numbers are below it.
+const maxSyscall = 512
 
 // syscallTable maps each system call ptilab answers to its handler. It is
 // initialized statically (the linker lays it out), so it is complete
 // before the runtime's first system call.
 var syscallTable = [maxSyscall]syscallFn{
-	SYS_read:              sysRead,
-	SYS_write:             sysWrite,
-	SYS_close:             sysClose,
-	SYS_fstat:             sysFstat,
-	SYS_lseek:             sysLseek,
-	SYS_mmap:              sysMmap,
-	SYS_mprotect:          sysMprotect,
-	SYS_munmap:            sysMunmap,
-	SYS_rt_sigaction:      sysRtSigaction,
-	SYS_rt_sigprocmask:    sysRtSigprocmask,
-	SYS_pread64:           sysPread64,
-	SYS_pwrite64:          sysPwrite64,
-	SYS_sched_yield:       sysSchedYield,
-	SYS_madvise:           sysMadvise,
-	SYS_nanosleep:         sysNanosleep,
-	SYS_getpid:            sysGetpid,
-	SYS_clone:             sysClone,
-	SYS_exit:              sysExit,
-	SYS_kill:              sysKill,
-	SYS_uname:             sysUname,
-	SYS_fcntl:             sysFcntl,
-	SYS_sigaltstack:       sysSigaltstack,
-	SYS_prctl:             sysPrctl,
-	SYS_arch_prctl:        sysArchPrctl,
-	SYS_gettid:            sysGettid,
-	SYS_tkill:             sysKill,
-	SYS_futex:             sysFutex,
-	SYS_sched_getaffinity: sysSchedGetaffinity,
-	SYS_clock_gettime:     sysClockGettime,
-	SYS_clock_getres:      sysClockGetres,
-	SYS_exit_group:        sysExitGroup,
-	SYS_epoll_ctl:         sysEpollCtl,
-	SYS_tgkill:            sysKill,
-	SYS_openat:            sysOpenat,
-	SYS_newfstatat:        sysNewfstatat,
-	SYS_epoll_pwait:       sysEpollPwait,
-	SYS_eventfd2:          sysEventfd2,
-	SYS_epoll_create1:     sysEpollCreate1,
-	SYS_prlimit64:         sysPrlimit64,
-	SYS_getrandom:         sysGetrandom,
+	linuxabi.SYS_read:              sysRead,
+	linuxabi.SYS_write:             sysWrite,
+	linuxabi.SYS_close:             sysClose,
+	linuxabi.SYS_fstat:             sysFstat,
+	linuxabi.SYS_lseek:             sysLseek,
+	linuxabi.SYS_mmap:              sysMmap,
+	linuxabi.SYS_mprotect:          sysMprotect,
+	linuxabi.SYS_munmap:            sysMunmap,
+	linuxabi.SYS_rt_sigaction:      sysRtSigaction,
+	linuxabi.SYS_rt_sigprocmask:    sysRtSigprocmask,
+	linuxabi.SYS_pread64:           sysPread64,
+	linuxabi.SYS_pwrite64:          sysPwrite64,
+	linuxabi.SYS_sched_yield:       sysSchedYield,
+	linuxabi.SYS_madvise:           sysMadvise,
+	linuxabi.SYS_nanosleep:         sysNanosleep,
+	linuxabi.SYS_getpid:            sysGetpid,
+	linuxabi.SYS_clone:             sysClone,
+	linuxabi.SYS_exit:              sysExit,
+	linuxabi.SYS_kill:              sysKill,
+	linuxabi.SYS_uname:             sysUname,
+	linuxabi.SYS_fcntl:             sysFcntl,
+	linuxabi.SYS_sigaltstack:       sysSigaltstack,
+	linuxabi.SYS_prctl:             sysPrctl,
+	linuxabi.SYS_arch_prctl:        sysArchPrctl,
+	linuxabi.SYS_gettid:            sysGettid,
+	linuxabi.SYS_tkill:             sysKill,
+	linuxabi.SYS_futex:             sysFutex,
+	linuxabi.SYS_sched_getaffinity: sysSchedGetaffinity,
+	linuxabi.SYS_clock_gettime:     sysClockGettime,
+	linuxabi.SYS_clock_getres:      sysClockGetres,
+	linuxabi.SYS_exit_group:        sysExitGroup,
+	linuxabi.SYS_epoll_ctl:         sysEpollCtl,
+	linuxabi.SYS_tgkill:            sysKill,
+	linuxabi.SYS_openat:            sysOpenat,
+	linuxabi.SYS_newfstatat:        sysNewfstatat,
+	linuxabi.SYS_epoll_pwait:       sysEpollPwait,
+	linuxabi.SYS_eventfd2:          sysEventfd2,
+	linuxabi.SYS_epoll_create1:     sysEpollCreate1,
+	linuxabi.SYS_prlimit64:         sysPrlimit64,
+	linuxabi.SYS_getrandom:         sysGetrandom,
 }
 
 // stats counts what the kernel did for the runtime.
@@ -137,7 +95,7 @@ func syscall() {
 	case nr < maxSyscall:
 		stats.syscalls[nr]++
 		fn = syscallTable[nr]
-	case nr == sysPtilabFault:
+	case nr == linuxabi.SYS_ptilab_fault:
 		fn = sysFault
 	default:
 		stats.other++
@@ -177,17 +135,9 @@ func unknownSyscall(nr uint64, r *PtRegs) int64 {
 	stats.unknown++
 	if nr >= maxSyscall || stats.syscalls[nr] == 1 {
 		var l kline
-		l.s("ptilab: unknown system call ").s(SyscallName(nr)).s(" (").udec(nr).s(") from RIP ").hex(r.IP, 0).s(": answered ENOSYS").flush()
+		l.s("ptilab: unknown system call ").s(linuxabi.SyscallName(nr)).s(" (").udec(nr).s(") from RIP ").hex(r.IP, 0).s(": answered ENOSYS").flush()
 	}
-	return -ENOSYS
-}
-
-// SyscallName returns the Linux name of system call nr, or "?".
-func SyscallName(nr uint64) string {
-	if nr < uint64(len(syscallNames)) && syscallNames[nr] != "" {
-		return syscallNames[nr]
-	}
-	return "?"
+	return -linuxabi.ENOSYS
 }
 
 // schedule picks the thread to run after the current one blocked, yielded
@@ -269,36 +219,36 @@ func sysMmap(r *PtRegs) int64 {
 	addr, length, prot, flags, fd := r.DI, r.SI, r.DX, r.R10, int32(r.R8)
 	fixed := flags&(MAP_FIXED|MAP_FIXED_NOREPLACE) != 0
 	if length == 0 || pageAlign(length) < length || fixed && addr%pageSize != 0 || prot&^(PROT_READ|PROT_WRITE|PROT_EXEC) != 0 {
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	if flags&MAP_ANONYMOUS == 0 || fd != -1 && fd != 0 {
-		return -ENODEV // only anonymous memory
+		return -linuxabi.ENODEV // only anonymous memory
 	}
 	length = pageAlign(length)
 	var start uint64
 	switch {
 	case flags&MAP_FIXED_NOREPLACE != 0:
 		if !vm.isFree(addr, addr+length) {
-			return -EEXIST
+			return -linuxabi.EEXIST
 		}
 		start = addr
 	case flags&MAP_FIXED != 0:
 		if addr < vm.lo || addr+length > vm.hi || addr+length < addr {
-			return -ENOMEM
+			return -linuxabi.ENOMEM
 		}
 		if !vm.remove(addr, addr+length) {
-			return -ENOMEM
+			return -linuxabi.ENOMEM
 		}
 		unbackRange(addr, addr+length)
 		start = addr
 	default:
 		var ok bool
 		if start, ok = vm.findFree(addr&^(pageSize-1), length); !ok {
-			return -ENOMEM
+			return -linuxabi.ENOMEM
 		}
 	}
 	if !vm.insert(start, start+length, uint8(prot)) {
-		return -ENOMEM
+		return -linuxabi.ENOMEM
 	}
 	return int64(start)
 }
@@ -306,14 +256,14 @@ func sysMmap(r *PtRegs) int64 {
 func sysMunmap(r *PtRegs) int64 {
 	addr, length := r.DI, pageAlign(r.SI)
 	if addr%pageSize != 0 || length == 0 || addr+length < addr {
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	if addr+length <= vm.lo || addr >= vm.hi {
 		return 0
 	}
 	addr, end := max(addr, vm.lo), min(addr+length, vm.hi)
 	if !vm.remove(addr, end) {
-		return -ENOMEM
+		return -linuxabi.ENOMEM
 	}
 	unbackRange(addr, end)
 	return 0
@@ -322,13 +272,13 @@ func sysMunmap(r *PtRegs) int64 {
 func sysMprotect(r *PtRegs) int64 {
 	addr, length, prot := r.DI, pageAlign(r.SI), r.DX
 	if addr%pageSize != 0 || prot&^(PROT_READ|PROT_WRITE|PROT_EXEC) != 0 || length < r.SI {
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	if length == 0 {
 		return 0
 	}
 	if addr+length < addr || !vm.protect(addr, addr+length, uint8(prot)) {
-		return -ENOMEM
+		return -linuxabi.ENOMEM
 	}
 	reprotect(addr, addr+length, uint8(prot))
 	return 0
@@ -343,14 +293,14 @@ const (
 func sysMadvise(r *PtRegs) int64 {
 	addr, length, advice := r.DI, pageAlign(r.SI), r.DX
 	if addr%pageSize != 0 || length < r.SI || addr+length < addr {
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	switch advice {
 	case MADV_DONTNEED, MADV_FREE:
 		// As Linux: release what is mapped, then report the holes.
 		unbackRange(max(addr, vm.lo), min(addr+length, vm.hi))
 		if !vm.covered(addr, addr+length) {
-			return -ENOMEM
+			return -linuxabi.ENOMEM
 		}
 	}
 	return 0
@@ -373,11 +323,11 @@ const (
 func sysClone(r *PtRegs) int64 {
 	flags, stack, tls := r.DI, r.SI, r.R8
 	if flags&cloneRequired != cloneRequired {
-		return -EINVAL // only threads: ptilab runs one process
+		return -linuxabi.EINVAL // only threads: ptilab runs one process
 	}
 	i, tid := sched.spawn(0)
 	if i < 0 {
-		return -EAGAIN
+		return -linuxabi.EAGAIN
 	}
 	parent := (*thread)(phys(curThread))
 	child := &threads[i]
@@ -418,11 +368,11 @@ var sigactions [65][4]uint64
 func sysRtSigaction(r *PtRegs) int64 {
 	sig, act, old := r.DI, r.SI, r.DX
 	if sig < 1 || sig > 64 {
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	if old != 0 {
 		if !userRange(old, 32, true) {
-			return -EFAULT
+			return -linuxabi.EFAULT
 		}
 		for i := uint64(0); i < 4; i++ {
 			store64(old+8*i, sigactions[sig][i])
@@ -430,7 +380,7 @@ func sysRtSigaction(r *PtRegs) int64 {
 	}
 	if act != 0 {
 		if !userRange(act, 32, false) {
-			return -EFAULT
+			return -linuxabi.EFAULT
 		}
 		for i := uint64(0); i < 4; i++ {
 			sigactions[sig][i] = load64(act + 8*i)
@@ -451,13 +401,13 @@ func sysRtSigprocmask(r *PtRegs) int64 {
 	t := (*thread)(phys(curThread))
 	if old != 0 {
 		if !userRange(old, 8, true) {
-			return -EFAULT
+			return -linuxabi.EFAULT
 		}
 		store64(old, t.sigmask)
 	}
 	if set != 0 {
 		if !userRange(set, 8, false) {
-			return -EFAULT
+			return -linuxabi.EFAULT
 		}
 		m := load64(set)
 		switch how {
@@ -468,7 +418,7 @@ func sysRtSigprocmask(r *PtRegs) int64 {
 		case SIG_SETMASK:
 			t.sigmask = m
 		default:
-			return -EINVAL
+			return -linuxabi.EINVAL
 		}
 	}
 	return 0
@@ -481,7 +431,7 @@ func sysSigaltstack(r *PtRegs) int64 {
 	t := (*thread)(phys(curThread))
 	if old != 0 {
 		if !userRange(old, 24, true) {
-			return -EFAULT
+			return -linuxabi.EFAULT
 		}
 		store64(old, t.altstack[0])
 		store64(old+8, t.altstack[1])
@@ -489,7 +439,7 @@ func sysSigaltstack(r *PtRegs) int64 {
 	}
 	if ss != 0 {
 		if !userRange(ss, 24, false) {
-			return -EFAULT
+			return -linuxabi.EFAULT
 		}
 		t.altstack = [3]uint64{load64(ss), load64(ss + 8), load64(ss + 16)}
 	}
@@ -507,7 +457,7 @@ func sysPrctl(r *PtRegs) int64 {
 	case PR_SET_NAME, PR_SET_VMA:
 		return 0
 	}
-	return -EINVAL
+	return -linuxabi.EINVAL
 }
 
 // arch_prctl codes (arch/x86/include/uapi/asm/prctl.h).
@@ -524,21 +474,21 @@ func sysArchPrctl(r *PtRegs) int64 {
 		return 0
 	case ARCH_GET_FS:
 		if !userRange(r.SI, 8, true) {
-			return -EFAULT
+			return -linuxabi.EFAULT
 		}
 		store64(r.SI, t.FSBase)
 		return 0
 	}
-	return -EINVAL // GS belongs to the kernel
+	return -linuxabi.EINVAL // GS belongs to the kernel
 }
 
 func sysSchedGetaffinity(r *PtRegs) int64 {
 	size, mask := r.SI, r.DX
 	if size < 8 {
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	if !userRange(mask, 8, true) {
-		return -EFAULT
+		return -linuxabi.EFAULT
 	}
 	store64(mask, 1) // one CPU: the runtime runs with GOMAXPROCS=1
 	return 8
@@ -558,21 +508,21 @@ const (
 func sysFutex(r *PtRegs) int64 {
 	uaddr, op, val, timeout := r.DI, r.SI&^(FUTEX_PRIVATE_FLAG|FUTEX_CLOCK_RT), uint32(r.DX), r.R10
 	if uaddr%4 != 0 {
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	switch op {
 	case FUTEX_WAIT:
 		if !userRange(uaddr, 4, false) {
-			return -EFAULT
+			return -linuxabi.EFAULT
 		}
 		if load32(uaddr) != val {
-			return -EAGAIN
+			return -linuxabi.EAGAIN
 		}
 		var deadline uint64
 		if timeout != 0 {
 			ns, ok := timespec(timeout)
 			if !ok {
-				return -EINVAL
+				return -linuxabi.EINVAL
 			}
 			deadline = deadlineAfter(ns)
 		}
@@ -581,13 +531,13 @@ func sysFutex(r *PtRegs) int64 {
 	case FUTEX_WAKE:
 		return int64(sched.wake(waitFutex, uaddr, int(min(val, maxThreads))))
 	}
-	return -ENOSYS
+	return -linuxabi.ENOSYS
 }
 
 func sysNanosleep(r *PtRegs) int64 {
 	ns, ok := timespec(r.DI)
 	if !ok {
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	if ns == 0 {
 		sched.yield()
@@ -607,7 +557,7 @@ const (
 func sysPrlimit64(r *PtRegs) int64 {
 	pid, resource, old := r.DI, r.SI, r.R10
 	if pid != 0 && pid != 1 {
-		return -EPERM
+		return -linuxabi.EPERM
 	}
 	cur, lim := rlimInfinity, rlimInfinity
 	switch resource {
@@ -618,7 +568,7 @@ func sysPrlimit64(r *PtRegs) int64 {
 	}
 	if old != 0 {
 		if !userRange(old, 16, true) {
-			return -EFAULT
+			return -linuxabi.EFAULT
 		}
 		store64(old, cur)
 		store64(old+8, lim)
@@ -630,7 +580,7 @@ func sysPrlimit64(r *PtRegs) int64 {
 func sysUname(r *PtRegs) int64 {
 	const field = 65
 	if !userRange(r.DI, 6*field, true) {
-		return -EFAULT
+		return -linuxabi.EFAULT
 	}
 	b := userBytes(r.DI, 6*field)
 	clear(b)
@@ -649,7 +599,7 @@ func sysGetrandom(r *PtRegs) int64 {
 		n = 1 << 20
 	}
 	if !userRange(buf, n, true) {
-		return -EFAULT
+		return -linuxabi.EFAULT
 	}
 	b := userBytes(buf, n)
 	for i := 0; i < len(b); i += 8 {

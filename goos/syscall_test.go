@@ -3,9 +3,6 @@ package goos
 import (
 	"bytes"
 	"encoding/binary"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/efi"
+	"github.com/ptilab/ptilab/internal/linuxabi"
 )
 
 // The system calls a Go 1.26 program makes (the design notes, "Toolchain
@@ -35,46 +33,19 @@ var runtimeSyscalls = []uint64{
 
 func TestSyscallTableCoversTheRuntime(t *testing.T) {
 	for _, nr := range runtimeSyscalls {
-		assert.NotNil(t, syscallTable[nr], "%s (%d) has no handler", SyscallName(nr), nr)
+		assert.NotNil(t, syscallTable[nr], "%s (%d) has no handler", linuxabi.SyscallName(nr), nr)
 	}
 }
 
-// TestSyscallNumbers checks ptilab's numbers against golang.org/x/sys, which
-// generates them from the kernel's headers.
+// TestSyscallNumbers checks that every handler answers a number Linux
+// names (linuxabi's tests compare the numbers with golang.org/x/sys).
 func TestSyscallNumbers(t *testing.T) {
 	for nr, fn := range syscallTable {
 		if fn == nil {
 			continue
 		}
-		assert.NotEqual(t, "?", SyscallName(uint64(nr)), "handler for an unnamed number %d", nr)
+		assert.NotEqual(t, "?", linuxabi.SyscallName(uint64(nr)), "handler for an unnamed number %d", nr)
 	}
-	for ours, theirs := range map[uint64]uint64{
-		SYS_read: unix.SYS_READ, SYS_write: unix.SYS_WRITE, SYS_mmap: unix.SYS_MMAP,
-		SYS_munmap: unix.SYS_MUNMAP, SYS_clone: unix.SYS_CLONE, SYS_futex: unix.SYS_FUTEX,
-		SYS_arch_prctl: unix.SYS_ARCH_PRCTL, SYS_epoll_pwait: unix.SYS_EPOLL_PWAIT,
-		SYS_openat: unix.SYS_OPENAT, SYS_newfstatat: unix.SYS_NEWFSTATAT, SYS_exit_group: unix.SYS_EXIT_GROUP,
-		SYS_prlimit64: unix.SYS_PRLIMIT64, SYS_getrandom: unix.SYS_GETRANDOM, SYS_tgkill: unix.SYS_TGKILL,
-		SYS_uname: unix.SYS_UNAME, SYS_clock_getres: unix.SYS_CLOCK_GETRES,
-	} {
-		assert.Equal(t, theirs, ours)
-	}
-	assert.Equal(t, "mmap", SyscallName(unix.SYS_MMAP))
-	assert.Equal(t, "epoll_pwait", SyscallName(unix.SYS_EPOLL_PWAIT))
-	assert.Equal(t, "?", SyscallName(100000))
-}
-
-// TestSysnamesGenerated checks that sysnames_linux_amd64.go is what
-// mksysnames.go writes from the golang.org/x/sys in go.mod.
-func TestSysnamesGenerated(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "sysnames.go")
-	cmd := exec.Command("go", "run", "mksysnames.go", "-o", out)
-	b, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", b)
-	want, err := os.ReadFile(out)
-	require.NoError(t, err)
-	got, err := os.ReadFile("sysnames_linux_amd64.go")
-	require.NoError(t, err)
-	assert.Equal(t, string(want), string(got), "run `go generate` / `go run mksysnames.go` in goos")
 }
 
 // hostKernel sets up the kernel's state for system calls made from the
@@ -120,9 +91,9 @@ func ptr[T any](p *T) uint64 { return uint64(uintptr(unsafe.Pointer(p))) }
 
 func TestUnknownSyscallReportedOnce(t *testing.T) {
 	hostKernel(t, 1)
-	assert.Equal(t, int64(-ENOSYS), call(135)) // personality
-	assert.Equal(t, int64(-ENOSYS), call(135))
-	assert.Equal(t, int64(-ENOSYS), call(999))
+	assert.Equal(t, int64(-linuxabi.ENOSYS), call(135)) // personality
+	assert.Equal(t, int64(-linuxabi.ENOSYS), call(135))
+	assert.Equal(t, int64(-linuxabi.ENOSYS), call(999))
 	out := string(captured[:ncaptured])
 	assert.Equal(t, 1, strings.Count(out, "unknown system call personality (135) from RIP 0x1000: answered ENOSYS"), out)
 	assert.Contains(t, out, "unknown system call ? (999)")
@@ -132,106 +103,106 @@ func TestUnknownSyscallReportedOnce(t *testing.T) {
 func TestWriteToConsole(t *testing.T) {
 	hostKernel(t, 1)
 	msg := []byte("hello, serial\n")
-	assert.Equal(t, int64(len(msg)), call(SYS_write, 1, ptr(&msg[0]), uint64(len(msg))))
+	assert.Equal(t, int64(len(msg)), call(linuxabi.SYS_write, 1, ptr(&msg[0]), uint64(len(msg))))
 	assert.Equal(t, "hello, serial\n", string(captured[:ncaptured]))
-	assert.Equal(t, int64(-EBADF), call(SYS_write, 42, ptr(&msg[0]), 1))
-	assert.Equal(t, int64(-EFAULT), call(SYS_write, 1, 0, 1))
+	assert.Equal(t, int64(-linuxabi.EBADF), call(linuxabi.SYS_write, 42, ptr(&msg[0]), 1))
+	assert.Equal(t, int64(-linuxabi.EFAULT), call(linuxabi.SYS_write, 1, 0, 1))
 }
 
 func TestClockGettime(t *testing.T) {
 	hostKernel(t, 1)
 	var ts [2]uint64
-	require.Equal(t, int64(0), call(SYS_clock_gettime, CLOCK_MONOTONIC, ptr(&ts)))
+	require.Equal(t, int64(0), call(linuxabi.SYS_clock_gettime, CLOCK_MONOTONIC, ptr(&ts)))
 	mono := ts[0]*1e9 + ts[1]
 	assert.Less(t, ts[1], uint64(1e9))
 	time.Sleep(time.Millisecond)
-	require.Equal(t, int64(0), call(SYS_clock_gettime, CLOCK_REALTIME, ptr(&ts)))
+	require.Equal(t, int64(0), call(linuxabi.SYS_clock_gettime, CLOCK_REALTIME, ptr(&ts)))
 	real := ts[0]*1e9 + ts[1]
 	assert.Greater(t, real, uint64(1_700_000_000*1e9)+mono, "realtime = RTC at boot + monotonic")
-	assert.Equal(t, int64(-EINVAL), call(SYS_clock_gettime, 99, ptr(&ts)))
-	assert.Equal(t, int64(-EFAULT), call(SYS_clock_gettime, CLOCK_MONOTONIC, 8))
+	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_clock_gettime, 99, ptr(&ts)))
+	assert.Equal(t, int64(-linuxabi.EFAULT), call(linuxabi.SYS_clock_gettime, CLOCK_MONOTONIC, 8))
 }
 
 func TestFutexWaitWake(t *testing.T) {
 	hostKernel(t, 2)
 	var word uint32 = 7
-	assert.Equal(t, int64(-EAGAIN), call(SYS_futex, ptr(&word), FUTEX_WAIT|FUTEX_PRIVATE_FLAG, 8, 0))
-	assert.Equal(t, int64(-EINVAL), call(SYS_futex, ptr(&word)+1, FUTEX_WAIT, 7, 0))
+	assert.Equal(t, int64(-linuxabi.EAGAIN), call(linuxabi.SYS_futex, ptr(&word), FUTEX_WAIT|FUTEX_PRIVATE_FLAG, 8, 0))
+	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_futex, ptr(&word)+1, FUTEX_WAIT, 7, 0))
 	// Thread 0 waits: thread 1 becomes current.
-	call(SYS_futex, ptr(&word), FUTEX_WAIT|FUTEX_PRIVATE_FLAG, 7, 0)
+	call(linuxabi.SYS_futex, ptr(&word), FUTEX_WAIT|FUTEX_PRIVATE_FLAG, 7, 0)
 	require.Equal(t, addr(&threads[1]), curThread)
 	assert.Equal(t, uint8(threadBlocked), sched.t[0].state)
-	assert.Equal(t, int64(1), call(SYS_futex, ptr(&word), FUTEX_WAKE|FUTEX_PRIVATE_FLAG, 10, 0))
+	assert.Equal(t, int64(1), call(linuxabi.SYS_futex, ptr(&word), FUTEX_WAKE|FUTEX_PRIVATE_FLAG, 10, 0))
 	assert.Equal(t, uint8(threadRunnable), sched.t[0].state)
 	// Thread 1 yields: thread 0 resumes with result 0.
-	call(SYS_sched_yield)
+	call(linuxabi.SYS_sched_yield)
 	require.Equal(t, addr(&threads[0]), curThread)
 	assert.Equal(t, uint64(0), threads[0].Regs.AX)
 
 	// A timed wait: 1 ms at 1 GHz.
 	ts := [2]uint64{0, 1_000_000}
-	call(SYS_futex, ptr(&word), FUTEX_WAIT, 7, ptr(&ts))
+	call(linuxabi.SYS_futex, ptr(&word), FUTEX_WAIT, 7, ptr(&ts))
 	require.Equal(t, addr(&threads[1]), curThread)
 	assert.InDelta(t, float64(amd64.RDTSC()+1_000_000), float64(sched.t[0].deadline), 5e8)
 	bad := [2]uint64{0, 2e9}
-	assert.Equal(t, int64(-EINVAL), call(SYS_futex, ptr(&word), FUTEX_WAIT, 7, ptr(&bad)))
+	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_futex, ptr(&word), FUTEX_WAIT, 7, ptr(&bad)))
 }
 
 func TestEventfdEpoll(t *testing.T) {
 	hostKernel(t, 2)
-	efd := call(SYS_eventfd2, 0, O_NONBLOCK|O_CLOEXEC)
-	epfd := call(SYS_epoll_create1, O_CLOEXEC)
+	efd := call(linuxabi.SYS_eventfd2, 0, O_NONBLOCK|O_CLOEXEC)
+	epfd := call(linuxabi.SYS_epoll_create1, O_CLOEXEC)
 	require.GreaterOrEqual(t, efd, int64(3))
 	require.GreaterOrEqual(t, epfd, int64(3))
-	assert.Equal(t, int64(FD_CLOEXEC), call(SYS_fcntl, uint64(efd), F_GETFD))
-	assert.Equal(t, int64(O_RDWR|O_NONBLOCK), call(SYS_fcntl, uint64(efd), F_GETFL))
+	assert.Equal(t, int64(FD_CLOEXEC), call(linuxabi.SYS_fcntl, uint64(efd), F_GETFD))
+	assert.Equal(t, int64(O_RDWR|O_NONBLOCK), call(linuxabi.SYS_fcntl, uint64(efd), F_GETFL))
 
 	var ev [12]byte
 	binary.LittleEndian.PutUint32(ev[0:], EPOLLIN)
 	binary.LittleEndian.PutUint64(ev[4:], 0xfeedface)
-	require.Equal(t, int64(0), call(SYS_epoll_ctl, uint64(epfd), EPOLL_CTL_ADD, uint64(efd), ptr(&ev)))
-	assert.Equal(t, int64(-EEXIST), call(SYS_epoll_ctl, uint64(epfd), EPOLL_CTL_ADD, uint64(efd), ptr(&ev)))
-	assert.Equal(t, int64(-EPERM), call(SYS_epoll_ctl, uint64(epfd), EPOLL_CTL_ADD, 1, ptr(&ev)), "the console is not pollable")
+	require.Equal(t, int64(0), call(linuxabi.SYS_epoll_ctl, uint64(epfd), EPOLL_CTL_ADD, uint64(efd), ptr(&ev)))
+	assert.Equal(t, int64(-linuxabi.EEXIST), call(linuxabi.SYS_epoll_ctl, uint64(epfd), EPOLL_CTL_ADD, uint64(efd), ptr(&ev)))
+	assert.Equal(t, int64(-linuxabi.EPERM), call(linuxabi.SYS_epoll_ctl, uint64(epfd), EPOLL_CTL_ADD, 1, ptr(&ev)), "the console is not pollable")
 
 	var out [4 * 12]byte
-	assert.Equal(t, int64(0), call(SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, 0), "nothing ready, timeout 0")
+	assert.Equal(t, int64(0), call(linuxabi.SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, 0), "nothing ready, timeout 0")
 	var buf [8]byte
-	assert.Equal(t, int64(-EAGAIN), call(SYS_read, uint64(efd), ptr(&buf), 8))
+	assert.Equal(t, int64(-linuxabi.EAGAIN), call(linuxabi.SYS_read, uint64(efd), ptr(&buf), 8))
 
 	// Thread 0 waits with no timeout; thread 1 writes the eventfd.
-	call(SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, ^uint64(0))
+	call(linuxabi.SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, ^uint64(0))
 	require.Equal(t, addr(&threads[1]), curThread)
 	binary.LittleEndian.PutUint64(buf[:], 1)
-	assert.Equal(t, int64(8), call(SYS_write, uint64(efd), ptr(&buf), 8))
-	call(SYS_sched_yield)
+	assert.Equal(t, int64(8), call(linuxabi.SYS_write, uint64(efd), ptr(&buf), 8))
+	call(linuxabi.SYS_sched_yield)
 	require.Equal(t, addr(&threads[0]), curThread)
 	r := &threads[0].Regs
 	assert.Equal(t, uint64(0x1000-2), r.IP, "the woken poller re-executes SYSCALL")
-	assert.Equal(t, uint64(SYS_epoll_pwait), r.AX)
+	assert.Equal(t, uint64(linuxabi.SYS_epoll_pwait), r.AX)
 	// Re-executed, the call finds the event.
-	assert.Equal(t, int64(1), call(SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, ^uint64(0)))
+	assert.Equal(t, int64(1), call(linuxabi.SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, ^uint64(0)))
 	assert.Equal(t, uint32(EPOLLIN), binary.LittleEndian.Uint32(out[0:]))
 	assert.Equal(t, uint64(0xfeedface), binary.LittleEndian.Uint64(out[4:]))
-	assert.Equal(t, int64(8), call(SYS_read, uint64(efd), ptr(&buf), 8))
+	assert.Equal(t, int64(8), call(linuxabi.SYS_read, uint64(efd), ptr(&buf), 8))
 	assert.Equal(t, uint64(1), binary.LittleEndian.Uint64(buf[:]))
 
 	// A timed wait woken early re-executes with what is left of its
 	// timeout (1 s at 1 GHz, some of it gone).
-	call(SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, 1000)
+	call(linuxabi.SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, 1000)
 	require.Equal(t, addr(&threads[1]), curThread)
-	assert.Equal(t, int64(8), call(SYS_write, uint64(efd), ptr(&buf), 8))
-	call(SYS_sched_yield)
+	assert.Equal(t, int64(8), call(linuxabi.SYS_write, uint64(efd), ptr(&buf), 8))
+	call(linuxabi.SYS_sched_yield)
 	require.Equal(t, addr(&threads[0]), curThread)
 	assert.LessOrEqual(t, threads[0].Regs.R10, uint64(1000))
 	assert.Greater(t, threads[0].Regs.R10, uint64(0))
 
 	// Closing a descriptor takes it out of the epoll sets.
-	assert.Equal(t, int64(0), call(SYS_close, uint64(efd)))
-	assert.Equal(t, int64(-EBADF), call(SYS_close, uint64(efd)))
+	assert.Equal(t, int64(0), call(linuxabi.SYS_close, uint64(efd)))
+	assert.Equal(t, int64(-linuxabi.EBADF), call(linuxabi.SYS_close, uint64(efd)))
 	assert.Equal(t, 0, fds[epfd].nitems)
-	efd2 := call(SYS_eventfd2, 0, O_NONBLOCK)
+	efd2 := call(linuxabi.SYS_eventfd2, 0, O_NONBLOCK)
 	assert.Equal(t, efd, efd2, "the descriptor number is reused")
-	assert.Equal(t, int64(0), call(SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, 0), "the new eventfd is not watched")
+	assert.Equal(t, int64(0), call(linuxabi.SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, 0), "the new eventfd is not watched")
 }
 
 // TestTimeSlice checks that a thread that has used its time slice is
@@ -240,92 +211,92 @@ func TestEventfdEpoll(t *testing.T) {
 func TestTimeSlice(t *testing.T) {
 	hostKernel(t, 2)
 	var ts [2]uint64
-	require.Equal(t, int64(0), call(SYS_clock_gettime, CLOCK_MONOTONIC, ptr(&ts)))
+	require.Equal(t, int64(0), call(linuxabi.SYS_clock_gettime, CLOCK_MONOTONIC, ptr(&ts)))
 	require.Equal(t, addr(&threads[0]), curThread, "within its slice the thread keeps the CPU")
 
 	sliceCycles = 0 // the slice is used up
-	call(SYS_getpid)
+	call(linuxabi.SYS_getpid)
 	require.Equal(t, addr(&threads[1]), curThread, "preempted for the runnable thread")
 	assert.Equal(t, int64(1), sched.t[0].ret, "it resumes with getpid's result")
-	call(SYS_gettid) // thread 1's slice is used up too: back to thread 0
+	call(linuxabi.SYS_gettid) // thread 1's slice is used up too: back to thread 0
 	require.Equal(t, addr(&threads[0]), curThread)
 	assert.Equal(t, uint64(1), threads[0].Regs.AX)
 	assert.Equal(t, int64(2), sched.t[1].ret, "thread 1 resumes with its gettid result")
 
 	// Alone, a thread is not preempted.
-	call(SYS_exit)
+	call(linuxabi.SYS_exit)
 	require.Equal(t, addr(&threads[1]), curThread)
-	call(SYS_getpid)
+	call(linuxabi.SYS_getpid)
 	assert.Equal(t, addr(&threads[1]), curThread)
 }
 
 func TestThreadCalls(t *testing.T) {
 	hostKernel(t, 1)
-	assert.Equal(t, int64(1), call(SYS_getpid))
-	assert.Equal(t, int64(1), call(SYS_gettid))
-	require.Equal(t, int64(0), call(SYS_arch_prctl, ARCH_SET_FS, 0x5000))
+	assert.Equal(t, int64(1), call(linuxabi.SYS_getpid))
+	assert.Equal(t, int64(1), call(linuxabi.SYS_gettid))
+	require.Equal(t, int64(0), call(linuxabi.SYS_arch_prctl, ARCH_SET_FS, 0x5000))
 	var fs uint64
-	require.Equal(t, int64(0), call(SYS_arch_prctl, ARCH_GET_FS, ptr(&fs)))
+	require.Equal(t, int64(0), call(linuxabi.SYS_arch_prctl, ARCH_GET_FS, ptr(&fs)))
 	assert.Equal(t, uint64(0x5000), fs)
-	assert.Equal(t, int64(-EINVAL), call(SYS_arch_prctl, 0x1001, 0)) // ARCH_SET_GS
+	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_arch_prctl, 0x1001, 0)) // ARCH_SET_GS
 
 	var mask [2]uint64
-	assert.Equal(t, int64(8), call(SYS_sched_getaffinity, 0, 16, ptr(&mask)))
+	assert.Equal(t, int64(8), call(linuxabi.SYS_sched_getaffinity, 0, 16, ptr(&mask)))
 	assert.Equal(t, uint64(1), mask[0], "one CPU")
 
 	// clone: the runtime's flags; the child gets the new stack and TLS.
 	flags := uint64(CLONE_VM | 0x200 | 0x400 | 0x800 | CLONE_THREAD | 0x40000 | CLONE_SETTLS)
-	tid := call(SYS_clone, flags, 0x7000, 0, 0, 0x9000)
+	tid := call(linuxabi.SYS_clone, flags, 0x7000, 0, 0, 0x9000)
 	assert.Equal(t, int64(2), tid)
 	child := &threads[1]
 	assert.Equal(t, uint64(0x7000), child.Regs.SP)
 	assert.Equal(t, uint64(0x9000), child.FSBase)
 	assert.Equal(t, uint64(0x1000), child.Regs.IP, "the child resumes after the same SYSCALL")
-	call(SYS_sched_yield)
+	call(linuxabi.SYS_sched_yield)
 	require.Equal(t, addr(child), curThread)
 	assert.Equal(t, uint64(0), child.Regs.AX, "clone returns 0 in the child")
-	assert.Equal(t, int64(2), call(SYS_gettid))
-	assert.Equal(t, int64(-EINVAL), call(SYS_clone, 0x11, 0), "fork is not supported")
+	assert.Equal(t, int64(2), call(linuxabi.SYS_gettid))
+	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_clone, 0x11, 0), "fork is not supported")
 }
 
 func TestSignalCallsReadBack(t *testing.T) {
 	hostKernel(t, 1)
 	act := [4]uint64{0x1234, 0x4000000, 0x5678, 0xff}
 	var old [4]uint64
-	require.Equal(t, int64(0), call(SYS_rt_sigaction, 11, ptr(&act), 0, 8))
-	require.Equal(t, int64(0), call(SYS_rt_sigaction, 11, 0, ptr(&old), 8))
+	require.Equal(t, int64(0), call(linuxabi.SYS_rt_sigaction, 11, ptr(&act), 0, 8))
+	require.Equal(t, int64(0), call(linuxabi.SYS_rt_sigaction, 11, 0, ptr(&old), 8))
 	assert.Equal(t, act, old)
-	assert.Equal(t, int64(-EINVAL), call(SYS_rt_sigaction, 65, 0, ptr(&old), 8))
+	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_rt_sigaction, 65, 0, ptr(&old), 8))
 
 	set, oldset := uint64(0b1010), uint64(0)
-	require.Equal(t, int64(0), call(SYS_rt_sigprocmask, SIG_SETMASK, ptr(&set), 0, 8))
-	require.Equal(t, int64(0), call(SYS_rt_sigprocmask, SIG_UNBLOCK, ptr(&[]uint64{2}[0]), ptr(&oldset), 8))
+	require.Equal(t, int64(0), call(linuxabi.SYS_rt_sigprocmask, SIG_SETMASK, ptr(&set), 0, 8))
+	require.Equal(t, int64(0), call(linuxabi.SYS_rt_sigprocmask, SIG_UNBLOCK, ptr(&[]uint64{2}[0]), ptr(&oldset), 8))
 	assert.Equal(t, uint64(0b1010), oldset)
 	assert.Equal(t, uint64(0b1000), threads[0].sigmask)
 
 	ss := [3]uint64{0xa000, 0, 0x8000}
 	var oss [3]uint64
-	require.Equal(t, int64(0), call(SYS_sigaltstack, ptr(&ss), 0))
-	require.Equal(t, int64(0), call(SYS_sigaltstack, 0, ptr(&oss)))
+	require.Equal(t, int64(0), call(linuxabi.SYS_sigaltstack, ptr(&ss), 0))
+	require.Equal(t, int64(0), call(linuxabi.SYS_sigaltstack, 0, ptr(&oss)))
 	assert.Equal(t, ss, oss)
-	assert.Equal(t, int64(0), call(SYS_tgkill, 1, 1, 23), "signals are accepted")
+	assert.Equal(t, int64(0), call(linuxabi.SYS_tgkill, 1, 1, 23), "signals are accepted")
 }
 
 func TestResourceCalls(t *testing.T) {
 	hostKernel(t, 1)
 	var lim [2]uint64
-	require.Equal(t, int64(0), call(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, ptr(&lim)))
+	require.Equal(t, int64(0), call(linuxabi.SYS_prlimit64, 0, RLIMIT_NOFILE, 0, ptr(&lim)))
 	assert.Equal(t, [2]uint64{maxFDs, maxFDs}, lim)
-	assert.Equal(t, int64(0), call(SYS_prctl, PR_SET_VMA, 0, 0, 0))
-	assert.Equal(t, int64(-EINVAL), call(SYS_prctl, 4242))
+	assert.Equal(t, int64(0), call(linuxabi.SYS_prctl, PR_SET_VMA, 0, 0, 0))
+	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_prctl, 4242))
 
 	var uts [6 * 65]byte
-	require.Equal(t, int64(0), call(SYS_uname, ptr(&uts)))
+	require.Equal(t, int64(0), call(linuxabi.SYS_uname, ptr(&uts)))
 	assert.Equal(t, "Linux", string(bytes.TrimRight(uts[:65], "\x00")))
 	assert.Equal(t, "x86_64", string(bytes.TrimRight(uts[4*65:5*65], "\x00")))
 
 	var rnd [20]byte
-	require.Equal(t, int64(20), call(SYS_getrandom, ptr(&rnd), 20, 0))
+	require.Equal(t, int64(20), call(linuxabi.SYS_getrandom, ptr(&rnd), 20, 0))
 	assert.NotEqual(t, [20]byte{}, rnd)
 }
 
@@ -335,15 +306,15 @@ func TestOpenatProbedPathsDoNotExist(t *testing.T) {
 	atFDCWD := uint64(dirfd)
 	for _, p := range []string{"/proc/self/auxv", "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "/dev/null", "/etc/localtime", "proc"} {
 		b := append([]byte(p), 0)
-		assert.Equal(t, int64(-ENOENT), call(SYS_openat, atFDCWD, ptr(&b[0]), O_RDONLY, 0), p)
+		assert.Equal(t, int64(-linuxabi.ENOENT), call(linuxabi.SYS_openat, atFDCWD, ptr(&b[0]), O_RDONLY, 0), p)
 	}
 	for _, p := range []string{"a/b", "/procfs", "/ptilab.plan"} {
 		q, ok := volumePath([]byte(p))
 		assert.True(t, ok, p)
 		assert.NotEmpty(t, q)
 	}
-	assert.Equal(t, int64(O_RDWR), call(SYS_fcntl, 1, F_GETFL))
-	assert.Equal(t, int64(-EBADF), call(SYS_fcntl, 63, F_GETFL))
+	assert.Equal(t, int64(O_RDWR), call(linuxabi.SYS_fcntl, 1, F_GETFL))
+	assert.Equal(t, int64(-linuxabi.EBADF), call(linuxabi.SYS_fcntl, 63, F_GETFL))
 }
 
 func TestMmapBookkeeping(t *testing.T) {
@@ -351,17 +322,17 @@ func TestMmapBookkeeping(t *testing.T) {
 	vm = addressSpace{lo: 1 << 32, hi: vmHi}
 	const rw = PROT_READ | PROT_WRITE
 	// A reservation with a hint, as the runtime's arena reservation.
-	at := call(SYS_mmap, 0xc000000000, 64<<20, PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS, uint64(uint32(0xffffffff)), 0)
+	at := call(linuxabi.SYS_mmap, 0xc000000000, 64<<20, PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS, uint64(uint32(0xffffffff)), 0)
 	assert.Equal(t, int64(0xc000000000), at)
 	// Without a hint: from the top down. fd -1 arrives as a 32-bit value.
-	at2 := call(SYS_mmap, 0, 1<<20, rw, MAP_PRIVATE|MAP_ANONYMOUS, 0xffffffff, 0)
+	at2 := call(linuxabi.SYS_mmap, 0, 1<<20, rw, MAP_PRIVATE|MAP_ANONYMOUS, 0xffffffff, 0)
 	assert.Equal(t, int64(vmHi-1<<20), at2)
-	assert.Equal(t, int64(-EEXIST), call(SYS_mmap, 0xc000000000, 4096, rw, MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED_NOREPLACE, 0xffffffff, 0))
-	assert.Equal(t, int64(-ENODEV), call(SYS_mmap, 0, 4096, rw, MAP_PRIVATE, 3, 0), "no file mappings")
-	assert.Equal(t, int64(-EINVAL), call(SYS_mmap, 0x100001234, 4096, rw, MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED, 0xffffffff, 0))
-	assert.Equal(t, int64(-EINVAL), call(SYS_mmap, 0, 0, rw, MAP_PRIVATE|MAP_ANONYMOUS, 0xffffffff, 0))
+	assert.Equal(t, int64(-linuxabi.EEXIST), call(linuxabi.SYS_mmap, 0xc000000000, 4096, rw, MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED_NOREPLACE, 0xffffffff, 0))
+	assert.Equal(t, int64(-linuxabi.ENODEV), call(linuxabi.SYS_mmap, 0, 4096, rw, MAP_PRIVATE, 3, 0), "no file mappings")
+	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_mmap, 0x100001234, 4096, rw, MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED, 0xffffffff, 0))
+	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_mmap, 0, 0, rw, MAP_PRIVATE|MAP_ANONYMOUS, 0xffffffff, 0))
 	// An unaligned hint is only a hint: rounded down, as Linux does.
-	assert.Equal(t, int64(0x100001000), call(SYS_mmap, 0x100001234, 4096, rw, MAP_PRIVATE|MAP_ANONYMOUS, 0xffffffff, 0))
+	assert.Equal(t, int64(0x100001000), call(linuxabi.SYS_mmap, 0x100001234, 4096, rw, MAP_PRIVATE|MAP_ANONYMOUS, 0xffffffff, 0))
 	all, acc := vm.reserved()
 	assert.Equal(t, uint64(65<<20+4096), all)
 	assert.Equal(t, uint64(1<<20+4096), acc)
@@ -370,10 +341,10 @@ func TestMmapBookkeeping(t *testing.T) {
 	// that wraps is refused.
 	n := vm.n
 	for i := 0; i < 20; i++ {
-		require.Equal(t, int64(0), call(SYS_mprotect, uint64(at2), 0, PROT_READ))
+		require.Equal(t, int64(0), call(linuxabi.SYS_mprotect, uint64(at2), 0, PROT_READ))
 	}
 	assert.Equal(t, n, vm.n)
-	assert.Equal(t, int64(-ENOMEM), call(SYS_mprotect, uint64(at2)+8192, ^uint64(0)-8191, PROT_READ))
+	assert.Equal(t, int64(-linuxabi.ENOMEM), call(linuxabi.SYS_mprotect, uint64(at2)+8192, ^uint64(0)-8191, PROT_READ))
 	assert.Equal(t, n, vm.n)
 }
 

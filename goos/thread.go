@@ -1,17 +1,16 @@
 package goos
 
-import "github.com/ptilab/ptilab/amd64"
+import (
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/internal/linuxabi"
+)
 
-// PtRegs is the register frame of a thread that entered the kernel, laid
-// out as Linux's struct pt_regs (arch/x86/include/asm/ptrace.h) so that it
-// reads the same: the general registers, the system-call number, and the
-// five words IRETQ pops (SDM Vol. 3A, 6.14.2).
-type PtRegs struct {
-	R15, R14, R13, R12, BP, BX, R11, R10, R9, R8 uint64
-	AX, CX, DX, SI, DI                           uint64
-	OrigAX                                       uint64 // system-call number
-	IP, CS, Flags, SP, SS                        uint64
-}
+// PtRegs is the register frame of a thread that entered the kernel,
+// Linux's x86-64 struct pt_regs (linuxabi.PtRegs), so that it reads the
+// same: the general registers, the system-call number (OrigAX), and the
+// five words IRETQ pops. An alias, so that go_asm.h gives the assembly
+// its size (PtRegs__size).
+type PtRegs = linuxabi.PtRegs
 
 // thread is one of the runtime's threads (an M): its registers while it is
 // not running, its FS base (the runtime's TLS) and its x87/SSE state.

@@ -4,6 +4,7 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/efi"
+	"github.com/ptilab/ptilab/internal/linuxabi"
 )
 
 // Time: the TSC is the clock. Its frequency comes from CPUID where the CPU
@@ -136,10 +137,10 @@ func sysClockGettime(r *PtRegs) int64 {
 		CLOCK_PROCESS_CPUTIME, CLOCK_THREAD_CPUTIME:
 		ns = Monotonic()
 	default:
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	if !userRange(ts, 16, true) {
-		return -EFAULT
+		return -linuxabi.EFAULT
 	}
 	store64(ts, uint64(ns/1e9))
 	store64(ts+8, uint64(ns%1e9))
@@ -148,11 +149,11 @@ func sysClockGettime(r *PtRegs) int64 {
 
 func sysClockGetres(r *PtRegs) int64 {
 	if r.DI > CLOCK_TAI {
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	if ts := r.SI; ts != 0 {
 		if !userRange(ts, 16, true) {
-			return -EFAULT
+			return -linuxabi.EFAULT
 		}
 		store64(ts, 0)
 		store64(ts+8, 1)

@@ -120,12 +120,7 @@ func NewTasks(c Config) (*Tasks, error) {
 		return nil, fmt.Errorf("i386pae: %v: the tasks kernel runs under the linux trampolines, SYSENTER with copy direct (stamped or not) or INT 0x80", c)
 	}
 	k := kstate()
-	*k = layout.KState{}
-	k.Cur, k.Loaded, k.Head, k.Tail = layout.NoTask, layout.NoTask, layout.NoTask, layout.NoTask
-	for i := range k.Pipes {
-		pp := &k.Pipes[i]
-		pp.ReadHead, pp.ReadTail, pp.WriteHead, pp.WriteTail = layout.NoTask, layout.NoTask, layout.NoTask, layout.NoTask
-	}
+	k.Reset()
 	return &Tasks{c: c, k: k}, nil
 }
 
@@ -135,24 +130,12 @@ func (ts *Tasks) State() *layout.KState { return ts.k }
 // AddProcess adds process p with descriptors 0 to nfds-1, all closed, and
 // returns its number.
 func (ts *Tasks) AddProcess(p *Process, nfds int) (int, error) {
-	i := len(ts.procs)
-	k := ts.k
-	if i == layout.MaxProcs || nfds < 0 || nfds > layout.MaxFDSlots-int(k.NFDSlots) {
+	i := ts.k.AddProcess(nfds, layout.UserData+p.dataPages()*4096)
+	if i < 0 {
 		return -1, errors.New("i386pae: out of processes or descriptor slots")
 	}
 	ts.procs = append(ts.procs, p)
-	k.Procs[i] = layout.Proc{Used: 1, FDBase: k.NFDSlots, NFDs: uint32(nfds), DataEnd: layout.UserData + p.dataPages()*4096}
-	k.NFDSlots += uint32(nfds)
 	return i, nil
-}
-
-// fd returns the slot of descriptor fd of process proc, nil when there is
-// none.
-func (ts *Tasks) fd(proc, fd int) *uint32 {
-	if proc < 0 || proc >= len(ts.procs) || fd < 0 || uint32(fd) >= ts.k.Procs[proc].NFDs {
-		return nil
-	}
-	return &ts.k.FDSlots[ts.k.Procs[proc].FDBase+uint32(fd)]
 }
 
 // AddTask adds a task of process proc running program p from the top of
@@ -160,33 +143,13 @@ func (ts *Tasks) fd(proc, fd int) *uint32 {
 // returns its number. Task 0 is the one the run starts with; the others
 // are queued and first run when a switch picks them.
 func (ts *Tasks) AddTask(proc int, p Program, esp uint32, args [6]uint32) (int, error) {
-	k := ts.k
-	i := int(k.NTasks)
-	if i == layout.MaxTasks || proc < 0 || proc >= len(ts.procs) {
-		return -1, errors.New("i386pae: no room for the task")
-	}
 	eip, ok := programEntry(p)
 	if !ok {
 		return -1, fmt.Errorf("i386pae: no program %d", p)
 	}
-	k.NTasks++
-	t := &k.Tasks[i]
-	t.Proc, t.Next = uint32(proc), layout.NoTask
-	t.Regs = layout.PtRegs{IP: eip, CS: layout.USER_CS, Flags: 2, SP: esp, SS: layout.USER_DS, DS: layout.USER_DS, ES: layout.USER_DS,
-		BX: args[0], CX: args[1], DX: args[2], SI: args[3], DI: args[4], BP: args[5]}
-	k.Procs[proc].Threads++
-	k.Live++
-	if i == 0 {
-		t.State = layout.TaskRunning
-		k.Cur, k.Loaded = 0, uint32(proc)
-	} else {
-		t.State = layout.TaskRunnable
-		if k.Tail == layout.NoTask {
-			k.Head = uint32(i)
-		} else {
-			k.Tasks[k.Tail].Next = uint32(i)
-		}
-		k.Tail = uint32(i)
+	i := ts.k.AddTask(proc, eip, esp, args)
+	if i < 0 {
+		return -1, errors.New("i386pae: no room for the task")
 	}
 	return i, nil
 }
@@ -195,56 +158,27 @@ func (ts *Tasks) AddTask(proc int, p Program, esp uint32, args [6]uint32) (int, 
 // and whose write end is wfd of wproc, and returns its number; its ring is
 // made the first time a pipe of that number is.
 func (ts *Tasks) AddPipe(rproc, rfd, wproc, wfd int) (int, error) {
-	k := ts.k
-	n := 0
-	for n < layout.MaxPipes && k.Pipes[n].Ring != 0 {
-		n++
-	}
-	if n == layout.MaxPipes || !ts.fdFree(rproc, rfd) || !ts.fdFree(wproc, wfd) || rproc == wproc && rfd == wfd {
-		return -1, errors.New("i386pae: no room for the pipe or its descriptors")
-	}
-	for len(world.rings) <= n {
+	for n := ts.k.FreePipe(); n < layout.MaxPipes && len(world.rings) <= n; {
 		ring, ok := goos.AllocFrames(layout.PipeSize/4096, 4096)
 		if !ok {
 			return -1, errors.New("i386pae: out of memory for a pipe's ring")
 		}
 		world.rings = append(world.rings, ring)
 	}
-	k.Pipes[n].Ring = uint32(layout.PipeBase + n*layout.PipeSize)
-	k.Pipes[n].Readers, k.Pipes[n].Writers = 1, 1
-	*ts.fd(rproc, rfd) = layout.FDPipeRead + 2*uint32(n)
-	*ts.fd(wproc, wfd) = layout.FDPipeWrite + 2*uint32(n)
+	n := ts.k.AddPipe(rproc, rfd, wproc, wfd)
+	if n < 0 {
+		return -1, errors.New("i386pae: no room for the pipe or its descriptors")
+	}
 	return n, nil
 }
 
 // ShareFD gives process to descriptor fd of process from, the same open
 // pipe end (as fork does); false when fd is not open in from or taken in
 // to.
-func (ts *Tasks) ShareFD(from, to, fd int) bool {
-	src := ts.fd(from, fd)
-	if src == nil || !ts.fdFree(to, fd) {
-		return false
-	}
-	obj := *src
-	switch {
-	case obj == 0 || obj >= layout.FDFile:
-		return false
-	case obj&1 == layout.FDPipeRead:
-		ts.k.Pipes[obj>>1].Readers++
-	default:
-		ts.k.Pipes[(obj-layout.FDPipeWrite)>>1].Writers++
-	}
-	*ts.fd(to, fd) = obj
-	return true
-}
+func (ts *Tasks) ShareFD(from, to, fd int) bool { return ts.k.ShareFD(from, to, fd) }
 
 // EndTSC returns the TSC when the last task exited.
 func (ts *Tasks) EndTSC() uint64 { return uint64(ts.k.EndTSC[0]) | uint64(ts.k.EndTSC[1])<<32 }
-
-func (ts *Tasks) fdFree(proc, fd int) bool {
-	slot := ts.fd(proc, fd)
-	return slot != nil && *slot == 0
-}
 
 // PipeBytes returns the bytes written into and read from pipe n.
 func (ts *Tasks) PipeBytes(n int) (written, read uint32) {
@@ -257,15 +191,11 @@ const FileFD = 3
 // AddFile opens descriptor fd of process proc on a new kernel file of size
 // bytes (for lseek) and returns the file's number.
 func (ts *Tasks) AddFile(proc, fd int, size uint32) (int, error) {
-	k := ts.k
-	if k.NFiles == layout.MaxFiles || !ts.fdFree(proc, fd) {
+	n := ts.k.AddFile(proc, fd, size)
+	if n < 0 {
 		return -1, errors.New("i386pae: no room for the file or its descriptor")
 	}
-	n := k.NFiles
-	k.NFiles++
-	k.Files[n] = layout.File{Size: size}
-	*ts.fd(proc, fd) = layout.FDFile + n
-	return int(n), nil
+	return n, nil
 }
 
 // runWithFile runs program p of the main process alone under the tasks

@@ -1,6 +1,10 @@
 package pti
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/ptilab/ptilab/internal/linuxabi"
+)
 
 // descPtr is the LGDT/LIDT/SGDT/SIDT operand (amd64.DescPtr), repeated here
 // so that its offsets reach this package's assembly.
@@ -13,15 +17,25 @@ type descPtr struct {
 // nsys is the size of the system-call table of ring 3's kernel.
 const nsys = 128
 
-// System calls a task makes (Linux numbers where Linux has the call).
+// System calls a task makes (linuxabi's x86-64 numbers).
 const (
-	SysRead    = 0   // read(fd, buf, n), package tasks
-	SysWrite   = 1   // write(fd, buf, n), package tasks
-	SysClose   = 3   // close(fd), package tasks
-	SysExit    = 60  // exit(status): the task is done
-	SysGetppid = 110 // the null call: returns 1
-	SysWork    = 127 // ptilab's: spend RDI TSC cycles in the kernel, return 0
+	SysRead    = linuxabi.SYS_read        // read(fd, buf, n), package tasks
+	SysWrite   = linuxabi.SYS_write       // write(fd, buf, n), package tasks
+	SysClose   = linuxabi.SYS_close       // close(fd), package tasks
+	SysExit    = linuxabi.SYS_exit        // exit(status): the task is done
+	SysGetppid = linuxabi.SYS_getppid     // the null call: returns 1
+	SysWork    = linuxabi.SYS_ptilab_work // ptilab's: spend RDI TSC cycles in the kernel, return 0
 )
+
+// ptRegs is Linux's x86-64 struct pt_regs, which the Linux-shaped
+// trampolines build on the kernel stack: go_asm.h gives the assembly its
+// field offsets (ptRegs_OrigAX ...).
+type ptRegs = linuxabi.PtRegs
+
+// enosys is what the trampolines answer for a number outside the table,
+// negated, and what a Linux-shaped frame's RAX holds until the call
+// returns (Linux: regs->ax = -ENOSYS).
+const enosys = linuxabi.ENOSYS
 
 // entryData is the per-CPU data page of the entry area (at EntryData): what
 // the trampolines read and write while the kernel side's own memory may not

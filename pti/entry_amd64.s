@@ -68,37 +68,13 @@ back: \
 	SWAPGS; \
 	SYSRETQ; \
 nosys: \
-	MOVQ	$-38, AX; \
+	MOVQ	$-const_enosys, AX; \
 	JMP	back; \
 	ENTRY_END
 
 SYS_MINIMAL(·sysMinimalOff, TO_KERNEL_OFF, TO_USER_OFF)
 SYS_MINIMAL(·sysMinimalOn, TO_KERNEL_ON, TO_USER_ON)
 SYS_MINIMAL(·sysMinimalPCID, TO_KERNEL_PCID, TO_USER_PCID)
-
-// pt_regs offsets (arch/x86/include/asm/ptrace.h), from the stack pointer
-// once it is built.
-#define PT_R15 0
-#define PT_R14 8
-#define PT_R13 16
-#define PT_R12 24
-#define PT_BP 32
-#define PT_BX 40
-#define PT_R11 48
-#define PT_R10 56
-#define PT_R9  64
-#define PT_R8  72
-#define PT_AX 80
-#define PT_CX 88
-#define PT_DX 96
-#define PT_SI 104
-#define PT_DI 112
-#define PT_ORIG_AX 120
-#define PT_IP 128
-#define PT_CS 136
-#define PT_FLAGS 144
-#define PT_SP 152
-#define PT_SS 160
 
 // SYS_LINUX is the SYSCALL trampoline shaped like Linux's entry_SYSCALL_64
 // (arch/x86/entry/entry_64.S): after the CR3 and stack switch it builds a
@@ -109,7 +85,8 @@ SYS_MINIMAL(·sysMinimalPCID, TO_KERNEL_PCID, TO_USER_PCID)
 // non-canonical RCX faults in ring 0, CVE-2012-0217) and returns by SYSRETQ,
 // or by IRETQ when it is not; POP_REGS restores the registers from pt_regs,
 // and the way out goes through the entry stack, as Linux's trampoline
-// stack, for the CR3 switch.
+// stack, for the CR3 switch. pt_regs' offsets (ptRegs_X, from the stack
+// pointer once it is built) come from go_asm.h: linuxabi.PtRegs.
 #define SYS_LINUX(name, TO_KERNEL, TO_USER) \
 TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	SWAPGS; \
@@ -126,7 +103,7 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	PUSHQ	SI; \
 	PUSHQ	DX; \
 	PUSHQ	CX; \
-	PUSHQ	$-38; \
+	PUSHQ	$-const_enosys; \
 	PUSHQ	R8; \
 	PUSHQ	R9; \
 	PUSHQ	R10; \
@@ -150,23 +127,23 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	XORL	R13, R13; \
 	XORL	R14, R14; \
 	XORL	R15, R15; \
-	MOVQ	PT_ORIG_AX(SP), AX; \
+	MOVQ	ptRegs_OrigAX(SP), AX; \
 	CMPQ	AX, $const_nsys; \
 	JAE	done; \
-	MOVQ	PT_DI(SP), DI; \
-	MOVQ	PT_SI(SP), SI; \
-	MOVQ	PT_DX(SP), DX; \
-	MOVQ	PT_R10(SP), R10; \
-	MOVQ	PT_R8(SP), R8; \
-	MOVQ	PT_R9(SP), R9; \
+	MOVQ	ptRegs_DI(SP), DI; \
+	MOVQ	ptRegs_SI(SP), SI; \
+	MOVQ	ptRegs_DX(SP), DX; \
+	MOVQ	ptRegs_R10(SP), R10; \
+	MOVQ	ptRegs_R8(SP), R8; \
+	MOVQ	ptRegs_R9(SP), R9; \
 	CALL	const_eTable(AX*8); \
-	MOVQ	AX, PT_AX(SP); \
+	MOVQ	AX, ptRegs_AX(SP); \
 done: \
-	MOVQ	PT_CX(SP), CX; \
-	MOVQ	PT_R11(SP), R11; \
-	CMPQ	CX, PT_IP(SP); \
+	MOVQ	ptRegs_CX(SP), CX; \
+	MOVQ	ptRegs_R11(SP), R11; \
+	CMPQ	CX, ptRegs_IP(SP); \
 	JNE	iret; \
-	CMPQ	R11, PT_FLAGS(SP); \
+	CMPQ	R11, ptRegs_Flags(SP); \
 	JNE	iret; \
 	TESTQ	$0x10100, R11; \
 	JNE	iret; \
@@ -191,7 +168,7 @@ done: \
 	POPQ	SI; \
 	MOVQ	SP, DI; \
 	MOVQ	$const_eEntryStackTop, SP; \
-	PUSHQ	(PT_SP-PT_DI)(DI); \
+	PUSHQ	(ptRegs_SP-ptRegs_DI)(DI); \
 	PUSHQ	(DI); \
 	TO_USER(DI); \
 	POPQ	DI; \
@@ -215,11 +192,11 @@ iret: \
 	POPQ	SI; \
 	MOVQ	SP, DI; \
 	MOVQ	$const_eEntryStackTop, SP; \
-	PUSHQ	(PT_SS-PT_DI)(DI); \
-	PUSHQ	(PT_SP-PT_DI)(DI); \
-	PUSHQ	(PT_FLAGS-PT_DI)(DI); \
-	PUSHQ	(PT_CS-PT_DI)(DI); \
-	PUSHQ	(PT_IP-PT_DI)(DI); \
+	PUSHQ	(ptRegs_SS-ptRegs_DI)(DI); \
+	PUSHQ	(ptRegs_SP-ptRegs_DI)(DI); \
+	PUSHQ	(ptRegs_Flags-ptRegs_DI)(DI); \
+	PUSHQ	(ptRegs_CS-ptRegs_DI)(DI); \
+	PUSHQ	(ptRegs_IP-ptRegs_DI)(DI); \
 	PUSHQ	(DI); \
 	TO_USER(DI); \
 	POPQ	DI; \
@@ -489,7 +466,7 @@ TEXT ·ExitRun(SB),NOSPLIT,$0-16
 
 // func sysNoSys()
 TEXT ·sysNoSys(SB),NOSPLIT|NOFRAME,$0
-	MOVQ	$-38, AX
+	MOVQ	$-const_enosys, AX
 	RET
 
 // func routines(t *[routineCount]uint64)

@@ -1,5 +1,7 @@
 package tasks
 
+import "github.com/ptilab/ptilab/internal/linuxabi"
+
 // Files: kernel objects with a size and a position, for lseek.
 
 // maxFiles bounds the open files.
@@ -53,10 +55,10 @@ const (
 func lseek(fd uint64, off int64, whence uint64) int64 {
 	obj := object(fd)
 	if obj < 0 {
-		return -EBADF
+		return -linuxabi.EBADF
 	}
 	if obj < fileObjBase {
-		return -ESPIPE
+		return -linuxabi.ESPIPE
 	}
 	f := &files[obj-fileObjBase]
 	var base int64
@@ -67,10 +69,10 @@ func lseek(fd uint64, off int64, whence uint64) int64 {
 	case SEEK_END:
 		base = f.size
 	default:
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	if base+off < 0 || (off > 0 && base+off < base) {
-		return -EINVAL
+		return -linuxabi.EINVAL
 	}
 	f.pos = base + off
 	return f.pos

@@ -1,6 +1,10 @@
 package tasks
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/ptilab/ptilab/internal/linuxabi"
+)
 
 // Pipes: a byte ring with a read end and a write end, as Linux's pipe(2)
 // (fs/pipe.c) for blocking descriptors: a read takes what is there,
@@ -136,7 +140,7 @@ func pipeRead(p int, buf, n uint64) int64 {
 	k := min(n, avail)
 	dst := userBuf(buf, k)
 	if dst == nil {
-		return -EFAULT
+		return -linuxabi.EFAULT
 	}
 	ring := pp.buf()
 	if c := copy(dst, ring[pp.rpos%pp.size:]); c < len(dst) {
@@ -165,7 +169,7 @@ func pipeWrite(p int, buf, n uint64) int64 {
 		return 0
 	}
 	if pp.readers == 0 {
-		return -EPIPE
+		return -linuxabi.EPIPE
 	}
 	if !pp.writable(n) {
 		block(waitWrite, p, &pp.wwait)
@@ -174,7 +178,7 @@ func pipeWrite(p int, buf, n uint64) int64 {
 	k := min(n, pp.size-(pp.wpos-pp.rpos))
 	src := userBuf(buf, k)
 	if src == nil {
-		return -EFAULT
+		return -linuxabi.EFAULT
 	}
 	ring := pp.buf()
 	if c := copy(ring[pp.wpos%pp.size:], src); c < len(src) {
@@ -216,7 +220,7 @@ func waitListOf(kind Wait, obj int) *waitList {
 func closeFD(proc, fd int) int64 {
 	fds := procs[proc].fds()
 	if fd < 0 || fd >= len(fds) || fds[fd] == 0 {
-		return -EBADF
+		return -linuxabi.EBADF
 	}
 	obj := int(fds[fd]) - 1
 	fds[fd] = 0

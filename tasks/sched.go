@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/internal/linuxabi"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -24,13 +25,8 @@ const (
 )
 
 // PtRegs is a task's registers as pti's Linux-shaped trampoline saves them
-// on the kernel stack (Linux's struct pt_regs, arch/x86/include/asm/ptrace.h).
-type PtRegs struct {
-	R15, R14, R13, R12, BP, BX, R11, R10, R9, R8 uint64
-	AX, CX, DX, SI, DI                           uint64
-	OrigAX                                       uint64
-	IP, CS, Flags, SP, SS                        uint64
-}
+// on the kernel stack: Linux's x86-64 struct pt_regs (linuxabi.PtRegs).
+type PtRegs = linuxabi.PtRegs
 
 // State is a task's state.
 type State uint8

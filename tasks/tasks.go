@@ -11,29 +11,21 @@
 // Syscall with the task's pt_regs frame.
 package tasks
 
-// Linux x86-64 system-call numbers this kernel answers
-// (arch/x86/entry/syscalls/syscall_64.tbl).
+import "github.com/ptilab/ptilab/internal/linuxabi"
+
+// Linux x86-64 system-call numbers this kernel answers (linuxabi's,
+// from arch/x86/entry/syscalls/syscall_64.tbl).
 const (
-	SysRead       = 0
-	SysWrite      = 1
-	SysClose      = 3
-	SysLseek      = 8
-	SysSchedYield = 24
-	SysExit       = 60
+	SysRead       = linuxabi.SYS_read
+	SysWrite      = linuxabi.SYS_write
+	SysClose      = linuxabi.SYS_close
+	SysLseek      = linuxabi.SYS_lseek
+	SysSchedYield = linuxabi.SYS_sched_yield
+	SysExit       = linuxabi.SYS_exit
 )
 
 // Calls lists the system calls Syscall answers, for pti's table.
 var Calls = [...]int{SysRead, SysWrite, SysClose, SysLseek, SysSchedYield, SysExit}
-
-// Errno values (include/uapi/asm-generic/errno-base.h).
-const (
-	EBADF  = 9
-	EFAULT = 14
-	EINVAL = 22
-	ESPIPE = 29
-	EPIPE  = 32
-	ENOSYS = 38
-)
 
 // Syscall handles system call nr of the running task with arguments a0-a5
 // (RDI, RSI, RDX, R10, R8, R9) and returns the result or a negative errno.
@@ -56,18 +48,18 @@ func dispatch(nr, a0, a1, a2, a3, a4, a5 uint64) int64 {
 	case SysRead:
 		obj := object(a0)
 		if obj < 0 || obj >= fileObjBase || obj%2 != 0 {
-			return -EBADF // files here have no contents to read
+			return -linuxabi.EBADF // files here have no contents to read
 		}
 		return pipeRead(obj/2, a1, a2)
 	case SysWrite:
 		obj := object(a0)
 		if obj < 0 || obj >= fileObjBase || obj%2 != 1 {
-			return -EBADF
+			return -linuxabi.EBADF
 		}
 		return pipeWrite(obj/2, a1, a2)
 	case SysClose:
 		if cur < 0 {
-			return -EBADF
+			return -linuxabi.EBADF
 		}
 		return closeFD(int(tasks[cur].proc), int(a0))
 	case SysLseek:
@@ -83,7 +75,7 @@ func dispatch(nr, a0, a1, a2, a3, a4, a5 uint64) int64 {
 		}
 		return 0
 	}
-	return -ENOSYS
+	return -linuxabi.ENOSYS
 }
 
 // Entry returns the address of entry, the handler pti's system-call table

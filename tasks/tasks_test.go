@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"fmt"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -9,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/internal/taskscenario"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -58,7 +59,7 @@ func (m *machine) call(nr uint64, args ...uint64) (running int, ax int64) {
 	var a [6]uint64
 	copy(a[:], args)
 	m.regs.OrigAX, m.regs.DI, m.regs.SI, m.regs.DX, m.regs.R10, m.regs.R8, m.regs.R9 = nr, a[0], a[1], a[2], a[3], a[4], a[5]
-	m.regs.AX = uint64(-ENOSYS & (1<<64 - 1))
+	m.regs.AX = uint64(-linuxabi.ENOSYS & (1<<64 - 1))
 	m.regs.IP += 2 // past the SYSCALL
 	m.regs.CX = m.regs.IP
 	defer func() {
@@ -108,39 +109,6 @@ const (
 	bufB    = memBase + 0x100
 )
 
-func TestLseek(t *testing.T) {
-	m := newMachine(t)
-	p := NewProcess(0, nfds)
-	m.task(p, 0x1000)
-	fd := OpenFile(p, 1000)
-	require.Equal(t, firstFD, fd)
-	lseek := func(off int64, whence uint64) int64 {
-		_, r := m.call(SysLseek, uint64(fd), uint64(off), whence)
-		return r
-	}
-	assert.Equal(t, int64(100), lseek(100, SEEK_SET))
-	assert.Equal(t, int64(150), lseek(50, SEEK_CUR))
-	assert.Equal(t, int64(140), lseek(-10, SEEK_CUR))
-	assert.Equal(t, int64(1000), lseek(0, SEEK_END))
-	assert.Equal(t, int64(1200), lseek(200, SEEK_END), "past the end is allowed")
-	assert.Equal(t, int64(0), lseek(0, SEEK_SET))
-	assert.Equal(t, int64(-EINVAL), lseek(-1, SEEK_SET), "a negative position")
-	assert.Equal(t, int64(-EINVAL), lseek(0, 3), "an unknown whence")
-	assert.Equal(t, int64(0), lseek(0, SEEK_CUR), "a failed call leaves the position")
-	assert.Equal(t, int64(1<<62), lseek(1<<62, SEEK_SET))
-	assert.Equal(t, int64(-EINVAL), lseek(1<<62, SEEK_CUR), "the position would overflow")
-	assert.Equal(t, int64(1<<62), lseek(0, SEEK_CUR))
-	_, r := m.call(SysLseek, 2, 0, 0)
-	assert.Equal(t, int64(-EBADF), r, "stderr is not open here")
-	_, r = m.call(SysLseek, uint64(fd+1), 0, 0)
-	assert.Equal(t, int64(-EBADF), r, "not open")
-	_, r = m.call(999)
-	assert.Equal(t, int64(-ENOSYS), r)
-	require.True(t, NewPipe(p, 0, p, 1, ring()) >= 0)
-	_, r = m.call(SysLseek, 0, 0, 0)
-	assert.Equal(t, int64(-ESPIPE), r, "a pipe has no position")
-}
-
 func TestOpenFileExhausted(t *testing.T) {
 	newMachine(t)
 	p, q := NewProcess(0, nfds), NewProcess(0, nfds)
@@ -152,235 +120,6 @@ func TestOpenFileExhausted(t *testing.T) {
 		assert.Equal(t, firstFD+i-(nfds-firstFD), OpenFile(q, 0))
 	}
 	assert.Equal(t, -1, OpenFile(q, 0), "no file left")
-}
-
-// pingPong sets up two tasks joined by two pipes, as the ping-pong
-// benchmark does: task 0 writes to fd 1 and reads fd 2, task 1 reads fd 0
-// and writes fd 3. With threads both are in one process.
-func pingPong(t *testing.T, m *machine, threads bool) (p0, p1 int) {
-	p0 = NewProcess(0x1000, nfds)
-	p1 = p0
-	if !threads {
-		p1 = NewProcess(0x3000, nfds)
-	}
-	require.GreaterOrEqual(t, NewPipe(p1, 0, p0, 1, ring()), 0)
-	require.GreaterOrEqual(t, NewPipe(p0, 2, p1, 3, ring()), 0)
-	m.task(p0, 0x10000)
-	m.task(p1, 0x20000)
-	return p0, p1
-}
-
-func TestPingPong(t *testing.T) {
-	mem := userMem(t, memBase, 4096)
-	for _, threads := range []bool{false, true} {
-		t.Run(fmt.Sprint("threads=", threads), func(t *testing.T) {
-			m := newMachine(t)
-			pingPong(t, m, threads)
-			const rounds = 5
-			for i := 0; i < rounds; i++ {
-				mem[0] = byte('a' + i)
-				running, r := m.call(SysWrite, 1, bufA, 1)
-				require.Equal(t, 0, running, "the write does not block")
-				require.Equal(t, int64(1), r)
-				running, r = m.call(SysRead, 2, bufA+1, 1)
-				if i == 0 {
-					require.Equal(t, 1, running, "ping blocks, pong starts")
-				} else {
-					require.Equal(t, 1, running, "ping blocks, pong's read completes")
-					require.Equal(t, int64(1), r, "pong's retried read")
-				}
-				if i == 0 {
-					// pong starts at its entry: it makes its first read.
-					running, r = m.call(SysRead, 0, bufB, 1)
-					require.Equal(t, 1, running, "data is there: no block")
-					require.Equal(t, int64(1), r)
-				}
-				require.Equal(t, byte('a'+i), mem[0x100])
-				running, r = m.call(SysWrite, 3, bufB, 1)
-				require.Equal(t, 1, running)
-				require.Equal(t, int64(1), r)
-				running, r = m.call(SysRead, 0, bufB, 1) // blocks: ping's read completes
-				require.Equal(t, 0, running)
-				require.Equal(t, int64(1), r)
-				require.Equal(t, byte('a'+i), mem[1])
-			}
-			running, r := m.call(SysClose, 1)
-			require.Equal(t, 0, running)
-			require.Zero(t, r)
-			running, _ = m.call(SysExit, 0)
-			require.Equal(t, 1, running, "pong's read sees the end")
-			assert.Zero(t, int64(m.regs.AX))
-			_, _ = m.call(SysExit, 0)
-			require.NotNil(t, m.ended)
-			assert.Equal(t, runEnd{pti.ReasonExit, 0}, *m.ended)
-
-			w, rd := PipeBytes(0)
-			assert.Equal(t, uint64(rounds), w)
-			assert.Equal(t, uint64(rounds), rd)
-			// Two switches per round trip, one at the close and one at
-			// the exit; process mode loads CR3 at every one.
-			assert.Equal(t, uint64(2*rounds+1), Switches)
-			if threads {
-				assert.Zero(t, CR3Loads)
-				assert.Empty(t, m.cr3s)
-			} else {
-				assert.Equal(t, Switches, CR3Loads)
-				assert.Equal(t, []uint64{0x3000, 0x1000, 0x3000}, m.cr3s[:3])
-			}
-		})
-	}
-}
-
-func TestWakeOrderAndFullPipe(t *testing.T) {
-	mem := userMem(t, memBase, 16384)
-	m := newMachine(t)
-	p := NewProcess(0, nfds)
-	require.Equal(t, 0, NewPipe(p, 0, p, 1, ring()))
-	m.task(p, 0x1000)
-	m.task(p, 0x2000)
-	m.task(p, 0x3000)
-	for i := range mem {
-		mem[i] = byte(i)
-		if i >= 0x1800 {
-			mem[i] = 0xee // where the reads land
-		}
-	}
-	// Task 0 fills the pipe, then blocks on one more byte.
-	running, r := m.call(SysWrite, 1, memBase, ringSize)
-	require.Equal(t, 0, running)
-	require.Equal(t, int64(ringSize), r)
-	running, _ = m.call(SysWrite, 1, memBase, 10)
-	require.Equal(t, 1, running, "a full pipe blocks the writer; the queue's head runs")
-	running, _ = m.call(SysWrite, 1, memBase, 1)
-	require.Equal(t, 2, running, "a second writer blocks")
-	var ts [4]Task
-	require.Equal(t, 3, Tasks(ts[:]))
-	assert.Equal(t, Task{Task: 0, State: taskBlocked, Wait: waitWrite, Pipe: 0, RIP: 0x1000 + 4}, ts[0])
-	assert.Equal(t, waitWrite, ts[1].Wait)
-	assert.Equal(t, taskRunning, ts[2].State)
-
-	// Reading 5 bytes wakes both writers in task order; task 0 needs 10
-	// bytes of room and blocks again, task 1 writes its byte.
-	running, r = m.call(SysRead, 0, memBase+0x1800, 5)
-	require.Equal(t, 2, running)
-	require.Equal(t, int64(5), r)
-	assert.Equal(t, mem[:5], mem[0x1800:0x1805], "the bytes come out in order")
-	running, r = m.call(SysSchedYield)
-	require.Equal(t, 1, running, "task 0 retried and blocked again; task 1 wrote")
-	require.Equal(t, int64(1), r)
-	require.Equal(t, 2, Tasks(ts[:2]))
-	assert.Equal(t, taskBlocked, ts[0].State)
-	running, r = m.call(SysSchedYield)
-	require.Equal(t, 2, running)
-	require.Zero(t, r, "sched_yield returns 0")
-	running, r = m.call(SysRead, 0, memBase+0x1800, ringSize)
-	require.Equal(t, 2, running)
-	require.Equal(t, int64(ringSize-4), r, "what is there")
-	assert.Equal(t, mem[5:ringSize], mem[0x1800:0x1800+ringSize-5], "the ring's end")
-	assert.Equal(t, mem[0], mem[0x1800+ringSize-5], "task 1's byte, past the wrap")
-	running, r = m.call(SysSchedYield)
-	require.Equal(t, 1, running)
-	running, r = m.call(SysSchedYield)
-	require.Equal(t, 0, running, "task 0's write fits now")
-	require.Equal(t, int64(10), r)
-	w, rd := PipeBytes(0)
-	assert.Equal(t, uint64(ringSize+11), w)
-	assert.Equal(t, uint64(ringSize+1), rd)
-}
-
-func TestPipeErrors(t *testing.T) {
-	userMem(t, memBase, 4096)
-	tests := []struct {
-		name string
-		nr   uint64
-		args []uint64
-		want int64
-	}{
-		{"read from the write end", SysRead, []uint64{1, bufA, 1}, -EBADF},
-		{"write to the read end", SysWrite, []uint64{0, bufA, 1}, -EBADF},
-		{"read a closed descriptor", SysRead, []uint64{5, bufA, 1}, -EBADF},
-		{"descriptor out of range", SysWrite, []uint64{1 << 40, bufA, 1}, -EBADF},
-		{"buffer in the kernel's half", SysWrite, []uint64{1, 0xffff800000000000, 1}, -EFAULT},
-		{"buffer below the tasks' slot", SysWrite, []uint64{1, 0x1000, 1}, -EFAULT},
-		{"buffer running past the slot", SysWrite, []uint64{1, 0x7ffffffffff0, 0x20}, -EFAULT},
-		{"zero-byte write", SysWrite, []uint64{1, 0, 0}, 0},
-		{"zero-byte read", SysRead, []uint64{0, 0, 0}, 0},
-		{"close twice", SysClose, []uint64{9}, -EBADF},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			m := newMachine(t)
-			p := NewProcess(0, nfds)
-			require.Equal(t, 0, NewPipe(p, 0, p, 1, ring()))
-			m.task(p, 0x1000)
-			running, r := m.call(tc.nr, tc.args...)
-			assert.Equal(t, 0, running, "no block")
-			assert.Equal(t, tc.want, r)
-		})
-	}
-}
-
-func TestEndOfPipe(t *testing.T) {
-	userMem(t, memBase, 4096)
-	m := newMachine(t)
-	p := NewProcess(0, nfds)
-	require.Equal(t, 0, NewPipe(p, 0, p, 1, ring()))
-	m.task(p, 0x1000)
-	m.task(p, 0x2000)
-	running, _ := m.call(SysRead, 0, bufA, 1)
-	require.Equal(t, 1, running, "empty: the reader blocks")
-	running, r := m.call(SysClose, 1)
-	require.Equal(t, 1, running)
-	require.Zero(t, r)
-	running, r = m.call(SysSchedYield)
-	require.Equal(t, 0, running)
-	require.Zero(t, r, "end of file once the last writer closed")
-	running, r = m.call(SysWrite, 1, bufA, 1)
-	require.Equal(t, 0, running)
-	require.Equal(t, int64(-EBADF), r, "the descriptor is closed")
-	require.Equal(t, 1, NewPipe(p, 2, p, 3, ring()))
-	running, r = m.call(SysClose, 2)
-	require.Zero(t, r)
-	running, r = m.call(SysWrite, 3, bufA, 1)
-	require.Equal(t, int64(-EPIPE), r, "no reader left")
-}
-
-func TestShareFDThreadsAndExitStatus(t *testing.T) {
-	userMem(t, memBase, 4096)
-	m := newMachine(t)
-	p, q := NewProcess(0x1000, nfds), NewProcess(0x2000, nfds)
-	require.Equal(t, 0, NewPipe(q, 0, p, 1, ring()))
-	require.True(t, ShareFD(p, q, 1), "the write end in both, as after fork")
-	require.False(t, ShareFD(p, q, 1), "taken")
-	m.task(p, 0x1000)
-	m.task(q, 0x2000)
-	running, _ := m.call(SysClose, 1)
-	require.Equal(t, 0, running)
-	running, _ = m.call(SysExit, 7)
-	require.Equal(t, 1, running)
-	running, _ = m.call(SysRead, 0, bufA, 1)
-	require.Equal(t, -1, running, "q still holds a write end: a read would wait forever")
-	require.NotNil(t, m.ended)
-	assert.Equal(t, uint64(pti.ReasonDeadlock), m.ended.reason)
-	var ts [2]Task
-	require.Equal(t, 2, Tasks(ts[:]))
-	assert.Equal(t, Task{Task: 0, Proc: p, State: taskExited, RIP: 0x1000 + 4, Status: 7}, ts[0])
-	assert.Equal(t, Task{Task: 1, Proc: q, State: taskBlocked, Wait: waitRead, Pipe: 0, RIP: 0x2000 + 2}, ts[1])
-	assert.Equal(t, "blocked", ts[1].State.String())
-	assert.Equal(t, "read", ts[1].Wait.String())
-}
-
-func TestExitStatusOfTheRun(t *testing.T) {
-	m := newMachine(t)
-	p := NewProcess(0, nfds)
-	m.task(p, 0x1000)
-	m.task(p, 0x2000)
-	m.task(p, 0x3000)
-	m.call(SysExit, 0)
-	m.call(SysExit, 3)
-	m.call(SysExit, 4)
-	require.NotNil(t, m.ended)
-	assert.Equal(t, runEnd{pti.ReasonExit, 3}, *m.ended, "the first nonzero status")
 }
 
 func TestNoFrameNoSwitch(t *testing.T) {
@@ -421,50 +160,6 @@ func TestTablesFull(t *testing.T) {
 	assert.Equal(t, 1, NewProcess(0, 0), "a process without descriptors")
 }
 
-// A woken writer whose room was not freed goes back to waiting before its
-// address space is loaded: no CR3 load, no switch.
-func TestWokenTaskChecksBeforeSwitch(t *testing.T) {
-	userMem(t, memBase, 8192)
-	m := newMachine(t)
-	pr, pw := NewProcess(0x1000, nfds), NewProcess(0x2000, nfds)
-	require.Equal(t, 0, NewPipe(pr, 0, pw, 1, ring()))
-	m.task(pr, 0x1000)
-	m.task(pw, 0x2000)
-	running, _ := m.call(SysSchedYield)
-	require.Equal(t, 1, running)
-	running, r := m.call(SysWrite, 1, memBase, ringSize-50)
-	require.Equal(t, 1, running)
-	require.Equal(t, int64(ringSize-50), r)
-	running, _ = m.call(SysWrite, 1, memBase, 100)
-	require.Equal(t, 0, running, "no room for 100 bytes: the reader runs")
-	loads, switches := CR3Loads, Switches
-	running, r = m.call(SysRead, 0, memBase+0x1000, 10)
-	require.Equal(t, int64(10), r)
-	running, _ = m.call(SysSchedYield)
-	assert.Equal(t, 0, running, "the writer was woken but 60 bytes are not enough")
-	assert.Equal(t, loads, CR3Loads, "no CR3 load for it")
-	assert.Equal(t, switches, Switches)
-	running, r = m.call(SysRead, 0, memBase+0x1000, 100)
-	require.Equal(t, int64(100), r)
-	running, r = m.call(SysSchedYield)
-	assert.Equal(t, 1, running, "160 bytes of room: the write goes ahead")
-	assert.Equal(t, int64(100), r)
-	assert.Equal(t, loads+1, CR3Loads)
-}
-
-func TestZeroByteWriteWithoutReaders(t *testing.T) {
-	m := newMachine(t)
-	p := NewProcess(0, nfds)
-	require.Equal(t, 0, NewPipe(p, 0, p, 1, ring()))
-	m.task(p, 0x1000)
-	_, r := m.call(SysClose, 0)
-	require.Zero(t, r)
-	_, r = m.call(SysWrite, 1, 0, 0)
-	assert.Zero(t, r, "as Linux: a write of nothing succeeds before the readers are checked")
-	_, r = m.call(SysWrite, 1, memBase, 1)
-	assert.Equal(t, int64(-EPIPE), r)
-}
-
 func TestLastExitWithoutFrame(t *testing.T) {
 	m := newMachine(t)
 	Reset(false)
@@ -472,4 +167,96 @@ func TestLastExitWithoutFrame(t *testing.T) {
 	m.call(SysExit, 5)
 	require.NotNil(t, m.ended)
 	assert.Equal(t, runEnd{pti.ReasonExit, 5}, *m.ended, "the last exit ends the run even without a pt_regs frame")
+}
+
+func TestStateNames(t *testing.T) {
+	assert.Equal(t, "blocked", taskBlocked.String())
+	assert.Equal(t, "read", waitRead.String())
+	assert.Equal(t, "write", waitWrite.String())
+}
+
+// TestScenarios runs the scenarios both tasks kernels share.
+func TestScenarios(t *testing.T) {
+	taskscenario.Run(t, func(t *testing.T) taskscenario.Kernel {
+		return &kernel64{machine: newMachine(t), mem: userMem(t, memBase, 0x4000)}
+	})
+}
+
+// kernel64 is this package under taskscenario's scenarios: every process
+// sees the one mapping at memBase, as the host has one address space.
+type kernel64 struct {
+	*machine
+	mem []byte
+}
+
+func (k *kernel64) Width() int    { return 64 }
+func (k *kernel64) RingSize() int { return ringSize }
+
+func (k *kernel64) NewProcess(cr3 uint64, n int) int {
+	p := NewProcess(cr3, n)
+	require.GreaterOrEqual(k.t, p, 0)
+	return p
+}
+
+func (k *kernel64) NewPipe(rproc, rfd, wproc, wfd int) int {
+	return NewPipe(rproc, rfd, wproc, wfd, ring())
+}
+
+func (k *kernel64) ShareFD(from, to, fd int) bool { return ShareFD(from, to, fd) }
+
+// OpenFile opens the lowest free descriptor from firstFD: the scenarios'
+// fd must be that one.
+func (k *kernel64) OpenFile(proc, fd int, size int64) bool { return OpenFile(proc, size) == fd }
+
+func (k *kernel64) NewTask(proc int, ip uint64) int { return k.task(proc, ip) }
+
+func (k *kernel64) Call(c taskscenario.Call, args ...uint64) (int, int64) {
+	nr := map[taskscenario.Call]uint64{
+		taskscenario.Read: SysRead, taskscenario.Write: SysWrite, taskscenario.Close: SysClose,
+		taskscenario.Lseek: SysLseek, taskscenario.SchedYield: SysSchedYield, taskscenario.Exit: SysExit,
+		taskscenario.Unknown: 999,
+	}[c]
+	return k.call(nr, args...)
+}
+
+func (k *kernel64) Ended() *taskscenario.End {
+	if k.ended == nil {
+		return nil
+	}
+	reason := map[uint64]taskscenario.Reason{pti.ReasonExit: taskscenario.EndExit, pti.ReasonDeadlock: taskscenario.EndDeadlock}[k.ended.reason]
+	require.NotZero(k.t, reason, "run end reason %d", k.ended.reason)
+	return &taskscenario.End{Reason: reason, Status: int64(k.ended.status)}
+}
+
+func (k *kernel64) Task(i int) taskscenario.Task {
+	ts := make([]Task, Count())
+	require.Less(k.t, i, Tasks(ts))
+	t := ts[i]
+	state := map[State]taskscenario.State{taskRunnable: taskscenario.Runnable, taskRunning: taskscenario.Running,
+		taskBlocked: taskscenario.Blocked, taskExited: taskscenario.Exited}[t.State]
+	wait := map[Wait]taskscenario.Wait{waitNone: taskscenario.WaitNone, waitRead: taskscenario.WaitRead,
+		waitWrite: taskscenario.WaitWrite}[t.Wait]
+	return taskscenario.Task{Proc: t.Proc, State: state, Wait: wait, Pipe: t.Pipe, IP: t.RIP, Status: t.Status}
+}
+
+func (k *kernel64) Tasks() int          { return Count() }
+func (k *kernel64) Data() uint64        { return memBase }
+func (k *kernel64) Mem(proc int) []byte { return k.mem }
+
+func (k *kernel64) Bad(b taskscenario.Buffer) (addr, n uint64) {
+	switch b {
+	case taskscenario.InKernel:
+		return 0xffff800000000000, 1
+	case taskscenario.BelowUser:
+		return 0x1000, 1
+	}
+	return 0x7ffffffffff0, 0x20 // PML4 slot 255 ends at 0x800000000000
+}
+
+func (k *kernel64) PipeBytes(p int) (written, read uint64) { return PipeBytes(p) }
+func (k *kernel64) Switches() uint64                       { return Switches }
+
+func (k *kernel64) CR3s() []uint64 {
+	require.Equal(k.t, uint64(len(k.cr3s)), CR3Loads, "CR3Loads counts the loads")
+	return k.cr3s
 }

@@ -1,3 +1,5 @@
+//go:build !kernel32host
+
 #include "go_asm.h"
 #include "textflag.h"
 
@@ -262,15 +264,15 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 // DISPATCH_FRAME calls dispatch with the frame's orig_ax and arguments and
 // stores the result in its ax.
 #define DISPATCH_FRAME \
-	MOVL	ptRegs_orig_ax(SP), AX; \
-	MOVL	ptRegs_bx(SP), BX; \
-	MOVL	ptRegs_cx(SP), CX; \
-	MOVL	ptRegs_dx(SP), DX; \
-	MOVL	ptRegs_si(SP), SI; \
-	MOVL	ptRegs_di(SP), DI; \
-	MOVL	ptRegs_bp(SP), BP; \
+	MOVL	ptRegs_OrigAX(SP), AX; \
+	MOVL	ptRegs_BX(SP), BX; \
+	MOVL	ptRegs_CX(SP), CX; \
+	MOVL	ptRegs_DX(SP), DX; \
+	MOVL	ptRegs_SI(SP), SI; \
+	MOVL	ptRegs_DI(SP), DI; \
+	MOVL	ptRegs_BP(SP), BP; \
 	CALL	·dispatch(SB); \
-	MOVL	AX, ptRegs_ax(SP)
+	MOVL	AX, ptRegs_AX(SP)
 
 // The SYSENTER exit with the whole frame copied back: the registers from
 // the entry stack's frame after the user side's CR3, SYSEXIT to the
@@ -280,14 +282,14 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 	STAMP(const_PhaseCopyOut); \
 	TO_USER(AX); \
 	STAMP(const_PhaseCR3Out); \
-	MOVL	ptRegs_bx(SP), BX; \
-	MOVL	ptRegs_si(SP), SI; \
-	MOVL	ptRegs_di(SP), DI; \
-	MOVL	ptRegs_bp(SP), BP; \
-	MOVL	ptRegs_sp(SP), CX; \
-	PUSHL	ptRegs_flags(SP); \
+	MOVL	ptRegs_BX(SP), BX; \
+	MOVL	ptRegs_SI(SP), SI; \
+	MOVL	ptRegs_DI(SP), DI; \
+	MOVL	ptRegs_BP(SP), BP; \
+	MOVL	ptRegs_SP(SP), CX; \
+	PUSHL	ptRegs_Flags(SP); \
 	POPFL; \
-	MOVL	ptRegs_ax(SP), AX; \
+	MOVL	ptRegs_AX(SP), AX; \
 	MOVL	(const_cpu+cpuData_SysexitEIP), DX; \
 	SYSEXIT
 
@@ -295,15 +297,15 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 // stack (8 bytes), the other registers come from the task stack before
 // the switch.
 #define EXIT_TRIM(COPY, TO_USER, STAMP) \
-	MOVL	ptRegs_flags(SP), DI; \
-	MOVL	ptRegs_ax(SP), SI; \
+	MOVL	ptRegs_Flags(SP), DI; \
+	MOVL	ptRegs_AX(SP), SI; \
 	MOVL	DI, (const_entryStackTop-8); \
 	MOVL	SI, (const_entryStackTop-4); \
-	MOVL	ptRegs_bx(SP), BX; \
-	MOVL	ptRegs_si(SP), SI; \
-	MOVL	ptRegs_di(SP), DI; \
-	MOVL	ptRegs_bp(SP), BP; \
-	MOVL	ptRegs_sp(SP), CX; \
+	MOVL	ptRegs_BX(SP), BX; \
+	MOVL	ptRegs_SI(SP), SI; \
+	MOVL	ptRegs_DI(SP), DI; \
+	MOVL	ptRegs_BP(SP), BP; \
+	MOVL	ptRegs_SP(SP), CX; \
 	MOVL	$(const_entryStackTop-8), SP; \
 	STAMP(const_PhaseCopyOut); \
 	TO_USER(AX); \
@@ -318,14 +320,14 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 #define EXIT_IRET(TO_USER) \
 	COPY_L(SP, const_entryFrame); \
 	TO_USER(AX); \
-	MOVL	ptRegs_bx(SP), BX; \
-	MOVL	ptRegs_cx(SP), CX; \
-	MOVL	ptRegs_dx(SP), DX; \
-	MOVL	ptRegs_si(SP), SI; \
-	MOVL	ptRegs_di(SP), DI; \
-	MOVL	ptRegs_bp(SP), BP; \
-	MOVL	ptRegs_ax(SP), AX; \
-	ADDL	$ptRegs_ip, SP; \
+	MOVL	ptRegs_BX(SP), BX; \
+	MOVL	ptRegs_CX(SP), CX; \
+	MOVL	ptRegs_DX(SP), DX; \
+	MOVL	ptRegs_SI(SP), SI; \
+	MOVL	ptRegs_DI(SP), DI; \
+	MOVL	ptRegs_BP(SP), BP; \
+	MOVL	ptRegs_AX(SP), AX; \
+	ADDL	$ptRegs_IP, SP; \
 	IRETL
 
 // SYSENTER_FRAME completes pt_regs on the stack after SYSENTER, as Linux's
@@ -346,8 +348,8 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 	PUSHL	AX; \
 	SAVE_ALL; \
 	MOVL	(const_cpu+cpuData_SysexitEIP), AX; \
-	MOVL	AX, ptRegs_ip(SP); \
-	TESTL	$(EFLAGS_NT|EFLAGS_AC|EFLAGS_TF), ptRegs_flags(SP); \
+	MOVL	AX, ptRegs_IP(SP); \
+	TESTL	$(EFLAGS_NT|EFLAGS_AC|EFLAGS_TF), ptRegs_Flags(SP); \
 	JNE	fixflags; \
 flagsok:
 #define FIX_FLAGS \
@@ -411,7 +413,7 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	STAMP(const_PhaseCopyIn); \
 	DISPATCH_FRAME; \
 	STAMP(const_PhaseDispatch); \
-	MOVL	ptRegs_ip(SP), AX; \
+	MOVL	ptRegs_IP(SP), AX; \
 	CMPL	AX, (const_cpu+cpuData_SysexitEIP); \
 	JNE	iret; \
 	EXIT_TRIM(COPY_L, TO_USER, STAMP); \

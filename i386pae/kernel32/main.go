@@ -1,4 +1,4 @@
-//go:build 386
+//go:build 386 && !kernel32host
 
 // Command kernel32 is ptilab's 32-bit kernel: the code that runs in
 // protected mode with PAE paging, and the ring-3 programs of the 32-bit
@@ -19,21 +19,21 @@
 // address.
 package main
 
-import "github.com/ptilab/ptilab/i386pae/layout"
+import (
+	"unsafe"
+
+	"github.com/ptilab/ptilab/i386pae/layout"
+)
 
 // cpuData is layout.CPUData, declared here so that its offsets reach the
 // assembly through go_asm.h.
 type cpuData layout.CPUData
 
-// ptRegs is Linux's x86_32 struct pt_regs (arch/x86/include/asm/ptrace.h):
-// the frame the linux trampolines build on the entry stack and copy to the
-// task stack, 17 words.
-type ptRegs struct {
-	bx, cx, dx, si, di, bp, ax uint32
-	ds, es, fs, gs             uint32
-	orig_ax                    uint32
-	ip, cs, flags, sp, ss      uint32
-}
+// ptRegs is Linux's i386 struct pt_regs (layout.PtRegs, linuxabi's): the
+// frame the linux trampolines build on the entry stack and copy to the
+// task stack, 17 words. An alias, so that go_asm.h gives its offsets
+// (ptRegs_OrigAX ...).
+type ptRegs = layout.PtRegs
 
 // Constants for the assembly (go_asm.h). Addresses in the kernel window
 // are given as negative numbers: the assembler takes 32-bit displacements
@@ -60,7 +60,7 @@ const (
 	reasonExit           = layout.ReasonExit
 	reasonFault          = layout.ReasonFault
 	ptiSwitchMask        = layout.PTISwitchMask
-	ptRegsWords          = 17
+	ptRegsWords          = int(unsafe.Sizeof(ptRegs{})) / 4
 	PhaseCR3In           = layout.PhaseCR3In
 	PhaseCopyIn          = layout.PhaseCopyIn
 	PhaseDispatch        = layout.PhaseDispatch

@@ -31,36 +31,15 @@ import (
 	"github.com/ptilab/ptilab/i386pae/layout"
 )
 
+// What the kernel reaches by address or by instruction, ptr, setCR3,
+// rdtsc, copyBytes and endRun, is in machine.go (the blob's) or, with the
+// kernel32host build tag, which the blob's build never sets, in
+// machine_host.go: the host tests' stand-in.
+
 // kst returns the kernel's state.
 //
 //go:nosplit
 func kst() *layout.KState { return (*layout.KState)(ptr(layout.State)) }
-
-// ptr converts a kernel or user address to a pointer.
-//
-//go:nosplit
-func ptr(va uint32) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&va)) }
-
-// setCR3 loads CR3 with v (a kernel PDPT).
-//
-// defined in entry_386.s
-func setCR3(v uint32)
-
-// rdtsc returns the TSC.
-//
-// defined in entry_386.s
-func rdtsc() (lo, hi uint32)
-
-// copyBytes copies n bytes from src to dst (REP MOVSL, REP MOVSB).
-//
-// defined in entry_386.s
-func copyBytes(dst, src, n uint32)
-
-// endRun ends the run with reason and status (leave32); it does not
-// return.
-//
-// defined in entry_386.s
-func endRun(reason, status uint32)
 
 // syscall32 runs the system call of the running task whose pt_regs frame
 // is f (on the task stack) and returns its result. When the call blocks,

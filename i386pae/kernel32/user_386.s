@@ -1,3 +1,5 @@
+//go:build !kernel32host
+
 #include "go_asm.h"
 #include "textflag.h"
 

@@ -7,7 +7,11 @@
 // layout is the same for GOARCH=386 and GOARCH=amd64.
 package layout
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/ptilab/ptilab/internal/linuxabi"
+)
 
 // The 32-bit world's virtual layout (PAE paging, 4 GiB).
 //
@@ -88,13 +92,13 @@ const (
 	DOUBLEFAULT_TSS = GDT_ENTRY_DOUBLEFAULT_TSS * 8   // 0xf8
 )
 
-// System calls of the 32-bit kernel: Linux's i386 numbers
+// System calls of the 32-bit kernel: linuxabi's i386 numbers
 // (arch/x86/entry/syscalls/syscall_32.tbl) where Linux has the call.
 const (
-	SysExit    = 1   // exit(status): the task is done
-	SysGetppid = 64  // the null call: returns 1
-	SysWork    = 127 // ptilab's (i386's 127 is the removed create_module): spend EBX TSC cycles, return 0
-	ENOSYS     = 38
+	SysExit    = linuxabi.SYS_ia32_exit        // exit(status): the task is done
+	SysGetppid = linuxabi.SYS_ia32_getppid     // the null call: returns 1
+	SysWork    = linuxabi.SYS_ia32_ptilab_work // ptilab's: spend EBX TSC cycles, return 0
+	ENOSYS     = linuxabi.ENOSYS
 )
 
 // Ways into the 32-bit kernel.
@@ -194,12 +198,12 @@ const PTISwitchMask = 1 << 12
 // SysKernelFault is ptilab's system call that faults in the 32-bit kernel
 // on purpose (a read of address 0): its record must come back to the 64-bit
 // side and the run go on.
-const SysKernelFault = 126
+const SysKernelFault = linuxabi.SYS_ia32_ptilab_kernel_fault
 
 // SysKernelDoubleFault is ptilab's system call that double-faults in the
 // 32-bit kernel on purpose (a #PF with the stack pointer on an unmapped
 // page): the #DF task must bring the record back.
-const SysKernelDoubleFault = 125
+const SysKernelDoubleFault = linuxabi.SYS_ia32_ptilab_kernel_double_fault
 
 // The task's parameters and results in its first data page (at UserData),
 // byte offsets. The 64-bit side writes the parameters before a run and
@@ -243,22 +247,22 @@ const (
 	NoTask = 0xffffffff // an empty link
 )
 
-// System calls of the tasks kernel (Linux i386 numbers).
+// System calls of the tasks kernel (linuxabi's i386 numbers).
 const (
-	SysRead       = 3
-	SysWrite      = 4
-	SysClose      = 6
-	SysLseek      = 19
-	SysSchedYield = 158
+	SysRead       = linuxabi.SYS_ia32_read
+	SysWrite      = linuxabi.SYS_ia32_write
+	SysClose      = linuxabi.SYS_ia32_close
+	SysLseek      = linuxabi.SYS_ia32_lseek
+	SysSchedYield = linuxabi.SYS_ia32_sched_yield
 )
 
-// Errno values (include/uapi/asm-generic/errno-base.h).
+// Errno values of the tasks kernel (linuxabi's).
 const (
-	EBADF  = 9
-	EFAULT = 14
-	EINVAL = 22
-	ESPIPE = 29
-	EPIPE  = 32
+	EBADF  = linuxabi.EBADF
+	EFAULT = linuxabi.EFAULT
+	EINVAL = linuxabi.EINVAL
+	ESPIPE = linuxabi.ESPIPE
+	EPIPE  = linuxabi.EPIPE
 )
 
 // Task states and waits.
@@ -278,14 +282,9 @@ const (
 	ReasonDeadlock = 3 // tasks remain and every one is blocked
 )
 
-// PtRegs is Linux's x86_32 struct pt_regs (arch/x86/include/asm/ptrace.h),
-// 17 words, as the linux trampolines build it.
-type PtRegs struct {
-	BX, CX, DX, SI, DI, BP, AX uint32
-	DS, ES, FS, GS             uint32
-	OrigAX                     uint32
-	IP, CS, Flags, SP, SS      uint32
-}
+// PtRegs is Linux's i386 struct pt_regs (linuxabi.PtRegs32), 17 words, as
+// the linux trampolines build it.
+type PtRegs = linuxabi.PtRegs32
 
 // Task is a task of the tasks kernel.
 type Task struct {
