@@ -162,17 +162,29 @@ const (
 	VectorXM  = 19 // SIMD floating-point exception
 	VectorVE  = 20 // virtualization exception
 	VectorCP  = 21 // control-protection exception
+	VectorHV  = 28 // hypervisor injection (AMD APM Vol. 2, 8.2)
+	VectorVC  = 29 // VMM communication (AMD)
+	VectorSX  = 30 // security exception (AMD)
 )
 
+// VectorsWithErrorCode has bit v set for each exception vector v for which
+// the CPU pushes an error code (SDM Vol. 3A, 6.13 and Table 6-1; AMD APM
+// Vol. 2, 8.2: #VC and #SX push one, #HV does not). The exception stubs of
+// goos, pti and the 32-bit kernel (through i386pae/layout) push a zero in
+// its place from this mask, so that every stub leaves the same frame.
+const VectorsWithErrorCode = 1<<VectorDF | 1<<VectorTS | 1<<VectorNP | 1<<VectorSS | 1<<VectorGP |
+	1<<VectorPF | 1<<VectorAC | 1<<VectorCP | 1<<VectorVC | 1<<VectorSX
+
 // HasErrorCode reports whether the CPU pushes an error code for vector v
-// (SDM Vol. 3A, 6.15).
-func HasErrorCode(v int) bool {
-	switch v {
-	case VectorDF, VectorTS, VectorNP, VectorSS, VectorGP, VectorPF, VectorAC, VectorCP, 29, 30:
-		return true
-	}
-	return false
-}
+// (VectorsWithErrorCode).
+func HasErrorCode(v int) bool { return v >= 0 && v < 32 && VectorsWithErrorCode>>v&1 != 0 }
+
+// EndMarker ends every routine that ptilab copies out of the image (pti's
+// trampolines and ring-3 programs): UD2 (0F 0B), which faults if ever
+// reached, and the bytes "PTIEND", as a little-endian quadword (the
+// assembly writes it with QUAD; the copier searches for its 8 bytes and
+// keeps the UD2).
+const EndMarker = 0x444e454954500b0f
 
 var vectorNames = [32]string{
 	"#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow",

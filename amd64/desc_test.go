@@ -3,6 +3,7 @@ package amd64
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"testing"
 	"unsafe"
 
@@ -359,4 +360,15 @@ func TestDescPtrLayout(t *testing.T) {
 	var p DescPtr
 	assert.Equal(t, unsafe.Offsetof(p.Limit)+2, unsafe.Offsetof(p.Base))
 	assert.Equal(t, uintptr(0), unsafe.Offsetof(p.Base)%8)
+}
+
+func TestVectorsWithErrorCodeNamesVectors(t *testing.T) {
+	// Every vector of the mask is an exception vector (0-31).
+	assert.Zero(t, uint64(VectorsWithErrorCode)>>32)
+	assert.Equal(t, 10, bits.OnesCount32(VectorsWithErrorCode))
+}
+
+func TestEndMarker(t *testing.T) {
+	// UD2 (SDM Vol. 2B, UD: 0F 0B) and "PTIEND", in memory order.
+	assert.Equal(t, []byte("\x0f\x0bPTIEND"), binary.LittleEndian.AppendUint64(nil, EndMarker))
 }

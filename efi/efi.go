@@ -117,7 +117,6 @@ const (
 	bsAllocatePool       = 64
 	bsFreePool           = 72
 	bsHandleProtocol     = 152
-	bsStall              = 248
 	bsSetWatchdogTimer   = 256
 	bsLocateHandleBuffer = 312
 )
@@ -248,9 +247,6 @@ func HandleProtocol(handle uint64, guid *GUID) (uint64, Status) {
 	s := BootService(bsHandleProtocol, handle, addr(guid), addr(&iface))
 	return iface, s
 }
-
-// Stall busy-waits for us microseconds in the firmware (UEFI 2.10, 7.5.2).
-func Stall(us uint64) Status { return BootService(bsStall, us) }
 
 // ConfigTable returns the address of the configuration table with the given
 // GUID (UEFI 2.10, 4.6), or 0.
