@@ -38,6 +38,19 @@ func TestSelectors(t *testing.T) {
 	assert.Equal(t, (layout.KERNEL_CS+24)|3, layout.USER_DS)
 }
 
+// The 32-bit kernel's hardware numbers are amd64's (layout repeats them:
+// the 32-bit kernel cannot import amd64).
+func TestHardwareNumbersAreAMD64s(t *testing.T) {
+	assert.EqualValues(t, amd64.MSR_EFER, layout.MSR_EFER)
+	assert.EqualValues(t, amd64.EFER_LME, layout.EFER_LME)
+	assert.EqualValues(t, amd64.CR0_PG, layout.CR0_PG)
+	assert.EqualValues(t, amd64.RFLAGS_FIXED, layout.EFLAGS_FIXED)
+	assert.EqualValues(t, amd64.RFLAGS_TF, layout.EFLAGS_TF)
+	assert.EqualValues(t, amd64.RFLAGS_NT, layout.EFLAGS_NT)
+	assert.EqualValues(t, amd64.RFLAGS_AC, layout.EFLAGS_AC)
+	assert.EqualValues(t, amd64.VectorsWithErrorCode, layout.VectorsWithErrorCode)
+}
+
 // Every GDT entry, against hand-computed encodings: the flat ones are
 // Linux's GDT_ENTRY_INIT values (GDT_ENTRY_INIT(0xc09b, 0, 0xfffff) =
 // 0x00cf9b000000ffff), the TSS ones base 31:24 | P,type 9 | base 23:0 |

@@ -172,7 +172,7 @@ func (ts *Tasks) AddTask(proc int, p Program, esp uint32, args [6]uint32) (int, 
 	k.NTasks++
 	t := &k.Tasks[i]
 	t.Proc, t.Next = uint32(proc), layout.NoTask
-	t.Regs = layout.PtRegs{IP: eip, CS: layout.USER_CS, Flags: 2, SP: esp, SS: layout.USER_DS, DS: layout.USER_DS, ES: layout.USER_DS,
+	t.Regs = layout.PtRegs{IP: eip, CS: layout.USER_CS, Flags: layout.EFLAGS_FIXED, SP: esp, SS: layout.USER_DS, DS: layout.USER_DS, ES: layout.USER_DS,
 		BX: args[0], CX: args[1], DX: args[2], SI: args[3], DI: args[4], BP: args[5]}
 	k.Procs[proc].Threads++
 	k.Live++

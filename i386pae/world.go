@@ -240,12 +240,10 @@ func (r Result) String() string {
 	return fmt.Sprintf("%s in ring %d (32-bit), error %#x, EIP %#x, CR2 %#x", amd64.VectorName(uint64(r.Vector)), ring, r.ErrorCode, r.EIP, r.CR2)
 }
 
-// descPtr is an LGDT/LIDT/SGDT/SIDT operand for long mode at +6.
-type descPtr struct {
-	_     [3]uint16
-	Limit uint16
-	Base  uint64
-}
+// descPtr is amd64.DescPtr (the LGDT/LIDT/SGDT/SIDT operand of long
+// mode), named here so that its offsets reach switch_amd64.s through
+// go_asm.h.
+type descPtr = amd64.DescPtr
 
 // saveArea is the 64-bit side's part of the per-CPU page, at
 // layout.SaveArea: what run32 saves of the Go context and back64 restores,
@@ -266,9 +264,15 @@ type cpuData layout.CPUData
 
 // Constants for switch_amd64.s.
 const (
-	saveAreaOff = layout.SaveArea
-	kernelCS32  = layout.KERNEL_CS
-	kernelDS64  = amd64.KERNEL_DS
+	saveAreaOff     = layout.SaveArea
+	kernelCS32      = layout.KERNEL_CS
+	kernelDS64      = amd64.KERNEL_DS
+	msrSysenterCS   = amd64.MSR_IA32_SYSENTER_CS
+	msrSysenterESP  = amd64.MSR_IA32_SYSENTER_ESP
+	msrSysenterEIP  = amd64.MSR_IA32_SYSENTER_EIP
+	msrFSBase       = amd64.MSR_FS_BASE
+	msrGSBase       = amd64.MSR_GS_BASE
+	msrKernelGSBase = amd64.MSR_KERNEL_GS_BASE
 )
 
 // The save area must fit in the page after CPUData.

@@ -2,6 +2,7 @@ package pti
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -210,7 +211,7 @@ func (p *Process) CR3(c Config) (kernel, user uint64, err error) {
 }
 
 // entryEnd is the marker at the end of every copied routine and program.
-var entryEnd = []byte{0x0f, 0x0b, 'P', 'T', 'I', 'E', 'N', 'D'}
+var entryEnd = binary.LittleEndian.AppendUint64(nil, amd64.EndMarker)
 
 // code returns the bytes of the routine at addr: up to and including the
 // UD2 of its end marker.

@@ -4,9 +4,9 @@
 // Ring-3 programs. Each is copied to the task's code page and entered by
 // toUser with its arguments in RDI, RSI, RDX, R10, R8, R9. They are
 // position independent (relative jumps only) and end with the exit system
-// call; USER_END marks their end for the copier (UD2 "PTIEND", as the
+// call; USER_END marks their end for the copier (amd64.EndMarker, as the
 // entry routines).
-#define USER_END BYTE $0x0f; BYTE $0x0b; BYTE $0x50; BYTE $0x54; BYTE $0x49; BYTE $0x45; BYTE $0x4e; BYTE $0x44
+#define USER_END QUAD $const_endMarker
 
 // TIMED(LOOP) times R repeats of N iterations of LOOP and falls through
 // when done: RDI = N, RSI = R,

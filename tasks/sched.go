@@ -169,12 +169,12 @@ func NewTask(proc int, rip, rsp uint64, args [6]uint64) int {
 	return i
 }
 
-// Ring 3's selectors (amd64.USER_CS, amd64.USER_DS) and a new task's
-// RFLAGS (IF clear, reserved bit 1 set), as pti's toUser.
+// Ring 3's selectors and a new task's RFLAGS (IF clear, the fixed bit 1
+// set), as pti's toUser.
 const (
-	userCS    = 0x33
-	userDS    = 0x2b
-	userFlags = 2
+	userCS    = amd64.USER_CS
+	userDS    = amd64.USER_DS
+	userFlags = amd64.RFLAGS_FIXED
 )
 
 // enqueue puts task i at the end of the run queue; a woken task keeps

@@ -61,6 +61,14 @@ const (
 	reasonFault          = layout.ReasonFault
 	ptiSwitchMask        = layout.PTISwitchMask
 	ptRegsWords          = 17
+	msrEFER              = layout.MSR_EFER
+	eferLME              = layout.EFER_LME
+	cr0PG                = layout.CR0_PG
+	eflagsFixed          = layout.EFLAGS_FIXED
+	eflagsTF             = layout.EFLAGS_TF
+	eflagsNT             = layout.EFLAGS_NT
+	eflagsAC             = layout.EFLAGS_AC
+	vectorsWithErrorCode = layout.VectorsWithErrorCode
 	PhaseCR3In           = layout.PhaseCR3In
 	PhaseCopyIn          = layout.PhaseCopyIn
 	PhaseDispatch        = layout.PhaseDispatch
@@ -69,7 +77,8 @@ const (
 	taskFrame            = kernelStackTop - ptRegsWords*4 // pt_regs on the task stack
 	entryFrame           = entryStackTop - ptRegsWords*4  // pt_regs on the entry stack
 
-	// The task's parameters and results (layout.UserParams).
+	// The task's parameters and results (layout.Param*), at their
+	// addresses.
 	uN        = layout.UserData + layout.ParamN
 	uR        = layout.UserData + layout.ParamR
 	uNr       = layout.UserData + layout.ParamNr

@@ -88,6 +88,22 @@ const (
 	DOUBLEFAULT_TSS = GDT_ENTRY_DOUBLEFAULT_TSS * 8   // 0xf8
 )
 
+// Hardware numbers of the 32-bit kernel: package amd64's, which the 32-bit
+// kernel cannot import (it builds for GOARCH=386, and amd64 has only amd64
+// assembly); a test of package i386pae compares each with amd64's.
+const (
+	MSR_EFER     = 0xc0000080 // amd64.MSR_EFER
+	EFER_LME     = 1 << 8     // amd64.EFER_LME
+	CR0_PG       = 1 << 31    // amd64.CR0_PG
+	EFLAGS_FIXED = 1 << 1     // amd64.RFLAGS_FIXED: a new task's EFLAGS, IF clear
+	EFLAGS_TF    = 1 << 8     // amd64.RFLAGS_TF
+	EFLAGS_NT    = 1 << 14    // amd64.RFLAGS_NT
+	EFLAGS_AC    = 1 << 18    // amd64.RFLAGS_AC
+	// VectorsWithErrorCode is amd64.VectorsWithErrorCode: bit v set for
+	// each exception vector v for which the CPU pushes an error code.
+	VectorsWithErrorCode = 1<<8 | 1<<10 | 1<<11 | 1<<12 | 1<<13 | 1<<14 | 1<<17 | 1<<21 | 1<<29 | 1<<30
+)
+
 // System calls of the 32-bit kernel: Linux's i386 numbers
 // (arch/x86/entry/syscalls/syscall_32.tbl) where Linux has the call.
 const (

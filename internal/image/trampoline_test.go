@@ -3,6 +3,7 @@ package image
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/ptilab/ptilab/amd64"
 )
 
 // routine returns the decoded instructions of the entry routine sym in the
@@ -31,7 +34,7 @@ func routine(t *testing.T, sym string) []x86asm.Inst {
 	code, err := text.Data()
 	require.NoError(t, err)
 	body := code[s.Value-text.Addr:]
-	end := bytes.Index(body, []byte{0x0f, 0x0b, 'P', 'T', 'I', 'E', 'N', 'D'})
+	end := bytes.Index(body, binary.LittleEndian.AppendUint64(nil, amd64.EndMarker))
 	require.Positive(t, end, "end marker of %s", sym)
 	var insts []x86asm.Inst
 	for off := 0; off < end; {
@@ -128,8 +131,9 @@ func TestLinuxTrampolines(t *testing.T) {
 }
 
 // TestExceptionStubs checks the 32 16-byte stubs of the entry area's IDT:
-// the vectors with an error code (SDM Vol. 3A, Table 6-1) push only the
-// vector; each jumps to the common path at +512.
+// the vectors with an error code (amd64.HasErrorCode, checked against SDM
+// Vol. 3A, Table 6-1 by amd64's tests) push only the vector; each jumps to
+// the common path at +512.
 func TestExceptionStubs(t *testing.T) {
 	f := openImage(t)
 	syms, err := f.Symbols()
@@ -144,7 +148,6 @@ func TestExceptionStubs(t *testing.T) {
 	text := f.Section(".text")
 	code, err := text.Data()
 	require.NoError(t, err)
-	withError := map[int]bool{8: true, 10: true, 11: true, 12: true, 13: true, 14: true, 17: true, 21: true, 29: true, 30: true}
 	for v := 0; v < 32; v++ {
 		stub := code[base-text.Addr+uint64(16*v):][:16]
 		var ops []string
@@ -159,7 +162,7 @@ func TestExceptionStubs(t *testing.T) {
 			off += in.Len
 		}
 		first := "PUSH 0x0"
-		if withError[v] {
+		if amd64.HasErrorCode(v) {
 			first = "NOP"
 		}
 		assert.Equal(t, []string{first, fmt.Sprintf("PUSH 0x%x", v)}, ops[len(ops)-3:len(ops)-1], "vector %d: %v", v, ops)
@@ -177,4 +180,43 @@ func TestExceptionStubs(t *testing.T) {
 		off += in.Len
 	}
 	assert.Equal(t, []string{"TEST", "JE", "SWAPGS", "MOV RAX", "MOV CR3 RAX"}, sh[:5])
+}
+
+// TestKernelExceptionStubs checks goos's 32 exception stubs: PUSH 0 where
+// the CPU pushes no error code (amd64.HasErrorCode), two NOPs where it
+// pushes one, then PUSH n and a JMP to the common path, so that every
+// stub leaves the same frame.
+func TestKernelExceptionStubs(t *testing.T) {
+	im := loadImage(t)
+	for v := 0; v < 32; v++ {
+		name := fmt.Sprintf("github.com/ptilab/ptilab/goos.exc%d", v)
+		var s *elf.Symbol
+		for i := range im.st.funcs {
+			if im.st.funcs[i].Name == name {
+				s = &im.st.funcs[i]
+			}
+		}
+		require.NotNil(t, s, name)
+		body := im.code[s.Value-im.text.Addr:][:s.Size]
+		var ops []string
+		var last x86asm.Inst
+		for off := 0; off < len(body); {
+			in, err := x86asm.Decode(body[off:], 64)
+			require.NoError(t, err, "%s+%#x", name, off)
+			ops = append(ops, in.String())
+			last = in
+			off += in.Len
+			if in.Op == x86asm.JMP {
+				rel := int64(in.Args[0].(x86asm.Rel))
+				assert.Equal(t, "github.com/ptilab/ptilab/goos.excCommon.abi0", im.st.at(uint64(int64(s.Value)+int64(off)+rel)), "vector %d", v)
+				break
+			}
+		}
+		require.Equal(t, x86asm.JMP, last.Op, "vector %d: %v", v, ops)
+		want := []string{"PUSH 0x0", fmt.Sprintf("PUSH 0x%x", v)}
+		if amd64.HasErrorCode(v) {
+			want = []string{"NOP", "NOP", fmt.Sprintf("PUSH 0x%x", v)}
+		}
+		assert.Equal(t, want, ops[:len(ops)-1], "vector %d", v)
+	}
 }
