@@ -489,33 +489,34 @@ TEXT ·sysNoSys(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	$-38, AX
 	RET
 
-// func routines(t *[routineCount]uint64)
-TEXT ·routines(SB),NOSPLIT,$0-8
-	MOVQ	t+0(FP), DI
+// func routines(e *entryRoutines, k *kernelRoutines)
+TEXT ·routines(SB),NOSPLIT,$0-16
+	MOVQ	e+0(FP), DI
+	MOVQ	k+8(FP), SI
 	LEAQ	·sysMinimalOff(SB), AX
-	MOVQ	AX, 0(DI)
+	MOVQ	AX, entryRoutines_SysMinimalOff(DI)
 	LEAQ	·sysMinimalOn(SB), AX
-	MOVQ	AX, 8(DI)
+	MOVQ	AX, entryRoutines_SysMinimalOn(DI)
 	LEAQ	·sysMinimalPCID(SB), AX
-	MOVQ	AX, 16(DI)
+	MOVQ	AX, entryRoutines_SysMinimalPCID(DI)
 	LEAQ	·sysLinuxOff(SB), AX
-	MOVQ	AX, 24(DI)
+	MOVQ	AX, entryRoutines_SysLinuxOff(DI)
 	LEAQ	·sysLinuxOn(SB), AX
-	MOVQ	AX, 32(DI)
+	MOVQ	AX, entryRoutines_SysLinuxOn(DI)
 	LEAQ	·sysLinuxPCID(SB), AX
-	MOVQ	AX, 40(DI)
+	MOVQ	AX, entryRoutines_SysLinuxPCID(DI)
 	LEAQ	·toUser(SB), AX
-	MOVQ	AX, 48(DI)
+	MOVQ	AX, entryRoutines_ToUser(DI)
 	LEAQ	·excEntries(SB), AX
-	MOVQ	AX, 56(DI)
+	MOVQ	AX, entryRoutines_ExcEntries(DI)
 	LEAQ	·sysGetppid(SB), AX
-	MOVQ	AX, 64(DI)
+	MOVQ	AX, kernelRoutines_SysGetppid(SI)
 	LEAQ	·sysWork(SB), AX
-	MOVQ	AX, 72(DI)
+	MOVQ	AX, kernelRoutines_SysWork(SI)
 	LEAQ	·sysExitRun(SB), AX
-	MOVQ	AX, 80(DI)
+	MOVQ	AX, kernelRoutines_SysExitRun(SI)
 	LEAQ	·sysNoSys(SB), AX
-	MOVQ	AX, 88(DI)
+	MOVQ	AX, kernelRoutines_SysNoSys(SI)
 	LEAQ	·runExit(SB), AX
-	MOVQ	AX, 96(DI)
+	MOVQ	AX, kernelRoutines_RunExit(SI)
 	RET

@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
+	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/efi"
@@ -26,7 +29,12 @@ const (
 
 var flavourNames = [...]string{Minimal: "minimal", Linux: "linux"}
 
-func (f Flavour) String() string { return flavourNames[f] }
+func (f Flavour) String() string {
+	if int(f) < len(flavourNames) {
+		return flavourNames[f]
+	}
+	return fmt.Sprintf("flavour(%d)", f)
+}
 
 // Config is one configuration of the kernel a task runs under.
 type Config struct {
@@ -48,10 +56,14 @@ func (c Config) String() string {
 // ErrUnsupported is returned for a configuration the CPU cannot run.
 var ErrUnsupported = errors.New("not supported by this CPU")
 
-// Supported reports whether the CPU can run c: OnPCID needs PCID, Global
+// Supported reports whether the CPU can run c: there must be a trampoline
+// for its flavour and mode, its mode may need PCID (OnPCID) and Global
 // needs PGE.
 func Supported(c Config) error {
-	if c.Mode == OnPCID && !amd64.Features.PCID {
+	if _, ok := trampolines[trampolineKey{c.Flavour, c.Mode}]; !ok {
+		return fmt.Errorf("%v: no such trampoline", c)
+	}
+	if c.Mode.PCID() && !amd64.Features.PCID {
 		return fmt.Errorf("%v: PCID: %w", c, ErrUnsupported)
 	}
 	if c.Global && !amd64.Features.PGE {
@@ -60,43 +72,101 @@ func Supported(c Config) error {
 	return nil
 }
 
-// Program is a ring-3 program a task runs. Programs keep no state in the
-// SSE registers across system calls: the Go handlers of package tasks use
-// them and the context switch does not save them.
-type Program uint8
+// programTable holds an address per ring-3 program of user_amd64.s, in the
+// field of its name (its symbol is "user" and the name): where the program
+// is linked (userPrograms fills it, through go_asm.h's offsets) or where it
+// starts in every process (env.progs). A test on the built image checks
+// that userPrograms sets every field to the symbol of its name.
+type programTable struct {
+	Syscalls, Empty, Probe, Ping, Pong, MsgStart, MsgSender, MsgReceiver uint64
+}
 
-const (
-	// Syscalls times system calls: args N, R, results, nr, arg, no-RDTSCP.
-	Syscalls Program = iota
-	// Empty times the same loop without them.
-	Empty
-	// Probe reads an address: args address, where to store it.
-	Probe
-	// Ping is the timing side of the ping-pong: args N, R, results,
-	// write fd | read fd<<32, a 3-byte token buffer (byte 2: the mark
-	// pong adds), no-RDTSCP. It needs the system calls of package tasks.
-	Ping
-	// Pong replies to what it reads with its mark added: args read fd,
-	// write fd, a 2-byte buffer (byte 1: the mark).
-	Pong
-	// MsgStart gives sched-messaging's start signal: args ready fd, wake
-	// fd, tasks, a buffer, where to store the start TSC.
-	MsgStart
-	// MsgSender is a sched-messaging sender: args first write fd,
-	// receivers, loops, message, message size, ready fd | wake fd<<32.
-	MsgSender
-	// MsgReceiver is a sched-messaging receiver: args read fd, messages,
-	// message size, buffer, results (count, sum), ready fd | wake fd<<32.
-	MsgReceiver
-	programCount
-)
-
-// userPrograms writes the addresses of the ring-3 programs into t.
+// userPrograms writes the link addresses of the ring-3 programs into t.
 //
 // defined in user_amd64.s
 //
 //go:noescape
-func userPrograms(t *[programCount]uint64)
+func userPrograms(t *programTable)
+
+// Program is a ring-3 program a task runs, named by its field in
+// programTable (its value is the field's offset). Programs keep no state
+// in the SSE registers across system calls: the Go handlers of package
+// tasks use them and the context switch does not save them.
+type Program uintptr
+
+// The ring-3 programs and their arguments (RDI, RSI, RDX, R10, R8, R9).
+const (
+	// Syscalls times system calls: args N, R, results, nr, arg, no-RDTSCP.
+	Syscalls = Program(unsafe.Offsetof(programTable{}.Syscalls))
+	// Empty times the same loop without them.
+	Empty = Program(unsafe.Offsetof(programTable{}.Empty))
+	// Probe reads an address: args address, where to store it.
+	Probe = Program(unsafe.Offsetof(programTable{}.Probe))
+	// Ping is the timing side of the ping-pong: args N, R, results,
+	// write fd | read fd<<32, a 3-byte token buffer (byte 2: the mark
+	// pong adds), no-RDTSCP. It needs the system calls of package tasks.
+	Ping = Program(unsafe.Offsetof(programTable{}.Ping))
+	// Pong replies to what it reads with its mark added: args read fd,
+	// write fd, a 2-byte buffer (byte 1: the mark).
+	Pong = Program(unsafe.Offsetof(programTable{}.Pong))
+	// MsgStart gives sched-messaging's start signal: args ready fd, wake
+	// fd, tasks, a buffer, where to store the start TSC.
+	MsgStart = Program(unsafe.Offsetof(programTable{}.MsgStart))
+	// MsgSender is a sched-messaging sender: args first write fd,
+	// receivers, loops, message, message size, ready fd | wake fd<<32.
+	MsgSender = Program(unsafe.Offsetof(programTable{}.MsgSender))
+	// MsgReceiver is a sched-messaging receiver: args read fd, messages,
+	// message size, buffer, results (count, sum), ready fd | wake fd<<32.
+	MsgReceiver = Program(unsafe.Offsetof(programTable{}.MsgReceiver))
+)
+
+// at returns program p's field of t.
+func (t *programTable) at(p Program) *uint64 { return (*uint64)(unsafe.Add(unsafe.Pointer(t), p)) }
+
+// String returns the program's name: its field's.
+func (p Program) String() string {
+	if f, ok := fieldAt(reflect.TypeFor[programTable](), uintptr(p)); ok {
+		return f.Name
+	}
+	return fmt.Sprintf("Program(%d)", uintptr(p))
+}
+
+// fieldAt returns the field of struct type t at offset off.
+func fieldAt(t reflect.Type, off uintptr) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Offset == off {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// Exit statuses of the ring-3 programs besides 0, for user_amd64.s
+// (go_asm.h): each names one failure, so that a Result says which.
+const (
+	pingWriteFailed = 1 // ping's write of the token was short or failed
+	pingReadFailed  = 2 // ping's read of the reply was short or failed
+	pingBadReply    = 3 // the reply was not the token plus pong's mark
+	pongWriteFailed = 4
+	pongReadFailed  = 5
+	msgReadyFailed  = 6 // a messaging task's ready byte, or the starter's read of them
+	msgWaitFailed   = 7 // the start signal: a task's read, or the starter's write
+	msgWriteFailed  = 8 // a sender's write was short or failed
+	msgReadFailed   = 9 // a receiver's read failed, or its pipe ended early
+)
+
+// exitStatusNames say what each exit status of the ring-3 programs means.
+var exitStatusNames = map[uint64]string{
+	pingWriteFailed: "ping: write failed",
+	pingReadFailed:  "ping: read failed",
+	pingBadReply:    "ping: wrong reply",
+	pongWriteFailed: "pong: write failed",
+	pongReadFailed:  "pong: read failed",
+	msgReadyFailed:  "messaging: ready signal failed",
+	msgWaitFailed:   "messaging: start signal failed",
+	msgWriteFailed:  "messaging sender: write failed",
+	msgReadFailed:   "messaging receiver: read failed",
+}
 
 // Result is how a run ended.
 type Result struct {
@@ -112,6 +182,9 @@ func (r Result) FromUser() bool { return r.CS&3 == 3 }
 func (r Result) String() string {
 	switch r.Reason {
 	case ReasonExit:
+		if name, ok := exitStatusNames[r.Status]; ok {
+			return fmt.Sprintf("exit %d (%s)", r.Status, name)
+		}
 		return fmt.Sprintf("exit %d", r.Status)
 	case ReasonDeadlock:
 		return "deadlock: every remaining task is blocked"
@@ -131,15 +204,17 @@ func (r Result) String() string {
 // env is the one CPU's entry area, the task's memory and the address
 // spaces built so far.
 var env struct {
-	ready   bool
-	entry   uint64 // physical address of the entry area's EntryPages frames
-	code    uint64 // physical address of the code pages every process shares
-	progOff [programCount]uint64
-	main    *Process // the process of single-task runs (Exec)
-	text    [routineCount]uint64
-	kern    [routineCount]uint64
-	ktext   struct{ start, end uint64 } // the kernel text's pages
-	nasid   uint16                      // address-space ids handed out
+	ready  bool
+	entry  uint64                      // physical address of the entry area's EntryPages frames
+	code   uint64                      // physical address of the code pages every process shares
+	link   entryRoutines               // where the entry routines are linked
+	text   entryRoutines               // where they were copied, in the entry text
+	kern   kernelRoutines              // the kernel routines (they run where linked)
+	progs  programTable                // where each program starts, in every process
+	copied []Copied                    // what Setup copied
+	main   *Process                    // the process of single-task runs (Exec)
+	ktext  struct{ start, end uint64 } // the kernel text's pages
+	nasid  uint16                      // address-space ids handed out
 }
 
 // Process is a task's address space: the shared code pages, its own data
@@ -219,9 +294,53 @@ func code(addr uint64) ([]byte, error) {
 	b := efi.Bytes(addr, 4096)
 	i := bytes.Index(b, entryEnd)
 	if i < 0 {
-		return nil, fmt.Errorf("pti: no end marker within 4 KiB of %#x", addr)
+		return nil, fmt.Errorf("no end marker within 4 KiB of %#x", addr)
 	}
 	return b[:i+2], nil
+}
+
+// Copied is a routine or a program that Setup copied out of the image:
+// its name (its field's in entryRoutines or programTable), where it is
+// linked, where it runs (in the entry text or, for a program, in every
+// process's code pages) and its size in bytes (up to and including the
+// UD2 of its end marker).
+type Copied struct {
+	Name     string
+	Link, At uint64
+	Size     int
+}
+
+func (c Copied) String() string {
+	return fmt.Sprintf("%s: %d bytes at %#x (linked at %#x)", c.Name, c.Size, c.At, c.Link)
+}
+
+// Listing returns what Setup copied, in order: the entry routines into the
+// entry text, then the programs into the code pages.
+func Listing() []Copied { return slices.Clone(env.copied) }
+
+// place copies the routines whose link addresses are the fields of link
+// (a pointer to a struct of uint64s, one per routine) into dst, at 64-byte
+// aligned offsets, sets the same fields of at to where each landed (base
+// plus its offset) and lists each in env.copied. what names dst in errors.
+func place(link, at any, dst []byte, base uint64, what string) error {
+	lv, av := reflect.ValueOf(link).Elem(), reflect.ValueOf(at).Elem()
+	first := len(env.copied)
+	off := 0
+	for i := range lv.NumField() {
+		name, addr := lv.Type().Field(i).Name, lv.Field(i).Uint()
+		c, err := code(addr)
+		if err != nil {
+			return fmt.Errorf("pti: %s: %w", name, err)
+		}
+		if off+len(c) > len(dst) {
+			return fmt.Errorf("pti: %s (%d bytes) does not fit in the %s (%d bytes) after %v", name, len(c), what, len(dst), env.copied[first:])
+		}
+		copy(dst[off:], c)
+		av.Field(i).SetUint(base + uint64(off))
+		env.copied = append(env.copied, Copied{Name: name, Link: addr, At: base + uint64(off), Size: len(c)})
+		off = (off + len(c) + 63) &^ 63
+	}
+	return nil
 }
 
 func data() *entryData { return (*entryData)(goos.Pointer(EntryData)) }
@@ -247,40 +366,17 @@ func Setup() error {
 		return errors.New("pti: out of memory for the entry area and the code pages")
 	}
 
-	var addrs [routineCount]uint64
-	routines(&addrs)
-	text := goos.Frames(env.entry, EntryTextPages)
-	off := 0
-	for i := routineMinimalOff; i <= routineExcEntries; i++ {
-		c, err := code(addrs[i])
-		if err != nil {
-			return err
-		}
-		if off+len(c) > len(text) {
-			return errors.New("pti: the trampolines do not fit in the entry text")
-		}
-		copy(text[off:], c)
-		env.text[i] = EntryText + uint64(off)
-		off = (off + len(c) + 63) &^ 63
+	// The entry routines into the entry text, every program into the
+	// shared code pages.
+	routines(&env.link, &env.kern)
+	env.copied = nil
+	if err := place(&env.link, &env.text, goos.Frames(env.entry, EntryTextPages), EntryText, "entry text"); err != nil {
+		return err
 	}
-	env.kern = addrs
-
-	// Every program in the shared code pages, 64-byte aligned.
-	var progs [programCount]uint64
+	var progs programTable
 	userPrograms(&progs)
-	codePages := goos.Frames(env.code, UserCodePages)
-	off = 0
-	for i, a := range progs {
-		c, err := code(a)
-		if err != nil {
-			return err
-		}
-		if off+len(c) > len(codePages) {
-			return fmt.Errorf("pti: program %d does not fit in the code pages", i)
-		}
-		copy(codePages[off:], c)
-		env.progOff[i] = uint64(off)
-		off = (off + len(c) + 63) &^ 63
+	if err := place(&progs, &env.progs, goos.Frames(env.code, UserCodePages), UserCode, "code pages"); err != nil {
+		return err
 	}
 
 	// Map the entry area into the kernel's table: enterUser's first and
@@ -296,8 +392,8 @@ func Setup() error {
 	// The system-call path runs on goos's kernel stack with goos's kernel
 	// TLS, so that Go handlers (package tasks) run under its kernelG.
 	d.TaskStackTop, d.RunFSBase = goos.KernelContext()
-	d.ToUser = env.text[routineToUser]
-	d.ExitRun = addrs[routineRunExit]
+	d.ToUser = env.text.ToUser
+	d.ExitRun = env.kern.RunExit
 
 	// The IDT of a run: every exception vector to its stub in the entry
 	// text, on stacks in the entry area (mapped in both tables): IST1 (the
@@ -313,7 +409,7 @@ func Setup() error {
 		case amd64.VectorMC:
 			ist = 4
 		}
-		idt[v] = amd64.InterruptGate(env.text[routineExcEntries]+16*uint64(v), amd64.KERNEL_CS, ist, 0, amd64.TypeInterruptGate)
+		idt[v] = amd64.InterruptGate(env.text.ExcEntries+16*uint64(v), amd64.KERNEL_CS, ist, 0, amd64.TypeInterruptGate)
 	}
 	d.RunIDT.Limit, d.RunIDT.Base = 256*16-1, EntryIDT
 	d.RunGDT.Limit, d.RunGDT.Base = amd64.GDT_ENTRIES*8-1, EntryDesc
@@ -415,11 +511,11 @@ func SetSyscall(nr int, handler uint64) error {
 func ResetSyscalls() {
 	d := data()
 	for i := range d.Table {
-		d.Table[i] = env.kern[routineNoSys]
+		d.Table[i] = env.kern.SysNoSys
 	}
-	d.Table[SysGetppid] = env.kern[routineGetppid]
-	d.Table[SysWork] = env.kern[routineWork]
-	d.Table[SysExit] = env.kern[routineExitRun]
+	d.Table[SysGetppid] = env.kern.SysGetppid
+	d.Table[SysWork] = env.kern.SysWork
+	d.Table[SysExit] = env.kern.SysExitRun
 }
 
 // Exec runs program p in ring 3 under configuration c with arguments args
@@ -441,6 +537,7 @@ func Start(c Config, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 	if err := Supported(c); err != nil {
 		return Result{}, err
 	}
+	tramp := env.text.at(trampolines[trampolineKey{c.Flavour, c.Mode}])
 	sp, err := proc.space(c.Mode, c.Global)
 	if err != nil {
 		return Result{}, err
@@ -462,11 +559,11 @@ func Start(c Config, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 	if amd64.Features.PGE {
 		cr4 |= amd64.CR4_PGE
 	}
-	if c.Mode == OnPCID {
+	if c.Mode.PCID() {
 		cr4 |= amd64.CR4_PCIDE
 	}
 	d.RunCR4 = cr4
-	d.Trampoline = env.text[trampoline(c)]
+	d.Trampoline = *tramp
 	d.UserRIP = ProgramEntry(p)
 	d.UserRSP0 = rsp
 	d.Args = args
@@ -480,25 +577,9 @@ func Start(c Config, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 	}, nil
 }
 
-func trampoline(c Config) int {
-	i := routineMinimalOff
-	if c.Flavour == Linux {
-		i = routineLinuxOff
-	}
-	return i + int(c.Mode)
-}
-
 // ProgramEntry returns the address of program p in every task's address
 // space.
-func ProgramEntry(p Program) uint64 { return UserCode + env.progOff[p] }
+func ProgramEntry(p Program) uint64 { return *env.progs.at(p) }
 
 // MainProcess returns the process of the single-task runs (Exec).
 func MainProcess() *Process { return env.main }
-
-// Trampoline returns the address of the trampoline of c in the entry area
-// and its bytes, for inspection.
-func Trampoline(c Config) (uint64, []byte) {
-	i := trampoline(c)
-	b, _ := code(env.kern[i])
-	return env.text[i], b
-}

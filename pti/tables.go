@@ -1,6 +1,10 @@
 package pti
 
-import "github.com/ptilab/ptilab/amd64"
+import (
+	"fmt"
+
+	"github.com/ptilab/ptilab/amd64"
+)
 
 // Mode is an isolation mode.
 type Mode uint8
@@ -20,10 +24,19 @@ const (
 
 var modeNames = [...]string{Off: "off", On: "on", OnPCID: "on+pcid"}
 
-func (m Mode) String() string { return modeNames[m] }
+func (m Mode) String() string {
+	if int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("mode(%d)", m)
+}
 
 // Isolated reports whether the mode has separate user tables.
 func (m Mode) Isolated() bool { return m != Off }
+
+// PCID reports whether the mode tags the TLB by PCID (CR4.PCIDE): it needs
+// CPUID.01H:ECX.PCID and exists only in IA-32e mode.
+func (m Mode) PCID() bool { return m == OnPCID }
 
 // TableMemory is where a task's tables live: amd64.TableMemory and pairs of
 // 8 KiB-aligned tables for the two PML4s.

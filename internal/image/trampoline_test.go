@@ -2,9 +2,11 @@ package image
 
 import (
 	"bytes"
+	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -218,5 +220,113 @@ func TestKernelExceptionStubs(t *testing.T) {
 			want = []string{"NOP", "NOP", fmt.Sprintf("PUSH 0x%x", v)}
 		}
 		assert.Equal(t, want, ops[:len(ops)-1], "vector %d", v)
+	}
+}
+
+// dwarfFields returns the fields of the struct type name in the image's
+// DWARF: name to byte offset.
+func dwarfFields(t *testing.T, f *elf.File, name string) map[string]int64 {
+	t.Helper()
+	d, err := f.DWARF()
+	require.NoError(t, err)
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		require.NoError(t, err)
+		if e == nil {
+			break
+		}
+		if e.Tag != dwarf.TagStructType || e.Val(dwarf.AttrName) != name {
+			continue
+		}
+		typ, err := d.Type(e.Offset)
+		require.NoError(t, err)
+		fields := map[string]int64{}
+		for _, fl := range typ.(*dwarf.StructType).Field {
+			fields[fl.Name] = fl.ByteOffset
+		}
+		return fields
+	}
+	t.Fatalf("no struct type %s in the image's DWARF", name)
+	return nil
+}
+
+// tableStores decodes the table filler fn (LEAQ sym(SB), AX; MOVQ AX,
+// off(reg) pairs) and returns, for each base register, the name of the
+// symbol stored at each offset (several names where an offset is written
+// twice).
+func tableStores(t *testing.T, im *image, fn string) map[x86asm.Reg]map[int64][]string {
+	t.Helper()
+	var s *elf.Symbol
+	for i := range im.st.funcs {
+		if im.st.funcs[i].Name == fn {
+			s = &im.st.funcs[i]
+		}
+	}
+	require.NotNil(t, s, fn)
+	body := im.code[s.Value-im.text.Addr:][:s.Size]
+	stores := map[x86asm.Reg]map[int64][]string{}
+	loaded := map[x86asm.Reg]string{}
+	for off := 0; off < len(body); {
+		in, err := x86asm.Decode(body[off:], 64)
+		require.NoError(t, err, "%s+%#x", fn, off)
+		pc := s.Value + uint64(off)
+		off += in.Len
+		if in.Op == x86asm.RET {
+			break
+		}
+		dst, _ := in.Args[0].(x86asm.Reg)
+		src, isMem := in.Args[1].(x86asm.Mem)
+		switch {
+		case in.Op == x86asm.LEA && isMem && src.Base == x86asm.RIP:
+			target := uint64(int64(pc) + int64(in.Len) + src.Disp)
+			name := im.st.at(target)
+			i := sort.Search(len(im.st.funcs), func(i int) bool { return im.st.funcs[i].Value >= target })
+			require.True(t, i < len(im.st.funcs) && im.st.funcs[i].Value == target, "%s+%#x: LEA of %#x, inside %s", fn, pc-s.Value, target, name)
+			loaded[dst] = name
+		case in.Op == x86asm.MOV:
+			m, ok := in.Args[0].(x86asm.Mem)
+			r, isReg := in.Args[1].(x86asm.Reg)
+			if !ok || !isReg || loaded[r] == "" {
+				continue // the arguments' loads
+			}
+			if stores[m.Base] == nil {
+				stores[m.Base] = map[int64][]string{}
+			}
+			stores[m.Base][m.Disp] = append(stores[m.Base][m.Disp], loaded[r])
+		}
+	}
+	return stores
+}
+
+// TestRoutineTablesByName checks the assembly that fills pti's routine
+// and program tables, on the built image: each table's every field (from
+// the image's DWARF) is written exactly once, with the address of the
+// symbol its name says (a routine's field is its symbol's name with the
+// first letter in upper case; a program's, the symbol less its "user"),
+// and nothing else is written.
+func TestRoutineTablesByName(t *testing.T) {
+	f := openImage(t)
+	im := loadImage(t)
+	const pkg = "github.com/ptilab/ptilab/pti."
+	lower := func(s string) string { return strings.ToLower(s[:1]) + s[1:] }
+	for _, tc := range []struct {
+		filler, table string
+		reg           x86asm.Reg
+		symbol        func(field string) string
+	}{
+		{"routines.abi0", "entryRoutines", x86asm.RDI, lower},
+		{"routines.abi0", "kernelRoutines", x86asm.RSI, lower},
+		{"userPrograms.abi0", "programTable", x86asm.RDI, func(f string) string { return "user" + f }},
+	} {
+		t.Run(tc.table, func(t *testing.T) {
+			fields := dwarfFields(t, f, pkg+tc.table)
+			require.NotEmpty(t, fields)
+			stores := tableStores(t, im, pkg+tc.filler)[tc.reg]
+			assert.Len(t, stores, len(fields), "stores %v for fields %v", stores, fields)
+			for name, off := range fields {
+				assert.Equal(t, []string{pkg + tc.symbol(name)}, stores[off], "field %s at %d", name, off)
+			}
+		})
 	}
 }
