@@ -104,7 +104,7 @@ func hostKernel(t *testing.T, n int) {
 
 // call makes system call nr from the current thread and returns RAX.
 func call(nr uint64, args ...uint64) int64 {
-	t := (*thread)(phys(curThread))
+	t := (*thread)(efi.Pointer(curThread))
 	r := &t.Regs
 	*r = PtRegs{OrigAX: nr, IP: 0x1000}
 	for i, p := range []*uint64{&r.DI, &r.SI, &r.DX, &r.R10, &r.R8, &r.R9} {
