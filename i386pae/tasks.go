@@ -18,10 +18,11 @@ import (
 // then runs on; after the run it reads the counts back.
 
 // Process is a 32-bit process: the shared code pages, its own data and
-// stack pages, and its address space in each (isolation, global pages)
-// configuration, built when first used. Its threads share it.
+// stack pages (Frames), and its address space in each (isolation, global
+// pages) configuration, built when first used. Its tasks (threads) share
+// it.
 type Process struct {
-	Task
+	Frames
 	spaces map[[2]bool]*procSpace
 }
 
@@ -45,7 +46,7 @@ func NewProcessData(dataPages int) (*Process, error) {
 	if dataPages < 1 || dataPages > MaxDataPages {
 		return nil, fmt.Errorf("i386pae: %d data pages: a process has 1 to %d", dataPages, MaxDataPages)
 	}
-	p := &Process{Task: Task{Code: world.code, DataPages: dataPages}, spaces: map[[2]bool]*procSpace{}}
+	p := &Process{Frames: Frames{Code: world.code, DataPages: dataPages}, spaces: map[[2]bool]*procSpace{}}
 	var ok bool
 	if p.Data, ok = goos.AllocFrames(uint64(dataPages), 4096); !ok {
 		return nil, errors.New("i386pae: out of memory for a process's data")
@@ -71,7 +72,7 @@ func (p *Process) space(isolated, global bool) (Space, error) {
 	k := [2]bool{isolated, global}
 	ps := p.spaces[k]
 	if ps == nil {
-		sp, ok := Build(tables{}, world.kernel, p.Task, isolated, global, amd64.Features.NX)
+		sp, ok := Build(tables{}, world.kernel, p.Frames, isolated, global, amd64.Features.NX)
 		if !ok {
 			return Space{}, errors.New("i386pae: out of memory for page tables")
 		}
@@ -286,27 +287,6 @@ func runWithFile(c Config, p Program, size uint32) (Result, error) {
 		return Result{}, err
 	}
 	return ts.RunTasks()
-}
-
-// programEntry returns the address of a program in every process.
-func programEntry(p Program) (uint32, bool) {
-	switch p {
-	case Syscalls:
-		return userVA(offUserSyscalls), true
-	case Probe:
-		return userVA(offUserProbe), true
-	case Ping:
-		return userVA(offUserPing), true
-	case Pong:
-		return userVA(offUserPong), true
-	case MsgStart:
-		return userVA(offUserMsgStart), true
-	case MsgSender:
-		return userVA(offUserMsgSender), true
-	case MsgReceiver:
-		return userVA(offUserMsgReceiver), true
-	}
-	return 0, false
 }
 
 // RunTasks runs the tasks: task 0 starts in ring 3, the tasks kernel

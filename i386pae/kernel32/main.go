@@ -19,7 +19,10 @@
 // address.
 package main
 
-import "github.com/ptilab/ptilab/i386pae/layout"
+import (
+	"github.com/ptilab/ptilab/i386pae/layout"
+	"github.com/ptilab/ptilab/internal/exitstatus"
+)
 
 // cpuData is layout.CPUData, declared here so that its offsets reach the
 // assembly through go_asm.h.
@@ -79,26 +82,35 @@ const (
 
 	// The task's parameters and results (layout.Param*), at their
 	// addresses.
-	uN        = layout.UserData + layout.ParamN
-	uR        = layout.UserData + layout.ParamR
-	uNr       = layout.UserData + layout.ParamNr
-	uArg      = layout.UserData + layout.ParamArg
-	uEntry    = layout.UserData + layout.ParamEntry
-	uNoRDTSCP = layout.UserData + layout.ParamNoRDTSCP
-	uRepeat   = layout.UserData + layout.ParamRepeat
-	uStart    = layout.UserData + layout.ParamStart
-	uAddr     = layout.UserData + layout.ParamAddr
-	uValue    = layout.UserData + layout.ParamValue
-	uResults  = layout.UserData + layout.ParamResults
-	uPingOut  = layout.UserData + layout.ParamPingOut
-	uPingIn   = layout.UserData + layout.ParamPingIn
-	uToken    = layout.UserData + layout.ParamToken
-	uPongIn   = layout.UserData + layout.ParamPongIn
-	uPongOut  = layout.UserData + layout.ParamPongOut
-	uPongTok  = layout.UserData + layout.ParamPongToken
-	sysRead   = layout.SysRead
-	sysWrite  = layout.SysWrite
-	sysClose  = layout.SysClose
+	uN              = layout.UserData + layout.ParamN
+	uR              = layout.UserData + layout.ParamR
+	uNr             = layout.UserData + layout.ParamNr
+	uArg            = layout.UserData + layout.ParamArg
+	uEntry          = layout.UserData + layout.ParamEntry
+	uNoRDTSCP       = layout.UserData + layout.ParamNoRDTSCP
+	uRepeat         = layout.UserData + layout.ParamRepeat
+	uStart          = layout.UserData + layout.ParamStart
+	uAddr           = layout.UserData + layout.ParamAddr
+	uValue          = layout.UserData + layout.ParamValue
+	uResults        = layout.UserData + layout.ParamResults
+	uPingOut        = layout.UserData + layout.ParamPingOut
+	uPingIn         = layout.UserData + layout.ParamPingIn
+	uToken          = layout.UserData + layout.ParamToken
+	uPongIn         = layout.UserData + layout.ParamPongIn
+	uPongOut        = layout.UserData + layout.ParamPongOut
+	uPongTok        = layout.UserData + layout.ParamPongToken
+	pingWriteFailed = exitstatus.PingWriteFailed
+	pingReadFailed  = exitstatus.PingReadFailed
+	pingBadReply    = exitstatus.PingBadReply
+	pongWriteFailed = exitstatus.PongWriteFailed
+	pongReadFailed  = exitstatus.PongReadFailed
+	msgReadyFailed  = exitstatus.MsgReadyFailed
+	msgWaitFailed   = exitstatus.MsgWaitFailed
+	msgWriteFailed  = exitstatus.MsgWriteFailed
+	msgReadFailed   = exitstatus.MsgReadFailed
+	sysRead         = layout.SysRead
+	sysWrite        = layout.SysWrite
+	sysClose        = layout.SysClose
 )
 
 // The routines, in the order of the text. Register contracts are with each

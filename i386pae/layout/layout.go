@@ -120,7 +120,7 @@ const (
 	EntryNone     = 2 // no system call: the empty loop
 )
 
-// Run end reasons (as package pti's).
+// Run end reasons (as package pti's: a test compares them).
 const (
 	ReasonExit  = 1 // the task exited
 	ReasonFault = 2 // a CPU exception ended the run
