@@ -19,8 +19,8 @@ import (
 	"github.com/ptilab/ptilab/efi"
 )
 
-// The system calls a Go 1.26 program makes (the design notes, "Toolchain
-// decision") and those the os package needs for files: each must have a
+// The system calls a Go 1.26 program makes (docs/how-it-works.md, "System
+// calls") and those the os package needs for files: each must have a
 // handler.
 var runtimeSyscalls = []uint64{
 	unix.SYS_ARCH_PRCTL, unix.SYS_MMAP, unix.SYS_MUNMAP, unix.SYS_MADVISE, unix.SYS_CLONE,

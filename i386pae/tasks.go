@@ -242,6 +242,14 @@ func (ts *Tasks) ShareFD(from, to, fd int) bool {
 // EndTSC returns the TSC when the last task exited.
 func (ts *Tasks) EndTSC() uint64 { return uint64(ts.k.EndTSC[0]) | uint64(ts.k.EndTSC[1])<<32 }
 
+// Switches returns the switches from one task to another so far (as
+// tasks.Run's).
+func (ts *Tasks) Switches() uint64 { return uint64(ts.k.Switches) }
+
+// CR3Loads returns the CR3 writes of the context switch so far (process
+// changes; as tasks.Run's).
+func (ts *Tasks) CR3Loads() uint64 { return uint64(ts.k.CR3Loads) }
+
 func (ts *Tasks) fdFree(proc, fd int) bool {
 	slot := ts.fd(proc, fd)
 	return slot != nil && *slot == 0

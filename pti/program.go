@@ -90,6 +90,6 @@ const (
 	msgReadFailed   = exitstatus.MsgReadFailed
 )
 
-// ProgramEntry returns the address of program p in every task's address
+// ProgramEntry returns the address of program p in every process's address
 // space.
 func ProgramEntry(p Program) uint64 { return *env.progs.at(p) }

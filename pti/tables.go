@@ -10,7 +10,7 @@ import (
 type Mode uint8
 
 const (
-	// Off: one table, the kernel mapped supervisor-only beside the task.
+	// Off: one table, the kernel mapped supervisor-only beside the process.
 	Off Mode = iota
 	// On: two tables; every entry and exit writes CR3, flushing the TLB
 	// of non-global entries.
@@ -38,7 +38,7 @@ func (m Mode) Isolated() bool { return m != Off }
 // CPUID.01H:ECX.PCID and exists only in IA-32e mode.
 func (m Mode) PCID() bool { return m == OnPCID }
 
-// TableMemory is where a task's tables live: amd64.TableMemory and pairs of
+// TableMemory is where a process's tables live: amd64.TableMemory and pairs of
 // 8 KiB-aligned tables for the two PML4s.
 type TableMemory interface {
 	amd64.TableMemory
