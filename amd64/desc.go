@@ -24,6 +24,14 @@ const (
 	TSS_SEL     = GDT_ENTRY_TSS * 8         // 0x40
 )
 
+// Selector fields (SDM Vol. 3A, 3.4.2): the requested privilege level (a
+// CS with RPL 3 is ring 3's) and the table indicator (LDT); the rest is the
+// index, in units of 8 bytes.
+const (
+	SelectorRPL = 3
+	SelectorTI  = 1 << 2
+)
+
 // Segment-descriptor fields (SDM Vol. 3A, 3.4.5, Figure 3-8).
 const (
 	descAccessed = 1 << 40
@@ -54,6 +62,16 @@ const (
 	TypeTSSBusy       = 0xb
 	TypeInterruptGate = 0xe
 	TypeTrapGate      = 0xf
+)
+
+// DescTypeByte is the byte of a descriptor that holds its type (bits
+// 43:40), with S, DPL and P; TSSBusy is the bit of that byte that tells a
+// busy TSS from an available one. LTR sets it, and LTR of a busy TSS
+// raises #GP (SDM Vol. 3A, 8.2.4): code that loads TR again first clears
+// it.
+const (
+	DescTypeByte = 5
+	TSSBusy      = TypeTSSBusy &^ TypeTSSAvailable
 )
 
 // TSSDescriptor encodes the 16-byte 64-bit TSS descriptor for a TSS at base

@@ -3,6 +3,11 @@ package amd64
 // 4-level paging (SDM Vol. 3A, 4.5): PML4 -> PDPT -> PD -> PT, 512 entries of
 // 8 bytes per 4 KiB table.
 
+// VirtualAddressBits is the width of a linear address under 4-level
+// paging: an address is canonical when bits 63 to VirtualAddressBits-1 are
+// all equal (SDM Vol. 1, 3.3.7.1).
+const VirtualAddressBits = 48
+
 // Paging-entry bits (SDM Vol. 3A, 4.5, Tables 4-15 to 4-20).
 const (
 	PTE_P   = 1 << 0  // present

@@ -32,10 +32,13 @@ var (
 // maxArgs is the most arguments a firmware function takes through Call.
 const maxArgs = 10
 
-// MSR numbers, for the assembly (go_asm.h).
+// amd64's MSR numbers and descriptor fields, for the assembly (go_asm.h).
 const (
-	msrFSBase = amd64.MSR_FS_BASE
-	msrGSBase = amd64.MSR_GS_BASE
+	msrFSBase     = amd64.MSR_FS_BASE
+	msrGSBase     = amd64.MSR_GS_BASE
+	selectorFlags = amd64.SelectorRPL | amd64.SelectorTI // a selector less its index
+	tssBusy       = amd64.TSSBusy
+	descTypeByte  = amd64.DescTypeByte
 )
 
 // enter records the firmware's state at the image entry point (UEFI 2.10,

@@ -50,9 +50,9 @@
 // Needs the GDT of ctx loaded.
 #define LOAD_TR(ctx) \
 	MOVQ	ctx+context_TR(SB), AX; \
-	ANDQ	$~7, AX; \
+	ANDQ	$~const_selectorFlags, AX; \
 	ADDQ	ctx+(context_GDT+descPtr_Base)(SB), AX; \
-	ANDB	$~2, 5(AX); \
+	ANDB	$~const_tssBusy, const_descTypeByte(AX); \
 	MOVQ	ctx+context_TR(SB), AX; \
 	LTR	AX
 

@@ -49,6 +49,10 @@ func TestHardwareNumbersAreAMD64s(t *testing.T) {
 	assert.EqualValues(t, amd64.RFLAGS_NT, layout.EFLAGS_NT)
 	assert.EqualValues(t, amd64.RFLAGS_AC, layout.EFLAGS_AC)
 	assert.EqualValues(t, amd64.VectorsWithErrorCode, layout.VectorsWithErrorCode)
+	assert.EqualValues(t, amd64.SelectorRPL, layout.SelectorRPL)
+	assert.EqualValues(t, amd64.DescTypeByte, layout.DescTypeByte)
+	assert.EqualValues(t, amd64.TSSBusy, layout.TSSBusy)
+	assert.EqualValues(t, amd64.VectorDF, layout.VectorDF)
 }
 
 // Every GDT entry, against hand-computed encodings: the flat ones are

@@ -24,7 +24,7 @@ type Result struct {
 }
 
 // FromUser reports whether the exception came from ring 3.
-func (r Result) FromUser() bool { return r.CS&3 == 3 }
+func (r Result) FromUser() bool { return r.CS&amd64.SelectorRPL == 3 }
 
 // String says how the run ended: an exit, a deadlock or an unknown end
 // as package pti's Result says it (the same reasons and exit statuses: a

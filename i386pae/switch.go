@@ -43,6 +43,8 @@ const (
 	msrFSBase       = amd64.MSR_FS_BASE
 	msrGSBase       = amd64.MSR_GS_BASE
 	msrKernelGSBase = amd64.MSR_KERNEL_GS_BASE
+	tssBusy         = amd64.TSSBusy
+	descTypeByte    = amd64.DescTypeByte
 )
 
 // The save area must fit in the page after CPUData.

@@ -79,7 +79,7 @@ TEXT ·back64(SB),NOSPLIT|NOFRAME,$0
 	MOVW	AX, GS
 	MOVQ	(const_saveAreaOff+saveArea_GoGDT+descPtr_Base)(DI), AX
 	ADDQ	(const_saveAreaOff+saveArea_GoTR)(DI), AX
-	ANDB	$~2, 5(AX)
+	ANDB	$~const_tssBusy, const_descTypeByte(AX)
 	MOVQ	(const_saveAreaOff+saveArea_GoTR)(DI), AX
 	LTR	AX
 	LIDT	(const_saveAreaOff+saveArea_GoIDT+descPtr_Limit)(DI)

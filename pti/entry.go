@@ -125,6 +125,11 @@ const (
 	msrGSBase            = amd64.MSR_GS_BASE
 	msrKernelGSBase      = amd64.MSR_KERNEL_GS_BASE
 	cr4PGE               = amd64.CR4_PGE
+	rplMask              = amd64.SelectorRPL
+	tssBusy              = amd64.TSSBusy
+	descTypeByte         = amd64.DescTypeByte
+	canonicalShift       = 64 - amd64.VirtualAddressBits // SHL then SAR by it leaves a canonical address as it was
+	cr3NoflushBit        = CR3_NOFLUSH_BIT
 	sysretUnsafeFlags    = amd64.RFLAGS_TF | amd64.RFLAGS_RF // flags SYSRET must not restore (Linux: X86_EFLAGS_TF | X86_EFLAGS_RF)
 	vectorsWithErrorCode = amd64.VectorsWithErrorCode
 	endMarker            = amd64.EndMarker

@@ -25,7 +25,7 @@
 #define TO_KERNEL_PCID(reg) \
 	MOVQ	CR3, reg; \
 	ANDQ	$~const_ptiMask, reg; \
-	BTSQ	$63, reg; \
+	BTSQ	$const_cr3NoflushBit, reg; \
 	MOVQ	reg, CR3
 
 #define TO_USER_OFF(reg)
@@ -36,7 +36,7 @@
 #define TO_USER_PCID(reg) \
 	MOVQ	CR3, reg; \
 	ORQ	$const_ptiMask, reg; \
-	BTSQ	$63, reg; \
+	BTSQ	$const_cr3NoflushBit, reg; \
 	MOVQ	reg, CR3
 
 // SYS_MINIMAL is the minimal SYSCALL trampoline: the mechanism alone.
@@ -166,8 +166,8 @@ done: \
 	TESTQ	$const_sysretUnsafeFlags, R11; \
 	JNE	iret; \
 	MOVQ	CX, AX; \
-	SHLQ	$16, AX; \
-	SARQ	$16, AX; \
+	SHLQ	$const_canonicalShift, AX; \
+	SARQ	$const_canonicalShift, AX; \
 	CMPQ	AX, CX; \
 	JNE	iret; \
 	POPQ	R15; \
@@ -281,7 +281,7 @@ TEXT ·excEntries(SB),NOSPLIT|NOFRAME,$0
 	STUB(16); STUB(17); STUB(18); STUB(19); STUB(20); STUB(21); STUB(22); STUB(23)
 	STUB(24); STUB(25); STUB(26); STUB(27); STUB(28); STUB(29); STUB(30); STUB(31)
 	// +512: vector, error code, RIP, CS, RFLAGS, RSP, SS on the entry stack.
-	TESTQ	$3, 24(SP)
+	TESTQ	$const_rplMask, 24(SP)
 	JEQ	kernel
 	SWAPGS
 kernel:
@@ -406,7 +406,7 @@ TEXT ·runExit(SB),NOSPLIT|NOFRAME,$0
 	LGDT	const_eGoGDT
 	MOVQ	const_eGoGDTBase, AX
 	ADDQ	const_eGoTR, AX
-	ANDB	$~2, 5(AX)
+	ANDB	$~const_tssBusy, const_descTypeByte(AX)
 	MOVQ	const_eGoTR, AX
 	LTR	AX
 	LIDT	const_eGoIDT

@@ -16,7 +16,7 @@ type Result struct {
 }
 
 // FromUser reports whether the exception came from ring 3.
-func (r Result) FromUser() bool { return r.CS&3 == 3 }
+func (r Result) FromUser() bool { return r.CS&amd64.SelectorRPL == 3 }
 
 func (r Result) String() string {
 	switch r.Reason {

@@ -67,8 +67,8 @@ TEXT ·enter32(SB),NOSPLIT|NOFRAME,$0
 TEXT ·enter32high(SB),NOSPLIT|NOFRAME,$0
 	LGDT	((const_cpu+cpuData_GDT)+2)
 	LIDT	((const_cpu+cpuData_IDT)+2)
-	ANDB	$~2, (const_tssDesc+5)
-	ANDB	$~2, (const_dfTSSDesc+5)
+	ANDB	$~const_tssBusy, (const_tssDesc+const_descTypeByte)
+	ANDB	$~const_tssBusy, (const_dfTSSDesc+const_descTypeByte)
 	MOVL	$const_tssSel, AX
 	LTR	AX
 	MOVL	$const_entryStackTop, SP
@@ -478,7 +478,7 @@ TEXT ·excEntries(SB),NOSPLIT|NOFRAME,$0
 	MOVL	12(SP), AX
 	MOVL	AX, (const_cpu+cpuData_FaultCS)
 	LEAL	20(SP), AX		// ESP before the exception, from ring 0
-	TESTL	$3, 12(SP)
+	TESTL	$const_rplMask, 12(SP)
 	JEQ	ring0
 	MOVL	20(SP), AX		// from ring 3: the pushed ESP
 ring0:
@@ -502,16 +502,16 @@ ring0:
 TEXT ·doubleFault(SB),NOSPLIT|NOFRAME,$0
 	CLTS
 	PUSHFL
-	ANDL	$~0x4000, 0(SP)
+	ANDL	$~const_eflagsNT, 0(SP)
 	POPFL
-	MOVL	$8, (const_cpu+cpuData_Vector)
+	MOVL	$const_vectorDF, (const_cpu+cpuData_Vector)
 	MOVL	0(SP), AX
 	MOVL	AX, (const_cpu+cpuData_ErrorCode)
-	MOVL	(const_tss+32), AX
+	MOVL	(const_tss+tss32_EIP), AX
 	MOVL	AX, (const_cpu+cpuData_FaultEIP)
-	MOVL	(const_tss+76), AX
+	MOVL	(const_tss+tss32_CS), AX
 	MOVL	AX, (const_cpu+cpuData_FaultCS)
-	MOVL	(const_tss+56), AX
+	MOVL	(const_tss+tss32_ESP), AX
 	MOVL	AX, (const_cpu+cpuData_FaultESP)
 	MOVL	CR2, AX
 	MOVL	AX, (const_cpu+cpuData_FaultCR2)

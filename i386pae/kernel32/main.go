@@ -38,6 +38,10 @@ type ptRegs struct {
 	ip, cs, flags, sp, ss      uint32
 }
 
+// tss32 is layout.TSS, the 32-bit TSS, declared here so that its offsets
+// reach the assembly through go_asm.h.
+type tss32 layout.TSS
+
 // Constants for the assembly (go_asm.h). Addresses in the kernel window
 // are given as negative numbers: the assembler takes 32-bit displacements
 // as signed.
@@ -72,6 +76,10 @@ const (
 	eflagsNT             = layout.EFLAGS_NT
 	eflagsAC             = layout.EFLAGS_AC
 	vectorsWithErrorCode = layout.VectorsWithErrorCode
+	rplMask              = layout.SelectorRPL
+	tssBusy              = layout.TSSBusy
+	descTypeByte         = layout.DescTypeByte
+	vectorDF             = layout.VectorDF
 	PhaseCR3In           = layout.PhaseCR3In
 	PhaseCopyIn          = layout.PhaseCopyIn
 	PhaseDispatch        = layout.PhaseDispatch
