@@ -3,9 +3,10 @@
 // up and enters it (package i386pae): the 32-bit world's virtual layout, its
 // selectors, its system-call numbers, the per-CPU data page both sides
 // read and write, the 32-bit TSS, and the hardware numbers of package amd64
-// the 32-bit kernel uses (it cannot import amd64; a test compares them). Both packages take their assembly's offsets from these
-// declarations through go_asm.h; CPUData has only 32-bit fields, so its
-// layout is the same for GOARCH=386 and GOARCH=amd64.
+// the 32-bit kernel uses (it cannot import amd64; a test compares them).
+// Both packages take their assembly's offsets from these declarations
+// through go_asm.h; CPUData has only 32-bit fields, so its layout is the
+// same for GOARCH=386 and GOARCH=amd64.
 package layout
 
 import "unsafe"
