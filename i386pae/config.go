@@ -80,10 +80,6 @@ type Config struct {
 }
 
 func (c Config) String() string {
-	g := "nonglobal"
-	if c.Global {
-		g = "global"
-	}
 	f := c.Flavour.String()
 	if c.Flavour == pti.Linux {
 		f += "/" + c.Copy.String()
@@ -91,7 +87,7 @@ func (c Config) String() string {
 			f += "/stamps"
 		}
 	}
-	return fmt.Sprintf("%v/%v/%s/%s", c.Mode, c.Entry, f, g)
+	return fmt.Sprintf("%v/%v/%s/%s", c.Mode, c.Entry, f, pti.GlobalName(c.Global))
 }
 
 // modeTrampolines are the blob offsets of one isolation mode's

@@ -41,18 +41,22 @@ func TestSelectors(t *testing.T) {
 // The 32-bit kernel's hardware numbers are amd64's (layout repeats them:
 // the 32-bit kernel cannot import amd64).
 func TestHardwareNumbersAreAMD64s(t *testing.T) {
-	assert.EqualValues(t, amd64.MSR_EFER, layout.MSR_EFER)
-	assert.EqualValues(t, amd64.EFER_LME, layout.EFER_LME)
-	assert.EqualValues(t, amd64.CR0_PG, layout.CR0_PG)
-	assert.EqualValues(t, amd64.RFLAGS_FIXED, layout.EFLAGS_FIXED)
-	assert.EqualValues(t, amd64.RFLAGS_TF, layout.EFLAGS_TF)
-	assert.EqualValues(t, amd64.RFLAGS_NT, layout.EFLAGS_NT)
-	assert.EqualValues(t, amd64.RFLAGS_AC, layout.EFLAGS_AC)
-	assert.EqualValues(t, amd64.VectorsWithErrorCode, layout.VectorsWithErrorCode)
-	assert.EqualValues(t, amd64.SelectorRPL, layout.SelectorRPL)
-	assert.EqualValues(t, amd64.DescTypeByte, layout.DescTypeByte)
-	assert.EqualValues(t, amd64.TSSBusy, layout.TSSBusy)
-	assert.EqualValues(t, amd64.VectorDF, layout.VectorDF)
+	for name, pair := range map[string][2]uint64{
+		"MSR_EFER":             {amd64.MSR_EFER, layout.MSR_EFER},
+		"EFER_LME":             {amd64.EFER_LME, layout.EFER_LME},
+		"CR0_PG":               {amd64.CR0_PG, layout.CR0_PG},
+		"EFLAGS_FIXED":         {amd64.RFLAGS_FIXED, layout.EFLAGS_FIXED},
+		"EFLAGS_TF":            {amd64.RFLAGS_TF, layout.EFLAGS_TF},
+		"EFLAGS_NT":            {amd64.RFLAGS_NT, layout.EFLAGS_NT},
+		"EFLAGS_AC":            {amd64.RFLAGS_AC, layout.EFLAGS_AC},
+		"VectorsWithErrorCode": {amd64.VectorsWithErrorCode, layout.VectorsWithErrorCode},
+		"SelectorRPL":          {amd64.SelectorRPL, layout.SelectorRPL},
+		"DescTypeByte":         {amd64.DescTypeByte, layout.DescTypeByte},
+		"TSSBusy":              {amd64.TSSBusy, layout.TSSBusy},
+		"VectorDF":             {amd64.VectorDF, layout.VectorDF},
+	} {
+		assert.Equal(t, pair[0], pair[1], "layout.%s", name)
+	}
 }
 
 // Every GDT entry, against hand-computed encodings: the flat ones are

@@ -39,25 +39,17 @@ const (
 	MsgReceiver
 )
 
+// programs are the blob offsets of the programs, by the name mkblob gives
+// each routine of user_386.s (kernel32_sym.go).
+var programs = map[Program]uint32{
+	Syscalls: offUserSyscalls, Probe: offUserProbe, Ping: offUserPing, Pong: offUserPong,
+	MsgStart: offUserMsgStart, MsgSender: offUserMsgSender, MsgReceiver: offUserMsgReceiver,
+}
+
 // programEntry returns the address of a program in every process.
 func programEntry(p Program) (uint32, bool) {
-	switch p {
-	case Syscalls:
-		return userVA(offUserSyscalls), true
-	case Probe:
-		return userVA(offUserProbe), true
-	case Ping:
-		return userVA(offUserPing), true
-	case Pong:
-		return userVA(offUserPong), true
-	case MsgStart:
-		return userVA(offUserMsgStart), true
-	case MsgSender:
-		return userVA(offUserMsgSender), true
-	case MsgReceiver:
-		return userVA(offUserMsgReceiver), true
-	}
-	return 0, false
+	off, ok := programs[p]
+	return userVA(off), ok
 }
 
 // Params are a run's parameters, written to the task's data page.

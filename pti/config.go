@@ -39,11 +39,16 @@ type Config struct {
 }
 
 func (c Config) String() string {
-	g := "nonglobal"
-	if c.Global {
-		g = "global"
+	return fmt.Sprintf("%v/%v/%s", c.Mode, c.Flavour, GlobalName(c.Global))
+}
+
+// GlobalName names a configuration's global-pages setting, as the names of
+// configurations of both worlds spell it: "global" or "nonglobal".
+func GlobalName(global bool) string {
+	if global {
+		return "global"
 	}
-	return fmt.Sprintf("%v/%v/%s", c.Mode, c.Flavour, g)
+	return "nonglobal"
 }
 
 // ErrUnsupported is returned for a configuration the CPU cannot run.

@@ -192,14 +192,7 @@ func TestKernelExceptionStubs(t *testing.T) {
 	im := loadImage(t)
 	for v := 0; v < 32; v++ {
 		name := fmt.Sprintf("github.com/ptilab/ptilab/goos.exc%d", v)
-		var s *elf.Symbol
-		for i := range im.st.funcs {
-			if im.st.funcs[i].Name == name {
-				s = &im.st.funcs[i]
-			}
-		}
-		require.NotNil(t, s, name)
-		body := im.code[s.Value-im.text.Addr:][:s.Size]
+		s, body := im.function(t, name)
 		var ops []string
 		var last x86asm.Inst
 		for off := 0; off < len(body); {
@@ -257,14 +250,7 @@ func dwarfFields(t *testing.T, f *elf.File, name string) map[string]int64 {
 // twice).
 func tableStores(t *testing.T, im *image, fn string) map[x86asm.Reg]map[int64][]string {
 	t.Helper()
-	var s *elf.Symbol
-	for i := range im.st.funcs {
-		if im.st.funcs[i].Name == fn {
-			s = &im.st.funcs[i]
-		}
-	}
-	require.NotNil(t, s, fn)
-	body := im.code[s.Value-im.text.Addr:][:s.Size]
+	s, body := im.function(t, fn)
 	stores := map[x86asm.Reg]map[int64][]string{}
 	loaded := map[x86asm.Reg]string{}
 	for off := 0; off < len(body); {
@@ -329,4 +315,16 @@ func TestRoutineTablesByName(t *testing.T) {
 			}
 		})
 	}
+}
+
+// function returns the symbol of function name in the image and its bytes.
+func (im *image) function(t *testing.T, name string) (elf.Symbol, []byte) {
+	t.Helper()
+	for _, s := range im.st.funcs {
+		if s.Name == name {
+			return s, im.code[s.Value-im.text.Addr:][:s.Size]
+		}
+	}
+	require.Fail(t, "no function "+name+" in the image")
+	return elf.Symbol{}, nil
 }
