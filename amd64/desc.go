@@ -1,5 +1,7 @@
 package amd64
 
+import "encoding/binary"
+
 // GDT layout. ptilab uses Linux's 64-bit layout (arch/x86/include/asm/segment.h)
 // so that selectors read the same as in Linux dumps, and so that SYSCALL and
 // SYSRET find what they need (SDM Vol. 3A, 5.8.8): STAR[47:32] = kernel CS
@@ -196,6 +198,26 @@ const VectorsWithErrorCode = 1<<VectorDF | 1<<VectorTS | 1<<VectorNP | 1<<Vector
 // HasErrorCode reports whether the CPU pushes an error code for vector v
 // (VectorsWithErrorCode).
 func HasErrorCode(v int) bool { return v >= 0 && v < 32 && VectorsWithErrorCode>>v&1 != 0 }
+
+// ExceptionStubSize is the size of an exception entry stub (ExceptionStub).
+const ExceptionStubSize = 16
+
+// ExceptionStub returns the 16-byte entry stub of exception vector v
+// (0-31), whose bytes are the same instructions in 64-bit and in 32-bit
+// mode: PUSH 0 (6A 00) where the CPU pushes no error code, two NOPs (90
+// 90) where it pushes one (VectorsWithErrorCode), so that every stub
+// leaves the same frame; PUSH v (6A v); JMP rel32 (E9) to the common path,
+// common bytes from the first of 32 stubs laid end to end (stub v is at
+// ExceptionStubSize*v); INT3 (CC) up to 16 bytes. pti writes its run's
+// stubs with it; the 32-bit kernel's, in its blob, are checked against it.
+func ExceptionStub(v, common int) [ExceptionStubSize]byte {
+	s := [ExceptionStubSize]byte{0x6a, 0x00, 0x6a, byte(v), 0xe9, 9: 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc}
+	if HasErrorCode(v) {
+		s[0], s[1] = 0x90, 0x90
+	}
+	binary.LittleEndian.PutUint32(s[5:], uint32(int32(common-(ExceptionStubSize*v+9))))
+	return s
+}
 
 // EndMarker ends every routine that ptilab copies out of the image (pti's
 // trampolines and ring-3 programs): UD2 (0F 0B), which faults if ever

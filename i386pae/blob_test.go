@@ -295,6 +295,8 @@ func TestExceptionStubs(t *testing.T) {
 	base := int(offExcEntries)
 	for v := 0; v < 32; v++ {
 		code := blob[base+16*v : base+16*v+16]
+		stub := amd64.ExceptionStub(v, 512)
+		assert.Equal(t, stub[:], code, "vector %d: amd64.ExceptionStub's bytes (as pti's)", v)
 		var in []x86asm.Inst
 		for off := 0; off < 9; {
 			i, err := x86asm.Decode(code[off:], 32)

@@ -116,24 +116,23 @@ const (
 // end marker, and pti's CR3 mask, as local constants for the assembly
 // (go_asm.h).
 const (
-	userCS               = amd64.USER_CS
-	userDS               = amd64.USER_DS
-	tssSel               = amd64.TSS_SEL
-	userFlags            = amd64.RFLAGS_FIXED // a new task's RFLAGS: IF clear
-	msrLSTAR             = amd64.MSR_LSTAR
-	msrFSBase            = amd64.MSR_FS_BASE
-	msrGSBase            = amd64.MSR_GS_BASE
-	msrKernelGSBase      = amd64.MSR_KERNEL_GS_BASE
-	cr4PGE               = amd64.CR4_PGE
-	rplMask              = amd64.SelectorRPL
-	tssBusy              = amd64.TSSBusy
-	descTypeByte         = amd64.DescTypeByte
-	canonicalShift       = 64 - amd64.VirtualAddressBits // SHL then SAR by it leaves a canonical address as it was
-	cr3NoflushBit        = CR3_NOFLUSH_BIT
-	sysretUnsafeFlags    = amd64.RFLAGS_TF | amd64.RFLAGS_RF // flags SYSRET must not restore (Linux: X86_EFLAGS_TF | X86_EFLAGS_RF)
-	vectorsWithErrorCode = amd64.VectorsWithErrorCode
-	endMarker            = amd64.EndMarker
-	ptiMask              = PTIUserMask
+	userCS            = amd64.USER_CS
+	userDS            = amd64.USER_DS
+	tssSel            = amd64.TSS_SEL
+	userFlags         = amd64.RFLAGS_FIXED // a new task's RFLAGS: IF clear
+	msrLSTAR          = amd64.MSR_LSTAR
+	msrFSBase         = amd64.MSR_FS_BASE
+	msrGSBase         = amd64.MSR_GS_BASE
+	msrKernelGSBase   = amd64.MSR_KERNEL_GS_BASE
+	cr4PGE            = amd64.CR4_PGE
+	rplMask           = amd64.SelectorRPL
+	tssBusy           = amd64.TSSBusy
+	descTypeByte      = amd64.DescTypeByte
+	canonicalShift    = 64 - amd64.VirtualAddressBits // SHL then SAR by it leaves a canonical address as it was
+	cr3NoflushBit     = CR3_NOFLUSH_BIT
+	sysretUnsafeFlags = amd64.RFLAGS_TF | amd64.RFLAGS_RF // flags SYSRET must not restore (Linux: X86_EFLAGS_TF | X86_EFLAGS_RF)
+	endMarker         = amd64.EndMarker
+	ptiMask           = PTIUserMask
 )
 
 // entryData must fit in its page: this fails to compile otherwise.

@@ -258,29 +258,13 @@ TEXT ·toUser(SB),NOSPLIT|NOFRAME,$0
 	IRETQ
 	ENTRY_END
 
-// excEntries are the exception entries of a run: 32 stubs of 16 bytes
-// (IDT gate n points at excEntries+16n) and the common path at +512. A stub
-// pushes 0 where the CPU pushes no error code, then the vector, and jumps
-// to the common path: it records the exception in the entry data, goes to
-// the kernel side and ends the run (runExit). The stubs are written as
-// bytes so that each is exactly 16 long: 6A 00 (PUSH 0) where
-// amd64.VectorsWithErrorCode says the CPU pushes no error code, two NOPs
-// (90 90) where it pushes one; 6A nn (PUSH n), E9 rel32 (JMP common),
-// seven INT3.
-#define STUB(n) \
-	BYTE $(0x6a + ((const_vectorsWithErrorCode>>(n))&1)*(0x90-0x6a)); \
-	BYTE $(((const_vectorsWithErrorCode>>(n))&1)*0x90); \
-	BYTE $0x6a; BYTE $(n); \
-	BYTE $0xe9; \
-	BYTE $((512-(16*(n)+9)) & 0xff); BYTE $(((512-(16*(n)+9)) >> 8) & 0xff); BYTE $0; BYTE $0; \
-	BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc
-
-TEXT ·excEntries(SB),NOSPLIT|NOFRAME,$0
-	STUB(0); STUB(1); STUB(2); STUB(3); STUB(4); STUB(5); STUB(6); STUB(7)
-	STUB(8); STUB(9); STUB(10); STUB(11); STUB(12); STUB(13); STUB(14); STUB(15)
-	STUB(16); STUB(17); STUB(18); STUB(19); STUB(20); STUB(21); STUB(22); STUB(23)
-	STUB(24); STUB(25); STUB(26); STUB(27); STUB(28); STUB(29); STUB(30); STUB(31)
-	// +512: vector, error code, RIP, CS, RFLAGS, RSP, SS on the entry stack.
+// excCommon is the common path of the exception entries of a run: the
+// IDT's 32 gates point at stubs that Setup writes into the entry text
+// (amd64.ExceptionStub), each of which pushes 0 where the CPU pushes no
+// error code, then the vector, and jumps here. It records the exception in
+// the entry data, goes to the kernel side and ends the run (runExit).
+TEXT ·excCommon(SB),NOSPLIT|NOFRAME,$0
+	// Vector, error code, RIP, CS, RFLAGS, RSP, SS on the entry stack.
 	TESTQ	$const_rplMask, 24(SP)
 	JEQ	kernel
 	SWAPGS
@@ -507,8 +491,8 @@ TEXT ·routines(SB),NOSPLIT,$0-16
 	MOVQ	AX, entryRoutines_SysLinuxPCID(DI)
 	LEAQ	·toUser(SB), AX
 	MOVQ	AX, entryRoutines_ToUser(DI)
-	LEAQ	·excEntries(SB), AX
-	MOVQ	AX, entryRoutines_ExcEntries(DI)
+	LEAQ	·excCommon(SB), AX
+	MOVQ	AX, entryRoutines_ExcCommon(DI)
 	LEAQ	·sysGetppid(SB), AX
 	MOVQ	AX, kernelRoutines_SysGetppid(SI)
 	LEAQ	·sysWork(SB), AX

@@ -3,7 +3,7 @@ package pti
 import "unsafe"
 
 // Assembly of entry_amd64.s. The trampolines (sysMinimal*, sysLinux*),
-// toUser and excEntries are copied into the entry area and run there; see
+// toUser and excCommon are copied into the entry area and run there; see
 // that file for each one's register contract.
 
 // enterUser runs the prepared task in ring 3 and returns when it has
@@ -26,9 +26,9 @@ type entryRoutines struct {
 	SysLinuxOff, SysLinuxOn, SysLinuxPCID uint64
 	// ToUser starts the task (from enterUser, on the entry stack).
 	ToUser uint64
-	// ExcEntries are the 32 exception stubs of the run's IDT and their
-	// common path.
-	ExcEntries uint64
+	// ExcCommon is the exception entries' common path (the stubs that
+	// jump to it are Setup's: amd64.ExceptionStub).
+	ExcCommon uint64
 }
 
 // kernelRoutines are the routines of entry_amd64.s that run where they are

@@ -1,6 +1,7 @@
 package pti
 
 import (
+	"encoding/binary"
 	"reflect"
 	"runtime"
 	"strings"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/amd64"
 )
 
 // symbolOf returns the name of the function at pc, without the package
@@ -90,4 +93,27 @@ func TestResultNamesExitStatus(t *testing.T) {
 	assert.Equal(t, "exit 2 (ping: read failed)", Result{Reason: ReasonExit, Status: pingReadFailed}.String())
 	assert.Equal(t, "exit 9 (messaging receiver: read failed)", Result{Reason: ReasonExit, Status: msgReadFailed}.String())
 	assert.Equal(t, "exit 42", Result{Reason: ReasonExit, Status: 42}.String())
+}
+
+// Setup writes the exception stubs after the entry routines; each jumps to
+// the copied common path, wherever the two landed.
+func TestWriteExcStubs(t *testing.T) {
+	saved := env
+	t.Cleanup(func() { env = saved })
+	env.copied = nil
+	env.text.ExcCommon = EntryText + 0x540
+	text := make([]byte, EntryTextPages*4096)
+	at, err := writeExcStubs(text, 0x600)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(EntryText+0x600), at)
+	for v := range 32 {
+		stub := text[0x600+16*v:][:16]
+		want := amd64.ExceptionStub(v, 0x540-0x600)
+		assert.Equal(t, want[:], stub, "vector %d", v)
+		rel := int32(binary.LittleEndian.Uint32(stub[5:]))
+		assert.Equal(t, env.text.ExcCommon, uint64(int64(at)+int64(16*v+9)+int64(rel)), "vector %d's JMP", v)
+	}
+	assert.Equal(t, []Copied{{Name: "exception stubs", At: EntryText + 0x600, Size: 512}}, env.copied)
+	_, err = writeExcStubs(text, len(text)-511)
+	assert.ErrorContains(t, err, "pti: the exception stubs (512 bytes) do not fit in the entry text (8192 bytes)")
 }

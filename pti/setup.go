@@ -65,8 +65,9 @@ func Listing() []Copied { return slices.Clone(env.copied) }
 // place copies the routines whose link addresses are the fields of link
 // (a pointer to a struct of uint64s, one per routine) into dst, at 64-byte
 // aligned offsets, sets the same fields of at to where each landed (base
-// plus its offset) and lists each in env.copied. what names dst in errors.
-func place(link, at any, dst []byte, base uint64, what string) error {
+// plus its offset) and lists each in env.copied. It returns the offset
+// after the last one; what names dst in errors.
+func place(link, at any, dst []byte, base uint64, what string) (int, error) {
 	lv, av := reflect.ValueOf(link).Elem(), reflect.ValueOf(at).Elem()
 	first := len(env.copied)
 	off := 0
@@ -74,17 +75,37 @@ func place(link, at any, dst []byte, base uint64, what string) error {
 		name, addr := lv.Type().Field(i).Name, lv.Field(i).Uint()
 		c, err := code(addr)
 		if err != nil {
-			return fmt.Errorf("pti: %s: %w", name, err)
+			return 0, fmt.Errorf("pti: %s: %w", name, err)
 		}
 		if off+len(c) > len(dst) {
-			return fmt.Errorf("pti: %s (%d bytes) does not fit in the %s (%d bytes) after %v", name, len(c), what, len(dst), env.copied[first:])
+			return 0, fmt.Errorf("pti: %s (%d bytes) does not fit in the %s (%d bytes) after %v", name, len(c), what, len(dst), env.copied[first:])
 		}
 		copy(dst[off:], c)
 		av.Field(i).SetUint(base + uint64(off))
 		env.copied = append(env.copied, Copied{Name: name, Link: addr, At: base + uint64(off), Size: len(c)})
 		off = (off + len(c) + 63) &^ 63
 	}
-	return nil
+	return off, nil
+}
+
+// excStubs is the name Listing gives the exception stubs.
+const excStubs = "exception stubs"
+
+// writeExcStubs writes the 32 exception entry stubs (amd64.ExceptionStub)
+// at offset off of the entry text, each jumping to excCommon, and lists
+// them; it returns their address.
+func writeExcStubs(text []byte, off int) (uint64, error) {
+	const size = 32 * amd64.ExceptionStubSize
+	if off+size > len(text) {
+		return 0, fmt.Errorf("pti: the %s (%d bytes) do not fit in the entry text (%d bytes) after %v", excStubs, size, len(text), env.copied)
+	}
+	at := EntryText + uint64(off)
+	for v := range 32 {
+		s := amd64.ExceptionStub(v, int(int64(env.text.ExcCommon-at)))
+		copy(text[off+v*amd64.ExceptionStubSize:], s[:])
+	}
+	env.copied = append(env.copied, Copied{Name: excStubs, At: at, Size: size})
+	return at, nil
 }
 
 func data() *entryData { return (*entryData)(efi.Pointer(EntryData)) }
@@ -113,16 +134,22 @@ func Setup() error {
 		return errors.New("pti: out of memory for the entry area and the code pages")
 	}
 
-	// The entry routines into the entry text, every program into the
-	// shared code pages.
+	// The entry routines and the exception stubs into the entry text,
+	// every program into the shared code pages.
 	routines(&env.link, &env.kern)
 	env.copied = nil
-	if err := place(&env.link, &env.text, goos.Frames(env.entry, EntryTextPages), EntryText, "entry text"); err != nil {
+	text := goos.Frames(env.entry, EntryTextPages)
+	end, err := place(&env.link, &env.text, text, EntryText, "entry text")
+	if err != nil {
+		return err
+	}
+	stubs, err := writeExcStubs(text, end)
+	if err != nil {
 		return err
 	}
 	var progs programTable
 	userPrograms(&progs)
-	if err := place(&progs, &env.progs, goos.Frames(env.code, UserCodePages), UserCode, "code pages"); err != nil {
+	if _, err := place(&progs, &env.progs, goos.Frames(env.code, UserCodePages), UserCode, "code pages"); err != nil {
 		return err
 	}
 
@@ -156,19 +183,18 @@ func Setup() error {
 		case amd64.VectorMC:
 			ist = 4
 		}
-		idt[v] = amd64.InterruptGate(env.text.ExcEntries+16*uint64(v), amd64.KERNEL_CS, ist, 0, amd64.TypeInterruptGate)
+		idt[v] = amd64.InterruptGate(stubs+amd64.ExceptionStubSize*uint64(v), amd64.KERNEL_CS, ist, 0, amd64.TypeInterruptGate)
 	}
 	d.RunIDT.Limit, d.RunIDT.Base = 256*16-1, EntryIDT
 	d.RunGDT.Limit, d.RunGDT.Base = amd64.GDT_ENTRIES*8-1, EntryDesc
 
 	env.ktext.start, env.ktext.end = kernelTextPages()
 	env.ready = true
-	main, err := NewProcess()
+	env.main, err = NewProcess()
 	if err != nil {
 		env.ready = false
 		return err
 	}
-	env.main = main
 	return nil
 }
 
