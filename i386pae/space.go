@@ -99,22 +99,13 @@ func Build[M TableMemory](mem M, kernel uint64, f Frames, isolated, global, nx b
 		sp.UserPDPT = pa + amd64.PageSize
 	}
 
-	noNX := func(f uint64) uint64 {
-		if !nx {
-			f &^= amd64.PTE_NX
-		}
-		return f
-	}
-	g := uint64(0)
-	if global {
-		g = amd64.PTE_G
-	}
+	nxMask, g := amd64.LeafBits(nx, global)
 	// mapCommon maps what both sides have: the process and the entry area.
 	mapCommon := func(pt *PageTable[M]) bool {
 		return pt.Map(layout.UserCode, f.Code, layout.UserCodePages*amd64.PageSize, leaf32UserCode) &&
-			pt.Map(layout.UserData, f.Data, f.dataPages()*amd64.PageSize, noNX(leaf32UserData)) &&
-			pt.Map(layout.UserStackTop-layout.UserStackPages*amd64.PageSize, f.Stack, layout.UserStackPages*amd64.PageSize, noNX(leaf32UserData)) &&
-			pt.Map(layout.KernelBase, kernel, layout.Text-layout.KernelBase, noNX(leaf32KernelRW)|g) &&
+			pt.Map(layout.UserData, f.Data, f.dataPages()*amd64.PageSize, leaf32UserData&nxMask) &&
+			pt.Map(layout.UserStackTop-layout.UserStackPages*amd64.PageSize, f.Stack, layout.UserStackPages*amd64.PageSize, leaf32UserData&nxMask) &&
+			pt.Map(layout.KernelBase, kernel, layout.Text-layout.KernelBase, leaf32KernelRW&nxMask|g) &&
 			pt.Map(layout.Text, kernel+(layout.Text-layout.KernelBase), layout.TextPages*amd64.PageSize, leaf32Text|g)
 	}
 	k := PageTable[M]{PDPT: sp.KernelPDPT, Mem: mem}
@@ -123,7 +114,7 @@ func Build[M TableMemory](mem M, kernel uint64, f Frames, isolated, global, nx b
 		kernelEnd = layout.KernelBase + kernelSize
 	)
 	ok = mapCommon(&k) &&
-		k.Map(entryEnd, kernel+(entryEnd-layout.KernelBase), kernelEnd-entryEnd, noNX(leaf32KernelRW)) &&
+		k.Map(entryEnd, kernel+(entryEnd-layout.KernelBase), kernelEnd-entryEnd, leaf32KernelRW&nxMask) &&
 		k.Map(uint32(kernel), kernel, kernelSize, leaf32Identity)
 	if !ok {
 		return Space{}, false

@@ -79,10 +79,8 @@ func (p *Process) space(isolated, global bool) (Space, error) {
 		ps = &procSpace{Space: sp}
 		p.spaces[k] = ps
 	}
-	flags := uint64(amd64.PTE_W | amd64.PTE_NX)
-	if !amd64.Features.NX {
-		flags = amd64.PTE_W
-	}
+	nxMask, _ := amd64.LeafBits(amd64.Features.NX, false)
+	flags := uint64(amd64.PTE_W|amd64.PTE_NX) & nxMask
 	pt := PageTable[tables]{PDPT: ps.KernelPDPT}
 	for ; ps.rings < len(world.rings); ps.rings++ {
 		va := uint32(layout.PipeBase + ps.rings*layout.PipeSize)

@@ -125,25 +125,16 @@ func Build[M TableMemory](mem M, kernel amd64.PageTable[M], f Frames, entry uint
 		}
 	}
 	pt := amd64.PageTable[M]{Root: root, Mem: mem}
-	noNX := func(f uint64) uint64 {
-		if !nx {
-			f &^= amd64.PTE_NX
-		}
-		return f
-	}
-	g := uint64(0)
-	if global {
-		g = amd64.PTE_G
-	}
+	nxMask, g := amd64.LeafBits(nx, global)
 	ok = pt.Map(UserCode, f.Code, UserCodePages*amd64.PageSize, amd64.PageSize, flagsUserCode) &&
 		f.dataPages() <= MaxDataPages &&
-		pt.Map(UserData, f.Data, f.dataPages()*amd64.PageSize, amd64.PageSize, noNX(flagsUserData)) &&
-		pt.Map(UserStackTop-UserStackPages*amd64.PageSize, f.Stack, UserStackPages*amd64.PageSize, amd64.PageSize, noNX(flagsUserData)) &&
+		pt.Map(UserData, f.Data, f.dataPages()*amd64.PageSize, amd64.PageSize, flagsUserData&nxMask) &&
+		pt.Map(UserStackTop-UserStackPages*amd64.PageSize, f.Stack, UserStackPages*amd64.PageSize, amd64.PageSize, flagsUserData&nxMask) &&
 		pt.Map(EntryText, entry, EntryTextPages*amd64.PageSize, amd64.PageSize, flagsEntryText|g) &&
-		pt.Map(EntryData, entry+(EntryData-EntryBase), amd64.PageSize, amd64.PageSize, noNX(flagsEntryRW)|g) &&
-		pt.Map(EntryDesc, entry+(EntryDesc-EntryBase), amd64.PageSize, amd64.PageSize, noNX(flagsEntryRW)|g) &&
-		pt.Map(EntryIDT, entry+(EntryIDT-EntryBase), amd64.PageSize, amd64.PageSize, noNX(flagsEntryRO)|g) &&
-		pt.Map(EntryStack, entry+(EntryStack-EntryBase), EntryISTMC-EntryStack, amd64.PageSize, noNX(flagsEntryRW)|g)
+		pt.Map(EntryData, entry+(EntryData-EntryBase), amd64.PageSize, amd64.PageSize, flagsEntryRW&nxMask|g) &&
+		pt.Map(EntryDesc, entry+(EntryDesc-EntryBase), amd64.PageSize, amd64.PageSize, flagsEntryRW&nxMask|g) &&
+		pt.Map(EntryIDT, entry+(EntryIDT-EntryBase), amd64.PageSize, amd64.PageSize, flagsEntryRO&nxMask|g) &&
+		pt.Map(EntryStack, entry+(EntryStack-EntryBase), EntryISTMC-EntryStack, amd64.PageSize, flagsEntryRW&nxMask|g)
 	if !ok {
 		return Space{}, false
 	}
