@@ -338,26 +338,20 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 	if err != nil {
 		return fail(err)
 	}
-	restore, err := useTasks()
+	run, err := tasks.NewRun(c)
 	if err != nil {
 		return fail(err)
 	}
-	defer restore()
 
 	// The kernel's processes: one for every task, or one for all.
-	newRun(c.Flavour == pti.Linux)
 	kproc := make([]int, 1+l.workers())
 	for i := range kproc {
 		if threads && i > 0 {
 			kproc[i] = kproc[0]
 			continue
 		}
-		kcr3, _, err := procs[i].CR3(c)
-		if err != nil {
+		if kproc[i], err = run.AddProcess(procs[i], l.nfds(i)); err != nil {
 			return fail(err)
-		}
-		if kproc[i] = tasks.NewProcess(kcr3, l.nfds(i)); kproc[i] < 0 {
-			return fail(errors.New("out of kernel processes or descriptors"))
 		}
 	}
 	data := func(w int) []byte {
@@ -367,13 +361,7 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 		return procs[w].DataPages()
 	}
 
-	mk := func(rproc, rfd, wproc, wfd int) (int, error) {
-		if p := newPipe(rproc, rfd, wproc, wfd); p >= 0 {
-			return p, nil
-		}
-		return -1, errors.New("out of kernel pipes or descriptors")
-	}
-	ready, wake, pipeOf, err := l.pipes(kproc, mk, tasks.ShareFD)
+	ready, wake, pipeOf, err := l.pipes(kproc, run.AddPipe, run.ShareFD)
 	if err != nil {
 		return fail(err)
 	}
@@ -381,7 +369,7 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 	// The tasks, in perf's order, with their buffers.
 	wakeFDs := uint64(msgReadyOut) | uint64(msgWakeIn)<<32
 	startArgs := [6]uint64{msgReadyIn, msgWakeOut, uint64(l.workers()), pti.UserData + msgStarterBuf, pti.UserData}
-	if tasks.NewTask(kproc[0], pti.ProgramEntry(pti.MsgStart), pti.UserStackTop, startArgs) != 0 {
+	if i, err := run.AddTask(kproc[0], pti.MsgStart, pti.UserStackTop, startArgs); err != nil || i != 0 {
 		return fail(errors.New("the starter task could not be made"))
 	}
 	for w := 1; w <= l.workers(); w++ {
@@ -398,23 +386,23 @@ func runMessaging(c pti.Config, threads bool, p MessagingParams) (cycles uint64,
 			args = [6]uint64{uint64(l.writeFD(g, 0)), MsgPerGroup, uint64(p.Loops), buf, uint64(p.Size), wakeFDs}
 		}
 		// The programs use no stack: the threads share the stack pages.
-		if tasks.NewTask(kproc[w], pti.ProgramEntry(prog), pti.UserStackTop, args) != w {
+		if i, err := run.AddTask(kproc[w], prog, pti.UserStackTop, args); err != nil || i != w {
 			return fail(errors.New("out of kernel tasks"))
 		}
 	}
 
-	end, err := pti.Start(c, procs[0], pti.MsgStart, pti.UserStackTop, startArgs)
+	end, err := run.RunTasks()
 	if err != nil {
 		return fail(err)
 	}
-	res.Switches, res.CR3Loads = tasks.Switches, tasks.CR3Loads
+	res.Switches, res.CR3Loads = run.Switches(), run.CR3Loads()
 	if end.Reason != pti.ReasonExit || end.Status != 0 {
 		return fail(fmt.Errorf("the run ended with %v%s", end, taskStates()))
 	}
 
 	// Nothing lost: every receiver got every message of its group whole,
 	// every pipe carried what was written.
-	cycles, err = checkMessaging(l, p, &res, data, tasks.PipeBytes, pipeOf, ready, wake, tasks.EndTSC)
+	cycles, err = checkMessaging(l, p, &res, data, run.PipeBytes, pipeOf, ready, wake, run.EndTSC())
 	if err != nil {
 		return fail(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tasks"
 )
@@ -59,53 +58,6 @@ const (
 // second is the second process of the process-mode runs, made once.
 var second *pti.Process
 
-// PipeCapacity is the bytes a benchmark pipe holds: Linux's default pipe
-// size, 16 pages.
-const PipeCapacity = 16 * 4096
-
-// rings are the pipes' buffers: kernel frames, made when first needed and
-// reused by every run (ringsUsed of them by the current one).
-var (
-	rings     [][]byte
-	ringsUsed int
-)
-
-// newRun forgets the tasks kernel's state for a new run; ptRegs as
-// tasks.Reset.
-func newRun(ptRegs bool) {
-	tasks.Reset(ptRegs)
-	ringsUsed = 0
-}
-
-// newPipe makes a pipe of the run with a PipeCapacity ring, as
-// tasks.NewPipe; -1 when it cannot.
-func newPipe(rproc, rfd, wproc, wfd int) int {
-	if ringsUsed == len(rings) {
-		pa, ok := goos.AllocFrames(PipeCapacity/4096, 4096)
-		if !ok {
-			return -1
-		}
-		rings = append(rings, goos.Frames(pa, PipeCapacity/4096))
-	}
-	p := tasks.NewPipe(rproc, rfd, wproc, wfd, rings[ringsUsed])
-	if p >= 0 {
-		ringsUsed++
-	}
-	return p
-}
-
-// useTasks points the system calls of package tasks at its kernel; the
-// returned function points them back at the built-in handlers.
-func useTasks() (func(), error) {
-	for _, nr := range tasks.Calls {
-		if err := pti.SetSyscall(nr, tasks.Entry()); err != nil {
-			pti.ResetSyscalls()
-			return nil, err
-		}
-	}
-	return pti.ResetSyscalls, nil
-}
-
 // runPingPong makes one ping-pong run: the tasks' processes, the pipes,
 // the two tasks, and r repeats of n round trips timed by ping.
 func runPingPong(c pti.Config, threads bool, n, r int) (PingPong, []uint64) {
@@ -119,38 +71,35 @@ func runPingPong(c pti.Config, threads bool, n, r int) (PingPong, []uint64) {
 		return res, nil
 	}
 	fail := func(err error) (PingPong, []uint64) { res.Failure = err; return res, nil }
-	restore, err := useTasks()
-	if err != nil {
-		return fail(err)
-	}
-	defer restore()
 
 	ping := pti.MainProcess()
 	pong := ping
 	if !threads {
 		if second == nil {
+			var err error
 			if second, err = pti.NewProcess(); err != nil {
 				return fail(err)
 			}
 		}
 		pong = second
 	}
-	kping, _, err := ping.CR3(c)
+	run, err := tasks.NewRun(c)
 	if err != nil {
 		return fail(err)
 	}
-	kpong, _, err := pong.CR3(c)
+	p0, err := run.AddProcess(ping, 4)
 	if err != nil {
 		return fail(err)
 	}
-	newRun(c.Flavour == pti.Linux)
-	p0 := tasks.NewProcess(kping, 4)
 	p1 := p0
 	if !threads {
-		p1 = tasks.NewProcess(kpong, 4)
+		if p1, err = run.AddProcess(pong, 4); err != nil {
+			return fail(err)
+		}
 	}
-	a, b := newPipe(p1, pongIn, p0, pingOut), newPipe(p0, pingIn, p1, pongOut)
-	if a < 0 || b < 0 {
+	a, errA := run.AddPipe(p1, pongIn, p0, pingOut)
+	b, errB := run.AddPipe(p0, pingIn, p1, pongOut)
+	if errA != nil || errB != nil {
 		return fail(errors.New("the pipes could not be made"))
 	}
 	// Pong adds the mark it finds in its data page to every reply and
@@ -165,15 +114,17 @@ func runPingPong(c pti.Config, threads bool, n, r int) (PingPong, []uint64) {
 	if threads {
 		pongStack -= 4096 // the threads share the stack pages
 	}
-	if tasks.NewTask(p0, pti.ProgramEntry(pti.Ping), pti.UserStackTop, pingArgs) != 0 ||
-		tasks.NewTask(p1, pti.ProgramEntry(pti.Pong), pongStack, pongArgs) != 1 {
+	if i, err := run.AddTask(p0, pti.Ping, pti.UserStackTop, pingArgs); err != nil || i != 0 {
 		return fail(errors.New("the tasks could not be made"))
 	}
-	end, err := pti.Start(c, ping, pti.Ping, pti.UserStackTop, pingArgs)
+	if i, err := run.AddTask(p1, pti.Pong, pongStack, pongArgs); err != nil || i != 1 {
+		return fail(errors.New("the tasks could not be made"))
+	}
+	end, err := run.RunTasks()
 	if err != nil {
 		return fail(err)
 	}
-	res.Switches, res.CR3Loads = tasks.Switches, tasks.CR3Loads
+	res.Switches, res.CR3Loads = run.Switches(), run.CR3Loads()
 	if end.Reason != pti.ReasonExit || end.Status != 0 {
 		return fail(fmt.Errorf("the run ended with %v%s", end, taskStates()))
 	}
@@ -182,8 +133,8 @@ func runPingPong(c pti.Config, threads bool, n, r int) (PingPong, []uint64) {
 	// one when ping exits; a CR3 load at each between processes, none
 	// between threads.
 	want := uint64(n) * uint64(r)
-	wa, ra := tasks.PipeBytes(a)
-	wb, rb := tasks.PipeBytes(b)
+	wa, ra := run.PipeBytes(a)
+	wb, rb := run.PipeBytes(b)
 	res.RoundTrips = wa
 	if wa != want || ra != want || wb != want || rb != want {
 		return fail(fmt.Errorf("bytes through the pipes: ping->pong %d written %d read, pong->ping %d written %d read; want %d each", wa, ra, wb, rb, want))
@@ -326,35 +277,38 @@ func Deadlock(r *Reporter) error {
 	r.Printf("deadlock check: two tasks each wait to read what only the other would write")
 	err := func() error {
 		c := pti.Config{Mode: pti.Off, Flavour: pti.Linux}
-		restore, err := useTasks()
-		if err != nil {
-			return err
-		}
-		defer restore()
 		if second == nil {
+			var err error
 			if second, err = pti.NewProcess(); err != nil {
 				return err
 			}
 		}
-		k0, _, err := pti.MainProcess().CR3(c)
+		run, err := tasks.NewRun(c)
 		if err != nil {
 			return err
 		}
-		k1, _, err := second.CR3(c)
+		p0, err := run.AddProcess(pti.MainProcess(), 2)
 		if err != nil {
 			return err
 		}
-		newRun(true)
-		p0, p1 := tasks.NewProcess(k0, 2), tasks.NewProcess(k1, 2)
-		if newPipe(p0, 0, p1, 1) < 0 || newPipe(p1, 0, p0, 1) < 0 {
+		p1, err := run.AddProcess(second, 2)
+		if err != nil {
+			return err
+		}
+		if _, err := run.AddPipe(p0, 0, p1, 1); err != nil {
+			return errors.New("the pipes could not be made")
+		}
+		if _, err := run.AddPipe(p1, 0, p0, 1); err != nil {
 			return errors.New("the pipes could not be made")
 		}
 		args := [6]uint64{0, 1, pti.UserData + pongTokenOff}
-		if tasks.NewTask(p0, pti.ProgramEntry(pti.Pong), pti.UserStackTop, args) != 0 ||
-			tasks.NewTask(p1, pti.ProgramEntry(pti.Pong), pti.UserStackTop, args) != 1 {
+		if i, err := run.AddTask(p0, pti.Pong, pti.UserStackTop, args); err != nil || i != 0 {
 			return errors.New("the tasks could not be made")
 		}
-		end, err := pti.Start(c, pti.MainProcess(), pti.Pong, pti.UserStackTop, args)
+		if i, err := run.AddTask(p1, pti.Pong, pti.UserStackTop, args); err != nil || i != 1 {
+			return errors.New("the tasks could not be made")
+		}
+		end, err := run.RunTasks()
 		if err != nil {
 			return err
 		}

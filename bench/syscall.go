@@ -86,13 +86,17 @@ func rdtscpFlag() uint64 {
 	return 1
 }
 
+// execFunc runs program p of the main process alone in ring 3 under c with
+// arguments args: pti.Exec, or execWithFile.
+type execFunc func(c pti.Config, p pti.Program, args [6]uint64) (pti.Result, error)
+
 // runLoop runs program p (pti.Syscalls or pti.Empty) for r repeats of n
-// iterations under c and returns the r cycle counts.
-func runLoop(c pti.Config, p pti.Program, n, r int, nr, arg uint64) ([]uint64, error) {
+// iterations under c with exec and returns the r cycle counts.
+func runLoop(exec execFunc, c pti.Config, p pti.Program, n, r int, nr, arg uint64) ([]uint64, error) {
 	if r*8 > len(pti.MainProcess().DataPages()) {
 		return nil, fmt.Errorf("%d repeats do not fit in the task's data pages", r)
 	}
-	res, err := pti.Exec(c, p, [6]uint64{uint64(n), uint64(r), pti.UserData, nr, arg, rdtscpFlag()})
+	res, err := exec(c, p, [6]uint64{uint64(n), uint64(r), pti.UserData, nr, arg, rdtscpFlag()})
 	if err != nil {
 		return nil, err
 	}
@@ -111,18 +115,23 @@ func runLoop(c pti.Config, p pti.Program, n, r int, nr, arg uint64) ([]uint64, e
 // then r repeats of n calls, less the empty loop's cost per iteration
 // (median of its repeats, measured the same way).
 func Measure(c pti.Config, nr, arg uint64, n, r, warmup int) Measurement {
+	return measure(pti.Exec, c, nr, arg, n, r, warmup)
+}
+
+// measure is Measure with the loops run by exec.
+func measure(exec execFunc, c pti.Config, nr, arg uint64, n, r, warmup int) Measurement {
 	m := Measurement{Config: c, N: n, R: r}
 	if err := pti.Supported(c); err != nil {
 		m.Unsup = err
 		return m
 	}
-	empty, err := runLoop(c, pti.Empty, n, r+warmup, nr, arg)
+	empty, err := runLoop(exec, c, pti.Empty, n, r+warmup, nr, arg)
 	if err != nil {
 		m.Failure = err
 		return m
 	}
 	m.Empty = Summarize(PerOp(empty[warmup:], n, 0)).Median
-	calls, err := runLoop(c, pti.Syscalls, n, r+warmup, nr, arg)
+	calls, err := runLoop(exec, c, pti.Syscalls, n, r+warmup, nr, arg)
 	if err != nil {
 		m.Failure = err
 		return m
@@ -541,18 +550,10 @@ func IsolationProbe(r *Reporter, modes []pti.Mode, targets []ProbeTarget) []Prob
 // Skylake with PCID under PTI, for will-it-scale's lseek1), a row as each
 // configuration finishes.
 //
-// The file is a kernel object of package tasks, descriptor 3 of the task's
-// process; only lseek goes to that kernel, the task's exit stays pti's.
+// The file is a kernel object of package tasks, descriptor lseekFD of the
+// task's process: each loop runs alone under the tasks kernel
+// (execWithFile).
 func Lseek(r *Reporter, p SyscallParams, clk Clock) []Measurement {
-	newRun(true)
-	proc := tasks.NewProcess(0, 4) // one task: never switched to
-	tasks.NewTask(proc, pti.ProgramEntry(pti.Syscalls), pti.UserStackTop, [6]uint64{})
-	fd := tasks.OpenFile(proc, 1<<20)
-	if err := pti.SetSyscall(tasks.SysLseek, tasks.Entry()); err != nil || fd < 0 {
-		r.Error("lseek setup", map[string]any{"error": fmt.Sprint("file descriptor ", fd, ": ", err)})
-		return nil
-	}
-	defer pti.ResetSyscalls()
 	r.Printf("")
 	r.Printf("lseek(fd, 0, SEEK_SET) on a kernel file, linux flavour: %s; ± as perf; %s", repeats(p.R, p.N, p.Warmup), clk.header())
 	r.Printf("%-8s %-6s %12s %7s %10s %14s %7s %14s", "mode", "global", clk.perCall(), "±%", "ns/call", "ops/s", "vs off", "global gain")
@@ -560,7 +561,7 @@ func Lseek(r *Reporter, p SyscallParams, clk Clock) []Measurement {
 	for _, mode := range p.Modes {
 		for _, g := range []bool{false, true} {
 			c := pti.Config{Mode: mode, Flavour: pti.Linux, Global: g}
-			m := Measure(c, tasks.SysLseek, uint64(fd), p.N, p.R, p.Warmup)
+			m := measure(execWithFile, c, tasks.SysLseek, lseekFD, p.N, p.R, p.Warmup)
 			m.Bench = "lseek"
 			ms = append(ms, m)
 			head := fmt.Sprintf("%-8s %-6s", mode, yn(g))
@@ -578,6 +579,33 @@ func Lseek(r *Reporter, p SyscallParams, clk Clock) []Measurement {
 	}
 	r.Printf("reference (docs/references.md): global pages for the entry text under PTI, Skylake with PCID: lseek1 15 783 951 -> 16 054 688 ops/s (+%.2f%%)", RefLseekGlobalPct)
 	return ms
+}
+
+// lseekFD is the descriptor of lseek's file, and lseekFileSize its size.
+const (
+	lseekFD       = 3
+	lseekFileSize = 1 << 20
+)
+
+// execWithFile runs program p of the main process alone under the tasks
+// kernel, its descriptor lseekFD open on a kernel file of lseekFileSize
+// bytes (as i386pae.Run with Params.File).
+func execWithFile(c pti.Config, p pti.Program, args [6]uint64) (pti.Result, error) {
+	run, err := tasks.NewRun(c)
+	if err != nil {
+		return pti.Result{}, err
+	}
+	proc, err := run.AddProcess(pti.MainProcess(), lseekFD+1)
+	if err != nil {
+		return pti.Result{}, err
+	}
+	if _, err := run.AddFile(proc, lseekFD, lseekFileSize); err != nil {
+		return pti.Result{}, err
+	}
+	if _, err := run.AddTask(proc, p, pti.UserStackTop, args); err != nil {
+		return pti.Result{}, err
+	}
+	return run.RunTasks()
 }
 
 // RefLseekGlobalPct is the reference gain of global entry pages for
