@@ -79,26 +79,11 @@ func RDTSC() uint64
 // defined in cpu_amd64.s
 func TSCBegin() uint64
 
-// TSCEndP reads the TSC at the end of a timed region: RDTSCP; LFENCE. It
-// needs RDTSCP (CPUID 80000001H:EDX[27]); see TSCEnd.
-//
-// defined in cpu_amd64.s
-func TSCEndP() uint64
-
 // TSCEndL reads the TSC at the end of a timed region without RDTSCP:
 // LFENCE; RDTSC; LFENCE.
 //
 // defined in cpu_amd64.s
 func TSCEndL() uint64
-
-// TSCEnd reads the TSC at the end of a timed region with RDTSCP where the
-// CPU has it and LFENCE;RDTSC otherwise.
-func TSCEnd() uint64 {
-	if Features.RDTSCP {
-		return TSCEndP()
-	}
-	return TSCEndL()
-}
 
 // Pause executes PAUSE, the spin-wait hint.
 //
@@ -173,25 +158,24 @@ func Load(addr uintptr) uint64
 
 // MSR numbers (SDM Vol. 4, Table 2-2).
 const (
-	MSR_IA32_BIOS_SIGN_ID  = 0x0000008b // microcode revision in EDX after CPUID(1)
-	MSR_IA32_SYSENTER_CS   = 0x00000174
-	MSR_IA32_SYSENTER_ESP  = 0x00000175
-	MSR_IA32_SYSENTER_EIP  = 0x00000176
-	MSR_IA32_PAT           = 0x00000277
-	MSR_EFER               = 0xc0000080
-	MSR_STAR               = 0xc0000081
-	MSR_LSTAR              = 0xc0000082
-	MSR_CSTAR              = 0xc0000083
-	MSR_SFMASK             = 0xc0000084
-	MSR_FS_BASE            = 0xc0000100
-	MSR_GS_BASE            = 0xc0000101
-	MSR_KERNEL_GS_BASE     = 0xc0000102
-	MSR_TSC_AUX            = 0xc0000103
-	EFER_SCE               = 1 << 0  // SYSCALL enable
-	EFER_LME               = 1 << 8  // long mode enable
-	EFER_LMA               = 1 << 10 // long mode active
-	EFER_NXE               = 1 << 11 // execute-disable bit enable
-	MSR_IA32_PERF_GLOBAL_C = 0x0000038f
+	MSR_IA32_BIOS_SIGN_ID = 0x0000008b // microcode revision in EDX after CPUID(1)
+	MSR_IA32_SYSENTER_CS  = 0x00000174
+	MSR_IA32_SYSENTER_ESP = 0x00000175
+	MSR_IA32_SYSENTER_EIP = 0x00000176
+	MSR_IA32_PAT          = 0x00000277
+	MSR_EFER              = 0xc0000080
+	MSR_STAR              = 0xc0000081
+	MSR_LSTAR             = 0xc0000082
+	MSR_CSTAR             = 0xc0000083
+	MSR_SFMASK            = 0xc0000084
+	MSR_FS_BASE           = 0xc0000100
+	MSR_GS_BASE           = 0xc0000101
+	MSR_KERNEL_GS_BASE    = 0xc0000102
+	MSR_TSC_AUX           = 0xc0000103
+	EFER_SCE              = 1 << 0  // SYSCALL enable
+	EFER_LME              = 1 << 8  // long mode enable
+	EFER_LMA              = 1 << 10 // long mode active
+	EFER_NXE              = 1 << 11 // execute-disable bit enable
 )
 
 // Control-register bits (SDM Vol. 3A, 2.5).
@@ -214,16 +198,19 @@ const (
 	CR4_SMAP       = 1 << 21
 )
 
-// RFLAGS bits (SDM Vol. 1, 3.4.3).
+// RFLAGS bits (SDM Vol. 1, 3.4.3). RFLAGS_FIXED is bit 1, reserved and
+// always 1 (Linux: X86_EFLAGS_FIXED): the RFLAGS of a new ring-3 task is
+// RFLAGS_FIXED alone (interrupts masked).
 const (
-	RFLAGS_CF   = 1 << 0
-	RFLAGS_TF   = 1 << 8
-	RFLAGS_IF   = 1 << 9
-	RFLAGS_DF   = 1 << 10
-	RFLAGS_IOPL = 3 << 12
-	RFLAGS_NT   = 1 << 14
-	RFLAGS_RF   = 1 << 16
-	RFLAGS_AC   = 1 << 18
+	RFLAGS_CF    = 1 << 0
+	RFLAGS_FIXED = 1 << 1
+	RFLAGS_TF    = 1 << 8
+	RFLAGS_IF    = 1 << 9
+	RFLAGS_DF    = 1 << 10
+	RFLAGS_IOPL  = 3 << 12
+	RFLAGS_NT    = 1 << 14
+	RFLAGS_RF    = 1 << 16
+	RFLAGS_AC    = 1 << 18
 )
 
 // LoadGDT executes LGDT on p (SDM Vol. 2A, LGDT).

@@ -84,15 +84,6 @@ TEXT ·TSCBegin(SB),NOSPLIT,$0-8
 	MOVQ	AX, ret+0(FP)
 	RET
 
-// func TSCEndP() uint64
-TEXT ·TSCEndP(SB),NOSPLIT,$0-8
-	RDTSCP
-	LFENCE
-	SHLQ	$32, DX
-	ORQ	DX, AX
-	MOVQ	AX, ret+0(FP)
-	RET
-
 // func TSCEndL() uint64
 TEXT ·TSCEndL(SB),NOSPLIT,$0-8
 	LFENCE

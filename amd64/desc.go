@@ -1,5 +1,7 @@
 package amd64
 
+import "encoding/binary"
+
 // GDT layout. ptilab uses Linux's 64-bit layout (arch/x86/include/asm/segment.h)
 // so that selectors read the same as in Linux dumps, and so that SYSCALL and
 // SYSRET find what they need (SDM Vol. 3A, 5.8.8): STAR[47:32] = kernel CS
@@ -22,6 +24,14 @@ const (
 	USER_DS     = GDT_ENTRY_USER_DS*8 | 3   // 0x2b
 	USER_CS     = GDT_ENTRY_USER_CS*8 | 3   // 0x33
 	TSS_SEL     = GDT_ENTRY_TSS * 8         // 0x40
+)
+
+// Selector fields (SDM Vol. 3A, 3.4.2): the requested privilege level (a
+// CS with RPL 3 is ring 3's) and the table indicator (LDT); the rest is the
+// index, in units of 8 bytes.
+const (
+	SelectorRPL = 3
+	SelectorTI  = 1 << 2
 )
 
 // Segment-descriptor fields (SDM Vol. 3A, 3.4.5, Figure 3-8).
@@ -54,6 +64,16 @@ const (
 	TypeTSSBusy       = 0xb
 	TypeInterruptGate = 0xe
 	TypeTrapGate      = 0xf
+)
+
+// DescTypeByte is the byte of a descriptor that holds its type (bits
+// 43:40), with S, DPL and P; TSSBusy is the bit of that byte that tells a
+// busy TSS from an available one. LTR sets it, and LTR of a busy TSS
+// raises #GP (SDM Vol. 3A, 8.2.4): code that loads TR again first clears
+// it.
+const (
+	DescTypeByte = 5
+	TSSBusy      = TypeTSSBusy &^ TypeTSSAvailable
 )
 
 // TSSDescriptor encodes the 16-byte 64-bit TSS descriptor for a TSS at base
@@ -162,17 +182,49 @@ const (
 	VectorXM  = 19 // SIMD floating-point exception
 	VectorVE  = 20 // virtualization exception
 	VectorCP  = 21 // control-protection exception
+	VectorHV  = 28 // hypervisor injection (AMD APM Vol. 2, 8.2)
+	VectorVC  = 29 // VMM communication (AMD)
+	VectorSX  = 30 // security exception (AMD)
 )
 
+// VectorsWithErrorCode has bit v set for each exception vector v for which
+// the CPU pushes an error code (SDM Vol. 3A, 6.13 and Table 6-1; AMD APM
+// Vol. 2, 8.2: #VC and #SX push one, #HV does not). The exception stubs of
+// goos, pti and the 32-bit kernel (through i386pae/layout) push a zero in
+// its place from this mask, so that every stub leaves the same frame.
+const VectorsWithErrorCode = 1<<VectorDF | 1<<VectorTS | 1<<VectorNP | 1<<VectorSS | 1<<VectorGP |
+	1<<VectorPF | 1<<VectorAC | 1<<VectorCP | 1<<VectorVC | 1<<VectorSX
+
 // HasErrorCode reports whether the CPU pushes an error code for vector v
-// (SDM Vol. 3A, 6.15).
-func HasErrorCode(v int) bool {
-	switch v {
-	case VectorDF, VectorTS, VectorNP, VectorSS, VectorGP, VectorPF, VectorAC, VectorCP, 29, 30:
-		return true
+// (VectorsWithErrorCode).
+func HasErrorCode(v int) bool { return v >= 0 && v < 32 && VectorsWithErrorCode>>v&1 != 0 }
+
+// ExceptionStubSize is the size of an exception entry stub (ExceptionStub).
+const ExceptionStubSize = 16
+
+// ExceptionStub returns the 16-byte entry stub of exception vector v
+// (0-31), whose bytes are the same instructions in 64-bit and in 32-bit
+// mode: PUSH 0 (6A 00) where the CPU pushes no error code, two NOPs (90
+// 90) where it pushes one (VectorsWithErrorCode), so that every stub
+// leaves the same frame; PUSH v (6A v); JMP rel32 (E9) to the common path,
+// common bytes from the first of 32 stubs laid end to end (stub v is at
+// ExceptionStubSize*v); INT3 (CC) up to 16 bytes. pti writes its run's
+// stubs with it; the 32-bit kernel's, in its blob, are checked against it.
+func ExceptionStub(v, common int) [ExceptionStubSize]byte {
+	s := [ExceptionStubSize]byte{0x6a, 0x00, 0x6a, byte(v), 0xe9, 9: 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc}
+	if HasErrorCode(v) {
+		s[0], s[1] = 0x90, 0x90
 	}
-	return false
+	binary.LittleEndian.PutUint32(s[5:], uint32(int32(common-(ExceptionStubSize*v+9))))
+	return s
 }
+
+// EndMarker ends every routine that ptilab copies out of the image (pti's
+// trampolines and ring-3 programs): UD2 (0F 0B), which faults if ever
+// reached, and the bytes "PTIEND", as a little-endian quadword (the
+// assembly writes it with QUAD; the copier searches for its 8 bytes and
+// keeps the UD2).
+const EndMarker = 0x444e454954500b0f
 
 var vectorNames = [32]string{
 	"#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow",

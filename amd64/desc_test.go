@@ -3,11 +3,13 @@ package amd64
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/arch/x86/x86asm"
 )
 
 // bitsOf returns bits [hi:lo] of v.
@@ -359,4 +361,53 @@ func TestDescPtrLayout(t *testing.T) {
 	var p DescPtr
 	assert.Equal(t, unsafe.Offsetof(p.Limit)+2, unsafe.Offsetof(p.Base))
 	assert.Equal(t, uintptr(0), unsafe.Offsetof(p.Base)%8)
+}
+
+func TestVectorsWithErrorCodeNamesVectors(t *testing.T) {
+	// Every vector of the mask is an exception vector (0-31).
+	assert.Zero(t, uint64(VectorsWithErrorCode)>>32)
+	assert.Equal(t, 10, bits.OnesCount32(VectorsWithErrorCode))
+}
+
+func TestEndMarker(t *testing.T) {
+	// UD2 (SDM Vol. 2B, UD: 0F 0B) and "PTIEND", in memory order.
+	assert.Equal(t, []byte("\x0f\x0bPTIEND"), binary.LittleEndian.AppendUint64(nil, EndMarker))
+}
+
+// The stubs decode the same in 64-bit and 32-bit mode: PUSH 0 or two NOPs
+// as the SDM's table says (HasErrorCode, checked above), PUSH v, a JMP to
+// the common path, INT3s to 16 bytes.
+func TestExceptionStub(t *testing.T) {
+	for _, mode := range []int{64, 32} {
+		for _, common := range []int{512, -4096, 1 << 20} {
+			for v := 0; v < 32; v++ {
+				stub := ExceptionStub(v, common)
+				var ops []string
+				off := 0
+				for off < len(stub) {
+					in, err := x86asm.Decode(stub[off:], mode)
+					require.NoError(t, err, "vector %d+%d", v, off)
+					ops = append(ops, in.Op.String())
+					if in.Op == x86asm.JMP {
+						rel := int(in.Args[0].(x86asm.Rel))
+						assert.Equal(t, common, ExceptionStubSize*v+off+in.Len+rel, "vector %d jumps to the common path", v)
+					}
+					if in.Op == x86asm.PUSH {
+						imm := in.Args[0].(x86asm.Imm)
+						if len(ops) == 1 {
+							assert.Zero(t, imm, "vector %d", v)
+						} else {
+							assert.EqualValues(t, v, imm, "vector %d", v)
+						}
+					}
+					off += in.Len
+				}
+				want := []string{"PUSH", "PUSH", "JMP", "INT", "INT", "INT", "INT", "INT", "INT", "INT"}
+				if HasErrorCode(v) {
+					want = append([]string{"NOP", "NOP"}, want[1:]...)
+				}
+				assert.Equal(t, want, ops, "mode %d vector %d", mode, v)
+			}
+		}
+	}
 }

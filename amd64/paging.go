@@ -3,6 +3,26 @@ package amd64
 // 4-level paging (SDM Vol. 3A, 4.5): PML4 -> PDPT -> PD -> PT, 512 entries of
 // 8 bytes per 4 KiB table.
 
+// LeafBits returns what a table builder changes in its leaves' flags: the
+// mask nxMask keeps PTE_NX only where the CPU has execute-disable (nx:
+// EFER.NXE on; PTE_NX is reserved otherwise), and g is PTE_G where the
+// pages are to be global (global, with CR4.PGE).
+func LeafBits(nx, global bool) (nxMask, g uint64) {
+	nxMask = ^uint64(0)
+	if !nx {
+		nxMask = ^uint64(PTE_NX)
+	}
+	if global {
+		g = PTE_G
+	}
+	return nxMask, g
+}
+
+// VirtualAddressBits is the width of a linear address under 4-level
+// paging: an address is canonical when bits 63 to VirtualAddressBits-1 are
+// all equal (SDM Vol. 1, 3.3.7.1).
+const VirtualAddressBits = 48
+
 // Paging-entry bits (SDM Vol. 3A, 4.5, Tables 4-15 to 4-20).
 const (
 	PTE_P   = 1 << 0  // present

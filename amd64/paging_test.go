@@ -501,3 +501,19 @@ func TestWalk(t *testing.T) {
 		})
 	}
 }
+
+func TestLeafBits(t *testing.T) {
+	const flags = PTE_W | PTE_U | PTE_NX
+	for _, c := range []struct {
+		nx, global bool
+		want       uint64
+	}{
+		{true, false, flags},
+		{false, false, PTE_W | PTE_U},
+		{true, true, flags | PTE_G},
+		{false, true, PTE_W | PTE_U | PTE_G},
+	} {
+		mask, g := LeafBits(c.nx, c.global)
+		assert.Equal(t, c.want, flags&mask|g, "nx %v global %v", c.nx, c.global)
+	}
+}

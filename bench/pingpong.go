@@ -40,10 +40,6 @@ const (
 // in ping's address space fails the run.
 const pongMark = 0x5a
 
-// PipeCapacity is the bytes a benchmark pipe holds: Linux's default pipe
-// size, 16 pages.
-const PipeCapacity = 16 * 4096
-
 // second are the second processes of the process-mode runs, a world's
 // each, made once.
 var second = map[World]Process{}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/efi"
-	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tasks"
 )
@@ -66,27 +65,22 @@ func (world64) nr(op Op) uint64 {
 }
 
 // Loop runs pti's timing program (or its empty loop) in the main
-// process; Lseek's file is a kernel object of package tasks at the first
-// free descriptor of a one-task run of its kernel, to which only lseek
-// goes (the task's exit stays pti's).
+// process; Lseek's file is a kernel object of package tasks at
+// descriptor lseekFD, the loop then running alone under its kernel.
 func (w world64) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
-	arg := call.Arg
-	if call.Op == Lseek {
-		newRun(true)
-		proc := tasks.NewProcess(0, 4) // one task: never switched to
-		tasks.NewTask(proc, pti.ProgramEntry(pti.Syscalls), pti.UserStackTop, [6]uint64{})
-		fd := tasks.OpenFile(proc, call.File)
-		if err := pti.SetSyscall(tasks.SysLseek, tasks.Entry()); err != nil || fd < 0 {
-			return Loop{}, fmt.Errorf("lseek's file: descriptor %d: %v", fd, err)
-		}
-		defer pti.ResetSyscalls()
-		arg = uint64(fd)
-	}
 	prog := pti.Syscalls
 	if empty {
 		prog = pti.Empty
 	}
-	res, err := pti.Exec(w.config(c), prog, [6]uint64{uint64(n), uint64(r), pti.UserData, w.nr(call.Op), arg, rdtscpFlag()})
+	args := [6]uint64{uint64(n), uint64(r), pti.UserData, w.nr(call.Op), call.Arg, rdtscpFlag()}
+	var res pti.Result
+	var err error
+	if call.Op == Lseek {
+		args[4] = lseekFD
+		res, err = w.alone(c, prog, args, call.File)
+	} else {
+		res, err = pti.Exec(w.config(c), prog, args)
+	}
 	if err != nil {
 		return Loop{}, err
 	}
@@ -94,6 +88,31 @@ func (w world64) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
 		return Loop{}, fmt.Errorf("the ring-3 loop ended with %v", res)
 	}
 	return Loop{Cycles: results(w, pti.MainProcess(), r)}, nil
+}
+
+// lseekFD is the descriptor of lseek's file: the first after the
+// standard streams.
+const lseekFD = 3
+
+// alone runs program prog of the main process as the one task of a run of
+// the tasks kernel under c, with descriptor lseekFD open on a kernel file
+// of size bytes.
+func (w world64) alone(c Config, prog pti.Program, args [6]uint64, size int64) (pti.Result, error) {
+	run, err := tasks.NewRun(w.config(c))
+	if err != nil {
+		return pti.Result{}, err
+	}
+	proc, err := run.AddProcess(pti.MainProcess(), lseekFD+1)
+	if err != nil {
+		return pti.Result{}, err
+	}
+	if _, err := run.AddFile(proc, lseekFD, size); err != nil {
+		return pti.Result{}, err
+	}
+	if _, err := run.AddTask(proc, prog, pti.UserStackTop, args); err != nil {
+		return pti.Result{}, err
+	}
+	return run.RunTasks()
 }
 
 func (world64) NewProcess(pages int) (Process, error) { return pti.NewProcessData(pages) }
@@ -123,40 +142,22 @@ func (world64) ProbeTargets() []ProbeTarget {
 	}
 }
 
-// rings are the pipes' buffers: kernel frames, made when first needed and
-// reused by every run (ringsUsed of them by the current one).
-var (
-	rings     [][]byte
-	ringsUsed int
-)
-
-// newRun forgets the tasks kernel's state for a new run; ptRegs as
-// tasks.Reset.
-func newRun(ptRegs bool) {
-	tasks.Reset(ptRegs)
-	ringsUsed = 0
-}
-
 // run64 is a run of package tasks' kernel.
 type run64 struct {
-	c     pti.Config
+	*tasks.Run
 	procs []*pti.Process
-	first struct {
-		proc  *pti.Process
-		prog  pti.Program
-		stack uint64
-		args  [6]uint64
-	}
 }
 
-// NewRun points the system calls of package tasks at its kernel (until
-// Start returns) and forgets its state.
+// NewRun starts a run of package tasks' kernel under c.
 func (w world64) NewRun(c Config) (Run, error) {
 	if err := w.Supported(c); err != nil {
 		return nil, err
 	}
-	newRun(c.Flavour == pti.Linux)
-	return &run64{c: w.config(c)}, nil
+	r, err := tasks.NewRun(w.config(c))
+	if err != nil {
+		return nil, err
+	}
+	return &run64{Run: r}, nil
 }
 
 func (r *run64) AddProcess(p Process, nfds int) (int, error) {
@@ -164,15 +165,14 @@ func (r *run64) AddProcess(p Process, nfds int) (int, error) {
 	if !ok {
 		return -1, errors.New("not a process of the 64-bit world")
 	}
-	kcr3, _, err := pp.CR3(r.c)
+	i, err := r.Run.AddProcess(pp, nfds)
 	if err != nil {
 		return -1, err
 	}
-	i := tasks.NewProcess(kcr3, nfds)
-	if i < 0 {
-		return -1, errors.New("out of kernel processes or descriptors")
+	for len(r.procs) <= i {
+		r.procs = append(r.procs, nil)
 	}
-	r.procs = append(r.procs, pp)
+	r.procs[i] = pp
 	return i, nil
 }
 
@@ -180,7 +180,7 @@ func (r *run64) AddProcess(p Process, nfds int) (int, error) {
 // RSI, RDX, R10, R8, R9 (user_amd64.s), the ping-pong's token buffers in
 // their data pages.
 func (r *run64) AddTask(proc int, stack uint64, t Task) (int, error) {
-	if proc < 0 || proc >= len(r.procs) {
+	if proc < 0 || proc >= len(r.procs) || r.procs[proc] == nil {
 		return -1, fmt.Errorf("no process %d", proc)
 	}
 	d := r.procs[proc].DataPages()
@@ -209,61 +209,21 @@ func (r *run64) AddTask(proc int, stack uint64, t Task) (int, error) {
 	default:
 		return -1, errNoProgram(t)
 	}
-	i := tasks.NewTask(proc, pti.ProgramEntry(prog), stack, args)
-	if i < 0 {
-		return -1, errors.New("out of kernel tasks")
-	}
-	if i == 0 {
-		r.first.proc, r.first.prog, r.first.stack, r.first.args = r.procs[proc], prog, stack, args
-	}
-	return i, nil
+	return r.Run.AddTask(proc, prog, stack, args)
 }
-
-// AddPipe makes a pipe with a PipeCapacity ring.
-func (r *run64) AddPipe(rproc, rfd, wproc, wfd int) (int, error) {
-	if ringsUsed == len(rings) {
-		pa, ok := goos.AllocFrames(PipeCapacity/4096, 4096)
-		if !ok {
-			return -1, errors.New("out of memory for a pipe's ring")
-		}
-		rings = append(rings, goos.Frames(pa, PipeCapacity/4096))
-	}
-	p := tasks.NewPipe(rproc, rfd, wproc, wfd, rings[ringsUsed])
-	if p < 0 {
-		return -1, errors.New("out of kernel pipes or descriptors")
-	}
-	ringsUsed++
-	return p, nil
-}
-
-func (r *run64) ShareFD(from, to, fd int) bool { return tasks.ShareFD(from, to, fd) }
 
 func (r *run64) AddFile(proc, fd int, size int64) error {
-	if got := tasks.OpenFile(proc, size); got != fd {
-		return fmt.Errorf("the file opened at descriptor %d, not %d", got, fd)
-	}
-	return nil
+	_, err := r.Run.AddFile(proc, fd, size)
+	return err
 }
 
 func (r *run64) Start() (Exit, error) {
-	if r.first.proc == nil {
-		return Exit{}, errors.New("no tasks")
-	}
-	for _, nr := range tasks.Calls {
-		if err := pti.SetSyscall(nr, tasks.Entry()); err != nil {
-			pti.ResetSyscalls()
-			return Exit{}, err
-		}
-	}
-	defer pti.ResetSyscalls()
-	end, err := pti.Start(r.c, r.first.proc, r.first.prog, r.first.stack, r.first.args)
+	end, err := r.RunTasks()
 	return exit64(end), err
 }
 
-func (r *run64) PipeBytes(n int) (written, read uint64) { return tasks.PipeBytes(n) }
-
 func (r *run64) Counts() (switches, cr3Loads, endTSC uint64) {
-	return tasks.Switches, tasks.CR3Loads, tasks.EndTSC
+	return r.Switches(), r.CR3Loads(), r.EndTSC()
 }
 
 func (r *run64) Tasks() []TaskState {

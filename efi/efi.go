@@ -117,7 +117,6 @@ const (
 	bsAllocatePool       = 64
 	bsFreePool           = 72
 	bsHandleProtocol     = 152
-	bsStall              = 248
 	bsSetWatchdogTimer   = 256
 	bsLocateHandleBuffer = 312
 )
@@ -160,28 +159,31 @@ func Vendor() string {
 	return unsafe.String(&b[0], n)
 }
 
-// ptr returns a pointer to the identity-mapped address pa. (Written this way
-// so that vet's unsafeptr check, which cannot know that pa is a physical
-// address in the identity map, does not flag each use.)
-func ptr(pa uint64) unsafe.Pointer {
+// Pointer returns a pointer to the identity-mapped address pa: ptilab's
+// one way to reach physical memory (the firmware's page tables and then
+// goos's map physical memory at its own address; goos also maps the
+// kernel's other mappings, which Pointer reaches too). It is written this
+// way so that vet's unsafeptr check, which cannot know that pa is a
+// physical address in the identity map, does not flag each use.
+func Pointer(pa uint64) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(&pa))
 }
 
 // Read64 reads the 8 bytes at the identity-mapped address pa.
-func Read64(pa uint64) uint64 { return *(*uint64)(ptr(pa)) }
+func Read64(pa uint64) uint64 { return *(*uint64)(Pointer(pa)) }
 
 // Read32 reads the 4 bytes at the identity-mapped address pa.
-func Read32(pa uint64) uint32 { return *(*uint32)(ptr(pa)) }
+func Read32(pa uint64) uint32 { return *(*uint32)(Pointer(pa)) }
 
 // Read16 reads the 2 bytes at the identity-mapped address pa.
-func Read16(pa uint64) uint16 { return *(*uint16)(ptr(pa)) }
+func Read16(pa uint64) uint16 { return *(*uint16)(Pointer(pa)) }
 
 // Read8 reads the byte at the identity-mapped address pa.
-func Read8(pa uint64) uint8 { return *(*uint8)(ptr(pa)) }
+func Read8(pa uint64) uint8 { return *(*uint8)(Pointer(pa)) }
 
 // Bytes returns the n bytes at the identity-mapped address pa.
 func Bytes(pa uint64, n int) []byte {
-	return unsafe.Slice((*byte)(ptr(pa)), n)
+	return unsafe.Slice((*byte)(Pointer(pa)), n)
 }
 
 func addr[T any](p *T) uint64 { return uint64(uintptr(unsafe.Pointer(p))) }
@@ -249,9 +251,6 @@ func HandleProtocol(handle uint64, guid *GUID) (uint64, Status) {
 	return iface, s
 }
 
-// Stall busy-waits for us microseconds in the firmware (UEFI 2.10, 7.5.2).
-func Stall(us uint64) Status { return BootService(bsStall, us) }
-
 // ConfigTable returns the address of the configuration table with the given
 // GUID (UEFI 2.10, 4.6), or 0.
 func ConfigTable(guid *GUID) uint64 {
@@ -260,7 +259,7 @@ func ConfigTable(guid *GUID) uint64 {
 	t := Read64(st + stConfigTable)
 	for i := uint64(0); i < n; i++ {
 		e := t + i*24
-		if *(*GUID)(ptr(e)) == *guid {
+		if *(*GUID)(Pointer(e)) == *guid {
 			return Read64(e + 16)
 		}
 	}

@@ -1,14 +1,14 @@
 package efi
 
-import "unsafe"
+import (
+	"unsafe"
 
-// descPtr mirrors amd64.DescPtr (the LGDT/LIDT operand) so that its offsets
-// reach this package's assembly through go_asm.h.
-type descPtr struct {
-	_     [3]uint16
-	Limit uint16
-	Base  uint64
-}
+	"github.com/ptilab/ptilab/amd64"
+)
+
+// descPtr is amd64.DescPtr (the LGDT/LIDT operand), named in this package
+// so that its offsets reach the assembly through go_asm.h.
+type descPtr = amd64.DescPtr
 
 // context is one side's CPU state across a gate crossing: the firmware's as
 // it was at the image entry point (fwctx), and the kernel's while it is in
@@ -31,6 +31,15 @@ var (
 
 // maxArgs is the most arguments a firmware function takes through Call.
 const maxArgs = 10
+
+// amd64's MSR numbers and descriptor fields, for the assembly (go_asm.h).
+const (
+	msrFSBase     = amd64.MSR_FS_BASE
+	msrGSBase     = amd64.MSR_GS_BASE
+	selectorFlags = amd64.SelectorRPL | amd64.SelectorTI // a selector less its index
+	tssBusy       = amd64.TSSBusy
+	descTypeByte  = amd64.DescTypeByte
+)
 
 // enter records the firmware's state at the image entry point (UEFI 2.10,
 // 4.1: RCX = image handle, RDX = system table, the firmware's stack with

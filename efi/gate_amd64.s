@@ -1,9 +1,6 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-#define MSR_FS_BASE 0xc0000100
-#define MSR_GS_BASE 0xc0000101
-
 // Space kept free below the firmware's entry RSP before the gate's frame:
 // the firmware's red zone does not exist (Microsoft x64 has none), but a
 // margin costs nothing.
@@ -34,12 +31,12 @@
 	MOVQ	AX, ctx+context_CR4(SB); \
 	SGDT	ctx+(context_GDT+descPtr_Limit)(SB); \
 	SIDT	ctx+(context_IDT+descPtr_Limit)(SB); \
-	MOVL	$MSR_FS_BASE, CX; \
+	MOVL	$const_msrFSBase, CX; \
 	RDMSR; \
 	SHLQ	$32, DX; \
 	ORQ	DX, AX; \
 	MOVQ	AX, ctx+context_FSBase(SB); \
-	MOVL	$MSR_GS_BASE, CX; \
+	MOVL	$const_msrGSBase, CX; \
 	RDMSR; \
 	SHLQ	$32, DX; \
 	ORQ	DX, AX; \
@@ -53,9 +50,9 @@
 // Needs the GDT of ctx loaded.
 #define LOAD_TR(ctx) \
 	MOVQ	ctx+context_TR(SB), AX; \
-	ANDQ	$~7, AX; \
+	ANDQ	$~const_selectorFlags, AX; \
 	ADDQ	ctx+(context_GDT+descPtr_Base)(SB), AX; \
-	ANDB	$~2, 5(AX); \
+	ANDB	$~const_tssBusy, const_descTypeByte(AX); \
 	MOVQ	ctx+context_TR(SB), AX; \
 	LTR	AX
 
@@ -166,12 +163,12 @@ noint:
 	JEQ	notr2
 	LOAD_TR(·kctx)
 notr2:
-	MOVL	$MSR_FS_BASE, CX
+	MOVL	$const_msrFSBase, CX
 	MOVQ	·kctx+context_FSBase(SB), AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
 	WRMSR
-	MOVL	$MSR_GS_BASE, CX
+	MOVL	$const_msrGSBase, CX
 	MOVQ	·kctx+context_GSBase(SB), AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
@@ -198,12 +195,12 @@ TEXT ·exit(SB),NOSPLIT|NOFRAME,$0-8
 	JEQ	notr
 	LOAD_TR(·fwctx)
 notr:
-	MOVL	$MSR_FS_BASE, CX
+	MOVL	$const_msrFSBase, CX
 	MOVQ	·fwctx+context_FSBase(SB), AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
 	WRMSR
-	MOVL	$MSR_GS_BASE, CX
+	MOVL	$const_msrGSBase, CX
 	MOVQ	·fwctx+context_GSBase(SB), AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX

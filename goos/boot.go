@@ -25,10 +25,13 @@ import (
 	"github.com/ptilab/ptilab/efi"
 )
 
-// Selectors as local constants, for the assembly (go_asm.h).
+// amd64's selectors, MSR numbers and error-code vectors as local
+// constants, for the assembly (go_asm.h).
 const (
-	kernelCS = amd64.KERNEL_CS
-	kernelDS = amd64.KERNEL_DS
+	kernelCS             = amd64.KERNEL_CS
+	kernelDS             = amd64.KERNEL_DS
+	msrFSBase            = amd64.MSR_FS_BASE
+	vectorsWithErrorCode = amd64.VectorsWithErrorCode
 )
 
 var (

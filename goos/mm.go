@@ -1,9 +1,8 @@
 package goos
 
 import (
-	"unsafe"
-
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/efi"
 )
 
 // Physical memory: frames of 4 KiB taken from the firmware at boot, handed
@@ -39,20 +38,15 @@ func (p *framePool) add(base, end uint64) bool {
 	return true
 }
 
-// phys returns a pointer to the identity-mapped physical address pa.
-func phys(pa uint64) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&pa))
-}
-
 // frame returns the contents of the frame at pa.
-func frame(pa uint64) *[pageSize]byte { return (*[pageSize]byte)(phys(pa)) }
+func frame(pa uint64) *[pageSize]byte { return (*[pageSize]byte)(efi.Pointer(pa)) }
 
 // alloc returns a zeroed frame, or false when memory is exhausted.
 func (p *framePool) alloc() (uint64, bool) {
 	var pa uint64
 	if p.free != 0 {
 		pa = p.free
-		p.free = *(*uint64)(phys(pa))
+		p.free = *(*uint64)(efi.Pointer(pa))
 		p.nfree--
 	} else {
 		for p.cur < p.n && p.region[p.cur].next >= p.region[p.cur].end {
@@ -93,7 +87,7 @@ func (p *framePool) allocContigIn(n, align, lo, hi uint64) (uint64, bool) {
 			p.release(skip)
 		}
 		r.next = at + n*pageSize
-		clear(unsafe.Slice((*byte)(phys(at)), n*pageSize))
+		clear(efi.Bytes(at, int(n*pageSize)))
 		p.used += n
 		p.peak = max(p.peak, p.used)
 		return at, true
@@ -103,7 +97,7 @@ func (p *framePool) allocContigIn(n, align, lo, hi uint64) (uint64, bool) {
 
 // release takes back the frame at pa.
 func (p *framePool) release(pa uint64) {
-	*(*uint64)(phys(pa)) = p.free
+	*(*uint64)(efi.Pointer(pa)) = p.free
 	p.free = pa
 	p.nfree++
 	p.used--
@@ -117,7 +111,7 @@ type identityTables struct{}
 
 func (identityTables) NewTable() (uint64, bool) { return pool.alloc() }
 
-func (identityTables) Table(pa uint64) *amd64.Table { return (*amd64.Table)(phys(pa)) }
+func (identityTables) Table(pa uint64) *amd64.Table { return (*amd64.Table)(efi.Pointer(pa)) }
 
 // NewTablePair returns two contiguous zeroed tables, the first 8 KiB
 // aligned: the PML4 pair of a PTI address space (Linux,
@@ -149,13 +143,9 @@ func FreeFrames(pa, n uint64) {
 	}
 }
 
-// Pointer returns a pointer to the kernel address va: a physical address
-// (the identity map) or an address the kernel's table maps.
-func Pointer(va uint64) unsafe.Pointer { return phys(va) }
-
 // Frames returns the contents of n frames from pa, through the identity
-// map.
-func Frames(pa, n uint64) []byte { return unsafe.Slice((*byte)(phys(pa)), n*pageSize) }
+// map (efi.Bytes).
+func Frames(pa, n uint64) []byte { return efi.Bytes(pa, int(n*pageSize)) }
 
 // kernelPT is the address space the kernel and the Go runtime run in: the
 // identity map of physical memory and, above it, the runtime's mappings.

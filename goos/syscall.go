@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/internal/linuxabi"
 )
 
@@ -87,7 +88,7 @@ var kernelDepth int
 // returns with curThread set to the thread to resume.
 func syscall() {
 	kernelDepth++
-	t := (*thread)(phys(curThread))
+	t := (*thread)(efi.Pointer(curThread))
 	r := &t.Regs
 	nr := r.OrigAX
 	var fn syscallFn
@@ -180,7 +181,7 @@ func reportDeadlock() {
 // User memory. The runtime shares the kernel's address space, so its
 // pointers are used as they are, once userRange has checked them.
 
-func mem(va uint64) unsafe.Pointer { return phys(va) }
+func mem(va uint64) unsafe.Pointer { return efi.Pointer(va) }
 
 func userBytes(va, n uint64) []byte {
 	if n == 0 {
@@ -329,7 +330,7 @@ func sysClone(r *PtRegs) int64 {
 	if i < 0 {
 		return -linuxabi.EAGAIN
 	}
-	parent := (*thread)(phys(curThread))
+	parent := (*thread)(efi.Pointer(curThread))
 	child := &threads[i]
 	child.Regs = *r
 	child.Regs.SP = stack
@@ -398,7 +399,7 @@ const (
 
 func sysRtSigprocmask(r *PtRegs) int64 {
 	how, set, old := r.DI, r.SI, r.DX
-	t := (*thread)(phys(curThread))
+	t := (*thread)(efi.Pointer(curThread))
 	if old != 0 {
 		if !userRange(old, 8, true) {
 			return -linuxabi.EFAULT
@@ -428,7 +429,7 @@ const ssDisable = 2 // SS_DISABLE
 
 func sysSigaltstack(r *PtRegs) int64 {
 	ss, old := r.DI, r.SI
-	t := (*thread)(phys(curThread))
+	t := (*thread)(efi.Pointer(curThread))
 	if old != 0 {
 		if !userRange(old, 24, true) {
 			return -linuxabi.EFAULT
@@ -467,7 +468,7 @@ const (
 )
 
 func sysArchPrctl(r *PtRegs) int64 {
-	t := (*thread)(phys(curThread))
+	t := (*thread)(efi.Pointer(curThread))
 	switch r.DI {
 	case ARCH_SET_FS:
 		t.FSBase = r.SI

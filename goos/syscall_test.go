@@ -17,8 +17,8 @@ import (
 	"github.com/ptilab/ptilab/internal/linuxabi"
 )
 
-// The system calls a Go 1.26 program makes (the design notes, "Toolchain
-// decision") and those the os package needs for files: each must have a
+// The system calls a Go 1.26 program makes (docs/how-it-works.md, "System
+// calls") and those the os package needs for files: each must have a
 // handler.
 var runtimeSyscalls = []uint64{
 	unix.SYS_ARCH_PRCTL, unix.SYS_MMAP, unix.SYS_MUNMAP, unix.SYS_MADVISE, unix.SYS_CLONE,
@@ -75,7 +75,7 @@ func hostKernel(t *testing.T, n int) {
 
 // call makes system call nr from the current thread and returns RAX.
 func call(nr uint64, args ...uint64) int64 {
-	t := (*thread)(phys(curThread))
+	t := (*thread)(efi.Pointer(curThread))
 	r := &t.Regs
 	*r = PtRegs{OrigAX: nr, IP: 0x1000}
 	for i, p := range []*uint64{&r.DI, &r.SI, &r.DX, &r.R10, &r.R8, &r.R9} {

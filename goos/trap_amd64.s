@@ -1,14 +1,12 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-#define MSR_FS_BASE 0xc0000100
-
 // WRFS(reg) sets the FS base to reg. Clobbers AX, CX, DX.
 #define WRFS(reg) \
 	MOVQ	reg, AX; \
 	MOVQ	AX, DX; \
 	SHRQ	$32, DX; \
-	MOVL	$MSR_FS_BASE, CX; \
+	MOVL	$const_msrFSBase, CX; \
 	WRMSR
 
 // func entry()
@@ -132,15 +130,14 @@ TEXT ·resume(SB),NOSPLIT|NOFRAME,$0
 	IRETQ
 
 // Exception entry stubs. Each pushes a zero where the CPU pushes no error
-// code (SDM Vol. 3A, 6.13), then the vector, and joins excCommon.
+// code (SDM Vol. 3A, 6.13), then the vector, and joins excCommon. Whether
+// the CPU pushes one comes from amd64.VectorsWithErrorCode: the first two
+// bytes are 6A 00 (PUSH 0) where its bit is clear and 90 90 (two NOPs)
+// where it is set.
 #define EXC(name, vec) \
 	TEXT name(SB),NOSPLIT|NOFRAME,$0; \
-	PUSHQ	$0; \
-	PUSHQ	$vec; \
-	JMP	·excCommon(SB)
-
-#define EXC_ERR(name, vec) \
-	TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	BYTE	$(0x6a + ((const_vectorsWithErrorCode>>(vec))&1)*(0x90-0x6a)); \
+	BYTE	$(((const_vectorsWithErrorCode>>(vec))&1)*0x90); \
 	PUSHQ	$vec; \
 	JMP	·excCommon(SB)
 
@@ -152,20 +149,20 @@ EXC(·exc4, 4)
 EXC(·exc5, 5)
 EXC(·exc6, 6)
 EXC(·exc7, 7)
-EXC_ERR(·exc8, 8)
+EXC(·exc8, 8)
 EXC(·exc9, 9)
-EXC_ERR(·exc10, 10)
-EXC_ERR(·exc11, 11)
-EXC_ERR(·exc12, 12)
-EXC_ERR(·exc13, 13)
-EXC_ERR(·exc14, 14)
+EXC(·exc10, 10)
+EXC(·exc11, 11)
+EXC(·exc12, 12)
+EXC(·exc13, 13)
+EXC(·exc14, 14)
 EXC(·exc15, 15)
 EXC(·exc16, 16)
-EXC_ERR(·exc17, 17)
+EXC(·exc17, 17)
 EXC(·exc18, 18)
 EXC(·exc19, 19)
 EXC(·exc20, 20)
-EXC_ERR(·exc21, 21)
+EXC(·exc21, 21)
 EXC(·exc22, 22)
 EXC(·exc23, 23)
 EXC(·exc24, 24)
@@ -173,8 +170,8 @@ EXC(·exc25, 25)
 EXC(·exc26, 26)
 EXC(·exc27, 27)
 EXC(·exc28, 28)
-EXC_ERR(·exc29, 29)
-EXC_ERR(·exc30, 30)
+EXC(·exc29, 29)
+EXC(·exc30, 30)
 EXC(·exc31, 31)
 
 // func excStubs(t *[32]uint64)
@@ -240,7 +237,7 @@ TEXT ·excCommon(SB),NOSPLIT|NOFRAME,$0
 	PUSHQ	R15
 	MOVQ	SP, R12			// the excFrame
 
-	MOVL	$MSR_FS_BASE, CX
+	MOVL	$const_msrFSBase, CX
 	RDMSR
 	SHLQ	$32, DX
 	ORQ	DX, AX

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/internal/blob32"
 )
@@ -288,11 +289,14 @@ func assertFixFlags(t *testing.T, name string, in []x86asm.Inst) {
 }
 
 // TestExceptionStubs checks the 32 stubs: 16 bytes each, PUSH 0 (or two
-// NOPs where the CPU pushes an error code), PUSH n, JMP to +512.
+// NOPs where the CPU pushes an error code: amd64.HasErrorCode, itself
+// checked against the SDM's table), PUSH n, JMP to +512.
 func TestExceptionStubs(t *testing.T) {
 	base := int(offExcEntries)
 	for v := 0; v < 32; v++ {
 		code := blob[base+16*v : base+16*v+16]
+		stub := amd64.ExceptionStub(v, 512)
+		assert.Equal(t, stub[:], code, "vector %d: amd64.ExceptionStub's bytes (as pti's)", v)
 		var in []x86asm.Inst
 		for off := 0; off < 9; {
 			i, err := x86asm.Decode(code[off:], 32)
@@ -300,8 +304,7 @@ func TestExceptionStubs(t *testing.T) {
 			in = append(in, i)
 			off += i.Len
 		}
-		errCode := v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30
-		if errCode {
+		if amd64.HasErrorCode(v) {
 			assert.Equal(t, []string{"NOP", "NOP", "PUSH", "JMP"}, ops(in), "vector %d", v)
 		} else {
 			assert.Equal(t, []string{"PUSH", "PUSH", "JMP"}, ops(in), "vector %d", v)

@@ -74,30 +74,9 @@ func TaskGate(tssSel uint16) uint64 {
 // 3.5, Table 3-2).
 const typeTaskGate = 0x5
 
-// TSS is the 32-bit task-state segment (SDM Vol. 3A, 8.2.1, Figure 8-2),
-// one uint32 per 4-byte slot. The selector fields (Link, SS0, SS1, SS2,
-// ES, CS, SS, DS, FS, GS, LDT) use their low 16 bits, the upper ones are
-// reserved. IOMap holds the T (debug trap) flag in bit 0 and the I/O map
-// base, the offset of the I/O permission bitmap from the TSS's base, in
-// its upper 16 bits; set it beyond the TSS's limit (TSSNoIOMap: 104<<16)
-// so that ring 3 has no I/O ports (SDM Vol. 1, 19.5.2, I/O Permission
-// Bit Map).
-type TSS struct {
-	Link           uint32 // previous task link: the selector of the task that called this one
-	ESP0, SS0      uint32 // the stack of ring 0: loaded on a change to ring 0
-	ESP1, SS1      uint32
-	ESP2, SS2      uint32
-	CR3            uint32 // the task's PDPT: loaded on a task switch to it
-	EIP, EFLAGS    uint32
-	EAX, ECX       uint32
-	EDX, EBX       uint32
-	ESP, EBP       uint32
-	ESI, EDI       uint32
-	ES, CS, SS, DS uint32
-	FS, GS         uint32
-	LDT            uint32 // LDT segment selector
-	IOMap          uint32 // T in bit 0, I/O map base in bits 31:16
-}
+// TSS is the 32-bit task-state segment (SDM Vol. 3A, 8.2.1, Figure 8-2):
+// layout.TSS, where the 32-bit kernel takes its offsets from.
+type TSS = layout.TSS
 
 // TSSSize is the size of the 32-bit TSS in bytes; its descriptor's limit
 // is TSSSize-1 (0x67).

@@ -38,6 +38,27 @@ func TestSelectors(t *testing.T) {
 	assert.Equal(t, (layout.KERNEL_CS+24)|3, layout.USER_DS)
 }
 
+// The 32-bit kernel's hardware numbers are amd64's (layout repeats them:
+// the 32-bit kernel cannot import amd64).
+func TestHardwareNumbersAreAMD64s(t *testing.T) {
+	for name, pair := range map[string][2]uint64{
+		"MSR_EFER":             {amd64.MSR_EFER, layout.MSR_EFER},
+		"EFER_LME":             {amd64.EFER_LME, layout.EFER_LME},
+		"CR0_PG":               {amd64.CR0_PG, layout.CR0_PG},
+		"EFLAGS_FIXED":         {amd64.RFLAGS_FIXED, layout.EFLAGS_FIXED},
+		"EFLAGS_TF":            {amd64.RFLAGS_TF, layout.EFLAGS_TF},
+		"EFLAGS_NT":            {amd64.RFLAGS_NT, layout.EFLAGS_NT},
+		"EFLAGS_AC":            {amd64.RFLAGS_AC, layout.EFLAGS_AC},
+		"VectorsWithErrorCode": {amd64.VectorsWithErrorCode, layout.VectorsWithErrorCode},
+		"SelectorRPL":          {amd64.SelectorRPL, layout.SelectorRPL},
+		"DescTypeByte":         {amd64.DescTypeByte, layout.DescTypeByte},
+		"TSSBusy":              {amd64.TSSBusy, layout.TSSBusy},
+		"VectorDF":             {amd64.VectorDF, layout.VectorDF},
+	} {
+		assert.Equal(t, pair[0], pair[1], "layout.%s", name)
+	}
+}
+
 // Every GDT entry, against hand-computed encodings: the flat ones are
 // Linux's GDT_ENTRY_INIT values (GDT_ENTRY_INIT(0xc09b, 0, 0xfffff) =
 // 0x00cf9b000000ffff), the TSS ones base 31:24 | P,type 9 | base 23:0 |

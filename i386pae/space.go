@@ -6,42 +6,43 @@ import (
 	"github.com/ptilab/ptilab/pti"
 )
 
-// TableMemory is where a 32-bit task's tables live: pti's, amd64.TableMemory
+// TableMemory is where a 32-bit process's tables live: pti's, amd64.TableMemory
 // and pairs of 8 KiB-aligned tables for the two PDPTs. In PAE mode CR3
 // holds a 32-bit PDPT address (bits 31:5, SDM Vol. 3A, 4.4.1, Table 4-7),
 // so the pairs must lie below 4 GiB; the PDs and PTs may lie anywhere the
 // PDPTEs and PDEs can address (52 bits).
 type TableMemory = pti.TableMemory
 
-// Task is the physical memory of a 32-bit task: contiguous frames for its
-// code, data and stack (layout.UserCodePages, DataPages or
-// layout.UserDataPages when 0, layout.UserStackPages).
-type Task struct {
+// Frames are the physical memory of a 32-bit process, which its threads
+// (the tasks) share: contiguous frames for its code, data and stack
+// (layout.UserCodePages, DataPages or layout.UserDataPages when 0,
+// layout.UserStackPages).
+type Frames struct {
 	Code, Data, Stack uint64
 	DataPages         int // at most MaxDataPages
 }
 
-// MaxDataPages is the most data pages a task can have: they run from
+// MaxDataPages is the most data pages a process can have: they run from
 // UserData to the stack pages.
 const MaxDataPages = (layout.UserStackTop-layout.UserData)/4096 - layout.UserStackPages
 
-// dataPages returns the number of t's data pages.
-func (t Task) dataPages() uint32 {
-	if t.DataPages == 0 {
+// dataPages returns the number of f's data pages.
+func (f Frames) dataPages() uint32 {
+	if f.DataPages == 0 {
 		return layout.UserDataPages
 	}
-	return uint32(t.DataPages)
+	return uint32(f.DataPages)
 }
 
-// Space is a 32-bit task's address space in one isolation mode.
+// Space is a 32-bit process's address space in one isolation mode.
 type Space struct {
 	Isolated bool
-	// KernelPDPT is the PDPT the 32-bit kernel runs on: the task, the
+	// KernelPDPT is the PDPT the 32-bit kernel runs on: the process, the
 	// whole kernel window and the identity copy of the kernel's frames.
 	// It is 8 KiB aligned: bit 12 is clear.
 	KernelPDPT uint64
 	// UserPDPT is the PDPT ring 3 runs on: KernelPDPT+4096 when Isolated
-	// (the task and the entry area only), so that the trampolines switch
+	// (the process and the entry area only), so that the trampolines switch
 	// by setting and clearing bit 12 of CR3 (Linux x86_32 PTI:
 	// PTI_SWITCH_MASK, arch/x86/entry/entry_32.S); KernelPDPT otherwise.
 	UserPDPT uint64
@@ -56,11 +57,11 @@ const (
 	leaf32Identity = amd64.PTE_W                              // the identity copy: the mode switch runs there
 )
 
-// Build makes the address space of a 32-bit task on mem (SDM Vol. 3A, 4.4).
+// Build makes the address space of a 32-bit process with frames f on mem (SDM Vol. 3A, 4.4).
 //
 // It always allocates a pair of PDPTs (NewTablePair): the kernel side at
 // its first table, the user side, used only when isolated, at the second.
-// The kernel side maps the task's pages (user: code read/execute, data and
+// The kernel side maps the process's pages (user: code read/execute, data and
 // stack writable), the whole kernel window, layout.KernelBase to
 // layout.KernelBase+layout.KernelPages pages, supervisor-only (the text
 // pages read/execute, the rest writable), and the kernel's frames again at
@@ -68,7 +69,7 @@ const (
 // switch into and out of long mode runs there with paging off, then on).
 // kernel is the physical address of the kernel's layout.KernelPages
 // contiguous frames: page i of the window is frame kernel+i*4096. When
-// isolated the user side maps the task's pages and the entry area only
+// isolated the user side maps the process's pages and the entry area only
 // (layout.EntryPages pages from layout.KernelBase: CPU, Desc, EntryStack,
 // Text), with the same flags, in tables of its own: nothing else of the
 // kernel window, and not the identity copy. global marks the entry area's
@@ -76,17 +77,17 @@ const (
 // out execute-disable everywhere (no EFER.NXE).
 //
 // Build returns false when memory for tables runs out, when the PDPT pair
-// is not 8 KiB aligned below 4 GiB, when a task's frame is not page aligned
+// is not 8 KiB aligned below 4 GiB, when a process's frame is not page aligned
 // or it has more than MaxDataPages data pages, and when kernel is not page
 // aligned or its frames overlap the user window, the pipes' window or the
 // kernel window (kernel < layout.UserEnd or kernel+layout.KernelPages*4096
 // > layout.PipeBase).
-func Build[M TableMemory](mem M, kernel uint64, task Task, isolated, global, nx bool) (Space, bool) {
+func Build[M TableMemory](mem M, kernel uint64, f Frames, isolated, global, nx bool) (Space, bool) {
 	const kernelSize = layout.KernelPages * amd64.PageSize
 	if kernel%amd64.PageSize != 0 || kernel < layout.UserEnd || kernel > layout.PipeBase-uint64(kernelSize) {
 		return Space{}, false
 	}
-	if task.DataPages < 0 || task.DataPages > MaxDataPages {
+	if f.DataPages < 0 || f.DataPages > MaxDataPages {
 		return Space{}, false
 	}
 	pa, ok := mem.NewTablePair()
@@ -98,22 +99,13 @@ func Build[M TableMemory](mem M, kernel uint64, task Task, isolated, global, nx 
 		sp.UserPDPT = pa + amd64.PageSize
 	}
 
-	noNX := func(f uint64) uint64 {
-		if !nx {
-			f &^= amd64.PTE_NX
-		}
-		return f
-	}
-	g := uint64(0)
-	if global {
-		g = amd64.PTE_G
-	}
-	// mapCommon maps what both sides have: the task and the entry area.
+	nxMask, g := amd64.LeafBits(nx, global)
+	// mapCommon maps what both sides have: the process and the entry area.
 	mapCommon := func(pt *PageTable[M]) bool {
-		return pt.Map(layout.UserCode, task.Code, layout.UserCodePages*amd64.PageSize, leaf32UserCode) &&
-			pt.Map(layout.UserData, task.Data, task.dataPages()*amd64.PageSize, noNX(leaf32UserData)) &&
-			pt.Map(layout.UserStackTop-layout.UserStackPages*amd64.PageSize, task.Stack, layout.UserStackPages*amd64.PageSize, noNX(leaf32UserData)) &&
-			pt.Map(layout.KernelBase, kernel, layout.Text-layout.KernelBase, noNX(leaf32KernelRW)|g) &&
+		return pt.Map(layout.UserCode, f.Code, layout.UserCodePages*amd64.PageSize, leaf32UserCode) &&
+			pt.Map(layout.UserData, f.Data, f.dataPages()*amd64.PageSize, leaf32UserData&nxMask) &&
+			pt.Map(layout.UserStackTop-layout.UserStackPages*amd64.PageSize, f.Stack, layout.UserStackPages*amd64.PageSize, leaf32UserData&nxMask) &&
+			pt.Map(layout.KernelBase, kernel, layout.Text-layout.KernelBase, leaf32KernelRW&nxMask|g) &&
 			pt.Map(layout.Text, kernel+(layout.Text-layout.KernelBase), layout.TextPages*amd64.PageSize, leaf32Text|g)
 	}
 	k := PageTable[M]{PDPT: sp.KernelPDPT, Mem: mem}
@@ -122,7 +114,7 @@ func Build[M TableMemory](mem M, kernel uint64, task Task, isolated, global, nx 
 		kernelEnd = layout.KernelBase + kernelSize
 	)
 	ok = mapCommon(&k) &&
-		k.Map(entryEnd, kernel+(entryEnd-layout.KernelBase), kernelEnd-entryEnd, noNX(leaf32KernelRW)) &&
+		k.Map(entryEnd, kernel+(entryEnd-layout.KernelBase), kernelEnd-entryEnd, leaf32KernelRW&nxMask) &&
 		k.Map(uint32(kernel), kernel, kernelSize, leaf32Identity)
 	if !ok {
 		return Space{}, false

@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	spaceTask   = Task{Code: 0x100000, Data: 0x200000, Stack: 0x300000}
+	spaceTask   = Frames{Code: 0x100000, Data: 0x200000, Stack: 0x300000}
 	spaceKernel = uint64(0x01000000) // 16 MiB: PDPTE 0, PDE 8
 )
 
@@ -183,7 +183,7 @@ func TestBuildKernelPlacement(t *testing.T) {
 
 func TestBuildTask(t *testing.T) {
 	// The most data pages reach the stack.
-	task := Task{Code: 0x100000, Data: 0x200000, Stack: 0x200000 + MaxDataPages*4096, DataPages: MaxDataPages}
+	task := Frames{Code: 0x100000, Data: 0x200000, Stack: 0x200000 + MaxDataPages*4096, DataPages: MaxDataPages}
 	assert.Equal(t, 236, MaxDataPages)
 	mem := newPAEMem(t, -1)
 	sp, ok := Build(mem, spaceKernel, task, true, false, true)
@@ -195,7 +195,7 @@ func TestBuildTask(t *testing.T) {
 		Flags: amd64.PTE_P | amd64.PTE_U | amd64.PTE_W | amd64.PTE_NX,
 	}, got[1], "data and stack in one run")
 
-	for _, bad := range []Task{
+	for _, bad := range []Frames{
 		{Code: 0x100000, Data: 0x200000, Stack: 0x300000, DataPages: MaxDataPages + 1},
 		{Code: 0x100000, Data: 0x200000, Stack: 0x300000, DataPages: -1},
 		{Code: 0x100800, Data: 0x200000, Stack: 0x300000},

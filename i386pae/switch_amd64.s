@@ -1,14 +1,6 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-#define MSR_SYSENTER_CS    0x174
-#define MSR_SYSENTER_ESP   0x175
-#define MSR_SYSENTER_EIP   0x176
-#define MSR_FS_BASE        0xc0000100
-#define MSR_GS_BASE        0xc0000101
-#define MSR_KERNEL_GS_BASE 0xc0000102
-
-
 #define RDMSR64(msr, dst) \
 	MOVL	$msr, CX; \
 	RDMSR; \
@@ -46,21 +38,21 @@ TEXT ·run32(SB),NOSPLIT|NOFRAME,$0-8
 	MOVQ	AX, (const_saveAreaOff+saveArea_GoCR3)(DI)
 	MOVQ	CR4, AX
 	MOVQ	AX, (const_saveAreaOff+saveArea_GoCR4)(DI)
-	SGDT	(const_saveAreaOff+saveArea_GoGDT+6)(DI)
-	SIDT	(const_saveAreaOff+saveArea_GoIDT+6)(DI)
+	SGDT	(const_saveAreaOff+saveArea_GoGDT+descPtr_Limit)(DI)
+	SIDT	(const_saveAreaOff+saveArea_GoIDT+descPtr_Limit)(DI)
 	XORQ	AX, AX
 	BYTE $0x0f; BYTE $0x00; BYTE $0xc8	// STR AX
 	MOVQ	AX, (const_saveAreaOff+saveArea_GoTR)(DI)
-	RDMSR64(MSR_FS_BASE, (const_saveAreaOff+saveArea_GoFSBase)(DI))
-	RDMSR64(MSR_GS_BASE, (const_saveAreaOff+saveArea_GoGSBase)(DI))
-	RDMSR64(MSR_KERNEL_GS_BASE, (const_saveAreaOff+saveArea_GoKGSBase)(DI))
-	RDMSR64(MSR_SYSENTER_CS, (const_saveAreaOff+saveArea_GoSysenterCS)(DI))
-	RDMSR64(MSR_SYSENTER_ESP, (const_saveAreaOff+saveArea_GoSysenterESP)(DI))
-	RDMSR64(MSR_SYSENTER_EIP, (const_saveAreaOff+saveArea_GoSysenterEIP)(DI))
-	WRMSR64(MSR_SYSENTER_CS, (const_saveAreaOff+saveArea_RunSysenterCS)(DI))
-	WRMSR64(MSR_SYSENTER_ESP, (const_saveAreaOff+saveArea_RunSysenterESP)(DI))
-	WRMSR64(MSR_SYSENTER_EIP, (const_saveAreaOff+saveArea_RunSysenterEIP)(DI))
-	LGDT	(const_saveAreaOff+saveArea_RunGDT+6)(DI)
+	RDMSR64(const_msrFSBase, (const_saveAreaOff+saveArea_GoFSBase)(DI))
+	RDMSR64(const_msrGSBase, (const_saveAreaOff+saveArea_GoGSBase)(DI))
+	RDMSR64(const_msrKernelGSBase, (const_saveAreaOff+saveArea_GoKGSBase)(DI))
+	RDMSR64(const_msrSysenterCS, (const_saveAreaOff+saveArea_GoSysenterCS)(DI))
+	RDMSR64(const_msrSysenterESP, (const_saveAreaOff+saveArea_GoSysenterESP)(DI))
+	RDMSR64(const_msrSysenterEIP, (const_saveAreaOff+saveArea_GoSysenterEIP)(DI))
+	WRMSR64(const_msrSysenterCS, (const_saveAreaOff+saveArea_RunSysenterCS)(DI))
+	WRMSR64(const_msrSysenterESP, (const_saveAreaOff+saveArea_RunSysenterESP)(DI))
+	WRMSR64(const_msrSysenterEIP, (const_saveAreaOff+saveArea_RunSysenterEIP)(DI))
+	LGDT	(const_saveAreaOff+saveArea_RunGDT+descPtr_Limit)(DI)
 	PUSHQ	$const_kernelCS32
 	PUSHQ	(const_saveAreaOff+saveArea_Enter32)(DI)
 	RETFQ
@@ -77,7 +69,7 @@ TEXT ·run32(SB),NOSPLIT|NOFRAME,$0-8
 // the machine down); CR0 (a #DF task switch sets TS), CR3, CR4, the MSRs,
 // RFLAGS (DF and AC as Go had them), and returns from run32.
 TEXT ·back64(SB),NOSPLIT|NOFRAME,$0
-	LGDT	(const_saveAreaOff+saveArea_GoGDT+6)(DI)
+	LGDT	(const_saveAreaOff+saveArea_GoGDT+descPtr_Limit)(DI)
 	MOVL	$const_kernelDS64, AX
 	MOVW	AX, SS
 	MOVW	AX, DS
@@ -85,24 +77,24 @@ TEXT ·back64(SB),NOSPLIT|NOFRAME,$0
 	XORL	AX, AX
 	MOVW	AX, FS
 	MOVW	AX, GS
-	MOVQ	(const_saveAreaOff+saveArea_GoGDT+8)(DI), AX
+	MOVQ	(const_saveAreaOff+saveArea_GoGDT+descPtr_Base)(DI), AX
 	ADDQ	(const_saveAreaOff+saveArea_GoTR)(DI), AX
-	ANDB	$~2, 5(AX)
+	ANDB	$~const_tssBusy, const_descTypeByte(AX)
 	MOVQ	(const_saveAreaOff+saveArea_GoTR)(DI), AX
 	LTR	AX
-	LIDT	(const_saveAreaOff+saveArea_GoIDT+6)(DI)
+	LIDT	(const_saveAreaOff+saveArea_GoIDT+descPtr_Limit)(DI)
 	MOVQ	(const_saveAreaOff+saveArea_GoCR0)(DI), AX
 	MOVQ	AX, CR0
 	MOVQ	(const_saveAreaOff+saveArea_GoCR3)(DI), AX
 	MOVQ	AX, CR3
 	MOVQ	(const_saveAreaOff+saveArea_GoCR4)(DI), AX
 	MOVQ	AX, CR4
-	WRMSR64(MSR_FS_BASE, (const_saveAreaOff+saveArea_GoFSBase)(DI))
-	WRMSR64(MSR_GS_BASE, (const_saveAreaOff+saveArea_GoGSBase)(DI))
-	WRMSR64(MSR_KERNEL_GS_BASE, (const_saveAreaOff+saveArea_GoKGSBase)(DI))
-	WRMSR64(MSR_SYSENTER_CS, (const_saveAreaOff+saveArea_GoSysenterCS)(DI))
-	WRMSR64(MSR_SYSENTER_ESP, (const_saveAreaOff+saveArea_GoSysenterESP)(DI))
-	WRMSR64(MSR_SYSENTER_EIP, (const_saveAreaOff+saveArea_GoSysenterEIP)(DI))
+	WRMSR64(const_msrFSBase, (const_saveAreaOff+saveArea_GoFSBase)(DI))
+	WRMSR64(const_msrGSBase, (const_saveAreaOff+saveArea_GoGSBase)(DI))
+	WRMSR64(const_msrKernelGSBase, (const_saveAreaOff+saveArea_GoKGSBase)(DI))
+	WRMSR64(const_msrSysenterCS, (const_saveAreaOff+saveArea_GoSysenterCS)(DI))
+	WRMSR64(const_msrSysenterESP, (const_saveAreaOff+saveArea_GoSysenterESP)(DI))
+	WRMSR64(const_msrSysenterEIP, (const_saveAreaOff+saveArea_GoSysenterEIP)(DI))
 	MOVQ	(const_saveAreaOff+saveArea_GoRSP)(DI), SP
 	PUSHQ	(const_saveAreaOff+saveArea_GoRFLAGS)(DI)
 	POPFQ

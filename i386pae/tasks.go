@@ -18,10 +18,11 @@ import (
 // then runs on; after the run it reads the counts back.
 
 // Process is a 32-bit process: the shared code pages, its own data and
-// stack pages, and its address space in each (isolation, global pages)
-// configuration, built when first used. Its threads share it.
+// stack pages (Frames), and its address space in each (isolation, global
+// pages) configuration, built when first used. Its tasks (threads) share
+// it.
 type Process struct {
-	Task
+	Frames
 	spaces map[[2]bool]*procSpace
 }
 
@@ -45,7 +46,7 @@ func NewProcessData(dataPages int) (*Process, error) {
 	if dataPages < 1 || dataPages > MaxDataPages {
 		return nil, fmt.Errorf("i386pae: %d data pages: a process has 1 to %d", dataPages, MaxDataPages)
 	}
-	p := &Process{Task: Task{Code: world.code, DataPages: dataPages}, spaces: map[[2]bool]*procSpace{}}
+	p := &Process{Frames: Frames{Code: world.code, DataPages: dataPages}, spaces: map[[2]bool]*procSpace{}}
 	var ok bool
 	if p.Data, ok = goos.AllocFrames(uint64(dataPages), 4096); !ok {
 		return nil, errors.New("i386pae: out of memory for a process's data")
@@ -71,17 +72,15 @@ func (p *Process) space(isolated, global bool) (Space, error) {
 	k := [2]bool{isolated, global}
 	ps := p.spaces[k]
 	if ps == nil {
-		sp, ok := Build(tables{}, world.kernel, p.Task, isolated, global, amd64.Features.NX)
+		sp, ok := Build(tables{}, world.kernel, p.Frames, isolated, global, amd64.Features.NX)
 		if !ok {
 			return Space{}, errors.New("i386pae: out of memory for page tables")
 		}
 		ps = &procSpace{Space: sp}
 		p.spaces[k] = ps
 	}
-	flags := uint64(amd64.PTE_W | amd64.PTE_NX)
-	if !amd64.Features.NX {
-		flags = amd64.PTE_W
-	}
+	nxMask, _ := amd64.LeafBits(amd64.Features.NX, false)
+	flags := uint64(amd64.PTE_W|amd64.PTE_NX) & nxMask
 	pt := PageTable[tables]{PDPT: ps.KernelPDPT}
 	for ; ps.rings < len(world.rings); ps.rings++ {
 		va := uint32(layout.PipeBase + ps.rings*layout.PipeSize)
@@ -180,6 +179,14 @@ func (ts *Tasks) ShareFD(from, to, fd int) bool { return ts.k.ShareFD(from, to, 
 // EndTSC returns the TSC when the last task exited.
 func (ts *Tasks) EndTSC() uint64 { return uint64(ts.k.EndTSC[0]) | uint64(ts.k.EndTSC[1])<<32 }
 
+// Switches returns the switches from one task to another so far (as
+// tasks.Run's).
+func (ts *Tasks) Switches() uint64 { return uint64(ts.k.Switches) }
+
+// CR3Loads returns the CR3 writes of the context switch so far (process
+// changes; as tasks.Run's).
+func (ts *Tasks) CR3Loads() uint64 { return uint64(ts.k.CR3Loads) }
+
 // PipeBytes returns the bytes written into and read from pipe n.
 func (ts *Tasks) PipeBytes(n int) (written, read uint32) {
 	return ts.k.Pipes[n].WPos, ts.k.Pipes[n].RPos
@@ -216,27 +223,6 @@ func runWithFile(c Config, p Program, size uint32) (Result, error) {
 		return Result{}, err
 	}
 	return ts.RunTasks()
-}
-
-// programEntry returns the address of a program in every process.
-func programEntry(p Program) (uint32, bool) {
-	switch p {
-	case Syscalls:
-		return userVA(offUserSyscalls), true
-	case Probe:
-		return userVA(offUserProbe), true
-	case Ping:
-		return userVA(offUserPing), true
-	case Pong:
-		return userVA(offUserPong), true
-	case MsgStart:
-		return userVA(offUserMsgStart), true
-	case MsgSender:
-		return userVA(offUserMsgSender), true
-	case MsgReceiver:
-		return userVA(offUserMsgReceiver), true
-	}
-	return 0, false
 }
 
 // RunTasks runs the tasks: task 0 starts in ring 3, the tasks kernel

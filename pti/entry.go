@@ -3,16 +3,9 @@ package pti
 import (
 	"unsafe"
 
+	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/internal/linuxabi"
 )
-
-// descPtr is the LGDT/LIDT/SGDT/SIDT operand (amd64.DescPtr), repeated here
-// so that its offsets reach this package's assembly.
-type descPtr struct {
-	_     [3]uint16
-	Limit uint16
-	Base  uint64
-}
 
 // nsys is the size of the system-call table of ring 3's kernel.
 const nsys = 128
@@ -55,11 +48,11 @@ type entryData struct {
 	UserRSP0     uint64 // the task's initial stack pointer
 	Args         [6]uint64
 
-	RunGDT, RunIDT descPtr
+	RunGDT, RunIDT amd64.DescPtr
 
 	// Go's context, saved by enterUser and restored by runExit.
 	GoRSP, GoCR3, GoCR4, GoLSTAR, GoFSBase, GoGSBase, GoKernelGSBase, GoTR uint64
-	GoGDT, GoIDT                                                           descPtr
+	GoGDT, GoIDT                                                           amd64.DescPtr
 
 	// How the run ended.
 	Reason, Status                                           uint64
@@ -96,8 +89,8 @@ const (
 	eUserRIP      = dataBase + int64(unsafe.Offsetof(entryData{}.UserRIP))
 	eUserRSP0     = dataBase + int64(unsafe.Offsetof(entryData{}.UserRSP0))
 	eArgs         = dataBase + int64(unsafe.Offsetof(entryData{}.Args))
-	eRunGDT       = dataBase + int64(unsafe.Offsetof(entryData{}.RunGDT)) + 6
-	eRunIDT       = dataBase + int64(unsafe.Offsetof(entryData{}.RunIDT)) + 6
+	eRunGDT       = dataBase + int64(unsafe.Offsetof(entryData{}.RunGDT)) + descLimit
+	eRunIDT       = dataBase + int64(unsafe.Offsetof(entryData{}.RunIDT)) + descLimit
 	eGoRSP        = dataBase + int64(unsafe.Offsetof(entryData{}.GoRSP))
 	eGoCR3        = dataBase + int64(unsafe.Offsetof(entryData{}.GoCR3))
 	eGoCR4        = dataBase + int64(unsafe.Offsetof(entryData{}.GoCR4))
@@ -106,9 +99,9 @@ const (
 	eGoGSBase     = dataBase + int64(unsafe.Offsetof(entryData{}.GoGSBase))
 	eGoKGSBase    = dataBase + int64(unsafe.Offsetof(entryData{}.GoKernelGSBase))
 	eGoTR         = dataBase + int64(unsafe.Offsetof(entryData{}.GoTR))
-	eGoGDT        = dataBase + int64(unsafe.Offsetof(entryData{}.GoGDT)) + 6 // the limit
-	eGoGDTBase    = eGoGDT + 2
-	eGoIDT        = dataBase + int64(unsafe.Offsetof(entryData{}.GoIDT)) + 6
+	eGoGDT        = dataBase + int64(unsafe.Offsetof(entryData{}.GoGDT)) + descLimit
+	eGoGDTBase    = dataBase + int64(unsafe.Offsetof(entryData{}.GoGDT)) + descBase
+	eGoIDT        = dataBase + int64(unsafe.Offsetof(entryData{}.GoIDT)) + descLimit
 	eReason       = dataBase + int64(unsafe.Offsetof(entryData{}.Reason))
 	eStatus       = dataBase + int64(unsafe.Offsetof(entryData{}.Status))
 	eVector       = dataBase + int64(unsafe.Offsetof(entryData{}.Vector))
@@ -123,12 +116,34 @@ const (
 	eEntryStackTop = EntryStackTop - 1<<64
 )
 
-// Selectors the assembly uses (amd64's, repeated for go_asm.h).
+// The offsets in amd64.DescPtr of the operand LGDT, LIDT, SGDT and SIDT
+// take (the limit) and of the base.
 const (
-	userCS  = 0x33 // amd64.USER_CS
-	userDS  = 0x2b // amd64.USER_DS
-	tssSel  = 0x40 // amd64.TSS_SEL
-	ptiMask = PTIUserMask
+	descLimit = int64(unsafe.Offsetof(amd64.DescPtr{}.Limit))
+	descBase  = int64(unsafe.Offsetof(amd64.DescPtr{}.Base))
+)
+
+// amd64's selectors, RFLAGS, MSR numbers, error-code vectors and routine
+// end marker, and pti's CR3 mask, as local constants for the assembly
+// (go_asm.h).
+const (
+	userCS            = amd64.USER_CS
+	userDS            = amd64.USER_DS
+	tssSel            = amd64.TSS_SEL
+	userFlags         = amd64.RFLAGS_FIXED // a new task's RFLAGS: IF clear
+	msrLSTAR          = amd64.MSR_LSTAR
+	msrFSBase         = amd64.MSR_FS_BASE
+	msrGSBase         = amd64.MSR_GS_BASE
+	msrKernelGSBase   = amd64.MSR_KERNEL_GS_BASE
+	cr4PGE            = amd64.CR4_PGE
+	rplMask           = amd64.SelectorRPL
+	tssBusy           = amd64.TSSBusy
+	descTypeByte      = amd64.DescTypeByte
+	canonicalShift    = 64 - amd64.VirtualAddressBits // SHL then SAR by it leaves a canonical address as it was
+	cr3NoflushBit     = CR3_NOFLUSH_BIT
+	sysretUnsafeFlags = amd64.RFLAGS_TF | amd64.RFLAGS_RF // flags SYSRET must not restore (Linux: X86_EFLAGS_TF | X86_EFLAGS_RF)
+	endMarker         = amd64.EndMarker
+	ptiMask           = PTIUserMask
 )
 
 // entryData must fit in its page: this fails to compile otherwise.

@@ -1,18 +1,13 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-#define MSR_LSTAR          0xc0000082
-#define MSR_FS_BASE        0xc0000100
-#define MSR_GS_BASE        0xc0000101
-#define MSR_KERNEL_GS_BASE 0xc0000102
-
 // The routines from here to the kernel-text section are copied into the
 // entry area's text pages and run there, at another address than they were
 // linked at: they use only relative jumps within themselves and absolute
 // addresses in the entry area (32-bit displacements, sign-extended: the
-// entry area is the top 2 MiB). Each ends with ENTRY_END, a UD2 followed by
-// the bytes "PTIEND" that the copier looks for.
-#define ENTRY_END BYTE $0x0f; BYTE $0x0b; BYTE $0x50; BYTE $0x54; BYTE $0x49; BYTE $0x45; BYTE $0x4e; BYTE $0x44
+// entry area is the top 2 MiB). Each ends with ENTRY_END, amd64.EndMarker
+// (UD2 and "PTIEND"), which the copier looks for.
+#define ENTRY_END QUAD $const_endMarker
 
 // SYSRETQ is REX.W + SYSRET (48 0F 07): return to 64-bit ring 3. The Go
 // assembler's SYSRET has no REX.W and would return to compatibility mode.
@@ -30,7 +25,7 @@
 #define TO_KERNEL_PCID(reg) \
 	MOVQ	CR3, reg; \
 	ANDQ	$~const_ptiMask, reg; \
-	BTSQ	$63, reg; \
+	BTSQ	$const_cr3NoflushBit, reg; \
 	MOVQ	reg, CR3
 
 #define TO_USER_OFF(reg)
@@ -41,7 +36,7 @@
 #define TO_USER_PCID(reg) \
 	MOVQ	CR3, reg; \
 	ORQ	$const_ptiMask, reg; \
-	BTSQ	$63, reg; \
+	BTSQ	$const_cr3NoflushBit, reg; \
 	MOVQ	reg, CR3
 
 // SYS_MINIMAL is the minimal SYSCALL trampoline: the mechanism alone.
@@ -145,11 +140,11 @@ done: \
 	JNE	iret; \
 	CMPQ	R11, ptRegs_Flags(SP); \
 	JNE	iret; \
-	TESTQ	$0x10100, R11; \
+	TESTQ	$const_sysretUnsafeFlags, R11; \
 	JNE	iret; \
 	MOVQ	CX, AX; \
-	SHLQ	$16, AX; \
-	SARQ	$16, AX; \
+	SHLQ	$const_canonicalShift, AX; \
+	SARQ	$const_canonicalShift, AX; \
 	CMPQ	AX, CX; \
 	JNE	iret; \
 	POPQ	R15; \
@@ -216,7 +211,7 @@ SYS_LINUX(·sysLinuxPCID, TO_KERNEL_PCID, TO_USER_PCID)
 TEXT ·toUser(SB),NOSPLIT|NOFRAME,$0
 	PUSHQ	$const_userDS
 	PUSHQ	const_eUserRSP0
-	PUSHQ	$2			// RFLAGS: IF clear, reserved bit 1
+	PUSHQ	$const_userFlags	// RFLAGS: IF clear, the fixed bit 1
 	PUSHQ	$const_userCS
 	PUSHQ	const_eUserRIP
 	MOVQ	const_eUserCR3, AX
@@ -240,28 +235,14 @@ TEXT ·toUser(SB),NOSPLIT|NOFRAME,$0
 	IRETQ
 	ENTRY_END
 
-// excEntries are the exception entries of a run: 32 stubs of 16 bytes
-// (IDT gate n points at excEntries+16n) and the common path at +512. A stub
-// pushes 0 where the CPU pushes no error code, then the vector, and jumps
-// to the common path: it records the exception in the entry data, goes to
-// the kernel side and ends the run (runExit). The stubs are written as
-// bytes so that each is exactly 16 long: 6A 00 (PUSH 0) or two NOPs, 6A nn
-// (PUSH n), E9 rel32 (JMP common), seven INT3.
-#define STUB_TAIL(n) \
-	BYTE $0x6a; BYTE $(n); \
-	BYTE $0xe9; \
-	BYTE $((512-(16*(n)+9)) & 0xff); BYTE $(((512-(16*(n)+9)) >> 8) & 0xff); BYTE $0; BYTE $0; \
-	BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc
-#define STUB(n) BYTE $0x6a; BYTE $0; STUB_TAIL(n)
-#define STUB_ERR(n) BYTE $0x90; BYTE $0x90; STUB_TAIL(n)
-
-TEXT ·excEntries(SB),NOSPLIT|NOFRAME,$0
-	STUB(0); STUB(1); STUB(2); STUB(3); STUB(4); STUB(5); STUB(6); STUB(7)
-	STUB_ERR(8); STUB(9); STUB_ERR(10); STUB_ERR(11); STUB_ERR(12); STUB_ERR(13); STUB_ERR(14); STUB(15)
-	STUB(16); STUB_ERR(17); STUB(18); STUB(19); STUB(20); STUB_ERR(21); STUB(22); STUB(23)
-	STUB(24); STUB(25); STUB(26); STUB(27); STUB(28); STUB_ERR(29); STUB_ERR(30); STUB(31)
-	// +512: vector, error code, RIP, CS, RFLAGS, RSP, SS on the entry stack.
-	TESTQ	$3, 24(SP)
+// excCommon is the common path of the exception entries of a run: the
+// IDT's 32 gates point at stubs that Setup writes into the entry text
+// (amd64.ExceptionStub), each of which pushes 0 where the CPU pushes no
+// error code, then the vector, and jumps here. It records the exception in
+// the entry data, goes to the kernel side and ends the run (runExit).
+TEXT ·excCommon(SB),NOSPLIT|NOFRAME,$0
+	// Vector, error code, RIP, CS, RFLAGS, RSP, SS on the entry stack.
+	TESTQ	$const_rplMask, 24(SP)
 	JEQ	kernel
 	SWAPGS
 kernel:
@@ -311,22 +292,22 @@ TEXT ·enterUser(SB),NOSPLIT|NOFRAME,$0
 	XORQ	AX, AX
 	BYTE $0x0f; BYTE $0x00; BYTE $0xc8	// STR AX
 	MOVQ	AX, const_eGoTR
-	MOVL	$MSR_LSTAR, CX
+	MOVL	$const_msrLSTAR, CX
 	RDMSR
 	SHLQ	$32, DX
 	ORQ	DX, AX
 	MOVQ	AX, const_eGoLSTAR
-	MOVL	$MSR_FS_BASE, CX
+	MOVL	$const_msrFSBase, CX
 	RDMSR
 	SHLQ	$32, DX
 	ORQ	DX, AX
 	MOVQ	AX, const_eGoFSBase
-	MOVL	$MSR_GS_BASE, CX
+	MOVL	$const_msrGSBase, CX
 	RDMSR
 	SHLQ	$32, DX
 	ORQ	DX, AX
 	MOVQ	AX, const_eGoGSBase
-	MOVL	$MSR_KERNEL_GS_BASE, CX
+	MOVL	$const_msrKernelGSBase, CX
 	RDMSR
 	SHLQ	$32, DX
 	ORQ	DX, AX
@@ -338,7 +319,7 @@ TEXT ·enterUser(SB),NOSPLIT|NOFRAME,$0
 	// entry, global ones included (SDM Vol. 3A, 4.10.4.1), so no global
 	// entry of an earlier run or of the Go world survives into this one.
 	MOVQ	const_eRunCR4, AX
-	BTRQ	$7, AX
+	ANDQ	$~const_cr4PGE, AX
 	MOVQ	AX, CR4
 	MOVQ	const_eRunCR4, AX
 	MOVQ	AX, CR4
@@ -349,21 +330,21 @@ TEXT ·enterUser(SB),NOSPLIT|NOFRAME,$0
 	LTR	AX
 	LIDT	const_eRunIDT
 
-	MOVL	$MSR_LSTAR, CX
+	MOVL	$const_msrLSTAR, CX
 	MOVQ	const_eTrampoline, AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
 	WRMSR
-	MOVL	$MSR_FS_BASE, CX
+	MOVL	$const_msrFSBase, CX
 	MOVQ	const_eRunFSBase, AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
 	WRMSR
-	MOVL	$MSR_GS_BASE, CX
+	MOVL	$const_msrGSBase, CX
 	XORL	AX, AX
 	XORL	DX, DX
 	WRMSR
-	MOVL	$MSR_KERNEL_GS_BASE, CX
+	MOVL	$const_msrKernelGSBase, CX
 	MOVQ	$const_dataBase, AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
@@ -386,7 +367,7 @@ TEXT ·runExit(SB),NOSPLIT|NOFRAME,$0
 	LGDT	const_eGoGDT
 	MOVQ	const_eGoGDTBase, AX
 	ADDQ	const_eGoTR, AX
-	ANDB	$~2, 5(AX)
+	ANDB	$~const_tssBusy, const_descTypeByte(AX)
 	MOVQ	const_eGoTR, AX
 	LTR	AX
 	LIDT	const_eGoIDT
@@ -396,22 +377,22 @@ TEXT ·runExit(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	AX, CR4
 	// The IRETQ to ring 3 nulled the FS selector, which on some CPUs clears
 	// the FS base too: the Go thread's TLS comes back from the MSR.
-	MOVL	$MSR_FS_BASE, CX
+	MOVL	$const_msrFSBase, CX
 	MOVQ	const_eGoFSBase, AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
 	WRMSR
-	MOVL	$MSR_LSTAR, CX
+	MOVL	$const_msrLSTAR, CX
 	MOVQ	const_eGoLSTAR, AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
 	WRMSR
-	MOVL	$MSR_GS_BASE, CX
+	MOVL	$const_msrGSBase, CX
 	MOVQ	const_eGoGSBase, AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
 	WRMSR
-	MOVL	$MSR_KERNEL_GS_BASE, CX
+	MOVL	$const_msrKernelGSBase, CX
 	MOVQ	const_eGoKGSBase, AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
@@ -469,33 +450,34 @@ TEXT ·sysNoSys(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	$-const_enosys, AX
 	RET
 
-// func routines(t *[routineCount]uint64)
-TEXT ·routines(SB),NOSPLIT,$0-8
-	MOVQ	t+0(FP), DI
+// func routines(e *entryRoutines, k *kernelRoutines)
+TEXT ·routines(SB),NOSPLIT,$0-16
+	MOVQ	e+0(FP), DI
+	MOVQ	k+8(FP), SI
 	LEAQ	·sysMinimalOff(SB), AX
-	MOVQ	AX, 0(DI)
+	MOVQ	AX, entryRoutines_SysMinimalOff(DI)
 	LEAQ	·sysMinimalOn(SB), AX
-	MOVQ	AX, 8(DI)
+	MOVQ	AX, entryRoutines_SysMinimalOn(DI)
 	LEAQ	·sysMinimalPCID(SB), AX
-	MOVQ	AX, 16(DI)
+	MOVQ	AX, entryRoutines_SysMinimalPCID(DI)
 	LEAQ	·sysLinuxOff(SB), AX
-	MOVQ	AX, 24(DI)
+	MOVQ	AX, entryRoutines_SysLinuxOff(DI)
 	LEAQ	·sysLinuxOn(SB), AX
-	MOVQ	AX, 32(DI)
+	MOVQ	AX, entryRoutines_SysLinuxOn(DI)
 	LEAQ	·sysLinuxPCID(SB), AX
-	MOVQ	AX, 40(DI)
+	MOVQ	AX, entryRoutines_SysLinuxPCID(DI)
 	LEAQ	·toUser(SB), AX
-	MOVQ	AX, 48(DI)
-	LEAQ	·excEntries(SB), AX
-	MOVQ	AX, 56(DI)
+	MOVQ	AX, entryRoutines_ToUser(DI)
+	LEAQ	·excCommon(SB), AX
+	MOVQ	AX, entryRoutines_ExcCommon(DI)
 	LEAQ	·sysGetppid(SB), AX
-	MOVQ	AX, 64(DI)
+	MOVQ	AX, kernelRoutines_SysGetppid(SI)
 	LEAQ	·sysWork(SB), AX
-	MOVQ	AX, 72(DI)
+	MOVQ	AX, kernelRoutines_SysWork(SI)
 	LEAQ	·sysExitRun(SB), AX
-	MOVQ	AX, 80(DI)
+	MOVQ	AX, kernelRoutines_SysExitRun(SI)
 	LEAQ	·sysNoSys(SB), AX
-	MOVQ	AX, 88(DI)
+	MOVQ	AX, kernelRoutines_SysNoSys(SI)
 	LEAQ	·runExit(SB), AX
-	MOVQ	AX, 96(DI)
+	MOVQ	AX, kernelRoutines_RunExit(SI)
 	RET

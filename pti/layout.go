@@ -1,31 +1,34 @@
-// Package pti is ptilab's page-table isolation: the address spaces of a
-// benchmark task for each isolation mode, the entry area mapped in both of
-// a task's tables, the PCID and NOFLUSH arithmetic of CR3, global pages,
-// and the trampolines through which ring 3 enters and leaves the kernel.
+// Package pti is ptilab's page-table isolation: the address spaces of the
+// benchmark processes for each isolation mode, the entry area mapped in
+// both of a process's tables, the PCID and NOFLUSH arithmetic of CR3,
+// global pages, and the trampolines through which ring 3 enters and leaves
+// the kernel. A task is a thread of ring 3: it runs a program (Program) in
+// a process (Process), alone (Exec) or with others under the tasks kernel
+// (package tasks).
 //
 // The model is Linux's (arch/x86/mm/pti.c, arch/x86/entry/entry_64.S,
-// arch/x86/entry/calling.h): with isolation on, a task has two top-level
-// tables, the user one the upper 4 KiB of an 8 KiB-aligned pair; the user
-// table maps the task's pages and the entry area (Linux's
+// arch/x86/entry/calling.h): with isolation on, a process has two
+// top-level tables, the user one the upper 4 KiB of an 8 KiB-aligned pair;
+// the user table maps the process's pages and the entry area (Linux's
 // cpu_entry_area: entry text, GDT, IDT, TSS, entry stack) and nothing else
 // of the kernel; the trampolines switch CR3 on every entry and exit.
 package pti
 
-// A benchmark task's address space: PML4 slot 255, the last of the lower
-// half (the Go runtime's mappings end below it: goos.VMTop).
+// A benchmark process's address space: PML4 slot 255, the last of the
+// lower half (the Go runtime's mappings end below it: goos.VMTop).
 const (
 	UserPML4Slot   = 255
 	UserBase       = 0x00007f8000000000
-	UserCode       = UserBase + 0x1000   // the task's code, up to 4 pages
-	UserData       = UserBase + 0x10000  // the task's data: results, probe page
-	UserStackTop   = UserBase + 0x100000 // the task's stack grows down from here
+	UserCode       = UserBase + 0x1000   // the programs' code, up to 4 pages
+	UserData       = UserBase + 0x10000  // the process's data: results, probe page
+	UserStackTop   = UserBase + 0x100000 // the process's stack pages end here
 	UserCodePages  = 4
 	UserDataPages  = 16
 	UserStackPages = 4
 )
 
 // The entry area: the top 2 MiB of the address space (PML4 511, PDPT 511,
-// PD 511), at the same address in a task's kernel and user tables, so that
+// PD 511), at the same address in a process's kernel and user tables, so that
 // the trampolines reach it with absolute 32-bit displacements. Its pages:
 const (
 	EntryBase     = 0xffffffffffe00000

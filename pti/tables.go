@@ -1,12 +1,16 @@
 package pti
 
-import "github.com/ptilab/ptilab/amd64"
+import (
+	"fmt"
+
+	"github.com/ptilab/ptilab/amd64"
+)
 
 // Mode is an isolation mode.
 type Mode uint8
 
 const (
-	// Off: one table, the kernel mapped supervisor-only beside the task.
+	// Off: one table, the kernel mapped supervisor-only beside the process.
 	Off Mode = iota
 	// On: two tables; every entry and exit writes CR3, flushing the TLB
 	// of non-global entries.
@@ -20,12 +24,21 @@ const (
 
 var modeNames = [...]string{Off: "off", On: "on", OnPCID: "on+pcid"}
 
-func (m Mode) String() string { return modeNames[m] }
+func (m Mode) String() string {
+	if int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("mode(%d)", m)
+}
 
 // Isolated reports whether the mode has separate user tables.
 func (m Mode) Isolated() bool { return m != Off }
 
-// TableMemory is where a task's tables live: amd64.TableMemory and pairs of
+// PCID reports whether the mode tags the TLB by PCID (CR4.PCIDE): it needs
+// CPUID.01H:ECX.PCID and exists only in IA-32e mode.
+func (m Mode) PCID() bool { return m == OnPCID }
+
+// TableMemory is where a process's tables live: amd64.TableMemory and pairs of
 // 8 KiB-aligned tables for the two PML4s.
 type TableMemory interface {
 	amd64.TableMemory
@@ -34,34 +47,35 @@ type TableMemory interface {
 	NewTablePair() (pa uint64, ok bool)
 }
 
-// Task is the physical memory of a benchmark task: contiguous frames for
-// its code, data and stack (UserCodePages, DataPages or UserDataPages when
-// 0, UserStackPages).
-type Task struct {
+// Frames are the physical memory of a process, which its threads (the
+// tasks) share: contiguous frames for its code, data and stack
+// (UserCodePages, DataPages or UserDataPages when 0, UserStackPages).
+type Frames struct {
 	Code, Data, Stack uint64
 	DataPages         int // at most MaxDataPages
 }
 
-// MaxDataPages is the most data pages a task can have: they run from
+// MaxDataPages is the most data pages a process can have: they run from
 // UserData to the stack pages.
 const MaxDataPages = (UserStackTop-UserData)/4096 - UserStackPages
 
-// dataPages returns the number of t's data pages.
-func (t Task) dataPages() uint64 {
-	if t.DataPages == 0 {
+// dataPages returns the number of f's data pages.
+func (f Frames) dataPages() uint64 {
+	if f.DataPages == 0 {
 		return UserDataPages
 	}
-	return uint64(t.DataPages)
+	return uint64(f.DataPages)
 }
 
-// Space is a task's address space in one mode.
+// Space is a process's address space in one mode.
 type Space struct {
 	Mode Mode
 	// KernelRoot is the PML4 the kernel side runs on: the Go kernel's
-	// mappings, the task and the entry area.
+	// mappings, the process's pages and the entry area.
 	KernelRoot uint64
 	// UserRoot is the PML4 ring 3 runs on: KernelRoot+4096 when the mode
-	// isolates (the task and the entry area only), KernelRoot otherwise.
+	// isolates (the process's pages and the entry area only), KernelRoot
+	// otherwise.
 	UserRoot uint64
 	// ASID tells the address space apart from other processes': with
 	// PCIDs its kernel PCID is KernelPCID+ASID and its user PCID that with
@@ -69,7 +83,7 @@ type Space struct {
 	ASID uint16
 }
 
-// Leaf flags of the task's and the entry area's pages.
+// Leaf flags of the process's and the entry area's pages.
 const (
 	flagsUserCode  = amd64.PTE_U
 	flagsUserData  = amd64.PTE_U | amd64.PTE_W | amd64.PTE_NX
@@ -78,15 +92,16 @@ const (
 	flagsEntryRO   = amd64.PTE_NX
 )
 
-// Build makes the address space of task in mode on mem: the kernel side
-// shares every top-level entry of the Go kernel's table kernel (the
-// kernel's mappings, supervisor-only), and maps the task (user pages) and
-// the entry area at entry (EntryPages contiguous frames, supervisor-only);
-// with isolation the user side maps only the task and the entry area. The
+// Build makes the address space of a process with frames f in mode on
+// mem: the kernel side shares every top-level entry of the Go kernel's
+// table kernel (the kernel's mappings, supervisor-only), and maps the
+// process's pages (user pages) and the entry area at entry (EntryPages
+// contiguous frames, supervisor-only); with isolation the user side maps
+// only the process's pages and the entry area. The
 // entry area's pages are global when global is set (and CR4.PGE is on);
 // nx selects execute-disable on data pages (EFER.NXE). It returns false
 // when memory for tables runs out.
-func Build[M TableMemory](mem M, kernel amd64.PageTable[M], task Task, entry uint64, mode Mode, global, nx bool) (Space, bool) {
+func Build[M TableMemory](mem M, kernel amd64.PageTable[M], f Frames, entry uint64, mode Mode, global, nx bool) (Space, bool) {
 	var root uint64
 	var ok bool
 	if mode.Isolated() {
@@ -110,31 +125,22 @@ func Build[M TableMemory](mem M, kernel amd64.PageTable[M], task Task, entry uin
 		}
 	}
 	pt := amd64.PageTable[M]{Root: root, Mem: mem}
-	noNX := func(f uint64) uint64 {
-		if !nx {
-			f &^= amd64.PTE_NX
-		}
-		return f
-	}
-	g := uint64(0)
-	if global {
-		g = amd64.PTE_G
-	}
-	ok = pt.Map(UserCode, task.Code, UserCodePages*amd64.PageSize, amd64.PageSize, flagsUserCode) &&
-		task.dataPages() <= MaxDataPages &&
-		pt.Map(UserData, task.Data, task.dataPages()*amd64.PageSize, amd64.PageSize, noNX(flagsUserData)) &&
-		pt.Map(UserStackTop-UserStackPages*amd64.PageSize, task.Stack, UserStackPages*amd64.PageSize, amd64.PageSize, noNX(flagsUserData)) &&
+	nxMask, g := amd64.LeafBits(nx, global)
+	ok = pt.Map(UserCode, f.Code, UserCodePages*amd64.PageSize, amd64.PageSize, flagsUserCode) &&
+		f.dataPages() <= MaxDataPages &&
+		pt.Map(UserData, f.Data, f.dataPages()*amd64.PageSize, amd64.PageSize, flagsUserData&nxMask) &&
+		pt.Map(UserStackTop-UserStackPages*amd64.PageSize, f.Stack, UserStackPages*amd64.PageSize, amd64.PageSize, flagsUserData&nxMask) &&
 		pt.Map(EntryText, entry, EntryTextPages*amd64.PageSize, amd64.PageSize, flagsEntryText|g) &&
-		pt.Map(EntryData, entry+(EntryData-EntryBase), amd64.PageSize, amd64.PageSize, noNX(flagsEntryRW)|g) &&
-		pt.Map(EntryDesc, entry+(EntryDesc-EntryBase), amd64.PageSize, amd64.PageSize, noNX(flagsEntryRW)|g) &&
-		pt.Map(EntryIDT, entry+(EntryIDT-EntryBase), amd64.PageSize, amd64.PageSize, noNX(flagsEntryRO)|g) &&
-		pt.Map(EntryStack, entry+(EntryStack-EntryBase), EntryISTMC-EntryStack, amd64.PageSize, noNX(flagsEntryRW)|g)
+		pt.Map(EntryData, entry+(EntryData-EntryBase), amd64.PageSize, amd64.PageSize, flagsEntryRW&nxMask|g) &&
+		pt.Map(EntryDesc, entry+(EntryDesc-EntryBase), amd64.PageSize, amd64.PageSize, flagsEntryRW&nxMask|g) &&
+		pt.Map(EntryIDT, entry+(EntryIDT-EntryBase), amd64.PageSize, amd64.PageSize, flagsEntryRO&nxMask|g) &&
+		pt.Map(EntryStack, entry+(EntryStack-EntryBase), EntryISTMC-EntryStack, amd64.PageSize, flagsEntryRW&nxMask|g)
 	if !ok {
 		return Space{}, false
 	}
 	if mode.Isolated() {
 		// The user side shares the kernel side's tables below these two
-		// slots: the task's and the entry area's.
+		// slots: the process's and the entry area's.
 		u := mem.Table(sp.UserRoot)
 		u[UserPML4Slot] = k[UserPML4Slot]
 		u[511] = k[511]
@@ -145,7 +151,8 @@ func Build[M TableMemory](mem M, kernel amd64.PageTable[M], task Task, entry uin
 // CR3 bits (SDM Vol. 3A, 4.5, Table 4-13; Linux arch/x86/include/asm/tlbflush.h
 // and arch/x86/entry/calling.h).
 const (
-	CR3_NOFLUSH = 1 << 63 // keep the PCID's TLB entries (CR4.PCIDE = 1)
+	CR3_NOFLUSH_BIT = 63
+	CR3_NOFLUSH     = 1 << CR3_NOFLUSH_BIT // keep the PCID's TLB entries (CR4.PCIDE = 1)
 	// PTIUserPGTableBit selects the user PML4 of a pair (bit 12: the
 	// upper 4 KiB).
 	PTIUserPGTableBit = 12
@@ -166,7 +173,7 @@ const (
 // noflush is set.
 func KernelCR3(sp Space, noflush bool) uint64 {
 	v := sp.KernelRoot
-	if sp.Mode == OnPCID {
+	if sp.Mode.PCID() {
 		v |= KernelPCID + uint64(sp.ASID)
 		if noflush {
 			v |= CR3_NOFLUSH
@@ -179,11 +186,11 @@ func KernelCR3(sp Space, noflush bool) uint64 {
 // by the trampolines' arithmetic: bit 12 selects the user PML4 and, with
 // PCIDs, bit 11 the user PCID.
 func UserCR3(sp Space, noflush bool) uint64 {
-	switch sp.Mode {
-	case On:
-		return KernelCR3(sp, false) | 1<<PTIUserPGTableBit
-	case OnPCID:
+	switch {
+	case sp.Mode.PCID():
 		return KernelCR3(sp, noflush) | PTIUserMask
+	case sp.Mode.Isolated():
+		return KernelCR3(sp, false) | 1<<PTIUserPGTableBit
 	}
 	return KernelCR3(sp, false)
 }

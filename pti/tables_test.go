@@ -51,7 +51,7 @@ func goKernel(t *testing.T, mem *hostMem) amd64.PageTable[*hostMem] {
 }
 
 var (
-	testTask  = Task{Code: 0x100000, Data: 0x200000, Stack: 0x300000}
+	testTask  = Frames{Code: 0x100000, Data: 0x200000, Stack: 0x300000}
 	testEntry = uint64(0x400000)
 )
 

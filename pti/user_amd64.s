@@ -4,9 +4,9 @@
 // Ring-3 programs. Each is copied to the task's code page and entered by
 // toUser with its arguments in RDI, RSI, RDX, R10, R8, R9. They are
 // position independent (relative jumps only) and end with the exit system
-// call; USER_END marks their end for the copier (UD2 "PTIEND", as the
+// call; USER_END marks their end for the copier (amd64.EndMarker, as the
 // entry routines).
-#define USER_END BYTE $0x0f; BYTE $0x0b; BYTE $0x50; BYTE $0x54; BYTE $0x49; BYTE $0x45; BYTE $0x4e; BYTE $0x44
+#define USER_END QUAD $const_endMarker
 
 // TIMED(LOOP) times R repeats of N iterations of LOOP and falls through
 // when done: RDI = N, RSI = R,
@@ -103,7 +103,7 @@ TEXT ·userProbe(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	R15, SI; \
 	MOVL	$1, DX; \
 	SYSCALL; \
-	MOVL	$pingWriteFailed, DI; \
+	MOVL	$const_pingWriteFailed, DI; \
 	CMPQ	AX, $1; \
 	JNE	fail; \
 	MOVL	$const_SysRead, AX; \
@@ -112,21 +112,14 @@ TEXT ·userProbe(SB),NOSPLIT|NOFRAME,$0
 	LEAQ	1(R15), SI; \
 	MOVL	$1, DX; \
 	SYSCALL; \
-	MOVL	$pingReadFailed, DI; \
+	MOVL	$const_pingReadFailed, DI; \
 	CMPQ	AX, $1; \
 	JNE	fail; \
-	MOVL	$pingBadReply, DI; \
+	MOVL	$const_pingBadReply, DI; \
 	MOVB	(R15), AX; \
 	ADDB	2(R15), AX; \
 	CMPB	AX, 1(R15); \
 	JNE	fail
-
-// Exit statuses of ping and pong, beside 0.
-#define pingWriteFailed 1
-#define pingReadFailed 2
-#define pingBadReply 3
-#define pongWriteFailed 4
-#define pongReadFailed 5
 
 // userPing is the timing side of the ping-pong (lmbench's lat_ctx shape):
 // RDI = N round trips per repeat, RSI = R repeats, RDX = where to store
@@ -163,7 +156,7 @@ next:
 	SYSCALL
 	TESTQ	AX, AX
 	JEQ	done
-	MOVL	$pongReadFailed, DI
+	MOVL	$const_pongReadFailed, DI
 	CMPQ	AX, $1
 	JNE	fail
 	MOVB	1(R14), AX
@@ -173,7 +166,7 @@ next:
 	MOVQ	R14, SI
 	MOVL	$1, DX
 	SYSCALL
-	MOVL	$pongWriteFailed, DI
+	MOVL	$const_pongWriteFailed, DI
 	CMPQ	AX, $1
 	JNE	fail
 	JMP	next
@@ -183,12 +176,6 @@ fail:
 	MOVL	$const_SysExit, AX
 	SYSCALL
 	USER_END
-
-// Exit statuses of the messaging programs, beside 0.
-#define msgReadyFailed 6
-#define msgWaitFailed 7
-#define msgWriteFailed 8
-#define msgReadFailed 9
 
 // READY_WAIT is the messaging tasks' start protocol, as perf's
 // sched-messaging ready(): R9 holds the ready descriptor in its low and
@@ -201,7 +188,7 @@ fail:
 	MOVQ	R15, SI; \
 	MOVL	$1, DX; \
 	SYSCALL; \
-	MOVL	$msgReadyFailed, DI; \
+	MOVL	$const_msgReadyFailed, DI; \
 	CMPQ	AX, $1; \
 	JNE	fail; \
 	MOVL	$const_SysRead, AX; \
@@ -210,7 +197,7 @@ fail:
 	MOVQ	R15, SI; \
 	MOVL	$1, DX; \
 	SYSCALL; \
-	MOVL	$msgWaitFailed, DI; \
+	MOVL	$const_msgWaitFailed, DI; \
 	CMPQ	AX, $1; \
 	JNE	fail
 
@@ -236,7 +223,7 @@ more:
 	MOVQ	R14, DX
 	SUBQ	R9, DX
 	SYSCALL
-	MOVL	$msgReadyFailed, DI
+	MOVL	$const_msgReadyFailed, DI
 	TESTQ	AX, AX
 	JLE	fail
 	ADDQ	AX, R9
@@ -253,7 +240,7 @@ all:
 	MOVQ	R15, SI
 	MOVQ	R14, DX
 	SYSCALL
-	MOVL	$msgWaitFailed, DI
+	MOVL	$const_msgWaitFailed, DI
 	CMPQ	AX, R14
 	JNE	fail
 	EXIT(0)
@@ -290,7 +277,7 @@ to:
 	MOVQ	R15, SI
 	MOVQ	BX, DX
 	SYSCALL
-	MOVL	$msgWriteFailed, DI
+	MOVL	$const_msgWriteFailed, DI
 	CMPQ	AX, BX
 	JNE	fail
 	INCQ	R8
@@ -356,29 +343,29 @@ done:
 short:
 	MOVQ	R8, (R14)
 	MOVQ	R9, 8(R14)
-	MOVL	$msgReadFailed, DI
+	MOVL	$const_msgReadFailed, DI
 fail:
 	MOVL	$const_SysExit, AX
 	SYSCALL
 	USER_END
 
-// func userPrograms(t *[programCount]uint64)
+// func userPrograms(t *programTable)
 TEXT ·userPrograms(SB),NOSPLIT,$0-8
 	MOVQ	t+0(FP), DI
 	LEAQ	·userSyscalls(SB), AX
-	MOVQ	AX, 0(DI)
+	MOVQ	AX, programTable_Syscalls(DI)
 	LEAQ	·userEmpty(SB), AX
-	MOVQ	AX, 8(DI)
+	MOVQ	AX, programTable_Empty(DI)
 	LEAQ	·userProbe(SB), AX
-	MOVQ	AX, 16(DI)
+	MOVQ	AX, programTable_Probe(DI)
 	LEAQ	·userPing(SB), AX
-	MOVQ	AX, 24(DI)
+	MOVQ	AX, programTable_Ping(DI)
 	LEAQ	·userPong(SB), AX
-	MOVQ	AX, 32(DI)
+	MOVQ	AX, programTable_Pong(DI)
 	LEAQ	·userMsgStart(SB), AX
-	MOVQ	AX, 40(DI)
+	MOVQ	AX, programTable_MsgStart(DI)
 	LEAQ	·userMsgSender(SB), AX
-	MOVQ	AX, 48(DI)
+	MOVQ	AX, programTable_MsgSender(DI)
 	LEAQ	·userMsgReceiver(SB), AX
-	MOVQ	AX, 56(DI)
+	MOVQ	AX, programTable_MsgReceiver(DI)
 	RET

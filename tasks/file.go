@@ -26,18 +26,29 @@ const firstFD = 3
 // up of process proc and returns the descriptor, or -1 when no file or
 // descriptor is free. Go code calls it to set a run up.
 func OpenFile(proc int, size int64) int {
-	for i := range files {
-		if files[i].refs != 0 {
-			continue
-		}
-		for fd := firstFD; proc >= 0 && proc < maxProcs && fd < int(procs[proc].nfds); fd++ {
-			if fdFree(proc, fd) {
-				files[i] = file{refs: 1, size: size}
-				procs[proc].fds()[fd] = int16(fileObjBase+i) + 1
-				return fd
+	for fd := firstFD; proc >= 0 && proc < maxProcs && fd < int(procs[proc].nfds); fd++ {
+		if fdFree(proc, fd) {
+			if newFile(proc, fd, size) < 0 {
+				return -1
 			}
+			return fd
 		}
+	}
+	return -1
+}
+
+// newFile opens a file of size bytes as descriptor fd of process proc and
+// returns the file's number, or -1 when no file is free or fd is not.
+func newFile(proc, fd int, size int64) int {
+	if !fdFree(proc, fd) {
 		return -1
+	}
+	for i := range files {
+		if files[i].refs == 0 {
+			files[i] = file{refs: 1, size: size}
+			procs[proc].fds()[fd] = int16(fileObjBase+i) + 1
+			return i
+		}
 	}
 	return -1
 }

@@ -137,8 +137,8 @@ func (p *process) fds() []int16 { return fdSlots[p.fdBase : p.fdBase+p.nfds] }
 // NewTask makes a task of process proc that starts at rip with stack
 // pointer rsp and arguments args (RDI, RSI, RDX, R10, R8, R9), and returns
 // its number, or -1 when the table is full. Task 0 is the one the run
-// starts with (pti.Start, with the same rip, rsp and args, on proc's
-// CR3); the others are queued, and first run when a switch picks them.
+// starts with (Run.RunTasks starts it with pti.Start, on proc's CR3); the
+// others are queued, and first run when a switch picks them.
 func NewTask(proc int, rip, rsp uint64, args [6]uint64) int {
 	if ntasks == maxTasks || proc < 0 || proc >= maxProcs || !procs[proc].used {
 		return -1
@@ -165,12 +165,12 @@ func NewTask(proc int, rip, rsp uint64, args [6]uint64) int {
 	return i
 }
 
-// Ring 3's selectors (amd64.USER_CS, amd64.USER_DS) and a new task's
-// RFLAGS (IF clear, reserved bit 1 set), as pti's toUser.
+// Ring 3's selectors and a new task's RFLAGS (IF clear, the fixed bit 1
+// set), as pti's toUser.
 const (
-	userCS    = 0x33
-	userDS    = 0x2b
-	userFlags = 2
+	userCS    = amd64.USER_CS
+	userDS    = amd64.USER_DS
+	userFlags = amd64.RFLAGS_FIXED
 )
 
 // enqueue puts task i at the end of the run queue; a woken task keeps

@@ -9,10 +9,6 @@
 // takes 32-bit displacements as signed). Interrupts stay masked throughout
 // (EFLAGS.IF = 0 in ring 0 and ring 3).
 
-#define MSR_EFER	0xc0000080
-#define EFER_LME	0x100
-#define CR0_PG		0x80000000
-
 // CR3 switches (Linux x86_32, arch/x86/entry/entry_32.S SWITCH_TO_KERNEL_CR3
 // and SWITCH_TO_USER_CR3): the user PDPT is the kernel one + 4 KiB. PAE has
 // no PCID: each write flushes the non-global TLB entries and reloads the
@@ -47,18 +43,18 @@ TEXT ·enter32(SB),NOSPLIT|NOFRAME,$0
 	MOVW	AX, FS
 	MOVW	AX, GS
 	MOVL	CR0, AX
-	ANDL	$~CR0_PG, AX
+	ANDL	$~const_cr0PG, AX
 	MOVL	AX, CR0
-	MOVL	$MSR_EFER, CX
+	MOVL	$const_msrEFER, CX
 	RDMSR
-	ANDL	$~EFER_LME, AX
+	ANDL	$~const_eferLME, AX
 	WRMSR
 	MOVL	cpuData_CR4(DI), AX
 	MOVL	AX, CR4
 	MOVL	cpuData_KernelCR3(DI), AX
 	MOVL	AX, CR3
 	MOVL	CR0, AX
-	ORL	$CR0_PG, AX
+	ORL	$const_cr0PG, AX
 	MOVL	AX, CR0
 	JMP	cpuData_HighEntry(DI)	// the branch that must follow (FF /4, through memory)
 
@@ -73,8 +69,8 @@ TEXT ·enter32(SB),NOSPLIT|NOFRAME,$0
 TEXT ·enter32high(SB),NOSPLIT|NOFRAME,$0
 	LGDT	((const_cpu+cpuData_GDT)+2)
 	LIDT	((const_cpu+cpuData_IDT)+2)
-	ANDB	$~2, (const_tssDesc+5)
-	ANDB	$~2, (const_dfTSSDesc+5)
+	ANDB	$~const_tssBusy, (const_tssDesc+const_descTypeByte)
+	ANDB	$~const_tssBusy, (const_dfTSSDesc+const_descTypeByte)
 	MOVL	$const_tssSel, AX
 	LTR	AX
 	MOVL	$const_entryStackTop, SP
@@ -124,15 +120,15 @@ TEXT ·leave32(SB),NOSPLIT|NOFRAME,$0
 // through the per-CPU data's far pointer to landing64 and KERNEL64_CS.
 TEXT ·leave32low(SB),NOSPLIT|NOFRAME,$0
 	MOVL	CR0, AX
-	ANDL	$~CR0_PG, AX
+	ANDL	$~const_cr0PG, AX
 	MOVL	AX, CR0
 	MOVL	BX, CR3
-	MOVL	$MSR_EFER, CX
+	MOVL	$const_msrEFER, CX
 	RDMSR
-	ORL	$EFER_LME, AX
+	ORL	$const_eferLME, AX
 	WRMSR
 	MOVL	CR0, AX
-	ORL	$CR0_PG, AX
+	ORL	$const_cr0PG, AX
 	MOVL	AX, CR0
 	// JMP FAR [EDI+cpuData_Far] (FF /5, m16:32), as bytes: the assembler
 	// has no memory form of LJMP.
@@ -336,9 +332,6 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 // point, read once the kernel's data segments are loaded), and the flags
 // that must not stay on in the kernel (NT, AC, TF) cleared by
 // FIX_FLAGS, out of line (Linux: .Lsysenter_fix_flags).
-#define EFLAGS_TF 0x100
-#define EFLAGS_NT 0x4000
-#define EFLAGS_AC 0x40000
 #define SYSENTER_FRAME \
 	PUSHL	$const_userDS; \
 	PUSHL	BP; \
@@ -349,12 +342,12 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 	SAVE_ALL; \
 	MOVL	(const_cpu+cpuData_SysexitEIP), AX; \
 	MOVL	AX, ptRegs_IP(SP); \
-	TESTL	$(EFLAGS_NT|EFLAGS_AC|EFLAGS_TF), ptRegs_Flags(SP); \
+	TESTL	$(const_eflagsNT|const_eflagsAC|const_eflagsTF), ptRegs_Flags(SP); \
 	JNE	fixflags; \
 flagsok:
 #define FIX_FLAGS \
 fixflags: \
-	PUSHL	$2; \
+	PUSHL	$const_eflagsFixed; \
 	POPFL; \
 	JMP	flagsok
 
@@ -452,21 +445,23 @@ INT80_LINUX(·int80LinuxOn, TO_KERNEL_ON, TO_USER_ON)
 // pushes no error code, then the vector, and jumps to the common path,
 // which records the exception in the per-CPU data, goes to the kernel
 // side's CR3 and ends the run (leave32). The stubs are written as bytes so
-// that each is exactly 16 long: 6A 00 (PUSH 0) or two NOPs, 6A nn (PUSH n),
-// E9 rel32 (JMP common), seven INT3.
-#define STUB_TAIL(n) \
+// that each is exactly 16 long: 6A 00 (PUSH 0) where
+// layout.VectorsWithErrorCode says the CPU pushes no error code, two NOPs
+// (90 90) where it pushes one; 6A nn (PUSH n), E9 rel32 (JMP common),
+// seven INT3.
+#define STUB(n) \
+	BYTE $(0x6a + ((const_vectorsWithErrorCode>>(n))&1)*(0x90-0x6a)); \
+	BYTE $(((const_vectorsWithErrorCode>>(n))&1)*0x90); \
 	BYTE $0x6a; BYTE $(n); \
 	BYTE $0xe9; \
 	BYTE $((512-(16*(n)+9)) & 0xff); BYTE $(((512-(16*(n)+9)) >> 8) & 0xff); BYTE $0; BYTE $0; \
 	BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc
-#define STUB(n) BYTE $0x6a; BYTE $0; STUB_TAIL(n)
-#define STUB_ERR(n) BYTE $0x90; BYTE $0x90; STUB_TAIL(n)
 
 TEXT ·excEntries(SB),NOSPLIT|NOFRAME,$0
 	STUB(0); STUB(1); STUB(2); STUB(3); STUB(4); STUB(5); STUB(6); STUB(7)
-	STUB_ERR(8); STUB(9); STUB_ERR(10); STUB_ERR(11); STUB_ERR(12); STUB_ERR(13); STUB_ERR(14); STUB(15)
-	STUB(16); STUB_ERR(17); STUB(18); STUB(19); STUB(20); STUB_ERR(21); STUB(22); STUB(23)
-	STUB(24); STUB(25); STUB(26); STUB(27); STUB(28); STUB_ERR(29); STUB_ERR(30); STUB(31)
+	STUB(8); STUB(9); STUB(10); STUB(11); STUB(12); STUB(13); STUB(14); STUB(15)
+	STUB(16); STUB(17); STUB(18); STUB(19); STUB(20); STUB(21); STUB(22); STUB(23)
+	STUB(24); STUB(25); STUB(26); STUB(27); STUB(28); STUB(29); STUB(30); STUB(31)
 	// +512: vector, error code, EIP, CS, EFLAGS, and from ring 3 ESP, SS.
 	// The kernel side's CR3 from the per-CPU data, not by arithmetic: the
 	// exception may have come from the kernel side. The data segments
@@ -485,7 +480,7 @@ TEXT ·excEntries(SB),NOSPLIT|NOFRAME,$0
 	MOVL	12(SP), AX
 	MOVL	AX, (const_cpu+cpuData_FaultCS)
 	LEAL	20(SP), AX		// ESP before the exception, from ring 0
-	TESTL	$3, 12(SP)
+	TESTL	$const_rplMask, 12(SP)
 	JEQ	ring0
 	MOVL	20(SP), AX		// from ring 3: the pushed ESP
 ring0:
@@ -509,16 +504,16 @@ ring0:
 TEXT ·doubleFault(SB),NOSPLIT|NOFRAME,$0
 	CLTS
 	PUSHFL
-	ANDL	$~0x4000, 0(SP)
+	ANDL	$~const_eflagsNT, 0(SP)
 	POPFL
-	MOVL	$8, (const_cpu+cpuData_Vector)
+	MOVL	$const_vectorDF, (const_cpu+cpuData_Vector)
 	MOVL	0(SP), AX
 	MOVL	AX, (const_cpu+cpuData_ErrorCode)
-	MOVL	(const_tss+32), AX
+	MOVL	(const_tss+tss32_EIP), AX
 	MOVL	AX, (const_cpu+cpuData_FaultEIP)
-	MOVL	(const_tss+76), AX
+	MOVL	(const_tss+tss32_CS), AX
 	MOVL	AX, (const_cpu+cpuData_FaultCS)
-	MOVL	(const_tss+56), AX
+	MOVL	(const_tss+tss32_ESP), AX
 	MOVL	AX, (const_cpu+cpuData_FaultESP)
 	MOVL	CR2, AX
 	MOVL	AX, (const_cpu+cpuData_FaultCR2)

@@ -23,6 +23,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/i386pae/layout"
+	"github.com/ptilab/ptilab/internal/exitstatus"
 )
 
 // cpuData is layout.CPUData, declared here so that its offsets reach the
@@ -34,6 +35,10 @@ type cpuData layout.CPUData
 // task stack, 17 words. An alias, so that go_asm.h gives its offsets
 // (ptRegs_OrigAX ...).
 type ptRegs = layout.PtRegs
+
+// tss32 is layout.TSS, the 32-bit TSS, declared here so that its offsets
+// reach the assembly through go_asm.h.
+type tss32 layout.TSS
 
 // Constants for the assembly (go_asm.h). Addresses in the kernel window
 // are given as negative numbers: the assembler takes 32-bit displacements
@@ -61,6 +66,18 @@ const (
 	reasonFault          = layout.ReasonFault
 	ptiSwitchMask        = layout.PTISwitchMask
 	ptRegsWords          = int(unsafe.Sizeof(ptRegs{})) / 4
+	msrEFER              = layout.MSR_EFER
+	eferLME              = layout.EFER_LME
+	cr0PG                = layout.CR0_PG
+	eflagsFixed          = layout.EFLAGS_FIXED
+	eflagsTF             = layout.EFLAGS_TF
+	eflagsNT             = layout.EFLAGS_NT
+	eflagsAC             = layout.EFLAGS_AC
+	vectorsWithErrorCode = layout.VectorsWithErrorCode
+	rplMask              = layout.SelectorRPL
+	tssBusy              = layout.TSSBusy
+	descTypeByte         = layout.DescTypeByte
+	vectorDF             = layout.VectorDF
 	PhaseCR3In           = layout.PhaseCR3In
 	PhaseCopyIn          = layout.PhaseCopyIn
 	PhaseDispatch        = layout.PhaseDispatch
@@ -69,27 +86,37 @@ const (
 	taskFrame            = kernelStackTop - ptRegsWords*4 // pt_regs on the task stack
 	entryFrame           = entryStackTop - ptRegsWords*4  // pt_regs on the entry stack
 
-	// The task's parameters and results (layout.UserParams).
-	uN        = layout.UserData + layout.ParamN
-	uR        = layout.UserData + layout.ParamR
-	uNr       = layout.UserData + layout.ParamNr
-	uArg      = layout.UserData + layout.ParamArg
-	uEntry    = layout.UserData + layout.ParamEntry
-	uNoRDTSCP = layout.UserData + layout.ParamNoRDTSCP
-	uRepeat   = layout.UserData + layout.ParamRepeat
-	uStart    = layout.UserData + layout.ParamStart
-	uAddr     = layout.UserData + layout.ParamAddr
-	uValue    = layout.UserData + layout.ParamValue
-	uResults  = layout.UserData + layout.ParamResults
-	uPingOut  = layout.UserData + layout.ParamPingOut
-	uPingIn   = layout.UserData + layout.ParamPingIn
-	uToken    = layout.UserData + layout.ParamToken
-	uPongIn   = layout.UserData + layout.ParamPongIn
-	uPongOut  = layout.UserData + layout.ParamPongOut
-	uPongTok  = layout.UserData + layout.ParamPongToken
-	sysRead   = layout.SysRead
-	sysWrite  = layout.SysWrite
-	sysClose  = layout.SysClose
+	// The task's parameters and results (layout.Param*), at their
+	// addresses.
+	uN              = layout.UserData + layout.ParamN
+	uR              = layout.UserData + layout.ParamR
+	uNr             = layout.UserData + layout.ParamNr
+	uArg            = layout.UserData + layout.ParamArg
+	uEntry          = layout.UserData + layout.ParamEntry
+	uNoRDTSCP       = layout.UserData + layout.ParamNoRDTSCP
+	uRepeat         = layout.UserData + layout.ParamRepeat
+	uStart          = layout.UserData + layout.ParamStart
+	uAddr           = layout.UserData + layout.ParamAddr
+	uValue          = layout.UserData + layout.ParamValue
+	uResults        = layout.UserData + layout.ParamResults
+	uPingOut        = layout.UserData + layout.ParamPingOut
+	uPingIn         = layout.UserData + layout.ParamPingIn
+	uToken          = layout.UserData + layout.ParamToken
+	uPongIn         = layout.UserData + layout.ParamPongIn
+	uPongOut        = layout.UserData + layout.ParamPongOut
+	uPongTok        = layout.UserData + layout.ParamPongToken
+	pingWriteFailed = exitstatus.PingWriteFailed
+	pingReadFailed  = exitstatus.PingReadFailed
+	pingBadReply    = exitstatus.PingBadReply
+	pongWriteFailed = exitstatus.PongWriteFailed
+	pongReadFailed  = exitstatus.PongReadFailed
+	msgReadyFailed  = exitstatus.MsgReadyFailed
+	msgWaitFailed   = exitstatus.MsgWaitFailed
+	msgWriteFailed  = exitstatus.MsgWriteFailed
+	msgReadFailed   = exitstatus.MsgReadFailed
+	sysRead         = layout.SysRead
+	sysWrite        = layout.SysWrite
+	sysClose        = layout.SysClose
 )
 
 // The routines, in the order of the text. Register contracts are with each

@@ -130,13 +130,6 @@ TEXT ·userProbe(SB),NOSPLIT|NOFRAME,$0
 	JMP	2(PC); \
 	INT	$0x80
 
-// Exit statuses of ping and pong, beside 0 (as package pti's).
-#define pingWriteFailed 1
-#define pingReadFailed 2
-#define pingBadReply 3
-#define pongWriteFailed 4
-#define pongReadFailed 5
-
 // func userPing()
 //
 // The timing side of the ping-pong (lmbench's lat_ctx shape), as package
@@ -164,7 +157,7 @@ loop:
 	MOVL	$const_uToken, CX
 	MOVL	$1, DX
 	SYS
-	MOVL	$pingWriteFailed, BX
+	MOVL	$const_pingWriteFailed, BX
 	CMPL	AX, $1
 	JNE	fail
 	MOVL	$const_sysRead, AX
@@ -172,10 +165,10 @@ loop:
 	MOVL	$(const_uToken+1), CX
 	MOVL	$1, DX
 	SYS
-	MOVL	$pingReadFailed, BX
+	MOVL	$const_pingReadFailed, BX
 	CMPL	AX, $1
 	JNE	fail
-	MOVL	$pingBadReply, BX
+	MOVL	$const_pingBadReply, BX
 	MOVB	const_uToken, AX
 	ADDB	(const_uToken+2), AX
 	CMPB	AX, (const_uToken+1)
@@ -207,7 +200,7 @@ next:
 	SYS
 	TESTL	AX, AX
 	JEQ	done
-	MOVL	$pongReadFailed, BX
+	MOVL	$const_pongReadFailed, BX
 	CMPL	AX, $1
 	JNE	fail
 	MOVB	(const_uPongTok+1), AX
@@ -217,7 +210,7 @@ next:
 	MOVL	$const_uPongTok, CX
 	MOVL	$1, DX
 	SYS
-	MOVL	$pongWriteFailed, BX
+	MOVL	$const_pongWriteFailed, BX
 	CMPL	AX, $1
 	JNE	fail
 	JMP	next
@@ -227,12 +220,6 @@ fail:
 	MOVL	$const_sysExit, AX
 	SYS
 	UD2
-
-// Exit statuses of the messaging programs, beside 0 (as package pti's).
-#define msgReadyFailed 6
-#define msgWaitFailed 7
-#define msgWriteFailed 8
-#define msgReadFailed 9
 
 // READY_WAIT is the messaging tasks' start protocol, as perf's
 // sched-messaging ready(): fds holds the ready descriptor in its low and
@@ -246,7 +233,7 @@ fail:
 	MOVL	buf, CX; \
 	MOVL	$1, DX; \
 	SYS; \
-	MOVL	$msgReadyFailed, BX; \
+	MOVL	$const_msgReadyFailed, BX; \
 	CMPL	AX, $1; \
 	JNE	fail; \
 	MOVL	$const_sysRead, AX; \
@@ -255,7 +242,7 @@ fail:
 	MOVL	buf, CX; \
 	MOVL	$1, DX; \
 	SYS; \
-	MOVL	$msgWaitFailed, BX; \
+	MOVL	$const_msgWaitFailed, BX; \
 	CMPL	AX, $1; \
 	JNE	fail
 
@@ -287,7 +274,7 @@ more:
 	MOVL	8(SP), DX
 	SUBL	20(SP), DX
 	SYS
-	MOVL	$msgReadyFailed, BX
+	MOVL	$const_msgReadyFailed, BX
 	TESTL	AX, AX
 	JLE	fail
 	ADDL	AX, 20(SP)
@@ -304,7 +291,7 @@ all:
 	MOVL	12(SP), CX
 	MOVL	8(SP), DX
 	SYS
-	MOVL	$msgWaitFailed, BX
+	MOVL	$const_msgWaitFailed, BX
 	CMPL	AX, 8(SP)
 	JNE	fail
 	XORL	BX, BX
@@ -348,7 +335,7 @@ to:
 	MOVL	12(SP), CX
 	MOVL	16(SP), DX
 	SYS
-	MOVL	$msgWriteFailed, BX
+	MOVL	$const_msgWriteFailed, BX
 	CMPL	AX, 16(SP)
 	JNE	fail
 	INCL	28(SP)
@@ -444,7 +431,7 @@ done:
 	JMP	exit
 short:
 	STORE_COUNT
-	MOVL	$msgReadFailed, BX
+	MOVL	$const_msgReadFailed, BX
 exit:
 	MOVL	$const_sysExit, AX
 	SYS

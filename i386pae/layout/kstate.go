@@ -63,7 +63,7 @@ func (k *KState) AddTask(proc int, eip, esp uint32, args [6]uint32) int {
 	k.NTasks++
 	t := &k.Tasks[i]
 	t.Proc, t.Next = uint32(proc), NoTask
-	t.Regs = PtRegs{IP: eip, CS: USER_CS, Flags: 2, SP: esp, SS: USER_DS, DS: USER_DS, ES: USER_DS,
+	t.Regs = PtRegs{IP: eip, CS: USER_CS, Flags: EFLAGS_FIXED, SP: esp, SS: USER_DS, DS: USER_DS, ES: USER_DS,
 		BX: args[0], CX: args[1], DX: args[2], SI: args[3], DI: args[4], BP: args[5]}
 	k.Procs[proc].Threads++
 	k.Live++

@@ -1,10 +1,12 @@
 // Package layout is the contract between the 32-bit kernel (package
 // i386pae/kernel32, built for GOARCH=386) and the 64-bit side that sets it
 // up and enters it (package i386pae): the 32-bit world's virtual layout, its
-// selectors, its system-call numbers and the per-CPU data page both sides
-// read and write. Both packages take their assembly's offsets from these
-// declarations through go_asm.h; CPUData has only 32-bit fields, so its
-// layout is the same for GOARCH=386 and GOARCH=amd64.
+// selectors, its system-call numbers, the per-CPU data page both sides
+// read and write, the 32-bit TSS, and the hardware numbers of package amd64
+// the 32-bit kernel uses (it cannot import amd64; a test compares them).
+// Both packages take their assembly's offsets from these declarations
+// through go_asm.h; CPUData has only 32-bit fields, so its layout is the
+// same for GOARCH=386 and GOARCH=amd64.
 package layout
 
 import (
@@ -92,6 +94,26 @@ const (
 	DOUBLEFAULT_TSS = GDT_ENTRY_DOUBLEFAULT_TSS * 8   // 0xf8
 )
 
+// Hardware numbers of the 32-bit kernel: package amd64's, which the 32-bit
+// kernel cannot import (it builds for GOARCH=386, and amd64 has only amd64
+// assembly); a test of package i386pae compares each with amd64's.
+const (
+	MSR_EFER     = 0xc0000080 // amd64.MSR_EFER
+	EFER_LME     = 1 << 8     // amd64.EFER_LME
+	CR0_PG       = 1 << 31    // amd64.CR0_PG
+	EFLAGS_FIXED = 1 << 1     // amd64.RFLAGS_FIXED: a new task's EFLAGS, IF clear
+	EFLAGS_TF    = 1 << 8     // amd64.RFLAGS_TF
+	EFLAGS_NT    = 1 << 14    // amd64.RFLAGS_NT
+	EFLAGS_AC    = 1 << 18    // amd64.RFLAGS_AC
+	SelectorRPL  = 3          // amd64.SelectorRPL
+	DescTypeByte = 5          // amd64.DescTypeByte
+	TSSBusy      = 0x2        // amd64.TSSBusy
+	VectorDF     = 8          // amd64.VectorDF
+	// VectorsWithErrorCode is amd64.VectorsWithErrorCode: bit v set for
+	// each exception vector v for which the CPU pushes an error code.
+	VectorsWithErrorCode = 1<<8 | 1<<10 | 1<<11 | 1<<12 | 1<<13 | 1<<14 | 1<<17 | 1<<21 | 1<<29 | 1<<30
+)
+
 // System calls of the 32-bit kernel: linuxabi's i386 numbers
 // (arch/x86/entry/syscalls/syscall_32.tbl) where Linux has the call.
 const (
@@ -108,7 +130,7 @@ const (
 	EntryNone     = 2 // no system call: the empty loop
 )
 
-// Run end reasons (as package pti's).
+// Run end reasons (as package pti's: a test compares them).
 const (
 	ReasonExit  = 1 // the task exited
 	ReasonFault = 2 // a CPU exception ended the run
@@ -343,4 +365,29 @@ type KState struct {
 	Tasks        [MaxTasks]Task
 	NFDSlots     uint32 // descriptor slots handed out
 	FDSlots      [MaxFDSlots]uint32
+}
+
+// TSS is the 32-bit task-state segment (SDM Vol. 3A, 8.2.1, Figure 8-2),
+// one uint32 per 4-byte slot. The selector fields (Link, SS0, SS1, SS2,
+// ES, CS, SS, DS, FS, GS, LDT) use their low 16 bits, the upper ones are
+// reserved. IOMap holds the T (debug trap) flag in bit 0 and the I/O map
+// base, the offset of the I/O permission bitmap from the TSS's base, in
+// its upper 16 bits; set it beyond the TSS's limit (i386pae.TSSNoIOMap)
+// so that ring 3 has no I/O ports (SDM Vol. 1, 19.5.2, I/O Permission
+// Bit Map).
+type TSS struct {
+	Link           uint32 // previous task link: the selector of the task that called this one
+	ESP0, SS0      uint32 // the stack of ring 0: loaded on a change to ring 0
+	ESP1, SS1      uint32
+	ESP2, SS2      uint32
+	CR3            uint32 // the task's PDPT: loaded on a task switch to it
+	EIP, EFLAGS    uint32
+	EAX, ECX       uint32
+	EDX, EBX       uint32
+	ESP, EBP       uint32
+	ESI, EDI       uint32
+	ES, CS, SS, DS uint32
+	FS, GS         uint32
+	LDT            uint32 // LDT segment selector
+	IOMap          uint32 // T in bit 0, I/O map base in bits 31:16
 }

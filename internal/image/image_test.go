@@ -34,8 +34,10 @@ var kernelPackages = []string{
 
 // goroutineSide are functions of kernel packages that run in an ordinary
 // goroutine and may use the runtime: the panic the kernel injects into a
-// goroutine that took a CPU exception, and its error's text.
-var goroutineSide = regexp.MustCompile(`^github\.com/ptilab/ptilab/goos\.(faultPanic|\(?\*?FaultError\)?\.Error)(\.abi0)?$`)
+// goroutine that took a CPU exception, and its error's text; the tasks
+// kernel's run builder (tasks/run.go), which sets a run up before it
+// starts.
+var goroutineSide = regexp.MustCompile(`^github\.com/ptilab/ptilab/(goos\.(faultPanic|\(?\*?FaultError\)?\.Error)|tasks\.(NewRun|\(\*Run\)\.\w+)(-fm|\.func\d+)?)(\.abi0)?$`)
 
 // kernelSafeRuntime are the runtime functions kernel code may call: memory
 // moves, the stack-growth check's slow path (never taken: kernel stacks are

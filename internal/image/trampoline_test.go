@@ -2,14 +2,19 @@ package image
 
 import (
 	"bytes"
+	"debug/dwarf"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/ptilab/ptilab/amd64"
 )
 
 // routine returns the decoded instructions of the entry routine sym in the
@@ -31,7 +36,7 @@ func routine(t *testing.T, sym string) []x86asm.Inst {
 	code, err := text.Data()
 	require.NoError(t, err)
 	body := code[s.Value-text.Addr:]
-	end := bytes.Index(body, []byte{0x0f, 0x0b, 'P', 'T', 'I', 'E', 'N', 'D'})
+	end := bytes.Index(body, binary.LittleEndian.AppendUint64(nil, amd64.EndMarker))
 	require.Positive(t, end, "end marker of %s", sym)
 	var insts []x86asm.Inst
 	for off := 0; off < end; {
@@ -127,54 +132,157 @@ func TestLinuxTrampolines(t *testing.T) {
 	}
 }
 
-// TestExceptionStubs checks the 32 16-byte stubs of the entry area's IDT:
-// the vectors with an error code (SDM Vol. 3A, Table 6-1) push only the
-// vector; each jumps to the common path at +512.
-func TestExceptionStubs(t *testing.T) {
-	f := openImage(t)
-	syms, err := f.Symbols()
-	require.NoError(t, err)
-	var base uint64
-	for _, s := range syms {
-		if s.Name == "github.com/ptilab/ptilab/pti.excEntries" {
-			base = s.Value
-		}
-	}
-	require.NotZero(t, base)
-	text := f.Section(".text")
-	code, err := text.Data()
-	require.NoError(t, err)
-	withError := map[int]bool{8: true, 10: true, 11: true, 12: true, 13: true, 14: true, 17: true, 21: true, 29: true, 30: true}
+// TestExceptionCommonPath checks the start of the common path of the
+// run's exception entries (the 32 stubs that jump to it are
+// amd64.ExceptionStub's, which pti.Setup writes and amd64's tests decode):
+// it loads the kernel side's CR3 from the entry data, since in mode off
+// the one table need not be 8 KiB aligned, so clearing bit 12 of CR3 would
+// switch to another page.
+func TestExceptionCommonPath(t *testing.T) {
+	assert.Equal(t, []string{"TEST", "JE", "SWAPGS", "MOV RAX", "MOV CR3 RAX"}, shape(routine(t, "excCommon"))[:5])
+}
+
+// TestKernelExceptionStubs checks goos's 32 exception stubs: PUSH 0 where
+// the CPU pushes no error code (amd64.HasErrorCode), two NOPs where it
+// pushes one, then PUSH n and a JMP to the common path, so that every
+// stub leaves the same frame.
+func TestKernelExceptionStubs(t *testing.T) {
+	im := loadImage(t)
 	for v := 0; v < 32; v++ {
-		stub := code[base-text.Addr+uint64(16*v):][:16]
+		name := fmt.Sprintf("github.com/ptilab/ptilab/goos.exc%d", v)
+		s, body := im.function(t, name)
 		var ops []string
-		for off := 0; off < 9; {
-			in, err := x86asm.Decode(stub[off:], 64)
-			require.NoError(t, err)
+		var last x86asm.Inst
+		for off := 0; off < len(body); {
+			in, err := x86asm.Decode(body[off:], 64)
+			require.NoError(t, err, "%s+%#x", name, off)
 			ops = append(ops, in.String())
+			last = in
+			off += in.Len
 			if in.Op == x86asm.JMP {
 				rel := int64(in.Args[0].(x86asm.Rel))
-				assert.Equal(t, int64(512), int64(16*v+off+in.Len)+rel, "vector %d jumps to the common path", v)
+				assert.Equal(t, "github.com/ptilab/ptilab/goos.excCommon.abi0", im.st.at(uint64(int64(s.Value)+int64(off)+rel)), "vector %d", v)
+				break
 			}
-			off += in.Len
 		}
-		first := "PUSH 0x0"
-		if withError[v] {
-			first = "NOP"
+		require.Equal(t, x86asm.JMP, last.Op, "vector %d: %v", v, ops)
+		want := []string{"PUSH 0x0", fmt.Sprintf("PUSH 0x%x", v)}
+		if amd64.HasErrorCode(v) {
+			want = []string{"NOP", "NOP", fmt.Sprintf("PUSH 0x%x", v)}
 		}
-		assert.Equal(t, []string{first, fmt.Sprintf("PUSH 0x%x", v)}, ops[len(ops)-3:len(ops)-1], "vector %d: %v", v, ops)
+		assert.Equal(t, want, ops[:len(ops)-1], "vector %d", v)
 	}
+}
 
-	// The common path loads the kernel side's CR3 from the entry data: in
-	// mode off the one table need not be 8 KiB aligned, so clearing bit
-	// 12 of CR3 would switch to another page.
-	common := code[base-text.Addr+512:]
-	var sh []string
-	for off := 0; len(sh) < 8; {
-		in, err := x86asm.Decode(common[off:], 64)
+// dwarfFields returns the fields of the struct type name in the image's
+// DWARF: name to byte offset.
+func dwarfFields(t *testing.T, f *elf.File, name string) map[string]int64 {
+	t.Helper()
+	d, err := f.DWARF()
+	require.NoError(t, err)
+	r := d.Reader()
+	for {
+		e, err := r.Next()
 		require.NoError(t, err)
-		sh = append(sh, shape([]x86asm.Inst{in})[0])
-		off += in.Len
+		if e == nil {
+			break
+		}
+		if e.Tag != dwarf.TagStructType || e.Val(dwarf.AttrName) != name {
+			continue
+		}
+		typ, err := d.Type(e.Offset)
+		require.NoError(t, err)
+		fields := map[string]int64{}
+		for _, fl := range typ.(*dwarf.StructType).Field {
+			fields[fl.Name] = fl.ByteOffset
+		}
+		return fields
 	}
-	assert.Equal(t, []string{"TEST", "JE", "SWAPGS", "MOV RAX", "MOV CR3 RAX"}, sh[:5])
+	t.Fatalf("no struct type %s in the image's DWARF", name)
+	return nil
+}
+
+// tableStores decodes the table filler fn (LEAQ sym(SB), AX; MOVQ AX,
+// off(reg) pairs) and returns, for each base register, the name of the
+// symbol stored at each offset (several names where an offset is written
+// twice).
+func tableStores(t *testing.T, im *image, fn string) map[x86asm.Reg]map[int64][]string {
+	t.Helper()
+	s, body := im.function(t, fn)
+	stores := map[x86asm.Reg]map[int64][]string{}
+	loaded := map[x86asm.Reg]string{}
+	for off := 0; off < len(body); {
+		in, err := x86asm.Decode(body[off:], 64)
+		require.NoError(t, err, "%s+%#x", fn, off)
+		pc := s.Value + uint64(off)
+		off += in.Len
+		if in.Op == x86asm.RET {
+			break
+		}
+		dst, _ := in.Args[0].(x86asm.Reg)
+		src, isMem := in.Args[1].(x86asm.Mem)
+		switch {
+		case in.Op == x86asm.LEA && isMem && src.Base == x86asm.RIP:
+			target := uint64(int64(pc) + int64(in.Len) + src.Disp)
+			name := im.st.at(target)
+			i := sort.Search(len(im.st.funcs), func(i int) bool { return im.st.funcs[i].Value >= target })
+			require.True(t, i < len(im.st.funcs) && im.st.funcs[i].Value == target, "%s+%#x: LEA of %#x, inside %s", fn, pc-s.Value, target, name)
+			loaded[dst] = name
+		case in.Op == x86asm.MOV:
+			m, ok := in.Args[0].(x86asm.Mem)
+			r, isReg := in.Args[1].(x86asm.Reg)
+			if !ok || !isReg || loaded[r] == "" {
+				continue // the arguments' loads
+			}
+			if stores[m.Base] == nil {
+				stores[m.Base] = map[int64][]string{}
+			}
+			stores[m.Base][m.Disp] = append(stores[m.Base][m.Disp], loaded[r])
+		}
+	}
+	return stores
+}
+
+// TestRoutineTablesByName checks the assembly that fills pti's routine
+// and program tables, on the built image: each table's every field (from
+// the image's DWARF) is written exactly once, with the address of the
+// symbol its name says (a routine's field is its symbol's name with the
+// first letter in upper case; a program's, the symbol less its "user"),
+// and nothing else is written.
+func TestRoutineTablesByName(t *testing.T) {
+	f := openImage(t)
+	im := loadImage(t)
+	const pkg = "github.com/ptilab/ptilab/pti."
+	lower := func(s string) string { return strings.ToLower(s[:1]) + s[1:] }
+	for _, tc := range []struct {
+		filler, table string
+		reg           x86asm.Reg
+		symbol        func(field string) string
+	}{
+		{"routines.abi0", "entryRoutines", x86asm.RDI, lower},
+		{"routines.abi0", "kernelRoutines", x86asm.RSI, lower},
+		{"userPrograms.abi0", "programTable", x86asm.RDI, func(f string) string { return "user" + f }},
+	} {
+		t.Run(tc.table, func(t *testing.T) {
+			fields := dwarfFields(t, f, pkg+tc.table)
+			require.NotEmpty(t, fields)
+			stores := tableStores(t, im, pkg+tc.filler)[tc.reg]
+			assert.Len(t, stores, len(fields), "stores %v for fields %v", stores, fields)
+			for name, off := range fields {
+				assert.Equal(t, []string{pkg + tc.symbol(name)}, stores[off], "field %s at %d", name, off)
+			}
+		})
+	}
+}
+
+// function returns the symbol of function name in the image and its bytes.
+func (im *image) function(t *testing.T, name string) (elf.Symbol, []byte) {
+	t.Helper()
+	for _, s := range im.st.funcs {
+		if s.Name == name {
+			return s, im.code[s.Value-im.text.Addr:][:s.Size]
+		}
+	}
+	require.Fail(t, "no function "+name+" in the image")
+	return elf.Symbol{}, nil
 }

@@ -1,0 +1,41 @@
+package i386pae
+
+import (
+	"fmt"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/i386pae/layout"
+	"github.com/ptilab/ptilab/pti"
+)
+
+// Result is how a run ended.
+type Result struct {
+	Reason uint32 // layout.ReasonExit, ReasonFault or ReasonDeadlock
+	Status uint32 // the exit status
+	// The exception that ended the run, with ReasonFault.
+	Vector, ErrorCode, EIP, CS, ESP, CR2 uint32
+	// Cycles are the R TSC differences of a Syscalls run.
+	Cycles []uint64
+	// Value is what Probe read, or the last result of Syscalls' calls.
+	Value uint32
+	// Phases are the TSC cycles of each phase (layout.Phase*) summed over
+	// the run's calls, with Config.Stamps.
+	Phases [layout.PhaseCount]uint64
+}
+
+// FromUser reports whether the exception came from ring 3.
+func (r Result) FromUser() bool { return r.CS&amd64.SelectorRPL == 3 }
+
+// String says how the run ended: an exit, a deadlock or an unknown end
+// as package pti's Result says it (the same reasons and exit statuses: a
+// test compares them), an exception with the 32-bit registers.
+func (r Result) String() string {
+	if r.Reason != layout.ReasonFault {
+		return pti.Result{Reason: uint64(r.Reason), Status: uint64(r.Status)}.String()
+	}
+	ring := 0
+	if r.FromUser() {
+		ring = 3
+	}
+	return fmt.Sprintf("%s in ring %d (32-bit), error %#x, EIP %#x, CR2 %#x", amd64.VectorName(uint64(r.Vector)), ring, r.ErrorCode, r.EIP, r.CR2)
+}

@@ -1,0 +1,173 @@
+package i386pae
+
+import (
+	"encoding/binary"
+	"errors"
+	"unsafe"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/goos"
+	"github.com/ptilab/ptilab/i386pae/layout"
+)
+
+// descPtr is amd64.DescPtr (the LGDT/LIDT/SGDT/SIDT operand of long
+// mode), named here so that its offsets reach switch_amd64.s through
+// go_asm.h.
+type descPtr = amd64.DescPtr
+
+// saveArea is the 64-bit side's part of the per-CPU page, at
+// layout.SaveArea: what run32 saves of the Go context and back64 restores,
+// and what run32 loads.
+type saveArea struct {
+	GoRFLAGS, GoRSP, GoCR0, GoCR3, GoCR4, GoTR uint64
+	GoFSBase, GoGSBase, GoKGSBase              uint64
+	GoSysenterCS, GoSysenterESP, GoSysenterEIP uint64
+	GoGDT, GoIDT                               descPtr
+
+	RunSysenterCS, RunSysenterESP, RunSysenterEIP uint64
+	RunGDT                                        descPtr // the 32-bit GDT at its physical address
+	Enter32                                       uint64  // the physical address of enter32
+}
+
+// cpuData is layout.CPUData, declared here for go_asm.h.
+type cpuData layout.CPUData
+
+// Constants for switch_amd64.s.
+const (
+	saveAreaOff     = layout.SaveArea
+	kernelCS32      = layout.KERNEL_CS
+	kernelDS64      = amd64.KERNEL_DS
+	msrSysenterCS   = amd64.MSR_IA32_SYSENTER_CS
+	msrSysenterESP  = amd64.MSR_IA32_SYSENTER_ESP
+	msrSysenterEIP  = amd64.MSR_IA32_SYSENTER_EIP
+	msrFSBase       = amd64.MSR_FS_BASE
+	msrGSBase       = amd64.MSR_GS_BASE
+	msrKernelGSBase = amd64.MSR_KERNEL_GS_BASE
+	tssBusy         = amd64.TSSBusy
+	descTypeByte    = amd64.DescTypeByte
+)
+
+// The save area must fit in the page after CPUData.
+var (
+	_ [layout.SaveArea - unsafe.Sizeof(cpuData{})]byte
+	_ [4096 - layout.SaveArea - unsafe.Sizeof(saveArea{})]byte
+)
+
+// run32 runs the prepared 32-bit world (see switch_amd64.s).
+//
+// defined in switch_amd64.s
+func run32(cpu uint64)
+
+// back64Addr returns the address of back64, where the 32-bit world comes
+// back to long mode.
+//
+// defined in switch_amd64.s
+func back64Addr() uint64
+
+// writeDescriptors fills the GDT, the TSS, the #DF TSS and the IDT for a
+// run of c on the kernel PDPT kernelPDPT.
+func writeDescriptors(c Config, kernelPDPT uint32) {
+	desc := kernelPage(layout.Desc, 1)
+	gdt := GDT(layout.Desc+layout.DescTSS, layout.Desc+layout.DescDFTSS)
+	for i, d := range gdt {
+		binary.LittleEndian.PutUint64(desc[layout.DescGDT+8*i:], d)
+	}
+	tss := (*TSS)(unsafe.Pointer(&desc[layout.DescTSS]))
+	*tss = TSS{ESP0: layout.EntryStackTop, SS0: layout.KERNEL_DS, IOMap: TSSNoIOMap}
+	df := (*TSS)(unsafe.Pointer(&desc[layout.DescDFTSS]))
+	*df = TSS{
+		CR3: kernelPDPT, EIP: kernelVA(offDoubleFault), EFLAGS: 2, ESP: layout.DFStackTop,
+		CS: layout.KERNEL_CS, SS: layout.KERNEL_DS, DS: layout.KERNEL_DS, ES: layout.KERNEL_DS,
+		IOMap: TSSNoIOMap,
+	}
+	for v := 0; v < 256; v++ {
+		var g uint64
+		switch {
+		case v == amd64.VectorDF:
+			g = TaskGate(layout.DOUBLEFAULT_TSS)
+		case v < 32:
+			g = InterruptGate(kernelVA(offExcEntries+16*uint32(v)), layout.KERNEL_CS, 0)
+		case v == 0x80:
+			_, off := trampoline(c)
+			g = InterruptGate(kernelVA(off), layout.KERNEL_CS, 3)
+		}
+		binary.LittleEndian.PutUint64(desc[layout.DescIDT+8*v:], g)
+	}
+}
+
+// start runs a task of process proc in ring 3 under c, from eip with its
+// stack at esp and arguments args (EBX, ECX, EDX, ESI, EDI, EBP), and
+// returns how the run ended; with tasks, the tasks kernel (its state
+// prepared by the caller) answers the calls the assembly does not.
+func start(c Config, proc *Process, eip, esp uint32, args [6]uint32, tasks bool) (Result, error) {
+	if err := Supported(c); err != nil {
+		return Result{}, err
+	}
+	cr4 := amd64.CR4()
+	if cr4&amd64.CR4_PCIDE != 0 {
+		return Result{}, errors.New("i386pae: CR4.PCIDE is set: long mode cannot be left (SDM Vol. 3A, 4.10.1)")
+	}
+	sp, err := proc.space(c.Mode.Isolated(), c.Global)
+	if err != nil {
+		return Result{}, err
+	}
+	writeDescriptors(c, uint32(sp.KernelPDPT))
+
+	// The low PML4: the Go kernel's top-level entries, refreshed for each
+	// run (the runtime may have added some).
+	low := kernelPage(layout.LowPML4, 1)
+	kpml4 := goos.KernelTable()
+	copy(low, goos.Frames(kpml4.Root, 1))
+
+	cpuPA := world.kernel + (layout.CPU - layout.KernelBase)
+	page := kernelPage(layout.CPU, 1)
+	clear(page)
+	d := (*layout.CPUData)(unsafe.Pointer(&page[0]))
+	d.KernelCR3 = uint32(sp.KernelPDPT)
+	d.UserCR3 = uint32(sp.UserPDPT)
+	// CR4 of the 32-bit world: Go's, with PGE when the CPU has it (the G
+	// bits decide what is global), without TSD (ring 3 reads the TSC),
+	// SMAP and FSGSBASE (64-bit only).
+	run := cr4 &^ (amd64.CR4_PGE | amd64.CR4_TSD | amd64.CR4_SMAP | amd64.CR4_FSGSBASE)
+	if amd64.Features.PGE {
+		run |= amd64.CR4_PGE
+	}
+	d.CR4 = uint32(run)
+	d.LowPML4 = uint32(world.kernel + (layout.LowPML4 - layout.KernelBase))
+	d.Phys = uint32(cpuPA)
+	d.HighEntry = kernelVA(offEnter32high)
+	d.LeaveLow = uint32(physical(offLeave32low))
+	back := back64Addr()
+	d.Back64 = [2]uint32{uint32(back), uint32(back >> 32)}
+	d.Far = [2]uint32{uint32(physical(offLanding64)), layout.KERNEL64_CS}
+	d.SysexitEIP = userVA(offVsyscallRet)
+	d.UserEIP = eip
+	d.UserESP = esp
+	d.Args = args
+	d.GDT = [2]uint32{(layout.GDT_ENTRIES*8 - 1) << 16, layout.Desc + layout.DescGDT}
+	d.IDT = [2]uint32{(256*8 - 1) << 16, layout.Desc + layout.DescIDT}
+	d.GDTPhys = [2]uint32{d.GDT[0], uint32(world.kernel + (layout.Desc - layout.KernelBase) + layout.DescGDT)}
+	if tasks {
+		d.Tasks = 1
+	}
+
+	s := (*saveArea)(unsafe.Pointer(&page[layout.SaveArea]))
+	s.RunSysenterCS = layout.KERNEL_CS
+	s.RunSysenterESP = layout.EntryStackTop
+	sysenter, _ := trampoline(c)
+	s.RunSysenterEIP = uint64(kernelVA(sysenter))
+	s.RunGDT.Limit = layout.GDT_ENTRIES*8 - 1
+	s.RunGDT.Base = world.kernel + (layout.Desc - layout.KernelBase) + layout.DescGDT
+	s.Enter32 = physical(offEnter32)
+
+	run32(cpuPA)
+
+	r := Result{
+		Reason: d.Reason, Status: d.Status,
+		Vector: d.Vector, ErrorCode: d.ErrorCode, EIP: d.FaultEIP, CS: d.FaultCS, ESP: d.FaultESP, CR2: d.FaultCR2,
+	}
+	for i, ph := range d.Phase {
+		r.Phases[i] = uint64(ph[0]) | uint64(ph[1])<<32
+	}
+	return r, nil
+}

@@ -1,0 +1,71 @@
+package pti
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ptilab/ptilab/amd64"
+)
+
+// Flavour is a shape of the system-call trampoline.
+type Flavour uint8
+
+const (
+	// Minimal: SWAPGS, stack switch, CR3 switch, dispatch, switch back,
+	// SYSRETQ: the mechanism alone.
+	Minimal Flavour = iota
+	// Linux: also saves and restores a full pt_regs frame, clears the
+	// registers and checks that SYSRET is safe, as Linux's
+	// entry_SYSCALL_64.
+	Linux
+)
+
+var flavourNames = [...]string{Minimal: "minimal", Linux: "linux"}
+
+func (f Flavour) String() string {
+	if int(f) < len(flavourNames) {
+		return flavourNames[f]
+	}
+	return fmt.Sprintf("flavour(%d)", f)
+}
+
+// Config is one configuration of the kernel a task runs under.
+type Config struct {
+	Mode    Mode
+	Flavour Flavour
+	// Global makes the entry area and the kernel text global pages
+	// (PTE.G with CR4.PGE): their TLB entries survive CR3 writes.
+	Global bool
+}
+
+func (c Config) String() string {
+	return fmt.Sprintf("%v/%v/%s", c.Mode, c.Flavour, GlobalName(c.Global))
+}
+
+// GlobalName names a configuration's global-pages setting, as the names of
+// configurations of both worlds spell it: "global" or "nonglobal".
+func GlobalName(global bool) string {
+	if global {
+		return "global"
+	}
+	return "nonglobal"
+}
+
+// ErrUnsupported is returned for a configuration the CPU cannot run.
+var ErrUnsupported = errors.New("not supported by this CPU")
+
+// Supported reports whether the CPU can run c: there must be a trampoline
+// for its flavour and mode, its mode may need PCID (OnPCID) and Global
+// needs PGE.
+func Supported(c Config) error {
+	if _, ok := trampolines[trampolineKey{c.Flavour, c.Mode}]; !ok {
+		return fmt.Errorf("%v: no such trampoline", c)
+	}
+	if c.Mode.PCID() && !amd64.Features.PCID {
+		return fmt.Errorf("%v: PCID: %w", c, ErrUnsupported)
+	}
+	if c.Global && !amd64.Features.PGE {
+		return fmt.Errorf("%v: global pages: %w", c, ErrUnsupported)
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package pti
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/goos"
+)
+
+// Process is a process of ring-3 tasks: the shared code pages, its own
+// data and stack pages (Frames) and its address space in each mode, built
+// when first used. Its tasks (threads) share it.
+type Process struct {
+	Frames
+	asid   uint16 // address-space id: kernel PCID = KernelPCID + asid
+	spaces map[[2]bool]Space
+}
+
+// NewProcess allocates a process's data pages (UserDataPages) and stack
+// pages. Setup must have run.
+func NewProcess() (*Process, error) { return NewProcessData(UserDataPages) }
+
+// NewProcessData allocates a process with dataPages data pages (1 to
+// MaxDataPages) and the stack pages. Setup must have run.
+func NewProcessData(dataPages int) (*Process, error) {
+	if !env.ready {
+		return nil, errors.New("pti: Setup has not run")
+	}
+	if dataPages < 1 || dataPages > MaxDataPages {
+		return nil, fmt.Errorf("pti: %d data pages: a process has 1 to %d", dataPages, MaxDataPages)
+	}
+	if env.nasid >= 1<<PTIUserPCIDBit-KernelPCID {
+		return nil, errors.New("pti: out of address-space ids")
+	}
+	p := &Process{Frames: Frames{Code: env.code, DataPages: dataPages}, spaces: map[[2]bool]Space{}}
+	var ok bool
+	if p.Data, ok = goos.AllocFrames(uint64(dataPages), amd64.PageSize); !ok {
+		return nil, errors.New("pti: out of memory for a process's data")
+	}
+	if p.Stack, ok = goos.AllocFrames(UserStackPages, amd64.PageSize); !ok {
+		goos.FreeFrames(p.Data, uint64(dataPages))
+		return nil, errors.New("pti: out of memory for a process's stack")
+	}
+	p.asid = env.nasid
+	env.nasid++
+	return p, nil
+}
+
+// DataPages returns the process's data pages, as the kernel sees them.
+func (p *Process) DataPages() []byte { return goos.Frames(p.Data, p.dataPages()) }
+
+// space returns p's address space in mode with global entry pages or not,
+// building it the first time. The tables are the same for on and on+pcid.
+func (p *Process) space(mode Mode, global bool) (Space, error) {
+	k := [2]bool{mode.Isolated(), global}
+	sp, ok := p.spaces[k]
+	if !ok {
+		if sp, ok = Build(goos.PhysTables{}, goos.KernelTable(), p.Frames, env.entry, mode, global, amd64.Features.NX); !ok {
+			return Space{}, errors.New("pti: out of memory for page tables")
+		}
+		sp.ASID = p.asid
+		p.spaces[k] = sp
+	}
+	sp.Mode = mode
+	return sp, nil
+}
+
+// CR3 returns the CR3 values of p's kernel and user sides under c; the
+// tasks kernel loads the first when it switches to one of p's tasks.
+func (p *Process) CR3(c Config) (kernel, user uint64, err error) {
+	sp, err := p.space(c.Mode, c.Global)
+	if err != nil {
+		return 0, 0, err
+	}
+	return KernelCR3(sp, true), UserCR3(sp, true), nil
+}
+
+// MainProcess returns the process of the single-task runs (Exec).
+func MainProcess() *Process { return env.main }

@@ -1,0 +1,95 @@
+package pti
+
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+
+	"github.com/ptilab/ptilab/internal/exitstatus"
+)
+
+// programTable holds an address per ring-3 program of user_amd64.s, in the
+// field of its name (its symbol is "user" and the name): where the program
+// is linked (userPrograms fills it, through go_asm.h's offsets) or where it
+// starts in every process (env.progs). A test on the built image checks
+// that userPrograms sets every field to the symbol of its name.
+type programTable struct {
+	Syscalls, Empty, Probe, Ping, Pong, MsgStart, MsgSender, MsgReceiver uint64
+}
+
+// userPrograms writes the link addresses of the ring-3 programs into t.
+//
+// defined in user_amd64.s
+//
+//go:noescape
+func userPrograms(t *programTable)
+
+// Program is a ring-3 program a task runs, named by its field in
+// programTable (its value is the field's offset). Programs keep no state
+// in the SSE registers across system calls: the Go handlers of package
+// tasks use them and the context switch does not save them.
+type Program uintptr
+
+// The ring-3 programs and their arguments (RDI, RSI, RDX, R10, R8, R9).
+const (
+	// Syscalls times system calls: args N, R, results, nr, arg, no-RDTSCP.
+	Syscalls = Program(unsafe.Offsetof(programTable{}.Syscalls))
+	// Empty times the same loop without them.
+	Empty = Program(unsafe.Offsetof(programTable{}.Empty))
+	// Probe reads an address: args address, where to store it.
+	Probe = Program(unsafe.Offsetof(programTable{}.Probe))
+	// Ping is the timing side of the ping-pong: args N, R, results,
+	// write fd | read fd<<32, a 3-byte token buffer (byte 2: the mark
+	// pong adds), no-RDTSCP. It needs the system calls of package tasks.
+	Ping = Program(unsafe.Offsetof(programTable{}.Ping))
+	// Pong replies to what it reads with its mark added: args read fd,
+	// write fd, a 2-byte buffer (byte 1: the mark).
+	Pong = Program(unsafe.Offsetof(programTable{}.Pong))
+	// MsgStart gives sched-messaging's start signal: args ready fd, wake
+	// fd, tasks, a buffer, where to store the start TSC.
+	MsgStart = Program(unsafe.Offsetof(programTable{}.MsgStart))
+	// MsgSender is a sched-messaging sender: args first write fd,
+	// receivers, loops, message, message size, ready fd | wake fd<<32.
+	MsgSender = Program(unsafe.Offsetof(programTable{}.MsgSender))
+	// MsgReceiver is a sched-messaging receiver: args read fd, messages,
+	// message size, buffer, results (count, sum), ready fd | wake fd<<32.
+	MsgReceiver = Program(unsafe.Offsetof(programTable{}.MsgReceiver))
+)
+
+// at returns program p's field of t.
+func (t *programTable) at(p Program) *uint64 { return (*uint64)(unsafe.Add(unsafe.Pointer(t), p)) }
+
+// String returns the program's name: its field's.
+func (p Program) String() string {
+	if f, ok := fieldAt(reflect.TypeFor[programTable](), uintptr(p)); ok {
+		return f.Name
+	}
+	return fmt.Sprintf("Program(%d)", uintptr(p))
+}
+
+// fieldAt returns the field of struct type t at offset off.
+func fieldAt(t reflect.Type, off uintptr) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Offset == off {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// The ring-3 programs' exit statuses, for user_amd64.s (go_asm.h).
+const (
+	pingWriteFailed = exitstatus.PingWriteFailed
+	pingReadFailed  = exitstatus.PingReadFailed
+	pingBadReply    = exitstatus.PingBadReply
+	pongWriteFailed = exitstatus.PongWriteFailed
+	pongReadFailed  = exitstatus.PongReadFailed
+	msgReadyFailed  = exitstatus.MsgReadyFailed
+	msgWaitFailed   = exitstatus.MsgWaitFailed
+	msgWriteFailed  = exitstatus.MsgWriteFailed
+	msgReadFailed   = exitstatus.MsgReadFailed
+)
+
+// ProgramEntry returns the address of program p in every process's address
+// space.
+func ProgramEntry(p Program) uint64 { return *env.progs.at(p) }

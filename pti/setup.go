@@ -1,0 +1,226 @@
+package pti
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/efi"
+	"github.com/ptilab/ptilab/goos"
+)
+
+// env is the one CPU's entry area, the routines copied into it, the code
+// pages every process shares and the processes' address-space ids.
+var env struct {
+	ready  bool
+	entry  uint64                      // physical address of the entry area's EntryPages frames
+	code   uint64                      // physical address of the code pages every process shares
+	link   entryRoutines               // where the entry routines are linked
+	text   entryRoutines               // where they were copied, in the entry text
+	kern   kernelRoutines              // the kernel routines (they run where linked)
+	progs  programTable                // where each program starts, in every process
+	copied []Copied                    // what Setup copied
+	main   *Process                    // the process of single-task runs (Exec)
+	ktext  struct{ start, end uint64 } // the kernel text's pages
+	nasid  uint16                      // address-space ids handed out
+}
+
+// entryEnd is the marker at the end of every copied routine and program.
+var entryEnd = binary.LittleEndian.AppendUint64(nil, amd64.EndMarker)
+
+// code returns the bytes of the routine at addr: up to and including the
+// UD2 of its end marker.
+func code(addr uint64) ([]byte, error) {
+	b := efi.Bytes(addr, 4096)
+	i := bytes.Index(b, entryEnd)
+	if i < 0 {
+		return nil, fmt.Errorf("no end marker within 4 KiB of %#x", addr)
+	}
+	return b[:i+2], nil
+}
+
+// Copied is a routine or a program that Setup copied out of the image:
+// its name (its field's in entryRoutines or programTable), where it is
+// linked, where it runs (in the entry text or, for a program, in every
+// process's code pages) and its size in bytes (up to and including the
+// UD2 of its end marker).
+type Copied struct {
+	Name     string
+	Link, At uint64
+	Size     int
+}
+
+func (c Copied) String() string {
+	return fmt.Sprintf("%s: %d bytes at %#x (linked at %#x)", c.Name, c.Size, c.At, c.Link)
+}
+
+// Listing returns what Setup copied, in order: the entry routines into the
+// entry text, then the programs into the code pages.
+func Listing() []Copied { return slices.Clone(env.copied) }
+
+// place copies the routines whose link addresses are the fields of link
+// (a pointer to a struct of uint64s, one per routine) into dst, at 64-byte
+// aligned offsets, sets the same fields of at to where each landed (base
+// plus its offset) and lists each in env.copied. It returns the offset
+// after the last one; what names dst in errors.
+func place(link, at any, dst []byte, base uint64, what string) (int, error) {
+	lv, av := reflect.ValueOf(link).Elem(), reflect.ValueOf(at).Elem()
+	first := len(env.copied)
+	off := 0
+	for i := range lv.NumField() {
+		name, addr := lv.Type().Field(i).Name, lv.Field(i).Uint()
+		c, err := code(addr)
+		if err != nil {
+			return 0, fmt.Errorf("pti: %s: %w", name, err)
+		}
+		if off+len(c) > len(dst) {
+			return 0, fmt.Errorf("pti: %s (%d bytes) does not fit in the %s (%d bytes) after %v", name, len(c), what, len(dst), env.copied[first:])
+		}
+		copy(dst[off:], c)
+		av.Field(i).SetUint(base + uint64(off))
+		env.copied = append(env.copied, Copied{Name: name, Link: addr, At: base + uint64(off), Size: len(c)})
+		off = (off + len(c) + 63) &^ 63
+	}
+	return off, nil
+}
+
+// excStubs is the name Listing gives the exception stubs.
+const excStubs = "exception stubs"
+
+// writeExcStubs writes the 32 exception entry stubs (amd64.ExceptionStub)
+// at offset off of the entry text, each jumping to excCommon, and lists
+// them; it returns their address.
+func writeExcStubs(text []byte, off int) (uint64, error) {
+	const size = 32 * amd64.ExceptionStubSize
+	if off+size > len(text) {
+		return 0, fmt.Errorf("pti: the %s (%d bytes) do not fit in the entry text (%d bytes) after %v", excStubs, size, len(text), env.copied)
+	}
+	at := EntryText + uint64(off)
+	for v := range 32 {
+		s := amd64.ExceptionStub(v, int(int64(env.text.ExcCommon-at)))
+		copy(text[off+v*amd64.ExceptionStubSize:], s[:])
+	}
+	env.copied = append(env.copied, Copied{Name: excStubs, At: at, Size: size})
+	return at, nil
+}
+
+func data() *entryData { return (*entryData)(efi.Pointer(EntryData)) }
+
+// Setup allocates the entry area and the code pages, copies the entry
+// routines (the trampolines, toUser, the exception entries) into the entry
+// area's text and the ring-3 programs into the code pages (Listing says
+// what went where), fills the entry area's IDT and system-call table, maps
+// it into the kernel's own table (which the run's first and last
+// instructions execute on) and makes the main process. Call it once; a
+// second call does nothing.
+func Setup() error {
+	if env.ready {
+		return nil
+	}
+	var ok bool
+	alloc := func(pa *uint64, n uint64) {
+		if ok {
+			*pa, ok = goos.AllocFrames(n, amd64.PageSize)
+		}
+	}
+	ok = true
+	alloc(&env.entry, EntryPages)
+	alloc(&env.code, UserCodePages)
+	if !ok {
+		return errors.New("pti: out of memory for the entry area and the code pages")
+	}
+
+	// The entry routines and the exception stubs into the entry text,
+	// every program into the shared code pages.
+	routines(&env.link, &env.kern)
+	env.copied = nil
+	text := goos.Frames(env.entry, EntryTextPages)
+	end, err := place(&env.link, &env.text, text, EntryText, "entry text")
+	if err != nil {
+		return err
+	}
+	stubs, err := writeExcStubs(text, end)
+	if err != nil {
+		return err
+	}
+	var progs programTable
+	userPrograms(&progs)
+	if _, err := place(&progs, &env.progs, goos.Frames(env.code, UserCodePages), UserCode, "code pages"); err != nil {
+		return err
+	}
+
+	// Map the entry area into the kernel's table: enterUser's first and
+	// runExit's last instructions read its data with the kernel's CR3.
+	kpt := goos.KernelTable()
+	if !kpt.Map(EntryBase, env.entry, EntryPages*amd64.PageSize, amd64.PageSize, amd64.PTE_W) {
+		return errors.New("pti: out of memory mapping the entry area")
+	}
+
+	d := data()
+	*d = entryData{}
+	ResetSyscalls()
+	// The system-call path runs on goos's kernel stack with goos's kernel
+	// TLS, so that Go handlers (package tasks) run under its kernelG.
+	d.TaskStackTop, d.RunFSBase = goos.KernelContext()
+	d.ToUser = env.text.ToUser
+	d.ExitRun = env.kern.RunExit
+
+	// The IDT of a run: every exception vector to its stub in the entry
+	// text, on stacks in the entry area (mapped in both tables): IST1 (the
+	// entry stack), and their own for #DF, NMI and #MC.
+	idt := (*[256]amd64.Gate)(efi.Pointer(EntryIDT))
+	for v := 0; v < 32; v++ {
+		ist := uint8(1)
+		switch v {
+		case amd64.VectorDF:
+			ist = 2
+		case amd64.VectorNMI:
+			ist = 3
+		case amd64.VectorMC:
+			ist = 4
+		}
+		idt[v] = amd64.InterruptGate(stubs+amd64.ExceptionStubSize*uint64(v), amd64.KERNEL_CS, ist, 0, amd64.TypeInterruptGate)
+	}
+	d.RunIDT.Limit, d.RunIDT.Base = 256*16-1, EntryIDT
+	d.RunGDT.Limit, d.RunGDT.Base = amd64.GDT_ENTRIES*8-1, EntryDesc
+
+	env.ktext.start, env.ktext.end = kernelTextPages()
+	env.ready = true
+	env.main, err = NewProcess()
+	if err != nil {
+		env.ready = false
+		return err
+	}
+	return nil
+}
+
+// The run's GDT (Linux's layout, as the kernel's) and TSS, in the entry
+// area's descriptor page: the GDT at its start, the TSS 128 bytes in.
+const tssOffset = 128
+
+// writeDescriptors writes the run's GDT and TSS (each run: the TSS
+// descriptor's busy bit is set by LTR).
+func writeDescriptors() {
+	gdt := (*[amd64.GDT_ENTRIES]uint64)(efi.Pointer(EntryDesc))
+	*gdt = [amd64.GDT_ENTRIES]uint64{
+		amd64.GDT_ENTRY_KERNEL32_CS: amd64.DescKernel32Code,
+		amd64.GDT_ENTRY_KERNEL_CS:   amd64.DescKernelCode,
+		amd64.GDT_ENTRY_KERNEL_DS:   amd64.DescKernelData,
+		amd64.GDT_ENTRY_USER32_CS:   amd64.DescUser32Code,
+		amd64.GDT_ENTRY_USER_DS:     amd64.DescUserData,
+		amd64.GDT_ENTRY_USER_CS:     amd64.DescUserCode,
+	}
+	gdt[amd64.GDT_ENTRY_TSS], gdt[amd64.GDT_ENTRY_TSS+1] = amd64.TSSDescriptor(EntryDesc+tssOffset, amd64.TSSSize-1)
+	tss := (*amd64.TSS)(efi.Pointer(EntryDesc + tssOffset))
+	*tss = amd64.TSS{}
+	tss.SetRSP0(EntryStackTop)
+	tss.SetIST(1, EntryStackTop)
+	tss.SetIST(2, EntryISTDF)
+	tss.SetIST(3, EntryISTNMI)
+	tss.SetIST(4, EntryISTMC)
+	tss.SetIOMapBase(amd64.TSSSize)
+}

@@ -1,0 +1,159 @@
+package tasks
+
+import (
+	"errors"
+
+	"github.com/ptilab/ptilab/goos"
+	"github.com/ptilab/ptilab/pti"
+)
+
+// The run builder: a run's processes, pipes, files and tasks, made from
+// ordinary Go before the run starts, and the run itself. Unlike the rest
+// of the package it allocates and returns errors: it never runs in kernel
+// mode (internal/image's TestKernelCodeIsSafe knows it as goroutine-side).
+
+// Run is a run of the tasks kernel under one configuration: its processes
+// (pti processes with descriptor tables), pipes, files and tasks, built
+// with the Add methods, then run by RunTasks; the counts stay readable
+// after it. Get one from NewRun.
+//
+// Its method set is i386pae.Tasks' for the same concepts, in the same
+// order and with the same errors; the differences are the process type
+// (*pti.Process), the program type (pti.Program), the width of stack
+// pointers, arguments and counts (64 bits here, 32 there), a file's size
+// (int64) and the 32-bit world's State, which has no equivalent here.
+//
+// The package's kernel state is one: NewRun forgets the previous run's.
+type Run struct {
+	c     pti.Config
+	procs []*pti.Process // by process number
+	rings int            // rings of the run's pipes: the first rings of ringFrames
+	// Task 0, which pti.Start runs first.
+	first struct {
+		prog pti.Program
+		rsp  uint64
+		args [6]uint64
+	}
+}
+
+// PipeCapacity is the bytes a pipe of a run holds: Linux's default pipe
+// size, 16 pages.
+const PipeCapacity = 16 * 4096
+
+// ringFrames are the pipes' buffers: kernel frames, made when first needed
+// and reused by every run (pipe n of a run has ring n).
+var ringFrames [][]byte
+
+// NewRun forgets the tasks kernel's state and starts a run under c: with
+// the linux flavour the tasks switch by their pt_regs frames; with the
+// minimal one a task that would block or yield ends the run
+// (pti.ReasonNoSwitch). It fails for a configuration pti does not support.
+func NewRun(c pti.Config) (*Run, error) {
+	if err := pti.Supported(c); err != nil {
+		return nil, err
+	}
+	Reset(c.Flavour == pti.Linux)
+	return &Run{c: c}, nil
+}
+
+// AddProcess adds process p with descriptors 0 to nfds-1, all closed, and
+// returns its number; its kernel side under the run's configuration is
+// built now if it was not yet.
+func (r *Run) AddProcess(p *pti.Process, nfds int) (int, error) {
+	kcr3, _, err := p.CR3(r.c)
+	if err != nil {
+		return -1, err
+	}
+	i := NewProcess(kcr3, nfds)
+	if i < 0 {
+		return -1, errors.New("tasks: out of processes or descriptor slots")
+	}
+	for len(r.procs) <= i {
+		r.procs = append(r.procs, nil)
+	}
+	r.procs[i] = p
+	return i, nil
+}
+
+// AddTask adds a task of process proc running program p from the top of
+// stack rsp with arguments args (RDI, RSI, RDX, R10, R8, R9), and returns
+// its number. Task 0 is the one the run starts with; the others are
+// queued and first run when a switch picks them.
+func (r *Run) AddTask(proc int, p pti.Program, rsp uint64, args [6]uint64) (int, error) {
+	i := NewTask(proc, pti.ProgramEntry(p), rsp, args)
+	if i < 0 {
+		return -1, errors.New("tasks: no room for the task")
+	}
+	if i == 0 {
+		r.first.prog, r.first.rsp, r.first.args = p, rsp, args
+	}
+	return i, nil
+}
+
+// AddPipe adds a pipe whose read end is descriptor rfd of process rproc
+// and whose write end is wfd of wproc, with a PipeCapacity ring, and
+// returns its number.
+func (r *Run) AddPipe(rproc, rfd, wproc, wfd int) (int, error) {
+	if r.rings == len(ringFrames) {
+		pa, ok := goos.AllocFrames(PipeCapacity/4096, 4096)
+		if !ok {
+			return -1, errors.New("tasks: out of memory for a pipe's ring")
+		}
+		ringFrames = append(ringFrames, goos.Frames(pa, PipeCapacity/4096))
+	}
+	p := NewPipe(rproc, rfd, wproc, wfd, ringFrames[r.rings])
+	if p < 0 {
+		return -1, errors.New("tasks: no room for the pipe or its descriptors")
+	}
+	r.rings++
+	return p, nil
+}
+
+// ShareFD gives process to descriptor fd of process from, the same open
+// pipe end or file (as fork does); false when fd is not open in from or
+// taken in to.
+func (r *Run) ShareFD(from, to, fd int) bool { return ShareFD(from, to, fd) }
+
+// AddFile opens descriptor fd of process proc on a new kernel file of size
+// bytes (for lseek) and returns the file's number.
+func (r *Run) AddFile(proc, fd int, size int64) (int, error) {
+	f := newFile(proc, fd, size)
+	if f < 0 {
+		return -1, errors.New("tasks: no room for the file or its descriptor")
+	}
+	return f, nil
+}
+
+// RunTasks runs the tasks: it points the system calls Syscall answers
+// (Calls) at Entry, starts task 0 in ring 3 (pti.Start) and points them
+// back at pti's built-in handlers when the run is over. The tasks kernel
+// switches to the other tasks in their system calls. It returns when the
+// last task has exited (pti.ReasonExit, with the first nonzero exit
+// status), every remaining task is blocked (pti.ReasonDeadlock), a task
+// would switch under the minimal flavour (pti.ReasonNoSwitch) or an
+// exception ended the run.
+func (r *Run) RunTasks() (pti.Result, error) {
+	if ntasks == 0 {
+		return pti.Result{}, errors.New("tasks: no tasks")
+	}
+	defer pti.ResetSyscalls()
+	for _, nr := range Calls {
+		if err := pti.SetSyscall(nr, Entry()); err != nil {
+			return pti.Result{}, err
+		}
+	}
+	return pti.Start(r.c, r.procs[tasks[0].proc], r.first.prog, r.first.rsp, r.first.args)
+}
+
+// EndTSC returns the TSC when the last task exited.
+func (r *Run) EndTSC() uint64 { return EndTSC }
+
+// PipeBytes returns the bytes written into and read from pipe n.
+func (r *Run) PipeBytes(n int) (written, read uint64) { return PipeBytes(n) }
+
+// Switches returns the switches from one task to another so far.
+func (r *Run) Switches() uint64 { return Switches }
+
+// CR3Loads returns the CR3 writes of the context switch so far (process
+// changes).
+func (r *Run) CR3Loads() uint64 { return CR3Loads }
