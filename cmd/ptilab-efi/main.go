@@ -108,6 +108,9 @@ func machine(r *bench.Reporter) {
 	if hv != "" {
 		where += ", hypervisor " + hypervisorName(hv)
 	}
+	if info.Board == "bochs" {
+		where += " (emulated: the TSC counts instructions)"
+	}
 	reloc := "at its link address"
 	if info.ImageBase != goos.ELFLinkBase {
 		reloc = "relocated"
@@ -138,6 +141,9 @@ func machine(r *bench.Reporter) {
 	}
 	if ucodeOK {
 		rec["microcode"] = ucode
+	}
+	if info.Emulator != "" {
+		rec["emulator"] = info.Emulator
 	}
 	r.Record("machine", rec)
 }

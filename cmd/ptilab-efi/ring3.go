@@ -25,7 +25,7 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 	lfence := amd64.SerializeLFENCE()
 	r.Printf("ptilab: LFENCE serializing: %s", lfence)
 	info := goos.MachineInfo()
-	clk := bench.Clock{Hz: info.TSCHz, Source: info.TSCSource, Emulated: amd64.Features.HypervisorVendor() == "TCGTCGTCGTCG", Icount: board.Icount()}
+	clk := bench.Clock{Hz: info.TSCHz, Source: info.TSCSource, Emulated: info.Emulator != "", Icount: board.Icount()}
 	r.Record("timing", map[string]any{"lfence": lfence, "tsc_hz": clk.Hz, "tsc_source": clk.Source,
 		"tsc_invariant": amd64.Features.InvariantTSC, "rdtscp": amd64.Features.RDTSCP, "emulated": clk.Emulated, "icount": clk.Icount})
 	var null64 []bench.Measurement
