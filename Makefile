@@ -40,7 +40,7 @@ bochs: $(IMAGE)
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/test$$')
-	$(GO) test -count=1 -timeout 20m -v ./test/
+	$(GO) test -count=1 -timeout 30m -v ./test/
 
 # Install QEMU, Bochs, OVMF and binutils (objcopy) with apt-get.
 deps:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -473,6 +474,9 @@ func qemuPathLengths(t *testing.T) map[string]float64 {
 	res := boot(t, qemu.Options{
 		Icount: true,
 		Plan:   []byte("benchmarks = null,lseek,pingpong,messaging,null32,lseek32,pingpong32,messaging32\n" + pathLengthSizes + "global = off\n"),
+		// -icount slows QEMU: this boot took 40 to 75 s alone, 80 to 147 s
+		// in the suite beside the Bochs boots; 4 times the longest.
+		Timeout: 10 * time.Minute,
 	})
 	requireOK(t, res)
 	got, stamps := pathLengths(t, res)

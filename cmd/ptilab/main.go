@@ -43,7 +43,7 @@ commands:
                           (124 on timeout, 125 if QEMU ended without one,
                           126 for 0 without a PTILAB-END line)
   bochs [flags] IMAGE.efi boot IMAGE.efi under Bochs with the 2 MiB OVMF
-                          (PCID and INVPCID executed; the TSC counts
+                          (the PCID rows run there; the TSC counts
                           instructions), copy its serial output to stdout
                           and exit with the status of its PTILAB-END line
                           (124 on timeout, 125 if Bochs ended without one)

@@ -1,7 +1,7 @@
 // Package bochs boots a UEFI image under Bochs with the 2 MiB OVMF and
 // collects what it prints on COM1: ptilab's second emulator, the one that
 // implements PCID and INVPCID with their #GP rules (QEMU's TCG has
-// neither).
+// neither), whose TSC counts instructions.
 //
 // Bochs has no debug-exit device: the image powers off at the end (Bochs
 // then exits with status 1, its ACPI soft-off being a "panic"), and the
