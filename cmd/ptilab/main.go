@@ -219,7 +219,7 @@ func cmdBochs(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var how string
 	switch status, ok := res.ImageStatus(); {
 	case ok && res.Stopped:
-		how = fmt.Sprintf("image ended with status %d; Bochs still ran %v later and was killed", status, d)
+		how = fmt.Sprintf("image ended with status %d but did not power off (its plan's end); Bochs killed after %v", status, d)
 	case ok:
 		how = fmt.Sprintf("image ended with status %d after %v", status, d)
 	case res.TimedOut:
