@@ -150,6 +150,7 @@ const (
 	uartDLL = 0 // divisor latch, low byte (with LCR.DLAB)
 	uartDLM = 1 // divisor latch, high byte (with LCR.DLAB)
 	uartSCR = 7 // scratch register
+	lsrTEMT = 6 // LSR: transmitter empty (holding and shift registers)
 	lcrDLAB = 0x80
 	lcr8N1  = 0x03
 	fcrInit = 0xc7 // enable and clear the FIFOs, 14-byte trigger
@@ -196,6 +197,22 @@ func WriteSerial(p []byte) {
 	}
 }
 
+// drainSpins bounds DrainSerial's wait: far more LSR reads than a full
+// 16-byte FIFO takes to go out at 115200 baud (1.4 ms) on any machine.
+const drainSpins = 1 << 20
+
+// DrainSerial waits until COM1 has sent its last byte (LSR.TEMT, PC16550D
+// data sheet), at most drainSpins reads: a power-off or reset right after
+// the last write would lose what the FIFO still holds (under Bochs, which
+// times its UART, the PTILAB-END line's newline).
+func DrainSerial() {
+	if !serialPresent {
+		return
+	}
+	for i := 0; i < drainSpins && amd64.In8(COM1.Base+uart.LSR)&(1<<lsrTEMT) == 0; i++ {
+	}
+}
+
 // How a run ends on a PC.
 type EndAction uint8
 
@@ -213,6 +230,7 @@ const (
 // such device, EndAuto powers off (Bochs then exits; the status is in the
 // PTILAB-END line).
 func End(status uint8, action EndAction) {
+	DrainSerial()
 	if Machine == QEMU && (action == EndAuto) {
 		amd64.Out8(debugExitPort, status+DebugExitBase)
 		// No debug-exit device: QEMU is still running. Power off.
