@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -138,6 +139,13 @@ func TestFindMissing(t *testing.T) {
 	assert.Contains(t, err.Error(), "$BOCHS (ptilab-no-such-bochs) not found")
 	assert.Contains(t, err.Error(), "apt-get install bochs bochs-sdl")
 	assert.NotContains(t, err.Error(), "\n", "one line")
+
+	t.Setenv("BOCHS", "")
+	t.Setenv("BOCHS_OVMF_CODE", "/no/such/OVMF_CODE.fd")
+	if _, err := exec.LookPath("bochs"); err == nil {
+		_, err = Find()
+		assert.ErrorContains(t, err, "/no/such/OVMF_CODE.fd not found")
+	}
 
 	dir := t.TempDir()
 	err = findPlugin([]string{filepath.Join(dir, "none"), dir})

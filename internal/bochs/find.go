@@ -43,10 +43,11 @@ var pluginDirs = []string{"/usr/lib/x86_64-linux-gnu/bochs/plugins", "/usr/lib64
 
 // Find locates Bochs, its SDL2 display plugin, the VGA BIOS and the 2 MiB
 // OVMF. Bochs is $BOCHS when set (a path, or a name looked up in PATH),
-// else bochs from PATH; the firmware is $OVMF_CODE (with $OVMF_VARS) when
-// set, else /usr/share/OVMF/OVMF_CODE.fd and OVMF_VARS.fd. A missing piece
-// is an error whose message is one line naming what is missing and the
-// package to install.
+// else bochs from PATH; the firmware is $BOCHS_OVMF_CODE (with
+// $BOCHS_OVMF_VARS, or alone) when set, else /usr/share/OVMF/OVMF_CODE.fd
+// and OVMF_VARS.fd (QEMU's $OVMF_CODE usually names a 4 MiB build, which
+// Bochs cannot load). A missing piece is an error whose message is one
+// line naming what is missing and the package to install.
 func Find() (Paths, error) {
 	var p Paths
 	name, what := "bochs", "bochs not found in PATH"
@@ -70,11 +71,11 @@ func Find() (Paths, error) {
 	if p.VGABIOS == "" {
 		return Paths{}, fmt.Errorf("bochs: no VGA BIOS (tried %s; package vgabios): %s", strings.Join(vgaROMs, ", "), InstallHint)
 	}
-	if code := os.Getenv("OVMF_CODE"); code != "" {
-		p.Code, p.Vars = code, os.Getenv("OVMF_VARS")
+	if code := os.Getenv("BOCHS_OVMF_CODE"); code != "" {
+		p.Code, p.Vars = code, os.Getenv("BOCHS_OVMF_VARS")
 		for _, f := range []string{p.Code, p.Vars} {
 			if f != "" && !isFile(f) {
-				return Paths{}, fmt.Errorf("bochs: %s not found (from $OVMF_CODE/$OVMF_VARS): %s", f, InstallHint)
+				return Paths{}, fmt.Errorf("bochs: %s not found (from $BOCHS_OVMF_CODE/$BOCHS_OVMF_VARS): %s", f, InstallHint)
 			}
 		}
 		return p, nil
