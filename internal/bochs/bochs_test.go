@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -140,14 +139,24 @@ func TestFindMissing(t *testing.T) {
 	assert.Contains(t, err.Error(), "apt-get install bochs bochs-sdl")
 	assert.NotContains(t, err.Error(), "\n", "one line")
 
-	t.Setenv("BOCHS", "")
-	t.Setenv("BOCHS_OVMF_CODE", "/no/such/OVMF_CODE.fd")
-	if _, err := exec.LookPath("bochs"); err == nil {
-		_, err = Find()
-		assert.ErrorContains(t, err, "/no/such/OVMF_CODE.fd not found")
-	}
-
 	dir := t.TempDir()
+	vga := filepath.Join(dir, "vgabios.bin")
+	require.NoError(t, os.WriteFile(vga, nil, 0o644))
+	savedVGA, savedPlugins := vgaROMs, pluginDirs
+	t.Cleanup(func() { vgaROMs, pluginDirs = savedVGA, savedPlugins })
+	vgaROMs, pluginDirs = []string{vga}, nil
+	t.Setenv("BOCHS", "/bin/sh")
+	t.Setenv("BOCHS_OVMF_CODE", "/no/such/OVMF_CODE.fd")
+	_, err = Find()
+	assert.ErrorContains(t, err, "/no/such/OVMF_CODE.fd not found (from $BOCHS_OVMF_CODE")
+	t.Setenv("BOCHS_OVMF_CODE", vga)
+	p, err := Find()
+	require.NoError(t, err)
+	assert.Equal(t, Paths{Bochs: "/bin/sh", Code: vga, VGABIOS: vga}, p)
+	vgaROMs = []string{filepath.Join(dir, "none.bin")}
+	_, err = Find()
+	assert.ErrorContains(t, err, "package vgabios")
+
 	err = findPlugin([]string{filepath.Join(dir, "none"), dir})
 	assert.ErrorContains(t, err, "bochs-sdl")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "libbx_sdl2_gui.so"), nil, 0o644))
