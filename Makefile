@@ -1,15 +1,17 @@
 # ptilab: see README.md. `make` builds build/ptilab.efi; `make qemu` boots it
-# under QEMU+OVMF; `make test` runs the host tests and the QEMU boot tests.
+# under QEMU+OVMF, `make bochs` under Bochs+OVMF; `make test` runs the host
+# tests and the QEMU and Bochs boot tests.
 
 GO      ?= go
 IMAGE   := build/ptilab.efi
 HOST    := build/ptilab
 QEMUFLAGS ?=
+BOCHSFLAGS ?=
 
 # Everything the image is built from.
 SOURCES := $(shell find . -path ./build -prune -o \( -name '*.go' -o -name '*.s' -o -name '*.h' \) -print | grep -v '_test\.go$$') go.mod go.sum
 
-.PHONY: all qemu test deps clean
+.PHONY: all qemu bochs test deps clean
 
 all: $(IMAGE)
 
@@ -25,6 +27,14 @@ qemu: $(IMAGE)
 	@command -v qemu-system-x86_64 >/dev/null || { echo "make qemu: qemu-system-x86_64 not found; run 'make deps' (or: sudo apt-get install qemu-system-x86 ovmf)"; exit 1; }
 	$(HOST) qemu -log build/serial.log $(QEMUFLAGS) $(IMAGE)
 
+# Boot the image under Bochs with the 2 MiB OVMF (PCID and INVPCID executed,
+# the TSC counting instructions); the serial console goes to the terminal
+# and to build/bochs-serial.log; exits with the status of the image's
+# PTILAB-END line.
+bochs: $(IMAGE)
+	@command -v bochs >/dev/null || { echo "make bochs: bochs not found; run 'make deps' (or: sudo apt-get install bochs bochs-sdl bochsbios vgabios ovmf)"; exit 1; }
+	$(HOST) bochs -log build/bochs-serial.log $(BOCHSFLAGS) $(IMAGE)
+
 # The packages with tests built for GOARCH=386: the i386 ABI's check
 # against golang.org/x/sys for linux/386, and the 32-bit tasks kernel's
 # host tests, which need the kernel32host tag (the blob's build never sets
@@ -32,24 +42,26 @@ qemu: $(IMAGE)
 # natively or under qemu-i386.
 PKGS386 := ./internal/linuxabi/ ./i386pae/kernel32/
 
-# Host unit tests (amd64, then 386), then the QEMU boot tests (which build
-# the image themselves), verbosely, so that the log shows each boot.
+# Host unit tests (amd64, then 386), then the QEMU and Bochs boot tests
+# (which build the image themselves), verbosely, so that the log shows each
+# boot.
 test:
 	$(GO) vet ./...
 	GOARCH=386 $(GO) vet $(PKGS386)
 	GOARCH=386 $(GO) vet -tags kernel32host $(PKGS386)
 	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/test$$')
 	GOARCH=386 $(GO) test -count=1 -timeout 20m -tags kernel32host -exec $(CURDIR)/test/run386 $(PKGS386)
-	$(GO) test -count=1 -timeout 20m -v ./test/
+	$(GO) test -count=1 -timeout 30m -v ./test/
 
-# Install QEMU, OVMF, binutils (objcopy) and qemu-user (qemu-i386, for the
-# GOARCH=386 tests where the kernel runs no i386 programs) with apt-get.
+# Install QEMU, Bochs, OVMF, binutils (objcopy) and qemu-user (qemu-i386,
+# for the GOARCH=386 tests where the kernel runs no i386 programs) with
+# apt-get.
 deps:
 	@if command -v apt-get >/dev/null; then \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-system-x86 qemu-user ovmf binutils; \
+		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-system-x86 qemu-user bochs bochs-sdl bochsbios vgabios ovmf binutils; \
 	else \
-		echo "make deps: no apt-get here; install QEMU (qemu-system-x86_64, qemu-i386), OVMF and binutils with your package manager"; exit 1; \
+		echo "make deps: no apt-get here; install QEMU (qemu-system-x86_64, qemu-i386), Bochs 2.7 with its SDL2 display, the VGA BIOS, OVMF and binutils with your package manager"; exit 1; \
 	fi
 
 clean:

@@ -3,14 +3,29 @@ package bench
 import "fmt"
 
 // Clock converts cycles to nanoseconds and says where its frequency came
-// from; Emulated marks timings from an emulator (QEMU's TCG, Bochs), which
-// are not the hardware's; Icount marks a TSC that counts instructions
-// (QEMU's -icount shift=0; Bochs).
+// from; Emulated marks timings from an emulator, which are not the
+// hardware's, and Emulator names it ("qemu-tcg", "bochs"); Icount marks a
+// TSC that counts instructions (QEMU's -icount shift=0; Bochs).
 type Clock struct {
 	Hz       uint64
 	Source   string
 	Emulated bool
+	Emulator string
 	Icount   bool
+}
+
+// emulatorName names the clock's emulator in headings.
+func (c Clock) emulatorName() string {
+	switch c.Emulator {
+	case "bochs":
+		return "Bochs"
+	case "qemu-tcg", "":
+		if c.Icount {
+			return "QEMU -icount"
+		}
+		return "QEMU TCG"
+	}
+	return c.Emulator
 }
 
 // Unit names what the figures count, for records: "instructions" or
@@ -41,7 +56,7 @@ func (c Clock) perMsg() string {
 // unitNote says what the figures count, for table headings.
 func (c Clock) unitNote() string {
 	if c.Icount {
-		return "INSTRUCTIONS (QEMU -icount: the TSC counts instructions; ns are virtual)"
+		return "INSTRUCTIONS (" + c.emulatorName() + ": the TSC counts instructions; ns are virtual)"
 	}
 	return "TSC cycles (not core cycles)"
 }
@@ -58,9 +73,9 @@ func (c Clock) header() string {
 	s := fmt.Sprintf("TSC %.3f GHz (%s)", float64(c.Hz)/1e9, c.Source)
 	switch {
 	case c.Icount:
-		s += "; EMULATED with -icount: path lengths, not timings"
+		s += "; EMULATED (" + c.emulatorName() + "): path lengths, not timings"
 	case c.Emulated:
-		s += "; EMULATED (QEMU TCG): these are not hardware timings"
+		s += "; EMULATED (" + c.emulatorName() + "): these are not hardware timings"
 	}
 	return s
 }

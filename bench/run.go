@@ -42,7 +42,7 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 	lfence := amd64.SerializeLFENCE()
 	r.Printf("ptilab: LFENCE serializing: %s", lfence)
 	r.Record(contract.Timing{LFENCE: lfence, TSCHz: clk.Hz, TSCSource: clk.Source, TSCInvariant: amd64.Features.InvariantTSC,
-		RDTSCP: amd64.Features.RDTSCP, Emulated: clk.Emulated, Icount: clk.Icount})
+		RDTSCP: amd64.Features.RDTSCP, Emulated: clk.Emulated, Emulator: clk.Emulator, Icount: clk.Icount})
 	results := map[string]any{}
 	ready := map[int]error{}
 	for _, name := range plan.Benchmarks {

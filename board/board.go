@@ -1,8 +1,9 @@
 // Package board knows the machines ptilab runs on: a generic UEFI PC
 // (COM1, the ACPI PM timer and the PIT for clock calibration, ending by a
-// return to the firmware or a power-off through the UEFI runtime services)
-// and QEMU (detected through its fw_cfg device; ends through the
-// isa-debug-exit device, so that QEMU exits with the run's status).
+// return to the firmware or a power-off through the UEFI runtime services),
+// QEMU (detected through its fw_cfg device; ends through the
+// isa-debug-exit device, so that QEMU exits with the run's status) and
+// Bochs (detected through its PCI host bridge; ends by a power-off).
 //
 // Everything here is safe in kernel mode: no allocation, no heap pointer
 // writes.
@@ -19,13 +20,17 @@ import (
 type Kind uint8
 
 const (
-	PC   Kind = iota // a generic UEFI PC
-	QEMU             // QEMU (fw_cfg present)
+	PC    Kind = iota // a generic UEFI PC
+	QEMU              // QEMU (fw_cfg present)
+	Bochs             // Bochs (see Detect)
 )
 
 func (k Kind) String() string {
-	if k == QEMU {
+	switch k {
+	case QEMU:
 		return "qemu"
+	case Bochs:
+		return "bochs"
 	}
 	return "pc"
 }
@@ -50,20 +55,90 @@ const (
 	DebugExitBase = contract.DebugExitBase
 )
 
-// Detect decides whether ptilab runs under QEMU by reading the fw_cfg
-// signature "QEMU".
+// Detect decides what ptilab runs on; amd64.DetectFeatures must have run.
+//
+// QEMU: the fw_cfg signature "QEMU" (QEMU docs/specs/fw_cfg.rst), present
+// on every QEMU x86 machine, TCG or KVM.
+//
+// Bochs: no fw_cfg, no hypervisor bit (CPUID.01H:ECX[31]), and at PCI
+// 00:00.0 the host bridge of a chipset Bochs emulates (bochsrc "pci:
+// chipset=" i430fx, i440fx or i440bx; Bochs 2.7 iodev/pci.cc): Intel 82437FX
+// (8086:122D), 82441FX (8086:1237) or 82443BX (8086:7190; 7192 without
+// AGP), read through PCI configuration mechanism #1 (PCI Local Bus 3.0,
+// 3.2.2.3.2). These are the Pentium, Pentium Pro and Pentium II/III
+// chipsets of 1995 to 1999 (Intel's 430FX, 440FX and 440BX PCIset
+// datasheets), for 32-bit processors only: a machine that runs an x86-64
+// UEFI application and reports one is emulated or virtualized, never a real
+// PC. Bochs sets no hypervisor bit and its CPU models carry real
+// processors' brand strings, so the chipset is what gives it away. The
+// hypervisor bit tells Bochs from the hardware virtual machines that
+// present the same chipsets (QEMU's "pc" machine is caught by fw_cfg first;
+// VirtualBox's default machine is a 440FX and VMware's a 440BX, and both
+// set the bit unless configured to hide it).
 func Detect() Kind {
-	amd64.Out16(fwCfgSelector, 0)
-	var sig [4]byte
-	for i := range sig {
-		sig[i] = amd64.In8(fwCfgData)
-	}
-	if sig == [4]byte{'Q', 'E', 'M', 'U'} {
+	switch {
+	case fwCfgSignature() == [4]byte{'Q', 'E', 'M', 'U'}:
 		Machine = QEMU
-	} else {
+	case !amd64.Features.Hypervisor && pre64Chipset(HostBridge()):
+		Machine = Bochs
+	default:
 		Machine = PC
 	}
 	return Machine
+}
+
+func fwCfgSignature() (sig [4]byte) {
+	amd64.Out16(fwCfgSelector, 0)
+	for i := range sig {
+		sig[i] = amd64.In8(fwCfgData)
+	}
+	return sig
+}
+
+// PCI configuration mechanism #1 (PCI Local Bus 3.0, 3.2.2.3.2): the
+// address (enable bit 31, bus, device, function, register) goes to
+// CONFIG_ADDRESS, the dword comes from CONFIG_DATA.
+const (
+	pciConfigAddress = 0xcf8
+	pciConfigData    = 0xcfc
+	pciEnable        = 1 << 31
+)
+
+// HostBridge returns the vendor ID (low 16 bits) and device ID (high 16
+// bits) of PCI device 00:00.0, the host bridge on PCs; 0xffffffff when
+// there is none. CONFIG_ADDRESS is restored afterwards.
+func HostBridge() uint32 {
+	saved := amd64.In32(pciConfigAddress)
+	amd64.Out32(pciConfigAddress, pciEnable) // bus 0, device 0, function 0, register 0
+	id := amd64.In32(pciConfigData)
+	amd64.Out32(pciConfigAddress, saved)
+	return id
+}
+
+// pre64Chipset reports whether id (HostBridge's) is a host bridge of a
+// chipset made for 32-bit processors only that Bochs emulates.
+func pre64Chipset(id uint32) bool {
+	switch id {
+	case 0x122d_8086, // 82437FX, 430FX (Triton): Pentium
+		0x1237_8086,              // 82441FX, 440FX (Natoma): Pentium Pro, Pentium II
+		0x7190_8086, 0x7192_8086: // 82443BX, 440BX: Pentium II, Pentium III
+		return true
+	}
+	return false
+}
+
+// Emulator names the emulator ptilab runs under, whose TSC figures are
+// not the hardware's: "qemu-tcg" (QEMU's TCG, CPUID 40000000H signature
+// "TCGTCGTCGTCG"), "bochs", or "" (a PC, or a hardware virtual machine
+// such as QEMU with KVM). Detect must have run.
+func Emulator() string {
+	switch {
+	case Machine == Bochs:
+		return "bochs"
+	case Machine == QEMU && amd64.Features.HypervisorVendor() == "TCGTCGTCGTCG":
+		return "qemu-tcg"
+	}
+	return ""
 }
 
 // COM1 is the first 16550 UART (I/O port 0x3f8), the serial console.
@@ -76,6 +151,7 @@ const (
 	uartDLL = 0 // divisor latch, low byte (with LCR.DLAB)
 	uartDLM = 1 // divisor latch, high byte (with LCR.DLAB)
 	uartSCR = 7 // scratch register
+	lsrTEMT = 6 // LSR: transmitter empty (holding and shift registers)
 	lcrDLAB = 0x80
 	lcr8N1  = 0x03
 	fcrInit = 0xc7 // enable and clear the FIFOs, 14-byte trigger
@@ -122,11 +198,27 @@ func WriteSerial(p []byte) {
 	}
 }
 
+// drainSpins bounds DrainSerial's wait: far more LSR reads than a full
+// 16-byte FIFO takes to go out at 115200 baud (1.4 ms) on any machine.
+const drainSpins = 1 << 20
+
+// DrainSerial waits until COM1 has sent its last byte (LSR.TEMT, PC16550D
+// data sheet), at most drainSpins reads: a power-off or reset right after
+// the last write would lose what the FIFO still holds (under Bochs, which
+// times its UART, the PTILAB-END line's newline).
+func DrainSerial() {
+	if !serialPresent {
+		return
+	}
+	for i := 0; i < drainSpins && amd64.In8(COM1.Base+uart.LSR)&(1<<lsrTEMT) == 0; i++ {
+	}
+}
+
 // How a run ends on a PC.
 type EndAction uint8
 
 const (
-	EndAuto     EndAction = iota // QEMU: debug exit; PC: return to the firmware
+	EndAuto     EndAction = iota // QEMU: debug exit; Bochs: power off; PC: return to the firmware
 	EndReturn                    // return to the firmware (boot menu or shell)
 	EndPowerOff                  // power off (UEFI ResetSystem, EfiResetShutdown)
 	EndReset                     // cold reset
@@ -135,11 +227,17 @@ const (
 // End ends the run with status (0 = success, at most 111) and does not
 // return. Under QEMU with action EndAuto the debug-exit device ends QEMU
 // with ((status+DebugExitBase)<<1)|1; where that device is missing, with
-// another action, and on a PC, action decides.
+// another action, and on a PC, action decides. Under Bochs, which has no
+// such device, EndAuto powers off (Bochs then exits; the status is in the
+// PTILAB-END line).
 func End(status uint8, action EndAction) {
+	DrainSerial()
 	if Machine == QEMU && (action == EndAuto) {
 		amd64.Out8(debugExitPort, status+DebugExitBase)
 		// No debug-exit device: QEMU is still running. Power off.
+		action = EndPowerOff
+	}
+	if Machine == Bochs && action == EndAuto {
 		action = EndPowerOff
 	}
 	fs := efi.Success
@@ -204,10 +302,15 @@ func nameIs(b []byte, s string) bool {
 	return len(s) <= len(b) && string(b[:len(s)]) == s && (len(s) == len(b) || b[len(s)] == 0)
 }
 
-// Icount reports whether ptilab's QEMU runner started QEMU with -icount,
-// under which the TSC counts instructions (it passes the fw_cfg file
-// contract.FwCfgIcount).
+// Icount reports whether the TSC counts instructions: under QEMU started
+// with -icount by ptilab's runner (which passes the fw_cfg file
+// contract.FwCfgIcount), and always under Bochs, whose TSC is its count of
+// emulated instructions (Bochs 2.7 cpu/proc_ctrl.cc, get_TSC from
+// bx_pc_system.time_ticks(), one tick per instruction).
 func Icount() bool {
+	if Machine == Bochs {
+		return true
+	}
 	var b [8]byte
 	return QEMUFile(contract.FwCfgIcount, b[:]) > 0
 }

@@ -92,10 +92,14 @@ func inImage(va uint64) bool {
 // fatalException dumps the fault. A fault in Go code, once the program is
 // ready, continues as a Go panic in the faulting goroutine (the runtime
 // prints its traceback and exits, like sigpanic on Linux); anywhere else
-// the run ends with the fault status.
+// the run ends with the fault status. A fault in ring 0 inside a function
+// that switches stacks or worlds (spWrite: e.g. pti's enterUser, which
+// loads a task's CR3 and CR4 before it leaves the Go world) is a kernel
+// fault: the runtime could not unwind through that frame, and the machine
+// is not in the Go world's state.
 func fatalException(f *excFrame) {
 	faults++
-	inKernel := kernelDepth > 0 || excDepth > 1
+	inKernel := kernelDepth > 0 || excDepth > 1 || f.CS == kernelCS && spWrite(f.IP)
 	lastFault = Fault{Vector: f.Vector, ErrorCode: f.Error, IP: f.IP, CR2: amd64.CR2(), SP: f.SP, InKernel: inKernel}
 	dumpFault(f, inKernel)
 	if !inKernel && goReady && faults == 1 && f.CS == kernelCS {
@@ -165,7 +169,7 @@ func dumpFault(f *excFrame, inKernel bool) {
 	l.s("  R10 ").hex(f.R10, 16).s("  R11 ").hex(f.R11, 16).s("  R12 ").hex(f.R12, 16).flush()
 	l.s("  R13 ").hex(f.R13, 16).s("  R14 ").hex(f.R14, 16).s("  R15 ").hex(f.R15, 16).flush()
 	if inKernel {
-		kernelBacktrace(f.BP, &l)
+		kernelBacktrace(f, &l)
 	}
 	l.s(contract.RecordTag).s(` {"kind":"fault","vector":`).udec(f.Vector).s(`,"name":"`).s(amd64.VectorName(f.Vector)).
 		s(`","error":`).udec(f.Error).s(`,"rip":"`).hex(f.IP, 0).s(`"`)
@@ -203,20 +207,29 @@ func sysFault(r *PtRegs) int64 {
 	return -linuxabi.EINVAL
 }
 
-// kernelBacktrace prints the return addresses on the kernel stack by
-// following the frame-pointer chain from bp (Go on amd64 keeps frame
+// chainSpan bounds the frame-pointer chain of a fault off the kernel
+// stacks: it is followed up to this far above the faulting RSP.
+const chainSpan = 1 << 20
+
+// kernelBacktrace prints the return addresses on the faulting stack by
+// following the frame-pointer chain from f's RBP (Go on amd64 keeps frame
 // pointers: 0(BP) is the caller's BP, 8(BP) the return address), as ELF
-// addresses for addr2line. It stops at the first frame outside the
-// kernel stacks.
-func kernelBacktrace(bp uint64, l *kline) {
+// addresses for addr2line. On the kernel stacks it stays within them;
+// elsewhere (a fault in a stack-switching routine called from a goroutine)
+// within chainSpan above RSP, each frame above the last.
+func kernelBacktrace(f *excFrame, l *kline) {
+	lo, hi := kstackBase, kstackTop
+	if f.SP < lo || f.SP >= hi {
+		lo, hi = f.SP, f.SP+chainSpan
+	}
 	l.s("  kernel call chain (ELF):")
-	for n := 0; n < 16 && bp >= kstackBase && bp+16 <= kstackTop && bp%8 == 0; n++ {
+	for n, bp := 0, f.BP; n < 16 && bp >= lo && bp+16 <= hi && bp%8 == 0; n++ {
 		ret := load64(bp + 8)
 		if !inImage(ret) {
 			break
 		}
 		l.s(" ").hex(ret-efi.Firmware.ImageBase+ELFLinkBase, 0)
-		bp = load64(bp)
+		lo, bp = bp+16, load64(bp)
 	}
 	l.flush()
 }

@@ -11,7 +11,8 @@ import (
 
 // Info describes the machine and how the kernel set it up.
 type Info struct {
-	Board            string // "qemu" or "pc"
+	Board            string // "qemu", "bochs" or "pc" (board.Detect)
+	Emulator         string // "qemu-tcg", "bochs", or "" on hardware and hardware virtual machines (board.Emulator)
 	FirmwareVendor   string
 	FirmwareRevision uint32
 	ImageBase        uint64 // where the firmware loaded the image
@@ -31,6 +32,7 @@ type Info struct {
 func MachineInfo() Info {
 	return Info{
 		Board:            board.Machine.String(),
+		Emulator:         board.Emulator(),
 		FirmwareVendor:   efi.Vendor(),
 		FirmwareRevision: efi.Firmware.Revision,
 		ImageBase:        efi.Firmware.ImageBase,

@@ -40,6 +40,9 @@ func Start(c Config, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 
 	d := data()
 	d.KernelRoot = sp.KernelRoot
+	if bugPCIDBeforePCIDE && c.Mode.PCID() {
+		d.KernelRoot = KernelCR3(sp, false) // the test-only bug: see bug_pcide.go
+	}
 	d.KernelCR3 = KernelCR3(sp, true)
 	d.UserCR3 = UserCR3(sp, true)
 	// CR4.TSD off: ring 3 reads the TSC. SMAP off: the tasks kernel

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -432,58 +433,54 @@ var pathLength = map[string]int64{
 	"messaging32 on/threads":    748,
 }
 
-// TestPathLengths runs the null system call under -icount shift=0.
+// pathLengthSizes are the sizes of the path-length plans, the same under
+// QEMU and Bochs so that their figures compare.
+const pathLengthSizes = "n = 100\npingpong_n = 20\nmessaging_groups = 1\nmessaging_loops = 2\nr = 3\nwarmup = 1\n"
+
+// pathLengthPingPongN is pathLengthSizes's pingpong_n.
+const pathLengthPingPongN = 20
+
+// TestPathLengths boots small plans under QEMU -icount shift=0 and under
+// Bochs (bochsModels), where the TSC counts instructions, holds each
+// emulator's instructions per call as upper bounds (pathLength,
+// bochsPathLength), and checks that the two emulators agree where they
+// must (see bochsVsQEMU). The Bochs boots also check the PCID matrix
+// (bochsMatrix).
 func TestPathLengths(t *testing.T) {
+	t.Parallel()
+	var q map[string]float64
+	b := make([]map[string]float64, len(bochsModels))
+	t.Run("boot", func(t *testing.T) {
+		t.Run("qemu-icount", func(t *testing.T) { q = qemuPathLengths(t) })
+		for i, model := range bochsModels {
+			t.Run("bochs-"+model, func(t *testing.T) { b[i] = bochsMatrix(t, model) })
+		}
+	})
+	require.NotNil(t, q, "the QEMU boot failed")
+	for i, model := range bochsModels {
+		require.NotNil(t, b[i], "the Bochs boot on %s failed", model)
+		if i > 0 {
+			assert.Equal(t, b[0], b[i], "the path lengths of %s and %s", bochsModels[0], model)
+		}
+	}
+	bochsVsQEMU(t, q, b[0])
+}
+
+// qemuPathLengths runs the benchmarks under -icount shift=0, holds their
+// instructions per call as bounds (pathLength) and returns them.
+func qemuPathLengths(t *testing.T) map[string]float64 {
 	res := boot(t, qemu.Options{
 		Icount: true,
-		Plan:   []byte("benchmarks = null,lseek,pingpong,messaging,null32,lseek32,pingpong32,messaging32\nn = 100\npingpong_n = 20\nmessaging_groups = 1\nmessaging_loops = 2\nr = 3\nwarmup = 1\nglobal = off\n"),
+		Plan:   []byte("benchmarks = null,lseek,pingpong,messaging,null32,lseek32,pingpong32,messaging32\n" + pathLengthSizes + "global = off\n"),
+		// -icount slows QEMU: this boot took 40 to 75 s alone, 80 to 147 s
+		// in the suite beside the Bochs boots; 4 times the longest.
+		Timeout: 10 * time.Minute,
 	})
 	requireOK(t, res)
-	got := map[string]int64{}
-	stamps := map[string]map[string]float64{}
-	for _, f := range recordsOf[contract.PingPong](t, res) {
-		k := fmt.Sprintf("pingpong %v/%v", f.Mode, f.Tasks)
-		if f.Width == 32 {
-			k = fmt.Sprintf("pingpong32 %v/%v/%v", f.Mode, f.Entry, f.Tasks)
-		}
-		assert.Equal(t, f.Mean, f.Min, "%s: deterministic under icount", k)
-		got[k] = int64(f.Mean)
-	}
-	for _, f := range recordsOf[contract.Messaging](t, res) {
-		k := fmt.Sprintf("messaging %v/%v", f.Mode, f.Tasks)
-		if f.Width == 32 {
-			k = fmt.Sprintf("messaging32 %v/%v", f.Mode, f.Tasks)
-		}
-		assert.Equal(t, f.Mean, f.Min, "%s: deterministic under icount", k)
-		got[k] = int64(f.PerMessage)
-	}
-	for _, f := range recordsOf[contract.Syscall](t, res) {
-		if f.Global {
-			continue
-		}
-		k := fmt.Sprintf("%v %v/%v", f.Bench, f.Mode, f.Flavour)
-		if f.Width == 32 {
-			k = fmt.Sprintf("%v %v", f.Bench, key32(f.Subject))
-		}
-		if f.Stamps {
-			// Under icount the phases add up to less than the call, and
-			// isolation adds to both CR3 phases.
-			sum := 0.0
-			for _, v := range f.Phases {
-				sum += v
-			}
-			assert.Less(t, sum, f.PhaseCall, k)
-			stamps[f.Mode+"/"+f.Copy] = f.Phases
-			continue
-		}
-		assert.Equal(t, f.Mean, f.Min, "%s: deterministic under icount", k)
-		assert.Equal(t, "instructions", f.Unit, "%s: labelled as instruction counts", k)
-		assert.True(t, f.Icount)
-		got[k] = int64(f.Mean)
-	}
+	got, stamps := pathLengths(t, res)
 	for k, bound := range pathLength {
 		require.Contains(t, got, k)
-		assert.LessOrEqual(t, got[k], bound, "%s: instructions per null call", k)
+		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per null call", k)
 		assert.Positive(t, got[k], k)
 	}
 	assert.Greater(t, got["null on/minimal"], got["null off/minimal"], "isolation costs instructions")
@@ -496,6 +493,65 @@ func TestPathLengths(t *testing.T) {
 			assert.Greater(t, got[k], got[strings.Replace(k, " on/", " off/", 1)], k)
 		}
 	}
+	checkStamps(t, stamps)
+	t.Logf("instructions per system call under icount: %v", got)
+	return got
+}
+
+// pathLengths collects the instructions per call (per round trip, per
+// message) of a run where the TSC counts instructions, keyed as
+// pathLength, from the rows with global pages off; and the phases of the
+// instrumented 32-bit trampoline by mode/copy. Every figure must be
+// deterministic (min = mean) and labelled as instructions.
+func pathLengths(t *testing.T, res serialLog) (got map[string]float64, stamps map[string]map[string]float64) {
+	got = map[string]float64{}
+	stamps = map[string]map[string]float64{}
+	for _, f := range recordsOf[contract.PingPong](t, res) {
+		k := fmt.Sprintf("pingpong %v/%v", f.Mode, f.Tasks)
+		if f.Width == 32 {
+			k = fmt.Sprintf("pingpong32 %v/%v/%v", f.Mode, f.Entry, f.Tasks)
+		}
+		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", k)
+		got[k] = f.Mean
+	}
+	for _, f := range recordsOf[contract.Messaging](t, res) {
+		k := fmt.Sprintf("messaging %v/%v", f.Mode, f.Tasks)
+		if f.Width == 32 {
+			k = fmt.Sprintf("messaging32 %v/%v", f.Mode, f.Tasks)
+		}
+		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", k)
+		got[k] = f.PerMessage
+	}
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		if f.Global {
+			continue
+		}
+		k := fmt.Sprintf("%v %v/%v", f.Bench, f.Mode, f.Flavour)
+		if f.Width == 32 {
+			k = fmt.Sprintf("%v %v", f.Bench, key32(f.Subject))
+		}
+		if f.Stamps {
+			// The phases add up to less than the call (the rest: SYSENTER,
+			// SYSEXIT, the saves and restores).
+			sum := 0.0
+			for _, v := range f.Phases {
+				sum += v
+			}
+			assert.Less(t, sum, f.PhaseCall, k)
+			stamps[f.Mode+"/"+f.Copy] = f.Phases
+			continue
+		}
+		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", k)
+		assert.Equal(t, "instructions", f.Unit, "%s: labelled as instruction counts", k)
+		assert.True(t, f.Icount)
+		got[k] = f.Mean
+	}
+	return got, stamps
+}
+
+// checkStamps checks the phases of the instrumented 32-bit trampoline:
+// isolation adds to both CR3 phases, not to the copy.
+func checkStamps(t *testing.T, stamps map[string]map[string]float64) {
 	for _, c := range []string{"movsl", "movsb", "trim8"} {
 		on, off := stamps["on/"+c], stamps["off/"+c]
 		require.NotNil(t, on, c)
@@ -504,7 +560,6 @@ func TestPathLengths(t *testing.T) {
 		assert.Greater(t, on["cr3_out"], off["cr3_out"], c)
 		assert.Equal(t, on["copy_in"], off["copy_in"], c)
 	}
-	t.Logf("instructions per system call under icount: %v", got)
 }
 
 // TestDeadlock provokes a deadlock (two tasks each reading what only the

@@ -30,6 +30,13 @@ func requireOK(t *testing.T, res *qemu.Result) {
 	t.Helper()
 	require.True(t, res.DebugExit, "QEMU status %d: not through the debug-exit device", res.QEMUStatus)
 	assert.Equal(t, 0, res.ImageStatus)
+	requireEndOK(t, res)
+}
+
+// requireEndOK checks the image's own verdict: no fault dump, and
+// PTILAB-END status "ok" with exit 0 and every check passed.
+func requireEndOK(t *testing.T, res serialLog) {
+	t.Helper()
 	if line, ok := res.Fault(); ok {
 		assert.Fail(t, "unexpected fault dump", line)
 	}
@@ -173,51 +180,61 @@ func TestFault(t *testing.T) {
 			res := boot(t, qemu.Options{Plan: []byte("fault = " + tt.plan + "\n")})
 			require.True(t, res.DebugExit, "QEMU status %d: not through the debug-exit device", res.QEMUStatus)
 			assert.Equal(t, 3, res.ImageStatus)
-			lines := res.Lines()
-
-			// The dump: the PTILAB-FAULT line and seven register lines.
-			first, ok := res.Fault()
-			require.True(t, ok, "no PTILAB-FAULT line")
-			assert.Equal(t, tt.first, first)
-			at := lineIndex(t, lines, "PTILAB-FAULT")
-			require.Greater(t, len(lines), at+7, "register dump cut short")
-			regs := lines[at+1 : at+8]
-			assert.Regexp(t, `^\s+RIP 0x[0-9a-f]{16}\b.*\sCS 0x10\s`, regs[0])
-			assert.Regexp(t, `^\s+RSP 0x[0-9a-f]{16}\s+SS 0x[0-9a-f]+\s+CR2 0x[0-9a-f]{16}\s+CR3 0x[0-9a-f]+$`, regs[1])
-			dump := strings.Join(regs, "\n")
-			for _, r := range dumpRegisters {
-				assert.Regexp(t, `\b`+r+`\s+0x[0-9a-f]{16}\b`, dump)
-			}
-			for _, s := range tt.dump {
-				assert.Contains(t, dump, s)
-			}
-
-			fs := recordsOf[contract.Fault](t, res)
-			require.Len(t, fs, 1)
-			f := fs[0]
-			assert.EqualValues(t, tt.vector, f.Vector)
-			assert.Equal(t, "Go code", f.In)
-			assert.NotEmpty(t, f.ELFRIP, "the faulting RIP is in the image")
-			assert.Empty(t, recordsOf[contract.Check](t, res), "the run went on after the fault")
-
-			// The Go traceback through the faulting function.
-			p := lineIndex(t, lines, "panic: ptilab: CPU exception")
-			assert.True(t, strings.HasPrefix(lines[p], tt.panic), lines[p])
-			assert.Greater(t, p, at, "panic before the dump")
-			g := lineIndex(t, lines, "goroutine 1 [running]")
-			load := lineIndex(t, lines, "github.com/ptilab/ptilab/amd64.Load(")
-			caller := lineIndex(t, lines, "main.deliberateFault(")
-			assert.Less(t, p, g)
-			assert.Less(t, g, load)
-			assert.Less(t, load, caller)
-
-			e := ended(t, res)
-			assert.Equal(t, "fault", e.Status)
-			assert.Equal(t, contract.StatusFault, e.Exit)
-			assert.Less(t, e.UptimeMs, int64(10000), "dump and exit within 10 s of boot")
-			assert.Greater(t, lineIndex(t, lines, "PTILAB-END"), caller, "PTILAB-END before the traceback")
+			checkGoFault(t, res, tt.vector, tt.first, tt.panic, tt.dump)
 		})
 	}
+}
+
+// checkGoFault checks the output of a deliberate CPU exception in Go code
+// (plan key fault): the PTILAB-FAULT line first and the register dump
+// (holding the strings dump), the fault record with vector, the Go
+// traceback from a panic line starting with panicLine through amd64.Load
+// and its caller, and PTILAB-END with the fault status.
+func checkGoFault(t *testing.T, res serialLog, vector int64, first, panicLine string, dump []string) {
+	t.Helper()
+	lines := res.Lines()
+
+	// The dump: the PTILAB-FAULT line and seven register lines.
+	got, ok := res.Fault()
+	require.True(t, ok, "no PTILAB-FAULT line")
+	assert.Equal(t, first, got)
+	at := lineIndex(t, lines, "PTILAB-FAULT")
+	require.Greater(t, len(lines), at+7, "register dump cut short")
+	regs := lines[at+1 : at+8]
+	assert.Regexp(t, `^\s+RIP 0x[0-9a-f]{16}\b.*\sCS 0x10\s`, regs[0])
+	assert.Regexp(t, `^\s+RSP 0x[0-9a-f]{16}\s+SS 0x[0-9a-f]+\s+CR2 0x[0-9a-f]{16}\s+CR3 0x[0-9a-f]+$`, regs[1])
+	regText := strings.Join(regs, "\n")
+	for _, r := range dumpRegisters {
+		assert.Regexp(t, `\b`+r+`\s+0x[0-9a-f]{16}\b`, regText)
+	}
+	for _, s := range dump {
+		assert.Contains(t, regText, s)
+	}
+
+	fs := recordsOf[contract.Fault](t, res)
+	require.Len(t, fs, 1)
+	f := fs[0]
+	assert.EqualValues(t, vector, f.Vector)
+	assert.Equal(t, "Go code", f.In)
+	assert.NotEmpty(t, f.ELFRIP, "the faulting RIP is in the image")
+	assert.Empty(t, recordsOf[contract.Check](t, res), "the run went on after the fault")
+
+	// The Go traceback through the faulting function.
+	p := lineIndex(t, lines, "panic: ptilab: CPU exception")
+	assert.True(t, strings.HasPrefix(lines[p], panicLine), lines[p])
+	assert.Greater(t, p, at, "panic before the dump")
+	g := lineIndex(t, lines, "goroutine 1 [running]")
+	load := lineIndex(t, lines, "github.com/ptilab/ptilab/amd64.Load(")
+	caller := lineIndex(t, lines, "main.deliberateFault(")
+	assert.Less(t, p, g)
+	assert.Less(t, g, load)
+	assert.Less(t, load, caller)
+
+	e := ended(t, res)
+	assert.Equal(t, "fault", e.Status)
+	assert.Equal(t, contract.StatusFault, e.Exit)
+	assert.Less(t, e.UptimeMs, int64(10000), "dump and exit within 10 s of boot")
+	assert.Greater(t, lineIndex(t, lines, "PTILAB-END"), caller, "PTILAB-END before the traceback")
 }
 
 // TestBadPlan boots with a plan whose bad lines are reported, by line

@@ -1,9 +1,10 @@
-// Package test holds the QEMU boot tests of ptilab: each test boots the
-// real ptilab.efi under QEMU and OVMF and checks what it prints on the
-// serial console.
+// Package test holds the boot tests of ptilab: each test boots the real
+// ptilab.efi under QEMU and OVMF, or under Bochs and OVMF, and checks what
+// it prints on the serial console.
 //
-// The tests need qemu-system-x86_64 and OVMF. Without them they fail, not
-// skip: CI installs both and the tests must run there.
+// The tests need qemu-system-x86_64, Bochs (with its SDL2 display and the
+// VGA BIOS) and OVMF. Without them they fail, not skip: CI installs them
+// and the tests must run there.
 package test
 
 import (
@@ -14,30 +15,41 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/internal/bochs"
 	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/internal/image"
 	"github.com/ptilab/ptilab/internal/qemu"
 )
 
 const (
-	// bootTimeout bounds every QEMU run, firmware start-up included. A boot
-	// takes about 5 s here; CI machines may be much slower.
-	bootTimeout = 120 * time.Second
-	// buildTimeout bounds building the image in TestMain.
+	// bootTimeout bounds a QEMU run, firmware start-up included, unless
+	// the test gives its own. The longest boots with it, the default plan's
+	// (TestPTIMatrix, TestReturnToFirmware, TestDefaultBoot, TestModels),
+	// took 33 to 79 s in a whole suite run here, two boots at a time on two
+	// cores with other emulators on the machine: 8 minutes is 6 times the
+	// longest, room for a second suite beside this one.
+	bootTimeout = 8 * time.Minute
+	// buildTimeout bounds building an image.
 	buildTimeout = 5 * time.Minute
 )
 
 var (
 	// efiPath is the image built once by TestMain.
 	efiPath string
+	// buildDir holds the images; test images (taggedImage) go there too.
+	buildDir string
 	// setupErr, when set, is why the image cannot be booted (QEMU or OVMF
 	// missing, or the build failed); every boot test fails with it.
 	setupErr error
+	// bochsErr, when set, is why Bochs cannot run (it or a file it needs
+	// is missing); every Bochs test fails with it.
+	bochsErr error
 )
 
 func TestMain(m *testing.M) {
@@ -53,8 +65,59 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	buildDir = dir
 	setupErr = setup(dir)
+	if _, err := bochs.Find(); err != nil {
+		bochsErr = err
+	}
 	return m.Run()
+}
+
+// images are the test images built so far by taggedImage, by tags.
+var images struct {
+	sync.Mutex
+	built map[string]*taggedBuild
+}
+
+type taggedBuild struct {
+	once     sync.Once
+	elf, efi string
+	err      error
+}
+
+// taggedImage builds, once per set of tags, an image with build tags
+// (test-only variants such as ptilab_bug_pcide) and returns its ELF and
+// EFI paths.
+func taggedImage(t *testing.T, tags ...string) (elf, efi string) {
+	t.Helper()
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
+	key := strings.Join(tags, ",")
+	images.Lock()
+	if images.built == nil {
+		images.built = map[string]*taggedBuild{}
+	}
+	b := images.built[key]
+	if b == nil {
+		b = &taggedBuild{}
+		images.built[key] = b
+	}
+	images.Unlock()
+	b.once.Do(func() {
+		root, err := filepath.Abs("..")
+		if err != nil {
+			b.err = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+		defer cancel()
+		name := "ptilab-" + strings.ReplaceAll(key, ",", "-")
+		b.elf, b.efi = filepath.Join(buildDir, name+".elf"), filepath.Join(buildDir, name+".efi")
+		b.err = image.Build(ctx, root, b.elf, b.efi, tags...)
+	})
+	require.NoError(t, b.err, "building the image with tags %s", key)
+	return b.elf, b.efi
 }
 
 // setup checks that QEMU and OVMF are installed, then builds the image into
@@ -118,7 +181,7 @@ func boot(t *testing.T, opts qemu.Options) *qemu.Result {
 
 // recordsOf returns the records of T's kind, decoded into T (package
 // contract), in output order.
-func recordsOf[T contract.Record](t *testing.T, res *qemu.Result) []T {
+func recordsOf[T contract.Record](t *testing.T, res serialLog) []T {
 	t.Helper()
 	recs, err := res.Decoded()
 	require.NoError(t, err)
@@ -132,15 +195,69 @@ func recordsOf[T contract.Record](t *testing.T, res *qemu.Result) []T {
 }
 
 // ended returns the PTILAB-END line, decoded.
-func ended(t *testing.T, res *qemu.Result) contract.End {
+func ended(t *testing.T, res serialLog) contract.End {
 	t.Helper()
 	e, ok := res.Ended()
 	require.True(t, ok, "no PTILAB-END line: the run was cut short")
 	return e
 }
 
+// serialLog is a run's serial output and its parsing: *qemu.Result or
+// *bochs.Result.
+type serialLog interface {
+	Lines() []string
+	Records() ([]qemu.Record, error)
+	End() (*qemu.Record, bool)
+	Fault() (string, bool)
+	Decoded() ([]contract.Record, error)
+	Ended() (contract.End, bool)
+}
+
+// bootBochs runs the test in parallel with the others and boots the image
+// under Bochs with opts: see runBochs.
+func bootBochs(t *testing.T, opts bochs.Options) *bochs.Result {
+	t.Helper()
+	t.Parallel()
+	return runBochs(t, "", opts)
+}
+
+// runBochs boots image (efiPath when empty) under Bochs with opts (Image
+// set; Timeout must be given: 4 times the boot's usual duration in the
+// suite or more). It fails the test when Bochs is missing, the image
+// cannot be booted or the run timed out, and logs the serial output,
+// Bochs's output and its log if the test fails.
+func runBochs(t *testing.T, image string, opts bochs.Options) *bochs.Result {
+	t.Helper()
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
+	if bochsErr != nil {
+		t.Fatal(bochsErr)
+	}
+	opts.Image = cmp.Or(image, efiPath)
+	require.Positive(t, opts.Timeout, "a Bochs boot needs its own timeout")
+	res, err := bochs.Run(t.Context(), opts)
+	require.NoError(t, err)
+	endLine := "no PTILAB-END"
+	if e, ok := res.End(); ok {
+		endLine = "PTILAB-END " + string(e.Raw)
+	}
+	t.Logf("booted under Bochs (cpu %s, -m %s): Bochs status %d after %v (timeout %v); %s",
+		cmp.Or(opts.CPU, bochs.DefaultCPU), cmp.Or(opts.Memory, bochs.DefaultMemory), res.BochsStatus,
+		res.Duration.Round(time.Millisecond), opts.Timeout, endLine)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("Bochs status %d (timed out %v, stopped %v) after %v; serial output:\n%s",
+				res.BochsStatus, res.TimedOut, res.Stopped, res.Duration.Round(time.Millisecond), strings.Join(res.Lines(), "\n"))
+			t.Logf("Bochs output:\n%s\nBochs log:\n%s", res.Output, res.Log)
+		}
+	})
+	require.False(t, res.TimedOut, "Bochs killed after %v", opts.Timeout)
+	return res
+}
+
 // records returns the fields of the "PTILAB {json}" records of kind.
-func records(t *testing.T, res *qemu.Result, kind string) []map[string]any {
+func records(t *testing.T, res serialLog, kind string) []map[string]any {
 	t.Helper()
 	recs, err := res.Records()
 	require.NoError(t, err)
@@ -154,7 +271,7 @@ func records(t *testing.T, res *qemu.Result, kind string) []map[string]any {
 }
 
 // record returns the fields of the only record of kind.
-func record(t *testing.T, res *qemu.Result, kind string) map[string]any {
+func record(t *testing.T, res serialLog, kind string) map[string]any {
 	t.Helper()
 	recs := records(t, res, kind)
 	require.Len(t, recs, 1, "records of kind %q", kind)

@@ -101,6 +101,11 @@ func machine(r *bench.Reporter) {
 	f := &amd64.Features
 	info := goos.MachineInfo()
 	ucode, ucodeOK := amd64.Microcode()
+	if info.Emulator == "bochs" && ucode == 0 {
+		// Bochs's models lack IA32_BIOS_SIGN_ID: it faults (ptilab bochs
+		// runs with ignore_bad_msrs=0), or reads 0 with ignore_bad_msrs=1.
+		ucodeOK = false
+	}
 	ucodeText := "unreadable"
 	if ucodeOK {
 		ucodeText = fmt.Sprintf("%#x", ucode)
@@ -109,6 +114,9 @@ func machine(r *bench.Reporter) {
 	where := info.Board
 	if hv != "" {
 		where += ", hypervisor " + hypervisorName(hv)
+	}
+	if info.Board == "bochs" {
+		where += " (emulated: the TSC counts instructions)"
 	}
 	reloc := "at its link address"
 	if info.ImageBase != goos.ELFLinkBase {
@@ -139,6 +147,7 @@ func machine(r *bench.Reporter) {
 	if ucodeOK {
 		rec.Microcode = &ucode
 	}
+	rec.Emulator = info.Emulator
 	r.Record(rec)
 }
 

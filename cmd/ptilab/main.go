@@ -6,7 +6,9 @@
 // qemu" exits with the image's status (0 only with a PTILAB-END line),
 // 124 on timeout, 125 when QEMU ended without the image's status (a QEMU
 // failure: its first error line is printed), 126 when the image said 0 but
-// printed no PTILAB-END line.
+// printed no PTILAB-END line. "ptilab bochs" exits with the status of the
+// image's PTILAB-END line, 124 on timeout, 125 when Bochs ended without
+// one (Bochs's message is printed).
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptilab/ptilab/internal/bochs"
 	"github.com/ptilab/ptilab/internal/efiimage"
 	"github.com/ptilab/ptilab/internal/image"
 	"github.com/ptilab/ptilab/internal/qemu"
@@ -39,6 +42,11 @@ commands:
                           output to stdout and exit with the image's status
                           (124 on timeout, 125 if QEMU ended without one,
                           126 for 0 without a PTILAB-END line)
+  bochs [flags] IMAGE.efi boot IMAGE.efi under Bochs with the 2 MiB OVMF
+                          (the PCID rows run there; the TSC counts
+                          instructions), copy its serial output to stdout
+                          and exit with the status of its PTILAB-END line
+                          (124 on timeout, 125 if Bochs ended without one)
   log  FILE               print the PTILAB records of a saved serial log as
                           JSON lines, the PTILAB-END line last as a record of
                           kind "end"; exit 1 unless it ends with PTILAB-END
@@ -75,6 +83,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdEFI(args[1:], stderr)
 	case "qemu":
 		return cmdQEMU(ctx, args[1:], stdout, stderr)
+	case "bochs":
+		return cmdBochs(ctx, args[1:], stdout, stderr)
 	case "log":
 		return cmdLog(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
@@ -146,6 +156,24 @@ func cmdEFI(args []string, stderr io.Writer) int {
 	return exitOK
 }
 
+// parseBoot parses the flags and the IMAGE argument of a boot command
+// and reads the plan file its -plan flag names (plan, read after the
+// parse). code is -1 to continue, else the exit code.
+func parseBoot(fs *flag.FlagSet, args []string, plan *string) (image string, planData []byte, code int) {
+	if code := parse(fs, args, 1); code >= 0 {
+		return "", nil, code
+	}
+	if *plan != "" {
+		b, err := os.ReadFile(*plan)
+		if err != nil {
+			fmt.Fprintf(fs.Output(), "ptilab: %v\n", err)
+			return "", nil, exitFail
+		}
+		planData = b
+	}
+	return fs.Arg(0), planData, -1
+}
+
 func cmdQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("qemu", "[flags] IMAGE.efi", stderr)
 	opts := qemu.Options{Echo: qemu.PlainWriter(stdout)}
@@ -156,17 +184,9 @@ func cmdQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	plan := fs.String("plan", "", "boot plan `file`, copied to ptilab.plan on the boot volume")
 	fs.DurationVar(&opts.Timeout, "timeout", 120*time.Second, "kill QEMU after this `duration`")
 	fs.StringVar(&opts.LogPath, "log", "", "also write the raw serial output to `file`")
-	if code := parse(fs, args, 1); code >= 0 {
+	var code int
+	if opts.Image, opts.Plan, code = parseBoot(fs, args, plan); code >= 0 {
 		return code
-	}
-	opts.Image = fs.Arg(0)
-	if *plan != "" {
-		b, err := os.ReadFile(*plan)
-		if err != nil {
-			fmt.Fprintf(stderr, "ptilab: %v\n", err)
-			return exitFail
-		}
-		opts.Plan = b
 	}
 	res, err := qemu.Run(ctx, opts)
 	if err != nil {
@@ -175,6 +195,44 @@ func cmdQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "ptilab: %s\n", summary(res))
 	return qemu.ExitCode(res)
+}
+
+func cmdBochs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("bochs", "[flags] IMAGE.efi", stderr)
+	opts := bochs.Options{Echo: qemu.PlainWriter(stdout)}
+	fs.StringVar(&opts.Memory, "m", bochs.DefaultMemory, "guest RAM `size` (QEMU -m syntax)")
+	fs.StringVar(&opts.CPU, "cpu", bochs.DefaultCPU, "Bochs CPU `model` (e.g. corei7_haswell_4770, broadwell_ult with SMAP, corei7_skylake_x)")
+	fs.BoolVar(&opts.IgnoreBadMSRs, "ignore-bad-msrs", false, "let MSRs the model lacks read 0 (Bochs ignore_bad_msrs=1) instead of raising #GP")
+	plan := fs.String("plan", "", "boot plan `file`, copied to ptilab.plan on the boot disk (with end = poweroff added when it has no end line)")
+	fs.DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "kill Bochs after this `duration` (the default plan takes about 2 minutes)")
+	fs.StringVar(&opts.LogPath, "log", "", "also write the raw serial output to `file`")
+	var code int
+	if opts.Image, opts.Plan, code = parseBoot(fs, args, plan); code >= 0 {
+		return code
+	}
+	res, err := bochs.Run(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "ptilab: %v\n", err)
+		return exitFail
+	}
+	d := res.Duration.Round(100 * time.Millisecond)
+	var how string
+	switch status, ok := res.ImageStatus(); {
+	case ok && res.Stopped:
+		how = fmt.Sprintf("image ended with status %d but did not power off (its plan's end); Bochs killed after %v", status, d)
+	case ok:
+		how = fmt.Sprintf("image ended with status %d after %v", status, d)
+	case res.TimedOut:
+		how = fmt.Sprintf("timed out after %v, Bochs killed", d)
+	default:
+		how = fmt.Sprintf("Bochs exited with status %d after %v without the image's status", res.BochsStatus, d)
+		if m := res.Message(); m != "" {
+			how += ": " + m
+		}
+	}
+	msg, _ := outcome(&qemu.Result{Serial: res.Serial})
+	fmt.Fprintf(stderr, "ptilab: %s; %s\n", how, msg)
+	return bochs.ExitCode(res)
 }
 
 func cmdLog(args []string, stdout, stderr io.Writer) int {

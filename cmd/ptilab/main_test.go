@@ -37,7 +37,7 @@ func TestUsage(t *testing.T) {
 	assert.Contains(t, stderr, `unknown command "boot"`)
 	assert.Contains(t, stderr, "usage: ptilab <command>")
 
-	for _, sub := range []string{"efi", "qemu", "log"} {
+	for _, sub := range []string{"efi", "qemu", "bochs", "log"} {
 		code, _, stderr = ptilab(t, sub, "-h")
 		assert.Equal(t, exitOK, code, sub)
 		assert.Contains(t, stderr, "usage: ptilab "+sub, sub)
@@ -54,6 +54,8 @@ func TestUsageErrors(t *testing.T) {
 		{"efi", "-elf", "a", "-o", "b", "extra"},
 		{"qemu"},
 		{"qemu", "a.efi", "b.efi"},
+		{"bochs"},
+		{"bochs", "a.efi", "b.efi"},
 		{"log"},
 	} {
 		code, _, stderr := ptilab(t, args...)
@@ -77,6 +79,21 @@ func TestQEMUError(t *testing.T) {
 	code, _, stderr = ptilab(t, "qemu", "-plan", filepath.Join(t.TempDir(), "none.plan"), "x.efi")
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "none.plan")
+}
+
+func TestBochsError(t *testing.T) {
+	code, _, stderr := ptilab(t, "bochs", "-plan", filepath.Join(t.TempDir(), "none.plan"), "x.efi")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "none.plan")
+
+	code, _, stderr = ptilab(t, "bochs", "-m", "lots", "x.efi")
+	assert.Equal(t, exitFail, code)
+	assert.Equal(t, "ptilab: bochs: memory size \"lots\": want a number of MiB or one with a K, M, G or T suffix\n", stderr)
+
+	t.Setenv("BOCHS", "ptilab-no-such-bochs")
+	code, _, stderr = ptilab(t, "bochs", "x.efi")
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "apt-get install bochs bochs-sdl bochsbios vgabios ovmf")
 }
 
 // writeLog writes a serial log and returns its path.

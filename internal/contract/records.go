@@ -278,13 +278,16 @@ type Machine struct {
 	FirmwareRevision uint32  `json:"firmware_revision"`
 	Board            string  `json:"board"`
 	Hypervisor       string  `json:"hypervisor"`
-	ImageBase        uint64  `json:"image_base"`
-	ImageBytes       uint64  `json:"image_bytes"`
-	Relocated        bool    `json:"relocated"`
-	Serial           bool    `json:"serial"`
-	Screens          int     `json:"screens"`
-	Random           string  `json:"random"`
-	RTC              bool    `json:"rtc"`
+	// Emulator names the emulator the run is on ("qemu-tcg", "bochs");
+	// absent on hardware and hardware virtual machines.
+	Emulator   string `json:"emulator,omitempty"`
+	ImageBase  uint64 `json:"image_base"`
+	ImageBytes uint64 `json:"image_bytes"`
+	Relocated  bool   `json:"relocated"`
+	Serial     bool   `json:"serial"`
+	Screens    int    `json:"screens"`
+	Random     string `json:"random"`
+	RTC        bool   `json:"rtc"`
 }
 
 // Timing is how the benchmarks time: whether LFENCE serializes RDTSC,
@@ -296,6 +299,7 @@ type Timing struct {
 	TSCInvariant bool   `json:"tsc_invariant"`
 	RDTSCP       bool   `json:"rdtscp"`
 	Emulated     bool   `json:"emulated"`
+	Emulator     string `json:"emulator,omitempty"`
 	Icount       bool   `json:"icount"`
 }
 

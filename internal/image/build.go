@@ -35,8 +35,9 @@ func LDFlags() string {
 
 // Build compiles the kernel program of the module at root into elfPath and
 // converts it into the UEFI application efiPath. The go command is $GO or
-// "go" from PATH.
-func Build(ctx context.Context, root, elfPath, efiPath string) error {
+// "go" from PATH. tags are build tags (go build -tags): the product has
+// none; test images add ones such as ptilab_bug_pcide (package pti).
+func Build(ctx context.Context, root, elfPath, efiPath string, tags ...string) error {
 	goCmd := os.Getenv("GO")
 	if goCmd == "" {
 		goCmd = "go"
@@ -44,8 +45,11 @@ func Build(ctx context.Context, root, elfPath, efiPath string) error {
 	if err := os.MkdirAll(filepath.Dir(elfPath), 0o755); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-buildmode=pie", "-trimpath",
-		"-ldflags", LDFlags(), "-o", elfPath, Package)
+	args := []string{"build", "-buildmode=pie", "-trimpath", "-ldflags", LDFlags()}
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+	}
+	cmd := exec.CommandContext(ctx, goCmd, append(args, "-o", elfPath, Package)...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	if out, err := cmd.CombinedOutput(); err != nil {

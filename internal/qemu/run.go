@@ -3,15 +3,12 @@ package qemu
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ptilab/ptilab/internal/contract"
@@ -131,47 +128,32 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 
-	serial := &serialSink{echo: opts.Echo}
-	if opts.LogPath != "" {
-		log, err := os.Create(opts.LogPath)
-		if err != nil {
-			return nil, fmt.Errorf("qemu: serial log: %w", err)
-		}
-		defer log.Close()
-		serial.log = log
+	log, closeLog, err := SerialLog(opts.LogPath)
+	if err != nil {
+		return nil, fmt.Errorf("qemu: %w", err)
 	}
+	defer closeLog()
 
 	runCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	stopCtx, stop := context.WithCancel(runCtx)
 	defer stop()
-	serial.stopAt, serial.stop = opts.StopAt, stop
+	serial := NewSerialSink(opts.Echo, log, opts.StopAt, stop)
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(stopCtx, paths.QEMU, Args(opts, paths)...)
+	cmd := Command(stopCtx, paths.QEMU, Args(opts, paths)...)
 	cmd.Stdout = serial
 	cmd.Stderr = &stderr
-	// Own process group, so that a kill reaches any helper QEMU spawned and
-	// a terminal's Ctrl-C reaches only us (we then cancel ctx).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = waitDelay
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("qemu: starting %s: %w", paths.QEMU, err)
 	}
-	waitErr := cmd.Wait()
-	elapsed := time.Since(start)
-	killed := !cmd.ProcessState.Exited()
-
-	if exitErr := (*exec.ExitError)(nil); waitErr != nil && !errors.As(waitErr, &exitErr) {
-		return nil, fmt.Errorf("qemu: waiting for QEMU: %w", waitErr)
+	elapsed, killed, err := Wait(ctx, cmd, start, "qemu")
+	if err != nil {
+		return nil, err
 	}
-	if killed && ctx.Err() != nil {
-		return nil, fmt.Errorf("qemu: run cancelled after %v: %w", elapsed.Round(time.Millisecond), ctx.Err())
-	}
-	if serial.logErr != nil {
-		return nil, fmt.Errorf("qemu: writing serial log: %w", serial.logErr)
+	if serial.LogErr() != nil {
+		return nil, fmt.Errorf("qemu: writing serial log: %w", serial.LogErr())
 	}
 	status := cmd.ProcessState.ExitCode()
 	imageStatus, debugExit := decodeStatus(status)
@@ -180,35 +162,18 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		ImageStatus: imageStatus,
 		DebugExit:   debugExit,
 		TimedOut:    killed && runCtx.Err() != nil,
-		Stopped:     serial.stopped,
+		Stopped:     serial.Matched(),
 		Duration:    elapsed,
-		Serial:      serial.buf.Bytes(),
+		Serial:      serial.Bytes(),
 		Stderr:      stderr.Bytes(),
 	}, nil
 }
 
-// writeESP populates the boot volume directory: the image at bootPath, the
-// plan file and the extra files. Names that differ only in case collide, as
-// they would on FAT.
+// writeESP populates the boot volume directory with BootFiles.
 func writeESP(esp string, image []byte, opts Options) error {
-	files := map[string][]byte{bootPath: image}
-	if opts.Plan != nil {
-		files[PlanFile] = opts.Plan
-	}
-	taken := map[string]string{}
-	for name := range files {
-		taken[strings.ToLower(name)] = name
-	}
-	for name, data := range opts.Files {
-		if !filepath.IsLocal(filepath.FromSlash(name)) {
-			return fmt.Errorf("qemu: boot volume file %q is not a path inside the volume", name)
-		}
-		clean := filepath.ToSlash(filepath.Clean(filepath.FromSlash(name)))
-		if other, ok := taken[strings.ToLower(clean)]; ok {
-			return fmt.Errorf("qemu: boot volume file %q collides with %s", name, other)
-		}
-		taken[strings.ToLower(clean)] = clean
-		files[clean] = data
+	files, err := BootFiles(image, opts.Plan, opts.Files)
+	if err != nil {
+		return fmt.Errorf("qemu: %w", err)
 	}
 	for name, data := range files {
 		path := filepath.Join(esp, filepath.FromSlash(name))
@@ -222,10 +187,39 @@ func writeESP(esp string, image []byte, opts Options) error {
 	return nil
 }
 
-// serialSink collects QEMU's serial output and copies it to the optional
-// echo writer and log file. Its Write never fails, so QEMU is never blocked
-// on a full pipe; the first log error is kept for Run to report.
-type serialSink struct {
+// BootFiles returns the files of a boot volume, keyed by slash-separated
+// path from its root: the image at EFI/BOOT/BOOTX64.EFI, plan (when
+// non-nil) at PlanFile, and the extra files. An extra file that escapes
+// the root, or whose name differs only in case from another's (as on FAT),
+// the image's or the plan's, is an error.
+func BootFiles(image, plan []byte, extra map[string][]byte) (map[string][]byte, error) {
+	files := map[string][]byte{bootPath: image}
+	if plan != nil {
+		files[PlanFile] = plan
+	}
+	taken := map[string]string{}
+	for name := range files {
+		taken[strings.ToLower(name)] = name
+	}
+	for name, data := range extra {
+		if !filepath.IsLocal(filepath.FromSlash(name)) {
+			return nil, fmt.Errorf("boot volume file %q is not a path inside the volume", name)
+		}
+		clean := filepath.ToSlash(filepath.Clean(filepath.FromSlash(name)))
+		if other, ok := taken[strings.ToLower(clean)]; ok {
+			return nil, fmt.Errorf("boot volume file %q collides with %s", name, other)
+		}
+		taken[strings.ToLower(clean)] = clean
+		files[clean] = data
+	}
+	return files, nil
+}
+
+// SerialSink collects an emulator's serial output and copies it to the
+// optional echo writer and log file. Its Write never fails, so the
+// emulator is never blocked on a full pipe; the first log error is kept
+// (LogErr). When the output matches stopAt, stop is called once.
+type SerialSink struct {
 	buf    bytes.Buffer
 	echo   io.Writer
 	log    io.Writer
@@ -237,9 +231,24 @@ type serialSink struct {
 	checked int // bytes of buf already searched for stopAt
 }
 
-func (s *serialSink) Write(p []byte) (int, error) {
+// NewSerialSink returns a sink copying to echo and log (either may be nil)
+// that calls stop once the output matches stopAt (when both are non-nil).
+func NewSerialSink(echo, log io.Writer, stopAt *regexp.Regexp, stop func()) *SerialSink {
+	return &SerialSink{echo: echo, log: log, stopAt: stopAt, stop: stop}
+}
+
+// Bytes returns the output collected so far.
+func (s *SerialSink) Bytes() []byte { return s.buf.Bytes() }
+
+// Matched reports whether the output matched stopAt.
+func (s *SerialSink) Matched() bool { return s.stopped }
+
+// LogErr returns the first error writing the log file.
+func (s *SerialSink) LogErr() error { return s.logErr }
+
+func (s *SerialSink) Write(p []byte) (int, error) {
 	s.buf.Write(p)
-	if s.stopAt != nil && !s.stopped {
+	if s.stopAt != nil && s.stop != nil && !s.stopped {
 		// Search the new bytes and a tail of the old, for a match that
 		// spans two writes.
 		from := max(0, s.checked-4096)

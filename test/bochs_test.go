@@ -1,0 +1,349 @@
+package test
+
+import (
+	"debug/elf"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/internal/bochs"
+	"github.com/ptilab/ptilab/internal/contract"
+)
+
+// The Bochs boot tests. Bochs implements PCID with its #GP rules (QEMU's
+// TCG has none), so these are the tests that execute ptilab's on+pcid
+// paths; its TSC counts instructions, so its figures are path lengths.
+// Bochs runs 35 to 46 million instructions per second: about 12 s of each
+// boot is OVMF's start-up, and the plans are kept small.
+
+// bochsModels are the Bochs CPU models the matrix runs on: the default
+// (PCID, INVPCID, SMEP) and one with SMAP too.
+var bochsModels = []string{bochs.DefaultCPU, "broadwell_ult"}
+
+// Timeouts of the Bochs boots, 4 times or more their duration in the
+// suite here (two boots at a time on two cores, with other emulators on
+// the machine): a matrix boot took 32 to 96 s, a fault boot 30 to 50 s.
+const (
+	bochsMatrixTimeout = 8 * time.Minute
+	bochsFaultTimeout  = 4 * time.Minute
+)
+
+// bochsPlan is the PCID matrix: the 64-bit benchmarks under off, on and
+// on+pcid, then the 32-bit world, entered after the on+pcid runs (leaving
+// long mode with CR4.PCIDE set would be #GP: each run restores the Go
+// world's CR4).
+const bochsPlan = "benchmarks = null,lseek,pingpong,messaging,probe,null32,probe32\nmodes = off,on,on+pcid\n" + pathLengthSizes
+
+// Instructions per call under Bochs (one TSC tick per instruction),
+// measured with bochsPlan when the Bochs tests were written (Bochs 2.7,
+// corei7_haswell_4770 and broadwell_ult alike). A longer path fails the
+// test. They equal QEMU's icount figures but for the REP string
+// instructions (see bochsVsQEMU).
+var bochsPathLength = map[string]int64{
+	"null off/minimal":     15,
+	"null on/minimal":      21,
+	"null on+pcid/minimal": 23, // a BTS of CR3's NOFLUSH bit each way
+	"null off/linux":       86,
+	"null on/linux":        92,
+	"null on+pcid/linux":   94,
+	"lseek off/linux":      243,
+	"lseek on/linux":       249,
+	"lseek on+pcid/linux":  251,
+	// Per round trip and per message (truncated).
+	"pingpong off/processes":      2064,
+	"pingpong on/processes":       2088,
+	"pingpong on+pcid/processes":  2096,
+	"pingpong off/threads":        1994,
+	"pingpong on/threads":         2018,
+	"pingpong on+pcid/threads":    2026,
+	"messaging off/processes":     911,
+	"messaging on/processes":      924,
+	"messaging on+pcid/processes": 928,
+	"messaging off/threads":       864,
+	"messaging on/threads":        877,
+	"messaging on+pcid/threads":   881,
+	// The 32-bit PAE kernel (no PCID there).
+	"null32 off/sysenter/minimal/false":      21,
+	"null32 on/sysenter/minimal/false":       27,
+	"null32 off/int80/minimal/false":         13,
+	"null32 on/int80/minimal/false":          19,
+	"null32 off/sysenter/linux/movsl/false":  99,
+	"null32 on/sysenter/linux/movsl/false":   105,
+	"null32 off/int80/linux/movsl/false":     81,
+	"null32 on/int80/linux/movsl/false":      87,
+	"null32 off/sysenter/linux/movsb/false":  201,
+	"null32 on/sysenter/linux/movsb/false":   207,
+	"null32 off/sysenter/linux/trim8/false":  82,
+	"null32 on/sysenter/linux/trim8/false":   88,
+	"null32 off/sysenter/linux/direct/false": 69,
+	"null32 on/sysenter/linux/direct/false":  75,
+}
+
+// repStrings are the REP string instructions per call of the paths that
+// have them: the pt_regs copies of the 32-bit linux trampolines (in and
+// out by REP MOVSL or REP MOVSB; trim8 copies out without one; direct
+// copies nothing).
+var repStrings = map[string]float64{
+	"null32 off/sysenter/linux/movsl/false": 2,
+	"null32 on/sysenter/linux/movsl/false":  2,
+	"null32 off/int80/linux/movsl/false":    2,
+	"null32 on/int80/linux/movsl/false":     2,
+	"null32 off/sysenter/linux/movsb/false": 2,
+	"null32 on/sysenter/linux/movsb/false":  2,
+	"null32 off/sysenter/linux/trim8/false": 1,
+	"null32 on/sysenter/linux/trim8/false":  1,
+}
+
+// bochsVsQEMU compares the figures both emulators measured. They count the
+// same instructions but for two things, measured when the Bochs tests
+// were written:
+//   - a REP string instruction counts its iterations under Bochs and one
+//     more under QEMU's icount (the 32-bit trampoline's copy-in phase, 17
+//     REP MOVSL iterations and 10 other instructions, is 27 under Bochs,
+//     28 under QEMU; the phases without REP agree);
+//   - the timed interval itself (RDTSC to RDTSCP) counts one instruction
+//     more under QEMU: the null and lseek figures subtract the empty loop,
+//     which cancels it (its 100 calls cost 6.07 per call under Bochs, 6.08
+//     under QEMU); the ping-pong does not, and differs by one instruction
+//     per repeat, 1/pingpong_n per round trip. sched-messaging is timed in
+//     the kernel and agrees.
+func bochsVsQEMU(t *testing.T, q, b map[string]float64) {
+	compared := 0
+	for k, qv := range q {
+		bv, ok := b[k]
+		if !ok {
+			continue
+		}
+		compared++
+		switch {
+		case strings.HasPrefix(k, "pingpong "):
+			assert.InDelta(t, 1.0/pathLengthPingPongN, qv-bv, 0.002, "%s: QEMU %v, Bochs %v", k, qv, bv)
+		case strings.HasPrefix(k, "messaging "):
+			assert.InDelta(t, qv, bv, 0.002, "%s", k)
+		default:
+			assert.Equal(t, repStrings[k], qv-bv, "%s: QEMU %v, Bochs %v, REP string instructions %v", k, qv, bv, repStrings[k])
+		}
+	}
+	assert.Equal(t, 4+2+4+4+14, compared, "null, lseek, ping-pong, messaging and null32 under off and on")
+}
+
+// requireBochsOK checks that a Bochs run ended normally: the image powered
+// Bochs off (status 1, its ACPI soft-off) after PTILAB-END status "ok"
+// with every check passed.
+func requireBochsOK(t *testing.T, res *bochs.Result) {
+	t.Helper()
+	status, ok := res.ImageStatus()
+	require.True(t, ok, "no PTILAB-END line (Bochs status %d: %s)", res.BochsStatus, res.Message())
+	assert.Equal(t, 0, status)
+	assert.False(t, res.Stopped, "the image did not power Bochs off")
+	assert.Equal(t, 1, res.BochsStatus, "Bochs exits 1 at the image's power-off: %s", res.Message())
+	requireEndOK(t, res)
+}
+
+// unknownMSR matches Bochs's log line for an MSR its model lacks, which
+// raises #GP (ignore_bad_msrs=0).
+var unknownMSR = regexp.MustCompile(`(RD|WR)MSR: Unknown register (0x[0-9a-f]+)`)
+
+// bochsMatrix boots bochsPlan on model and checks: the machine is named
+// Bochs and its figures instructions; every 64-bit on+pcid row measured
+// (none unsupported); the isolation probe's on+pcid rows as on's; the
+// 32-bit world's checks after the on+pcid runs; every check passed; no MSR
+// but the microcode probe's (which reads through the #GP-safe path) missing
+// from the model; and the path lengths held as bounds (bochsPathLength).
+// It returns the path lengths.
+func bochsMatrix(t *testing.T, model string) map[string]float64 {
+	res := bootBochs(t, bochs.Options{CPU: model, Plan: []byte(bochsPlan), Timeout: bochsMatrixTimeout})
+	requireBochsOK(t, res)
+
+	ms := recordsOf[contract.Machine](t, res)
+	require.Len(t, ms, 1)
+	m := ms[0]
+	assert.Equal(t, "bochs", m.Board)
+	assert.Equal(t, "bochs", m.Emulator)
+	assert.True(t, m.PCID)
+	assert.True(t, m.INVPCID)
+	assert.Equal(t, model == "broadwell_ult", m.SMAP, "SMAP")
+	assert.Nil(t, m.Microcode, "IA32_BIOS_SIGN_ID is not in Bochs's models: unreadable, not 0")
+	timings := recordsOf[contract.Timing](t, res)
+	require.Len(t, timings, 1)
+	assert.True(t, timings[0].Emulated)
+	assert.Equal(t, "bochs", timings[0].Emulator)
+	assert.True(t, timings[0].Icount)
+	for _, line := range unknownMSR.FindAllStringSubmatch(string(res.Log), -1) {
+		assert.Equal(t, "0x8b", line[2], "only the microcode probe touches an MSR the model lacks: %s", line[0])
+	}
+
+	// Every 64-bit row measured, on+pcid included.
+	for _, f := range recordsOf[contract.Unsupported](t, res) {
+		if f.Width == 64 {
+			assert.Fail(t, "a 64-bit row unsupported under Bochs", "%+v", f)
+			continue
+		}
+		assert.Equal(t, "on+pcid", f.Mode, "only the 32-bit world's on+pcid rows are unsupported")
+		assert.Contains(t, f.Reason, "PCID: not in PAE")
+	}
+	pcid := map[string]int{}
+	count := func(s contract.Subject, st contract.Stats) {
+		if s.Mode == "on+pcid" {
+			pcid[s.Bench]++
+			assert.Positive(t, st.Mean, "%+v", s)
+		}
+	}
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		count(f.Subject, f.Stats)
+	}
+	for _, f := range recordsOf[contract.PingPong](t, res) {
+		count(f.Subject, f.Stats)
+	}
+	for _, f := range recordsOf[contract.Messaging](t, res) {
+		count(f.Subject, f.Stats)
+	}
+	assert.Equal(t, map[string]int{"null": 4, "lseek": 2, "pingpong": 2, "messaging": 2}, pcid,
+		"on+pcid: null 2 flavours x 2 global settings, lseek 2 global settings, ping-pong and messaging processes and threads")
+
+	// The probe: on+pcid maps as on does.
+	probe := map[string]map[string]string{} // target -> mode -> outcome
+	for _, f := range recordsOf[contract.Probe](t, res) {
+		if f.Width != 64 {
+			continue
+		}
+		if probe[f.Target] == nil {
+			probe[f.Target] = map[string]string{}
+		}
+		var present, vector any = nil, nil
+		if f.ProbeFault != nil {
+			present, vector = f.Present, f.Vector
+		}
+		probe[f.Target][f.Mode] = fmt.Sprintf("faulted %v present %v vector %v", f.Faulted, present, vector)
+	}
+	require.Len(t, probe, 3, "kernel text, entry area, own page")
+	for target, modes := range probe {
+		require.Contains(t, modes, "on+pcid", target)
+		assert.Equal(t, modes["on"], modes["on+pcid"], "%s: on+pcid as on", target)
+	}
+	assert.Equal(t, "faulted true present false vector 14", probe["kernel text"]["on+pcid"], "kernel text not mapped under on+pcid")
+	assert.Equal(t, "faulted true present true vector 14", probe["entry area"]["on+pcid"])
+	assert.Regexp(t, `(?m)^kernel text\s+0x[0-9a-f]+\s+#PF P=1 \(error 0x5\)\s+#PF P=0 \(error 0x4\)\s+#PF P=0 \(error 0x4\)$`, strings.Join(res.Lines(), "\n"))
+
+	// The 32-bit world, entered after the on+pcid runs.
+	checks := map[string]bool{}
+	for _, f := range recordsOf[contract.Check](t, res) {
+		checks[f.Name] = f.OK
+	}
+	for _, c := range checkNames32 {
+		assert.True(t, checks[c], "check %s", c)
+	}
+
+	got, stamps := pathLengths(t, res)
+	for k, bound := range bochsPathLength {
+		require.Contains(t, got, k)
+		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per call", k)
+		assert.Positive(t, got[k], k)
+	}
+	for k := range bochsPathLength {
+		if on, ok := strings.CutPrefix(k, "null on+pcid/"); ok {
+			assert.Greater(t, got[k], got["null on/"+on], k)
+		}
+		if strings.Contains(k, " on/") {
+			assert.Greater(t, got[k], got[strings.Replace(k, " on/", " off/", 1)], k)
+		}
+	}
+	// Global pages change no path: those rows equal the others.
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		if f.Global {
+			k := fmt.Sprintf("%v %v/%v", f.Bench, f.Mode, f.Flavour)
+			if f.Width == 32 {
+				k = fmt.Sprintf("%v %v", f.Bench, strings.TrimSuffix(key32(f.Subject), "/true")+"/false")
+			}
+			assert.Equal(t, got[k], f.Mean, "%s with global pages", k)
+		}
+	}
+	checkStamps(t, stamps)
+	t.Logf("instructions per call under Bochs (%s): %v", model, got)
+	return got
+}
+
+// TestBochsPCIDEOrder boots a test image with a bug planted
+// (ptilab_bug_pcide: the kernel PCID in CR3 before CR4.PCIDE is set) and
+// checks that Bochs catches it: MOV to CR4 raises #GP in pti.enterUser, a
+// kernel fault (dump, call chain, status 3) with no Go traceback, which
+// could not unwind through enterUser. The production image runs the same
+// path in the matrix and passes; QEMU, without PCID, never runs it.
+func TestBochsPCIDEOrder(t *testing.T) {
+	t.Parallel()
+	elfPath, image := taggedImage(t, "ptilab_bug_pcide")
+	res := runBochs(t, image, bochs.Options{
+		Plan:    []byte("benchmarks = null\nmodes = off,on+pcid\nflavours = minimal\nglobal = off\nn = 10\nr = 1\nwarmup = 0\n"),
+		Timeout: bochsFaultTimeout,
+	})
+	status, ok := res.ImageStatus()
+	require.True(t, ok, "no PTILAB-END line")
+	assert.Equal(t, 3, status, "the fault status")
+	first, ok := res.Fault()
+	require.True(t, ok, "no PTILAB-FAULT line")
+	assert.Equal(t, "PTILAB-FAULT #GP general protection in kernel, error 0x0", first)
+
+	lines := res.Lines()
+	at := lineIndex(t, lines, "PTILAB-FAULT")
+	require.Greater(t, len(lines), at+8, "register dump cut short")
+	cr3 := regexp.MustCompile(`\bCR3 0x([0-9a-f]+)`).FindStringSubmatch(lines[at+2])
+	require.NotNil(t, cr3, lines[at+2])
+	v, err := strconv.ParseUint(cr3[1], 16, 64)
+	require.NoError(t, err)
+	assert.NotZero(t, v&0xfff, "CR3[11:0] holds the PCID at the fault")
+	assert.Regexp(t, `^\s+kernel call chain \(ELF\):( 0x[0-9a-f]+)+$`, lines[at+8])
+
+	fs := recordsOf[contract.Fault](t, res)
+	require.Len(t, fs, 1)
+	f := fs[0]
+	assert.EqualValues(t, 13, f.Vector)
+	assert.Equal(t, "kernel", f.In)
+	rip, err := strconv.ParseUint(strings.TrimPrefix(f.ELFRIP, "0x"), 16, 64)
+	require.NoError(t, err)
+	assert.Equal(t, "github.com/ptilab/ptilab/pti.enterUser", funcAt(t, elfPath, rip))
+
+	for _, l := range lines[at:] {
+		assert.NotRegexp(t, `^goroutine \d+ \[`, l, "no Go traceback for a kernel fault")
+		assert.NotContains(t, l, "unexpected SPWRITE")
+	}
+	// The off row ran; the fault came with the first on+pcid run.
+	rows := recordsOf[contract.Syscall](t, res)
+	require.Len(t, rows, 1)
+	assert.Equal(t, "off", rows[0].Mode)
+	e := ended(t, res)
+	assert.Equal(t, "fault", e.Status)
+	assert.Equal(t, contract.StatusFault, e.Exit)
+}
+
+// funcAt returns the name of the function of the ELF file at path that
+// holds address addr, "?" when none does.
+func funcAt(t *testing.T, path string, addr uint64) string {
+	f, err := elf.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	syms, err := f.Symbols()
+	require.NoError(t, err)
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && addr >= s.Value && addr < s.Value+s.Size {
+			return strings.TrimSuffix(s.Name, ".abi0") // an assembly function's ABI0 symbol
+		}
+	}
+	return "?"
+}
+
+// TestBochsFault makes the image fault in Go code under Bochs: the
+// register dump, the Go traceback and the fault status, as under QEMU.
+func TestBochsFault(t *testing.T) {
+	res := bootBochs(t, bochs.Options{Plan: []byte("fault = pf\n"), Timeout: bochsFaultTimeout})
+	status, ok := res.ImageStatus()
+	require.True(t, ok, "no PTILAB-END line")
+	assert.Equal(t, 3, status)
+	checkGoFault(t, res, 14, "PTILAB-FAULT #PF page fault in Go code, error 0x0 [not present, read]",
+		"panic: ptilab: CPU exception #PF page fault", []string{"CR2 0x0000000000000010"})
+}
