@@ -79,6 +79,15 @@ func DefaultPlan() Plan {
 	}
 }
 
+// byName maps each of xs's names to it.
+func byName[T fmt.Stringer](xs []T) map[string]T {
+	m := make(map[string]T, len(xs))
+	for _, x := range xs {
+		m[x.String()] = x
+	}
+	return m
+}
+
 // listOf parses a comma-separated list of names, each one of allowed, in
 // the order given, without repeats.
 func listOf[T any](v string, allowed map[string]T, what string) ([]T, error) {
@@ -187,7 +196,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		return err
 	},
 	"modes": func(p *Plan, v string) error {
-		m, err := listOf(v, map[string]pti.Mode{"off": pti.Off, "on": pti.On, "on+pcid": pti.OnPCID}, "modes")
+		m, err := listOf(v, byName(pti.Modes()), "modes")
 		if err == nil && m[0] != pti.Off {
 			return fmt.Errorf("modes must start with off: the other modes are compared with it")
 		}
@@ -197,7 +206,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		return err
 	},
 	"flavours": func(p *Plan, v string) error {
-		f, err := listOf(v, map[string]pti.Flavour{"minimal": pti.Minimal, "linux": pti.Linux}, "flavours")
+		f, err := listOf(v, byName(pti.Flavours()), "flavours")
 		if err == nil {
 			p.Flavours = f
 		}

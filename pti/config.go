@@ -22,6 +22,15 @@ const (
 
 var flavourNames = [...]string{Minimal: "minimal", Linux: "linux"}
 
+// Flavours returns every trampoline flavour: what a plan may name.
+func Flavours() []Flavour {
+	out := make([]Flavour, len(flavourNames))
+	for i := range out {
+		out[i] = Flavour(i)
+	}
+	return out
+}
+
 func (f Flavour) String() string {
 	if int(f) < len(flavourNames) {
 		return flavourNames[f]

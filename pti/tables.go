@@ -31,6 +31,16 @@ func (m Mode) String() string {
 	return fmt.Sprintf("mode(%d)", m)
 }
 
+// Modes returns every isolation mode, Off first (the others are compared
+// with it): what a plan may name.
+func Modes() []Mode {
+	out := make([]Mode, len(modeNames))
+	for i := range out {
+		out[i] = Mode(i)
+	}
+	return out
+}
+
 // Isolated reports whether the mode has separate user tables.
 func (m Mode) Isolated() bool { return m != Off }
 
