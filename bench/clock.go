@@ -28,37 +28,28 @@ func (c Clock) emulatorName() string {
 	return c.Emulator
 }
 
+// counted returns insns where the TSC counts instructions, tsc where it
+// ticks.
+func (c Clock) counted(insns, tsc string) string {
+	if c.Icount {
+		return insns
+	}
+	return tsc
+}
+
 // Unit names what the figures count, for records: "instructions" or
 // "tsc_cycles".
-func (c Clock) Unit() string {
-	if c.Icount {
-		return "instructions"
-	}
-	return "tsc_cycles"
-}
+func (c Clock) Unit() string { return c.counted("instructions", "tsc_cycles") }
 
 // perCall is the heading of the per-call column.
-func (c Clock) perCall() string {
-	if c.Icount {
-		return "insns/call"
-	}
-	return "tsc/call"
-}
+func (c Clock) perCall() string { return c.counted("insns/call", "tsc/call") }
 
 // perMsg is the heading of the per-message column.
-func (c Clock) perMsg() string {
-	if c.Icount {
-		return "insns/msg"
-	}
-	return "tsc/msg"
-}
+func (c Clock) perMsg() string { return c.counted("insns/msg", "tsc/msg") }
 
 // unitNote says what the figures count, for table headings.
 func (c Clock) unitNote() string {
-	if c.Icount {
-		return "INSTRUCTIONS (" + c.emulatorName() + ": the TSC counts instructions; ns are virtual)"
-	}
-	return "TSC cycles (not core cycles)"
+	return c.counted("INSTRUCTIONS ("+c.emulatorName()+": the TSC counts instructions; ns are virtual)", "TSC cycles (not core cycles)")
 }
 
 // Ns converts cycles to nanoseconds.

@@ -73,7 +73,7 @@ func (w *fakeWorld) Supported(c Config) error {
 	return nil
 }
 func (w *fakeWorld) TasksConfig(mode pti.Mode, e Entry) Config {
-	return Config{Mode: mode, Entry: e, Flavour: pti.Linux}
+	return config(mode, e, pti.Linux)
 }
 func (w *fakeWorld) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
 	w.loops++

@@ -511,11 +511,8 @@ func messagingTable(x *Ctx) any {
 }
 
 func messagingCells(m Messaging, clk Clock, ratio float64) string {
-	switch {
-	case m.Unsup != nil:
-		return fmt.Sprintf("%-39s", "unsupported: "+reasonOf(m.Unsup))
-	case m.Failure != nil:
-		return fmt.Sprintf("%-39s", "FAILED (see the error record)")
+	if cell, ok := notMeasuredCell(39, m.Unsup, m.Failure); ok {
+		return cell
 	}
 	return fmt.Sprintf("%12.6f %7s %10.1f %7.2f", clk.Ns(m.Stats.Mean)/1e9, spread(m.Stats), m.Stats.Mean/float64(m.Messages), ratio)
 }

@@ -30,7 +30,9 @@ func nullConfigs(w World, p Plan) []Config {
 		for _, e := range w.Entries() {
 			for _, f := range p.Flavours {
 				for _, g := range p.Globals {
-					cs = append(cs, Config{Mode: m, Entry: e, Flavour: f, Global: g})
+					c := config(m, e, f)
+					c.Global = g
+					cs = append(cs, c)
 				}
 			}
 		}
@@ -107,11 +109,12 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 			x.Printf("%-8s %-8s %16s %16s %16s %16s %16s %16s %10s", "mode", "copy", "cr3 in", "copy in", "dispatch", "copy out", "cr3 out", "rest", "call")
 		}
 		for _, mode := range p.Modes {
-			if isNotInWorld(w, Config{Mode: mode, Entry: entry}) {
+			if isNotInWorld(w, config(mode, entry, pti.Minimal)) {
 				continue // the null table says so
 			}
 			for _, cp := range w.Copies() {
-				c := Config{Mode: mode, Entry: entry, Flavour: pti.Linux, Copy: cp, Stamps: stamps}
+				c := config(mode, entry, pti.Linux)
+				c.Copy, c.Stamps = cp, stamps
 				var m Measurement
 				old := find(have, c)
 				if old != nil {

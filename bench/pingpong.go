@@ -203,13 +203,23 @@ func tasksTrampolines(w World) string {
 	return fmt.Sprintf("linux trampolines (%s: Linux 4.19's shape)", w.Entries()[0].Upper())
 }
 
+// notMeasuredCell is the cells, width wide, of a result that was not
+// measured: the reason it is unsupported or that it failed; ok is false
+// for a measured one.
+func notMeasuredCell(width int, unsup, failure error) (cell string, ok bool) {
+	switch {
+	case unsup != nil:
+		return fmt.Sprintf("%-*s", width, "unsupported: "+reasonOf(unsup)), true
+	case failure != nil:
+		return fmt.Sprintf("%-*s", width, "FAILED (see the error record)"), true
+	}
+	return "", false
+}
+
 // pingPongCells formats one result's cells of the table.
 func pingPongCells(pp PingPong, clk Clock, ratio float64) string {
-	switch {
-	case pp.Unsup != nil:
-		return fmt.Sprintf("%-48s", "unsupported: "+reasonOf(pp.Unsup))
-	case pp.Failure != nil:
-		return fmt.Sprintf("%-48s", "FAILED (see the error record)")
+	if cell, ok := notMeasuredCell(48, pp.Unsup, pp.Failure); ok {
+		return cell
 	}
 	rt := float64(pp.RoundTrips)
 	return fmt.Sprintf("%12.1f %7s %9.1f %7.2f %7.2f", pp.Stats.Mean, spread(pp.Stats), clk.Ns(pp.Stats.Mean), ratio, float64(pp.CR3Loads)/rt)

@@ -220,38 +220,14 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		p.Globals = g
 		return nil
 	},
-	"n": func(p *Plan, v string) (err error) {
-		p.N, err = intInto(p.N, v, "n", 1, 1_000_000)
-		return err
-	},
-	"r": func(p *Plan, v string) (err error) {
-		p.R, err = intInto(p.R, v, "r", 1, 4000)
-		return err
-	},
-	"warmup": func(p *Plan, v string) (err error) {
-		p.Warmup, err = intInto(p.Warmup, v, "warmup", 0, 100)
-		return err
-	},
-	"pingpong_n": func(p *Plan, v string) (err error) {
-		p.PingPongN, err = intInto(p.PingPongN, v, "pingpong_n", 1, 1_000_000)
-		return err
-	},
-	"messaging_groups": func(p *Plan, v string) (err error) {
-		p.MsgGroups, err = intInto(p.MsgGroups, v, "messaging_groups", 1, MaxGroups)
-		return err
-	},
-	"messaging_loops": func(p *Plan, v string) (err error) {
-		p.MsgLoops, err = intInto(p.MsgLoops, v, "messaging_loops", 1, 100_000)
-		return err
-	},
-	"messaging_size": func(p *Plan, v string) (err error) {
-		p.MsgSize, err = intInto(p.MsgSize, v, "messaging_size", 8, MaxMessageSize)
-		return err
-	},
-	"work_n": func(p *Plan, v string) (err error) {
-		p.WorkN, err = intInto(p.WorkN, v, "work_n", 1, 1_000_000)
-		return err
-	},
+	"n":                intKey("n", 1, 1_000_000, func(p *Plan) *int { return &p.N }),
+	"r":                intKey("r", 1, 4000, func(p *Plan) *int { return &p.R }),
+	"warmup":           intKey("warmup", 0, 100, func(p *Plan) *int { return &p.Warmup }),
+	"pingpong_n":       intKey("pingpong_n", 1, 1_000_000, func(p *Plan) *int { return &p.PingPongN }),
+	"messaging_groups": intKey("messaging_groups", 1, MaxGroups, func(p *Plan) *int { return &p.MsgGroups }),
+	"messaging_loops":  intKey("messaging_loops", 1, 100_000, func(p *Plan) *int { return &p.MsgLoops }),
+	"messaging_size":   intKey("messaging_size", 8, MaxMessageSize, func(p *Plan) *int { return &p.MsgSize }),
+	"work_n":           intKey("work_n", 1, 1_000_000, func(p *Plan) *int { return &p.WorkN }),
 	"work_ns": func(p *Plan, v string) error {
 		var ws []int64
 		for _, f := range strings.Split(v, ",") {
@@ -266,13 +242,16 @@ var planKeys = map[string]func(p *Plan, v string) error{
 	},
 }
 
-// intInto parses v as intIn does, keeping old when v is bad.
-func intInto(old int, v, what string, lo, hi int) (int, error) {
-	n, err := intIn(v, what, lo, hi)
-	if err != nil {
-		return old, err
+// intKey parses the integer key name, from lo to hi, into the field of
+// the plan that at gives, which keeps its value when the value is bad.
+func intKey(name string, lo, hi int, at func(*Plan) *int) func(*Plan, string) error {
+	return func(p *Plan, v string) error {
+		n, err := intIn(v, name, lo, hi)
+		if err == nil {
+			*at(p) = n
+		}
+		return err
 	}
-	return n, nil
 }
 
 // ParsePlan reads a plan file: one `key = value` per line; '#' starts a

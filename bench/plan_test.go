@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -82,6 +83,35 @@ func TestParsePlanValid(t *testing.T) {
 	}
 }
 
+// TestParsePlanRejectsLine: a plan of one bad line keeps every default
+// and reports the line, its number and what is wrong with it.
+func TestParsePlanRejectsLine(t *testing.T) {
+	tests := []struct{ name, line, err string }{
+		{"unknown key", "colour = blue", `unknown key "colour"`},
+		{"key is case-sensitive", "Screen = off", "unknown key"},
+		{"modes must start with off", "modes = on,off", "modes must start with off"},
+		{"unknown mode", "modes = off,kaiser", "modes must be a comma-separated list of off, on, on+pcid"},
+		{"a flavour twice", "flavours = linux, linux", "flavours lists linux twice"},
+		{"empty key", "= on", `unknown key ""`},
+		{"bad fault", "fault = ud", "fault must be none, pf, gp, kernel-pf or kernel-gp"},
+		{"bad end", "end = halt", "end must be auto, return, poweroff or reset"},
+		{"bad screen", "screen = yes", "screen must be on or off"},
+		{"values are case-sensitive", "fault = PF", "fault must be"},
+		{"empty value", "end =", "end must be"},
+		{"second '=' belongs to the value", "screen = on = off", "screen must be on or off"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, errs := ParsePlan([]byte(tt.line + "\n"))
+			assert.Equal(t, DefaultPlan(), p)
+			require.Len(t, errs, 1, "%v", errs)
+			assert.Equal(t, PlanError{Line: 1, Text: tt.line, Err: errs[0].Err}, errs[0])
+			assert.Contains(t, errs[0].Err, tt.err)
+			assert.Equal(t, fmt.Sprintf("plan line 1 %q: %s", tt.line, errs[0].Err), errs[0].Error())
+		})
+	}
+}
+
 func TestParsePlanErrors(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -90,41 +120,6 @@ func TestParsePlanErrors(t *testing.T) {
 		errs    []PlanError // Err checked by substring
 		errText []string
 	}{
-		{
-			name:    "unknown key",
-			in:      "colour = blue\n",
-			want:    DefaultPlan(),
-			errs:    []PlanError{{Line: 1, Text: "colour = blue"}},
-			errText: []string{`unknown key "colour"`},
-		},
-		{
-			name:    "key is case-sensitive",
-			in:      "Screen = off",
-			want:    DefaultPlan(),
-			errs:    []PlanError{{Line: 1, Text: "Screen = off"}},
-			errText: []string{"unknown key"},
-		},
-		{
-			name:    "modes must start with off",
-			in:      "modes = on,off",
-			want:    DefaultPlan(),
-			errs:    []PlanError{{Line: 1, Text: "modes = on,off"}},
-			errText: []string{"modes must start with off"},
-		},
-		{
-			name:    "unknown mode",
-			in:      "modes = off,kaiser",
-			want:    DefaultPlan(),
-			errs:    []PlanError{{Line: 1, Text: "modes = off,kaiser"}},
-			errText: []string{"modes must be a comma-separated list of off, on, on+pcid"},
-		},
-		{
-			name:    "a flavour twice",
-			in:      "flavours = linux, linux",
-			want:    DefaultPlan(),
-			errs:    []PlanError{{Line: 1, Text: "flavours = linux, linux"}},
-			errText: []string{"flavours lists linux twice"},
-		},
 		{
 			name:    "n out of range, r not a number, bad work_ns",
 			in:      "n = 0\nr = ten\nwork_ns = 0,-5\nbenchmarks = null,fork\nglobal = maybe\n",
@@ -138,55 +133,6 @@ func TestParsePlanErrors(t *testing.T) {
 			want:    DefaultPlan(),
 			errs:    []PlanError{{Line: 2, Text: "screen off"}},
 			errText: []string{"expected key = value"},
-		},
-		{
-			name:    "empty key",
-			in:      "= on",
-			want:    DefaultPlan(),
-			errs:    []PlanError{{Line: 1, Text: "= on"}},
-			errText: []string{`unknown key ""`},
-		},
-		{
-			name:    "bad fault",
-			in:      "fault = ud",
-			want:    DefaultPlan(),
-			errs:    []PlanError{{Line: 1, Text: "fault = ud"}},
-			errText: []string{"fault must be none, pf, gp, kernel-pf or kernel-gp"},
-		},
-		{
-			name:    "bad end",
-			in:      "end = halt",
-			want:    DefaultPlan(),
-			errs:    []PlanError{{Line: 1, Text: "end = halt"}},
-			errText: []string{"end must be auto, return, poweroff or reset"},
-		},
-		{
-			name:    "bad screen",
-			in:      "screen = yes",
-			want:    DefaultPlan(),
-			errs:    []PlanError{{Line: 1, Text: "screen = yes"}},
-			errText: []string{"screen must be on or off"},
-		},
-		{
-			name:    "values are case-sensitive",
-			in:      "fault = PF",
-			want:    DefaultPlan(),
-			errs:    []PlanError{{Line: 1, Text: "fault = PF"}},
-			errText: []string{"fault must be"},
-		},
-		{
-			name:    "empty value",
-			in:      "end =",
-			want:    DefaultPlan(),
-			errs:    []PlanError{{Line: 1, Text: "end ="}},
-			errText: []string{"end must be"},
-		},
-		{
-			name:    "second '=' belongs to the value",
-			in:      "screen = on = off",
-			want:    DefaultPlan(),
-			errs:    []PlanError{{Line: 1, Text: "screen = on = off"}},
-			errText: []string{"screen must be on or off"},
 		},
 		{
 			name:    "key given twice: second reported, first kept",

@@ -77,7 +77,7 @@ func probe(x *Ctx) any {
 	}
 	var modes []pti.Mode
 	for _, m := range append(slices.Clone(x.Plan.Modes), pti.On) {
-		if !slices.Contains(modes, m) && !isNotInWorld(w, Config{Mode: m, Entry: w.Entries()[0]}) {
+		if !slices.Contains(modes, m) && !isNotInWorld(w, config(m, w.Entries()[0], pti.Minimal)) {
 			modes = append(modes, m)
 		}
 	}
@@ -93,7 +93,7 @@ func probe(x *Ctx) any {
 	for _, t := range pw.ProbeTargets() {
 		line := fmt.Sprintf("%-14s %#-*x", t.Name, digits, t.Address)
 		for _, mode := range modes {
-			c := Config{Mode: mode, Entry: w.Entries()[0]}
+			c := config(mode, w.Entries()[0], pti.Minimal)
 			s := x.subject("probe", c)
 			s.Entry, s.Flavour, s.Target = "", "", t.Name // the probe's entry is the world's business
 			addr := fmt.Sprintf("%#x", t.Address)

@@ -73,7 +73,7 @@ func seedNull(x *Ctx, results map[string]any) {
 	flavours := []pti.Flavour{pti.Minimal, pti.Linux}
 	cell := func(width int, mode pti.Mode, col int) seedCell {
 		w := x.world(width)
-		c := Config{Mode: mode, Entry: w.Entries()[0], Flavour: flavours[col]}
+		c := config(mode, w.Entries()[0], flavours[col])
 		if err := w.Supported(c); isNotInPAE(err) {
 			return seedCell{unsup: err}
 		}

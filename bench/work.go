@@ -34,7 +34,7 @@ func workCurve(x *Ctx) any {
 	for _, ns := range p.WorkNs {
 		row := make([]Measurement, len(p.Modes))
 		for i, mode := range p.Modes {
-			m := Measure(w, Config{Mode: mode, Entry: entry, Flavour: pti.Minimal}, Call{Op: Work, Arg: clk.Cycles(ns)}, p.WorkN, p.R, p.Warmup)
+			m := Measure(w, config(mode, entry, pti.Minimal), Call{Op: Work, Arg: clk.Cycles(ns)}, p.WorkN, p.R, p.Warmup)
 			m.Bench, m.WorkNs, m.HasWork = x.Name, ns, true
 			row[i] = m
 		}

@@ -115,19 +115,24 @@ func (e Entry) Return() string {
 // Copy is how a 32-bit linux trampoline copies pt_regs (i386pae.Copy).
 type Copy = i386pae.Copy
 
-// Config is one configuration of a world's kernel.
+// Config is one configuration of a world's kernel: package pti's (the
+// isolation mode, the trampoline's flavour, global pages), the way in, and
+// the options of the 32-bit world's linux trampolines.
 type Config struct {
-	Mode    pti.Mode
-	Entry   Entry
-	Flavour pti.Flavour
+	pti.Config
+	Entry Entry
 	// Copy is the linux trampoline's pt_regs copy, where the world has
 	// several (Copies).
 	Copy Copy
 	// Stamps selects the instrumented trampoline, which sums the cycles of
 	// each phase (Loop.Phases).
 	Stamps bool
-	// Global makes the entry area and the kernel text global pages.
-	Global bool
+}
+
+// config is a configuration of mode, entry e and flavour f, without
+// global pages.
+func config(mode pti.Mode, e Entry, f pti.Flavour) Config {
+	return Config{Config: pti.Config{Mode: mode, Flavour: f}, Entry: e}
 }
 
 // String names c as its world does: mode/flavour/global for SYSCALL (as
@@ -135,7 +140,7 @@ type Config struct {
 // entries (as i386pae.Config).
 func (c Config) String() string {
 	if c.Entry == Syscall {
-		return pti.Config{Mode: c.Mode, Flavour: c.Flavour, Global: c.Global}.String()
+		return c.Config.String()
 	}
 	return config32(c).String()
 }
@@ -328,4 +333,34 @@ func unsupportedText(err error) string {
 		return "not in PAE"
 	}
 	return "unsupported"
+}
+
+// procs are a run's processes by number, of a world's process type P.
+type procs[P Process] []P
+
+// add adds p, which must be a P, through add (a world's AddProcess with
+// nfds descriptors), and keeps it under its number.
+func (ps *procs[P]) add(p Process, nfds int, add func(P, int) (int, error)) (P, int, error) {
+	pp, ok := p.(P)
+	if !ok {
+		return pp, -1, fmt.Errorf("%T is not a process of this world", p)
+	}
+	i, err := add(pp, nfds)
+	if err != nil {
+		return pp, -1, err
+	}
+	for len(*ps) <= i {
+		var none P
+		*ps = append(*ps, none)
+	}
+	(*ps)[i] = pp
+	return pp, i, nil
+}
+
+// data returns the data pages of process i.
+func (ps procs[P]) data(i int) ([]byte, error) {
+	if i < 0 || i >= len(ps) {
+		return nil, fmt.Errorf("no process %d", i)
+	}
+	return ps[i].DataPages(), nil
 }

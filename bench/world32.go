@@ -2,7 +2,6 @@ package bench
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
@@ -68,7 +67,7 @@ func (w world32) Supported(c Config) error {
 // TasksConfig: the linux trampolines, SYSENTER with Linux 4.19's entry
 // (no copy in, the trimmed exit).
 func (world32) TasksConfig(mode pti.Mode, e Entry) Config {
-	c := Config{Mode: mode, Entry: e, Flavour: pti.Linux}
+	c := config(mode, e, pti.Linux)
 	if e == Sysenter {
 		c.Copy = i386pae.Direct
 	}
@@ -142,7 +141,7 @@ func (world32) ProbeTargets() []ProbeTarget {
 type run32 struct {
 	ts    *i386pae.Tasks
 	c     i386pae.Config
-	procs []*i386pae.Process
+	procs procs[*i386pae.Process]
 }
 
 func (w world32) NewRun(c Config) (Run, error) {
@@ -161,11 +160,7 @@ func (w world32) NewRun(c Config) (Run, error) {
 // programs make their calls by (layout.ParamEntry) and how they end a
 // timed region (ParamNoRDTSCP).
 func (r *run32) AddProcess(p Process, nfds int) (int, error) {
-	pp, ok := p.(*i386pae.Process)
-	if !ok {
-		return -1, errors.New("not a process of the 32-bit world")
-	}
-	i, err := r.ts.AddProcess(pp, nfds)
+	pp, i, err := r.procs.add(p, nfds, r.ts.AddProcess)
 	if err != nil {
 		return -1, err
 	}
@@ -175,7 +170,6 @@ func (r *run32) AddProcess(p Process, nfds int) (int, error) {
 	if !amd64.Features.RDTSCP {
 		put32(d, layout.ParamNoRDTSCP, 1)
 	}
-	r.procs = append(r.procs, pp)
 	return i, nil
 }
 
@@ -185,10 +179,10 @@ func put32(d []byte, off int, v uint32) { binary.LittleEndian.PutUint32(d[off:],
 // ping-pong's in the task's data page (layout.Param*), the messaging
 // programs' in EBX, ECX, EDX, ESI, EDI, EBP (user_386.s).
 func (r *run32) AddTask(proc int, stack uint64, t Task) (int, error) {
-	if proc < 0 || proc >= len(r.procs) {
-		return -1, fmt.Errorf("no process %d", proc)
+	d, err := r.procs.data(proc)
+	if err != nil {
+		return -1, err
 	}
-	d := r.procs[proc].DataPages()
 	data := uint32(layout.UserData)
 	var prog i386pae.Program
 	var args [6]uint32

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/ptilab/ptilab/efi"
@@ -39,9 +38,7 @@ func (world64) User() UserLayout {
 }
 
 // config is c as package pti's configuration.
-func (world64) config(c Config) pti.Config {
-	return pti.Config{Mode: c.Mode, Flavour: c.Flavour, Global: c.Global}
-}
+func (world64) config(c Config) pti.Config { return c.Config }
 
 // Supported: SYSCALL, the minimal and linux trampolines (one copy, no
 // instrumented one), and the modes package pti has on this CPU.
@@ -56,7 +53,7 @@ func (w world64) Supported(c Config) error {
 }
 
 func (world64) TasksConfig(mode pti.Mode, _ Entry) Config {
-	return Config{Mode: mode, Entry: Syscall, Flavour: pti.Linux}
+	return config(mode, Syscall, pti.Linux)
 }
 
 // nr is the 64-bit number of op (Linux x86-64's, ptilab's for Work).
@@ -145,7 +142,7 @@ func (world64) ProbeTargets() []ProbeTarget {
 // run64 is a run of package tasks' kernel.
 type run64 struct {
 	*tasks.Run
-	procs []*pti.Process
+	procs procs[*pti.Process]
 }
 
 // NewRun starts a run of package tasks' kernel under c.
@@ -161,29 +158,18 @@ func (w world64) NewRun(c Config) (Run, error) {
 }
 
 func (r *run64) AddProcess(p Process, nfds int) (int, error) {
-	pp, ok := p.(*pti.Process)
-	if !ok {
-		return -1, errors.New("not a process of the 64-bit world")
-	}
-	i, err := r.Run.AddProcess(pp, nfds)
-	if err != nil {
-		return -1, err
-	}
-	for len(r.procs) <= i {
-		r.procs = append(r.procs, nil)
-	}
-	r.procs[i] = pp
-	return i, nil
+	_, i, err := r.procs.add(p, nfds, r.Run.AddProcess)
+	return i, err
 }
 
 // AddTask passes t's parameters as pti's programs take them: in RDI,
 // RSI, RDX, R10, R8, R9 (user_amd64.s), the ping-pong's token buffers in
 // their data pages.
 func (r *run64) AddTask(proc int, stack uint64, t Task) (int, error) {
-	if proc < 0 || proc >= len(r.procs) || r.procs[proc] == nil {
-		return -1, fmt.Errorf("no process %d", proc)
+	d, err := r.procs.data(proc)
+	if err != nil {
+		return -1, err
 	}
-	d := r.procs[proc].DataPages()
 	var prog pti.Program
 	var args [6]uint64
 	data := uint64(pti.UserData)

@@ -89,15 +89,78 @@ func TestPTIMatrix(t *testing.T) {
 	// The ping-pong: every token through both pipes, two switches per
 	// round trip (and one at the end), each a CR3 load between processes
 	// and none between threads.
-	pp := map[string]bool{}
+	pp := checkPingPong(t, res, 64, 200*(10+2))
+	assert.Equal(t, map[string]bool{"off/processes": true, "off/threads": true, "on/processes": true, "on/threads": true}, pp)
+	assert.Regexp(t, `(?m)^on\s+\|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+2\.00 \|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+0\.00$`, lines, "the ping-pong table's on row")
+
+	// sched-messaging: every message of 2 groups x 20 senders x 20
+	// receivers x 10 loops arrived with its checksum; processes switch
+	// CR3, threads never.
+	msg := checkMessaging(t, res, 64, "syscall", 2*20*20*10)
+	assert.Equal(t, map[string]bool{"off/processes": true, "off/threads": true, "on/processes": true, "on/threads": true}, msg)
+	assert.Regexp(t, `(?m)^off\s+\|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+1\.00 \|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+1\.00$`, lines, "the messaging table's off row")
+
+	// The probe: under off a kernel address is present and supervisor-only
+	// (P=1), under on it is not mapped (P=0); the entry area is present
+	// and supervisor-only under both; the task's own page reads.
+	checkProbe(t, res, 64, "kernel text")
+	assert.Regexp(t, `(?m)^kernel text\s+0x[0-9a-f]+\s+#PF P=1 \(error 0x5\)\s+#PF P=0 \(error 0x4\)\s+unsupported`, lines)
+
+	check32(t, res)
+}
+
+// checkProbe checks the isolation probe's records of the world of width
+// under off and on: the kernel-only target (kernel) faults with P=1
+// (present, supervisor-only) under off and P=0 (not mapped) under on; the
+// entry area faults with P=1 under both; the task's own page reads; every
+// outcome judged as expected by the image.
+func checkProbe(t *testing.T, res serialLog, width int, kernel string) {
+	t.Helper()
+	present := map[string]map[string]bool{ // target -> mode -> present
+		kernel:       {"off": true, "on": false},
+		"entry area": {"off": true, "on": true},
+	}
+	seen := 0
+	for _, f := range recordsOf[contract.Probe](t, res) {
+		if f.Width != width {
+			continue
+		}
+		target, mode := f.Target, f.Mode
+		seen++
+		require.NotNil(t, f.AsExpected)
+		assert.True(t, *f.AsExpected, "probe of %s under %s", target, mode)
+		if target == "own page" {
+			assert.False(t, f.Faulted, "own page under %s", mode)
+			continue
+		}
+		require.True(t, f.Faulted, "%s under %s", target, mode)
+		assert.Equal(t, uint64(14), f.Vector)
+		assert.True(t, f.User, "the fault came from ring 3")
+		assert.Equal(t, present[target][mode], f.Present, "%s under %s: present bit", target, mode)
+	}
+	assert.Equal(t, 6, seen, "3 targets x off, on")
+}
+
+// checkPingPong checks the ping-pong records of the world of width: every
+// token through both pipes (roundTrips in all, N in each of the R and the
+// warm-up repeats), two switches per round trip and one when ping exits,
+// a CR3 load at each between processes and none between threads, the
+// linux trampoline. It returns their keys: mode/tasks in the 64-bit world,
+// mode/entry/tasks in the 32-bit one.
+func checkPingPong(t *testing.T, res serialLog, width int, roundTrips uint64) map[string]bool {
+	t.Helper()
+	keys := map[string]bool{}
 	for _, f := range recordsOf[contract.PingPong](t, res) {
-		if f.Width != 64 {
-			continue // the 32-bit world's: check32
+		if f.Width != width {
+			continue
 		}
 		k := f.Mode + "/" + f.Tasks
-		pp[k] = true
+		if width == 32 {
+			k = f.Mode + "/" + f.Entry + "/" + f.Tasks
+		}
+		keys[k] = true
 		rt := f.RoundTrips
-		assert.Equal(t, uint64(200*(10+2)), rt, "%s: N round trips in each of R and the warm-up repeats", k)
+		assert.Equal(t, roundTrips, rt, "%s: N round trips in each of R and the warm-up repeats", k)
 		assert.Equal(t, 2*rt+1, f.Switches, k)
 		if f.Tasks == "processes" {
 			assert.Equal(t, 2*rt+1, f.CR3Loads, "%s: a CR3 load at every switch", k)
@@ -105,22 +168,26 @@ func TestPTIMatrix(t *testing.T) {
 			assert.Zero(t, f.CR3Loads, "%s: threads share the address space", k)
 		}
 		assert.Positive(t, f.Mean, k)
-		assert.Equal(t, "linux", f.Flavour)
+		assert.Equal(t, "linux", f.Flavour, k)
 	}
-	assert.Equal(t, map[string]bool{"off/processes": true, "off/threads": true, "on/processes": true, "on/threads": true}, pp)
-	assert.Regexp(t, `(?m)^on\s+\|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+2\.00 \|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+0\.00$`, lines, "the ping-pong table's on row")
+	return keys
+}
 
-	// sched-messaging: every message of 2 groups x 20 senders x 20
-	// receivers x 10 loops arrived with its checksum; processes switch
-	// CR3, threads never.
-	msg := map[string]bool{}
+// checkMessaging checks the sched-messaging records of the world of
+// width: by entry, every message (messages per run) arrived with its
+// checksum, processes switch CR3 at every switch, threads never. It
+// returns their keys, mode/tasks.
+func checkMessaging(t *testing.T, res serialLog, width int, entry string, messages uint64) map[string]bool {
+	t.Helper()
+	keys := map[string]bool{}
 	for _, f := range recordsOf[contract.Messaging](t, res) {
-		if f.Width != 64 {
-			continue // the 32-bit world's: check32
+		if f.Width != width {
+			continue
 		}
 		k := f.Mode + "/" + f.Tasks
-		msg[k] = true
-		assert.Equal(t, uint64(2*20*20*10), f.Messages, k)
+		keys[k] = true
+		assert.Equal(t, entry, f.Entry, k)
+		assert.Equal(t, messages, f.Messages, k)
 		assert.True(t, f.ChecksumsOK, k)
 		assert.Positive(t, f.Switches, k)
 		if f.Tasks == "processes" {
@@ -130,37 +197,7 @@ func TestPTIMatrix(t *testing.T) {
 		}
 		assert.Positive(t, f.Seconds, k)
 	}
-	assert.Equal(t, map[string]bool{"off/processes": true, "off/threads": true, "on/processes": true, "on/threads": true}, msg)
-	assert.Regexp(t, `(?m)^off\s+\|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+1\.00 \|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+1\.00$`, lines, "the messaging table's off row")
-
-	// The probe: under off a kernel address is present and supervisor-only
-	// (P=1), under on it is not mapped (P=0); the entry area is present
-	// and supervisor-only under both; the task's own page reads.
-	want := map[string]map[string]bool{ // target -> mode -> present
-		"kernel text": {"off": true, "on": false},
-		"entry area":  {"off": true, "on": true},
-	}
-	seen := 0
-	for _, f := range recordsOf[contract.Probe](t, res) {
-		if f.Width != 64 {
-			continue // the 32-bit world's: below
-		}
-		target, mode := f.Target, f.Mode
-		if target == "own page" {
-			assert.False(t, f.Faulted, "own page under %s", mode)
-			seen++
-			continue
-		}
-		require.True(t, f.Faulted, "%s under %s", target, mode)
-		assert.Equal(t, uint64(14), f.Vector)
-		assert.True(t, f.User, "the fault came from ring 3")
-		assert.Equal(t, want[target][mode], f.Present, "%s under %s: present bit", target, mode)
-		seen++
-	}
-	assert.Equal(t, 6, seen, "3 targets x off, on")
-	assert.Regexp(t, `(?m)^kernel text\s+0x[0-9a-f]+\s+#PF P=1 \(error 0x5\)\s+#PF P=0 \(error 0x4\)\s+unsupported`, lines)
-
-	check32(t, res)
+	return keys
 }
 
 // key32 names a 32-bit null-call record: mode/entry/flavour[/copy]
@@ -280,45 +317,13 @@ func check32(t *testing.T, res *qemu.Result) {
 	// sched-messaging in the 32-bit world: every message of 2 groups x 20
 	// senders x 20 receivers x 10 loops arrived with its checksum;
 	// processes switch CR3, threads never.
-	msg32 := map[string]bool{}
-	for _, f := range recordsOf[contract.Messaging](t, res) {
-		if f.Width != 32 {
-			continue
-		}
-		k := f.Mode + "/" + f.Tasks
-		msg32[k] = true
-		assert.Equal(t, "sysenter", f.Entry, k)
-		assert.Equal(t, uint64(2*20*20*10), f.Messages, k)
-		assert.True(t, f.ChecksumsOK, k)
-		if f.Tasks == "processes" {
-			assert.GreaterOrEqual(t, f.CR3Loads, f.Switches, k)
-		} else {
-			assert.Zero(t, f.CR3Loads, k)
-		}
-		assert.Positive(t, f.Seconds, k)
-	}
+	msg32 := checkMessaging(t, res, 32, "sysenter", 2*20*20*10)
 	assert.Equal(t, map[string]bool{"off/processes": true, "off/threads": true, "on/processes": true, "on/threads": true}, msg32)
 
 	// The ping-pong between two 32-bit processes or threads: every token
 	// through both pipes, two switches per round trip, a CR3 load at each
 	// between processes and none between threads.
-	pp32 := map[string]bool{}
-	for _, f := range recordsOf[contract.PingPong](t, res) {
-		if f.Width != 32 {
-			continue
-		}
-		k := f.Mode + "/" + f.Entry + "/" + f.Tasks
-		pp32[k] = true
-		rt := f.RoundTrips
-		assert.Equal(t, uint64(200*(10+2)), rt, k)
-		assert.Equal(t, 2*rt+1, f.Switches, k)
-		if f.Tasks == "processes" {
-			assert.Equal(t, 2*rt+1, f.CR3Loads, k)
-		} else {
-			assert.Zero(t, f.CR3Loads, k)
-		}
-		assert.Positive(t, f.Mean, k)
-	}
+	pp32 := checkPingPong(t, res, 32, 200*(10+2))
 	assert.Len(t, pp32, 8, "off, on x sysenter, int80 x processes, threads: %v", pp32)
 	assert.Regexp(t, `(?m)^on\s+int80\s+\|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+2\.00 \|\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+0\.00$`, lines, "the 32-bit ping-pong table's on/int80 row")
 
@@ -337,29 +342,7 @@ func check32(t *testing.T, res *qemu.Result) {
 	assert.Regexp(t, `(?m)^on\+pcid\s+sysenter\s+minimal\s+no\s+unsupported: PCID: not in PAE`, lines)
 	assert.Regexp(t, `(?m)^on\s+int80\s+linux\s+no\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+$`, lines)
 
-	present := map[string]map[string]bool{ // target -> mode -> present
-		"kernel stack": {"off": true, "on": false},
-		"entry area":   {"off": true, "on": true},
-	}
-	seen := 0
-	for _, f := range recordsOf[contract.Probe](t, res) {
-		if f.Width != 32 {
-			continue
-		}
-		target, mode := f.Target, f.Mode
-		seen++
-		require.NotNil(t, f.AsExpected)
-		assert.True(t, *f.AsExpected, "32-bit probe of %s under %s", target, mode)
-		if target == "own page" {
-			assert.False(t, f.Faulted)
-			continue
-		}
-		require.True(t, f.Faulted, "%s under %s", target, mode)
-		assert.Equal(t, uint64(14), f.Vector)
-		assert.True(t, f.User)
-		assert.Equal(t, present[target][mode], f.Present, "%s under %s: present bit", target, mode)
-	}
-	assert.Equal(t, 6, seen, "3 targets x off, on")
+	checkProbe(t, res, 32, "kernel stack")
 	checks := map[string]bool{}
 	for _, f := range recordsOf[contract.Check](t, res) {
 		checks[f.Name] = f.OK

@@ -159,12 +159,8 @@ func boot(t *testing.T, opts qemu.Options) *qemu.Result {
 	}
 	res, err := qemu.Run(t.Context(), opts)
 	require.NoError(t, err)
-	endLine := "no PTILAB-END"
-	if e, ok := res.End(); ok {
-		endLine = "PTILAB-END " + string(e.Raw)
-	}
 	t.Logf("booted under QEMU (-m %s, -cpu %s): image status %d after %v; %s",
-		cmp.Or(opts.Memory, qemu.DefaultMemory), cmp.Or(opts.CPU, "default"), res.ImageStatus, res.Duration.Round(time.Millisecond), endLine)
+		cmp.Or(opts.Memory, qemu.DefaultMemory), cmp.Or(opts.CPU, "default"), res.ImageStatus, res.Duration.Round(time.Millisecond), endLine(res))
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("QEMU status %d (image status %d, debug exit %v, timed out %v) after %v; serial output:\n%s",
@@ -177,6 +173,14 @@ func boot(t *testing.T, opts qemu.Options) *qemu.Result {
 	})
 	require.False(t, res.TimedOut, "QEMU killed after %v", opts.Timeout)
 	return res
+}
+
+// endLine is a run's PTILAB-END line, for the log, or "no PTILAB-END".
+func endLine(res serialLog) string {
+	if e, ok := res.End(); ok {
+		return "PTILAB-END " + string(e.Raw)
+	}
+	return "no PTILAB-END"
 }
 
 // recordsOf returns the records of T's kind, decoded into T (package
@@ -238,13 +242,9 @@ func runBochs(t *testing.T, image string, opts bochs.Options) *bochs.Result {
 	require.Positive(t, opts.Timeout, "a Bochs boot needs its own timeout")
 	res, err := bochs.Run(t.Context(), opts)
 	require.NoError(t, err)
-	endLine := "no PTILAB-END"
-	if e, ok := res.End(); ok {
-		endLine = "PTILAB-END " + string(e.Raw)
-	}
 	t.Logf("booted under Bochs (cpu %s, -m %s): Bochs status %d after %v (timeout %v); %s",
 		cmp.Or(opts.CPU, bochs.DefaultCPU), cmp.Or(opts.Memory, bochs.DefaultMemory), res.BochsStatus,
-		res.Duration.Round(time.Millisecond), opts.Timeout, endLine)
+		res.Duration.Round(time.Millisecond), opts.Timeout, endLine(res))
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("Bochs status %d (timed out %v, stopped %v) after %v; serial output:\n%s",
