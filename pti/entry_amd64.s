@@ -450,34 +450,37 @@ TEXT ·sysNoSys(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	$-const_enosys, AX
 	RET
 
-// func routines(e *entryRoutines, k *kernelRoutines)
-TEXT ·routines(SB),NOSPLIT,$0-16
+// ROUTINE stores the address of routine sym at field (a field's go_asm.h
+// offset from its table's base register).
+#define ROUTINE(sym, field) LEAQ sym(SB), AX; MOVQ AX, field
+
+// func routines(e *entryRoutines, k *kernelRoutines, p *programTable)
+//
+// The tables of the entry routines, the kernel routines and the ring-3
+// programs (user_amd64.s), each field set to the symbol of its name.
+TEXT ·routines(SB),NOSPLIT,$0-24
 	MOVQ	e+0(FP), DI
 	MOVQ	k+8(FP), SI
-	LEAQ	·sysMinimalOff(SB), AX
-	MOVQ	AX, entryRoutines_SysMinimalOff(DI)
-	LEAQ	·sysMinimalOn(SB), AX
-	MOVQ	AX, entryRoutines_SysMinimalOn(DI)
-	LEAQ	·sysMinimalPCID(SB), AX
-	MOVQ	AX, entryRoutines_SysMinimalPCID(DI)
-	LEAQ	·sysLinuxOff(SB), AX
-	MOVQ	AX, entryRoutines_SysLinuxOff(DI)
-	LEAQ	·sysLinuxOn(SB), AX
-	MOVQ	AX, entryRoutines_SysLinuxOn(DI)
-	LEAQ	·sysLinuxPCID(SB), AX
-	MOVQ	AX, entryRoutines_SysLinuxPCID(DI)
-	LEAQ	·toUser(SB), AX
-	MOVQ	AX, entryRoutines_ToUser(DI)
-	LEAQ	·excCommon(SB), AX
-	MOVQ	AX, entryRoutines_ExcCommon(DI)
-	LEAQ	·sysGetppid(SB), AX
-	MOVQ	AX, kernelRoutines_SysGetppid(SI)
-	LEAQ	·sysWork(SB), AX
-	MOVQ	AX, kernelRoutines_SysWork(SI)
-	LEAQ	·sysExitRun(SB), AX
-	MOVQ	AX, kernelRoutines_SysExitRun(SI)
-	LEAQ	·sysNoSys(SB), AX
-	MOVQ	AX, kernelRoutines_SysNoSys(SI)
-	LEAQ	·runExit(SB), AX
-	MOVQ	AX, kernelRoutines_RunExit(SI)
+	MOVQ	p+16(FP), DX
+	ROUTINE(·sysMinimalOff, entryRoutines_SysMinimalOff(DI))
+	ROUTINE(·sysMinimalOn, entryRoutines_SysMinimalOn(DI))
+	ROUTINE(·sysMinimalPCID, entryRoutines_SysMinimalPCID(DI))
+	ROUTINE(·sysLinuxOff, entryRoutines_SysLinuxOff(DI))
+	ROUTINE(·sysLinuxOn, entryRoutines_SysLinuxOn(DI))
+	ROUTINE(·sysLinuxPCID, entryRoutines_SysLinuxPCID(DI))
+	ROUTINE(·toUser, entryRoutines_ToUser(DI))
+	ROUTINE(·excCommon, entryRoutines_ExcCommon(DI))
+	ROUTINE(·sysGetppid, kernelRoutines_SysGetppid(SI))
+	ROUTINE(·sysWork, kernelRoutines_SysWork(SI))
+	ROUTINE(·sysExitRun, kernelRoutines_SysExitRun(SI))
+	ROUTINE(·sysNoSys, kernelRoutines_SysNoSys(SI))
+	ROUTINE(·runExit, kernelRoutines_RunExit(SI))
+	ROUTINE(·userSyscalls, programTable_Syscalls(DX))
+	ROUTINE(·userEmpty, programTable_Empty(DX))
+	ROUTINE(·userProbe, programTable_Probe(DX))
+	ROUTINE(·userPing, programTable_Ping(DX))
+	ROUTINE(·userPong, programTable_Pong(DX))
+	ROUTINE(·userMsgStart, programTable_MsgStart(DX))
+	ROUTINE(·userMsgSender, programTable_MsgSender(DX))
+	ROUTINE(·userMsgReceiver, programTable_MsgReceiver(DX))
 	RET

@@ -348,24 +348,3 @@ fail:
 	MOVL	$const_SysExit, AX
 	SYSCALL
 	USER_END
-
-// func userPrograms(t *programTable)
-TEXT ·userPrograms(SB),NOSPLIT,$0-8
-	MOVQ	t+0(FP), DI
-	LEAQ	·userSyscalls(SB), AX
-	MOVQ	AX, programTable_Syscalls(DI)
-	LEAQ	·userEmpty(SB), AX
-	MOVQ	AX, programTable_Empty(DI)
-	LEAQ	·userProbe(SB), AX
-	MOVQ	AX, programTable_Probe(DI)
-	LEAQ	·userPing(SB), AX
-	MOVQ	AX, programTable_Ping(DI)
-	LEAQ	·userPong(SB), AX
-	MOVQ	AX, programTable_Pong(DI)
-	LEAQ	·userMsgStart(SB), AX
-	MOVQ	AX, programTable_MsgStart(DI)
-	LEAQ	·userMsgSender(SB), AX
-	MOVQ	AX, programTable_MsgSender(DI)
-	LEAQ	·userMsgReceiver(SB), AX
-	MOVQ	AX, programTable_MsgReceiver(DI)
-	RET
