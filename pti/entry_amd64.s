@@ -48,18 +48,18 @@
 #define SYS_MINIMAL(name, TO_KERNEL, TO_USER) \
 TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	SWAPGS; \
-	MOVQ	SP, const_eUserRSP; \
+	MOVQ	SP, (const_dataBase+entryData_UserRSP); \
 	TO_KERNEL(SP); \
-	MOVQ	const_eTaskStackTop, SP; \
+	MOVQ	(const_dataBase+entryData_TaskStackTop), SP; \
 	CMPQ	AX, $const_nsys; \
 	JAE	nosys; \
-	CALL	const_eTable(AX*8); \
+	CALL	(const_dataBase+entryData_Table)(AX*8); \
 back: \
 	MOVQ	$const_eEntryStackTop, SP; \
 	PUSHQ	DI; \
 	TO_USER(DI); \
 	POPQ	DI; \
-	MOVQ	const_eUserRSP, SP; \
+	MOVQ	(const_dataBase+entryData_UserRSP), SP; \
 	SWAPGS; \
 	SYSRETQ; \
 nosys: \
@@ -85,11 +85,11 @@ SYS_MINIMAL(·sysMinimalPCID, TO_KERNEL_PCID, TO_USER_PCID)
 #define SYS_LINUX(name, TO_KERNEL, TO_USER) \
 TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	SWAPGS; \
-	MOVQ	SP, const_eUserRSP; \
+	MOVQ	SP, (const_dataBase+entryData_UserRSP); \
 	TO_KERNEL(SP); \
-	MOVQ	const_eTaskStackTop, SP; \
+	MOVQ	(const_dataBase+entryData_TaskStackTop), SP; \
 	PUSHQ	$const_userDS; \
-	PUSHQ	const_eUserRSP; \
+	PUSHQ	(const_dataBase+entryData_UserRSP); \
 	PUSHQ	R11; \
 	PUSHQ	$const_userCS; \
 	PUSHQ	CX; \
@@ -131,7 +131,7 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	MOVQ	ptRegs_R10(SP), R10; \
 	MOVQ	ptRegs_R8(SP), R8; \
 	MOVQ	ptRegs_R9(SP), R9; \
-	CALL	const_eTable(AX*8); \
+	CALL	(const_dataBase+entryData_Table)(AX*8); \
 	MOVQ	AX, ptRegs_AX(SP); \
 done: \
 	MOVQ	ptRegs_CX(SP), CX; \
@@ -210,18 +210,18 @@ SYS_LINUX(·sysLinuxPCID, TO_KERNEL_PCID, TO_USER_PCID)
 // and IRETQs.
 TEXT ·toUser(SB),NOSPLIT|NOFRAME,$0
 	PUSHQ	$const_userDS
-	PUSHQ	const_eUserRSP0
+	PUSHQ	(const_dataBase+entryData_UserRSP0)
 	PUSHQ	$const_userFlags	// RFLAGS: IF clear, the fixed bit 1
 	PUSHQ	$const_userCS
-	PUSHQ	const_eUserRIP
-	MOVQ	const_eUserCR3, AX
+	PUSHQ	(const_dataBase+entryData_UserRIP)
+	MOVQ	(const_dataBase+entryData_UserCR3), AX
 	MOVQ	AX, CR3
-	MOVQ	(const_eArgs+0), DI
-	MOVQ	(const_eArgs+8), SI
-	MOVQ	(const_eArgs+16), DX
-	MOVQ	(const_eArgs+24), R10
-	MOVQ	(const_eArgs+32), R8
-	MOVQ	(const_eArgs+40), R9
+	MOVQ	(const_dataBase+entryData_Args), DI
+	MOVQ	(const_dataBase+entryData_Args+8), SI
+	MOVQ	(const_dataBase+entryData_Args+16), DX
+	MOVQ	(const_dataBase+entryData_Args+24), R10
+	MOVQ	(const_dataBase+entryData_Args+32), R8
+	MOVQ	(const_dataBase+entryData_Args+40), R9
 	XORL	AX, AX
 	XORL	BX, BX
 	XORL	CX, CX
@@ -249,22 +249,22 @@ kernel:
 	// The kernel side's CR3 from the entry data, not by arithmetic: without
 	// isolation the one table need not be 8 KiB aligned, and bit 12 of its
 	// address is then not the user-table bit.
-	MOVQ	const_eKernelCR3, AX
+	MOVQ	(const_dataBase+entryData_KernelCR3), AX
 	MOVQ	AX, CR3
 	MOVQ	0(SP), AX
-	MOVQ	AX, const_eVector
+	MOVQ	AX, (const_dataBase+entryData_Vector)
 	MOVQ	8(SP), AX
-	MOVQ	AX, const_eErrorCode
+	MOVQ	AX, (const_dataBase+entryData_ErrorCode)
 	MOVQ	16(SP), AX
-	MOVQ	AX, const_eFaultRIP
+	MOVQ	AX, (const_dataBase+entryData_FaultRIP)
 	MOVQ	24(SP), AX
-	MOVQ	AX, const_eFaultCS
+	MOVQ	AX, (const_dataBase+entryData_FaultCS)
 	MOVQ	40(SP), AX
-	MOVQ	AX, const_eFaultRSP
+	MOVQ	AX, (const_dataBase+entryData_FaultRSP)
 	MOVQ	CR2, AX
-	MOVQ	AX, const_eFaultCR2
-	MOVQ	$const_ReasonFault, const_eReason
-	MOVQ	const_eExitRun, AX
+	MOVQ	AX, (const_dataBase+entryData_FaultCR2)
+	MOVQ	$const_ReasonFault, (const_dataBase+entryData_Reason)
+	MOVQ	(const_dataBase+entryData_ExitRun), AX
 	JMP	AX
 	ENTRY_END
 
@@ -282,61 +282,61 @@ kernel:
 // masked throughout.
 TEXT ·enterUser(SB),NOSPLIT|NOFRAME,$0
 	PUSHQ	BP			// the caller's frame pointer, popped by runExit
-	MOVQ	SP, const_eGoRSP
+	MOVQ	SP, (const_dataBase+entryData_GoRSP)
 	MOVQ	CR3, AX
-	MOVQ	AX, const_eGoCR3
+	MOVQ	AX, (const_dataBase+entryData_GoCR3)
 	MOVQ	CR4, AX
-	MOVQ	AX, const_eGoCR4
-	SGDT	const_eGoGDT
-	SIDT	const_eGoIDT
+	MOVQ	AX, (const_dataBase+entryData_GoCR4)
+	SGDT	(const_dataBase+entryData_GoGDT+descPtr_Limit)
+	SIDT	(const_dataBase+entryData_GoIDT+descPtr_Limit)
 	XORQ	AX, AX
 	BYTE $0x0f; BYTE $0x00; BYTE $0xc8	// STR AX
-	MOVQ	AX, const_eGoTR
+	MOVQ	AX, (const_dataBase+entryData_GoTR)
 	MOVL	$const_msrLSTAR, CX
 	RDMSR
 	SHLQ	$32, DX
 	ORQ	DX, AX
-	MOVQ	AX, const_eGoLSTAR
+	MOVQ	AX, (const_dataBase+entryData_GoLSTAR)
 	MOVL	$const_msrFSBase, CX
 	RDMSR
 	SHLQ	$32, DX
 	ORQ	DX, AX
-	MOVQ	AX, const_eGoFSBase
+	MOVQ	AX, (const_dataBase+entryData_GoFSBase)
 	MOVL	$const_msrGSBase, CX
 	RDMSR
 	SHLQ	$32, DX
 	ORQ	DX, AX
-	MOVQ	AX, const_eGoGSBase
+	MOVQ	AX, (const_dataBase+entryData_GoGSBase)
 	MOVL	$const_msrKernelGSBase, CX
 	RDMSR
 	SHLQ	$32, DX
 	ORQ	DX, AX
-	MOVQ	AX, const_eGoKGSBase
+	MOVQ	AX, (const_dataBase+entryData_GoKernelGSBase)
 
-	MOVQ	const_eKernelRoot, AX
+	MOVQ	(const_dataBase+entryData_KernelRoot), AX
 	MOVQ	AX, CR3
 	// CR4 with PGE clear, then the run's: the PGE change flushes every TLB
 	// entry, global ones included (SDM Vol. 3A, 4.10.4.1), so no global
 	// entry of an earlier run or of the Go world survives into this one.
-	MOVQ	const_eRunCR4, AX
+	MOVQ	(const_dataBase+entryData_RunCR4), AX
 	ANDQ	$~const_cr4PGE, AX
 	MOVQ	AX, CR4
-	MOVQ	const_eRunCR4, AX
+	MOVQ	(const_dataBase+entryData_RunCR4), AX
 	MOVQ	AX, CR4
-	MOVQ	const_eKernelCR3, AX
+	MOVQ	(const_dataBase+entryData_KernelCR3), AX
 	MOVQ	AX, CR3
-	LGDT	const_eRunGDT
+	LGDT	(const_dataBase+entryData_RunGDT+descPtr_Limit)
 	MOVL	$const_tssSel, AX
 	LTR	AX
-	LIDT	const_eRunIDT
+	LIDT	(const_dataBase+entryData_RunIDT+descPtr_Limit)
 
 	MOVL	$const_msrLSTAR, CX
-	MOVQ	const_eTrampoline, AX
+	MOVQ	(const_dataBase+entryData_Trampoline), AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
 	WRMSR
 	MOVL	$const_msrFSBase, CX
-	MOVQ	const_eRunFSBase, AX
+	MOVQ	(const_dataBase+entryData_RunFSBase), AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
 	WRMSR
@@ -351,7 +351,7 @@ TEXT ·enterUser(SB),NOSPLIT|NOFRAME,$0
 	WRMSR
 
 	MOVQ	$const_eEntryStackTop, SP
-	MOVQ	const_eToUser, AX
+	MOVQ	(const_dataBase+entryData_ToUser), AX
 	JMP	AX
 
 // func runExit()
@@ -364,40 +364,40 @@ TEXT ·runExit(SB),NOSPLIT|NOFRAME,$0
 	// them): an NMI or #MC from here on goes to the kernel's handlers,
 	// never to the run's, whose CR3 value may have NOFLUSH set after
 	// CR4.PCIDE is cleared below.
-	LGDT	const_eGoGDT
-	MOVQ	const_eGoGDTBase, AX
-	ADDQ	const_eGoTR, AX
+	LGDT	(const_dataBase+entryData_GoGDT+descPtr_Limit)
+	MOVQ	(const_dataBase+entryData_GoGDT+descPtr_Base), AX
+	ADDQ	(const_dataBase+entryData_GoTR), AX
 	ANDB	$~const_tssBusy, const_descTypeByte(AX)
-	MOVQ	const_eGoTR, AX
+	MOVQ	(const_dataBase+entryData_GoTR), AX
 	LTR	AX
-	LIDT	const_eGoIDT
-	MOVQ	const_eGoCR3, AX
+	LIDT	(const_dataBase+entryData_GoIDT+descPtr_Limit)
+	MOVQ	(const_dataBase+entryData_GoCR3), AX
 	MOVQ	AX, CR3
-	MOVQ	const_eGoCR4, AX
+	MOVQ	(const_dataBase+entryData_GoCR4), AX
 	MOVQ	AX, CR4
 	// The IRETQ to ring 3 nulled the FS selector, which on some CPUs clears
 	// the FS base too: the Go thread's TLS comes back from the MSR.
 	MOVL	$const_msrFSBase, CX
-	MOVQ	const_eGoFSBase, AX
+	MOVQ	(const_dataBase+entryData_GoFSBase), AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
 	WRMSR
 	MOVL	$const_msrLSTAR, CX
-	MOVQ	const_eGoLSTAR, AX
+	MOVQ	(const_dataBase+entryData_GoLSTAR), AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
 	WRMSR
 	MOVL	$const_msrGSBase, CX
-	MOVQ	const_eGoGSBase, AX
+	MOVQ	(const_dataBase+entryData_GoGSBase), AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
 	WRMSR
 	MOVL	$const_msrKernelGSBase, CX
-	MOVQ	const_eGoKGSBase, AX
+	MOVQ	(const_dataBase+entryData_GoKernelGSBase), AX
 	MOVQ	AX, DX
 	SHRQ	$32, DX
 	WRMSR
-	MOVQ	const_eGoRSP, SP
+	MOVQ	(const_dataBase+entryData_GoRSP), SP
 	POPQ	BP
 	POPQ	CX		// enterUser's return address: RET, but the assembler
 	JMP	CX		// rejects a RET after more POPs than PUSHes
@@ -433,16 +433,16 @@ spin:
 
 // func sysExitRun()
 TEXT ·sysExitRun(SB),NOSPLIT|NOFRAME,$0
-	MOVQ	DI, const_eStatus
-	MOVQ	$const_ReasonExit, const_eReason
+	MOVQ	DI, (const_dataBase+entryData_Status)
+	MOVQ	$const_ReasonExit, (const_dataBase+entryData_Reason)
 	JMP	·runExit(SB)
 
 // func ExitRun(reason, status uint64)
 TEXT ·ExitRun(SB),NOSPLIT,$0-16
 	MOVQ	reason+0(FP), AX
-	MOVQ	AX, const_eReason
+	MOVQ	AX, (const_dataBase+entryData_Reason)
 	MOVQ	status+8(FP), AX
-	MOVQ	AX, const_eStatus
+	MOVQ	AX, (const_dataBase+entryData_Status)
 	JMP	·runExit(SB)
 
 // func sysNoSys()
