@@ -9,6 +9,11 @@
 // (UD2 and "PTIEND"), which the copier looks for.
 #define ENTRY_END QUAD $const_endMarker
 
+// RDMSR64 reads MSR msr into dst; WRMSR64 writes src to it (64 bits, as
+// EDX:EAX; they use AX, CX and DX).
+#define RDMSR64(msr, dst) MOVL $msr, CX; RDMSR; SHLQ $32, DX; ORQ DX, AX; MOVQ AX, dst
+#define WRMSR64(msr, src) MOVL $msr, CX; MOVQ src, AX; MOVQ AX, DX; SHRQ $32, DX; WRMSR
+
 // SYSRETQ is REX.W + SYSRET (48 0F 07): return to 64-bit ring 3. The Go
 // assembler's SYSRET has no REX.W and would return to compatibility mode.
 #define SYSRETQ BYTE $0x48; BYTE $0x0f; BYTE $0x07
@@ -147,20 +152,7 @@ done: \
 	SARQ	$const_canonicalShift, AX; \
 	CMPQ	AX, CX; \
 	JNE	iret; \
-	POPQ	R15; \
-	POPQ	R14; \
-	POPQ	R13; \
-	POPQ	R12; \
-	POPQ	BP; \
-	POPQ	BX; \
-	ADDQ	$8, SP; \
-	POPQ	R10; \
-	POPQ	R9; \
-	POPQ	R8; \
-	POPQ	AX; \
-	ADDQ	$8, SP; \
-	POPQ	DX; \
-	POPQ	SI; \
+	POP_REGS(SKIP_SLOT, SKIP_SLOT); \
 	MOVQ	SP, DI; \
 	MOVQ	$const_eEntryStackTop, SP; \
 	PUSHQ	(ptRegs_SP-ptRegs_DI)(DI); \
@@ -171,20 +163,7 @@ done: \
 	SWAPGS; \
 	SYSRETQ; \
 iret: \
-	POPQ	R15; \
-	POPQ	R14; \
-	POPQ	R13; \
-	POPQ	R12; \
-	POPQ	BP; \
-	POPQ	BX; \
-	POPQ	R11; \
-	POPQ	R10; \
-	POPQ	R9; \
-	POPQ	R8; \
-	POPQ	AX; \
-	POPQ	CX; \
-	POPQ	DX; \
-	POPQ	SI; \
+	POP_REGS(POPQ R11, POPQ CX); \
 	MOVQ	SP, DI; \
 	MOVQ	$const_eEntryStackTop, SP; \
 	PUSHQ	(ptRegs_SS-ptRegs_DI)(DI); \
@@ -198,6 +177,27 @@ iret: \
 	SWAPGS; \
 	IRETQ; \
 	ENTRY_END
+
+// POP_REGS pops pt_regs from r15 to si, as Linux's POP_REGS
+// (arch/x86/entry/calling.h): R11_SLOT and CX_SLOT pop the r11 and cx
+// slots (POPQ R11, POPQ CX) or skip them (SKIP_SLOT), as Linux's
+// skip_r11rcx does for SYSRET, which has RCX and R11 already loaded.
+#define POP_REGS(R11_SLOT, CX_SLOT) \
+	POPQ	R15; \
+	POPQ	R14; \
+	POPQ	R13; \
+	POPQ	R12; \
+	POPQ	BP; \
+	POPQ	BX; \
+	R11_SLOT; \
+	POPQ	R10; \
+	POPQ	R9; \
+	POPQ	R8; \
+	POPQ	AX; \
+	CX_SLOT; \
+	POPQ	DX; \
+	POPQ	SI
+#define SKIP_SLOT ADDQ $8, SP
 
 SYS_LINUX(·sysLinuxOff, TO_KERNEL_OFF, TO_USER_OFF)
 SYS_LINUX(·sysLinuxOn, TO_KERNEL_ON, TO_USER_ON)
@@ -292,26 +292,10 @@ TEXT ·enterUser(SB),NOSPLIT|NOFRAME,$0
 	XORQ	AX, AX
 	BYTE $0x0f; BYTE $0x00; BYTE $0xc8	// STR AX
 	MOVQ	AX, (const_dataBase+entryData_GoTR)
-	MOVL	$const_msrLSTAR, CX
-	RDMSR
-	SHLQ	$32, DX
-	ORQ	DX, AX
-	MOVQ	AX, (const_dataBase+entryData_GoLSTAR)
-	MOVL	$const_msrFSBase, CX
-	RDMSR
-	SHLQ	$32, DX
-	ORQ	DX, AX
-	MOVQ	AX, (const_dataBase+entryData_GoFSBase)
-	MOVL	$const_msrGSBase, CX
-	RDMSR
-	SHLQ	$32, DX
-	ORQ	DX, AX
-	MOVQ	AX, (const_dataBase+entryData_GoGSBase)
-	MOVL	$const_msrKernelGSBase, CX
-	RDMSR
-	SHLQ	$32, DX
-	ORQ	DX, AX
-	MOVQ	AX, (const_dataBase+entryData_GoKernelGSBase)
+	RDMSR64(const_msrLSTAR, (const_dataBase+entryData_GoLSTAR))
+	RDMSR64(const_msrFSBase, (const_dataBase+entryData_GoFSBase))
+	RDMSR64(const_msrGSBase, (const_dataBase+entryData_GoGSBase))
+	RDMSR64(const_msrKernelGSBase, (const_dataBase+entryData_GoKernelGSBase))
 
 	MOVQ	(const_dataBase+entryData_KernelRoot), AX
 	MOVQ	AX, CR3
@@ -330,25 +314,13 @@ TEXT ·enterUser(SB),NOSPLIT|NOFRAME,$0
 	LTR	AX
 	LIDT	(const_dataBase+entryData_RunIDT+descPtr_Limit)
 
-	MOVL	$const_msrLSTAR, CX
-	MOVQ	(const_dataBase+entryData_Trampoline), AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
-	MOVL	$const_msrFSBase, CX
-	MOVQ	(const_dataBase+entryData_RunFSBase), AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
+	WRMSR64(const_msrLSTAR, (const_dataBase+entryData_Trampoline))
+	WRMSR64(const_msrFSBase, (const_dataBase+entryData_RunFSBase))
 	MOVL	$const_msrGSBase, CX
 	XORL	AX, AX
 	XORL	DX, DX
 	WRMSR
-	MOVL	$const_msrKernelGSBase, CX
-	MOVQ	$const_dataBase, AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
+	WRMSR64(const_msrKernelGSBase, $const_dataBase)
 
 	MOVQ	$const_eEntryStackTop, SP
 	MOVQ	(const_dataBase+entryData_ToUser), AX
@@ -377,26 +349,10 @@ TEXT ·runExit(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	AX, CR4
 	// The IRETQ to ring 3 nulled the FS selector, which on some CPUs clears
 	// the FS base too: the Go thread's TLS comes back from the MSR.
-	MOVL	$const_msrFSBase, CX
-	MOVQ	(const_dataBase+entryData_GoFSBase), AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
-	MOVL	$const_msrLSTAR, CX
-	MOVQ	(const_dataBase+entryData_GoLSTAR), AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
-	MOVL	$const_msrGSBase, CX
-	MOVQ	(const_dataBase+entryData_GoGSBase), AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
-	MOVL	$const_msrKernelGSBase, CX
-	MOVQ	(const_dataBase+entryData_GoKernelGSBase), AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
+	WRMSR64(const_msrFSBase, (const_dataBase+entryData_GoFSBase))
+	WRMSR64(const_msrLSTAR, (const_dataBase+entryData_GoLSTAR))
+	WRMSR64(const_msrGSBase, (const_dataBase+entryData_GoGSBase))
+	WRMSR64(const_msrKernelGSBase, (const_dataBase+entryData_GoKernelGSBase))
 	MOVQ	(const_dataBase+entryData_GoRSP), SP
 	POPQ	BP
 	POPQ	CX		// enterUser's return address: RET, but the assembler
