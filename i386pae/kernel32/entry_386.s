@@ -468,11 +468,16 @@ INT80_LINUX(·int80LinuxOn, TO_KERNEL_ON, TO_USER_ON)
 	BYTE $((512-(16*(n)+9)) & 0xff); BYTE $(((512-(16*(n)+9)) >> 8) & 0xff); BYTE $0; BYTE $0; \
 	BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc
 
+// RECORD copies src, through EAX, to field of the per-CPU data's record
+// of how the run ended.
+#define RECORD(src, field) \
+	MOVL	src, AX; \
+	MOVL	AX, (const_cpu+field)
+
 // FAULT_END completes an exception's record in the per-CPU data with
 // CR2 and the reason, and ends the run.
 #define FAULT_END \
-	MOVL	CR2, AX; \
-	MOVL	AX, (const_cpu+cpuData_FaultCR2); \
+	RECORD(CR2, cpuData_FaultCR2); \
 	MOVL	$const_reasonFault, (const_cpu+cpuData_Reason); \
 	JMP	·leave32(SB)
 
@@ -488,14 +493,10 @@ TEXT ·excEntries(SB),NOSPLIT|NOFRAME,$0
 	DATA_SEGS(const_kernelDS, AX)
 	MOVL	(const_cpu+cpuData_KernelCR3), AX
 	MOVL	AX, CR3
-	MOVL	0(SP), AX
-	MOVL	AX, (const_cpu+cpuData_Vector)
-	MOVL	4(SP), AX
-	MOVL	AX, (const_cpu+cpuData_ErrorCode)
-	MOVL	8(SP), AX
-	MOVL	AX, (const_cpu+cpuData_FaultEIP)
-	MOVL	12(SP), AX
-	MOVL	AX, (const_cpu+cpuData_FaultCS)
+	RECORD(0(SP), cpuData_Vector)
+	RECORD(4(SP), cpuData_ErrorCode)
+	RECORD(8(SP), cpuData_FaultEIP)
+	RECORD(12(SP), cpuData_FaultCS)
 	LEAL	20(SP), AX		// ESP before the exception, from ring 0
 	TESTL	$const_rplMask, 12(SP)
 	JEQ	ring0
@@ -521,14 +522,10 @@ TEXT ·doubleFault(SB),NOSPLIT|NOFRAME,$0
 	ANDL	$~const_eflagsNT, 0(SP)
 	POPFL
 	MOVL	$const_vectorDF, (const_cpu+cpuData_Vector)
-	MOVL	0(SP), AX
-	MOVL	AX, (const_cpu+cpuData_ErrorCode)
-	MOVL	(const_tss+tss32_EIP), AX
-	MOVL	AX, (const_cpu+cpuData_FaultEIP)
-	MOVL	(const_tss+tss32_CS), AX
-	MOVL	AX, (const_cpu+cpuData_FaultCS)
-	MOVL	(const_tss+tss32_ESP), AX
-	MOVL	AX, (const_cpu+cpuData_FaultESP)
+	RECORD(0(SP), cpuData_ErrorCode)
+	RECORD((const_tss+tss32_EIP), cpuData_FaultEIP)
+	RECORD((const_tss+tss32_CS), cpuData_FaultCS)
+	RECORD((const_tss+tss32_ESP), cpuData_FaultESP)
 	FAULT_END
 
 // func dispatch()
