@@ -128,7 +128,7 @@ func TestNoFrameNoSwitch(t *testing.T) {
 	p := NewProcess(0, nfds)
 	m.task(p, 0x1000)
 	m.task(p, 0x2000)
-	m.call(SysSchedYield)
+	m.call(linuxabi.SYS_sched_yield)
 	require.NotNil(t, m.ended)
 	assert.Equal(t, uint64(pti.ReasonNoSwitch), m.ended.reason)
 }
@@ -164,7 +164,7 @@ func TestLastExitWithoutFrame(t *testing.T) {
 	m := newMachine(t)
 	Reset(false)
 	m.task(NewProcess(0, nfds), 0x1000)
-	m.call(SysExit, 5)
+	m.call(linuxabi.SYS_exit, 5)
 	require.NotNil(t, m.ended)
 	assert.Equal(t, runEnd{pti.ReasonExit, 5}, *m.ended, "the last exit ends the run even without a pt_regs frame")
 }
@@ -212,8 +212,8 @@ func (k *kernel64) NewTask(proc int, ip uint64) int { return k.task(proc, ip) }
 
 func (k *kernel64) Call(c taskscenario.Call, args ...uint64) (int, int64) {
 	nr := map[taskscenario.Call]uint64{
-		taskscenario.Read: SysRead, taskscenario.Write: SysWrite, taskscenario.Close: SysClose,
-		taskscenario.Lseek: SysLseek, taskscenario.SchedYield: SysSchedYield, taskscenario.Exit: SysExit,
+		taskscenario.Read: linuxabi.SYS_read, taskscenario.Write: linuxabi.SYS_write, taskscenario.Close: linuxabi.SYS_close,
+		taskscenario.Lseek: linuxabi.SYS_lseek, taskscenario.SchedYield: linuxabi.SYS_sched_yield, taskscenario.Exit: linuxabi.SYS_exit,
 		taskscenario.Unknown: 999,
 	}[c]
 	return k.call(nr, args...)
