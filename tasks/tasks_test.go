@@ -62,16 +62,11 @@ func (m *machine) call(nr uint64, args ...uint64) (running int, ax int64) {
 	m.regs.AX = uint64(-linuxabi.ENOSYS & (1<<64 - 1))
 	m.regs.IP += 2 // past the SYSCALL
 	m.regs.CX = m.regs.IP
-	defer func() {
-		if e := recover(); e != nil {
-			end, ok := e.(runEnd)
-			if !ok {
-				panic(e)
-			}
-			m.ended, running = &end, -1
-		}
-	}()
-	r := Syscall(&m.regs, nr, a[0], a[1], a[2], a[3], a[4], a[5])
+	var r int64
+	m.ended = taskscenario.Ending[runEnd](func() { r = Syscall(&m.regs, nr, a[0], a[1], a[2], a[3], a[4], a[5]) })
+	if m.ended != nil {
+		return -1, 0
+	}
 	m.regs.AX = uint64(r)
 	return int(cur), r
 }

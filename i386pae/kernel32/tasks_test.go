@@ -105,16 +105,11 @@ func (k *kernel32) Call(c taskscenario.Call, args ...uint64) (running int, r int
 	f.OrigAX, f.BX, f.CX, f.DX = nr, a[0], a[1], a[2]
 	f.AX = neg(layout.ENOSYS)
 	f.IP += 2
-	defer func() {
-		if e := recover(); e != nil {
-			end, ok := e.(runEnd)
-			if !ok {
-				panic(e)
-			}
-			k.ended, running = &end, -1
-		}
-	}()
-	ax := syscall32(f)
+	var ax uint32
+	k.ended = taskscenario.Ending[runEnd](func() { ax = syscall32(f) })
+	if k.ended != nil {
+		return -1, 0
+	}
 	f.AX = ax
 	return int(machine.k.Cur), int64(int32(ax))
 }
