@@ -15,6 +15,17 @@
 	SHRQ	$32, DX; \
 	WRMSR
 
+// GO_MSRS applies OP (RDMSR64 or WRMSR64) to each MSR of the Go context
+// that run32 saves and back64 restores, with its slot in the save area:
+// the FS and GS bases, KERNEL_GS_BASE and the SYSENTER MSRs.
+#define GO_MSRS(OP) \
+	OP(const_msrFSBase, (const_saveAreaOff+saveArea_GoFSBase)(DI)); \
+	OP(const_msrGSBase, (const_saveAreaOff+saveArea_GoGSBase)(DI)); \
+	OP(const_msrKernelGSBase, (const_saveAreaOff+saveArea_GoKGSBase)(DI)); \
+	OP(const_msrSysenterCS, (const_saveAreaOff+saveArea_GoSysenterCS)(DI)); \
+	OP(const_msrSysenterESP, (const_saveAreaOff+saveArea_GoSysenterESP)(DI)); \
+	OP(const_msrSysenterEIP, (const_saveAreaOff+saveArea_GoSysenterEIP)(DI))
+
 // func run32(cpu uint64)
 //
 // Runs the prepared 32-bit world and returns when it has come back
@@ -43,12 +54,7 @@ TEXT ·run32(SB),NOSPLIT|NOFRAME,$0-8
 	XORQ	AX, AX
 	BYTE $0x0f; BYTE $0x00; BYTE $0xc8	// STR AX
 	MOVQ	AX, (const_saveAreaOff+saveArea_GoTR)(DI)
-	RDMSR64(const_msrFSBase, (const_saveAreaOff+saveArea_GoFSBase)(DI))
-	RDMSR64(const_msrGSBase, (const_saveAreaOff+saveArea_GoGSBase)(DI))
-	RDMSR64(const_msrKernelGSBase, (const_saveAreaOff+saveArea_GoKGSBase)(DI))
-	RDMSR64(const_msrSysenterCS, (const_saveAreaOff+saveArea_GoSysenterCS)(DI))
-	RDMSR64(const_msrSysenterESP, (const_saveAreaOff+saveArea_GoSysenterESP)(DI))
-	RDMSR64(const_msrSysenterEIP, (const_saveAreaOff+saveArea_GoSysenterEIP)(DI))
+	GO_MSRS(RDMSR64)
 	WRMSR64(const_msrSysenterCS, (const_saveAreaOff+saveArea_RunSysenterCS)(DI))
 	WRMSR64(const_msrSysenterESP, (const_saveAreaOff+saveArea_RunSysenterESP)(DI))
 	WRMSR64(const_msrSysenterEIP, (const_saveAreaOff+saveArea_RunSysenterEIP)(DI))
@@ -89,12 +95,7 @@ TEXT ·back64(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	AX, CR3
 	MOVQ	(const_saveAreaOff+saveArea_GoCR4)(DI), AX
 	MOVQ	AX, CR4
-	WRMSR64(const_msrFSBase, (const_saveAreaOff+saveArea_GoFSBase)(DI))
-	WRMSR64(const_msrGSBase, (const_saveAreaOff+saveArea_GoGSBase)(DI))
-	WRMSR64(const_msrKernelGSBase, (const_saveAreaOff+saveArea_GoKGSBase)(DI))
-	WRMSR64(const_msrSysenterCS, (const_saveAreaOff+saveArea_GoSysenterCS)(DI))
-	WRMSR64(const_msrSysenterESP, (const_saveAreaOff+saveArea_GoSysenterESP)(DI))
-	WRMSR64(const_msrSysenterEIP, (const_saveAreaOff+saveArea_GoSysenterEIP)(DI))
+	GO_MSRS(WRMSR64)
 	MOVQ	(const_saveAreaOff+saveArea_GoRSP)(DI), SP
 	PUSHQ	(const_saveAreaOff+saveArea_GoRFLAGS)(DI)
 	POPFQ

@@ -74,54 +74,15 @@ const (
 // sign-extends.
 const dataBase = EntryData - 1<<64
 
-// Absolute addresses of entryData's fields, for the assembly.
-const (
-	eUserRSP      = dataBase + int64(unsafe.Offsetof(entryData{}.UserRSP))
-	eTaskStackTop = dataBase + int64(unsafe.Offsetof(entryData{}.TaskStackTop))
-	eKernelRoot   = dataBase + int64(unsafe.Offsetof(entryData{}.KernelRoot))
-	eKernelCR3    = dataBase + int64(unsafe.Offsetof(entryData{}.KernelCR3))
-	eUserCR3      = dataBase + int64(unsafe.Offsetof(entryData{}.UserCR3))
-	eRunCR4       = dataBase + int64(unsafe.Offsetof(entryData{}.RunCR4))
-	eRunFSBase    = dataBase + int64(unsafe.Offsetof(entryData{}.RunFSBase))
-	eTrampoline   = dataBase + int64(unsafe.Offsetof(entryData{}.Trampoline))
-	eToUser       = dataBase + int64(unsafe.Offsetof(entryData{}.ToUser))
-	eExitRun      = dataBase + int64(unsafe.Offsetof(entryData{}.ExitRun))
-	eUserRIP      = dataBase + int64(unsafe.Offsetof(entryData{}.UserRIP))
-	eUserRSP0     = dataBase + int64(unsafe.Offsetof(entryData{}.UserRSP0))
-	eArgs         = dataBase + int64(unsafe.Offsetof(entryData{}.Args))
-	eRunGDT       = dataBase + int64(unsafe.Offsetof(entryData{}.RunGDT)) + descLimit
-	eRunIDT       = dataBase + int64(unsafe.Offsetof(entryData{}.RunIDT)) + descLimit
-	eGoRSP        = dataBase + int64(unsafe.Offsetof(entryData{}.GoRSP))
-	eGoCR3        = dataBase + int64(unsafe.Offsetof(entryData{}.GoCR3))
-	eGoCR4        = dataBase + int64(unsafe.Offsetof(entryData{}.GoCR4))
-	eGoLSTAR      = dataBase + int64(unsafe.Offsetof(entryData{}.GoLSTAR))
-	eGoFSBase     = dataBase + int64(unsafe.Offsetof(entryData{}.GoFSBase))
-	eGoGSBase     = dataBase + int64(unsafe.Offsetof(entryData{}.GoGSBase))
-	eGoKGSBase    = dataBase + int64(unsafe.Offsetof(entryData{}.GoKernelGSBase))
-	eGoTR         = dataBase + int64(unsafe.Offsetof(entryData{}.GoTR))
-	eGoGDT        = dataBase + int64(unsafe.Offsetof(entryData{}.GoGDT)) + descLimit
-	eGoGDTBase    = dataBase + int64(unsafe.Offsetof(entryData{}.GoGDT)) + descBase
-	eGoIDT        = dataBase + int64(unsafe.Offsetof(entryData{}.GoIDT)) + descLimit
-	eReason       = dataBase + int64(unsafe.Offsetof(entryData{}.Reason))
-	eStatus       = dataBase + int64(unsafe.Offsetof(entryData{}.Status))
-	eVector       = dataBase + int64(unsafe.Offsetof(entryData{}.Vector))
-	eErrorCode    = dataBase + int64(unsafe.Offsetof(entryData{}.ErrorCode))
-	eFaultRIP     = dataBase + int64(unsafe.Offsetof(entryData{}.FaultRIP))
-	eFaultCS      = dataBase + int64(unsafe.Offsetof(entryData{}.FaultCS))
-	eFaultRSP     = dataBase + int64(unsafe.Offsetof(entryData{}.FaultRSP))
-	eFaultCR2     = dataBase + int64(unsafe.Offsetof(entryData{}.FaultCR2))
-	eTable        = dataBase + int64(unsafe.Offsetof(entryData{}.Table))
+// eEntryStackTop is the entry stack's top, negative for the assembly's
+// immediates. The assembly reaches entryData's fields at their absolute
+// addresses, const_dataBase+entryData_X (go_asm.h).
+const eEntryStackTop = EntryStackTop - 1<<64
 
-	// The entry stack's top, negative for the assembly's immediates.
-	eEntryStackTop = EntryStackTop - 1<<64
-)
-
-// The offsets in amd64.DescPtr of the operand LGDT, LIDT, SGDT and SIDT
-// take (the limit) and of the base.
-const (
-	descLimit = int64(unsafe.Offsetof(amd64.DescPtr{}.Limit))
-	descBase  = int64(unsafe.Offsetof(amd64.DescPtr{}.Base))
-)
+// descPtr is amd64.DescPtr (the LGDT/LIDT/SGDT/SIDT operand), named here
+// so that its offsets reach the assembly through go_asm.h
+// (descPtr_Limit, the operand's address, and descPtr_Base).
+type descPtr = amd64.DescPtr
 
 // amd64's selectors, RFLAGS, MSR numbers, error-code vectors and routine
 // end marker, and pti's CR3 mask, as local constants for the assembly

@@ -9,6 +9,11 @@
 // (UD2 and "PTIEND"), which the copier looks for.
 #define ENTRY_END QUAD $const_endMarker
 
+// RDMSR64 reads MSR msr into dst; WRMSR64 writes src to it (64 bits, as
+// EDX:EAX; they use AX, CX and DX).
+#define RDMSR64(msr, dst) MOVL $msr, CX; RDMSR; SHLQ $32, DX; ORQ DX, AX; MOVQ AX, dst
+#define WRMSR64(msr, src) MOVL $msr, CX; MOVQ src, AX; MOVQ AX, DX; SHRQ $32, DX; WRMSR
+
 // SYSRETQ is REX.W + SYSRET (48 0F 07): return to 64-bit ring 3. The Go
 // assembler's SYSRET has no REX.W and would return to compatibility mode.
 #define SYSRETQ BYTE $0x48; BYTE $0x0f; BYTE $0x07
@@ -48,18 +53,18 @@
 #define SYS_MINIMAL(name, TO_KERNEL, TO_USER) \
 TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	SWAPGS; \
-	MOVQ	SP, const_eUserRSP; \
+	MOVQ	SP, (const_dataBase+entryData_UserRSP); \
 	TO_KERNEL(SP); \
-	MOVQ	const_eTaskStackTop, SP; \
+	MOVQ	(const_dataBase+entryData_TaskStackTop), SP; \
 	CMPQ	AX, $const_nsys; \
 	JAE	nosys; \
-	CALL	const_eTable(AX*8); \
+	CALL	(const_dataBase+entryData_Table)(AX*8); \
 back: \
 	MOVQ	$const_eEntryStackTop, SP; \
 	PUSHQ	DI; \
 	TO_USER(DI); \
 	POPQ	DI; \
-	MOVQ	const_eUserRSP, SP; \
+	MOVQ	(const_dataBase+entryData_UserRSP), SP; \
 	SWAPGS; \
 	SYSRETQ; \
 nosys: \
@@ -85,11 +90,11 @@ SYS_MINIMAL(·sysMinimalPCID, TO_KERNEL_PCID, TO_USER_PCID)
 #define SYS_LINUX(name, TO_KERNEL, TO_USER) \
 TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	SWAPGS; \
-	MOVQ	SP, const_eUserRSP; \
+	MOVQ	SP, (const_dataBase+entryData_UserRSP); \
 	TO_KERNEL(SP); \
-	MOVQ	const_eTaskStackTop, SP; \
+	MOVQ	(const_dataBase+entryData_TaskStackTop), SP; \
 	PUSHQ	$const_userDS; \
-	PUSHQ	const_eUserRSP; \
+	PUSHQ	(const_dataBase+entryData_UserRSP); \
 	PUSHQ	R11; \
 	PUSHQ	$const_userCS; \
 	PUSHQ	CX; \
@@ -131,7 +136,7 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	MOVQ	ptRegs_R10(SP), R10; \
 	MOVQ	ptRegs_R8(SP), R8; \
 	MOVQ	ptRegs_R9(SP), R9; \
-	CALL	const_eTable(AX*8); \
+	CALL	(const_dataBase+entryData_Table)(AX*8); \
 	MOVQ	AX, ptRegs_AX(SP); \
 done: \
 	MOVQ	ptRegs_CX(SP), CX; \
@@ -147,20 +152,7 @@ done: \
 	SARQ	$const_canonicalShift, AX; \
 	CMPQ	AX, CX; \
 	JNE	iret; \
-	POPQ	R15; \
-	POPQ	R14; \
-	POPQ	R13; \
-	POPQ	R12; \
-	POPQ	BP; \
-	POPQ	BX; \
-	ADDQ	$8, SP; \
-	POPQ	R10; \
-	POPQ	R9; \
-	POPQ	R8; \
-	POPQ	AX; \
-	ADDQ	$8, SP; \
-	POPQ	DX; \
-	POPQ	SI; \
+	POP_REGS(SKIP_SLOT, SKIP_SLOT); \
 	MOVQ	SP, DI; \
 	MOVQ	$const_eEntryStackTop, SP; \
 	PUSHQ	(ptRegs_SP-ptRegs_DI)(DI); \
@@ -171,20 +163,7 @@ done: \
 	SWAPGS; \
 	SYSRETQ; \
 iret: \
-	POPQ	R15; \
-	POPQ	R14; \
-	POPQ	R13; \
-	POPQ	R12; \
-	POPQ	BP; \
-	POPQ	BX; \
-	POPQ	R11; \
-	POPQ	R10; \
-	POPQ	R9; \
-	POPQ	R8; \
-	POPQ	AX; \
-	POPQ	CX; \
-	POPQ	DX; \
-	POPQ	SI; \
+	POP_REGS(POPQ R11, POPQ CX); \
 	MOVQ	SP, DI; \
 	MOVQ	$const_eEntryStackTop, SP; \
 	PUSHQ	(ptRegs_SS-ptRegs_DI)(DI); \
@@ -199,6 +178,27 @@ iret: \
 	IRETQ; \
 	ENTRY_END
 
+// POP_REGS pops pt_regs from r15 to si, as Linux's POP_REGS
+// (arch/x86/entry/calling.h): R11_SLOT and CX_SLOT pop the r11 and cx
+// slots (POPQ R11, POPQ CX) or skip them (SKIP_SLOT), as Linux's
+// skip_r11rcx does for SYSRET, which has RCX and R11 already loaded.
+#define POP_REGS(R11_SLOT, CX_SLOT) \
+	POPQ	R15; \
+	POPQ	R14; \
+	POPQ	R13; \
+	POPQ	R12; \
+	POPQ	BP; \
+	POPQ	BX; \
+	R11_SLOT; \
+	POPQ	R10; \
+	POPQ	R9; \
+	POPQ	R8; \
+	POPQ	AX; \
+	CX_SLOT; \
+	POPQ	DX; \
+	POPQ	SI
+#define SKIP_SLOT ADDQ $8, SP
+
 SYS_LINUX(·sysLinuxOff, TO_KERNEL_OFF, TO_USER_OFF)
 SYS_LINUX(·sysLinuxOn, TO_KERNEL_ON, TO_USER_ON)
 SYS_LINUX(·sysLinuxPCID, TO_KERNEL_PCID, TO_USER_PCID)
@@ -210,18 +210,18 @@ SYS_LINUX(·sysLinuxPCID, TO_KERNEL_PCID, TO_USER_PCID)
 // and IRETQs.
 TEXT ·toUser(SB),NOSPLIT|NOFRAME,$0
 	PUSHQ	$const_userDS
-	PUSHQ	const_eUserRSP0
+	PUSHQ	(const_dataBase+entryData_UserRSP0)
 	PUSHQ	$const_userFlags	// RFLAGS: IF clear, the fixed bit 1
 	PUSHQ	$const_userCS
-	PUSHQ	const_eUserRIP
-	MOVQ	const_eUserCR3, AX
+	PUSHQ	(const_dataBase+entryData_UserRIP)
+	MOVQ	(const_dataBase+entryData_UserCR3), AX
 	MOVQ	AX, CR3
-	MOVQ	(const_eArgs+0), DI
-	MOVQ	(const_eArgs+8), SI
-	MOVQ	(const_eArgs+16), DX
-	MOVQ	(const_eArgs+24), R10
-	MOVQ	(const_eArgs+32), R8
-	MOVQ	(const_eArgs+40), R9
+	MOVQ	(const_dataBase+entryData_Args), DI
+	MOVQ	(const_dataBase+entryData_Args+8), SI
+	MOVQ	(const_dataBase+entryData_Args+16), DX
+	MOVQ	(const_dataBase+entryData_Args+24), R10
+	MOVQ	(const_dataBase+entryData_Args+32), R8
+	MOVQ	(const_dataBase+entryData_Args+40), R9
 	XORL	AX, AX
 	XORL	BX, BX
 	XORL	CX, CX
@@ -249,22 +249,22 @@ kernel:
 	// The kernel side's CR3 from the entry data, not by arithmetic: without
 	// isolation the one table need not be 8 KiB aligned, and bit 12 of its
 	// address is then not the user-table bit.
-	MOVQ	const_eKernelCR3, AX
+	MOVQ	(const_dataBase+entryData_KernelCR3), AX
 	MOVQ	AX, CR3
 	MOVQ	0(SP), AX
-	MOVQ	AX, const_eVector
+	MOVQ	AX, (const_dataBase+entryData_Vector)
 	MOVQ	8(SP), AX
-	MOVQ	AX, const_eErrorCode
+	MOVQ	AX, (const_dataBase+entryData_ErrorCode)
 	MOVQ	16(SP), AX
-	MOVQ	AX, const_eFaultRIP
+	MOVQ	AX, (const_dataBase+entryData_FaultRIP)
 	MOVQ	24(SP), AX
-	MOVQ	AX, const_eFaultCS
+	MOVQ	AX, (const_dataBase+entryData_FaultCS)
 	MOVQ	40(SP), AX
-	MOVQ	AX, const_eFaultRSP
+	MOVQ	AX, (const_dataBase+entryData_FaultRSP)
 	MOVQ	CR2, AX
-	MOVQ	AX, const_eFaultCR2
-	MOVQ	$const_ReasonFault, const_eReason
-	MOVQ	const_eExitRun, AX
+	MOVQ	AX, (const_dataBase+entryData_FaultCR2)
+	MOVQ	$const_ReasonFault, (const_dataBase+entryData_Reason)
+	MOVQ	(const_dataBase+entryData_ExitRun), AX
 	JMP	AX
 	ENTRY_END
 
@@ -282,76 +282,48 @@ kernel:
 // masked throughout.
 TEXT ·enterUser(SB),NOSPLIT|NOFRAME,$0
 	PUSHQ	BP			// the caller's frame pointer, popped by runExit
-	MOVQ	SP, const_eGoRSP
+	MOVQ	SP, (const_dataBase+entryData_GoRSP)
 	MOVQ	CR3, AX
-	MOVQ	AX, const_eGoCR3
+	MOVQ	AX, (const_dataBase+entryData_GoCR3)
 	MOVQ	CR4, AX
-	MOVQ	AX, const_eGoCR4
-	SGDT	const_eGoGDT
-	SIDT	const_eGoIDT
+	MOVQ	AX, (const_dataBase+entryData_GoCR4)
+	SGDT	(const_dataBase+entryData_GoGDT+descPtr_Limit)
+	SIDT	(const_dataBase+entryData_GoIDT+descPtr_Limit)
 	XORQ	AX, AX
 	BYTE $0x0f; BYTE $0x00; BYTE $0xc8	// STR AX
-	MOVQ	AX, const_eGoTR
-	MOVL	$const_msrLSTAR, CX
-	RDMSR
-	SHLQ	$32, DX
-	ORQ	DX, AX
-	MOVQ	AX, const_eGoLSTAR
-	MOVL	$const_msrFSBase, CX
-	RDMSR
-	SHLQ	$32, DX
-	ORQ	DX, AX
-	MOVQ	AX, const_eGoFSBase
-	MOVL	$const_msrGSBase, CX
-	RDMSR
-	SHLQ	$32, DX
-	ORQ	DX, AX
-	MOVQ	AX, const_eGoGSBase
-	MOVL	$const_msrKernelGSBase, CX
-	RDMSR
-	SHLQ	$32, DX
-	ORQ	DX, AX
-	MOVQ	AX, const_eGoKGSBase
+	MOVQ	AX, (const_dataBase+entryData_GoTR)
+	RDMSR64(const_msrLSTAR, (const_dataBase+entryData_GoLSTAR))
+	RDMSR64(const_msrFSBase, (const_dataBase+entryData_GoFSBase))
+	RDMSR64(const_msrGSBase, (const_dataBase+entryData_GoGSBase))
+	RDMSR64(const_msrKernelGSBase, (const_dataBase+entryData_GoKernelGSBase))
 
-	MOVQ	const_eKernelRoot, AX
+	MOVQ	(const_dataBase+entryData_KernelRoot), AX
 	MOVQ	AX, CR3
 	// CR4 with PGE clear, then the run's: the PGE change flushes every TLB
 	// entry, global ones included (SDM Vol. 3A, 4.10.4.1), so no global
 	// entry of an earlier run or of the Go world survives into this one.
-	MOVQ	const_eRunCR4, AX
+	MOVQ	(const_dataBase+entryData_RunCR4), AX
 	ANDQ	$~const_cr4PGE, AX
 	MOVQ	AX, CR4
-	MOVQ	const_eRunCR4, AX
+	MOVQ	(const_dataBase+entryData_RunCR4), AX
 	MOVQ	AX, CR4
-	MOVQ	const_eKernelCR3, AX
+	MOVQ	(const_dataBase+entryData_KernelCR3), AX
 	MOVQ	AX, CR3
-	LGDT	const_eRunGDT
+	LGDT	(const_dataBase+entryData_RunGDT+descPtr_Limit)
 	MOVL	$const_tssSel, AX
 	LTR	AX
-	LIDT	const_eRunIDT
+	LIDT	(const_dataBase+entryData_RunIDT+descPtr_Limit)
 
-	MOVL	$const_msrLSTAR, CX
-	MOVQ	const_eTrampoline, AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
-	MOVL	$const_msrFSBase, CX
-	MOVQ	const_eRunFSBase, AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
+	WRMSR64(const_msrLSTAR, (const_dataBase+entryData_Trampoline))
+	WRMSR64(const_msrFSBase, (const_dataBase+entryData_RunFSBase))
 	MOVL	$const_msrGSBase, CX
 	XORL	AX, AX
 	XORL	DX, DX
 	WRMSR
-	MOVL	$const_msrKernelGSBase, CX
-	MOVQ	$const_dataBase, AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
+	WRMSR64(const_msrKernelGSBase, $const_dataBase)
 
 	MOVQ	$const_eEntryStackTop, SP
-	MOVQ	const_eToUser, AX
+	MOVQ	(const_dataBase+entryData_ToUser), AX
 	JMP	AX
 
 // func runExit()
@@ -364,40 +336,24 @@ TEXT ·runExit(SB),NOSPLIT|NOFRAME,$0
 	// them): an NMI or #MC from here on goes to the kernel's handlers,
 	// never to the run's, whose CR3 value may have NOFLUSH set after
 	// CR4.PCIDE is cleared below.
-	LGDT	const_eGoGDT
-	MOVQ	const_eGoGDTBase, AX
-	ADDQ	const_eGoTR, AX
+	LGDT	(const_dataBase+entryData_GoGDT+descPtr_Limit)
+	MOVQ	(const_dataBase+entryData_GoGDT+descPtr_Base), AX
+	ADDQ	(const_dataBase+entryData_GoTR), AX
 	ANDB	$~const_tssBusy, const_descTypeByte(AX)
-	MOVQ	const_eGoTR, AX
+	MOVQ	(const_dataBase+entryData_GoTR), AX
 	LTR	AX
-	LIDT	const_eGoIDT
-	MOVQ	const_eGoCR3, AX
+	LIDT	(const_dataBase+entryData_GoIDT+descPtr_Limit)
+	MOVQ	(const_dataBase+entryData_GoCR3), AX
 	MOVQ	AX, CR3
-	MOVQ	const_eGoCR4, AX
+	MOVQ	(const_dataBase+entryData_GoCR4), AX
 	MOVQ	AX, CR4
 	// The IRETQ to ring 3 nulled the FS selector, which on some CPUs clears
 	// the FS base too: the Go thread's TLS comes back from the MSR.
-	MOVL	$const_msrFSBase, CX
-	MOVQ	const_eGoFSBase, AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
-	MOVL	$const_msrLSTAR, CX
-	MOVQ	const_eGoLSTAR, AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
-	MOVL	$const_msrGSBase, CX
-	MOVQ	const_eGoGSBase, AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
-	MOVL	$const_msrKernelGSBase, CX
-	MOVQ	const_eGoKGSBase, AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
-	MOVQ	const_eGoRSP, SP
+	WRMSR64(const_msrFSBase, (const_dataBase+entryData_GoFSBase))
+	WRMSR64(const_msrLSTAR, (const_dataBase+entryData_GoLSTAR))
+	WRMSR64(const_msrGSBase, (const_dataBase+entryData_GoGSBase))
+	WRMSR64(const_msrKernelGSBase, (const_dataBase+entryData_GoKernelGSBase))
+	MOVQ	(const_dataBase+entryData_GoRSP), SP
 	POPQ	BP
 	POPQ	CX		// enterUser's return address: RET, but the assembler
 	JMP	CX		// rejects a RET after more POPs than PUSHes
@@ -433,16 +389,16 @@ spin:
 
 // func sysExitRun()
 TEXT ·sysExitRun(SB),NOSPLIT|NOFRAME,$0
-	MOVQ	DI, const_eStatus
-	MOVQ	$const_ReasonExit, const_eReason
+	MOVQ	DI, (const_dataBase+entryData_Status)
+	MOVQ	$const_ReasonExit, (const_dataBase+entryData_Reason)
 	JMP	·runExit(SB)
 
 // func ExitRun(reason, status uint64)
 TEXT ·ExitRun(SB),NOSPLIT,$0-16
 	MOVQ	reason+0(FP), AX
-	MOVQ	AX, const_eReason
+	MOVQ	AX, (const_dataBase+entryData_Reason)
 	MOVQ	status+8(FP), AX
-	MOVQ	AX, const_eStatus
+	MOVQ	AX, (const_dataBase+entryData_Status)
 	JMP	·runExit(SB)
 
 // func sysNoSys()
@@ -450,34 +406,37 @@ TEXT ·sysNoSys(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	$-const_enosys, AX
 	RET
 
-// func routines(e *entryRoutines, k *kernelRoutines)
-TEXT ·routines(SB),NOSPLIT,$0-16
+// ROUTINE stores the address of routine sym at field (a field's go_asm.h
+// offset from its table's base register).
+#define ROUTINE(sym, field) LEAQ sym(SB), AX; MOVQ AX, field
+
+// func routines(e *entryRoutines, k *kernelRoutines, p *programTable)
+//
+// The tables of the entry routines, the kernel routines and the ring-3
+// programs (user_amd64.s), each field set to the symbol of its name.
+TEXT ·routines(SB),NOSPLIT,$0-24
 	MOVQ	e+0(FP), DI
 	MOVQ	k+8(FP), SI
-	LEAQ	·sysMinimalOff(SB), AX
-	MOVQ	AX, entryRoutines_SysMinimalOff(DI)
-	LEAQ	·sysMinimalOn(SB), AX
-	MOVQ	AX, entryRoutines_SysMinimalOn(DI)
-	LEAQ	·sysMinimalPCID(SB), AX
-	MOVQ	AX, entryRoutines_SysMinimalPCID(DI)
-	LEAQ	·sysLinuxOff(SB), AX
-	MOVQ	AX, entryRoutines_SysLinuxOff(DI)
-	LEAQ	·sysLinuxOn(SB), AX
-	MOVQ	AX, entryRoutines_SysLinuxOn(DI)
-	LEAQ	·sysLinuxPCID(SB), AX
-	MOVQ	AX, entryRoutines_SysLinuxPCID(DI)
-	LEAQ	·toUser(SB), AX
-	MOVQ	AX, entryRoutines_ToUser(DI)
-	LEAQ	·excCommon(SB), AX
-	MOVQ	AX, entryRoutines_ExcCommon(DI)
-	LEAQ	·sysGetppid(SB), AX
-	MOVQ	AX, kernelRoutines_SysGetppid(SI)
-	LEAQ	·sysWork(SB), AX
-	MOVQ	AX, kernelRoutines_SysWork(SI)
-	LEAQ	·sysExitRun(SB), AX
-	MOVQ	AX, kernelRoutines_SysExitRun(SI)
-	LEAQ	·sysNoSys(SB), AX
-	MOVQ	AX, kernelRoutines_SysNoSys(SI)
-	LEAQ	·runExit(SB), AX
-	MOVQ	AX, kernelRoutines_RunExit(SI)
+	MOVQ	p+16(FP), DX
+	ROUTINE(·sysMinimalOff, entryRoutines_SysMinimalOff(DI))
+	ROUTINE(·sysMinimalOn, entryRoutines_SysMinimalOn(DI))
+	ROUTINE(·sysMinimalPCID, entryRoutines_SysMinimalPCID(DI))
+	ROUTINE(·sysLinuxOff, entryRoutines_SysLinuxOff(DI))
+	ROUTINE(·sysLinuxOn, entryRoutines_SysLinuxOn(DI))
+	ROUTINE(·sysLinuxPCID, entryRoutines_SysLinuxPCID(DI))
+	ROUTINE(·toUser, entryRoutines_ToUser(DI))
+	ROUTINE(·excCommon, entryRoutines_ExcCommon(DI))
+	ROUTINE(·sysGetppid, kernelRoutines_SysGetppid(SI))
+	ROUTINE(·sysWork, kernelRoutines_SysWork(SI))
+	ROUTINE(·sysExitRun, kernelRoutines_SysExitRun(SI))
+	ROUTINE(·sysNoSys, kernelRoutines_SysNoSys(SI))
+	ROUTINE(·runExit, kernelRoutines_RunExit(SI))
+	ROUTINE(·userSyscalls, programTable_Syscalls(DX))
+	ROUTINE(·userEmpty, programTable_Empty(DX))
+	ROUTINE(·userProbe, programTable_Probe(DX))
+	ROUTINE(·userPing, programTable_Ping(DX))
+	ROUTINE(·userPong, programTable_Pong(DX))
+	ROUTINE(·userMsgStart, programTable_MsgStart(DX))
+	ROUTINE(·userMsgSender, programTable_MsgSender(DX))
+	ROUTINE(·userMsgReceiver, programTable_MsgReceiver(DX))
 	RET

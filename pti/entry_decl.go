@@ -42,12 +42,13 @@ type kernelRoutines struct {
 }
 
 // routines writes the link addresses of entry_amd64.s's routines into e
-// and k, each into the field of its name (through go_asm.h's offsets).
+// and k and those of user_amd64.s's ring-3 programs into p, each into the
+// field of its name (through go_asm.h's offsets).
 //
 // defined in entry_amd64.s
 //
 //go:noescape
-func routines(e *entryRoutines, k *kernelRoutines)
+func routines(e *entryRoutines, k *kernelRoutines, p *programTable)
 
 // A routine is an entry routine: the offset of its field in
 // entryRoutines.

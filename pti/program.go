@@ -10,19 +10,12 @@ import (
 
 // programTable holds an address per ring-3 program of user_amd64.s, in the
 // field of its name (its symbol is "user" and the name): where the program
-// is linked (userPrograms fills it, through go_asm.h's offsets) or where it
+// is linked (routines fills it, through go_asm.h's offsets) or where it
 // starts in every process (env.progs). A test on the built image checks
-// that userPrograms sets every field to the symbol of its name.
+// that routines sets every field to the symbol of its name.
 type programTable struct {
 	Syscalls, Empty, Probe, Ping, Pong, MsgStart, MsgSender, MsgReceiver uint64
 }
-
-// userPrograms writes the link addresses of the ring-3 programs into t.
-//
-// defined in user_amd64.s
-//
-//go:noescape
-func userPrograms(t *programTable)
 
 // Program is a ring-3 program a task runs, named by its field in
 // programTable (its value is the field's offset). Programs keep no state

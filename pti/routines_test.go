@@ -47,11 +47,10 @@ func checkTable(t *testing.T, table any, prefix string) {
 func TestRoutineTablesByName(t *testing.T) {
 	var e entryRoutines
 	var k kernelRoutines
-	routines(&e, &k)
+	var p programTable
+	routines(&e, &k, &p)
 	checkTable(t, &e, "")
 	checkTable(t, &k, "")
-	var p programTable
-	userPrograms(&p)
 	checkTable(t, &p, "user")
 }
 

@@ -136,7 +136,8 @@ func Setup() error {
 
 	// The entry routines and the exception stubs into the entry text,
 	// every program into the shared code pages.
-	routines(&env.link, &env.kern)
+	var progs programTable
+	routines(&env.link, &env.kern, &progs)
 	env.copied = nil
 	text := goos.Frames(env.entry, EntryTextPages)
 	end, err := place(&env.link, &env.text, text, EntryText, "entry text")
@@ -147,8 +148,6 @@ func Setup() error {
 	if err != nil {
 		return err
 	}
-	var progs programTable
-	userPrograms(&progs)
 	if _, err := place(&progs, &env.progs, goos.Frames(env.code, UserCodePages), UserCode, "code pages"); err != nil {
 		return err
 	}

@@ -52,8 +52,10 @@ stamp: \
 	DECQ	R12; \
 	JNE	repeat
 
-// EXIT(status) makes the exit system call.
+// EXIT(status) makes the exit system call; EXIT_DI, with the status in
+// RDI.
 #define EXIT(status) MOVL $const_SysExit, AX; MOVL $(status), DI; SYSCALL
+#define EXIT_DI MOVL $const_SysExit, AX; SYSCALL
 
 // The call: number R14, first argument R15, second and third 0 (lseek's
 // offset and SEEK_SET).
@@ -136,8 +138,7 @@ TEXT ·userPing(SB),NOSPLIT|NOFRAME,$0
 	SYSCALL
 	EXIT(0)
 fail:
-	MOVL	$const_SysExit, AX
-	SYSCALL
+	EXIT_DI
 	USER_END
 
 // userPong replies: RDI = the read descriptor, RSI = the write
@@ -173,8 +174,7 @@ next:
 done:
 	EXIT(0)
 fail:
-	MOVL	$const_SysExit, AX
-	SYSCALL
+	EXIT_DI
 	USER_END
 
 // READY_WAIT is the messaging tasks' start protocol, as perf's
@@ -245,8 +245,7 @@ all:
 	JNE	fail
 	EXIT(0)
 fail:
-	MOVL	$const_SysExit, AX
-	SYSCALL
+	EXIT_DI
 	USER_END
 
 // userMsgSender is a sched-messaging sender: RDI = the write descriptor
@@ -288,8 +287,7 @@ to:
 	JNE	loop
 	EXIT(0)
 fail:
-	MOVL	$const_SysExit, AX
-	SYSCALL
+	EXIT_DI
 	USER_END
 
 // userMsgReceiver is a sched-messaging receiver: RDI = its pipe's read
@@ -345,27 +343,5 @@ short:
 	MOVQ	R9, 8(R14)
 	MOVL	$const_msgReadFailed, DI
 fail:
-	MOVL	$const_SysExit, AX
-	SYSCALL
+	EXIT_DI
 	USER_END
-
-// func userPrograms(t *programTable)
-TEXT ·userPrograms(SB),NOSPLIT,$0-8
-	MOVQ	t+0(FP), DI
-	LEAQ	·userSyscalls(SB), AX
-	MOVQ	AX, programTable_Syscalls(DI)
-	LEAQ	·userEmpty(SB), AX
-	MOVQ	AX, programTable_Empty(DI)
-	LEAQ	·userProbe(SB), AX
-	MOVQ	AX, programTable_Probe(DI)
-	LEAQ	·userPing(SB), AX
-	MOVQ	AX, programTable_Ping(DI)
-	LEAQ	·userPong(SB), AX
-	MOVQ	AX, programTable_Pong(DI)
-	LEAQ	·userMsgStart(SB), AX
-	MOVQ	AX, programTable_MsgStart(DI)
-	LEAQ	·userMsgSender(SB), AX
-	MOVQ	AX, programTable_MsgSender(DI)
-	LEAQ	·userMsgReceiver(SB), AX
-	MOVQ	AX, programTable_MsgReceiver(DI)
-	RET

@@ -13,19 +13,14 @@ package tasks
 
 import "github.com/ptilab/ptilab/internal/linuxabi"
 
-// Linux x86-64 system-call numbers this kernel answers (linuxabi's,
-// from arch/x86/entry/syscalls/syscall_64.tbl).
-const (
-	SysRead       = linuxabi.SYS_read
-	SysWrite      = linuxabi.SYS_write
-	SysClose      = linuxabi.SYS_close
-	SysLseek      = linuxabi.SYS_lseek
-	SysSchedYield = linuxabi.SYS_sched_yield
-	SysExit       = linuxabi.SYS_exit
-)
+// Calls lists the system calls Syscall answers, for pti's table: Linux
+// x86-64 numbers (linuxabi's, from arch/x86/entry/syscalls/syscall_64.tbl).
+var Calls = [...]int{linuxabi.SYS_read, linuxabi.SYS_write, linuxabi.SYS_close, linuxabi.SYS_lseek,
+	linuxabi.SYS_sched_yield, linuxabi.SYS_exit}
 
-// Calls lists the system calls Syscall answers, for pti's table.
-var Calls = [...]int{SysRead, SysWrite, SysClose, SysLseek, SysSchedYield, SysExit}
+// SysLseek is lseek's number, the call package bench's lseek benchmark
+// makes here.
+const SysLseek = linuxabi.SYS_lseek
 
 // Syscall handles system call nr of the running task with arguments a0-a5
 // (RDI, RSI, RDX, R10, R8, R9) and returns the result or a negative errno.
@@ -45,31 +40,31 @@ func Syscall(regs *PtRegs, nr, a0, a1, a2, a3, a4, a5 uint64) int64 {
 // dispatch runs system call nr for the running task.
 func dispatch(nr, a0, a1, a2, a3, a4, a5 uint64) int64 {
 	switch nr {
-	case SysRead:
+	case linuxabi.SYS_read:
 		obj := object(a0)
 		if obj < 0 || obj >= fileObjBase || obj%2 != 0 {
 			return -linuxabi.EBADF // files here have no contents to read
 		}
 		return pipeRead(obj/2, a1, a2)
-	case SysWrite:
+	case linuxabi.SYS_write:
 		obj := object(a0)
 		if obj < 0 || obj >= fileObjBase || obj%2 != 1 {
 			return -linuxabi.EBADF
 		}
 		return pipeWrite(obj/2, a1, a2)
-	case SysClose:
+	case linuxabi.SYS_close:
 		if cur < 0 {
 			return -linuxabi.EBADF
 		}
 		return closeFD(int(tasks[cur].proc), int(a0))
-	case SysLseek:
+	case linuxabi.SYS_lseek:
 		return lseek(a0, int64(a1), a2)
-	case SysSchedYield:
+	case linuxabi.SYS_sched_yield:
 		if cur < 0 {
 			return 0
 		}
 		return yield()
-	case SysExit:
+	case linuxabi.SYS_exit:
 		if cur >= 0 {
 			exit(int64(int32(a0))) // the status is an int
 		}

@@ -62,16 +62,11 @@ func (m *machine) call(nr uint64, args ...uint64) (running int, ax int64) {
 	m.regs.AX = uint64(-linuxabi.ENOSYS & (1<<64 - 1))
 	m.regs.IP += 2 // past the SYSCALL
 	m.regs.CX = m.regs.IP
-	defer func() {
-		if e := recover(); e != nil {
-			end, ok := e.(runEnd)
-			if !ok {
-				panic(e)
-			}
-			m.ended, running = &end, -1
-		}
-	}()
-	r := Syscall(&m.regs, nr, a[0], a[1], a[2], a[3], a[4], a[5])
+	var r int64
+	m.ended = taskscenario.Ending[runEnd](func() { r = Syscall(&m.regs, nr, a[0], a[1], a[2], a[3], a[4], a[5]) })
+	if m.ended != nil {
+		return -1, 0
+	}
 	m.regs.AX = uint64(r)
 	return int(cur), r
 }
@@ -128,7 +123,7 @@ func TestNoFrameNoSwitch(t *testing.T) {
 	p := NewProcess(0, nfds)
 	m.task(p, 0x1000)
 	m.task(p, 0x2000)
-	m.call(SysSchedYield)
+	m.call(linuxabi.SYS_sched_yield)
 	require.NotNil(t, m.ended)
 	assert.Equal(t, uint64(pti.ReasonNoSwitch), m.ended.reason)
 }
@@ -164,7 +159,7 @@ func TestLastExitWithoutFrame(t *testing.T) {
 	m := newMachine(t)
 	Reset(false)
 	m.task(NewProcess(0, nfds), 0x1000)
-	m.call(SysExit, 5)
+	m.call(linuxabi.SYS_exit, 5)
 	require.NotNil(t, m.ended)
 	assert.Equal(t, runEnd{pti.ReasonExit, 5}, *m.ended, "the last exit ends the run even without a pt_regs frame")
 }
@@ -212,8 +207,8 @@ func (k *kernel64) NewTask(proc int, ip uint64) int { return k.task(proc, ip) }
 
 func (k *kernel64) Call(c taskscenario.Call, args ...uint64) (int, int64) {
 	nr := map[taskscenario.Call]uint64{
-		taskscenario.Read: SysRead, taskscenario.Write: SysWrite, taskscenario.Close: SysClose,
-		taskscenario.Lseek: SysLseek, taskscenario.SchedYield: SysSchedYield, taskscenario.Exit: SysExit,
+		taskscenario.Read: linuxabi.SYS_read, taskscenario.Write: linuxabi.SYS_write, taskscenario.Close: linuxabi.SYS_close,
+		taskscenario.Lseek: linuxabi.SYS_lseek, taskscenario.SchedYield: linuxabi.SYS_sched_yield, taskscenario.Exit: linuxabi.SYS_exit,
 		taskscenario.Unknown: 999,
 	}[c]
 	return k.call(nr, args...)

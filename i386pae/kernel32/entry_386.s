@@ -24,6 +24,40 @@
 	ORL	$const_ptiSwitchMask, reg; \
 	MOVL	reg, CR3
 
+// The steps of leaving and entering IA-32e mode (SDM Vol. 3A, 10.8.5):
+// paging off and on (CR0.PG), IA-32e mode off and on (EFER.LME). They use
+// EAX (and ECX, EDX for the MSR).
+#define PAGING_OFF \
+	MOVL	CR0, AX; \
+	ANDL	$~const_cr0PG, AX; \
+	MOVL	AX, CR0
+#define PAGING_ON \
+	MOVL	CR0, AX; \
+	ORL	$const_cr0PG, AX; \
+	MOVL	AX, CR0
+#define LME_OFF \
+	MOVL	$const_msrEFER, CX; \
+	RDMSR; \
+	ANDL	$~const_eferLME, AX; \
+	WRMSR
+#define LME_ON \
+	MOVL	$const_msrEFER, CX; \
+	RDMSR; \
+	ORL	$const_eferLME, AX; \
+	WRMSR
+
+// DATA_SEGS loads selector sel into DS and ES through reg.
+#define DATA_SEGS(sel, reg) \
+	MOVL	$sel, reg; \
+	MOVW	reg, DS; \
+	MOVW	reg, ES
+
+// SYSEXIT_VSYSCALL returns to ring 3 at the vsyscall return point (the
+// task's stack in ECX: SDM Vol. 2B, SYSEXIT).
+#define SYSEXIT_VSYSCALL \
+	MOVL	(const_cpu+cpuData_SysexitEIP), DX; \
+	SYSEXIT
+
 // func enter32()
 //
 // The way in from long mode (SDM Vol. 3A, 10.8.5.4, Switching Out of IA-32e
@@ -35,27 +69,18 @@
 // leaves IA-32e mode), clears EFER.LME, loads the run's CR4 and the kernel
 // PDPT, turns paging on (PAE) and jumps to enter32high in the kernel window.
 TEXT ·enter32(SB),NOSPLIT|NOFRAME,$0
-	MOVL	$const_kernelDS, AX
-	MOVW	AX, DS
-	MOVW	AX, ES
+	DATA_SEGS(const_kernelDS, AX)
 	MOVW	AX, SS
 	XORL	AX, AX
 	MOVW	AX, FS
 	MOVW	AX, GS
-	MOVL	CR0, AX
-	ANDL	$~const_cr0PG, AX
-	MOVL	AX, CR0
-	MOVL	$const_msrEFER, CX
-	RDMSR
-	ANDL	$~const_eferLME, AX
-	WRMSR
+	PAGING_OFF
+	LME_OFF
 	MOVL	cpuData_CR4(DI), AX
 	MOVL	AX, CR4
 	MOVL	cpuData_KernelCR3(DI), AX
 	MOVL	AX, CR3
-	MOVL	CR0, AX
-	ORL	$const_cr0PG, AX
-	MOVL	AX, CR0
+	PAGING_ON
 	JMP	cpuData_HighEntry(DI)	// the branch that must follow (FF /4, through memory)
 
 // func enter32high()
@@ -79,9 +104,7 @@ TEXT ·enter32high(SB),NOSPLIT|NOFRAME,$0
 	PUSHL	$2			// EFLAGS: IF clear, reserved bit 1
 	PUSHL	$const_userCS
 	PUSHL	(const_cpu+cpuData_UserEIP)
-	MOVL	$const_userDS, AX
-	MOVW	AX, DS
-	MOVW	AX, ES
+	DATA_SEGS(const_userDS, AX)
 	MOVL	(const_cpu+cpuData_UserCR3), AX
 	MOVL	AX, CR3
 	MOVL	((const_cpu+cpuData_Args)+0), BX
@@ -101,9 +124,7 @@ TEXT ·enter32high(SB),NOSPLIT|NOFRAME,$0
 // mode), what leave32low needs into registers, and jumps to leave32low at
 // its physical address.
 TEXT ·leave32(SB),NOSPLIT|NOFRAME,$0
-	MOVL	$const_kernelDS, AX	// the task may have left DS unusable
-	MOVW	AX, DS
-	MOVW	AX, ES
+	DATA_SEGS(const_kernelDS, AX)	// the task may have left DS unusable
 	LGDT	((const_cpu+cpuData_GDTPhys)+2)
 	MOVL	(const_cpu+cpuData_Phys), DI
 	MOVL	(const_cpu+cpuData_LowPML4), BX
@@ -119,17 +140,10 @@ TEXT ·leave32(SB),NOSPLIT|NOFRAME,$0
 // (IA-32e mode, compatibility mode: CS is still 32-bit), then a far jump
 // through the per-CPU data's far pointer to landing64 and KERNEL64_CS.
 TEXT ·leave32low(SB),NOSPLIT|NOFRAME,$0
-	MOVL	CR0, AX
-	ANDL	$~const_cr0PG, AX
-	MOVL	AX, CR0
+	PAGING_OFF
 	MOVL	BX, CR3
-	MOVL	$const_msrEFER, CX
-	RDMSR
-	ORL	$const_eferLME, AX
-	WRMSR
-	MOVL	CR0, AX
-	ORL	$const_cr0PG, AX
-	MOVL	AX, CR0
+	LME_ON
+	PAGING_ON
 	// JMP FAR [EDI+cpuData_Far] (FF /5, m16:32), as bytes: the assembler
 	// has no memory form of LJMP.
 	BYTE $0xff; BYTE $0xaf; LONG $cpuData_Far
@@ -160,16 +174,21 @@ TEXT ·landing64(SB),NOSPLIT|NOFRAME,$0
 // task's stack (ECX = EBP).
 #define SYSENTER_MINIMAL(name, TO_KERNEL, TO_USER) \
 TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	MINIMAL_DISPATCH(TO_KERNEL); \
+	MOVL	$const_entryStackTop, SP; \
+	TO_USER(CX); \
+	MOVL	BP, CX; \
+	SYSEXIT_VSYSCALL
+
+// MINIMAL_DISPATCH is the minimal trampolines' way to dispatch: the kernel
+// side's CR3 (EAX saved on the entry stack meanwhile), the kernel stack,
+// the call.
+#define MINIMAL_DISPATCH(TO_KERNEL) \
 	PUSHL	AX; \
 	TO_KERNEL(AX); \
 	POPL	AX; \
 	MOVL	$const_kernelStackTop, SP; \
-	CALL	·dispatch(SB); \
-	MOVL	$const_entryStackTop, SP; \
-	TO_USER(CX); \
-	MOVL	BP, CX; \
-	MOVL	(const_cpu+cpuData_SysexitEIP), DX; \
-	SYSEXIT
+	CALL	·dispatch(SB)
 
 SYSENTER_MINIMAL(·sysenterMinimalOff, TO_KERNEL_OFF, TO_USER_OFF)
 SYSENTER_MINIMAL(·sysenterMinimalOn, TO_KERNEL_ON, TO_USER_ON)
@@ -181,11 +200,7 @@ SYSENTER_MINIMAL(·sysenterMinimalOn, TO_KERNEL_ON, TO_USER_ON)
 // CR3, IRET. Every register but EAX comes back as it was.
 #define INT80_MINIMAL(name, TO_KERNEL, TO_USER) \
 TEXT name(SB),NOSPLIT|NOFRAME,$0; \
-	PUSHL	AX; \
-	TO_KERNEL(AX); \
-	POPL	AX; \
-	MOVL	$const_kernelStackTop, SP; \
-	CALL	·dispatch(SB); \
+	MINIMAL_DISPATCH(TO_KERNEL); \
 	MOVL	$(const_entryStackTop-24), SP; \
 	MOVL	CX, 0(SP); \
 	TO_USER(CX); \
@@ -227,21 +242,17 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 	PUSHL	CX; \
 	PUSHL	BX; \
 	CLD; \
-	MOVL	$const_userDS, DX; \
-	MOVW	DX, DS; \
-	MOVW	DX, ES
+	DATA_SEGS(const_userDS, DX)
 
-#define COPY_B(from, to) \
+#define COPY_B(from, to) COPY_FRAME(to, const_ptRegsWords*4, MOVSB)
+#define COPY_L(from, to) COPY_FRAME(to, const_ptRegsWords, MOVSL)
+// COPY_FRAME copies the frame at the stack pointer to to, count MOVS
+// steps, and moves the stack pointer there.
+#define COPY_FRAME(to, count, MOVS) \
 	MOVL	SP, SI; \
 	MOVL	$to, DI; \
-	MOVL	$(const_ptRegsWords*4), CX; \
-	REP; MOVSB; \
-	MOVL	$to, SP
-#define COPY_L(from, to) \
-	MOVL	SP, SI; \
-	MOVL	$to, DI; \
-	MOVL	$const_ptRegsWords, CX; \
-	REP; MOVSL; \
+	MOVL	$(count), CX; \
+	REP; MOVS; \
 	MOVL	$to, SP
 
 #define NO_STAMP_START
@@ -261,14 +272,29 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 // stores the result in its ax.
 #define DISPATCH_FRAME \
 	MOVL	ptRegs_OrigAX(SP), AX; \
+	FRAME_ARGS; \
+	CALL	·dispatch(SB); \
+	MOVL	AX, ptRegs_AX(SP)
+
+// FRAME_ARGS loads the system-call argument registers (EBX, ECX, EDX,
+// ESI, EDI, EBP) from the frame at the stack pointer.
+#define FRAME_ARGS \
 	MOVL	ptRegs_BX(SP), BX; \
 	MOVL	ptRegs_CX(SP), CX; \
 	MOVL	ptRegs_DX(SP), DX; \
 	MOVL	ptRegs_SI(SP), SI; \
 	MOVL	ptRegs_DI(SP), DI; \
+	MOVL	ptRegs_BP(SP), BP
+
+// FRAME_SYSEXIT loads from the frame what SYSEXIT leaves as the task
+// had it, EBX, ESI, EDI, EBP, and the task's stack into ECX (EDX is the
+// return point).
+#define FRAME_SYSEXIT \
+	MOVL	ptRegs_BX(SP), BX; \
+	MOVL	ptRegs_SI(SP), SI; \
+	MOVL	ptRegs_DI(SP), DI; \
 	MOVL	ptRegs_BP(SP), BP; \
-	CALL	·dispatch(SB); \
-	MOVL	AX, ptRegs_AX(SP)
+	MOVL	ptRegs_SP(SP), CX
 
 // The SYSENTER exit with the whole frame copied back: the registers from
 // the entry stack's frame after the user side's CR3, SYSEXIT to the
@@ -278,16 +304,11 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 	STAMP(const_PhaseCopyOut); \
 	TO_USER(AX); \
 	STAMP(const_PhaseCR3Out); \
-	MOVL	ptRegs_BX(SP), BX; \
-	MOVL	ptRegs_SI(SP), SI; \
-	MOVL	ptRegs_DI(SP), DI; \
-	MOVL	ptRegs_BP(SP), BP; \
-	MOVL	ptRegs_SP(SP), CX; \
+	FRAME_SYSEXIT; \
 	PUSHL	ptRegs_Flags(SP); \
 	POPFL; \
 	MOVL	ptRegs_AX(SP), AX; \
-	MOVL	(const_cpu+cpuData_SysexitEIP), DX; \
-	SYSEXIT
+	SYSEXIT_VSYSCALL
 
 // The SYSENTER exit trimmed as Linux's: EFLAGS and EAX go to the entry
 // stack (8 bytes), the other registers come from the task stack before
@@ -297,31 +318,21 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 	MOVL	ptRegs_AX(SP), SI; \
 	MOVL	DI, (const_entryStackTop-8); \
 	MOVL	SI, (const_entryStackTop-4); \
-	MOVL	ptRegs_BX(SP), BX; \
-	MOVL	ptRegs_SI(SP), SI; \
-	MOVL	ptRegs_DI(SP), DI; \
-	MOVL	ptRegs_BP(SP), BP; \
-	MOVL	ptRegs_SP(SP), CX; \
+	FRAME_SYSEXIT; \
 	MOVL	$(const_entryStackTop-8), SP; \
 	STAMP(const_PhaseCopyOut); \
 	TO_USER(AX); \
 	STAMP(const_PhaseCR3Out); \
 	POPFL; \
 	POPL	AX; \
-	MOVL	(const_cpu+cpuData_SysexitEIP), DX; \
-	SYSEXIT
+	SYSEXIT_VSYSCALL
 
 // EXIT_IRET copies the frame back to the entry stack, loads the user
 // side's CR3, the registers from the frame and IRETs.
 #define EXIT_IRET(TO_USER) \
 	COPY_L(SP, const_entryFrame); \
 	TO_USER(AX); \
-	MOVL	ptRegs_BX(SP), BX; \
-	MOVL	ptRegs_CX(SP), CX; \
-	MOVL	ptRegs_DX(SP), DX; \
-	MOVL	ptRegs_SI(SP), SI; \
-	MOVL	ptRegs_DI(SP), DI; \
-	MOVL	ptRegs_BP(SP), BP; \
+	FRAME_ARGS; \
 	MOVL	ptRegs_AX(SP), AX; \
 	ADDL	$ptRegs_IP, SP; \
 	IRETL
@@ -457,6 +468,19 @@ INT80_LINUX(·int80LinuxOn, TO_KERNEL_ON, TO_USER_ON)
 	BYTE $((512-(16*(n)+9)) & 0xff); BYTE $(((512-(16*(n)+9)) >> 8) & 0xff); BYTE $0; BYTE $0; \
 	BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc; BYTE $0xcc
 
+// RECORD copies src, through EAX, to field of the per-CPU data's record
+// of how the run ended.
+#define RECORD(src, field) \
+	MOVL	src, AX; \
+	MOVL	AX, (const_cpu+field)
+
+// FAULT_END completes an exception's record in the per-CPU data with
+// CR2 and the reason, and ends the run.
+#define FAULT_END \
+	RECORD(CR2, cpuData_FaultCR2); \
+	MOVL	$const_reasonFault, (const_cpu+cpuData_Reason); \
+	JMP	·leave32(SB)
+
 TEXT ·excEntries(SB),NOSPLIT|NOFRAME,$0
 	STUB(0); STUB(1); STUB(2); STUB(3); STUB(4); STUB(5); STUB(6); STUB(7)
 	STUB(8); STUB(9); STUB(10); STUB(11); STUB(12); STUB(13); STUB(14); STUB(15)
@@ -466,29 +490,20 @@ TEXT ·excEntries(SB),NOSPLIT|NOFRAME,$0
 	// The kernel side's CR3 from the per-CPU data, not by arithmetic: the
 	// exception may have come from the kernel side. The data segments
 	// may be the task's: the kernel's flat ones first.
-	MOVL	$const_kernelDS, AX
-	MOVW	AX, DS
-	MOVW	AX, ES
+	DATA_SEGS(const_kernelDS, AX)
 	MOVL	(const_cpu+cpuData_KernelCR3), AX
 	MOVL	AX, CR3
-	MOVL	0(SP), AX
-	MOVL	AX, (const_cpu+cpuData_Vector)
-	MOVL	4(SP), AX
-	MOVL	AX, (const_cpu+cpuData_ErrorCode)
-	MOVL	8(SP), AX
-	MOVL	AX, (const_cpu+cpuData_FaultEIP)
-	MOVL	12(SP), AX
-	MOVL	AX, (const_cpu+cpuData_FaultCS)
+	RECORD(0(SP), cpuData_Vector)
+	RECORD(4(SP), cpuData_ErrorCode)
+	RECORD(8(SP), cpuData_FaultEIP)
+	RECORD(12(SP), cpuData_FaultCS)
 	LEAL	20(SP), AX		// ESP before the exception, from ring 0
 	TESTL	$const_rplMask, 12(SP)
 	JEQ	ring0
 	MOVL	20(SP), AX		// from ring 3: the pushed ESP
 ring0:
 	MOVL	AX, (const_cpu+cpuData_FaultESP)
-	MOVL	CR2, AX
-	MOVL	AX, (const_cpu+cpuData_FaultCR2)
-	MOVL	$const_reasonFault, (const_cpu+cpuData_Reason)
-	JMP	·leave32(SB)
+	FAULT_END
 
 // func doubleFault()
 //
@@ -507,18 +522,11 @@ TEXT ·doubleFault(SB),NOSPLIT|NOFRAME,$0
 	ANDL	$~const_eflagsNT, 0(SP)
 	POPFL
 	MOVL	$const_vectorDF, (const_cpu+cpuData_Vector)
-	MOVL	0(SP), AX
-	MOVL	AX, (const_cpu+cpuData_ErrorCode)
-	MOVL	(const_tss+tss32_EIP), AX
-	MOVL	AX, (const_cpu+cpuData_FaultEIP)
-	MOVL	(const_tss+tss32_CS), AX
-	MOVL	AX, (const_cpu+cpuData_FaultCS)
-	MOVL	(const_tss+tss32_ESP), AX
-	MOVL	AX, (const_cpu+cpuData_FaultESP)
-	MOVL	CR2, AX
-	MOVL	AX, (const_cpu+cpuData_FaultCR2)
-	MOVL	$const_reasonFault, (const_cpu+cpuData_Reason)
-	JMP	·leave32(SB)
+	RECORD(0(SP), cpuData_ErrorCode)
+	RECORD((const_tss+tss32_EIP), cpuData_FaultEIP)
+	RECORD((const_tss+tss32_CS), cpuData_FaultCS)
+	RECORD((const_tss+tss32_ESP), cpuData_FaultESP)
+	FAULT_END
 
 // func dispatch()
 //

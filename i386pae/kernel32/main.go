@@ -24,6 +24,7 @@ import (
 
 	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/internal/exitstatus"
+	"github.com/ptilab/ptilab/internal/linuxabi"
 )
 
 // cpuData is layout.CPUData, declared here so that its offsets reach the
@@ -114,9 +115,9 @@ const (
 	msgWaitFailed   = exitstatus.MsgWaitFailed
 	msgWriteFailed  = exitstatus.MsgWriteFailed
 	msgReadFailed   = exitstatus.MsgReadFailed
-	sysRead         = layout.SysRead
-	sysWrite        = layout.SysWrite
-	sysClose        = layout.SysClose
+	sysRead         = linuxabi.SYS_ia32_read
+	sysWrite        = linuxabi.SYS_ia32_write
+	sysClose        = linuxabi.SYS_ia32_close
 )
 
 // The routines, in the order of the text. Register contracts are with each

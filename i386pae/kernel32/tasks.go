@@ -29,6 +29,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/i386pae/layout"
+	"github.com/ptilab/ptilab/internal/linuxabi"
 )
 
 // What the kernel reaches by address or by instruction, ptr, setCR3,
@@ -65,30 +66,30 @@ func syscall32(f *layout.PtRegs) uint32 {
 //go:nosplit
 func do(k *layout.KState, nr, a0, a1, a2 uint32) uint32 {
 	switch nr {
-	case layout.SysRead:
+	case linuxabi.SYS_ia32_read:
 		obj, ok := object(k, a0)
 		if !ok || obj >= layout.FDFile || obj&1 != layout.FDPipeRead {
-			return neg(layout.EBADF)
+			return neg(linuxabi.EBADF)
 		}
 		return pipeRead(k, obj>>1, a1, a2)
-	case layout.SysWrite:
+	case linuxabi.SYS_ia32_write:
 		obj, ok := object(k, a0)
 		if !ok || obj >= layout.FDFile || obj&1 != layout.FDPipeWrite&1 {
-			return neg(layout.EBADF)
+			return neg(linuxabi.EBADF)
 		}
 		return pipeWrite(k, (obj-layout.FDPipeWrite)>>1, a1, a2)
-	case layout.SysClose:
+	case linuxabi.SYS_ia32_close:
 		return closeFD(k, k.Tasks[k.Cur].Proc, a0)
-	case layout.SysLseek:
+	case linuxabi.SYS_ia32_lseek:
 		return lseek(k, a0, int32(a1), a2)
-	case layout.SysSchedYield:
+	case linuxabi.SYS_ia32_sched_yield:
 		enqueue(k, k.Cur)
 		return 0
-	case layout.SysExit:
+	case linuxabi.SYS_ia32_exit:
 		exit(k, a0)
 		return 0
 	}
-	return neg(layout.ENOSYS)
+	return neg(linuxabi.ENOSYS)
 }
 
 //go:nosplit
@@ -147,7 +148,7 @@ func pipeRead(k *layout.KState, p, buf, n uint32) uint32 {
 	}
 	c := min(n, avail)
 	if !userOK(k, buf, c, true) {
-		return neg(layout.EFAULT)
+		return neg(linuxabi.EFAULT)
 	}
 	off := pp.RPos & (layout.PipeSize - 1)
 	first := min(c, layout.PipeSize-off)
@@ -185,7 +186,7 @@ func pipeWrite(k *layout.KState, p, buf, n uint32) uint32 {
 		return 0
 	}
 	if pp.Readers == 0 {
-		return neg(layout.EPIPE)
+		return neg(linuxabi.EPIPE)
 	}
 	if !writable(pp, n) {
 		block(k, layout.WaitWrite, p)
@@ -193,7 +194,7 @@ func pipeWrite(k *layout.KState, p, buf, n uint32) uint32 {
 	}
 	c := min(n, layout.PipeSize-(pp.WPos-pp.RPos))
 	if !userOK(k, buf, c, false) {
-		return neg(layout.EFAULT)
+		return neg(linuxabi.EFAULT)
 	}
 	off := pp.WPos & (layout.PipeSize - 1)
 	first := min(c, layout.PipeSize-off)
@@ -214,7 +215,7 @@ func pipeWrite(k *layout.KState, p, buf, n uint32) uint32 {
 func closeFD(k *layout.KState, proc, fd uint32) uint32 {
 	p := &k.Procs[proc]
 	if fd >= p.NFDs || k.FDSlots[p.FDBase+fd] == 0 {
-		return neg(layout.EBADF)
+		return neg(linuxabi.EBADF)
 	}
 	obj := k.FDSlots[p.FDBase+fd]
 	k.FDSlots[p.FDBase+fd] = 0
@@ -249,10 +250,10 @@ const (
 func lseek(k *layout.KState, fd uint32, off int32, whence uint32) uint32 {
 	obj, ok := object(k, fd)
 	if !ok {
-		return neg(layout.EBADF)
+		return neg(linuxabi.EBADF)
 	}
 	if obj < layout.FDFile {
-		return neg(layout.ESPIPE)
+		return neg(linuxabi.ESPIPE)
 	}
 	f := &k.Files[obj-layout.FDFile]
 	var base int32
@@ -263,11 +264,11 @@ func lseek(k *layout.KState, fd uint32, off int32, whence uint32) uint32 {
 	case seekEnd:
 		base = int32(f.Size)
 	default:
-		return neg(layout.EINVAL)
+		return neg(linuxabi.EINVAL)
 	}
 	pos := base + off
 	if pos < 0 || (off > 0 && pos < base) {
-		return neg(layout.EINVAL)
+		return neg(linuxabi.EINVAL)
 	}
 	f.Pos = uint32(pos)
 	return f.Pos

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/i386pae/layout"
+	"github.com/ptilab/ptilab/internal/linuxabi"
 	"github.com/ptilab/ptilab/internal/taskscenario"
 )
 
@@ -92,8 +93,8 @@ func (k *kernel32) NewTask(proc int, ip uint64) int {
 func (k *kernel32) Call(c taskscenario.Call, args ...uint64) (running int, r int64) {
 	require.Nil(k.t, k.ended, "the run has ended")
 	nr := map[taskscenario.Call]uint32{
-		taskscenario.Read: layout.SysRead, taskscenario.Write: layout.SysWrite, taskscenario.Close: layout.SysClose,
-		taskscenario.Lseek: layout.SysLseek, taskscenario.SchedYield: layout.SysSchedYield, taskscenario.Exit: layout.SysExit,
+		taskscenario.Read: linuxabi.SYS_ia32_read, taskscenario.Write: linuxabi.SYS_ia32_write, taskscenario.Close: linuxabi.SYS_ia32_close,
+		taskscenario.Lseek: linuxabi.SYS_ia32_lseek, taskscenario.SchedYield: linuxabi.SYS_ia32_sched_yield, taskscenario.Exit: linuxabi.SYS_ia32_exit,
 		taskscenario.Unknown: 999,
 	}[c]
 	var a [3]uint32
@@ -104,16 +105,11 @@ func (k *kernel32) Call(c taskscenario.Call, args ...uint64) (running int, r int
 	f.OrigAX, f.BX, f.CX, f.DX = nr, a[0], a[1], a[2]
 	f.AX = neg(layout.ENOSYS)
 	f.IP += 2
-	defer func() {
-		if e := recover(); e != nil {
-			end, ok := e.(runEnd)
-			if !ok {
-				panic(e)
-			}
-			k.ended, running = &end, -1
-		}
-	}()
-	ax := syscall32(f)
+	var ax uint32
+	k.ended = taskscenario.Ending[runEnd](func() { ax = syscall32(f) })
+	if k.ended != nil {
+		return -1, 0
+	}
 	f.AX = ax
 	return int(machine.k.Cur), int64(int32(ax))
 }
@@ -193,13 +189,13 @@ func TestUserBuffers32(t *testing.T) {
 		return r
 	}
 	assert.Equal(t, int64(4), call(taskscenario.Write, 1, layout.UserCode, 4), "the kernel reads the code pages")
-	assert.Equal(t, -int64(layout.EFAULT), call(taskscenario.Read, 0, layout.UserCode, 4), "but does not write them")
+	assert.Equal(t, -int64(linuxabi.EFAULT), call(taskscenario.Read, 0, layout.UserCode, 4), "but does not write them")
 	assert.Equal(t, int64(4), call(taskscenario.Read, 0, stack, 4), "the stack pages")
 	assert.Equal(t, "code", string(machine.spaces[0x1000].stack[len(machine.spaces[0x1000].stack)-0x100:][:4]))
 	gap := uint64(layout.UserData + dataPages*4096 + 0x1000)
-	assert.Equal(t, -int64(layout.EFAULT), call(taskscenario.Write, 1, gap, 1), "between the data and the stack")
-	assert.Equal(t, -int64(layout.EFAULT), call(taskscenario.Write, 1, 0xfffffff0, 0x20), "across 4 GiB")
-	assert.Equal(t, -int64(layout.EFAULT), call(taskscenario.Write, 1, layout.UserStackTop-2, 4), "past the stack's top")
+	assert.Equal(t, -int64(linuxabi.EFAULT), call(taskscenario.Write, 1, gap, 1), "between the data and the stack")
+	assert.Equal(t, -int64(linuxabi.EFAULT), call(taskscenario.Write, 1, 0xfffffff0, 0x20), "across 4 GiB")
+	assert.Equal(t, -int64(linuxabi.EFAULT), call(taskscenario.Write, 1, layout.UserStackTop-2, 4), "past the stack's top")
 	w, rd := k.PipeBytes(0)
 	assert.Equal(t, [2]uint64{4, 4}, [2]uint64{w, rd})
 }

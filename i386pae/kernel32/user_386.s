@@ -130,6 +130,12 @@ TEXT ·userProbe(SB),NOSPLIT|NOFRAME,$0
 	JMP	2(PC); \
 	INT	$0x80
 
+// EXIT_BX exits with the status in EBX.
+#define EXIT_BX \
+	MOVL	$const_sysExit, AX; \
+	SYS; \
+	UD2
+
 // func userPing()
 //
 // The timing side of the ping-pong (lmbench's lat_ctx shape), as package
@@ -181,9 +187,7 @@ loop:
 	SYS
 	XORL	BX, BX
 fail:
-	MOVL	$const_sysExit, AX
-	SYS
-	UD2
+	EXIT_BX
 
 // func userPong()
 //
@@ -217,9 +221,7 @@ next:
 done:
 	XORL	BX, BX
 fail:
-	MOVL	$const_sysExit, AX
-	SYS
-	UD2
+	EXIT_BX
 
 // READY_WAIT is the messaging tasks' start protocol, as perf's
 // sched-messaging ready(): fds holds the ready descriptor in its low and
@@ -296,9 +298,21 @@ all:
 	JNE	fail
 	XORL	BX, BX
 fail:
-	MOVL	$const_sysExit, AX
-	SYS
-	UD2
+	EXIT_BX
+
+// MSG_TASK_START is the start of a sender or receiver: a frame of size
+// bytes on the stack, its arguments (EBX, ECX, EDX, ESI, EDI, EBP) at 0
+// to 20 in it, then READY_WAIT with ready | wake at 20 and the buffer (the
+// message) at 12.
+#define MSG_TASK_START(size) \
+	SUBL	$(size), SP; \
+	MOVL	BX, 0(SP); \
+	MOVL	CX, 4(SP); \
+	MOVL	DX, 8(SP); \
+	MOVL	SI, 12(SP); \
+	MOVL	DI, 16(SP); \
+	MOVL	BP, 20(SP); \
+	READY_WAIT(20(SP), 12(SP))
 
 // func userMsgSender()
 //
@@ -312,14 +326,7 @@ fail:
 // its stack: 0 first descriptor, 4 receivers, 8 loops, 12 message, 16
 // size, 20 ready | wake, 24 loop, 28 receiver.
 TEXT ·userMsgSender(SB),NOSPLIT|NOFRAME,$0
-	SUBL	$32, SP
-	MOVL	BX, 0(SP)
-	MOVL	CX, 4(SP)
-	MOVL	DX, 8(SP)
-	MOVL	SI, 12(SP)
-	MOVL	DI, 16(SP)
-	MOVL	BP, 20(SP)
-	READY_WAIT(20(SP), 12(SP))
+	MSG_TASK_START(32)
 	MOVL	$0, 24(SP)
 loop:
 	MOVL	$0, 28(SP)
@@ -348,9 +355,7 @@ to:
 	JNE	loop
 	XORL	BX, BX
 fail:
-	MOVL	$const_sysExit, AX
-	SYS
-	UD2
+	EXIT_BX
 
 // STORE_COUNT stores a receiver's count and 64-bit sum at its results.
 #define STORE_COUNT \
@@ -377,14 +382,7 @@ fail:
 // size, 12 buffer, 16 results' place, 20 ready | wake, 24 count, 28 and
 // 32 the sum, 36 bytes of this message so far.
 TEXT ·userMsgReceiver(SB),NOSPLIT|NOFRAME,$0
-	SUBL	$40, SP
-	MOVL	BX, 0(SP)
-	MOVL	CX, 4(SP)
-	MOVL	DX, 8(SP)
-	MOVL	SI, 12(SP)
-	MOVL	DI, 16(SP)
-	MOVL	BP, 20(SP)
-	READY_WAIT(20(SP), 12(SP))
+	MSG_TASK_START(40)
 	MOVL	$0, 24(SP)
 	MOVL	$0, 28(SP)
 	MOVL	$0, 32(SP)
@@ -433,9 +431,7 @@ short:
 	STORE_COUNT
 	MOVL	$const_msgReadFailed, BX
 exit:
-	MOVL	$const_sysExit, AX
-	SYS
-	UD2
+	EXIT_BX
 fail:
 	JMP	exit
 

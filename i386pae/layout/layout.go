@@ -1,7 +1,9 @@
 // Package layout is the contract between the 32-bit kernel (package
 // i386pae/kernel32, built for GOARCH=386) and the 64-bit side that sets it
 // up and enters it (package i386pae): the 32-bit world's virtual layout, its
-// selectors, its system-call numbers, the per-CPU data page both sides
+// selectors, the system calls the 64-bit side has its tasks make (the
+// tasks kernel's other Linux numbers and errno values are linuxabi's,
+// which kernel32 uses as they are), the per-CPU data page both sides
 // read and write, the 32-bit TSS, and the hardware numbers of package amd64
 // the 32-bit kernel uses (it cannot import amd64; a test compares them).
 // Both packages take their assembly's offsets from these declarations
@@ -269,23 +271,10 @@ const (
 	NoTask = 0xffffffff // an empty link
 )
 
-// System calls of the tasks kernel (linuxabi's i386 numbers).
-const (
-	SysRead       = linuxabi.SYS_ia32_read
-	SysWrite      = linuxabi.SYS_ia32_write
-	SysClose      = linuxabi.SYS_ia32_close
-	SysLseek      = linuxabi.SYS_ia32_lseek
-	SysSchedYield = linuxabi.SYS_ia32_sched_yield
-)
-
-// Errno values of the tasks kernel (linuxabi's).
-const (
-	EBADF  = linuxabi.EBADF
-	EFAULT = linuxabi.EFAULT
-	EINVAL = linuxabi.EINVAL
-	ESPIPE = linuxabi.ESPIPE
-	EPIPE  = linuxabi.EPIPE
-)
+// SysLseek is lseek's i386 number (linuxabi's), which the tasks kernel
+// answers and the 64-bit side's lseek benchmark makes. The tasks kernel's
+// other calls and its errno values are linuxabi's, used as they are.
+const SysLseek = linuxabi.SYS_ia32_lseek
 
 // Task states and waits.
 const (

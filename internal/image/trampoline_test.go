@@ -261,7 +261,7 @@ func TestRoutineTablesByName(t *testing.T) {
 	}{
 		{"routines.abi0", "entryRoutines", x86asm.RDI, lower},
 		{"routines.abi0", "kernelRoutines", x86asm.RSI, lower},
-		{"userPrograms.abi0", "programTable", x86asm.RDI, func(f string) string { return "user" + f }},
+		{"routines.abi0", "programTable", x86asm.RDX, func(f string) string { return "user" + f }},
 	} {
 		t.Run(tc.table, func(t *testing.T) {
 			fields := dwarfFields(t, f, pkg+tc.table)

@@ -8,7 +8,8 @@
 // It imports nothing but unsafe, so that every side can use it: the Go
 // runtime's personality (goos), the ring-3 tasks' kernel (tasks), the PTI
 // trampolines (pti, through go_asm.h) and the 32-bit kernel built for
-// GOARCH=386 (i386pae/kernel32, through i386pae/layout).
+// GOARCH=386 (i386pae/kernel32 and its contract with the 64-bit side,
+// i386pae/layout).
 //
 // Names follow the kernel's: SYS_read is __NR_read of
 // arch/x86/include/generated/uapi/asm/unistd_64.h, SYS_ia32_read is

@@ -182,5 +182,23 @@ func call(t *testing.T, k Kernel, want int, c Call, args ...uint64) int64 {
 	return r
 }
 
+// Ending runs call, a system call through a kernel's host seam, whose
+// stand-in for the end of the run panics with an E (the end's reason and
+// status), and returns that E when the call ended the run, nil when it
+// returned. Any other panic goes on.
+func Ending[E any](call func()) (end *E) {
+	defer func() {
+		if e := recover(); e != nil {
+			v, ok := e.(E)
+			if !ok {
+				panic(e)
+			}
+			end = &v
+		}
+	}()
+	call()
+	return nil
+}
+
 // neg is a negative offset as an argument word.
 func neg(v int64) uint64 { return uint64(v) }
