@@ -7,6 +7,7 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/i386pae/layout"
+	"github.com/ptilab/ptilab/internal/linuxabi"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -76,7 +77,7 @@ func (world32) TasksConfig(mode pti.Mode, e Entry) Config {
 
 // nr is the i386 number of op (Linux's, ptilab's for Work).
 func (world32) nr(op Op) uint32 {
-	return [...]uint32{Getppid: layout.SysGetppid, Work: layout.SysWork, Lseek: layout.SysLseek}[op]
+	return [...]uint32{Getppid: linuxabi.SYS_ia32_getppid, Work: linuxabi.SYS_ia32_ptilab_work, Lseek: linuxabi.SYS_ia32_lseek}[op]
 }
 
 // Loop runs the 32-bit timing program in the main process; Lseek's file

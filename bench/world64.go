@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/efi"
+	"github.com/ptilab/ptilab/internal/linuxabi"
 	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tasks"
 )
@@ -58,7 +59,7 @@ func (world64) TasksConfig(mode pti.Mode, _ Entry) Config {
 
 // nr is the 64-bit number of op (Linux x86-64's, ptilab's for Work).
 func (world64) nr(op Op) uint64 {
-	return [...]uint64{Getppid: pti.SysGetppid, Work: pti.SysWork, Lseek: tasks.SysLseek}[op]
+	return [...]uint64{Getppid: linuxabi.SYS_getppid, Work: linuxabi.SYS_ptilab_work, Lseek: linuxabi.SYS_lseek}[op]
 }
 
 // Loop runs pti's timing program (or its empty loop) in the main

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"github.com/ptilab/ptilab/internal/linuxabi"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,8 +56,8 @@ func TestRunBuilder(t *testing.T) {
 	assert.EqualError(t, err, "tasks: no room for the task")
 
 	// lseek reaches the run's file through task 0's process.
-	assert.Equal(t, int64(0), dispatch(SysLseek, 5, 0, SEEK_SET, 0, 0, 0))
-	assert.Equal(t, int64(1000), dispatch(SysLseek, 5, 0, SEEK_END, 0, 0, 0))
+	assert.Equal(t, int64(0), dispatch(linuxabi.SYS_lseek, 5, 0, SEEK_SET, 0, 0, 0))
+	assert.Equal(t, int64(1000), dispatch(linuxabi.SYS_lseek, 5, 0, SEEK_END, 0, 0, 0))
 	assert.Equal(t, uint64(0), r.Switches())
 	assert.Equal(t, uint64(0), r.CR3Loads())
 }

@@ -18,10 +18,6 @@ import "github.com/ptilab/ptilab/internal/linuxabi"
 var Calls = [...]int{linuxabi.SYS_read, linuxabi.SYS_write, linuxabi.SYS_close, linuxabi.SYS_lseek,
 	linuxabi.SYS_sched_yield, linuxabi.SYS_exit}
 
-// SysLseek is lseek's number, the call package bench's lseek benchmark
-// makes here.
-const SysLseek = linuxabi.SYS_lseek
-
 // Syscall handles system call nr of the running task with arguments a0-a5
 // (RDI, RSI, RDX, R10, R8, R9) and returns the result or a negative errno.
 // regs is the task's pt_regs frame on the kernel stack; when the call

@@ -271,11 +271,6 @@ const (
 	NoTask = 0xffffffff // an empty link
 )
 
-// SysLseek is lseek's i386 number (linuxabi's), which the tasks kernel
-// answers and the 64-bit side's lseek benchmark makes. The tasks kernel's
-// other calls and its errno values are linuxabi's, used as they are.
-const SysLseek = linuxabi.SYS_ia32_lseek
-
 // Task states and waits.
 const (
 	TaskRunnable = 1
