@@ -17,26 +17,32 @@ func bitsOf(v uint64, hi, lo uint) uint64 {
 	return v >> lo & (1<<(hi-lo+1) - 1)
 }
 
-// The flat descriptors must be Linux's GDT_ENTRY_INIT values
+// The selectors are Linux's (arch/x86/include/asm/segment.h) and the flat
+// descriptors behind them Linux's GDT_ENTRY_INIT values
 // (arch/x86/kernel/cpu/common.c, gdt_page).
-func TestFlatDescriptorsMatchLinux(t *testing.T) {
+func TestSelectorsAndDescriptorsMatchLinux(t *testing.T) {
 	tests := []struct {
-		name string
-		got  uint64
-		want uint64
+		name           string
+		sel, wantSel   int
+		desc, wantDesc uint64
 	}{
-		{"KERNEL32_CS", DescKernel32Code, 0x00cf9b000000ffff},
-		{"KERNEL_CS", DescKernelCode, 0x00af9b000000ffff},
-		{"KERNEL_DS", DescKernelData, 0x00cf93000000ffff},
-		{"USER32_CS", DescUser32Code, 0x00cffb000000ffff},
-		{"USER_DS", DescUserData, 0x00cff3000000ffff},
-		{"USER_CS", DescUserCode, 0x00affb000000ffff},
+		{"KERNEL32_CS", KERNEL32_CS, 0x08, DescKernel32Code, 0x00cf9b000000ffff},
+		{"KERNEL_CS", KERNEL_CS, 0x10, DescKernelCode, 0x00af9b000000ffff},
+		{"KERNEL_DS", KERNEL_DS, 0x18, DescKernelData, 0x00cf93000000ffff},
+		{"USER32_CS", USER32_CS, 0x23, DescUser32Code, 0x00cffb000000ffff},
+		{"USER_DS", USER_DS, 0x2b, DescUserData, 0x00cff3000000ffff},
+		{"USER_CS", USER_CS, 0x33, DescUserCode, 0x00affb000000ffff},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, fmt.Sprintf("%#016x", tt.want), fmt.Sprintf("%#016x", tt.got))
+			assert.Equal(t, tt.wantSel, tt.sel, "selector")
+			assert.Equal(t, fmt.Sprintf("%#016x", tt.wantDesc), fmt.Sprintf("%#016x", tt.desc), "descriptor")
 		})
 	}
+	// The TSS's descriptor is built at run time (TSSDescriptor); it takes
+	// two entries and must fit in the GDT.
+	assert.Equal(t, 0x40, TSS_SEL)
+	assert.Less(t, GDT_ENTRY_TSS+1, GDT_ENTRIES)
 }
 
 // Decode the flat descriptors field by field (SDM Vol. 3A, Figure 3-8).
@@ -73,29 +79,6 @@ func TestFlatDescriptorFields(t *testing.T) {
 			assert.False(t, tt.code && bitsOf(d, 53, 53) == 1 && bitsOf(d, 54, 54) == 1)
 		})
 	}
-}
-
-func TestSelectors(t *testing.T) {
-	tests := []struct {
-		name string
-		got  int
-		want int
-	}{
-		{"KERNEL32_CS", KERNEL32_CS, 0x08},
-		{"KERNEL_CS", KERNEL_CS, 0x10},
-		{"KERNEL_DS", KERNEL_DS, 0x18},
-		{"USER32_CS", USER32_CS, 0x23},
-		{"USER_DS", USER_DS, 0x2b},
-		{"USER_CS", USER_CS, 0x33},
-		{"TSS_SEL", TSS_SEL, 0x40},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, tt.got)
-		})
-	}
-	// The TSS takes two entries and must fit in the GDT.
-	assert.Less(t, GDT_ENTRY_TSS+1, GDT_ENTRIES)
 }
 
 // SYSCALL and SYSRET derive the selectors from STAR (SDM Vol. 3A, 5.8.8;
