@@ -45,6 +45,24 @@ func TestSelectorsAndDescriptorsMatchLinux(t *testing.T) {
 	assert.Less(t, GDT_ENTRY_TSS+1, GDT_ENTRIES)
 }
 
+// GDT puts each flat descriptor at its selector's index, the TSS
+// descriptor at TSS_SEL, and nothing else.
+func TestGDT(t *testing.T) {
+	const tss = 0xffff_8000_1234_5000
+	g := GDT(tss)
+	for sel, d := range map[int]uint64{
+		KERNEL32_CS: DescKernel32Code, KERNEL_CS: DescKernelCode, KERNEL_DS: DescKernelData,
+		USER32_CS: DescUser32Code, USER_DS: DescUserData, USER_CS: DescUserCode,
+	} {
+		assert.Equal(t, d, g[sel>>3], "selector %#x", sel)
+		g[sel>>3] = 0
+	}
+	lo, hi := TSSDescriptor(tss, TSSSize-1)
+	assert.Equal(t, [2]uint64{lo, hi}, [2]uint64(g[TSS_SEL>>3:TSS_SEL>>3+2]))
+	g[TSS_SEL>>3], g[TSS_SEL>>3+1] = 0, 0
+	assert.Equal(t, [GDT_ENTRIES]uint64{}, g, "every other entry null")
+}
+
 // Decode the flat descriptors field by field (SDM Vol. 3A, Figure 3-8).
 func TestFlatDescriptorFields(t *testing.T) {
 	tests := []struct {
