@@ -121,15 +121,9 @@ func TestSyscallSysretLayout(t *testing.T) {
 	// SYSRET to compatibility mode: CS = STAR[63:48].
 	assert.Equal(t, uint64(USER32_CS), bitsOf(star, 63, 48)|3)
 
-	// The descriptors at those entries must be what the CPU expects.
-	gdt := map[int]uint64{
-		GDT_ENTRY_KERNEL32_CS: DescKernel32Code,
-		GDT_ENTRY_KERNEL_CS:   DescKernelCode,
-		GDT_ENTRY_KERNEL_DS:   DescKernelData,
-		GDT_ENTRY_USER32_CS:   DescUser32Code,
-		GDT_ENTRY_USER_DS:     DescUserData,
-		GDT_ENTRY_USER_CS:     DescUserCode,
-	}
+	// The descriptors at those entries of the GDT must be what the CPU
+	// expects.
+	gdt := GDT(0)
 	isCode64 := func(d uint64) bool { return bitsOf(d, 43, 43) == 1 && bitsOf(d, 53, 53) == 1 }
 	isData := func(d uint64) bool { return bitsOf(d, 43, 43) == 0 && bitsOf(d, 41, 41) == 1 }
 	dpl := func(d uint64) uint64 { return bitsOf(d, 46, 45) }
