@@ -58,6 +58,22 @@ const (
 	DescUserCode     = DescKernelCode | descDPL3                                                        // 0x00affb000000ffff
 )
 
+// GDT returns ptilab's 64-bit GDT: Linux's layout, the flat descriptors in
+// their entries and the descriptor of the 64-bit TSS at tss (TSSSize bytes)
+// in GDT_ENTRY_TSS and the entry after it; the other entries are null.
+func GDT(tss uint64) [GDT_ENTRIES]uint64 {
+	g := [GDT_ENTRIES]uint64{
+		GDT_ENTRY_KERNEL32_CS: DescKernel32Code,
+		GDT_ENTRY_KERNEL_CS:   DescKernelCode,
+		GDT_ENTRY_KERNEL_DS:   DescKernelData,
+		GDT_ENTRY_USER32_CS:   DescUser32Code,
+		GDT_ENTRY_USER_DS:     DescUserData,
+		GDT_ENTRY_USER_CS:     DescUserCode,
+	}
+	g[GDT_ENTRY_TSS], g[GDT_ENTRY_TSS+1] = TSSDescriptor(tss, TSSSize-1)
+	return g
+}
+
 // System-descriptor types (SDM Vol. 3A, 3.5, Table 3-2).
 const (
 	TypeTSSAvailable  = 0x9

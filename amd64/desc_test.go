@@ -17,26 +17,50 @@ func bitsOf(v uint64, hi, lo uint) uint64 {
 	return v >> lo & (1<<(hi-lo+1) - 1)
 }
 
-// The flat descriptors must be Linux's GDT_ENTRY_INIT values
+// The selectors are Linux's (arch/x86/include/asm/segment.h) and the flat
+// descriptors behind them Linux's GDT_ENTRY_INIT values
 // (arch/x86/kernel/cpu/common.c, gdt_page).
-func TestFlatDescriptorsMatchLinux(t *testing.T) {
+func TestSelectorsAndDescriptorsMatchLinux(t *testing.T) {
 	tests := []struct {
-		name string
-		got  uint64
-		want uint64
+		name           string
+		sel, wantSel   int
+		desc, wantDesc uint64
 	}{
-		{"KERNEL32_CS", DescKernel32Code, 0x00cf9b000000ffff},
-		{"KERNEL_CS", DescKernelCode, 0x00af9b000000ffff},
-		{"KERNEL_DS", DescKernelData, 0x00cf93000000ffff},
-		{"USER32_CS", DescUser32Code, 0x00cffb000000ffff},
-		{"USER_DS", DescUserData, 0x00cff3000000ffff},
-		{"USER_CS", DescUserCode, 0x00affb000000ffff},
+		{"KERNEL32_CS", KERNEL32_CS, 0x08, DescKernel32Code, 0x00cf9b000000ffff},
+		{"KERNEL_CS", KERNEL_CS, 0x10, DescKernelCode, 0x00af9b000000ffff},
+		{"KERNEL_DS", KERNEL_DS, 0x18, DescKernelData, 0x00cf93000000ffff},
+		{"USER32_CS", USER32_CS, 0x23, DescUser32Code, 0x00cffb000000ffff},
+		{"USER_DS", USER_DS, 0x2b, DescUserData, 0x00cff3000000ffff},
+		{"USER_CS", USER_CS, 0x33, DescUserCode, 0x00affb000000ffff},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, fmt.Sprintf("%#016x", tt.want), fmt.Sprintf("%#016x", tt.got))
+			assert.Equal(t, tt.wantSel, tt.sel, "selector")
+			assert.Equal(t, fmt.Sprintf("%#016x", tt.wantDesc), fmt.Sprintf("%#016x", tt.desc), "descriptor")
 		})
 	}
+	// The TSS's descriptor is built at run time (TSSDescriptor); it takes
+	// two entries and must fit in the GDT.
+	assert.Equal(t, 0x40, TSS_SEL)
+	assert.Less(t, GDT_ENTRY_TSS+1, GDT_ENTRIES)
+}
+
+// GDT puts each flat descriptor at its selector's index, the TSS
+// descriptor at TSS_SEL, and nothing else.
+func TestGDT(t *testing.T) {
+	const tss = 0xffff_8000_1234_5000
+	g := GDT(tss)
+	for sel, d := range map[int]uint64{
+		KERNEL32_CS: DescKernel32Code, KERNEL_CS: DescKernelCode, KERNEL_DS: DescKernelData,
+		USER32_CS: DescUser32Code, USER_DS: DescUserData, USER_CS: DescUserCode,
+	} {
+		assert.Equal(t, d, g[sel>>3], "selector %#x", sel)
+		g[sel>>3] = 0
+	}
+	lo, hi := TSSDescriptor(tss, TSSSize-1)
+	assert.Equal(t, [2]uint64{lo, hi}, [2]uint64(g[TSS_SEL>>3:TSS_SEL>>3+2]))
+	g[TSS_SEL>>3], g[TSS_SEL>>3+1] = 0, 0
+	assert.Equal(t, [GDT_ENTRIES]uint64{}, g, "every other entry null")
 }
 
 // Decode the flat descriptors field by field (SDM Vol. 3A, Figure 3-8).
@@ -75,29 +99,6 @@ func TestFlatDescriptorFields(t *testing.T) {
 	}
 }
 
-func TestSelectors(t *testing.T) {
-	tests := []struct {
-		name string
-		got  int
-		want int
-	}{
-		{"KERNEL32_CS", KERNEL32_CS, 0x08},
-		{"KERNEL_CS", KERNEL_CS, 0x10},
-		{"KERNEL_DS", KERNEL_DS, 0x18},
-		{"USER32_CS", USER32_CS, 0x23},
-		{"USER_DS", USER_DS, 0x2b},
-		{"USER_CS", USER_CS, 0x33},
-		{"TSS_SEL", TSS_SEL, 0x40},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, tt.got)
-		})
-	}
-	// The TSS takes two entries and must fit in the GDT.
-	assert.Less(t, GDT_ENTRY_TSS+1, GDT_ENTRIES)
-}
-
 // SYSCALL and SYSRET derive the selectors from STAR (SDM Vol. 3A, 5.8.8;
 // Vol. 2B, SYSCALL and SYSRET).
 func TestSyscallSysretLayout(t *testing.T) {
@@ -120,15 +121,9 @@ func TestSyscallSysretLayout(t *testing.T) {
 	// SYSRET to compatibility mode: CS = STAR[63:48].
 	assert.Equal(t, uint64(USER32_CS), bitsOf(star, 63, 48)|3)
 
-	// The descriptors at those entries must be what the CPU expects.
-	gdt := map[int]uint64{
-		GDT_ENTRY_KERNEL32_CS: DescKernel32Code,
-		GDT_ENTRY_KERNEL_CS:   DescKernelCode,
-		GDT_ENTRY_KERNEL_DS:   DescKernelData,
-		GDT_ENTRY_USER32_CS:   DescUser32Code,
-		GDT_ENTRY_USER_DS:     DescUserData,
-		GDT_ENTRY_USER_CS:     DescUserCode,
-	}
+	// The descriptors at those entries of the GDT must be what the CPU
+	// expects.
+	gdt := GDT(0)
 	isCode64 := func(d uint64) bool { return bitsOf(d, 43, 43) == 1 && bitsOf(d, 53, 53) == 1 }
 	isData := func(d uint64) bool { return bitsOf(d, 43, 43) == 0 && bitsOf(d, 41, 41) == 1 }
 	dpl := func(d uint64) uint64 { return bitsOf(d, 46, 45) }

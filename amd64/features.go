@@ -103,15 +103,15 @@ func DetectFeatures() {
 }
 
 // Vendor is the CPUID vendor string ("GenuineIntel", "AuthenticAMD").
-func (f *CPUFeatures) Vendor() string { return cstring(f.vendor[:]) }
+func (f *CPUFeatures) Vendor() string { return CString(f.vendor[:]) }
 
 // Brand is the processor brand string (CPUID 80000002H-80000004H), with
 // leading and trailing spaces removed; empty where the CPU has none.
-func (f *CPUFeatures) Brand() string { return trimSpace(cstring(f.brand[:])) }
+func (f *CPUFeatures) Brand() string { return trimSpace(CString(f.brand[:])) }
 
 // HypervisorVendor is the signature at CPUID 40000000H ("TCGTCGTCGTCG",
 // "KVMKVMKVM"), empty on bare metal.
-func (f *CPUFeatures) HypervisorVendor() string { return cstring(f.hypervisor[:]) }
+func (f *CPUFeatures) HypervisorVendor() string { return CString(f.hypervisor[:]) }
 
 // Microcode returns the microcode revision (Intel: IA32_BIOS_SIGN_ID[63:32]
 // after writing 0 and executing CPUID(1), SDM Vol. 3A, 10.11.7.1; AMD: the
@@ -136,9 +136,11 @@ func put32(b []byte, v uint32) {
 	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 }
 
-// cstring returns the bytes of b up to the first NUL as a string sharing b's
-// memory (no allocation: the feature arrays are written once, at boot).
-func cstring(b []byte) string {
+// CString returns the bytes of b up to the first NUL as a string sharing
+// b's memory: no allocation, so kernel-mode code may call it, and the string
+// changes if b does (the CPUID and firmware strings read through it are
+// written once, at boot).
+func CString(b []byte) string {
 	n := 0
 	for n < len(b) && b[n] != 0 {
 		n++

@@ -128,7 +128,7 @@ func TestTSCFromCPUIDHost(t *testing.T) {
 	assert.Empty(t, src)
 }
 
-func TestCstring(t *testing.T) {
+func TestCString(t *testing.T) {
 	tests := []struct {
 		name string
 		in   []byte
@@ -146,13 +146,13 @@ func TestCstring(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, cstring(tt.in))
+			assert.Equal(t, tt.want, CString(tt.in))
 		})
 	}
 
 	// The string shares the array's memory.
 	b := []byte("abc\x00")
-	s := cstring(b)
+	s := CString(b)
 	assert.Equal(t, unsafe.Pointer(&b[0]), unsafe.Pointer(unsafe.StringData(s)))
 }
 

@@ -104,22 +104,35 @@ const tableFlags = PTE_P | PTE_W | PTE_U
 func (pt *PageTable[M]) entry(va uint64, level int, create bool) *uint64 {
 	t := pt.Mem.Table(pt.Root)
 	for l := LevelPML4; l > level; l-- {
-		e := &t[index(va, l)]
-		if *e&PTE_P == 0 {
-			if !create {
-				return nil
-			}
-			pa, ok := pt.Mem.NewTable()
-			if !ok {
-				return nil
-			}
-			*e = pa | tableFlags
-		} else if *e&PTE_PS != 0 {
+		if t = NextTable(pt.Mem, &t[index(va, l)], tableFlags, create); t == nil {
 			return nil
 		}
-		t = pt.Mem.Table(*e & PTE_ADDR)
 	}
 	return &t[index(va, level)]
+}
+
+// NextTable returns the table that the entry *e of a paging structure
+// references, one level down. When *e is not present (P clear) and create
+// is set, it first takes a new table from mem and points *e at it with
+// flags (which must include P). It returns nil when *e is not present and
+// create is false or mem is exhausted, and when *e maps a large page (PS
+// set). The step of every walk: 4-level (entry) and PAE (i386pae), whose
+// PDPTEs never have bit 7 set.
+func NextTable[M TableMemory](mem M, e *uint64, flags uint64, create bool) *Table {
+	switch {
+	case *e&PTE_P == 0:
+		if !create {
+			return nil
+		}
+		pa, ok := mem.NewTable()
+		if !ok {
+			return nil
+		}
+		*e = pa | flags
+	case *e&PTE_PS != 0:
+		return nil
+	}
+	return mem.Table(*e & PTE_ADDR)
 }
 
 // Map maps [va, va+size) to [pa, pa+size) with pages of pageSize (PageSize,

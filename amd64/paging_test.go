@@ -6,37 +6,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/internal/hosttables"
 )
 
 // fakeMem is a TableMemory over Go memory: tables live in a map keyed by a
 // fake physical address, handed out from 0x1000 upwards in 4 KiB steps.
-type fakeMem struct {
-	t      *testing.T
-	tables map[uint64]*Table
-	next   uint64
-	limit  int // most tables NewTable hands out; < 0: no limit
-}
+type fakeMem = hosttables.Memory[Table]
 
+// newFakeMem returns a fakeMem that hands out at most limit tables (< 0: no
+// limit).
 func newFakeMem(t *testing.T, limit int) *fakeMem {
-	return &fakeMem{t: t, tables: map[uint64]*Table{}, next: 0x1000, limit: limit}
-}
-
-func (m *fakeMem) NewTable() (uint64, bool) {
-	if m.limit >= 0 && len(m.tables) >= m.limit {
-		return 0, false
-	}
-	pa := m.next
-	m.next += PageSize
-	m.tables[pa] = new(Table)
-	return pa, true
-}
-
-func (m *fakeMem) Table(pa uint64) *Table {
-	tb, ok := m.tables[pa]
-	if !ok {
-		m.t.Fatalf("Table(%#x): no table at that address", pa)
-	}
-	return tb
+	return hosttables.New[Table](t, 0x1000, limit)
 }
 
 func newPT(t *testing.T, limit int) (PageTable[*fakeMem], *fakeMem) {
@@ -91,7 +72,7 @@ func TestMapPageSizes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pt, mem := newPT(t, -1)
 			require.True(t, pt.Map(tt.va, tt.pa, tt.size, tt.pageSize, tt.flags))
-			assert.Len(t, mem.tables, tt.tables)
+			assert.Len(t, mem.Tables, tt.tables)
 
 			wantFlags := tt.flags | PTE_P
 			if tt.pageSize != PageSize {
@@ -145,7 +126,7 @@ func TestIntermediateEntryFlags(t *testing.T) {
 				e := tb[index(va, l)]
 				assert.Equal(t, uint64(PTE_P|PTE_W|PTE_U), e&PTEFlags, "level %d entry flags", l)
 				assert.Equal(t, uint64(PTE_P|PTE_W|PTE_U), e&^PTE_ADDR, "level %d: no other bits", l)
-				_, ok := mem.tables[e&PTE_ADDR]
+				_, ok := mem.Tables[e&PTE_ADDR]
 				require.True(t, ok, "level %d entry points at a table", l)
 				tb = mem.Table(e & PTE_ADDR)
 			}
@@ -162,16 +143,16 @@ func TestIntermediateEntryFlags(t *testing.T) {
 func TestMapSharesTables(t *testing.T) {
 	pt, mem := newPT(t, -1)
 	require.True(t, pt.Map(0x1000, 0x1000, PageSize, PageSize, 0))
-	require.Len(t, mem.tables, 4)
+	require.Len(t, mem.Tables, 4)
 	require.True(t, pt.Map(0x1ff000, 0x9000, PageSize, PageSize, 0)) // same PT
-	assert.Len(t, mem.tables, 4)
+	assert.Len(t, mem.Tables, 4)
 	require.True(t, pt.Map(0x200000, 0xa000, PageSize, PageSize, 0)) // next PT
-	assert.Len(t, mem.tables, 5)
+	assert.Len(t, mem.Tables, 5)
 	require.True(t, pt.Map(0x4000_0000, 0xb000, PageSize, PageSize, 0)) // next PD
-	assert.Len(t, mem.tables, 7)
+	assert.Len(t, mem.Tables, 7)
 	// Remapping replaces the entry in place.
 	require.True(t, pt.Map(0x1000, 0x5000, PageSize, PageSize, PTE_W))
-	assert.Len(t, mem.tables, 7)
+	assert.Len(t, mem.Tables, 7)
 	pte, _ := pt.Lookup(0x1000)
 	assert.Equal(t, uint64(0x5000|PTE_P|PTE_W), pte)
 }
@@ -192,9 +173,9 @@ func TestMapOverLargePageFails(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pt, mem := newPT(t, -1)
 			require.True(t, pt.Map(tt.largeVA, 0x8000_0000, tt.largeSize, tt.largeP, PTE_W))
-			before := len(mem.tables)
+			before := len(mem.Tables)
 			assert.False(t, pt.Map(tt.va, 0x1234_0000&^(tt.pageSize-1), tt.pageSize, tt.pageSize, PTE_W))
-			assert.Len(t, mem.tables, before, "no table allocated")
+			assert.Len(t, mem.Tables, before, "no table allocated")
 			// The large page is untouched.
 			pa, ok := pt.Translate(tt.va)
 			require.True(t, ok)
@@ -229,12 +210,12 @@ func TestPTE(t *testing.T) {
 
 	// create=false on missing tables: nil, and nothing allocated.
 	assert.Nil(t, pt.PTE(va, false))
-	assert.Len(t, mem.tables, 1)
+	assert.Len(t, mem.Tables, 1)
 
 	// create=true builds PDPT, PD and PT.
 	p := pt.PTE(va, true)
 	require.NotNil(t, p)
-	assert.Len(t, mem.tables, 4)
+	assert.Len(t, mem.Tables, 4)
 	assert.Zero(t, *p)
 	*p = 0xabcd_e000 | PTE_P | PTE_W
 	pa, ok := pt.Translate(va + 0x123)
@@ -249,13 +230,13 @@ func TestPTE(t *testing.T) {
 	assert.Zero(t, *q)
 	// A different PD: missing without create.
 	assert.Nil(t, pt.PTE(va+PageSize2M, false))
-	assert.Len(t, mem.tables, 4)
+	assert.Len(t, mem.Tables, 4)
 }
 
 func TestPTECreateExhausted(t *testing.T) {
 	pt, mem := newPT(t, 2) // root and one more
 	assert.Nil(t, pt.PTE(0x1000, true))
-	assert.Len(t, mem.tables, 2)
+	assert.Len(t, mem.Tables, 2)
 	// The partial path is left consistent: the PDPT is linked, the rest is
 	// missing, nothing maps.
 	_, level := pt.Lookup(0x1000)
@@ -305,10 +286,10 @@ func TestSplit(t *testing.T) {
 	flags := uint64(PTE_W | PTE_G | PTE_NX | PTE_PCD)
 	require.True(t, pt.Map(va, pa, PageSize2M, PageSize2M, flags))
 	walkBefore := walkAll(&pt)
-	before := len(mem.tables)
+	before := len(mem.Tables)
 
 	require.True(t, pt.Split(va+0x12345))
-	require.Len(t, mem.tables, before+1)
+	require.Len(t, mem.Tables, before+1)
 
 	// The PDE now points at a table, with table flags.
 	pde := pt.entry(va, LevelPD, false)
@@ -330,13 +311,13 @@ func TestSplit(t *testing.T) {
 
 	// Splitting again does nothing: the range is already 4 KiB pages.
 	assert.True(t, pt.Split(va))
-	assert.Len(t, mem.tables, before+1)
+	assert.Len(t, mem.Tables, before+1)
 	// Neither does splitting an unmapped address or a 1 GiB page.
 	assert.True(t, pt.Split(0x1000))
 	require.True(t, pt.Map(0x4000_0000, 0, PageSize1G, PageSize1G, 0))
-	n := len(mem.tables)
+	n := len(mem.Tables)
 	assert.True(t, pt.Split(0x4020_0000))
-	assert.Len(t, mem.tables, n)
+	assert.Len(t, mem.Tables, n)
 	_, level := pt.Lookup(0x4020_0000)
 	assert.Equal(t, LevelPDPT, level)
 }
@@ -357,7 +338,7 @@ func TestSplitMovesPAT(t *testing.T) {
 func TestSplitExhausted(t *testing.T) {
 	pt, mem := newPT(t, 3)
 	require.True(t, pt.Map(0x20_0000, 0x4000_0000, PageSize2M, PageSize2M, PTE_W))
-	require.Len(t, mem.tables, 3)
+	require.Len(t, mem.Tables, 3)
 	assert.False(t, pt.Split(0x20_0000))
 	// The 2 MiB page is still there.
 	pte, level := pt.Lookup(0x20_1000)

@@ -21,7 +21,11 @@
 // Nothing here allocates or writes a heap pointer: it runs in kernel mode.
 package efi
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/ptilab/ptilab/amd64"
+)
 
 // Status is an EFI_STATUS (UEFI 2.10, Appendix D).
 type Status uint64
@@ -147,17 +151,7 @@ var Firmware firmwareInfo
 
 // Vendor returns the firmware vendor string (EFI_SYSTEM_TABLE.FirmwareVendor,
 // converted from UCS-2; characters outside ASCII become '?').
-func Vendor() string {
-	b := Firmware.vendor[:]
-	n := 0
-	for n < len(b) && b[n] != 0 {
-		n++
-	}
-	if n == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], n)
-}
+func Vendor() string { return amd64.CString(Firmware.vendor[:]) }
 
 // Pointer returns a pointer to the identity-mapped address pa: ptilab's
 // one way to reach physical memory (the firmware's page tables and then

@@ -76,6 +76,30 @@
 	MOVQ	ctx+context_CR4(SB), AX; \
 	MOVQ	AX, CR4
 
+// TO_FIRMWARE switches to the firmware's context: SWITCH_TO, then LOAD_TR
+// when the firmware had a task register. It defines the label notr, so it
+// stands at most once in a function.
+#define TO_FIRMWARE \
+	SWITCH_TO(·fwctx); \
+	CMPQ	·fwctx+context_TR(SB), $0; \
+	JEQ	notr; \
+	LOAD_TR(·fwctx); \
+notr:
+
+// LOAD_BASES(ctx) writes the FS and GS bases saved in ctx back to
+// IA32_FS_BASE and IA32_GS_BASE. Clobbers AX, CX, DX.
+#define LOAD_BASES(ctx) \
+	MOVL	$const_msrFSBase, CX; \
+	MOVQ	ctx+context_FSBase(SB), AX; \
+	MOVQ	AX, DX; \
+	SHRQ	$32, DX; \
+	WRMSR; \
+	MOVL	$const_msrGSBase, CX; \
+	MOVQ	ctx+context_GSBase(SB), AX; \
+	MOVQ	AX, DX; \
+	SHRQ	$32, DX; \
+	WRMSR
+
 // farReturn continues at its return address with CS = AX: a far return
 // reloads CS (SDM Vol. 3A, 5.8.6). Clobbers BX.
 TEXT ·farReturn(SB),NOSPLIT|NOFRAME,$0
@@ -125,11 +149,7 @@ TEXT ·call(SB),NOSPLIT,$0-24
 	SUBQ	$FW_MARGIN, SP
 	ANDQ	$~15, SP
 	SUBQ	$FW_FRAME, SP
-	SWITCH_TO(·fwctx)
-	CMPQ	·fwctx+context_TR(SB), $0
-	JEQ	notr
-	LOAD_TR(·fwctx)
-notr:
+	TO_FIRMWARE
 
 	// Arguments: RCX, RDX, R8, R9, then 32(SP)... above the shadow space.
 	MOVQ	32(R13), AX
@@ -163,16 +183,7 @@ noint:
 	JEQ	notr2
 	LOAD_TR(·kctx)
 notr2:
-	MOVL	$const_msrFSBase, CX
-	MOVQ	·kctx+context_FSBase(SB), AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
-	MOVL	$const_msrGSBase, CX
-	MOVQ	·kctx+context_GSBase(SB), AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
+	LOAD_BASES(·kctx)
 	MOVQ	·kctx+context_RSP(SB), SP
 	MOVQ	·kctx+context_RBP(SB), BP
 	PUSHQ	·kctx+context_RFLAGS(SB)
@@ -190,21 +201,8 @@ TEXT ·exit(SB),NOSPLIT|NOFRAME,$0-8
 	SUBQ	$FW_MARGIN, SP
 	ANDQ	$~15, SP
 	SUBQ	$FW_FRAME, SP
-	SWITCH_TO(·fwctx)
-	CMPQ	·fwctx+context_TR(SB), $0
-	JEQ	notr
-	LOAD_TR(·fwctx)
-notr:
-	MOVL	$const_msrFSBase, CX
-	MOVQ	·fwctx+context_FSBase(SB), AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
-	MOVL	$const_msrGSBase, CX
-	MOVQ	·fwctx+context_GSBase(SB), AX
-	MOVQ	AX, DX
-	SHRQ	$32, DX
-	WRMSR
+	TO_FIRMWARE
+	LOAD_BASES(·fwctx)
 	TESTQ	$0x200, ·fwctx+context_RFLAGS(SB)
 	JEQ	noint
 	STI

@@ -209,13 +209,7 @@ var (
 // 32 exception vectors) and the SYSCALL MSRs, and enables NX where the CPU
 // has it.
 func setupCPU() {
-	gdt[amd64.GDT_ENTRY_KERNEL32_CS] = amd64.DescKernel32Code
-	gdt[amd64.GDT_ENTRY_KERNEL_CS] = amd64.DescKernelCode
-	gdt[amd64.GDT_ENTRY_KERNEL_DS] = amd64.DescKernelData
-	gdt[amd64.GDT_ENTRY_USER32_CS] = amd64.DescUser32Code
-	gdt[amd64.GDT_ENTRY_USER_DS] = amd64.DescUserData
-	gdt[amd64.GDT_ENTRY_USER_CS] = amd64.DescUserCode
-	gdt[amd64.GDT_ENTRY_TSS], gdt[amd64.GDT_ENTRY_TSS+1] = amd64.TSSDescriptor(addr(&tss), amd64.TSSSize-1)
+	gdt = amd64.GDT(addr(&tss))
 
 	tss.SetRSP0(kstackTop)
 	tss.SetIST(istExc, kstackBase+istExcTop)

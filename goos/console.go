@@ -62,24 +62,10 @@ func (l *kline) hex(v uint64, digits int) *kline {
 
 // dec appends v in decimal.
 func (l *kline) dec(v int64) *kline {
-	var d [20]byte
-	i := len(d)
-	u := uint64(v)
 	if v < 0 {
-		u = uint64(-v)
+		return l.s("-").udec(-uint64(v))
 	}
-	for {
-		i--
-		d[i] = byte('0' + u%10)
-		u /= 10
-		if u == 0 {
-			break
-		}
-	}
-	if v < 0 {
-		l.s("-")
-	}
-	return l.bytes(d[i:])
+	return l.udec(uint64(v))
 }
 
 // udec appends v in decimal.

@@ -89,21 +89,39 @@ func newFD(kind uint8, flags uint32) (int, *fileDesc) {
 // fdOpen reports whether fd is an open descriptor (for tests and reports).
 func fdOpen(fd int) bool { return fd >= 0 && fd < maxFDs && fds[fd].kind != fdFree }
 
-func sysRead(r *PtRegs) int64 { return readAt(r.DI, r.SI, r.DX, 0, false) }
+// read, pread64, write and pwrite64: fd in DI, the buffer in SI, its length
+// in DX, the file offset of the positioned ones in R10.
+func sysRead(r *PtRegs) int64     { return transfer(r, false, false) }
+func sysPread64(r *PtRegs) int64  { return transfer(r, false, true) }
+func sysWrite(r *PtRegs) int64    { return transfer(r, true, false) }
+func sysPwrite64(r *PtRegs) int64 { return transfer(r, true, true) }
 
-func sysPread64(r *PtRegs) int64 { return readAt(r.DI, r.SI, r.DX, r.R10, true) }
-
-func readAt(fd, buf, n, off uint64, positioned bool) int64 {
+// transfer makes the checks the four share, in Linux's order: fd must be
+// open (EBADF); a zero-length transfer does nothing; the buffer must be user
+// memory, writable for a read (EFAULT). Then it reads or writes; positioned
+// transfers use the offset in R10 and leave the file position alone.
+func transfer(r *PtRegs, write, positioned bool) int64 {
+	fd, buf, n := r.DI, r.SI, r.DX
 	f := getFD(fd)
-	if f == nil {
+	switch {
+	case f == nil:
 		return -linuxabi.EBADF
-	}
-	if n == 0 {
+	case n == 0:
 		return 0
-	}
-	if !userRange(buf, n, true) {
+	case !userRange(buf, n, !write):
 		return -linuxabi.EFAULT
 	}
+	var off uint64
+	if positioned {
+		off = r.R10
+	}
+	if write {
+		return writeAt(f, fd, buf, n, off, positioned)
+	}
+	return readAt(f, buf, n, off, positioned)
+}
+
+func readAt(f *fileDesc, buf, n, off uint64, positioned bool) int64 {
 	switch f.kind {
 	case fdConsole:
 		return 0 // no input: end of file
@@ -154,21 +172,9 @@ func readAt(fd, buf, n, off uint64, positioned bool) int64 {
 	return -linuxabi.EINVAL
 }
 
-func sysWrite(r *PtRegs) int64 { return writeAt(r.DI, r.SI, r.DX, 0, false) }
-
-func sysPwrite64(r *PtRegs) int64 { return writeAt(r.DI, r.SI, r.DX, r.R10, true) }
-
-func writeAt(fd, buf, n, off uint64, positioned bool) int64 {
-	f := getFD(fd)
-	if f == nil {
-		return -linuxabi.EBADF
-	}
-	if n == 0 {
-		return 0
-	}
-	if !userRange(buf, n, false) {
-		return -linuxabi.EFAULT
-	}
+// writeAt writes to f, open as descriptor fd (an eventfd's pollers are
+// woken by its number).
+func writeAt(f *fileDesc, fd, buf, n, off uint64, positioned bool) int64 {
 	switch f.kind {
 	case fdConsole:
 		consoleWrite(userBytes(buf, n))

@@ -9,6 +9,20 @@
 	MOVL	$const_msrFSBase, CX; \
 	WRMSR
 
+// PUSH_REGS pushes the general registers in pt_regs order from DI down to
+// R15 (Linux's PUSH_REGS, arch/x86/entry/calling.h): with the words above
+// them (orig_ax or the vector, then the IRETQ frame) they form a PtRegs or
+// an excFrame at SP. POP_REGS pops them back.
+#define PUSH_REGS \
+	PUSHQ	DI; PUSHQ	SI; PUSHQ	DX; PUSHQ	CX; PUSHQ	AX; \
+	PUSHQ	R8; PUSHQ	R9; PUSHQ	R10; PUSHQ	R11; \
+	PUSHQ	BX; PUSHQ	BP; PUSHQ	R12; PUSHQ	R13; PUSHQ	R14; PUSHQ	R15
+
+#define POP_REGS \
+	POPQ	R15; POPQ	R14; POPQ	R13; POPQ	R12; POPQ	BP; POPQ	BX; \
+	POPQ	R11; POPQ	R10; POPQ	R9; POPQ	R8; \
+	POPQ	AX; POPQ	CX; POPQ	DX; POPQ	SI; POPQ	DI
+
 // func entry()
 //
 // The PE/COFF entry point (UEFI 2.10, 4.1), Microsoft x64 ABI: RCX = image
@@ -73,21 +87,7 @@ TEXT ·syscallEntry(SB),NOSPLIT|NOFRAME,$0
 	PUSHQ	$const_kernelCS		// CS
 	PUSHQ	CX			// IP
 	PUSHQ	AX			// OrigAX
-	PUSHQ	DI
-	PUSHQ	SI
-	PUSHQ	DX
-	PUSHQ	CX
-	PUSHQ	AX
-	PUSHQ	R8
-	PUSHQ	R9
-	PUSHQ	R10
-	PUSHQ	R11
-	PUSHQ	BX
-	PUSHQ	BP
-	PUSHQ	R12
-	PUSHQ	R13
-	PUSHQ	R14
-	PUSHQ	R15
+	PUSH_REGS
 
 	MOVQ	·curThread(SB), AX
 	LEAQ	(thread_FX+15)(AX), DI
@@ -111,21 +111,7 @@ TEXT ·resume(SB),NOSPLIT|NOFRAME,$0
 	ANDQ	$~15, DI
 	FXRSTOR64	(DI)
 	LEAQ	thread_Regs(BX), SP
-	POPQ	R15
-	POPQ	R14
-	POPQ	R13
-	POPQ	R12
-	POPQ	BP
-	POPQ	BX
-	POPQ	R11
-	POPQ	R10
-	POPQ	R9
-	POPQ	R8
-	POPQ	AX
-	POPQ	CX
-	POPQ	DX
-	POPQ	SI
-	POPQ	DI
+	POP_REGS
 	ADDQ	$8, SP			// OrigAX
 	IRETQ
 
@@ -220,21 +206,7 @@ TEXT ·excStubs(SB),NOSPLIT,$0-8
 // aligned); kernel code runs with FS = kernelFS and may change the frame
 // (a fix-up, a redirected RIP) before IRETQ resumes it.
 TEXT ·excCommon(SB),NOSPLIT|NOFRAME,$0
-	PUSHQ	DI
-	PUSHQ	SI
-	PUSHQ	DX
-	PUSHQ	CX
-	PUSHQ	AX
-	PUSHQ	R8
-	PUSHQ	R9
-	PUSHQ	R10
-	PUSHQ	R11
-	PUSHQ	BX
-	PUSHQ	BP
-	PUSHQ	R12
-	PUSHQ	R13
-	PUSHQ	R14
-	PUSHQ	R15
+	PUSH_REGS
 	MOVQ	SP, R12			// the excFrame
 
 	MOVL	$const_msrFSBase, CX
@@ -260,21 +232,7 @@ TEXT ·excCommon(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	-8(R12), SI
 	WRFS(SI)
 	MOVQ	R12, SP
-	POPQ	R15
-	POPQ	R14
-	POPQ	R13
-	POPQ	R12
-	POPQ	BP
-	POPQ	BX
-	POPQ	R11
-	POPQ	R10
-	POPQ	R9
-	POPQ	R8
-	POPQ	AX
-	POPQ	CX
-	POPQ	DX
-	POPQ	SI
-	POPQ	DI
+	POP_REGS
 	ADDQ	$16, SP			// vector, error code
 	IRETQ
 

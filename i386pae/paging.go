@@ -72,31 +72,16 @@ const paeTableFlags = amd64.PTE_P | amd64.PTE_W | amd64.PTE_U
 // when create is set. It returns nil when a table is missing (and create is
 // false or memory is exhausted) or when a 2 MiB page maps va.
 func (pt *PageTable[M]) pte(va uint32, create bool) *uint64 {
-	pdpte := &pt.Mem.Table(pt.PDPT)[pdptIndex(va)]
-	if *pdpte&PDPTE_P == 0 {
-		if !create {
-			return nil
-		}
-		pa, ok := pt.Mem.NewTable()
-		if !ok {
-			return nil
-		}
-		*pdpte = pa | PDPTE_P // a PAE PDPTE carries no access rights
-	}
-	pde := &pt.Mem.Table(*pdpte & amd64.PTE_ADDR)[pdIndex(va)]
-	if *pde&amd64.PTE_P == 0 {
-		if !create {
-			return nil
-		}
-		pa, ok := pt.Mem.NewTable()
-		if !ok {
-			return nil
-		}
-		*pde = pa | paeTableFlags
-	} else if *pde&amd64.PTE_PS != 0 {
+	// A PAE PDPTE carries no access rights: only P.
+	pd := amd64.NextTable(pt.Mem, &pt.Mem.Table(pt.PDPT)[pdptIndex(va)], PDPTE_P, create)
+	if pd == nil {
 		return nil
 	}
-	return &pt.Mem.Table(*pde & amd64.PTE_ADDR)[ptIndex(va)]
+	ptab := amd64.NextTable(pt.Mem, &pd[pdIndex(va)], paeTableFlags, create)
+	if ptab == nil {
+		return nil
+	}
+	return &ptab[ptIndex(va)]
 }
 
 // Map maps [va, va+size) to [pa, pa+size) with 4 KiB pages of leaf flags

@@ -7,49 +7,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/internal/hosttables"
 )
 
 // paeMem is a TableMemory over Go memory: tables keyed by a fake physical
-// address, handed out upwards from 64 MiB; limit is the most tables it
-// hands out (< 0: no limit).
-type paeMem struct {
-	t      *testing.T
-	tables map[uint64]*amd64.Table
-	next   uint64
-	limit  int
-}
+// address, handed out upwards from 64 MiB (below 4 GiB, as the PAE tables
+// must be).
+type paeMem = hosttables.Memory[amd64.Table]
 
+// newPAEMem returns a paeMem that hands out at most limit tables (< 0: no
+// limit).
 func newPAEMem(t *testing.T, limit int) *paeMem {
-	return &paeMem{t: t, tables: map[uint64]*amd64.Table{}, next: 64 << 20, limit: limit}
-}
-
-func (m *paeMem) NewTable() (uint64, bool) {
-	if m.limit >= 0 && len(m.tables) >= m.limit {
-		return 0, false
-	}
-	pa := m.next
-	m.next += amd64.PageSize
-	m.tables[pa] = new(amd64.Table)
-	return pa, true
-}
-
-// NewTablePair skips a page when needed so that the pair is 8 KiB aligned.
-func (m *paeMem) NewTablePair() (uint64, bool) {
-	if m.limit >= 0 && len(m.tables)+2 > m.limit {
-		return 0, false
-	}
-	m.next = (m.next + 2*amd64.PageSize - 1) &^ (2*amd64.PageSize - 1)
-	pa, _ := m.NewTable()
-	m.NewTable()
-	return pa, true
-}
-
-func (m *paeMem) Table(pa uint64) *amd64.Table {
-	tb, ok := m.tables[pa]
-	if !ok {
-		m.t.Fatalf("Table(%#x): no table at that address", pa)
-	}
-	return tb
+	return hosttables.New[amd64.Table](t, 64<<20, limit)
 }
 
 func newPAE(t *testing.T, limit int) (PageTable[*paeMem], *paeMem) {
@@ -148,7 +117,7 @@ func TestMapRejects(t *testing.T) {
 	for _, tt := range tests {
 		assert.False(t, pt.Map(tt.va, tt.pa, tt.size, 0), tt.name)
 	}
-	assert.Equal(t, 1, len(mem.tables), "nothing allocated for a rejected range")
+	assert.Equal(t, 1, len(mem.Tables), "nothing allocated for a rejected range")
 	assert.True(t, pt.Map(0xfffff000, 0x2000, 0x1000, 0), "the last page")
 	assert.True(t, pt.Map(0x1000, 0x2000, 0, 0), "an empty range")
 }

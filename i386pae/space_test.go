@@ -176,7 +176,7 @@ func TestBuildKernelPlacement(t *testing.T) {
 		_, ok := Build(mem, c.kernel, spaceTask, true, false, true)
 		assert.Equal(t, c.ok, ok, "kernel at %#x", c.kernel)
 		if !c.ok {
-			assert.Empty(t, mem.tables, "kernel at %#x: nothing allocated", c.kernel)
+			assert.Empty(t, mem.Tables, "kernel at %#x: nothing allocated", c.kernel)
 		}
 	}
 }
@@ -222,7 +222,7 @@ func TestBuildExhausted(t *testing.T) {
 		mem := newPAEMem(t, c.tables)
 		_, ok := Build(mem, spaceKernel, spaceTask, c.isolated, false, true)
 		assert.True(t, ok, "isolated=%v with %d tables", c.isolated, c.tables)
-		assert.Len(t, mem.tables, c.tables)
+		assert.Len(t, mem.Tables, c.tables)
 	}
 }
 
@@ -234,8 +234,8 @@ type pairMem struct {
 }
 
 func (m pairMem) NewTablePair() (uint64, bool) {
-	m.tables[m.pair] = new(amd64.Table)
-	m.tables[m.pair+4096] = new(amd64.Table)
+	m.Tables[m.pair] = new(amd64.Table)
+	m.Tables[m.pair+4096] = new(amd64.Table)
 	return m.pair, true
 }
 

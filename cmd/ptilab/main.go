@@ -156,22 +156,35 @@ func cmdEFI(args []string, stderr io.Writer) int {
 	return exitOK
 }
 
-// parseBoot parses the flags and the IMAGE argument of a boot command
-// and reads the plan file its -plan flag names (plan, read after the
-// parse). code is -1 to continue, else the exit code.
-func parseBoot(fs *flag.FlagSet, args []string, plan *string) (image string, planData []byte, code int) {
+// boot is the part the boot commands share. It adds the -plan flag (whose
+// usage is planUsage) and the -log flag (into logPath) to the command's
+// own flags, parses them and the IMAGE argument (into image), reads the
+// plan file (into plan), and runs the emulator (run). An error ends the
+// command with exitFail; a result is told in one line on fs's output
+// (summary) and gives the exit code (exitCode).
+func boot[R any](fs *flag.FlagSet, args []string, planUsage string, image, logPath *string, plan *[]byte,
+	run func() (R, error), summary func(R) string, exitCode func(R) int) int {
+	planPath := fs.String("plan", "", planUsage)
+	fs.StringVar(logPath, "log", "", "also write the raw serial output to `file`")
 	if code := parse(fs, args, 1); code >= 0 {
-		return "", nil, code
+		return code
 	}
-	if *plan != "" {
-		b, err := os.ReadFile(*plan)
+	if *planPath != "" {
+		b, err := os.ReadFile(*planPath)
 		if err != nil {
 			fmt.Fprintf(fs.Output(), "ptilab: %v\n", err)
-			return "", nil, exitFail
+			return exitFail
 		}
-		planData = b
+		*plan = b
 	}
-	return fs.Arg(0), planData, -1
+	*image = fs.Arg(0)
+	res, err := run()
+	if err != nil {
+		fmt.Fprintf(fs.Output(), "ptilab: %v\n", err)
+		return exitFail
+	}
+	fmt.Fprintf(fs.Output(), "ptilab: %s\n", summary(res))
+	return exitCode(res)
 }
 
 func cmdQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -181,20 +194,9 @@ func cmdQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opts.CPU, "cpu", "", "QEMU CPU `model` (e.g. Nehalem, IvyBridge, Skylake-Client, max); default QEMU's, or host with -kvm")
 	fs.BoolVar(&opts.KVM, "kvm", false, "use KVM acceleration")
 	fs.BoolVar(&opts.Icount, "icount", false, "deterministic TCG timing (-icount shift=0)")
-	plan := fs.String("plan", "", "boot plan `file`, copied to ptilab.plan on the boot volume")
 	fs.DurationVar(&opts.Timeout, "timeout", 120*time.Second, "kill QEMU after this `duration`")
-	fs.StringVar(&opts.LogPath, "log", "", "also write the raw serial output to `file`")
-	var code int
-	if opts.Image, opts.Plan, code = parseBoot(fs, args, plan); code >= 0 {
-		return code
-	}
-	res, err := qemu.Run(ctx, opts)
-	if err != nil {
-		fmt.Fprintf(stderr, "ptilab: %v\n", err)
-		return exitFail
-	}
-	fmt.Fprintf(stderr, "ptilab: %s\n", summary(res))
-	return qemu.ExitCode(res)
+	return boot(fs, args, "boot plan `file`, copied to ptilab.plan on the boot volume", &opts.Image, &opts.LogPath, &opts.Plan,
+		func() (*qemu.Result, error) { return qemu.Run(ctx, opts) }, summary, qemu.ExitCode)
 }
 
 func cmdBochs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -203,18 +205,14 @@ func cmdBochs(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&opts.Memory, "m", bochs.DefaultMemory, "guest RAM `size` (QEMU -m syntax)")
 	fs.StringVar(&opts.CPU, "cpu", bochs.DefaultCPU, "Bochs CPU `model` (e.g. corei7_haswell_4770, broadwell_ult with SMAP, corei7_skylake_x)")
 	fs.BoolVar(&opts.IgnoreBadMSRs, "ignore-bad-msrs", false, "let MSRs the model lacks read 0 (Bochs ignore_bad_msrs=1) instead of raising #GP")
-	plan := fs.String("plan", "", "boot plan `file`, copied to ptilab.plan on the boot disk (with end = poweroff added when it has no end line)")
 	fs.DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "kill Bochs after this `duration` (the default plan takes about 2 minutes)")
-	fs.StringVar(&opts.LogPath, "log", "", "also write the raw serial output to `file`")
-	var code int
-	if opts.Image, opts.Plan, code = parseBoot(fs, args, plan); code >= 0 {
-		return code
-	}
-	res, err := bochs.Run(ctx, opts)
-	if err != nil {
-		fmt.Fprintf(stderr, "ptilab: %v\n", err)
-		return exitFail
-	}
+	return boot(fs, args, "boot plan `file`, copied to ptilab.plan on the boot disk (with end = poweroff added when it has no end line)", &opts.Image, &opts.LogPath, &opts.Plan,
+		func() (*bochs.Result, error) { return bochs.Run(ctx, opts) }, bochsSummary, bochs.ExitCode)
+}
+
+// bochsSummary says how a Bochs run ended, and what the image's records
+// say.
+func bochsSummary(res *bochs.Result) string {
 	d := res.Duration.Round(100 * time.Millisecond)
 	var how string
 	switch status, ok := res.ImageStatus(); {
@@ -231,8 +229,7 @@ func cmdBochs(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	msg, _ := outcome(&qemu.Result{Serial: res.Serial})
-	fmt.Fprintf(stderr, "ptilab: %s; %s\n", how, msg)
-	return bochs.ExitCode(res)
+	return how + "; " + msg
 }
 
 func cmdLog(args []string, stdout, stderr io.Writer) int {

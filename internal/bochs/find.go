@@ -3,9 +3,10 @@ package bochs
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/ptilab/ptilab/internal/hosttool"
 )
 
 // InstallHint ends every "missing tool" error: Debian's packages for a
@@ -50,13 +51,9 @@ var pluginDirs = []string{"/usr/lib/x86_64-linux-gnu/bochs/plugins", "/usr/lib64
 // line naming what is missing and the package to install.
 func Find() (Paths, error) {
 	var p Paths
-	name, what := "bochs", "bochs not found in PATH"
-	if env := os.Getenv("BOCHS"); env != "" {
-		name, what = env, fmt.Sprintf("$BOCHS (%s) not found", env)
-	}
-	bochs, err := exec.LookPath(name)
+	bochs, err := hosttool.Find("BOCHS", "bochs")
 	if err != nil {
-		return Paths{}, fmt.Errorf("bochs: %s (package bochs): %s", what, InstallHint)
+		return Paths{}, fmt.Errorf("bochs: %v (package bochs): %s", err, InstallHint)
 	}
 	p.Bochs = bochs
 	if err := findPlugin(pluginDirs); err != nil {

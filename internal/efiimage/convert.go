@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/ptilab/ptilab/internal/hosttool"
 )
 
 // relocWarning is the objcopy warning printed when .reloc is added as an
@@ -89,13 +91,9 @@ func Convert(elfPath, efiPath string) error {
 // findObjcopy returns the objcopy to run: $OBJCOPY if set, else objcopy
 // from PATH.
 func findObjcopy() (string, error) {
-	name, what := "objcopy", "objcopy not found in PATH"
-	if env := os.Getenv("OBJCOPY"); env != "" {
-		name, what = env, fmt.Sprintf("$OBJCOPY (%s) not found", env)
-	}
-	path, err := exec.LookPath(name)
+	path, err := hosttool.Find("OBJCOPY", "objcopy")
 	if err != nil {
-		return "", fmt.Errorf("efiimage: %s: install binutils or run `make deps`", what)
+		return "", fmt.Errorf("efiimage: %v: install binutils or run `make deps`", err)
 	}
 	return path, nil
 }

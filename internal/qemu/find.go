@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
+
+	"github.com/ptilab/ptilab/internal/hosttool"
 )
 
 // installHint ends every "missing tool" error.
@@ -62,13 +63,9 @@ func Find() (Paths, error) {
 }
 
 func findQEMU() (string, error) {
-	name, what := "qemu-system-x86_64", "qemu-system-x86_64 not found in PATH"
-	if env := os.Getenv("QEMU"); env != "" {
-		name, what = env, fmt.Sprintf("$QEMU (%s) not found", env)
-	}
-	path, err := exec.LookPath(name)
+	path, err := hosttool.Find("QEMU", "qemu-system-x86_64")
 	if err != nil {
-		return "", fmt.Errorf("qemu: %s: %s", what, installHint)
+		return "", fmt.Errorf("qemu: %v: %s", err, installHint)
 	}
 	return path, nil
 }
