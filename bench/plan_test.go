@@ -35,9 +35,8 @@ func planWith(f func(*Plan)) Plan {
 
 func TestParsePlanValid(t *testing.T) {
 	tests := []struct {
-		name string
-		in   string
-		want Plan
+		name, in string
+		want     Plan
 	}{
 		{"empty file", "", DefaultPlan()},
 		{"only newlines", "\n\n\n", DefaultPlan()},

@@ -204,16 +204,7 @@ const tssOffset = 128
 // writeDescriptors writes the run's GDT and TSS (each run: the TSS
 // descriptor's busy bit is set by LTR).
 func writeDescriptors() {
-	gdt := (*[amd64.GDT_ENTRIES]uint64)(efi.Pointer(EntryDesc))
-	*gdt = [amd64.GDT_ENTRIES]uint64{
-		amd64.GDT_ENTRY_KERNEL32_CS: amd64.DescKernel32Code,
-		amd64.GDT_ENTRY_KERNEL_CS:   amd64.DescKernelCode,
-		amd64.GDT_ENTRY_KERNEL_DS:   amd64.DescKernelData,
-		amd64.GDT_ENTRY_USER32_CS:   amd64.DescUser32Code,
-		amd64.GDT_ENTRY_USER_DS:     amd64.DescUserData,
-		amd64.GDT_ENTRY_USER_CS:     amd64.DescUserCode,
-	}
-	gdt[amd64.GDT_ENTRY_TSS], gdt[amd64.GDT_ENTRY_TSS+1] = amd64.TSSDescriptor(EntryDesc+tssOffset, amd64.TSSSize-1)
+	*(*[amd64.GDT_ENTRIES]uint64)(efi.Pointer(EntryDesc)) = amd64.GDT(EntryDesc + tssOffset)
 	tss := (*amd64.TSS)(efi.Pointer(EntryDesc + tssOffset))
 	*tss = amd64.TSS{}
 	tss.SetRSP0(EntryStackTop)

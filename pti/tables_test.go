@@ -7,38 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/internal/hosttables"
 )
 
 // hostMem is a TableMemory over Go memory: tables keyed by a fake physical
 // address, handed out upwards from 64 MiB.
-type hostMem struct {
-	tables map[uint64]*amd64.Table
-	next   uint64
-}
+type hostMem = hosttables.Memory[amd64.Table]
 
-func newHostMem() *hostMem { return &hostMem{tables: map[uint64]*amd64.Table{}, next: 64 << 20} }
-
-func (m *hostMem) NewTable() (uint64, bool) {
-	pa := m.next
-	m.next += amd64.PageSize
-	m.tables[pa] = new(amd64.Table)
-	return pa, true
-}
-
-func (m *hostMem) NewTablePair() (uint64, bool) {
-	m.next = (m.next + 2*amd64.PageSize - 1) &^ (2*amd64.PageSize - 1)
-	pa, _ := m.NewTable()
-	m.NewTable()
-	return pa, true
-}
-
-func (m *hostMem) Table(pa uint64) *amd64.Table {
-	t, ok := m.tables[pa]
-	if !ok {
-		panic("no table at this address")
-	}
-	return t
-}
+func newHostMem(t *testing.T) *hostMem { return hosttables.New[amd64.Table](t, 64<<20, -1) }
 
 // The fake Go kernel: an identity map of [2 MiB, 8 MiB) in 2 MiB pages and
 // a runtime page at 1 TiB, all supervisor-only.
@@ -94,7 +70,7 @@ func TestBuildTables(t *testing.T) {
 	for _, mode := range []Mode{Off, On, OnPCID} {
 		for _, global := range []bool{false, true} {
 			t.Run(mode.String(), func(t *testing.T) {
-				mem := newHostMem()
+				mem := newHostMem(t)
 				kernel := goKernel(t, mem)
 				sp, ok := Build(mem, kernel, testTask, testEntry, mode, global, true)
 				require.True(t, ok)
@@ -117,7 +93,7 @@ func TestBuildTables(t *testing.T) {
 }
 
 func TestBuildWithoutNX(t *testing.T) {
-	mem := newHostMem()
+	mem := newHostMem(t)
 	sp, ok := Build(mem, goKernel(t, mem), testTask, testEntry, On, false, false)
 	require.True(t, ok)
 	for _, m := range walk(mem, sp.UserRoot) {

@@ -121,10 +121,7 @@ func checkProbe(t *testing.T, res serialLog, width int, kernel string) {
 		"entry area": {"off": true, "on": true},
 	}
 	seen := 0
-	for _, f := range recordsOf[contract.Probe](t, res) {
-		if f.Width != width {
-			continue
-		}
+	for _, f := range inWorld[contract.Probe](t, res, width) {
 		target, mode := f.Target, f.Mode
 		seen++
 		require.NotNil(t, f.AsExpected)
@@ -150,10 +147,7 @@ func checkProbe(t *testing.T, res serialLog, width int, kernel string) {
 func checkPingPong(t *testing.T, res serialLog, width int, roundTrips uint64) map[string]bool {
 	t.Helper()
 	keys := map[string]bool{}
-	for _, f := range recordsOf[contract.PingPong](t, res) {
-		if f.Width != width {
-			continue
-		}
+	for _, f := range inWorld[contract.PingPong](t, res, width) {
 		k := f.Mode + "/" + f.Tasks
 		if width == 32 {
 			k = f.Mode + "/" + f.Entry + "/" + f.Tasks
@@ -180,10 +174,7 @@ func checkPingPong(t *testing.T, res serialLog, width int, roundTrips uint64) ma
 func checkMessaging(t *testing.T, res serialLog, width int, entry string, messages uint64) map[string]bool {
 	t.Helper()
 	keys := map[string]bool{}
-	for _, f := range recordsOf[contract.Messaging](t, res) {
-		if f.Width != width {
-			continue
-		}
+	for _, f := range inWorld[contract.Messaging](t, res, width) {
 		k := f.Mode + "/" + f.Tasks
 		keys[k] = true
 		assert.Equal(t, entry, f.Entry, k)

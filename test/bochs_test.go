@@ -209,10 +209,7 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 
 	// The probe: on+pcid maps as on does.
 	probe := map[string]map[string]string{} // target -> mode -> outcome
-	for _, f := range recordsOf[contract.Probe](t, res) {
-		if f.Width != 64 {
-			continue
-		}
+	for _, f := range inWorld[contract.Probe](t, res, 64) {
 		if probe[f.Target] == nil {
 			probe[f.Target] = map[string]string{}
 		}

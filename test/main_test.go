@@ -198,6 +198,25 @@ func recordsOf[T contract.Record](t *testing.T, res serialLog) []T {
 	return out
 }
 
+// aboutRecord is a benchmark's record: it carries a contract.Subject.
+type aboutRecord interface {
+	contract.Record
+	About() contract.Subject
+}
+
+// inWorld returns the records of T's kind from the world of width (64 or
+// 32), decoded, in output order.
+func inWorld[T aboutRecord](t *testing.T, res serialLog, width int) []T {
+	t.Helper()
+	var out []T
+	for _, r := range recordsOf[T](t, res) {
+		if r.About().Width == width {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // ended returns the PTILAB-END line, decoded.
 func ended(t *testing.T, res serialLog) contract.End {
 	t.Helper()

@@ -46,6 +46,9 @@ type Subject struct {
 	Icount bool `json:"icount"`
 }
 
+// About returns the subject: what a record that embeds it is about.
+func (s Subject) About() Subject { return s }
+
 // Stats are a measured figure's statistics over its repeats: mean, sample
 // standard deviation (and in % of the mean), perf stat --repeat's ± (the
 // standard deviation of the mean, in %), median, minimum and maximum, in
