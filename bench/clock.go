@@ -3,16 +3,18 @@ package bench
 import "fmt"
 
 // Clock converts cycles to nanoseconds and says where its frequency came
-// from; Emulated marks timings from an emulator, which are not the
-// hardware's, and Emulator names it ("qemu-tcg", "bochs"); Icount marks a
-// TSC that counts instructions (QEMU's -icount shift=0; Bochs).
+// from; Emulator names the emulator whose timings these are, not the
+// hardware's ("qemu-tcg", "bochs"; empty on hardware); Icount marks a TSC
+// that counts instructions (QEMU's -icount shift=0; Bochs).
 type Clock struct {
 	Hz       uint64
 	Source   string
-	Emulated bool
 	Emulator string
 	Icount   bool
 }
+
+// Emulated reports whether the figures come from an emulator.
+func (c Clock) Emulated() bool { return c.Emulator != "" }
 
 // emulatorName names the clock's emulator in headings.
 func (c Clock) emulatorName() string {
@@ -65,7 +67,7 @@ func (c Clock) header() string {
 	switch {
 	case c.Icount:
 		s += "; EMULATED (" + c.emulatorName() + "): path lengths, not timings"
-	case c.Emulated:
+	case c.Emulated():
 		s += "; EMULATED (" + c.emulatorName() + "): these are not hardware timings"
 	}
 	return s

@@ -54,12 +54,11 @@ func (w *fakeWorld) Title() string {
 	}
 	return ""
 }
-func (w *fakeWorld) Setup() error      { return nil }
-func (w *fakeWorld) Entries() []Entry  { return w.entries }
-func (w *fakeWorld) Copies() []Copy    { return w.copies }
-func (w *fakeWorld) MaxDataPages() int { return 16 }
+func (w *fakeWorld) Setup() error     { return nil }
+func (w *fakeWorld) Entries() []Entry { return w.entries }
+func (w *fakeWorld) Copies() []Copy   { return w.copies }
 func (w *fakeWorld) User() UserLayout {
-	return UserLayout{Data: 0x1000, StackTop: 0x100000, DataPages: 16, MaxRepeats: 100, AddrDigits: 18}
+	return UserLayout{Data: 0x1000, StackTop: 0x100000, DataPages: 16, MaxDataPages: 16, MaxRepeats: 100, AddrDigits: 18}
 }
 func (w *fakeWorld) Supported(c Config) error {
 	switch {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/pti"
@@ -101,22 +100,12 @@ func Measure(w World, c Config, call Call, n, r, warmup int) Measurement {
 
 var callNames = [...]string{Getppid: "getppid", Work: "work", Lseek: "lseek"}
 
-// rdtscpFlag is the timing programs' argument choosing how they end a
-// timed region: 0 with RDTSCP where the CPU has it, 1 with LFENCE; RDTSC;
-// LFENCE.
-func rdtscpFlag() uint64 {
-	if amd64.Features.RDTSCP {
-		return 0
-	}
-	return 1
-}
-
 // subject is the record subject of a configuration of x's world.
 func (x *Ctx) subject(bench string, c Config) contract.Subject {
 	s := contract.Subject{
 		Bench: bench, Width: x.World.Width(), Mode: c.Mode.String(), Entry: c.Entry.String(),
 		Flavour: c.Flavour.String(), Global: c.Global, Stamps: c.Stamps,
-		Emulated: x.Clock.Emulated, Icount: x.Clock.Icount,
+		Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount,
 	}
 	if len(x.World.Copies()) > 0 && c.Flavour == pti.Linux {
 		s.Copy = c.Copy.String()

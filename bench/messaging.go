@@ -307,27 +307,26 @@ func expectedSum(g, j, loops, size int) uint64 {
 
 // procCache keeps the processes of messaging runs, made when first needed
 // and reused: a process per task, or one for all the threads.
-type procCache[P interface{ DataPages() []byte }] struct {
-	each       []P
-	threads    P
-	hasThreads bool
+type procCache struct {
+	each    []Process
+	threads Process // nil until made
 }
 
 // get returns the processes of a run with l, each with pages data pages
 // (at most max), made by newProc when there are too few or too small.
-func (c *procCache[P]) get(l msgLayout, pages, max int, newProc func(int) (P, error)) ([]P, error) {
+func (c *procCache) get(l msgLayout, pages, max int, newProc func(int) (Process, error)) ([]Process, error) {
 	if pages > max {
 		return nil, fmt.Errorf("%d groups of %d-byte buffers need %d data pages; a process has at most %d", l.groups, l.slot, pages, max)
 	}
 	if l.threads {
-		if !c.hasThreads || len(c.threads.DataPages()) < pages*4096 {
+		if c.threads == nil || len(c.threads.DataPages()) < pages*4096 {
 			p, err := newProc(pages)
 			if err != nil {
 				return nil, err
 			}
-			c.threads, c.hasThreads = p, true
+			c.threads = p
 		}
-		return []P{c.threads}, nil
+		return []Process{c.threads}, nil
 	}
 	if len(c.each) > 0 && len(c.each[0].DataPages()) < pages*4096 {
 		c.each = nil // too small for these messages: make new ones
@@ -343,7 +342,7 @@ func (c *procCache[P]) get(l msgLayout, pages, max int, newProc func(int) (P, er
 }
 
 // msgProcs are each world's processes of messaging runs.
-var msgProcs = map[World]*procCache[Process]{}
+var msgProcs = map[World]*procCache{}
 
 // messagingRun makes one sched-messaging run in w under c and returns
 // the TSC cycles from the start signal to the last exit, after checking
@@ -361,9 +360,9 @@ func messagingRun(w World, c Config, threads bool, p MessagingParams) (cycles ui
 	u := w.User()
 	l := msgLayout{threads: threads, groups: p.Groups, slot: uint64(p.Size+63) &^ 63, stack: u.ThreadStack}
 	if msgProcs[w] == nil {
-		msgProcs[w] = &procCache[Process]{}
+		msgProcs[w] = &procCache{}
 	}
-	procs, err := msgProcs[w].get(l, l.dataPages(), w.MaxDataPages(), w.NewProcess)
+	procs, err := msgProcs[w].get(l, l.dataPages(), w.User().MaxDataPages, w.NewProcess)
 	if err != nil {
 		return fail(err)
 	}

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -147,10 +146,4 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 	}
 	x.Printf("(phases over every call of the run, warm-up included; rest: %s and %s, the register saves and restores, the vsyscall routine; the entry path is the call less the dispatch)", entry.Upper(), entry.Return())
 	return ms
-}
-
-// isNotInWorld reports whether the world cannot have c at all (as PAE
-// paging cannot have PCIDs), whatever the CPU.
-func isNotInWorld(w World, c Config) bool {
-	return errors.Is(w.Supported(c), ErrNotInPAE)
 }

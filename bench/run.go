@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"errors"
-
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/internal/contract"
 )
@@ -22,9 +20,6 @@ type Ctx struct {
 // world returns the world of width.
 func (x *Ctx) world(width int) World { return x.worlds[width] }
 
-// planName is the plan name of benchmark name in the world of width.
-func (x *Ctx) planName(name string, width int) string { return planName(name, width) }
-
 // Worlds are the worlds benchmarks run in, by width.
 var Worlds = map[int]World{64: World64, 32: World32}
 
@@ -42,7 +37,7 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 	lfence := amd64.SerializeLFENCE()
 	r.Printf("ptilab: LFENCE serializing: %s", lfence)
 	r.Record(contract.Timing{LFENCE: lfence, TSCHz: clk.Hz, TSCSource: clk.Source, TSCInvariant: amd64.Features.InvariantTSC,
-		RDTSCP: amd64.Features.RDTSCP, Emulated: clk.Emulated, Emulator: clk.Emulator, Icount: clk.Icount})
+		RDTSCP: amd64.Features.RDTSCP, Emulated: clk.Emulated(), Emulator: clk.Emulator, Icount: clk.Icount})
 	results := map[string]any{}
 	ready := map[int]error{}
 	for _, name := range plan.Benchmarks {
@@ -79,7 +74,3 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 		}
 	}
 }
-
-// isNotInPAE reports whether err says that PAE paging cannot have a
-// configuration.
-func isNotInPAE(err error) bool { return errors.Is(err, ErrNotInPAE) }

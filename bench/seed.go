@@ -77,7 +77,7 @@ func seedNull(x *Ctx, results map[string]any) {
 		if err := w.Supported(c); isNotInPAE(err) {
 			return seedCell{unsup: err}
 		}
-		ms, _ := results[x.planName("null", width)].([]Measurement)
+		ms, _ := results[planName("null", width)].([]Measurement)
 		m := find(ms, c)
 		if m == nil {
 			return seedCell{}
@@ -85,7 +85,7 @@ func seedNull(x *Ctx, results map[string]any) {
 		return seedCell{stats: m.Stats, ok: m.ok(), unsup: m.Unsup}
 	}
 	subject := func(width int, mode pti.Mode, col int) contract.Subject {
-		return contract.Subject{Bench: "null", Width: width, Mode: mode.String(), Flavour: flavours[col].String(), Emulated: x.Clock.Emulated, Icount: x.Clock.Icount}
+		return contract.Subject{Bench: "null", Width: width, Mode: mode.String(), Flavour: flavours[col].String(), Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}
 	}
 	seedTable(x, []string{"minimal", "linux"}, cell, subject,
 		func(s Stats, ratio float64) string {
@@ -108,7 +108,7 @@ func seedMessaging(x *Ctx, results map[string]any) {
 		if err := w.Supported(w.TasksConfig(mode, w.Entries()[0])); isNotInPAE(err) {
 			return seedCell{unsup: err}
 		}
-		ms, _ := results[x.planName("messaging", width)].([]Messaging)
+		ms, _ := results[planName("messaging", width)].([]Messaging)
 		m := findTasks(ms, mode, col == 1)
 		if m == nil {
 			return seedCell{}
@@ -116,7 +116,7 @@ func seedMessaging(x *Ctx, results map[string]any) {
 		return seedCell{stats: m.Stats, ok: m.ok(), unsup: m.Unsup}
 	}
 	subject := func(width int, mode pti.Mode, col int) contract.Subject {
-		return contract.Subject{Bench: "messaging", Width: width, Mode: mode.String(), Tasks: taskKind(col == 1), Emulated: x.Clock.Emulated, Icount: x.Clock.Icount}
+		return contract.Subject{Bench: "messaging", Width: width, Mode: mode.String(), Tasks: taskKind(col == 1), Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}
 	}
 	seedTable(x, []string{"processes", "threads"}, cell, subject,
 		func(s Stats, ratio float64) string {

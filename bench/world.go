@@ -43,10 +43,8 @@ type World interface {
 	// counts and what the loop and the trampoline measured.
 	Loop(c Config, call Call, n, r int, empty bool) (Loop, error)
 	// NewProcess makes a process with dataPages data pages (at most
-	// MaxDataPages) for tasks runs.
+	// UserLayout.MaxDataPages) for tasks runs.
 	NewProcess(dataPages int) (Process, error)
-	// MaxDataPages is the most data pages a process can have.
-	MaxDataPages() int
 	// MainProcess is the process of the single-task runs (Loop, Probe).
 	MainProcess() Process
 	// NewRun starts a run of the tasks kernel under c (from TasksConfig).
@@ -62,8 +60,9 @@ type World interface {
 type UserLayout struct {
 	Data     uint64 // the data pages' address
 	StackTop uint64 // the top of the stack pages
-	// DataPages is the data pages of the world's processes by default.
-	DataPages int
+	// DataPages is the data pages of the world's processes by default,
+	// MaxDataPages the most a process can have.
+	DataPages, MaxDataPages int
 	// Results is the offset in the data pages of the R counts the timing
 	// programs (the loop and ping) store.
 	Results uint64
@@ -195,7 +194,6 @@ type Exit struct {
 	// Faulted: a CPU exception ended the run.
 	Faulted                        bool
 	Vector, ErrorCode, IP, CS, CR2 uint64
-	SP                             uint64
 	// Phases are the instrumented trampoline's cycles in each phase,
 	// summed over the run's system calls (with Config.Stamps).
 	Phases []uint64
@@ -329,11 +327,19 @@ func errNoProgram(t Task) error { return fmt.Errorf("no program %q in this world
 
 // unsupportedText is a table cell for a configuration a world cannot run.
 func unsupportedText(err error) string {
-	if errors.Is(err, ErrNotInPAE) {
+	if isNotInPAE(err) {
 		return "not in PAE"
 	}
 	return "unsupported"
 }
+
+// isNotInPAE reports whether err says that PAE paging cannot have a
+// configuration.
+func isNotInPAE(err error) bool { return errors.Is(err, ErrNotInPAE) }
+
+// isNotInWorld reports whether the world cannot have c at all (as PAE
+// paging cannot have PCIDs), whatever the CPU.
+func isNotInWorld(w World, c Config) bool { return isNotInPAE(w.Supported(c)) }
 
 // procs are a run's processes by number, of a world's process type P.
 type procs[P Process] []P

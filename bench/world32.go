@@ -22,11 +22,10 @@ type world32 struct{}
 // and the vsyscall routine's saves there.
 const threadStack32 = 128
 
-func (world32) Width() int        { return 32 }
-func (world32) Title() string     { return "32-bit PAE kernel: " }
-func (world32) Setup() error      { return i386pae.Setup() }
-func (world32) Entries() []Entry  { return []Entry{Sysenter, Int80} }
-func (world32) MaxDataPages() int { return i386pae.MaxDataPages }
+func (world32) Width() int       { return 32 }
+func (world32) Title() string    { return "32-bit PAE kernel: " }
+func (world32) Setup() error     { return i386pae.Setup() }
+func (world32) Entries() []Entry { return []Entry{Sysenter, Int80} }
 
 func (world32) Copies() []Copy {
 	return []Copy{i386pae.Movsl, i386pae.Movsb, i386pae.Trim, i386pae.Direct}
@@ -34,7 +33,7 @@ func (world32) Copies() []Copy {
 
 func (world32) User() UserLayout {
 	return UserLayout{
-		Data: layout.UserData, StackTop: layout.UserStackTop, DataPages: layout.UserDataPages,
+		Data: layout.UserData, StackTop: layout.UserStackTop, DataPages: layout.UserDataPages, MaxDataPages: i386pae.MaxDataPages,
 		Results: layout.ParamResults, MaxRepeats: layout.MaxRepeats, ThreadStack: threadStack32, AddrDigits: 12,
 	}
 }
@@ -113,7 +112,7 @@ func exit32(r i386pae.Result) Exit {
 	return Exit{
 		Exited: r.Reason == layout.ReasonExit, Status: uint64(r.Status), Deadlock: r.Reason == layout.ReasonDeadlock,
 		Faulted: r.Reason == layout.ReasonFault, Vector: uint64(r.Vector), ErrorCode: uint64(r.ErrorCode),
-		IP: uint64(r.EIP), CS: uint64(r.CS), SP: uint64(r.ESP), CR2: uint64(r.CR2), Phases: r.Phases[:], Text: r.String(),
+		IP: uint64(r.EIP), CS: uint64(r.CS), CR2: uint64(r.CR2), Phases: r.Phases[:], Text: r.String(),
 	}
 }
 
@@ -237,8 +236,7 @@ func (r *run32) PipeBytes(n int) (written, read uint64) {
 }
 
 func (r *run32) Counts() (switches, cr3Loads, endTSC uint64) {
-	k := r.ts.State()
-	return uint64(k.Switches), uint64(k.CR3Loads), r.ts.EndTSC()
+	return r.ts.Switches(), r.ts.CR3Loads(), r.ts.EndTSC()
 }
 
 var taskStates32 = map[uint32]string{

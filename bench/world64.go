@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"github.com/ptilab/ptilab/amd64"
 
 	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/internal/linuxabi"
@@ -24,18 +25,27 @@ const (
 	pongTokenOff = 0xf100
 )
 
-func (world64) Width() int        { return 64 }
-func (world64) Title() string     { return "" }
-func (world64) Setup() error      { return pti.Setup() }
-func (world64) Entries() []Entry  { return []Entry{Syscall} }
-func (world64) Copies() []Copy    { return nil }
-func (world64) MaxDataPages() int { return pti.MaxDataPages }
+func (world64) Width() int       { return 64 }
+func (world64) Title() string    { return "" }
+func (world64) Setup() error     { return pti.Setup() }
+func (world64) Entries() []Entry { return []Entry{Syscall} }
+func (world64) Copies() []Copy   { return nil }
 
 func (world64) User() UserLayout {
 	return UserLayout{
-		Data: pti.UserData, StackTop: pti.UserStackTop, DataPages: pti.UserDataPages,
+		Data: pti.UserData, StackTop: pti.UserStackTop, DataPages: pti.UserDataPages, MaxDataPages: pti.MaxDataPages,
 		Results: 0, MaxRepeats: pingTokenOff / 8, AddrDigits: 18,
 	}
+}
+
+// rdtscpFlag is the 64-bit timing programs' argument choosing how they
+// end a timed region: 0 with RDTSCP where the CPU has it, 1 with LFENCE;
+// RDTSC; LFENCE.
+func rdtscpFlag() uint64 {
+	if amd64.Features.RDTSCP {
+		return 0
+	}
+	return 1
 }
 
 // config is c as package pti's configuration.

@@ -45,15 +45,6 @@ const (
 	fwCfgData     = 0x511
 )
 
-// QEMU's isa-debug-exit device as ptilab's runner configures it
-// (contract.DebugExitPort): writing v makes QEMU exit with status
-// (v<<1)|1. ptilab writes its status plus contract.DebugExitBase, so that
-// QEMU's own failures (exit status 1) never read as a status; the host's
-// runner (internal/qemu) undoes it.
-const (
-	debugExitPort = contract.DebugExitPort
-	DebugExitBase = contract.DebugExitBase
-)
 
 // Detect decides what ptilab runs on; amd64.DetectFeatures must have run.
 //
@@ -226,14 +217,15 @@ const (
 
 // End ends the run with status (0 = success, at most 111) and does not
 // return. Under QEMU with action EndAuto the debug-exit device ends QEMU
-// with ((status+DebugExitBase)<<1)|1; where that device is missing, with
+// with ((status+contract.DebugExitBase)<<1)|1 (the runner configures the
+// device at contract.DebugExitPort and undoes the base); where that device is missing, with
 // another action, and on a PC, action decides. Under Bochs, which has no
 // such device, EndAuto powers off (Bochs then exits; the status is in the
 // PTILAB-END line).
 func End(status uint8, action EndAction) {
 	DrainSerial()
 	if Machine == QEMU && (action == EndAuto) {
-		amd64.Out8(debugExitPort, status+DebugExitBase)
+		amd64.Out8(contract.DebugExitPort, status+contract.DebugExitBase)
 		// No debug-exit device: QEMU is still running. Power off.
 		action = EndPowerOff
 	}

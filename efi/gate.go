@@ -39,6 +39,7 @@ const (
 	selectorFlags = amd64.SelectorRPL | amd64.SelectorTI // a selector less its index
 	tssBusy       = amd64.TSSBusy
 	descTypeByte  = amd64.DescTypeByte
+	rflagsIF      = amd64.RFLAGS_IF
 )
 
 // enter records the firmware's state at the image entry point (UEFI 2.10,

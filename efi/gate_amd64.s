@@ -170,7 +170,7 @@ TEXT ·call(SB),NOSPLIT,$0-24
 	MOVQ	24(R13), R9
 
 	// The firmware runs with the interrupt flag it had at entry.
-	TESTQ	$0x200, ·fwctx+context_RFLAGS(SB)
+	TESTQ	$const_rflagsIF, ·fwctx+context_RFLAGS(SB)
 	JEQ	noint
 	STI
 noint:
@@ -203,7 +203,7 @@ TEXT ·exit(SB),NOSPLIT|NOFRAME,$0-8
 	SUBQ	$FW_FRAME, SP
 	TO_FIRMWARE
 	LOAD_BASES(·fwctx)
-	TESTQ	$0x200, ·fwctx+context_RFLAGS(SB)
+	TESTQ	$const_rflagsIF, ·fwctx+context_RFLAGS(SB)
 	JEQ	noint
 	STI
 noint:

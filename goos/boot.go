@@ -294,7 +294,7 @@ func initialStack() uint64 {
 	put := func(s string) uint64 {
 		sp -= uint64(len(s)) + 1
 		copy(userBytes(sp, uint64(len(s))), s)
-		*(*byte)(mem(sp + uint64(len(s)))) = 0
+		*(*byte)(efi.Pointer(sp + uint64(len(s)))) = 0
 		return sp
 	}
 	var rnd [16]byte

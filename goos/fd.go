@@ -322,7 +322,7 @@ func userPath(va uint64, buf []byte) ([]byte, bool) {
 		if !userRange(va+uint64(i), 1, false) {
 			return nil, false
 		}
-		c := *(*byte)(mem(va + uint64(i)))
+		c := *(*byte)(efi.Pointer(va + uint64(i)))
 		if c == 0 {
 			return buf[:i], true
 		}

@@ -181,19 +181,17 @@ func reportDeadlock() {
 // User memory. The runtime shares the kernel's address space, so its
 // pointers are used as they are, once userRange has checked them.
 
-func mem(va uint64) unsafe.Pointer { return efi.Pointer(va) }
-
 func userBytes(va, n uint64) []byte {
 	if n == 0 {
 		return nil
 	}
-	return unsafe.Slice((*byte)(mem(va)), n)
+	return unsafe.Slice((*byte)(efi.Pointer(va)), n)
 }
 
-func load64(va uint64) uint64     { return *(*uint64)(mem(va)) }
-func store64(va, v uint64)        { *(*uint64)(mem(va)) = v }
-func load32(va uint64) uint32     { return *(*uint32)(mem(va)) }
-func store32(va uint64, v uint32) { *(*uint32)(mem(va)) = v }
+func load64(va uint64) uint64     { return *(*uint64)(efi.Pointer(va)) }
+func store64(va, v uint64)        { *(*uint64)(efi.Pointer(va)) = v }
+func load32(va uint64) uint32     { return *(*uint32)(efi.Pointer(va)) }
+func store32(va uint64, v uint32) { *(*uint32)(efi.Pointer(va)) = v }
 
 // timespec reads a struct timespec as nanoseconds; negative fields are
 // invalid.

@@ -396,8 +396,8 @@ func TestInitialStack(t *testing.T) {
 	word := func(i int) uint64 { return load64(sp + uint64(8*i)) }
 	cstr := func(p uint64) string {
 		var b []byte
-		for ; *(*byte)(mem(p)) != 0; p++ {
-			b = append(b, *(*byte)(mem(p)))
+		for ; *(*byte)(efi.Pointer(p)) != 0; p++ {
+			b = append(b, *(*byte)(efi.Pointer(p)))
 		}
 		return string(b)
 	}

@@ -76,7 +76,7 @@ func writeDescriptors(c Config, kernelPDPT uint32) {
 	*tss = TSS{ESP0: layout.EntryStackTop, SS0: layout.KERNEL_DS, IOMap: TSSNoIOMap}
 	df := (*TSS)(unsafe.Pointer(&desc[layout.DescDFTSS]))
 	*df = TSS{
-		CR3: kernelPDPT, EIP: kernelVA(offDoubleFault), EFLAGS: 2, ESP: layout.DFStackTop,
+		CR3: kernelPDPT, EIP: kernelVA(offDoubleFault), EFLAGS: layout.EFLAGS_FIXED, ESP: layout.DFStackTop,
 		CS: layout.KERNEL_CS, SS: layout.KERNEL_DS, DS: layout.KERNEL_DS, ES: layout.KERNEL_DS,
 		IOMap: TSSNoIOMap,
 	}

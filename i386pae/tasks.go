@@ -80,7 +80,7 @@ func (p *Process) space(isolated, global bool) (Space, error) {
 		p.spaces[k] = ps
 	}
 	nxMask, _ := amd64.LeafBits(amd64.Features.NX, false)
-	flags := uint64(amd64.PTE_W|amd64.PTE_NX) & nxMask
+	flags := leaf32KernelRW & nxMask
 	pt := PageTable[tables]{PDPT: ps.KernelPDPT}
 	for ; ps.rings < len(world.rings); ps.rings++ {
 		va := uint32(layout.PipeBase + ps.rings*layout.PipeSize)
@@ -102,7 +102,6 @@ type Tasks struct {
 	c     Config
 	procs []*Process
 	k     *layout.KState
-	err   error
 }
 
 // NewTasks starts the state of a tasks run under c (linux trampolines:

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/efi"
@@ -58,10 +57,6 @@ func (c Copied) String() string {
 	return fmt.Sprintf("%s: %d bytes at %#x (linked at %#x)", c.Name, c.Size, c.At, c.Link)
 }
 
-// Listing returns what Setup copied, in order: the entry routines into the
-// entry text, then the programs into the code pages.
-func Listing() []Copied { return slices.Clone(env.copied) }
-
 // place copies the routines whose link addresses are the fields of link
 // (a pointer to a struct of uint64s, one per routine) into dst, at 64-byte
 // aligned offsets, sets the same fields of at to where each landed (base
@@ -88,7 +83,7 @@ func place(link, at any, dst []byte, base uint64, what string) (int, error) {
 	return off, nil
 }
 
-// excStubs is the name Listing gives the exception stubs.
+// excStubs is the name env.copied gives the exception stubs.
 const excStubs = "exception stubs"
 
 // writeExcStubs writes the 32 exception entry stubs (amd64.ExceptionStub)
@@ -112,8 +107,8 @@ func data() *entryData { return (*entryData)(efi.Pointer(EntryData)) }
 
 // Setup allocates the entry area and the code pages, copies the entry
 // routines (the trampolines, toUser, the exception entries) into the entry
-// area's text and the ring-3 programs into the code pages (Listing says
-// what went where), fills the entry area's IDT and system-call table, maps
+// area's text and the ring-3 programs into the code pages (env.copied says
+// what went where, for the errors), fills the entry area's IDT and system-call table, maps
 // it into the kernel's own table (which the run's first and last
 // instructions execute on) and makes the main process. Call it once; a
 // second call does nothing.

@@ -1,11 +1,11 @@
 #include "go_asm.h"
 #include "textflag.h"
 
-// Ring-3 programs. Each is copied to the task's code page and entered by
-// toUser with its arguments in RDI, RSI, RDX, R10, R8, R9. They are
-// position independent (relative jumps only) and end with the exit system
-// call; USER_END marks their end for the copier (amd64.EndMarker, as the
-// entry routines).
+// Ring-3 programs. Each is copied into the code pages every process
+// shares and entered by toUser with its arguments in RDI, RSI, RDX, R10,
+// R8, R9. They are position independent (relative jumps only) and end with
+// the exit system call; USER_END marks their end for the copier
+// (amd64.EndMarker, as the entry routines).
 #define USER_END QUAD $const_endMarker
 
 // TIMED(LOOP) times R repeats of N iterations of LOOP and falls through

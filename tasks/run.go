@@ -17,8 +17,9 @@ import (
 // with the Add methods, then run by RunTasks; the counts stay readable
 // after it. Get one from NewRun.
 //
-// Its method set is i386pae.Tasks' for the same concepts, in the same
-// order and with the same errors; the differences are the process type
+// Its method set is i386pae.Tasks' for the same concepts (the names and
+// the arguments; the errors say the same things); the differences are the
+// process type
 // (*pti.Process), the program type (pti.Program), the width of stack
 // pointers, arguments and counts (64 bits here, 32 there), a file's size
 // (int64) and the 32-bit world's State, which has no equivalent here.

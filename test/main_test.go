@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -67,57 +66,25 @@ func runTests(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	buildDir = dir
 	setupErr = setup(dir)
-	if _, err := bochs.Find(); err != nil {
-		bochsErr = err
-	}
+	_, bochsErr = bochs.Find()
 	return m.Run()
 }
 
-// images are the test images built so far by taggedImage, by tags.
-var images struct {
-	sync.Mutex
-	built map[string]*taggedBuild
-}
-
-type taggedBuild struct {
-	once     sync.Once
-	elf, efi string
-	err      error
-}
-
-// taggedImage builds, once per set of tags, an image with build tags
-// (test-only variants such as ptilab_bug_pcide) and returns its ELF and
-// EFI paths.
+// taggedImage builds an image with build tags (test-only variants such as
+// ptilab_bug_pcide) into buildDir and returns its ELF and EFI paths.
 func taggedImage(t *testing.T, tags ...string) (elf, efi string) {
 	t.Helper()
 	if setupErr != nil {
 		t.Fatal(setupErr)
 	}
-	key := strings.Join(tags, ",")
-	images.Lock()
-	if images.built == nil {
-		images.built = map[string]*taggedBuild{}
-	}
-	b := images.built[key]
-	if b == nil {
-		b = &taggedBuild{}
-		images.built[key] = b
-	}
-	images.Unlock()
-	b.once.Do(func() {
-		root, err := filepath.Abs("..")
-		if err != nil {
-			b.err = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-		defer cancel()
-		name := "ptilab-" + strings.ReplaceAll(key, ",", "-")
-		b.elf, b.efi = filepath.Join(buildDir, name+".elf"), filepath.Join(buildDir, name+".efi")
-		b.err = image.Build(ctx, root, b.elf, b.efi, tags...)
-	})
-	require.NoError(t, b.err, "building the image with tags %s", key)
-	return b.elf, b.efi
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), buildTimeout)
+	defer cancel()
+	name := "ptilab-" + strings.Join(tags, "-")
+	elf, efi = filepath.Join(buildDir, name+".elf"), filepath.Join(buildDir, name+".efi")
+	require.NoError(t, image.Build(ctx, root, elf, efi, tags...), "building the image with tags %v", tags)
+	return elf, efi
 }
 
 // setup checks that QEMU and OVMF are installed, then builds the image into
@@ -241,15 +208,15 @@ type serialLog interface {
 func bootBochs(t *testing.T, opts bochs.Options) *bochs.Result {
 	t.Helper()
 	t.Parallel()
-	return runBochs(t, "", opts)
+	return runBochs(t, opts)
 }
 
-// runBochs boots image (efiPath when empty) under Bochs with opts (Image
-// set; Timeout must be given: 4 times the boot's usual duration in the
-// suite or more). It fails the test when Bochs is missing, the image
+// runBochs boots opts.Image (efiPath when empty) under Bochs with opts
+// (Timeout must be given: 4 times the boot's usual duration in the suite
+// or more). It fails the test when Bochs is missing, the image
 // cannot be booted or the run timed out, and logs the serial output,
 // Bochs's output and its log if the test fails.
-func runBochs(t *testing.T, image string, opts bochs.Options) *bochs.Result {
+func runBochs(t *testing.T, opts bochs.Options) *bochs.Result {
 	t.Helper()
 	if setupErr != nil {
 		t.Fatal(setupErr)
@@ -257,7 +224,7 @@ func runBochs(t *testing.T, image string, opts bochs.Options) *bochs.Result {
 	if bochsErr != nil {
 		t.Fatal(bochsErr)
 	}
-	opts.Image = cmp.Or(image, efiPath)
+	opts.Image = cmp.Or(opts.Image, efiPath)
 	require.Positive(t, opts.Timeout, "a Bochs boot needs its own timeout")
 	res, err := bochs.Run(t.Context(), opts)
 	require.NoError(t, err)

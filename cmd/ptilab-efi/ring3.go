@@ -12,6 +12,6 @@ import (
 // whether the TSC counts instructions (QEMU -icount, Bochs).
 func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
 	info := goos.MachineInfo()
-	clk := bench.Clock{Hz: info.TSCHz, Source: info.TSCSource, Emulated: info.Emulator != "", Emulator: info.Emulator, Icount: board.Icount()}
+	clk := bench.Clock{Hz: info.TSCHz, Source: info.TSCSource, Emulator: info.Emulator, Icount: board.Icount()}
 	bench.RunPlan(r, plan, clk)
 }

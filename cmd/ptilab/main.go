@@ -156,34 +156,35 @@ func cmdEFI(args []string, stderr io.Writer) int {
 	return exitOK
 }
 
-// boot is the part the boot commands share. It adds the -plan flag (whose
-// usage is planUsage) and the -log flag (into logPath) to the command's
-// own flags, parses them and the IMAGE argument (into image), reads the
-// plan file (into plan), and runs the emulator (run). An error ends the
-// command with exitFail; a result is told in one line on fs's output
-// (summary) and gives the exit code (exitCode).
-func boot[R any](fs *flag.FlagSet, args []string, planUsage string, image, logPath *string, plan *[]byte,
-	run func() (R, error), summary func(R) string, exitCode func(R) int) int {
+// bootFlags adds the boot commands' -plan flag (whose usage is
+// planUsage) and -log flag (into logPath) to fs, parses the flags and the
+// IMAGE argument, and reads the plan file. It returns the image and the
+// plan, and code >= 0 when the command must end with that code.
+func bootFlags(fs *flag.FlagSet, args []string, planUsage string, logPath *string) (image string, plan []byte, code int) {
 	planPath := fs.String("plan", "", planUsage)
 	fs.StringVar(logPath, "log", "", "also write the raw serial output to `file`")
 	if code := parse(fs, args, 1); code >= 0 {
-		return code
+		return "", nil, code
 	}
 	if *planPath != "" {
 		b, err := os.ReadFile(*planPath)
 		if err != nil {
 			fmt.Fprintf(fs.Output(), "ptilab: %v\n", err)
-			return exitFail
+			return "", nil, exitFail
 		}
-		*plan = b
+		plan = b
 	}
-	*image = fs.Arg(0)
-	res, err := run()
+	return fs.Arg(0), plan, -1
+}
+
+// finish ends a boot command: an error ends it with exitFail; a result is
+// told in one line on out (summary) and gives the exit code (exitCode).
+func finish[R any](out io.Writer, res R, err error, summary func(R) string, exitCode func(R) int) int {
 	if err != nil {
-		fmt.Fprintf(fs.Output(), "ptilab: %v\n", err)
+		fmt.Fprintf(out, "ptilab: %v\n", err)
 		return exitFail
 	}
-	fmt.Fprintf(fs.Output(), "ptilab: %s\n", summary(res))
+	fmt.Fprintf(out, "ptilab: %s\n", summary(res))
 	return exitCode(res)
 }
 
@@ -195,8 +196,12 @@ func cmdQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&opts.KVM, "kvm", false, "use KVM acceleration")
 	fs.BoolVar(&opts.Icount, "icount", false, "deterministic TCG timing (-icount shift=0)")
 	fs.DurationVar(&opts.Timeout, "timeout", 120*time.Second, "kill QEMU after this `duration`")
-	return boot(fs, args, "boot plan `file`, copied to ptilab.plan on the boot volume", &opts.Image, &opts.LogPath, &opts.Plan,
-		func() (*qemu.Result, error) { return qemu.Run(ctx, opts) }, summary, qemu.ExitCode)
+	var code int
+	if opts.Image, opts.Plan, code = bootFlags(fs, args, "boot plan `file`, copied to ptilab.plan on the boot volume", &opts.LogPath); code >= 0 {
+		return code
+	}
+	res, err := qemu.Run(ctx, opts)
+	return finish(fs.Output(), res, err, summary, qemu.ExitCode)
 }
 
 func cmdBochs(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -206,8 +211,12 @@ func cmdBochs(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&opts.CPU, "cpu", bochs.DefaultCPU, "Bochs CPU `model` (e.g. corei7_haswell_4770, broadwell_ult with SMAP, corei7_skylake_x)")
 	fs.BoolVar(&opts.IgnoreBadMSRs, "ignore-bad-msrs", false, "let MSRs the model lacks read 0 (Bochs ignore_bad_msrs=1) instead of raising #GP")
 	fs.DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "kill Bochs after this `duration` (the default plan takes about 2 minutes)")
-	return boot(fs, args, "boot plan `file`, copied to ptilab.plan on the boot disk (with end = poweroff added when it has no end line)", &opts.Image, &opts.LogPath, &opts.Plan,
-		func() (*bochs.Result, error) { return bochs.Run(ctx, opts) }, bochsSummary, bochs.ExitCode)
+	var code int
+	if opts.Image, opts.Plan, code = bootFlags(fs, args, "boot plan `file`, copied to ptilab.plan on the boot disk (with end = poweroff added when it has no end line)", &opts.LogPath); code >= 0 {
+		return code
+	}
+	res, err := bochs.Run(ctx, opts)
+	return finish(fs.Output(), res, err, bochsSummary, bochs.ExitCode)
 }
 
 // bochsSummary says how a Bochs run ended, and what the image's records
@@ -228,7 +237,7 @@ func bochsSummary(res *bochs.Result) string {
 			how += ": " + m
 		}
 	}
-	msg, _ := outcome(&qemu.Result{Serial: res.Serial})
+	msg, _ := outcome(res.Serial)
 	return how + "; " + msg
 }
 
@@ -243,7 +252,7 @@ func cmdLog(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "ptilab: %v\n", err)
 		return exitFail
 	}
-	res := &qemu.Result{Serial: serial}
+	res := qemu.Serial(serial)
 	recs, err := res.Records()
 	if err != nil {
 		fmt.Fprintf(stderr, "ptilab: %s: %v\n", path, err)
@@ -288,13 +297,13 @@ func summary(r *qemu.Result) string {
 			how += ": " + line
 		}
 	}
-	msg, _ := outcome(r)
+	msg, _ := outcome(r.Serial)
 	return how + "; " + msg
 }
 
 // outcome describes the image's machine-readable output, in one phrase,
 // and reports whether it ended with PTILAB-END status "ok".
-func outcome(r *qemu.Result) (msg string, ok bool) {
+func outcome(r qemu.Serial) (msg string, ok bool) {
 	recs, err := r.Records()
 	if err != nil {
 		return err.Error(), false

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/internal/bochs"
 	"github.com/ptilab/ptilab/internal/qemu"
 )
 
@@ -140,6 +141,30 @@ func TestLog(t *testing.T) {
 	code, _, stderr := ptilab(t, "log", filepath.Join(t.TempDir(), "none.log"))
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "none.log")
+}
+
+func TestBochsSummary(t *testing.T) {
+	end := []byte("PTILAB {\"a\":1}\nPTILAB-END {\"status\":\"ok\",\"exit\":0}\n")
+	tests := []struct {
+		name string
+		res  bochs.Result
+		want string
+	}{
+		{"powered off", bochs.Result{BochsStatus: 1, Duration: 61 * time.Second, Serial: end},
+			`image ended with status 0 after 1m1s; 1 records, PTILAB-END status "ok"`},
+		{"no power-off", bochs.Result{BochsStatus: -1, Stopped: true, Duration: 2 * time.Second, Serial: end},
+			`image ended with status 0 but did not power off (its plan's end); Bochs killed after 2s; 1 records, PTILAB-END status "ok"`},
+		{"timeout", bochs.Result{BochsStatus: -1, TimedOut: true, Duration: 10 * time.Minute},
+			"timed out after 10m0s, Bochs killed; 0 records, no PTILAB-END line: output cut short"},
+		{"bochs failure", bochs.Result{BochsStatus: 1, Duration: time.Second,
+			Output: []byte("========\nBochs is exiting with the following message:\n[MEM0 ] ROM: ROM image too large\n========\n")},
+			"Bochs exited with status 1 after 1s without the image's status: [MEM0 ] ROM: ROM image too large; 0 records, no PTILAB-END line: output cut short"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, bochsSummary(&tt.res))
+		})
+	}
 }
 
 func TestSummary(t *testing.T) {

@@ -101,7 +101,7 @@ TEXT ·enter32high(SB),NOSPLIT|NOFRAME,$0
 	MOVL	$const_entryStackTop, SP
 	PUSHL	$const_userDS
 	PUSHL	(const_cpu+cpuData_UserESP)
-	PUSHL	$2			// EFLAGS: IF clear, reserved bit 1
+	PUSHL	$const_eflagsFixed	// EFLAGS: IF clear, reserved bit 1
 	PUSHL	$const_userCS
 	PUSHL	(const_cpu+cpuData_UserEIP)
 	DATA_SEGS(const_userDS, AX)

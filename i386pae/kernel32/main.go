@@ -57,12 +57,12 @@ const (
 	tssDesc              = gdt + layout.GDT_ENTRY_TSS*8
 	dfTSSDesc            = gdt + layout.GDT_ENTRY_DOUBLEFAULT_TSS*8
 	tss                  = layout.Desc + layout.DescTSS - 1<<32 // where the #DF task switch saves the interrupted task
-	sysExit              = layout.SysExit
-	sysGetppid           = layout.SysGetppid
-	sysWork              = layout.SysWork
+	sysExit              = linuxabi.SYS_ia32_exit
+	sysGetppid           = linuxabi.SYS_ia32_getppid
+	sysWork              = linuxabi.SYS_ia32_ptilab_work
 	sysKernelFault       = layout.SysKernelFault
 	sysKernelDoubleFault = layout.SysKernelDoubleFault
-	enosys               = layout.ENOSYS
+	enosys               = linuxabi.ENOSYS
 	reasonExit           = layout.ReasonExit
 	reasonFault          = layout.ReasonFault
 	ptiSwitchMask        = layout.PTISwitchMask

@@ -103,7 +103,7 @@ func (k *kernel32) Call(c taskscenario.Call, args ...uint64) (running int, r int
 	}
 	f := &k.frame
 	f.OrigAX, f.BX, f.CX, f.DX = nr, a[0], a[1], a[2]
-	f.AX = neg(layout.ENOSYS)
+	f.AX = neg(linuxabi.ENOSYS)
 	f.IP += 2
 	var ax uint32
 	k.ended = taskscenario.Ending[runEnd](func() { ax = syscall32(f) })

@@ -302,8 +302,8 @@ fail:
 
 // MSG_TASK_START is the start of a sender or receiver: a frame of size
 // bytes on the stack, its arguments (EBX, ECX, EDX, ESI, EDI, EBP) at 0
-// to 20 in it, then READY_WAIT with ready | wake at 20 and the buffer (the
-// message) at 12.
+// to 20 in it, then READY_WAIT with ready | wake at 20 and the buffer at 12
+// (the sender's message, the receiver's receive buffer).
 #define MSG_TASK_START(size) \
 	SUBL	$(size), SP; \
 	MOVL	BX, 0(SP); \

@@ -1,8 +1,7 @@
 // Package layout is the contract between the 32-bit kernel (package
 // i386pae/kernel32, built for GOARCH=386) and the 64-bit side that sets it
 // up and enters it (package i386pae): the 32-bit world's virtual layout, its
-// selectors, the system calls the 64-bit side has its tasks make (the
-// tasks kernel's other Linux numbers and errno values are linuxabi's,
+// selectors (its system-call numbers and errno values are linuxabi's,
 // which kernel32 uses as they are), the per-CPU data page both sides
 // read and write, the 32-bit TSS, and the hardware numbers of package amd64
 // the 32-bit kernel uses (it cannot import amd64; a test compares them).
@@ -114,15 +113,6 @@ const (
 	// VectorsWithErrorCode is amd64.VectorsWithErrorCode: bit v set for
 	// each exception vector v for which the CPU pushes an error code.
 	VectorsWithErrorCode = 1<<8 | 1<<10 | 1<<11 | 1<<12 | 1<<13 | 1<<14 | 1<<17 | 1<<21 | 1<<29 | 1<<30
-)
-
-// System calls of the 32-bit kernel: linuxabi's i386 numbers
-// (arch/x86/entry/syscalls/syscall_32.tbl) where Linux has the call.
-const (
-	SysExit    = linuxabi.SYS_ia32_exit        // exit(status): the task is done
-	SysGetppid = linuxabi.SYS_ia32_getppid     // the null call: returns 1
-	SysWork    = linuxabi.SYS_ia32_ptilab_work // ptilab's: spend EBX TSC cycles, return 0
-	ENOSYS     = linuxabi.ENOSYS
 )
 
 // Ways into the 32-bit kernel.

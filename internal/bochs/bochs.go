@@ -87,8 +87,9 @@ type Result struct {
 	Stopped bool
 	// Duration is the wall-clock time from Bochs's start to its exit.
 	Duration time.Duration
-	// Serial is the raw serial output (COM1).
-	Serial []byte
+	// Serial is the raw serial output (COM1); its methods (Lines,
+	// Records, End, Fault, Decoded, Ended) parse it.
+	qemu.Serial
 	// Output is what Bochs printed on its stdout and stderr (its banner,
 	// its debugger's lines, the message it exits with).
 	Output []byte
@@ -96,29 +97,6 @@ type Result struct {
 	// and panics.
 	Log []byte
 }
-
-// serial returns a qemu.Result carrying only the serial output, whose
-// methods parse it.
-func (r *Result) serial() *qemu.Result { return &qemu.Result{Serial: r.Serial} }
-
-// Lines returns the serial output split into lines, as qemu.Result.Lines.
-func (r *Result) Lines() []string { return r.serial().Lines() }
-
-// Records returns the "PTILAB {json}" records, as qemu.Result.Records.
-func (r *Result) Records() ([]qemu.Record, error) { return r.serial().Records() }
-
-// End returns the last well-formed PTILAB-END record, as qemu.Result.End.
-func (r *Result) End() (*qemu.Record, bool) { return r.serial().End() }
-
-// Fault returns the first PTILAB-FAULT line, as qemu.Result.Fault.
-func (r *Result) Fault() (string, bool) { return r.serial().Fault() }
-
-// Decoded returns the records decoded into their kinds' types, as
-// qemu.Result.Decoded.
-func (r *Result) Decoded() ([]contract.Record, error) { return r.serial().Decoded() }
-
-// Ended returns the PTILAB-END line decoded, as qemu.Result.Ended.
-func (r *Result) Ended() (contract.End, bool) { return r.serial().Ended() }
 
 // ImageStatus returns the image's status: the "exit" field of its
 // PTILAB-END line; ok is false without one.
@@ -171,7 +149,7 @@ func ExitCode(r *Result) int {
 }
 
 // endLine matches a complete PTILAB-END line.
-var endLine = regexp.MustCompile(`(?m)^PTILAB-END \{[^\n]*\n`)
+var endLine = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(contract.EndTag) + ` \{[^\n]*\n`)
 
 // Run boots opts.Image under Bochs and waits for Bochs to exit, for the
 // image to have printed PTILAB-END endGrace ago, or for opts.Timeout to

@@ -214,6 +214,6 @@ func TestRunTimeout(t *testing.T) {
 	assert.Equal(t, -1, res.BochsStatus)
 	assert.Equal(t, qemu.ExitTimeout, ExitCode(res))
 	assert.GreaterOrEqual(t, res.Duration, 3*time.Second)
-	assert.Equal(t, res.Serial, echo.Bytes())
+	assert.Equal(t, []byte(res.Serial), echo.Bytes())
 	assert.Contains(t, string(res.Output), "Bochs x86 Emulator", "Bochs's own output is kept")
 }

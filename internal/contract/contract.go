@@ -29,27 +29,6 @@ const (
 	StatusOutOfMemory = 6 // the kernel's frame pool was used up
 )
 
-// StatusName names a run status ("" for one not listed above).
-func StatusName(s int) string {
-	switch s {
-	case StatusOK:
-		return "ok"
-	case StatusFailed:
-		return "failed"
-	case StatusGoPanic:
-		return "go panic"
-	case StatusFault:
-		return "fault"
-	case StatusDeadlock:
-		return "deadlock"
-	case StatusBootFailed:
-		return "boot failed"
-	case StatusOutOfMemory:
-		return "out of memory"
-	}
-	return ""
-}
-
 // QEMU's isa-debug-exit device as ptilab's runner configures it
 // (-device isa-debug-exit,iobase=DebugExitPort,iosize=1): writing v to the
 // port makes QEMU exit with status (v<<1)|1. The image writes its status

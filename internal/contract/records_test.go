@@ -78,10 +78,3 @@ func TestDecodeErrors(t *testing.T) {
 	_, err = Decode("end", []byte(`[1]`))
 	assert.Error(t, err)
 }
-
-func TestStatusName(t *testing.T) {
-	for s, name := range map[int]string{StatusOK: "ok", StatusFailed: "failed", StatusGoPanic: "go panic", StatusFault: "fault",
-		StatusDeadlock: "deadlock", StatusBootFailed: "boot failed", StatusOutOfMemory: "out of memory", 99: ""} {
-		assert.Equal(t, name, StatusName(s))
-	}
-}

@@ -30,9 +30,6 @@ const PlanFile = "ptilab.plan"
 // default loader path for x86-64 (UEFI specification, 3.5.1.1).
 const bootPath = "EFI/BOOT/BOOTX64.EFI"
 
-// debugExitPort is the I/O port of the isa-debug-exit device.
-const debugExitPort = contract.DebugExitPort
-
 // Options describes one QEMU run.
 type Options struct {
 	// Image is the path of the PE32+ EFI application to boot; it is copied
@@ -136,7 +133,7 @@ func Args(opts Options, paths Paths) []string {
 	}
 	args = append(args,
 		"-drive", "format=raw,file=fat:rw:"+optValue(paths.ESP),
-		"-device", fmt.Sprintf("isa-debug-exit,iobase=%#x,iosize=1", debugExitPort),
+		"-device", fmt.Sprintf("isa-debug-exit,iobase=%#x,iosize=1", contract.DebugExitPort),
 		"-serial", "stdio")
 	return append(args, opts.ExtraArgs...)
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/internal/contract"
 )
 
 // Machine code for the test images. Neither uses absolute addresses, so the
@@ -25,7 +27,7 @@ var (
 		0xb0, '\n', // mov al, '\n'
 		0xee,                   // out dx, al
 		0x66, 0xba, 0xf4, 0x00, // mov dx, 0xf4
-		0xb0, 0x15, // mov al, 0x15: status 5 + DebugExitBase
+		0xb0, 0x15, // mov al, 0x15: status 5 + contract.DebugExitBase
 		0xee,       // out dx, al
 		0xf4,       // hlt
 		0xeb, 0xfd, // jmp back to hlt
@@ -109,17 +111,17 @@ func TestRunBoot(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("QEMU status %d after %v; serial:\n%s", res.QEMUStatus, res.Duration, strings.Join(res.Lines(), "\n"))
 
-	assert.Equal(t, (5+DebugExitBase)<<1|1, res.QEMUStatus)
+	assert.Equal(t, (5+contract.DebugExitBase)<<1|1, res.QEMUStatus)
 	assert.True(t, res.DebugExit)
 	assert.Equal(t, 5, res.ImageStatus)
 	assert.False(t, res.TimedOut)
 	assert.Equal(t, 5, ExitCode(res))
 	assert.Contains(t, res.Lines(), "K")
 	assert.Contains(t, string(res.Serial), "BdsDxe", "firmware output is captured too")
-	assert.Equal(t, res.Serial, echo.Bytes(), "Echo gets the raw serial")
+	assert.Equal(t, []byte(res.Serial), echo.Bytes(), "Echo gets the raw serial")
 	logged, err := os.ReadFile(logPath)
 	require.NoError(t, err)
-	assert.Equal(t, res.Serial, logged, "LogPath gets the raw serial")
+	assert.Equal(t, []byte(res.Serial), logged, "LogPath gets the raw serial")
 	_, ok := res.End()
 	assert.False(t, ok)
 }

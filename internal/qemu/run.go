@@ -20,8 +20,7 @@ const waitDelay = 5 * time.Second
 
 // Result is the outcome of a QEMU run that started.
 //
-// A Result with only Serial set (e.g. read back from a log file) is enough
-// for Lines, Records and End.
+// A log read back from a file parses as a Serial alone.
 type Result struct {
 	// QEMUStatus is QEMU's exit status, or -1 if it was killed by a
 	// signal (as on timeout).
@@ -43,22 +42,18 @@ type Result struct {
 	Stopped bool
 	// Duration is the wall-clock time from QEMU's start to its exit.
 	Duration time.Duration
-	// Serial is the raw serial output, escape sequences and CRs included.
-	Serial []byte
+	// Serial is the raw serial output, escape sequences and CRs included;
+	// its methods (Lines, Records, End, Fault, Decoded, Ended) parse it.
+	Serial
 	// Stderr is QEMU's own diagnostic output.
 	Stderr []byte
 }
 
-// DebugExitBase is what the image adds to its status before writing it to
-// the debug-exit port: QEMU then exits with ((status+DebugExitBase)<<1)|1,
-// which QEMU's own failures (exit status 1) cannot be mistaken for.
-const DebugExitBase = contract.DebugExitBase
-
 // decodeStatus splits a QEMU exit status into the image's status and
 // whether the debug-exit device ended the run.
 func decodeStatus(qemuStatus int) (imageStatus int, debugExit bool) {
-	if qemuStatus > 0 && qemuStatus%2 == 1 && qemuStatus>>1 >= DebugExitBase {
-		return qemuStatus>>1 - DebugExitBase, true
+	if qemuStatus > 0 && qemuStatus%2 == 1 && qemuStatus>>1 >= contract.DebugExitBase {
+		return qemuStatus>>1 - contract.DebugExitBase, true
 	}
 	return -1, false
 }

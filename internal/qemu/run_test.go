@@ -1,7 +1,6 @@
 package qemu
 
 import (
-	"github.com/ptilab/ptilab/board"
 	"os"
 	"path/filepath"
 	"testing"
@@ -77,10 +76,4 @@ func TestWriteESPRejects(t *testing.T) {
 			assert.Error(t, err)
 		})
 	}
-}
-
-// TestDebugExitBaseMatchesBoard checks that the runner undoes what the
-// image's board code does.
-func TestDebugExitBaseMatchesBoard(t *testing.T) {
-	assert.Equal(t, board.DebugExitBase, DebugExitBase)
 }

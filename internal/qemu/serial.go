@@ -11,14 +11,10 @@ import (
 	"github.com/ptilab/ptilab/internal/contract"
 )
 
-// Tags that start the image's machine-readable serial lines
-// (contract.RecordTag, EndTag, FaultTag). A line whose first word is
-// recordTag or endTag must carry a JSON object after one space.
-const (
-	recordTag   = contract.RecordTag
-	endTag      = contract.EndTag
-	faultPrefix = contract.FaultTag
-)
+// Serial is a run's raw serial output (escape sequences and CRs
+// included), from QEMU, from Bochs or from a saved log; its methods parse
+// it.
+type Serial []byte
 
 // Record is one machine-readable line of the image's serial output.
 type Record struct {
@@ -50,7 +46,7 @@ func (rec Record) Decode() (contract.Record, error) {
 
 // Decoded returns the "PTILAB {json}" records decoded into their kinds'
 // types (package contract), in output order.
-func (r *Result) Decoded() ([]contract.Record, error) {
+func (r Serial) Decoded() ([]contract.Record, error) {
 	recs, err := r.Records()
 	if err != nil {
 		return nil, err
@@ -68,7 +64,7 @@ func (r *Result) Decoded() ([]contract.Record, error) {
 
 // Ended returns the last well-formed PTILAB-END line decoded; ok is false
 // when there is none (the run was cut short) or it does not decode.
-func (r *Result) Ended() (e contract.End, ok bool) {
+func (r Serial) Ended() (e contract.End, ok bool) {
 	rec, found := r.End()
 	if !found {
 		return contract.End{}, false
@@ -83,10 +79,10 @@ func (r *Result) Ended() (e contract.End, ok bool) {
 // Lines returns the serial output split into lines, with ANSI/VT100 escape
 // sequences and carriage returns removed. A final line without a newline
 // (output cut short) is included.
-func (r *Result) Lines() []string {
+func (r Serial) Lines() []string {
 	var plain bytes.Buffer
 	var s stripper
-	s.strip(&plain, r.Serial)
+	s.strip(&plain, r)
 	text := plain.String()
 	if text == "" {
 		return nil
@@ -97,12 +93,12 @@ func (r *Result) Lines() []string {
 // Records returns the "PTILAB {json}" records in output order. A record
 // line, or a "PTILAB-END" line, whose payload is not a single JSON object
 // is an error naming its line number.
-func (r *Result) Records() ([]Record, error) {
+func (r Serial) Records() ([]Record, error) {
 	var out []Record
 	lines := r.Lines()
 	for i, line := range lines {
 		tag, payload, _ := strings.Cut(line, " ")
-		if tag != recordTag && tag != endTag {
+		if tag != contract.RecordTag && tag != contract.EndTag {
 			continue
 		}
 		rec, err := parseRecord(i+1, payload)
@@ -112,23 +108,23 @@ func (r *Result) Records() ([]Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		if tag == recordTag {
+		if tag == contract.RecordTag {
 			out = append(out, rec)
 		}
 	}
 	return out, nil
 }
 
-func (r *Result) endsWithNewline() bool {
-	return len(r.Serial) > 0 && r.Serial[len(r.Serial)-1] == '\n'
+func (r Serial) endsWithNewline() bool {
+	return len(r) > 0 && r[len(r)-1] == '\n'
 }
 
 // End returns the last well-formed "PTILAB-END {json}" record; ok is false
 // when there is none, i.e. the run was cut short.
-func (r *Result) End() (rec *Record, ok bool) {
+func (r Serial) End() (rec *Record, ok bool) {
 	lines := r.Lines()
 	for i := len(lines) - 1; i >= 0; i-- {
-		if tag, payload, _ := strings.Cut(lines[i], " "); tag == endTag {
+		if tag, payload, _ := strings.Cut(lines[i], " "); tag == contract.EndTag {
 			if rec, err := parseRecord(i+1, payload); err == nil {
 				rec.end = true
 				return &rec, true
@@ -140,9 +136,9 @@ func (r *Result) End() (rec *Record, ok bool) {
 
 // Fault returns the first line of a kernel fault dump (the first line
 // starting with "PTILAB-FAULT"), if any.
-func (r *Result) Fault() (line string, ok bool) {
+func (r Serial) Fault() (line string, ok bool) {
 	for _, l := range r.Lines() {
-		if strings.HasPrefix(l, faultPrefix) {
+		if strings.HasPrefix(l, contract.FaultTag) {
 			return l, true
 		}
 	}
