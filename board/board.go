@@ -45,7 +45,6 @@ const (
 	fwCfgData     = 0x511
 )
 
-
 // Detect decides what ptilab runs on; amd64.DetectFeatures must have run.
 //
 // QEMU: the fw_cfg signature "QEMU" (QEMU docs/specs/fw_cfg.rst), present

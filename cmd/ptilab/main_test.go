@@ -143,51 +143,33 @@ func TestLog(t *testing.T) {
 	assert.Contains(t, stderr, "none.log")
 }
 
-func TestBochsSummary(t *testing.T) {
+// TestSummaries checks the line the boot commands end with, for QEMU's
+// results (summary) and Bochs's (bochsSummary).
+func TestSummaries(t *testing.T) {
+	okSerial := []byte("PTILAB {\"a\":1}\nPTILAB-END {\"status\":\"ok\"}\n")
 	end := []byte("PTILAB {\"a\":1}\nPTILAB-END {\"status\":\"ok\",\"exit\":0}\n")
-	tests := []struct {
-		name string
-		res  bochs.Result
-		want string
-	}{
-		{"powered off", bochs.Result{BochsStatus: 1, Duration: 61 * time.Second, Serial: end},
+	tests := []struct{ name, got, want string }{
+		{"qemu exit ok", summary(&qemu.Result{QEMUStatus: 1, ImageStatus: 0, DebugExit: true, Duration: 7249 * time.Millisecond, Serial: okSerial}),
+			`image exited with status 0 after 7.2s; 1 records, PTILAB-END status "ok"`},
+		{"qemu exit no END", summary(&qemu.Result{QEMUStatus: 7, ImageStatus: 3, DebugExit: true, Duration: time.Second, Serial: []byte("boot\n")}),
+			"image exited with status 3 after 1s; 0 records, no PTILAB-END line: output cut short"},
+		{"qemu timeout", summary(&qemu.Result{QEMUStatus: -1, ImageStatus: -1, TimedOut: true, Duration: 120 * time.Second}),
+			"timed out after 2m0s, QEMU killed; 0 records, no PTILAB-END line: output cut short"},
+		{"qemu shutdown", summary(&qemu.Result{QEMUStatus: 0, ImageStatus: -1, Duration: 5 * time.Second}),
+			"QEMU exited after 5s without the image writing the exit port (guest shutdown, reset or triple fault); 0 records, no PTILAB-END line: output cut short"},
+		{"qemu qemu failure", summary(&qemu.Result{QEMUStatus: 1 << 1, ImageStatus: -1, Stderr: []byte("\nqemu-system-x86_64: unable to find CPU model 'x'\nmore\n")}),
+			"QEMU failed with status 2 after 0s: qemu-system-x86_64: unable to find CPU model 'x'; 0 records, no PTILAB-END line: output cut short"},
+		{"bochs powered off", bochsSummary(&bochs.Result{BochsStatus: 1, Duration: 61 * time.Second, Serial: end}),
 			`image ended with status 0 after 1m1s; 1 records, PTILAB-END status "ok"`},
-		{"no power-off", bochs.Result{BochsStatus: -1, Stopped: true, Duration: 2 * time.Second, Serial: end},
+		{"bochs no power-off", bochsSummary(&bochs.Result{BochsStatus: -1, Stopped: true, Duration: 2 * time.Second, Serial: end}),
 			`image ended with status 0 but did not power off (its plan's end); Bochs killed after 2s; 1 records, PTILAB-END status "ok"`},
-		{"timeout", bochs.Result{BochsStatus: -1, TimedOut: true, Duration: 10 * time.Minute},
+		{"bochs timeout", bochsSummary(&bochs.Result{BochsStatus: -1, TimedOut: true, Duration: 10 * time.Minute}),
 			"timed out after 10m0s, Bochs killed; 0 records, no PTILAB-END line: output cut short"},
-		{"bochs failure", bochs.Result{BochsStatus: 1, Duration: time.Second,
-			Output: []byte("========\nBochs is exiting with the following message:\n[MEM0 ] ROM: ROM image too large\n========\n")},
+		{"bochs bochs failure", bochsSummary(&bochs.Result{BochsStatus: 1, Duration: time.Second,
+			Output: []byte("========\nBochs is exiting with the following message:\n[MEM0 ] ROM: ROM image too large\n========\n")}),
 			"Bochs exited with status 1 after 1s without the image's status: [MEM0 ] ROM: ROM image too large; 0 records, no PTILAB-END line: output cut short"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, bochsSummary(&tt.res))
-		})
-	}
-}
-
-func TestSummary(t *testing.T) {
-	okSerial := []byte("PTILAB {\"a\":1}\nPTILAB-END {\"status\":\"ok\"}\n")
-	tests := []struct {
-		name string
-		res  qemu.Result
-		want string
-	}{
-		{"exit ok", qemu.Result{QEMUStatus: 1, ImageStatus: 0, DebugExit: true, Duration: 7249 * time.Millisecond, Serial: okSerial},
-			`image exited with status 0 after 7.2s; 1 records, PTILAB-END status "ok"`},
-		{"exit no END", qemu.Result{QEMUStatus: 7, ImageStatus: 3, DebugExit: true, Duration: time.Second, Serial: []byte("boot\n")},
-			"image exited with status 3 after 1s; 0 records, no PTILAB-END line: output cut short"},
-		{"timeout", qemu.Result{QEMUStatus: -1, ImageStatus: -1, TimedOut: true, Duration: 120 * time.Second},
-			"timed out after 2m0s, QEMU killed; 0 records, no PTILAB-END line: output cut short"},
-		{"shutdown", qemu.Result{QEMUStatus: 0, ImageStatus: -1, Duration: 5 * time.Second},
-			"QEMU exited after 5s without the image writing the exit port (guest shutdown, reset or triple fault); 0 records, no PTILAB-END line: output cut short"},
-		{"qemu failure", qemu.Result{QEMUStatus: 1 << 1, ImageStatus: -1, Stderr: []byte("\nqemu-system-x86_64: unable to find CPU model 'x'\nmore\n")},
-			"QEMU failed with status 2 after 0s: qemu-system-x86_64: unable to find CPU model 'x'; 0 records, no PTILAB-END line: output cut short"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, summary(&tt.res))
-		})
+		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, tt.got) })
 	}
 }
