@@ -1,10 +1,10 @@
 package bench
 
-import "fmt"
+import (
+	"fmt"
 
-// RefLseekGlobalPct is the reference gain of global entry pages for
-// will-it-scale's lseek1 under PTI on Skylake with PCID.
-const RefLseekGlobalPct = 100 * (16054688.0/15783951.0 - 1)
+	"github.com/ptilab/ptilab/internal/reference"
+)
 
 // lseekFileBytes is the size of lseek's kernel file.
 const lseekFileBytes = 1 << 20
@@ -48,7 +48,7 @@ func lseek(x *Ctx) any {
 		}
 	}
 	if w.Width() == 64 {
-		x.Printf("reference (docs/references.md): global pages for the entry text under PTI, Skylake with PCID: lseek1 15 783 951 -> 16 054 688 ops/s (+%.2f%%)", RefLseekGlobalPct)
+		x.lines(reference.Lseek())
 	}
 	return ms
 }

@@ -192,6 +192,14 @@ func offOf(c Config) Config {
 	return c
 }
 
+// lines prints lines as they are (the reference lines of package
+// reference, which the host tool's reports print too).
+func (x *Ctx) lines(ls []string) {
+	for _, l := range ls {
+		x.Printf("%s", l)
+	}
+}
+
 // row prints a row of a per-call table: head, then the reason the
 // configuration is unsupported, its failure, or cycles per call, the
 // spread, median, minimum, ns per call and the ratio to off.

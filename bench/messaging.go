@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/internal/reference"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -453,15 +454,6 @@ func measureMessaging(w World, c Config, threads bool, p MessagingParams) Messag
 	return last
 }
 
-// Reference figures of sched-messaging -g 20 without and with PTI
-// (docs/references.md): Ivy Bridge Xeon, 64-bit and 32-bit PAE Linux.
-const (
-	RefMessagingOffS   = 0.24
-	RefMessagingOnS    = 0.30
-	RefMessaging32OffS = 0.28
-	RefMessaging32OnS  = 0.44
-)
-
 // messagingEntry says how the world's sched-messaging tasks enter the
 // kernel: the linux trampoline of its default entry.
 func messagingEntry(w World) string {
@@ -493,14 +485,7 @@ func messagingTable(x *Ctx) any {
 			},
 			func(m Messaging, ratio float64) string { return messagingCells(m, clk, ratio) }, x.messaging)
 	}
-	if w.Width() == 64 {
-		x.Printf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, 64-bit): %.2f s off, %.2f s with PTI (%.2f);",
-			RefMessagingOffS, RefMessagingOnS, RefMessagingOnS/RefMessagingOffS)
-		x.Printf("perf's default there is Unix-domain sockets; these runs use pipes (perf -p)")
-	} else {
-		x.Printf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, 32-bit PAE kernel): %.2f s off, %.2f s with PTI (%.2f)",
-			RefMessaging32OffS, RefMessaging32OnS, RefMessaging32OnS/RefMessaging32OffS)
-	}
+	x.lines(reference.Messaging(w.Width()))
 	c := w.TasksConfig(pti.Off, w.Entries()[0])
 	c.Stamps = true
 	if w.Supported(c) == nil {
@@ -600,5 +585,5 @@ func messagingPhases(x *Ctx) {
 			})
 		}
 	}
-	x.Printf("(reference, docs/references.md: 32-bit PAE Linux, -g 20: entry_SYSENTER_32 about 25%% of the cycles with PTI, 2.5%% without)")
+	x.Printf("%s", reference.MessagingPhases)
 }

@@ -4,21 +4,12 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ptilab/ptilab/internal/reference"
 	"github.com/ptilab/ptilab/pti"
 )
 
 // The null system call (getppid) under each isolation mode: the figure the
 // Linux threads measured at 0.079 µs without PTI and 0.203 µs with it.
-
-// Reference figures (docs/references.md, from the Linux kernel
-// mailing-list threads that motivated ptilab): the null system call on a
-// 64-bit Linux 5.10 kernel without and with PTI, and what a 2 µs system
-// call pays.
-const (
-	RefNullOffNs     = 79.2
-	RefNullOnNs      = 202.5
-	RefWork2usPctPTI = 6
-)
 
 // nullConfigs lists the null call's configurations in w: the plan's
 // modes outermost, then w's entries, the flavours (linux with w's default
@@ -69,8 +60,7 @@ func nullSyscall(x *Ctx) any {
 		x.measurement(m, q)
 	}
 	if w.Width() == 64 {
-		x.Printf("reference (docs/references.md: Linux 5.10 getppid loop, 64-bit): off %.1f ns, on %.1f ns per call, on vs off %.2f",
-			RefNullOffNs, RefNullOnNs, RefNullOnNs/RefNullOffNs)
+		x.lines(reference.Null())
 		x.Printf("(the linux flavour has Linux's entry shape, not its speculation mitigations: no VERW, IBRS or RSB stuffing)")
 	}
 	if len(w.Copies()) > 0 && slices.Contains(p.Flavours, pti.Linux) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/internal/reference"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -101,7 +102,7 @@ func seedNull(x *Ctx, results map[string]any) {
 // record per cell.
 func seedMessaging(x *Ctx, results map[string]any) {
 	x.Printf("")
-	x.Printf("sched-messaging, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL): seconds ± (perf style), ratio to the same width's off; reference: 32-bit 157%%, 64-bit 125%% with PTI")
+	x.Printf("sched-messaging, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL): seconds ± (perf style), ratio to the same width's off; %s", reference.SeedMessaging())
 	x.Printf("%-18s | %-28s | %s", "kernel", "processes", "threads")
 	cell := func(width int, mode pti.Mode, col int) seedCell {
 		w := x.world(width)

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 
+	"github.com/ptilab/ptilab/internal/reference"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -64,8 +65,7 @@ func workCurve(x *Ctx) any {
 		ms = append(ms, row...)
 	}
 	if w.Width() == 64 {
-		x.Printf("reference (docs/references.md: Linux threads): a null call pays +%.0f%% under PTI, a 2 µs call about %d%%",
-			100*(RefNullOnNs/RefNullOffNs-1), RefWork2usPctPTI)
+		x.lines(reference.Work())
 	}
 	return ms
 }

@@ -1,0 +1,72 @@
+// Package reference holds the reference figures of the Linux kernel
+// mailing-list threads that motivated ptilab (docs/references.md), and
+// the lines the image prints under its tables to set them beside its own
+// figures. The image (package bench) and the host tool's reports
+// (internal/report) both print these lines, so that a report reads as the
+// run did. It is plain Go, safe for the image outside kernel mode and for
+// the host.
+package reference
+
+import "fmt"
+
+// The null system call (getppid/getpid loop) on a 64-bit Linux 5.10
+// kernel without and with PTI, in ns per call, and what a 2 µs system call
+// pays under PTI, in %.
+const (
+	NullOffNs     = 79.2
+	NullOnNs      = 202.5
+	Work2usPctPTI = 6
+)
+
+// LseekGlobalPct is the gain of global entry pages for will-it-scale's
+// lseek1 under PTI on Skylake with PCID, in % of operations per second
+// (15 783 951 -> 16 054 688 ops/s).
+const LseekGlobalPct = 100 * (16054688.0/15783951.0 - 1)
+
+// perf bench sched messaging -g 20 without and with PTI, in seconds: an
+// Ivy Bridge Xeon E5-1620v2, 64-bit and 32-bit PAE Linux.
+const (
+	MessagingOffS   = 0.24
+	MessagingOnS    = 0.30
+	Messaging32OffS = 0.28
+	Messaging32OnS  = 0.44
+)
+
+// Null is the line under the 64-bit null call's table.
+func Null() []string {
+	return []string{fmt.Sprintf("reference (docs/references.md: Linux 5.10 getppid loop, 64-bit): off %.1f ns, on %.1f ns per call, on vs off %.2f",
+		NullOffNs, NullOnNs, NullOnNs/NullOffNs)}
+}
+
+// Work is the line under the 64-bit work curve's table.
+func Work() []string {
+	return []string{fmt.Sprintf("reference (docs/references.md: Linux threads): a null call pays +%.0f%% under PTI, a 2 µs call about %d%%",
+		100*(NullOnNs/NullOffNs-1), Work2usPctPTI)}
+}
+
+// Lseek is the line under the 64-bit lseek table.
+func Lseek() []string {
+	return []string{fmt.Sprintf("reference (docs/references.md): global pages for the entry text under PTI, Skylake with PCID: lseek1 15 783 951 -> 16 054 688 ops/s (+%.2f%%)", LseekGlobalPct)}
+}
+
+// Messaging is the lines under the sched-messaging table of the world of
+// width (64 or 32).
+func Messaging(width int) []string {
+	if width == 32 {
+		return []string{fmt.Sprintf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, 32-bit PAE kernel): %.2f s off, %.2f s with PTI (%.2f)",
+			Messaging32OffS, Messaging32OnS, Messaging32OnS/Messaging32OffS)}
+	}
+	return []string{fmt.Sprintf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, 64-bit): %.2f s off, %.2f s with PTI (%.2f);",
+		MessagingOffS, MessagingOnS, MessagingOnS/MessagingOffS),
+		"perf's default there is Unix-domain sockets; these runs use pipes (perf -p)"}
+}
+
+// SeedMessaging is the reference part of the seed sched-messaging table's
+// heading: the ratios with PTI of the 32-bit and the 64-bit kernel.
+func SeedMessaging() string {
+	return fmt.Sprintf("reference: 32-bit %.0f%%, 64-bit %.0f%% with PTI", 100*Messaging32OnS/Messaging32OffS, 100*MessagingOnS/MessagingOffS)
+}
+
+// MessagingPhases is the line under the 32-bit sched-messaging phase
+// breakdown.
+const MessagingPhases = "(reference, docs/references.md: 32-bit PAE Linux, -g 20: entry_SYSENTER_32 about 25% of the cycles with PTI, 2.5% without)"
