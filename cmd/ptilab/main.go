@@ -1,6 +1,7 @@
 // Command ptilab is the host-side tool of ptilab: it converts the kernel's
 // PIE ELF into a UEFI application, boots it under QEMU/OVMF, and reads the
-// machine-readable results from its serial log.
+// machine-readable results from its serial log; report, compare and
+// plot turn results into tables, comparisons and SVG plots.
 //
 // Exit status: 0 on success, 1 on failure, 2 on a usage error; "ptilab
 // qemu" exits with the image's status (0 only with a PTILAB-END line),
@@ -51,6 +52,19 @@ commands:
                           JSON lines, the PTILAB-END line last as a record of
                           kind "end"; exit 1 unless it ends with PTILAB-END
                           status "ok" (a last line cut in half is skipped)
+  report [-format F] FILE|DIR|IMAGE...
+                          print a run's machine line and tables (null call,
+                          32-bit vs 64-bit seed tables, lseek, work curve,
+                          ping-pong, sched-messaging) with the reference
+                          figures, from serial logs, results files, a
+                          ptilab-results directory or a USB disk image;
+                          F is text, markdown, csv or json
+  compare [-format F] A B two runs row by row: A, B, B/A and whether the
+                          difference is significant given the repeats;
+                          rows that cannot be compared say why
+  plot [-o DIR] FILE|DIR|IMAGE...
+                          write SVG plots (work curve, null call, seed
+                          tables) to DIR
 
 Run "ptilab <command> -h" for the flags of a command.
 `
@@ -87,6 +101,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdBochs(ctx, args[1:], stdout, stderr)
 	case "log":
 		return cmdLog(args[1:], stdout, stderr)
+	case "report":
+		return cmdReport(args[1:], stdout, stderr)
+	case "compare":
+		return cmdCompare(args[1:], stdout, stderr)
+	case "plot":
+		return cmdPlot(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stderr, usage)
 		return exitOK

@@ -38,7 +38,7 @@ func TestUsage(t *testing.T) {
 	assert.Contains(t, stderr, `unknown command "boot"`)
 	assert.Contains(t, stderr, "usage: ptilab <command>")
 
-	for _, sub := range []string{"efi", "qemu", "bochs", "log"} {
+	for _, sub := range []string{"efi", "qemu", "bochs", "log", "report", "compare", "plot"} {
 		code, _, stderr = ptilab(t, sub, "-h")
 		assert.Equal(t, exitOK, code, sub)
 		assert.Contains(t, stderr, "usage: ptilab "+sub, sub)

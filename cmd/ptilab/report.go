@@ -1,0 +1,122 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/ptilab/ptilab/internal/report"
+)
+
+// The results commands: report, compare and plot read serial logs,
+// results files, directories of them and USB disk images (package
+// report); bad input is one line on stderr and exit status 1.
+
+// parseSome parses args into fs and checks that there is at least one
+// positional argument; it returns -1 to continue, else the exit code.
+func parseSome(fs *flag.FlagSet, args []string) int {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(fs.Output(), "ptilab %s: want at least one argument\n", fs.Name())
+		fs.Usage()
+		return exitUsage
+	}
+	return -1
+}
+
+// formatFlag adds the -format flag to fs.
+func formatFlag(fs *flag.FlagSet) *string {
+	return fs.String("format", "text", "output `format`: "+strings.Join(report.Formats, ", "))
+}
+
+// checkFormat reports an unknown format as a usage error.
+func checkFormat(fs *flag.FlagSet, format string) int {
+	if !slices.Contains(report.Formats, format) {
+		fmt.Fprintf(fs.Output(), "ptilab %s: unknown -format %q (want one of %s)\n", fs.Name(), format, strings.Join(report.Formats, ", "))
+		return exitUsage
+	}
+	return -1
+}
+
+// fail prints err as one line and returns exitFail.
+func fail(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "ptilab: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+	return exitFail
+}
+
+func cmdReport(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("report", "[-format text|markdown|csv|json] FILE|DIR|IMAGE...", stderr)
+	format := formatFlag(fs)
+	if code := parseSome(fs, args); code >= 0 {
+		return code
+	}
+	if code := checkFormat(fs, *format); code >= 0 {
+		return code
+	}
+	runs, err := report.Load(fs.Args()...)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	var reps []report.Report
+	for _, r := range runs {
+		reps = append(reps, report.Build(r))
+	}
+	if err := report.WriteReports(stdout, *format, reps); err != nil {
+		return fail(stderr, err)
+	}
+	return exitOK
+}
+
+func cmdCompare(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("compare", "[-format text|markdown|csv|json] A B", stderr)
+	format := formatFlag(fs)
+	if code := parse(fs, args, 2); code >= 0 {
+		return code
+	}
+	if code := checkFormat(fs, *format); code >= 0 {
+		return code
+	}
+	var runs [2]*report.Run
+	for i, p := range fs.Args() {
+		rs, err := report.Load(p)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		if len(rs) != 1 {
+			return fail(stderr, fmt.Errorf("%s: holds %d runs; compare takes one run on each side (name a results file)", p, len(rs)))
+		}
+		runs[i] = rs[0]
+	}
+	if err := report.Write(stdout, *format, report.Compare(runs[0], runs[1])); err != nil {
+		return fail(stderr, err)
+	}
+	return exitOK
+}
+
+func cmdPlot(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("plot", "[-o DIR] FILE|DIR|IMAGE...", stderr)
+	dir := fs.String("o", ".", "write the SVG files to `dir`")
+	if code := parseSome(fs, args); code >= 0 {
+		return code
+	}
+	runs, err := report.Load(fs.Args()...)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	files, err := report.WritePlots(*dir, runs)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	for _, f := range files {
+		fmt.Fprintln(stdout, f)
+	}
+	return exitOK
+}

@@ -1,0 +1,182 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Formats are the output formats of Write.
+var Formats = []string{"text", "markdown", "csv", "json"}
+
+// Document is what a command prints: a heading's lines (source, machine,
+// status, tests used...) and tables.
+type Document struct {
+	Heading []string `json:"heading"`
+	Tables  []Table  `json:"tables"`
+}
+
+// Doc is a report as a document.
+func (rep Report) Doc() Document {
+	return Document{Heading: []string{"source: " + rep.Source, rep.Machine, rep.Status}, Tables: rep.Tables}
+}
+
+// WriteReports writes the reports of runs in format (one of Formats);
+// in json, an array of the reports with their records' machine, timing
+// and end.
+func WriteReports(w io.Writer, format string, reps []Report) error {
+	if format == "json" {
+		return writeJSON(w, reps)
+	}
+	for i, rep := range reps {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := Write(w, format, rep.Doc()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Write writes d in format (one of Formats).
+func Write(w io.Writer, format string, d Document) error {
+	switch format {
+	case "text":
+		writeText(w, d)
+	case "markdown":
+		writeMarkdown(w, d)
+	case "csv":
+		return writeCSV(w, d)
+	case "json":
+		return writeJSON(w, d)
+	default:
+		return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// writeText writes the heading, then each table's title, its columns
+// aligned (text left, figures right) and its notes.
+func writeText(w io.Writer, d Document) {
+	for _, h := range d.Heading {
+		fmt.Fprintln(w, h)
+	}
+	for _, t := range d.Tables {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, t.Title)
+		widths := make([]int, len(t.Columns))
+		for _, row := range append([][]string{t.Columns}, t.Rows...) {
+			for i, c := range row {
+				if i < len(widths) {
+					widths[i] = max(widths[i], utf8.RuneCountInString(c))
+				}
+			}
+		}
+		right := make([]bool, len(t.Columns)) // a column of figures
+		for _, row := range t.Rows {
+			for i, c := range row {
+				if i > 0 && i < len(right) && c != "-" && isFigure(c) {
+					right[i] = true
+				}
+			}
+		}
+		for _, row := range append([][]string{t.Columns}, t.Rows...) {
+			var b strings.Builder
+			for i, c := range row {
+				if i > 0 {
+					b.WriteString("  ")
+				}
+				j := min(i, len(widths)-1)
+				pad := strings.Repeat(" ", max(0, widths[j]-utf8.RuneCountInString(c)))
+				if right[j] {
+					b.WriteString(pad + c)
+				} else {
+					b.WriteString(c + pad)
+				}
+			}
+			fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		}
+		for _, n := range t.under() {
+			fmt.Fprintln(w, n)
+		}
+	}
+}
+
+// isFigure reports whether a cell is a figure (aligned right): it starts
+// with a digit, a sign or a dot.
+func isFigure(c string) bool {
+	return c != "" && strings.ContainsRune("0123456789+-.~", rune(c[0]))
+}
+
+// writeMarkdown writes the heading as a list, each table as a level-3
+// heading, a pipe table and its notes.
+func writeMarkdown(w io.Writer, d Document) {
+	for _, h := range d.Heading {
+		fmt.Fprintf(w, "- %s\n", mdEscape(h))
+	}
+	for _, t := range d.Tables {
+		fmt.Fprintf(w, "\n### %s\n\n", mdEscape(t.Title))
+		fmt.Fprintf(w, "| %s |\n", strings.Join(mdRow(t.Columns), " | "))
+		fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(t.Columns)))
+		for _, row := range t.Rows {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(mdRow(row), " | "))
+		}
+		if len(t.under()) > 0 {
+			fmt.Fprintln(w)
+			for _, n := range t.under() {
+				fmt.Fprintf(w, "%s  \n", mdEscape(n))
+			}
+		}
+	}
+}
+
+func mdRow(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = mdEscape(c)
+	}
+	return out
+}
+
+// mdEscape escapes what Markdown would read as markup in a cell: pipes,
+// asterisks, underscores and backquotes.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`").Replace(s)
+}
+
+// writeCSV writes the heading as one-cell records, then each table as a
+// block: a record with its name and title, its columns (the table's name
+// first), its rows, each note as a one-cell record, and an empty record.
+func writeCSV(w io.Writer, d Document) error {
+	cw := csv.NewWriter(w)
+	for _, h := range d.Heading {
+		cw.Write([]string{h})
+	}
+	for _, t := range d.Tables {
+		cw.Write([]string{""})
+		cw.Write([]string{t.Name, t.Title})
+		cw.Write(append([]string{"table"}, t.Columns...))
+		for _, row := range t.Rows {
+			cw.Write(append([]string{t.Name}, row...))
+		}
+		for _, n := range t.under() {
+			cw.Write([]string{n})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// under is the lines under t: its reference lines, then its notes.
+func (t Table) under() []string { return append(append([]string(nil), t.Reference...), t.Notes...) }
