@@ -77,7 +77,8 @@ func Compare(a, b *Run) Document {
 			comparable++
 		}
 	}
-	t.Notes = []string{fmt.Sprintf("%d rows compared, %d not compared (named with the reason)", comparable, not)}
+	t.Notes = []string{fmt.Sprintf("%d rows compared, %d not compared (named with the reason)", comparable, not),
+		"(the seed tables' cells are the null and sched-messaging rows above, not compared twice)"}
 	d.Tables = []Table{t}
 	return d
 }
