@@ -164,8 +164,10 @@ var (
 	// runs at 24 MHz * 334 / 2 = 4008 MHz; 16H's base is 0.2% off.
 	skylakeClient = TSCLeaves{Intel: true, Family: 6, Model: 0x5e, Has15: true, Has16: true,
 		Leaf15: [3]uint32{2, 334, 0}, Leaf16: [3]uint32{4000, 4200, 100}}
-	// A Xeon Scalable part (Skylake server, 06_55H) at 2100 MHz base:
-	// 15H EAX 2, EBX 168, ECX 0; 25 MHz * 168 / 2 = 2100 MHz.
+	// A Xeon Scalable part (Skylake server, 06_55H) at 2100 MHz base, its
+	// leaves as such parts report them (15H ECX 0, the ratio over 2) with
+	// the ratio that base gives: 15H EAX 2, EBX 168; 25 MHz * 168 / 2 =
+	// 2100 MHz.
 	skylakeServer = TSCLeaves{Intel: true, Family: 6, Model: 0x55, Has15: true, Has16: true,
 		Leaf15: [3]uint32{2, 168, 0}, Leaf16: [3]uint32{2100, 3700, 100}}
 	// A Xeon W part, which shares model 55H but has a 24 MHz crystal:
