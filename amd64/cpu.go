@@ -12,6 +12,8 @@
 // Developer's Manual (SDM).
 package amd64
 
+import "unsafe"
+
 // CPUID executes CPUID with EAX=leaf and ECX=subleaf (SDM Vol. 2A, CPUID).
 //
 // defined in cpu_amd64.s
@@ -133,6 +135,49 @@ func RDRAND() (uint64, bool)
 // defined in cpu_amd64.s
 func RDSEED() (uint64, bool)
 
+// XGETBV returns extended control register xcr (0: XCR0, the state
+// components XSAVE manages; SDM Vol. 2C, XGETBV). CR4.OSXSAVE must be set.
+//
+// defined in cpu_amd64.s
+func XGETBV(xcr uint32) uint64
+
+// xrstor executes XRSTOR64 from the 64-byte aligned XSAVE area at p with
+// EDX:EAX = mask (SDM Vol. 2C, XRSTOR). CR4.OSXSAVE must be set.
+//
+// defined in cpu_amd64.s
+func xrstor(p uintptr, mask uint64)
+
+// xinit is an XSAVE area (legacy region, 512 bytes, and XSAVE header, 64
+// bytes; SDM Vol. 1, 13.4) with room for 64-byte alignment: a header
+// whose XSTATE_BV and XCOMP_BV are 0, so that XRSTOR puts every
+// requested component in its initial configuration, and the legacy
+// region's MXCSR (offset 24) at its power-on value, which XRSTOR loads
+// whenever the mask names SSE or AVX (SDM Vol. 1, 13.8.1).
+var xinit [512 + 64 + 63]byte
+
+// mxcsrInit is MXCSR's value after reset: all exceptions masked.
+const mxcsrInit = 0x1f80
+
+// InitXState puts every state component that XCR0 enables (x87, SSE, AVX
+// and, where enabled, AVX-512 and the rest) in its initial configuration
+// by an XRSTOR whose header says "all in init" (SDM Vol. 1, 13.6 and
+// 13.8.1): among others, the upper halves of the YMM registers become
+// clean. Firmware that ran with CR4.OSXSAVE may leave them dirty, and on
+// Skylake dirty upper state makes every later SSE instruction slower, for
+// good once CR4.OSXSAVE is cleared (VZEROUPPER then raises #UD). It
+// returns XCR0. CR4.OSXSAVE must be set.
+func InitXState() uint64 {
+	off := -uintptr(unsafe.Pointer(&xinit)) & 63
+	area := (*[512 + 64]byte)(xinit[off:])
+	for i := range area {
+		area[i] = 0
+	}
+	area[24], area[25] = mxcsrInit&0xff, mxcsrInit>>8
+	xcr0 := XGETBV(0)
+	xrstor(uintptr(unsafe.Pointer(area)), xcr0)
+	return xcr0
+}
+
 // FXSAVE stores the x87/SSE state into the 512-byte, 16-byte aligned area
 // at p (SDM Vol. 2A, FXSAVE).
 //
@@ -191,12 +236,31 @@ const (
 	CR4_PGE        = 1 << 7
 	CR4_OSFXSR     = 1 << 9
 	CR4_OSXMMEXCPT = 1 << 10
+	CR4_LA57       = 1 << 12 // 5-level paging
 	CR4_FSGSBASE   = 1 << 16
 	CR4_PCIDE      = 1 << 17
 	CR4_OSXSAVE    = 1 << 18
 	CR4_SMEP       = 1 << 20
 	CR4_SMAP       = 1 << 21
+	CR4_CET        = 1 << 23 // control-flow enforcement technology
 )
+
+// RefusedCR4 names the first CR4 bit in cr4 that ptilab cannot run with,
+// "" when there is none: CR4.LA57 (5-level paging: CR3 would name a PML5,
+// and ptilab builds 4-level tables; the bit can change only with paging
+// off, SDM Vol. 3A, 4.1.1) and CR4.CET (supervisor shadow stacks and
+// indirect-branch tracking, SDM Vol. 1, 18: ptilab's code has no ENDBR64
+// and switches stacks by hand). Firmware of CPUs newer than the reference
+// boxes may leave either set.
+func RefusedCR4(cr4 uint64) string {
+	switch {
+	case cr4&CR4_LA57 != 0:
+		return "CR4.LA57 (5-level paging)"
+	case cr4&CR4_CET != 0:
+		return "CR4.CET (control-flow enforcement)"
+	}
+	return ""
+}
 
 // RFLAGS bits (SDM Vol. 1, 3.4.3). RFLAGS_FIXED is bit 1, reserved and
 // always 1 (Linux: X86_EFLAGS_FIXED): the RFLAGS of a new ring-3 task is
@@ -232,6 +296,11 @@ func LoadIDT(p *DescPtr)
 //
 // defined in cpu_amd64.s
 func LoadTR(sel uint16)
+
+// FSGSSelectors returns the FS and GS selectors (not their bases).
+//
+// defined in cpu_amd64.s
+func FSGSSelectors() (fs, gs uint16)
 
 // LoadSegments reloads CS with cs (by a far return) and DS, ES and SS with
 // ds. FS and GS are left alone: their bases belong to the Go runtime and the

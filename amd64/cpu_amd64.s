@@ -273,6 +273,14 @@ TEXT ·LoadTR(SB),NOSPLIT,$0-2
 	LTR	AX
 	RET
 
+// func FSGSSelectors() (fs, gs uint16)
+TEXT ·FSGSSelectors(SB),NOSPLIT,$0-4
+	MOVW	FS, AX
+	MOVW	AX, fs+0(FP)
+	MOVW	GS, AX
+	MOVW	AX, gs+2(FP)
+	RET
+
 // func LoadSegments(cs, ds uint16)
 TEXT ·LoadSegments(SB),NOSPLIT,$0-4
 	MOVWQZX	ds+2(FP), AX
@@ -287,3 +295,21 @@ TEXT ·LoadSegments(SB),NOSPLIT,$0-4
 	PUSHQ	AX
 	PUSHQ	BX
 	RETFQ
+
+// func XGETBV(xcr uint32) uint64
+TEXT ·XGETBV(SB),NOSPLIT,$0-16
+	MOVL	xcr+0(FP), CX
+	XGETBV
+	SHLQ	$32, DX
+	ORQ	DX, AX
+	MOVQ	AX, ret+8(FP)
+	RET
+
+// func xrstor(p uintptr, mask uint64)
+TEXT ·xrstor(SB),NOSPLIT,$0-16
+	MOVQ	p+0(FP), DI
+	MOVQ	mask+8(FP), AX
+	MOVQ	AX, DX
+	SHRQ	$32, DX
+	XRSTOR64	(DI)
+	RET

@@ -27,6 +27,7 @@ type CPUFeatures struct {
 	InvariantTSC   bool   // CPUID.80000007H:EDX[8]
 	FSGSBASE       bool   // CPUID.(EAX=07H,ECX=0):EBX[0]
 	XSAVE          bool   // CPUID.01H:ECX[26]
+	AVX            bool   // CPUID.01H:ECX[28]
 	Hypervisor     bool   // CPUID.01H:ECX[31]
 	PerfMonVersion uint32 // CPUID.0AH:EAX[7:0], architectural performance monitoring
 }
@@ -56,6 +57,7 @@ func DetectFeatures() {
 	}
 	f.PCID = c&(1<<17) != 0
 	f.XSAVE = c&(1<<26) != 0
+	f.AVX = c&(1<<28) != 0
 	f.RDRAND = c&(1<<30) != 0
 	f.Hypervisor = c&(1<<31) != 0
 	f.PGE = d&(1<<13) != 0

@@ -3,6 +3,7 @@ package amd64
 import (
 	"bufio"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,26 +107,26 @@ func TestDetectFeaturesHost(t *testing.T) {
 	}
 }
 
-func TestTSCFromCPUIDHost(t *testing.T) {
+// TestReadTSCLeavesHost reads the host's leaves 15H and 16H: whatever
+// Frequency makes of them is a plausible TSC rate, or none.
+func TestReadTSCLeavesHost(t *testing.T) {
 	saved := Features
 	t.Cleanup(func() { Features = saved })
 	DetectFeatures()
-	hz, src := TSCFromCPUID()
-	switch src {
-	case "":
-		assert.Zero(t, hz)
-	case TSCFromCPUID15H, TSCFromCPUID16H:
-		assert.Greater(t, hz, uint64(1e6), "above 1 MHz")
-		assert.Less(t, hz, uint64(100e9), "below 100 GHz")
-	default:
-		t.Errorf("unexpected source %q", src)
+	l := ReadTSCLeaves()
+	assert.Equal(t, Features.MaxLeaf >= 0x15, l.Has15)
+	f := l.Frequency()
+	if f.Hz != 0 {
+		assert.Greater(t, f.Hz, uint64(minTSCHz))
+		assert.Less(t, f.Hz, uint64(maxTSCHz))
+		assert.Contains(t, []TSCSource{TSCCPUID15H, TSCCrystalTable}, f.Source)
 	}
 
-	// No CPUID leaves: no answer.
+	// No leaf 15H: no answer.
 	Features.MaxLeaf = 0xd
-	hz, src = TSCFromCPUID()
-	assert.Zero(t, hz)
-	assert.Empty(t, src)
+	l = ReadTSCLeaves()
+	assert.False(t, l.Has15)
+	assert.Zero(t, l.Frequency().Hz)
 }
 
 func TestCString(t *testing.T) {
@@ -195,4 +196,44 @@ func TestPut32(t *testing.T) {
 	b := make([]byte, 6)
 	put32(b[1:], 0x756e6547) // "Genu"
 	assert.Equal(t, []byte{0, 'G', 'e', 'n', 'u', 0}, b)
+}
+
+// TestRefusedCR4 checks the CR4 bits boot refuses, with the CR4 OVMF
+// hands over under QEMU 7.2 (read here at the entry point: 0x668, DE,
+// PAE, MCE, OSFXSR and OSXMMEXCPT), with the bits a newer firmware may add
+// that ptilab runs with, and with 5-level paging or CET on.
+func TestRefusedCR4(t *testing.T) {
+	const ovmf = 0x668
+	assert.Equal(t, "", RefusedCR4(ovmf))
+	assert.Equal(t, "", RefusedCR4(ovmf|CR4_PGE|CR4_OSXSAVE|CR4_SMEP|CR4_SMAP|CR4_FSGSBASE|CR4_PCIDE))
+	assert.Equal(t, "CR4.LA57 (5-level paging)", RefusedCR4(ovmf|1<<12))
+	assert.Equal(t, "CR4.CET (control-flow enforcement)", RefusedCR4(ovmf|1<<23))
+	assert.Equal(t, "CR4.LA57 (5-level paging)", RefusedCR4(ovmf|1<<12|1<<23), "LA57 is named first")
+}
+
+// TestInitXState runs the XRSTOR of the initial configuration in this
+// process (XRSTOR and XGETBV are not privileged; Linux runs processes with
+// CR4.OSXSAVE set): the area is well formed (a bad MXCSR or header would
+// raise #GP, a SIGSEGV here), XCR0 comes back, and where the CPU reports
+// XINUSE (XGETBV with ECX = 1, CPUID.(EAX=0DH,ECX=1):EAX[2]) the AVX and
+// later components are in their initial configuration afterwards.
+func TestInitXState(t *testing.T) {
+	_, _, c, _ := CPUID(1, 0)
+	if c&(1<<27) == 0 {
+		t.Skip("the host kernel runs without CR4.OSXSAVE: XRSTOR would raise #UD")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	xcr0 := InitXState()
+	var inuse uint64
+	a, _, _, _ := CPUID(0xd, 1)
+	hasXinuse := a&(1<<2) != 0
+	if hasXinuse {
+		inuse = XGETBV(1)
+	}
+	assert.Equal(t, XGETBV(0), xcr0)
+	assert.Equal(t, uint64(3), xcr0&3, "x87 and SSE are always in XCR0")
+	if hasXinuse {
+		assert.Zero(t, inuse&xcr0&^3, "XINUSE %#x, XCR0 %#x: AVX and later in use after InitXState", inuse, xcr0)
+	}
 }

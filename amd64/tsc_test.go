@@ -2,6 +2,7 @@ package amd64
 
 import (
 	"math/big"
+	"math/bits"
 	"math/rand"
 	"sort"
 	"testing"
@@ -153,70 +154,276 @@ func TestTSCClockMonotonic(t *testing.T) {
 	}
 }
 
-// fakeRef is a reference counter derived from the real TSC: it advances
-// once every k TSC cycles, starts at start and wraps at 2^bits. It counts
-// the wraps it shows.
-type fakeRef struct {
-	k, offset, mask uint64
-	last            uint64
-	wraps           int
+// Real CPUID values of the reference parts and their neighbours.
+var (
+	// Core i7-3770 (Ivy Bridge, 06_3AH): the maximum basic leaf is 0DH,
+	// no leaf 15H or 16H.
+	ivyBridge = TSCLeaves{Intel: true, Family: 6, Model: 0x3a}
+	// Core i7-6700K (Skylake client, 06_5EH): 15H EAX 2, EBX 334 (14EH),
+	// ECX 0; 16H base 4000 MHz, maximum 4200 MHz, bus 100 MHz. The TSC
+	// runs at 24 MHz * 334 / 2 = 4008 MHz; 16H's base is 0.2% off.
+	skylakeClient = TSCLeaves{Intel: true, Family: 6, Model: 0x5e, Has15: true, Has16: true,
+		Leaf15: [3]uint32{2, 334, 0}, Leaf16: [3]uint32{4000, 4200, 100}}
+	// A Xeon Scalable part (Skylake server, 06_55H) at 2100 MHz base, its
+	// leaves as such parts report them (15H ECX 0, the ratio over 2) with
+	// the ratio that base gives: 15H EAX 2, EBX 168; 25 MHz * 168 / 2 =
+	// 2100 MHz.
+	skylakeServer = TSCLeaves{Intel: true, Family: 6, Model: 0x55, Has15: true, Has16: true,
+		Leaf15: [3]uint32{2, 168, 0}, Leaf16: [3]uint32{2100, 3700, 100}}
+	// A Xeon W part, which shares model 55H but has a 24 MHz crystal:
+	// 3600 MHz base, 15H EBX 300 (24 MHz * 300 / 2); the table's 25 MHz
+	// gives 3750 MHz, 4.2% above 16H's base.
+	xeonW = TSCLeaves{Intel: true, Family: 6, Model: 0x55, Has15: true, Has16: true,
+		Leaf15: [3]uint32{2, 300, 0}, Leaf16: [3]uint32{3600, 4500, 100}}
+	// A part that enumerates its crystal in 15H:ECX (38.4 MHz).
+	enumerated = TSCLeaves{Intel: true, Family: 6, Model: 0x7e, Has15: true, Has16: true,
+		Leaf15: [3]uint32{2, 62, 38_400_000}, Leaf16: [3]uint32{1200, 3900, 100}}
+)
+
+func TestTSCLeavesFrequency(t *testing.T) {
+	f := ivyBridge.Frequency()
+	assert.Equal(t, CPUIDFrequency{}, f, "Ivy Bridge: no CPUID figure, the PM timer gives it")
+
+	f = skylakeClient.Frequency()
+	assert.Equal(t, uint64(4_008_000_000), f.Hz)
+	assert.Equal(t, TSCCrystalTable, f.Source)
+	assert.Equal(t, uint64(24_000_000), f.CrystalHz)
+	assert.Equal(t, uint64(4_000_000_000), f.BaseHz)
+	assert.Equal(t, int64(2000), PPM(f.Hz, f.BaseHz), "what taking 16H for the TSC frequency got wrong")
+
+	f = skylakeServer.Frequency()
+	assert.Equal(t, uint64(2_100_000_000), f.Hz)
+	assert.Equal(t, uint64(25_000_000), f.CrystalHz)
+	assert.Equal(t, TSCCrystalTable, f.Source)
+
+	f = xeonW.Frequency()
+	assert.Zero(t, f.Hz, "25 MHz for a 24 MHz crystal: outside 16H's bound")
+	assert.True(t, f.Rejected)
+
+	f = enumerated.Frequency()
+	assert.Equal(t, uint64(1_190_400_000), f.Hz)
+	assert.Equal(t, TSCCPUID15H, f.Source)
+
+	amd := skylakeClient
+	amd.Intel = false
+	assert.Zero(t, amd.Frequency().Hz, "the crystal table is Intel's")
+	unknown := skylakeClient
+	unknown.Model = 0x3c
+	assert.Zero(t, unknown.Frequency().Hz, "a model the table does not list")
+	no16 := skylakeClient
+	no16.Has16, no16.Leaf16 = false, [3]uint32{}
+	assert.Equal(t, uint64(4_008_000_000), no16.Frequency().Hz, "no 16H: no bound")
 }
 
-func newFakeRef(k uint64, bits uint, start uint64) *fakeRef {
-	mask := uint64(1)<<bits - 1
-	r := &fakeRef{k: k, mask: mask}
-	r.offset = start - RDTSC()/k
-	r.last = start & mask
-	return r
-}
-
-func (r *fakeRef) read() uint64 {
-	v := (RDTSC()/r.k + r.offset) & r.mask
-	if v < r.last {
-		r.wraps++
+func TestModelCrystalHz(t *testing.T) {
+	for model, want := range map[uint32]uint64{
+		0x4e: 24e6, 0x5e: 24e6, 0x8e: 24e6, 0x9e: 24e6,
+		0x55: 25e6, 0x5f: 25e6, 0x5c: 19.2e6,
+		0x3a: 0, 0x3c: 0, 0x7e: 0,
+	} {
+		assert.Equal(t, want, ModelCrystalHz(6, model), "06_%02XH", model)
 	}
-	r.last = v
+	assert.Zero(t, ModelCrystalHz(0xf, 0x5e))
+}
+
+func TestPPM(t *testing.T) {
+	assert.Equal(t, int64(2000), PPM(4_008_000_000, 4_000_000_000))
+	assert.Equal(t, int64(-1996), PPM(4_000_000_000, 4_008_000_000))
+	assert.Equal(t, int64(0), PPM(5, 0))
+	assert.Equal(t, int64(0), PPM(7, 7))
+}
+
+func TestChooseTSC(t *testing.T) {
+	sky := skylakeClient.Frequency()
+	// The PM timer's figure 30 ppm off: CPUID's is taken, both reported.
+	c := ChooseTSC(sky, 4_007_880_000, TSCPMTimer)
+	assert.Equal(t, uint64(4_008_000_000), c.Hz)
+	assert.Equal(t, TSCCrystalTable, c.Source)
+	assert.True(t, c.CrossCheck)
+	assert.False(t, c.Disagree)
+	assert.Equal(t, int64(29), c.PPM)
+	assert.Equal(t, TSCPMTimer, c.Measured)
+
+	// 2000 ppm apart: the measurement is taken.
+	c = ChooseTSC(sky, 4_000_000_000, TSCPMTimer)
+	assert.Equal(t, uint64(4_000_000_000), c.Hz)
+	assert.Equal(t, TSCPMTimer, c.Source)
+	assert.True(t, c.Disagree)
+	assert.Equal(t, int64(2000), c.PPM)
+
+	// Ivy Bridge: the measurement alone.
+	c = ChooseTSC(ivyBridge.Frequency(), 3_392_300_000, TSCPMTimer)
+	assert.Equal(t, uint64(3_392_300_000), c.Hz)
+	assert.Equal(t, TSCPMTimer, c.Source)
+	assert.False(t, c.CrossCheck)
+
+	// No measurement: CPUID alone, unchecked.
+	c = ChooseTSC(sky, 0, TSCPIT)
+	assert.Equal(t, uint64(4_008_000_000), c.Hz)
+	assert.False(t, c.CrossCheck)
+	assert.Equal(t, TSCNone, c.Measured)
+
+	assert.Zero(t, ChooseTSC(ivyBridge.Frequency(), 0, TSCNone).Hz)
+}
+
+// fakeClock is a simulated machine for the calibration's host tests: a
+// TSC at tscHz whose every read costs readCost cycles, a reference counter
+// at refHz, bits wide, starting at refStart, whose every read costs
+// ioCost cycles (port I/O), and a PIT one-shot. The behaviour of the
+// reference can be broken on purpose.
+type fakeClock struct {
+	now, tscHz, readCost, ioCost uint64
+	refHz, refStart              uint64
+	bits                         uint
+	reads                        int
+	stopAfter                    int    // the counter stops after this many reads (0: never)
+	stopped                      uint64 // its value from then on
+	constant                     *uint64
+	backAt                       int // at this read it jumps back by 1000 ticks (0: never)
+	pitEnd                       uint64
+	pitNever, pitAtOnce          bool
+	stallAt, stall               uint64 // one TSC read at this time takes stall cycles more
+	stalled                      bool
+}
+
+func (c *fakeClock) tsc() uint64 {
+	c.now += c.readCost
+	if !c.stalled && c.stallAt != 0 && c.now >= c.stallAt {
+		c.stalled = true
+		c.now += c.stall
+	}
+	return c.now
+}
+
+func (c *fakeClock) ref() uint64 {
+	c.now += c.ioCost
+	c.reads++
+	mask := uint64(1)<<c.bits - 1
+	if c.constant != nil {
+		return *c.constant & mask
+	}
+	if c.stopAfter != 0 && c.reads > c.stopAfter {
+		return c.stopped
+	}
+	hi, lo := bits.Mul64(c.now, c.refHz)
+	v, _ := bits.Div64(hi, lo, c.tscHz)
+	v += c.refStart
+	if c.backAt != 0 && c.reads >= c.backAt {
+		v -= 1000
+	}
+	v &= mask
+	c.stopped = v
 	return v
 }
 
-func TestCalibrateTSC(t *testing.T) {
-	tests := []struct {
-		name   string
-		k      uint64 // TSC cycles per reference tick
-		refHz  uint64 // the reference's declared rate
-		bits   uint
-		window uint64
-	}{
-		{"PM timer rate, 32-bit", 1000, 3_579_545, 32, 30_000},
-		{"1 MHz, 64-bit", 256, 1_000_000, 64, 20_000},
-		{"slow reference", 20_000, 100_000, 32, 2_000},
+func (c *fakeClock) counter() RefCounter {
+	return RefCounter{Read: c.ref, Hz: c.refHz, Bits: c.bits}
+}
+
+func (c *fakeClock) calibrator() Calibrator { return Calibrator{TSC: c.tsc, Bound: CalBound} }
+
+func (c *fakeClock) pit() PIT8254 {
+	return PIT8254{
+		Start: func(count uint16) { c.pitEnd = c.now + uint64(count)*c.tscHz/PITHzForTest },
+		Out2: func() bool {
+			c.now += c.ioCost
+			switch {
+			case c.pitAtOnce:
+				return true
+			case c.pitNever:
+				return false
+			}
+			return c.now >= c.pitEnd
+		},
+		Hz: PITHzForTest,
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ref := newFakeRef(tt.k, tt.bits, 0)
-			// The TSC runs k times faster than the reference, so the
-			// calibration must find k * refHz whatever the host's TSC rate.
-			want := tt.k * tt.refHz
-			got := CalibrateTSC(ref.read, tt.refHz, tt.bits, tt.window)
-			assert.InEpsilon(t, float64(want), float64(got), 0.01, "got %d Hz, want %d Hz", got, want)
+}
+
+// PITHzForTest is the 8254's input clock (board.PITHz).
+const PITHzForTest = 1193182
+
+func newFakeClock(tscHz uint64, bits uint, start uint64) *fakeClock {
+	return &fakeClock{tscHz: tscHz, readCost: 30, ioCost: 1500, refHz: 3_579_545, refStart: start, bits: bits}
+}
+
+// TestCalibrateAgainstPMTimer: half a second of a 24-bit and a 32-bit PM
+// timer, across a wrap, gives the TSC rate within 10 ppm.
+func TestCalibrateAgainstPMTimer(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		hz    uint64
+		bits  uint
+		start uint64
+	}{
+		{"24-bit, across a wrap", 2_095_999_435, 24, 1<<24 - 1000},
+		{"32-bit", 3_392_300_000, 32, 12345},
+		{"Bochs-like 50 MHz instruction counter", 50_000_000, 24, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newFakeClock(tc.hz, tc.bits, tc.start)
+			hz, e := c.calibrator().Against(c.counter(), 3_579_545/2)
+			require.Equal(t, CalOK, e, e.String())
+			assert.InDelta(t, 0, PPM(hz, tc.hz), 10, "got %d Hz, want %d", hz, tc.hz)
+			assert.GreaterOrEqual(t, c.now, tc.hz/2, "the window lasted half a second")
 		})
 	}
 }
 
-// A 24-bit counter (the PM timer's narrow form) that wraps inside each of
-// the three windows.
-func TestCalibrateTSCWrap(t *testing.T) {
-	const (
-		bits  = 24
-		k     = 32
-		refHz = 3_579_545
-	)
-	period := uint64(1) << bits
-	window := period * 3 / 4
-	// Start at 85% of the period: the windows cover [0.85, 1.6], [1.6,
-	// 2.35] and [2.35, 3.1] periods, each across a wrap.
-	ref := newFakeRef(k, bits, period*85/100)
-	got := CalibrateTSC(ref.read, refHz, bits, window)
-	require.GreaterOrEqual(t, ref.wraps, 2, "the counter must wrap during the measurement")
-	assert.InEpsilon(t, float64(k*refHz), float64(got), 0.01, "got %d Hz", got)
+// TestCalibrateFailures: a counter that never moves, that stops in the
+// window, or that steps back ends the calibration with an error, within
+// the TSC bound, never a hang.
+func TestCalibrateFailures(t *testing.T) {
+	const hz = 3_000_000_000
+	allOnes := uint64(0xffffffff) // an absent I/O port reads all ones
+	for _, tc := range []struct {
+		name  string
+		setup func(c *fakeClock)
+		want  CalError
+	}{
+		{"absent port", func(c *fakeClock) { c.constant = &allOnes }, CalStuck},
+		{"stops in the window", func(c *fakeClock) { c.stopAfter = 50_000 }, CalTimeout},
+		{"steps back", func(c *fakeClock) { c.backAt = 20_000 }, CalBackwards},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newFakeClock(hz, 24, 0)
+			tc.setup(c)
+			got, e := c.calibrator().Against(c.counter(), 3_579_545/2)
+			assert.Equal(t, tc.want, e, e.String())
+			assert.Zero(t, got)
+			assert.LessOrEqual(t, c.now, uint64(CalBound+CalBound/4), "ended within the TSC bound")
+		})
+	}
+	var c fakeClock
+	_, e := c.calibrator().Against(RefCounter{}, 100)
+	assert.Equal(t, CalNoCounter, e)
+}
+
+// TestCalibrateAgainstPIT: 50 ms of PIT channel 2 gives the TSC rate within
+// 100 ppm; an OUT2 that never rises ends at the TSC bound, one that is
+// high at once or a stall in the middle is refused.
+func TestCalibrateAgainstPIT(t *testing.T) {
+	const hz = 2_400_000_000
+	c := newFakeClock(hz, 24, 0)
+	got, e := c.calibrator().AgainstPIT(c.pit(), 50)
+	require.Equal(t, CalOK, e, e.String())
+	assert.InDelta(t, 0, PPM(got, hz), 100, "got %d Hz", got)
+
+	c = newFakeClock(hz, 24, 0)
+	c.pitNever = true
+	_, e = c.calibrator().AgainstPIT(c.pit(), 50)
+	assert.Equal(t, CalTimeout, e)
+	assert.LessOrEqual(t, c.now, uint64(CalBound+CalBound/4))
+
+	c = newFakeClock(hz, 24, 0)
+	c.pitAtOnce = true
+	_, e = c.calibrator().AgainstPIT(c.pit(), 50)
+	assert.Equal(t, CalStuck, e)
+
+	c = newFakeClock(hz, 24, 0)
+	c.stallAt, c.stall = hz/100, hz/100 // 10 ms lost in the middle (an SMI)
+	_, e = c.calibrator().AgainstPIT(c.pit(), 50)
+	assert.Equal(t, CalDisturbed, e)
+
+	_, e = c.calibrator().AgainstPIT(c.pit(), 60)
+	assert.Equal(t, CalImplausible, e, "60 ms does not fit the 16-bit count")
 }

@@ -48,7 +48,10 @@ const (
 // Detect decides what ptilab runs on; amd64.DetectFeatures must have run.
 //
 // QEMU: the fw_cfg signature "QEMU" (QEMU docs/specs/fw_cfg.rst), present
-// on every QEMU x86 machine, TCG or KVM.
+// on every QEMU x86 machine, TCG or KVM. Port 0x510 is probed only where
+// fw_cfg can be (FwCfgPossible): on a real PC it may lie in a chipset's
+// I/O block (the GPIO block of many Ivy Bridge boards), where a write is
+// not harmless.
 //
 // Bochs: no fw_cfg, no hypervisor bit (CPUID.01H:ECX[31]), and at PCI
 // 00:00.0 the host bridge of a chipset Bochs emulates (bochsrc "pci:
@@ -67,7 +70,8 @@ const (
 // set the bit unless configured to hide it).
 func Detect() Kind {
 	switch {
-	case fwCfgSignature() == [4]byte{'Q', 'E', 'M', 'U'}:
+	case FwCfgPossible(amd64.Features.Hypervisor, amd64.Features.HypervisorVendor(), acpiListsFwCfg()) &&
+		fwCfgSignature() == [4]byte{'Q', 'E', 'M', 'U'}:
 		Machine = QEMU
 	case !amd64.Features.Hypervisor && pre64Chipset(HostBridge()):
 		Machine = Bochs
@@ -75,6 +79,48 @@ func Detect() Kind {
 		Machine = PC
 	}
 	return Machine
+}
+
+// FwCfgHID is the _HID of QEMU's fw_cfg device in its ACPI tables (QEMU
+// docs/specs/fw_cfg.rst, "ACPI Interface"; hw/nvram/fw_cfg-acpi.c).
+const FwCfgHID = "QEMU0002"
+
+// FwCfgPossible reports whether fw_cfg may be probed: when the CPU says a
+// hypervisor is present (hypervisor, CPUID.01H:ECX[31], with a non-empty
+// leaf 40000000H signature, vendor) or when the ACPI tables list a fw_cfg
+// device (acpiFwCfg: the DSDT or an SSDT holds FwCfgHID). QEMU's TCG sets
+// the hypervisor bit and signs "TCGTCGTCGTCG"; KVM signs "KVMKVMKVM".
+func FwCfgPossible(hypervisor bool, vendor string, acpiFwCfg bool) bool {
+	return hypervisor && vendor != "" || acpiFwCfg
+}
+
+// acpiListsFwCfg reports whether the DSDT or an SSDT names FwCfgHID.
+func acpiListsFwCfg() bool {
+	if dsdt := findDSDT(); dsdt != 0 && amlHasString(efi.Bytes(dsdt, int(efi.Read32(dsdt+4))), FwCfgHID) {
+		return true
+	}
+	for i := 0; ; i++ {
+		t := findACPITableN([4]byte{'S', 'S', 'D', 'T'}, i)
+		if t == 0 {
+			return false
+		}
+		if amlHasString(efi.Bytes(t, int(efi.Read32(t+4))), FwCfgHID) {
+			return true
+		}
+	}
+}
+
+// amlHasString reports whether the ACPI table aml (header included) holds
+// the AML string s: a StringPrefix byte (0DH), s, and its NUL (ACPI 6.5,
+// 20.2.3), as a _HID such as "QEMU0002" is encoded.
+func amlHasString(aml []byte, s string) bool {
+	n := len(s) + 2
+	for i := 0; i+n <= len(aml); i++ {
+		if aml[i] == 0x0d && aml[i+n-1] == 0 && string(aml[i+1:i+n-1]) == s {
+			return true
+		}
+	}
+	return false
 }
 
 func fwCfgSignature() (sig [4]byte) {
@@ -241,8 +287,20 @@ func End(status uint8, action EndAction) {
 	case EndReset:
 		efi.ResetSystem(efi.ResetCold, fs)
 	}
+	dropGlobalPages()
 	efi.Exit(fs)
 	amd64.Halt()
+}
+
+// dropGlobalPages clears CR4.PGE before the return to the firmware: the
+// change flushes every TLB entry, global ones included (SDM Vol. 3A,
+// 4.10.4.1), and with PGE clear no new entry is global, so none of a run's
+// global entries (the entry area's, whose frames efi.Exit frees, and the
+// kernel text's) survives into the firmware or the next loader. The gate
+// then loads the firmware's CR4, which sets PGE again if the firmware had
+// it: a second flush.
+func dropGlobalPages() {
+	amd64.SetCR4(amd64.CR4() &^ amd64.CR4_PGE)
 }
 
 // fw_cfg's file directory (QEMU docs/specs/fw_cfg.rst): selector 0x19

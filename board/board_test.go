@@ -1,6 +1,10 @@
 package board
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
 
 // TestPre64Chipset checks the host-bridge IDs that read as Bochs's
 // chipsets, and that those of 64-bit machines do not.
@@ -21,4 +25,50 @@ func TestPre64Chipset(t *testing.T) {
 			t.Errorf("pre64Chipset(%#x) = %v, want %v", id, got, want)
 		}
 	}
+}
+
+// TestFwCfgPossible: fw_cfg is probed under a hypervisor that signs CPUID
+// 40000000H, or where ACPI lists QEMU0002; never on a bare PC (the
+// reference boxes' CPUs set no hypervisor bit) or under Bochs.
+func TestFwCfgPossible(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		hypervisor bool
+		vendor     string
+		acpi       bool
+		want       bool
+	}{
+		{"QEMU TCG", true, "TCGTCGTCGTCG", false, true},
+		{"QEMU KVM", true, "KVMKVMKVM", true, true},
+		{"hypervisor bit without a signature", true, "", false, false},
+		{"hypervisor hidden, ACPI lists fw_cfg", false, "", true, true},
+		{"bare Ivy Bridge or Skylake", false, "", false, false},
+		{"Bochs", false, "", false, false},
+	} {
+		assert.Equal(t, c.want, FwCfgPossible(c.hypervisor, c.vendor, c.acpi), c.name)
+	}
+}
+
+// fwcfgAML is QEMU's fw_cfg device as its ACPI builder emits it into the
+// DSDT (hw/nvram/fw_cfg-acpi.c: Device (FWCF) { Name (_HID, "QEMU0002");
+// Name (_STA, 0x0B); Name (_CRS, ...) }), the _CRS left out: DeviceOp
+// (5B 82), a PkgLength, the name, then NameOp (08) "_HID" StringPrefix
+// (0D) "QEMU0002" NUL and NameOp "_STA" BytePrefix (0A) 0B.
+var fwcfgAML = []byte{
+	0x5b, 0x82, 0x1d, 'F', 'W', 'C', 'F',
+	0x08, '_', 'H', 'I', 'D', 0x0d, 'Q', 'E', 'M', 'U', '0', '0', '0', '2', 0x00,
+	0x08, '_', 'S', 'T', 'A', 0x0a, 0x0b,
+}
+
+func TestAMLHasString(t *testing.T) {
+	header := append([]byte("DSDT"), make([]byte, 32)...)
+	dsdt := append(append(header[:36:36], 0x10, 0x05, '_', 'S', 'B', '_'), fwcfgAML...)
+	assert.True(t, amlHasString(dsdt, FwCfgHID))
+	assert.True(t, amlHasString(fwcfgAML, FwCfgHID))
+	assert.False(t, amlHasString(header, FwCfgHID), "no device")
+	assert.False(t, amlHasString(fwcfgAML[:20], FwCfgHID), "cut before the NUL")
+	assert.False(t, amlHasString([]byte("xxQEMU0002\x00"), FwCfgHID), "no StringPrefix")
+	assert.False(t, amlHasString([]byte("\x0dQEMU00021\x00"), FwCfgHID), "a longer string")
+	assert.False(t, amlHasString([]byte("\x0dQEMU0001\x00"), FwCfgHID), "another QEMU device (QEMU0001 is pvpanic)")
+	assert.False(t, amlHasString(nil, FwCfgHID))
 }

@@ -56,7 +56,31 @@ func PMTimerBits() uint { return pmTimer.bits }
 
 // findACPITable returns the address of the ACPI table with signature sig,
 // or 0.
-func findACPITable(sig [4]byte) uint64 {
+func findACPITable(sig [4]byte) uint64 { return findACPITableN(sig, 0) }
+
+// findDSDT returns the address of the DSDT, which the FADT names (ACPI
+// 6.5, 5.2.9: DSDT at offset 40, X_DSDT at offset 140 when the FADT is
+// that long and it is non-zero), or 0.
+func findDSDT() uint64 {
+	fadt := findACPITable([4]byte{'F', 'A', 'C', 'P'})
+	if fadt == 0 {
+		return 0
+	}
+	dsdt := uint64(efi.Read32(fadt + 40))
+	if efi.Read32(fadt+4) >= 148 {
+		if x := efi.Read64(fadt + 140); x != 0 {
+			dsdt = x
+		}
+	}
+	if dsdt == 0 || [4]byte(efi.Bytes(dsdt, 4)) != [4]byte{'D', 'S', 'D', 'T'} {
+		return 0
+	}
+	return dsdt
+}
+
+// findACPITableN returns the address of the n-th (from 0) ACPI table with
+// signature sig in the XSDT or RSDT, or 0.
+func findACPITableN(sig [4]byte, nth int) uint64 {
 	rsdp := efi.ConfigTable(&efi.ACPI20TableGUID)
 	if rsdp == 0 {
 		rsdp = efi.ConfigTable(&efi.ACPI10TableGUID)
@@ -80,7 +104,10 @@ func findACPITable(sig [4]byte) uint64 {
 			t = uint64(efi.Read32(sdt + 36 + 4*i))
 		}
 		if t != 0 && [4]byte(efi.Bytes(t, 4)) == sig {
-			return t
+			if nth == 0 {
+				return t
+			}
+			nth--
 		}
 	}
 	return 0
@@ -95,23 +122,27 @@ const (
 	pitGate    = 0x61
 )
 
-// PITCalibrateTSC measures the TSC frequency against PIT channel 2 in mode
-// 0 over ms milliseconds (at most 54), as Linux's pit_calibrate_tsc does
-// (arch/x86/kernel/tsc.c), and returns Hz.
-func PITCalibrateTSC(ms uint64) uint64 {
-	count := PITHz * ms / 1000
-	// Gate high, speaker off.
+// PIT returns PIT channel 2 as a one-shot for amd64.Calibrator.AgainstPIT.
+func PIT() amd64.PIT8254 {
+	return amd64.PIT8254{Start: pitStart, Out2: pitOut2, Hz: PITHz}
+}
+
+// pitStart loads count into channel 2 in mode 0 (interrupt on terminal
+// count: OUT2 low until the count reaches 0), its gate high and the
+// speaker off, as Linux's pit_calibrate_tsc does.
+func pitStart(count uint16) {
 	amd64.Out8(pitGate, amd64.In8(pitGate)&^0x02|0x01)
 	// Channel 2, lobyte/hibyte, mode 0, binary.
 	amd64.Out8(pitCommand, 0xb0)
 	amd64.Out8(pitCh2, uint8(count))
 	amd64.Out8(pitCh2, uint8(count>>8))
-	t0 := amd64.TSCBegin()
-	for amd64.In8(pitGate)&0x20 == 0 { // OUT2 goes high at terminal count
-		if amd64.RDTSC()-t0 > 1<<34 {
-			return 0
-		}
-	}
-	t1 := amd64.TSCEndL()
-	return (t1 - t0) * 1000 / ms
+}
+
+// pitOut2 reads OUT2 (port 61H bit 5).
+func pitOut2() bool { return amd64.In8(pitGate)&0x20 != 0 }
+
+// PMCounter returns the ACPI PM timer as a reference counter; FindPMTimer
+// must have found it.
+func PMCounter() amd64.RefCounter {
+	return amd64.RefCounter{Read: PMTimer, Hz: PMTimerHz, Bits: pmTimer.bits}
 }

@@ -31,8 +31,32 @@ const (
 	kernelCS             = amd64.KERNEL_CS
 	kernelDS             = amd64.KERNEL_DS
 	msrFSBase            = amd64.MSR_FS_BASE
+	msrEFER              = amd64.MSR_EFER
 	vectorsWithErrorCode = amd64.VectorsWithErrorCode
 )
+
+// FirmwareEntry is the firmware's CPU state at the image entry point that
+// efi's gate does not keep (it keeps CR3, CR4, the GDT, IDT, TR, CS, SS, DS
+// and ES): control registers and EFER as read there (SDM Vol. 3A, 2.5;
+// EFER is MSR C0000080H), and the FS and GS selectors, zero-extended,
+// before the entry code nulls them.
+//
+// XCR0 is the firmware's XCR0 (SDM Vol. 1, 13.3), 0 when it left
+// CR4.OSXSAVE clear; XStateInit says whether boot put the XSAVE-managed
+// state in its initial configuration before clearing CR4.OSXSAVE (it does
+// when the firmware had OSXSAVE set on a CPU with AVX: amd64.InitXState).
+type FirmwareEntry struct {
+	CR0, CR4, EFER uint64
+	FS, GS         uint64
+	XCR0           uint64
+	XStateInit     bool
+}
+
+// fwEntry is written by entry (trap_amd64.s) through go_asm.h.
+var fwEntry FirmwareEntry
+
+// FirmwareState returns the firmware's CPU state at the image entry point.
+func FirmwareState() FirmwareEntry { return fwEntry }
 
 var (
 	memmap  efi.MemoryMap
@@ -56,6 +80,12 @@ func boot() uint64 {
 	efi.SetKernelStack(uintptr(kstackBase), uintptr(kstackTop))
 	board.InitSerial()
 	kprint("ptilab: booting")
+	if bit := amd64.RefusedCR4(fwEntry.CR4); bit != "" {
+		var l kline
+		l.s("ptilab: boot failed: the firmware left ").s(bit).s(" set (CR4 ").hex(fwEntry.CR4, 1).
+			s("); ptilab builds 4-level page tables and runs without control-flow enforcement, and does not support it").flush()
+		endRun(exitBoot, "boot")
+	}
 	if s := efi.Init(); s.Error() {
 		bootFail("reading the firmware's tables", s)
 	}
@@ -79,7 +109,8 @@ func boot() uint64 {
 	setupCPU()
 	amd64.SetCR3(kernelPT.Root)
 	if !initClock() {
-		bootFail("finding the TSC frequency (no CPUID leaf, PM timer or PIT)", efi.Unsupported)
+		clockFailed()
+		endRun(exitBoot, "boot")
 	}
 	initThreads()
 	initFDs()
@@ -241,8 +272,19 @@ func setupCPU() {
 	amd64.WRMSR(amd64.MSR_LSTAR, syscallEntryPC())
 	amd64.WRMSR(amd64.MSR_SFMASK, amd64.RFLAGS_TF|amd64.RFLAGS_IF|amd64.RFLAGS_DF|amd64.RFLAGS_IOPL|amd64.RFLAGS_NT|amd64.RFLAGS_AC)
 	// No XSAVE-managed state: the runtime then uses SSE only (it checks
-	// CPUID.01H:ECX.OSXSAVE before AVX), which FXSAVE covers.
-	amd64.SetCR4(amd64.CR4() &^ amd64.CR4_OSXSAVE)
+	// CPUID.01H:ECX.OSXSAVE before AVX), which FXSAVE covers. What the
+	// firmware left in the XSAVE-managed registers (the YMM upper halves
+	// above all) goes to its initial configuration first: once OSXSAVE is
+	// clear nothing can clean it.
+	if cr4 := amd64.CR4(); cr4&amd64.CR4_OSXSAVE != 0 {
+		if amd64.Features.AVX {
+			fwEntry.XCR0 = amd64.InitXState()
+			fwEntry.XStateInit = true
+		} else {
+			fwEntry.XCR0 = amd64.XGETBV(0)
+		}
+		amd64.SetCR4(cr4 &^ amd64.CR4_OSXSAVE)
+	}
 }
 
 // IST indices (SDM Vol. 3A, 6.14.5).

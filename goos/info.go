@@ -21,11 +21,13 @@ type Info struct {
 	FreeAtBoot       uint64 // bytes of it free at boot
 	Claimed          uint64 // bytes taken for the kernel's frame pool
 	TSCHz            uint64 // TSC frequency in Hz
-	TSCSource        string // how it was found: amd64.TSCFrom*
-	RTC              bool   // CLOCK_REALTIME was set from the firmware's clock
-	Serial           bool   // COM1 present
-	Screens          int    // display text outputs written to
-	Random           string // getrandom's source
+	TSCSource        string // how it was found: amd64.TSCSource's names
+	TSC              amd64.TSCChoice
+	TSCLeaves        amd64.TSCLeaves // raw CPUID 15H and 16H
+	RTC              bool            // CLOCK_REALTIME was set from the firmware's clock
+	Serial           bool            // COM1 present
+	Screens          int             // display text outputs written to
+	Random           string          // getrandom's source
 }
 
 // MachineInfo returns the Info of this run.
@@ -41,7 +43,9 @@ func MachineInfo() Info {
 		FreeAtBoot:       bootMem.free,
 		Claimed:          bootMem.claimed,
 		TSCHz:            clock.tsc.Hz,
-		TSCSource:        tscSources[clock.source],
+		TSCSource:        clock.choice.Source.String(),
+		TSC:              clock.choice,
+		TSCLeaves:        clock.leaves,
 		RTC:              clock.rtcOK,
 		Serial:           board.SerialPresent(),
 		Screens:          efi.Screens(),

@@ -8,13 +8,17 @@ import (
 )
 
 // Time: the TSC is the clock. Its frequency comes from CPUID where the CPU
-// enumerates it, else from calibration against the ACPI PM timer, else
-// against the PIT. CLOCK_MONOTONIC counts from boot; CLOCK_REALTIME adds
-// the firmware's real-time clock read at boot.
+// enumerates it (leaf 15H, with the SDM's crystal clock of the model where
+// the leaf leaves it out), always cross-checked against the ACPI PM timer
+// over half a second (against the PIT where the PM timer is missing or
+// fails its checks); the measurement is taken when there is no CPUID
+// figure or the two disagree. CLOCK_MONOTONIC counts from boot;
+// CLOCK_REALTIME adds the firmware's real-time clock read at boot.
 
 var clock struct {
 	tsc          amd64.TSCClock
-	source       uint8  // index in tscSources
+	choice       amd64.TSCChoice
+	leaves       amd64.TSCLeaves
 	entryTSC     uint64 // TSC at the image's entry point (boot's first step)
 	runtimeTSC   uint64 // TSC when boot handed over to the runtime
 	bootTSC      uint64 // TSC when the clock started
@@ -22,36 +26,34 @@ var clock struct {
 	rtcOK        bool
 }
 
-// tscSources names where the TSC frequency came from (kept as an index:
-// kernel code stores no pointers, strings included, in globals).
-var tscSources = [...]string{"", amd64.TSCFromCPUID15H, amd64.TSCFromCPUID16H, amd64.TSCFromPMTimer, amd64.TSCFromPIT}
-
-func tscSourceIndex(s string) uint8 {
-	for i, n := range tscSources {
-		if n == s {
-			return uint8(i)
-		}
-	}
-	return 0
-}
+// pitCalibrationMs is the PIT's one-shot: 50 ms, as Linux's
+// pit_calibrate_tsc (the count is 16 bits: at most 54 ms).
+const pitCalibrationMs = 50
 
 // initClock determines the TSC frequency and reads the real-time clock.
-// It returns false when no method gave a frequency.
+// It returns false when no method gave a frequency; every wait in it is
+// bounded by amd64.CalBound TSC cycles.
 func initClock() bool {
-	hz, src := amd64.TSCFromCPUID()
-	if hz == 0 && board.FindPMTimer() != 0 {
-		// Three windows of 1/30 s.
-		hz = amd64.CalibrateTSC(board.PMTimer, board.PMTimerHz, board.PMTimerBits(), board.PMTimerHz/30)
-		src = amd64.TSCFromPMTimer
+	clock.leaves = amd64.ReadTSCLeaves()
+	cpuid := clock.leaves.Frequency()
+	cal := amd64.Calibrator{TSC: amd64.TSCEndL, Bound: amd64.CalBound}
+	var measured uint64
+	src := amd64.TSCPMTimer
+	pmErr, pitErr := amd64.CalNoCounter, amd64.CalOK
+	if board.FindPMTimer() != 0 {
+		measured, pmErr = cal.Against(board.PMCounter(), board.PMTimerHz/2)
 	}
-	if hz == 0 {
-		hz, src = board.PITCalibrateTSC(50), amd64.TSCFromPIT
+	if measured == 0 {
+		src = amd64.TSCPIT
+		measured, pitErr = cal.AgainstPIT(board.PIT(), pitCalibrationMs)
 	}
-	if hz == 0 {
+	clock.choice = amd64.ChooseTSC(cpuid, measured, src)
+	clock.choice.PMError, clock.choice.PITError = pmErr, pitErr
+	if clock.choice.Hz == 0 {
 		return false
 	}
+	hz := clock.choice.Hz
 	clock.tsc = amd64.NewTSCClock(hz)
-	clock.source = tscSourceIndex(src)
 	sliceCycles = clock.tsc.Cycles(timeSlice)
 	clock.bootTSC = amd64.RDTSC()
 	if t, s := efi.GetTime(); !s.Error() {
@@ -59,6 +61,16 @@ func initClock() bool {
 		clock.rtcOK = true
 	}
 	return true
+}
+
+// clockFailed prints why no TSC frequency was found.
+func clockFailed() {
+	var l kline
+	l.s("ptilab: boot failed: no TSC frequency: CPUID leaf 15H gives none")
+	if clock.choice.CPUID.Rejected {
+		l.s(" (its figure lies outside CPUID.16H's base frequency by more than 2%)")
+	}
+	l.s("; ACPI PM timer: ").s(clock.choice.PMError.String()).s("; PIT: ").s(clock.choice.PITError.String()).flush()
 }
 
 // unixNano converts an EFI_TIME to nanoseconds since the Unix epoch. A

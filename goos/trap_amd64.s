@@ -30,11 +30,38 @@
 // firmware's state, sets up kernelG and the kernel stack, runs boot (Go,
 // kernel mode), and enters the Go runtime's own entry point,
 // _rt0_amd64_linux, on the Linux-shaped initial stack boot returns, with
-// FS base 0 as a new Linux process has.
+// null FS and GS selectors and FS base 0 as a new Linux process has.
 TEXT ·entry(SB),NOSPLIT|NOFRAME,$0
 	CALL	github·com∕ptilab∕ptilab∕efi·enter(SB)
 	CLI
 	CLD
+
+	// What efi.enter does not keep of the firmware's state: CR0, CR4,
+	// EFER, the FS and GS selectors (FirmwareEntry).
+	MOVQ	CR0, AX
+	MOVQ	AX, ·fwEntry+FirmwareEntry_CR0(SB)
+	MOVQ	CR4, AX
+	MOVQ	AX, ·fwEntry+FirmwareEntry_CR4(SB)
+	MOVL	$const_msrEFER, CX
+	RDMSR
+	SHLQ	$32, DX
+	ORQ	DX, AX
+	MOVQ	AX, ·fwEntry+FirmwareEntry_EFER(SB)
+	XORL	AX, AX
+	MOVW	FS, AX
+	MOVQ	AX, ·fwEntry+FirmwareEntry_FS(SB)
+	MOVW	GS, AX
+	MOVQ	AX, ·fwEntry+FirmwareEntry_GS(SB)
+
+	// Null FS and GS selectors before their bases are written, as Linux
+	// runs user space: an IRETQ to ring 3 nulls a data segment register
+	// whose descriptor has DPL < 3 (SDM Vol. 2A, IRET, "return to outer
+	// privilege level"), such as EDK2's 0x30, and what that does to the
+	// 64-bit base is not specified (QEMU's TCG zeroes it). A null selector
+	// is left as it is, base included.
+	XORL	AX, AX
+	MOVW	AX, FS
+	MOVW	AX, GS
 
 	// kstackBase = kstackRegion rounded up to a page; kstackTop above it.
 	LEAQ	·kstackRegion(SB), AX

@@ -183,6 +183,9 @@ func Setup() error {
 	d.RunGDT.Limit, d.RunGDT.Base = amd64.GDT_ENTRIES*8-1, EntryDesc
 
 	env.ktext.start, env.ktext.end = kernelTextPages()
+	if err := splitKernelText(); err != nil {
+		return err
+	}
 	env.ready = true
 	env.main, err = NewProcess()
 	if err != nil {

@@ -571,3 +571,39 @@ func TestMessagingOddSize(t *testing.T) {
 		assert.True(t, f.ChecksumsOK)
 	}
 }
+
+// pingPongFirstPlan starts with the tasks kernel's benchmarks, whose
+// ring-3 tasks return through IRETQ and whose system calls run Go handlers
+// on the kernel's FS-based TLS: the first ring-3 run of the boot is one of
+// them. With the firmware's FS selector left in place (EDK2's 0x30, DPL 0)
+// the IRETQ to ring 3 nulls FS, and QEMU's TCG zeroes its base with it.
+const pingPongFirstPlan = "benchmarks = pingpong,messaging\nmodes = off,on\npingpong_n = 20\nmessaging_groups = 1\nmessaging_loops = 2\nr = 2\nwarmup = 0\n"
+
+// TestPingPongFirst boots a plan that starts with ping-pong and messaging:
+// the run ends ok with every figure measured, and the Go program runs with
+// null FS and GS selectors (the segments check).
+func TestPingPongFirst(t *testing.T) {
+	res := boot(t, qemu.Options{Plan: []byte(pingPongFirstPlan)})
+	requireOK(t, res)
+	checkPingPongFirst(t, res)
+}
+
+// checkPingPongFirst checks a pingPongFirstPlan run's records: ping-pong and
+// messaging, processes and threads, off and on; the segments check passed.
+func checkPingPongFirst(t *testing.T, res serialLog) {
+	t.Helper()
+	assert.Len(t, recordsOf[contract.PingPong](t, res), 4)
+	ms := recordsOf[contract.Messaging](t, res)
+	assert.Len(t, ms, 4)
+	for _, m := range ms {
+		assert.True(t, m.ChecksumsOK)
+	}
+	var seg *contract.Check
+	for _, c := range recordsOf[contract.Check](t, res) {
+		if c.Name == "segments" {
+			seg = &c
+		}
+	}
+	require.NotNil(t, seg, "no segments check")
+	assert.True(t, seg.OK, seg.Detail)
+}

@@ -318,3 +318,11 @@ func TestBochsFault(t *testing.T) {
 	checkGoFault(t, res, 14, "PTILAB-FAULT #PF page fault in Go code, error 0x0 [not present, read]",
 		"panic: ptilab: CPU exception #PF page fault", []string{"CR2 0x0000000000000010"})
 }
+
+// TestBochsPingPongFirst is TestPingPongFirst under Bochs, whose IRETQ
+// handles the segment registers on its own code.
+func TestBochsPingPongFirst(t *testing.T) {
+	res := bootBochs(t, bochs.Options{Plan: []byte(pingPongFirstPlan), Timeout: bochsFaultTimeout})
+	requireBochsOK(t, res)
+	checkPingPongFirst(t, res)
+}

@@ -24,6 +24,7 @@ func runChecks(r *bench.Reporter) {
 	checkGoroutines(r)
 	checkMaps(r)
 	checkFmt(r)
+	checkSegments(r)
 	checkSleep(r)
 	checkAlloc(r)
 	checkGC(r)
@@ -102,6 +103,18 @@ func checkFmt(r *bench.Reporter) {
 	got := fmt.Sprintf("%d|%x|%08.3f|%q|%v|%+v|%e", -42, 3054, math.Pi, "ptilab", []int{1, 2}, point{3, 4}, 6.02214076e23)
 	const want = `-42|bee|0003.142|"ptilab"|[1 2]|{X:3 Y:4}|6.022141e+23`
 	r.Check("fmt", got == want, fmt.Sprintf("%s", got), map[string]any{"got": got, "want": want})
+}
+
+// checkSegments checks that the Go program runs with null FS and GS
+// selectors, as a Linux process does (the entry code nulls the firmware's
+// before it writes the FS base): an IRETQ to ring 3 then leaves FS and its
+// base alone.
+func checkSegments(r *bench.Reporter) {
+	fs, gs := amd64.FSGSSelectors()
+	fw := goos.FirmwareState()
+	r.Check("segments", fs == 0 && gs == 0,
+		fmt.Sprintf("FS %#x GS %#x (the firmware's at entry: FS %#x GS %#x)", fs, gs, fw.FS, fw.GS),
+		map[string]any{"fs": fs, "gs": gs, "firmware_fs": fw.FS, "firmware_gs": fw.GS})
 }
 
 // checkSleep sleeps 10 ms and measures the sleep with the TSC and, where

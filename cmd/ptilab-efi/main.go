@@ -126,6 +126,8 @@ func machine(r *bench.Reporter) {
 	if f.InvariantTSC {
 		inv = ", invariant"
 	}
+	tc := info.TSC
+	inv += "; " + tscEvidence(tc)
 	r.Printf("ptilab machine: %s %q family %d model %#x stepping %d microcode %s | TSC %.3f GHz (%s%s) | pcid %s invpcid %s pge %s smep %s smap %s rdrand %s rdtscp %s | RAM %d MiB (free at boot %d MiB, kernel pool %d MiB) | firmware %q rev %#x | %s | image %#x (%s), %d KiB",
 		f.Vendor(), f.Brand(), f.Family, f.Model, f.Stepping, ucodeText,
 		float64(info.TSCHz)/1e9, info.TSCSource, inv,
@@ -147,8 +149,43 @@ func machine(r *bench.Reporter) {
 	if ucodeOK {
 		rec.Microcode = &ucode
 	}
+	rec.TSCCPUIDHz, rec.TSCCPUIDSource, rec.TSCCPUIDRejected = tc.CPUID.Hz, tc.CPUID.Source.String(), tc.CPUID.Rejected
+	rec.TSCMeasuredHz, rec.TSCMeasuredBy = tc.MeasuredHz, tc.Measured.String()
+	if tc.CrossCheck {
+		rec.TSCPPM = &tc.PPM
+	}
+	if tc.PMError != amd64.CalOK {
+		rec.TSCPMTimerError = tc.PMError.String()
+	}
 	rec.Emulator = info.Emulator
 	r.Record(rec)
+}
+
+// tscEvidence says what the TSC frequency rests on: CPUID's figure and
+// the measured one, and how far apart they are.
+func tscEvidence(tc amd64.TSCChoice) string {
+	cpuid := "CPUID none"
+	switch {
+	case tc.CPUID.Hz != 0:
+		cpuid = fmt.Sprintf("CPUID %.6f GHz (%s)", float64(tc.CPUID.Hz)/1e9, tc.CPUID.Source)
+	case tc.CPUID.Rejected:
+		cpuid = "CPUID 15H rejected (over 2% from 16H's base frequency)"
+	}
+	measured := "measured none"
+	if tc.MeasuredHz != 0 {
+		measured = fmt.Sprintf("measured %.6f GHz (%s)", float64(tc.MeasuredHz)/1e9, tc.Measured)
+	}
+	if tc.PMError != amd64.CalOK {
+		measured += fmt.Sprintf(", ACPI PM timer %s", tc.PMError)
+	}
+	s := cpuid + ", " + measured
+	switch {
+	case tc.Disagree:
+		s += fmt.Sprintf(", %+d ppm apart: the measured figure is used", tc.PPM)
+	case tc.CrossCheck:
+		s += fmt.Sprintf(", %+d ppm apart", tc.PPM)
+	}
+	return s
 }
 
 // deliberateFault makes the CPU fault on purpose, for the fault tests: the

@@ -255,32 +255,47 @@ type DeadlockTask struct {
 
 // Machine identifies the machine and the run's setup.
 type Machine struct {
-	Vendor           string  `json:"vendor"`
-	Brand            string  `json:"brand"`
-	Family           uint32  `json:"family"`
-	Model            uint32  `json:"model"`
-	Stepping         uint32  `json:"stepping"`
-	Microcode        *uint32 `json:"microcode,omitempty"`
-	TSCHz            uint64  `json:"tsc_hz"`
-	TSCSource        string  `json:"tsc_source"`
-	TSCInvariant     bool    `json:"tsc_invariant"`
-	PCID             bool    `json:"pcid"`
-	INVPCID          bool    `json:"invpcid"`
-	PGE              bool    `json:"pge"`
-	SMEP             bool    `json:"smep"`
-	SMAP             bool    `json:"smap"`
-	RDRAND           bool    `json:"rdrand"`
-	RDSEED           bool    `json:"rdseed"`
-	RDTSCP           bool    `json:"rdtscp"`
-	NX               bool    `json:"nx"`
-	PerfMonVersion   uint32  `json:"perfmon_version"`
-	RAMBytes         uint64  `json:"ram_bytes"`
-	FreeAtBootBytes  uint64  `json:"free_at_boot_bytes"`
-	PoolBytes        uint64  `json:"pool_bytes"`
-	FirmwareVendor   string  `json:"firmware_vendor"`
-	FirmwareRevision uint32  `json:"firmware_revision"`
-	Board            string  `json:"board"`
-	Hypervisor       string  `json:"hypervisor"`
+	Vendor    string  `json:"vendor"`
+	Brand     string  `json:"brand"`
+	Family    uint32  `json:"family"`
+	Model     uint32  `json:"model"`
+	Stepping  uint32  `json:"stepping"`
+	Microcode *uint32 `json:"microcode,omitempty"`
+	TSCHz     uint64  `json:"tsc_hz"`
+	TSCSource string  `json:"tsc_source"`
+	// The two TSC figures behind TSCHz: CPUID's (leaf 15H with its
+	// crystal, or the SDM's crystal of the model; 0 when the CPU gives
+	// none) and the one measured against the ACPI PM timer over half a
+	// second, or the PIT ("acpi-pm-timer", "pit"; 0 and "" when neither
+	// worked), with their difference, (CPUID - measured) / measured, in
+	// ppm when both exist. TSCCPUIDRejected: leaf 15H gave a figure more
+	// than 2% from leaf 16H's base frequency, which was not used.
+	// TSCPMTimerError says why the PM timer gave no figure.
+	TSCCPUIDHz       uint64 `json:"tsc_cpuid_hz"`
+	TSCCPUIDSource   string `json:"tsc_cpuid_source,omitempty"`
+	TSCCPUIDRejected bool   `json:"tsc_cpuid_rejected,omitempty"`
+	TSCMeasuredHz    uint64 `json:"tsc_measured_hz"`
+	TSCMeasuredBy    string `json:"tsc_measured_by,omitempty"`
+	TSCPPM           *int64 `json:"tsc_cpuid_vs_measured_ppm,omitempty"`
+	TSCPMTimerError  string `json:"tsc_pm_timer_error,omitempty"`
+	TSCInvariant     bool   `json:"tsc_invariant"`
+	PCID             bool   `json:"pcid"`
+	INVPCID          bool   `json:"invpcid"`
+	PGE              bool   `json:"pge"`
+	SMEP             bool   `json:"smep"`
+	SMAP             bool   `json:"smap"`
+	RDRAND           bool   `json:"rdrand"`
+	RDSEED           bool   `json:"rdseed"`
+	RDTSCP           bool   `json:"rdtscp"`
+	NX               bool   `json:"nx"`
+	PerfMonVersion   uint32 `json:"perfmon_version"`
+	RAMBytes         uint64 `json:"ram_bytes"`
+	FreeAtBootBytes  uint64 `json:"free_at_boot_bytes"`
+	PoolBytes        uint64 `json:"pool_bytes"`
+	FirmwareVendor   string `json:"firmware_vendor"`
+	FirmwareRevision uint32 `json:"firmware_revision"`
+	Board            string `json:"board"`
+	Hypervisor       string `json:"hypervisor"`
 	// Emulator names the emulator the run is on ("qemu-tcg", "bochs");
 	// absent on hardware and hardware virtual machines.
 	Emulator   string `json:"emulator,omitempty"`

@@ -33,6 +33,23 @@ func LDFlags() string {
 	return fmt.Sprintf("-E %s -T %#x -linkmode=internal", EntrySymbol, TextAddress)
 }
 
+// GOAMD64 is the microarchitecture level the kernel program is built for
+// (the go command's GOAMD64; Go's doc "MinimumRequirements"). It is pinned
+// rather than taken from the environment: v3 (AVX, AVX2) needs
+// CR4.OSXSAVE, which goos clears at boot, and the runtime then refuses to
+// start ("This program can only be run on AMD64 processors with v3
+// microarchitecture support"); v2 needs SSE4.2, POPCNT and CMPXCHG16B,
+// which not every x86-64 machine or emulator model the image boots on has.
+const GOAMD64 = "v1"
+
+// Env returns environ with the variables that fix the kernel program's
+// build: no cgo, GOOS=linux, GOARCH=amd64 and GOAMD64. They come last, so
+// that they override any value environ has (os/exec keeps the last of
+// duplicate keys).
+func Env(environ []string) []string {
+	return append(environ[:len(environ):len(environ)], "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64", "GOAMD64="+GOAMD64)
+}
+
 // Build compiles the kernel program of the module at root into elfPath and
 // converts it into the UEFI application efiPath. The go command is $GO or
 // "go" from PATH. tags are build tags (go build -tags): the product has
@@ -51,7 +68,7 @@ func Build(ctx context.Context, root, elfPath, efiPath string, tags ...string) e
 	}
 	cmd := exec.CommandContext(ctx, goCmd, append(args, "-o", elfPath, Package)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	cmd.Env = Env(os.Environ())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building %s: %v\n%s", Package, err, strings.TrimSpace(string(out)))
 	}
