@@ -159,18 +159,24 @@ var (
 	// Core i7-3770 (Ivy Bridge, 06_3AH): the maximum basic leaf is 0DH,
 	// no leaf 15H or 16H.
 	ivyBridge = TSCLeaves{Intel: true, Family: 6, Model: 0x3a}
-	// Core i7-6700K (Skylake client, 06_5EH): 15H EAX 2, EBX 334 (14EH),
-	// ECX 0; 16H base 4000 MHz, maximum 4200 MHz, bus 100 MHz. The TSC
-	// runs at 24 MHz * 334 / 2 = 4008 MHz; 16H's base is 0.2% off.
-	skylakeClient = TSCLeaves{Intel: true, Family: 6, Model: 0x5e, Has15: true, Has16: true,
-		Leaf15: [3]uint32{2, 334, 0}, Leaf16: [3]uint32{4000, 4200, 100}}
-	// A Xeon Scalable part (Skylake server, 06_55H) at 2100 MHz base, its
-	// leaves as such parts report them (15H ECX 0, the ratio over 2) with
-	// the ratio that base gives: 15H EAX 2, EBX 168; 25 MHz * 168 / 2 =
-	// 2100 MHz.
+	// Core i5-8350U (Kaby Lake R, a Skylake-family client part, 06_8EH
+	// stepping 10, CPUID.1:EAX 000806EAH): 15H EAX 2, EBX 158 (9EH), ECX
+	// 0; 16H base 1900 MHz, maximum 3600 MHz, bus 100 MHz. Source: `cpuid
+	// -1 --raw` of a Dell XPS 13 9370, posted by Paul Menzel to LKML on
+	// 2022-08-23 ("Re: WARNING: CPU: 1 PID: 83 at
+	// arch/x86/kernel/cpu/sgx/main.c:446"). The TSC runs at 24 MHz * 158
+	// / 2 = 1896 MHz; 16H's base is 0.21% off.
+	skylakeClient = TSCLeaves{Intel: true, Family: 6, Model: 0x8e, Has15: true, Has16: true,
+		Leaf15: [3]uint32{2, 158, 0}, Leaf16: [3]uint32{1900, 3600, 100}}
+	// Xeon Gold 6146 (Skylake server, 06_55H): 15H EAX 2, EBX 256
+	// (100H), ECX 0, as posted in anrieff/libcpuid issue 124 (2022-07-13);
+	// 25 MHz * 256 / 2 = 3200 MHz. That post gives no 16H: the one here is
+	// the part's published base and maximum turbo (3200 and 4200 MHz),
+	// only the sanity bound reads it.
 	skylakeServer = TSCLeaves{Intel: true, Family: 6, Model: 0x55, Has15: true, Has16: true,
-		Leaf15: [3]uint32{2, 168, 0}, Leaf16: [3]uint32{2100, 3700, 100}}
-	// A Xeon W part, which shares model 55H but has a 24 MHz crystal:
+		Leaf15: [3]uint32{2, 256, 0}, Leaf16: [3]uint32{3200, 4200, 100}}
+	// Constructed, not a real part's dump: model 55H with a 24 MHz
+	// crystal's ratio (as Xeon W parts of that model are reported to have):
 	// 3600 MHz base, 15H EBX 300 (24 MHz * 300 / 2); the table's 25 MHz
 	// gives 3750 MHz, 4.2% above 16H's base.
 	xeonW = TSCLeaves{Intel: true, Family: 6, Model: 0x55, Has15: true, Has16: true,
@@ -185,14 +191,14 @@ func TestTSCLeavesFrequency(t *testing.T) {
 	assert.Equal(t, CPUIDFrequency{}, f, "Ivy Bridge: no CPUID figure, the PM timer gives it")
 
 	f = skylakeClient.Frequency()
-	assert.Equal(t, uint64(4_008_000_000), f.Hz)
+	assert.Equal(t, uint64(1_896_000_000), f.Hz)
 	assert.Equal(t, TSCCrystalTable, f.Source)
 	assert.Equal(t, uint64(24_000_000), f.CrystalHz)
-	assert.Equal(t, uint64(4_000_000_000), f.BaseHz)
-	assert.Equal(t, int64(2000), PPM(f.Hz, f.BaseHz), "what taking 16H for the TSC frequency got wrong")
+	assert.Equal(t, uint64(1_900_000_000), f.BaseHz)
+	assert.Equal(t, int64(-2105), PPM(f.Hz, f.BaseHz), "what taking 16H for the TSC frequency got wrong")
 
 	f = skylakeServer.Frequency()
-	assert.Equal(t, uint64(2_100_000_000), f.Hz)
+	assert.Equal(t, uint64(3_200_000_000), f.Hz)
 	assert.Equal(t, uint64(25_000_000), f.CrystalHz)
 	assert.Equal(t, TSCCrystalTable, f.Source)
 
@@ -212,7 +218,7 @@ func TestTSCLeavesFrequency(t *testing.T) {
 	assert.Zero(t, unknown.Frequency().Hz, "a model the table does not list")
 	no16 := skylakeClient
 	no16.Has16, no16.Leaf16 = false, [3]uint32{}
-	assert.Equal(t, uint64(4_008_000_000), no16.Frequency().Hz, "no 16H: no bound")
+	assert.Equal(t, uint64(1_896_000_000), no16.Frequency().Hz, "no 16H: no bound")
 }
 
 func TestModelCrystalHz(t *testing.T) {
@@ -236,8 +242,8 @@ func TestPPM(t *testing.T) {
 func TestChooseTSC(t *testing.T) {
 	sky := skylakeClient.Frequency()
 	// The PM timer's figure 30 ppm off: CPUID's is taken, both reported.
-	c := ChooseTSC(sky, 4_007_880_000, TSCPMTimer)
-	assert.Equal(t, uint64(4_008_000_000), c.Hz)
+	c := ChooseTSC(sky, 1_895_945_000, TSCPMTimer)
+	assert.Equal(t, uint64(1_896_000_000), c.Hz)
 	assert.Equal(t, TSCCrystalTable, c.Source)
 	assert.True(t, c.CrossCheck)
 	assert.False(t, c.Disagree)
@@ -245,11 +251,11 @@ func TestChooseTSC(t *testing.T) {
 	assert.Equal(t, TSCPMTimer, c.Measured)
 
 	// 2000 ppm apart: the measurement is taken.
-	c = ChooseTSC(sky, 4_000_000_000, TSCPMTimer)
-	assert.Equal(t, uint64(4_000_000_000), c.Hz)
+	c = ChooseTSC(sky, 1_899_800_000, TSCPMTimer)
+	assert.Equal(t, uint64(1_899_800_000), c.Hz)
 	assert.Equal(t, TSCPMTimer, c.Source)
 	assert.True(t, c.Disagree)
-	assert.Equal(t, int64(2000), c.PPM)
+	assert.Equal(t, int64(-2000), c.PPM)
 
 	// Ivy Bridge: the measurement alone.
 	c = ChooseTSC(ivyBridge.Frequency(), 3_392_300_000, TSCPMTimer)
@@ -259,7 +265,7 @@ func TestChooseTSC(t *testing.T) {
 
 	// No measurement: CPUID alone, unchecked.
 	c = ChooseTSC(sky, 0, TSCPIT)
-	assert.Equal(t, uint64(4_008_000_000), c.Hz)
+	assert.Equal(t, uint64(1_896_000_000), c.Hz)
 	assert.False(t, c.CrossCheck)
 	assert.Equal(t, TSCNone, c.Measured)
 
