@@ -91,6 +91,7 @@ func (w world32) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
 	if call.Op == Lseek {
 		arg = i386pae.FileFD
 	}
+	before := readSample()
 	res, err := i386pae.Run(ic, i386pae.Syscalls, i386pae.Params{
 		N: uint32(n), R: uint32(r), Nr: w.nr(call.Op), Arg: arg, Empty: empty,
 		NoRDTSCP: !amd64.Features.RDTSCP, File: uint32(call.File),
@@ -101,7 +102,10 @@ func (w world32) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
 	if res.Reason != layout.ReasonExit || res.Status != 0 {
 		return Loop{}, fmt.Errorf("the 32-bit ring-3 loop ended with %v", res)
 	}
-	return Loop{Cycles: res.Cycles, Phases: res.Phases[:], Value: int64(int32(res.Value)), HasValue: true}, nil
+	// The 32-bit kernel has no sample call: the counters are read around
+	// the whole loop.
+	return Loop{Cycles: res.Cycles, Phases: res.Phases[:], Value: int64(int32(res.Value)), HasValue: true,
+		Samples: []amd64.Sample{before, readSample()}}, nil
 }
 
 func (world32) NewProcess(pages int) (Process, error) { return i386pae.NewProcessData(pages) }
@@ -141,7 +145,8 @@ func (world32) ProbeTargets() []ProbeTarget {
 type run32 struct {
 	ts    *i386pae.Tasks
 	c     i386pae.Config
-	procs procs[*i386pae.Process]
+	procs   procs[*i386pae.Process]
+	samples []amd64.Sample
 }
 
 func (w world32) NewRun(c Config) (Run, error) {
@@ -226,9 +231,15 @@ func (r *run32) AddFile(proc, fd int, size int64) error {
 }
 
 func (r *run32) Start() (Exit, error) {
+	before := readSample()
 	end, err := r.ts.RunTasks()
+	r.samples = []amd64.Sample{before, readSample()}
 	return exit32(end), err
 }
+
+// Samples are read around the whole run: the 32-bit kernel has no sample
+// call.
+func (r *run32) Samples() []amd64.Sample { return r.samples }
 
 func (r *run32) PipeBytes(n int) (written, read uint64) {
 	w, rd := r.ts.PipeBytes(n)

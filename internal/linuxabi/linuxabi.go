@@ -71,6 +71,11 @@ const (
 	// (package pti's work benchmark). It shadows Linux's 127,
 	// rt_sigpending, which no ring-3 task of ptilab makes.
 	SYS_ptilab_work = 127
+	// SYS_ptilab_sample records the core-clock and disturbance counters
+	// in the kernel (package pti's sample call, made between the timed
+	// repeats of the timing loops) and returns 0. It shadows Linux's 126,
+	// capset, which no ring-3 task of ptilab makes.
+	SYS_ptilab_sample = 126
 	// SYS_ptilab_fault makes goos take a CPU exception in kernel mode
 	// (RDI: the kind), for the tests of that path; the number is outside
 	// Linux's table ("ptl" and a zero byte).
