@@ -19,16 +19,16 @@ const (
 	MSR_IA32_HWP_CAPABILITIES  = 0x00000771 // highest, guaranteed, most efficient, lowest performance
 	MSR_IA32_HWP_REQUEST       = 0x00000774 // minimum, maximum, desired performance, EPP
 
-	MISC_ENABLE_FAST_STRINGS   = 1 << 0  // IA32_MISC_ENABLE: fast-string REP MOVS/STOS
-	MISC_ENABLE_EIST           = 1 << 16 // IA32_MISC_ENABLE: Enhanced Intel SpeedStep enabled
-	MISC_ENABLE_TURBO_DISABLE  = 1 << 38 // IA32_MISC_ENABLE: IDA (turbo) disengaged
-	PM_ENABLE_HWP              = 1 << 0  // IA32_PM_ENABLE
-	CPUID06_EAX_TURBO          = 1 << 1  // CPUID.06H:EAX[1], Intel Turbo Boost available
-	CPUID06_EAX_HWP            = 1 << 7  // CPUID.06H:EAX[7], HWP base registers
-	CPUID06_ECX_APERFMPERF     = 1 << 0  // CPUID.06H:ECX[0], IA32_MPERF and IA32_APERF
-	CPUID07_EBX_ERMS           = 1 << 9  // CPUID.(07H,0):EBX[9], enhanced REP MOVSB/STOSB
-	CPUID07_EDX_SPEC_CTRL      = 1 << 26 // CPUID.(07H,0):EDX[26], IBRS and IBPB: IA32_SPEC_CTRL
-	CPUID07_EDX_ARCH_CAPS      = 1 << 29 // CPUID.(07H,0):EDX[29], IA32_ARCH_CAPABILITIES
+	MISC_ENABLE_FAST_STRINGS  = 1 << 0  // IA32_MISC_ENABLE: fast-string REP MOVS/STOS
+	MISC_ENABLE_EIST          = 1 << 16 // IA32_MISC_ENABLE: Enhanced Intel SpeedStep enabled
+	MISC_ENABLE_TURBO_DISABLE = 1 << 38 // IA32_MISC_ENABLE: IDA (turbo) disengaged
+	PM_ENABLE_HWP             = 1 << 0  // IA32_PM_ENABLE
+	CPUID06_EAX_TURBO         = 1 << 1  // CPUID.06H:EAX[1], Intel Turbo Boost available
+	CPUID06_EAX_HWP           = 1 << 7  // CPUID.06H:EAX[7], HWP base registers
+	CPUID06_ECX_APERFMPERF    = 1 << 0  // CPUID.06H:ECX[0], IA32_MPERF and IA32_APERF
+	CPUID07_EBX_ERMS          = 1 << 9  // CPUID.(07H,0):EBX[9], enhanced REP MOVSB/STOSB
+	CPUID07_EDX_SPEC_CTRL     = 1 << 26 // CPUID.(07H,0):EDX[26], IBRS and IBPB: IA32_SPEC_CTRL
+	CPUID07_EDX_ARCH_CAPS     = 1 << 29 // CPUID.(07H,0):EDX[29], IA32_ARCH_CAPABILITIES
 )
 
 // Sample is what is read in ring 0 before and after every measured

@@ -21,7 +21,7 @@ type seedCell struct {
 	stats   Stats
 	disturb Disturb
 	ok      bool  // measured
-	unsup error // the world or the CPU cannot run it
+	unsup   error // the world or the CPU cannot run it
 }
 
 // seedTable prints a seed table: a row per width (32, then 64) and mode,

@@ -143,8 +143,8 @@ func (world32) ProbeTargets() []ProbeTarget {
 
 // run32 is a run of the 32-bit tasks kernel.
 type run32 struct {
-	ts    *i386pae.Tasks
-	c     i386pae.Config
+	ts      *i386pae.Tasks
+	c       i386pae.Config
 	procs   procs[*i386pae.Process]
 	samples []amd64.Sample
 }

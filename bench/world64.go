@@ -2,8 +2,8 @@ package bench
 
 import (
 	"fmt"
-	"slices"
 	"github.com/ptilab/ptilab/amd64"
+	"slices"
 
 	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/internal/linuxabi"
