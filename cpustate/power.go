@@ -142,7 +142,7 @@ func PlanPState(p Power, mode string) Request {
 	case !p.Intel:
 		return Request{Why: "unsupported: not an Intel CPU"}
 	case ratio == 0:
-		return Request{Why: "unsupported: MSR_PLATFORM_INFO (CEH) unreadable"}
+		return Request{Why: "unsupported: MSR_PLATFORM_INFO (CEH) unreadable or its ratio 0"}
 	case p.HWPEnabled:
 		if !p.HWPRequest.OK {
 			return Request{Why: "unsupported: HWP enabled but IA32_HWP_REQUEST (774H) unreadable"}
