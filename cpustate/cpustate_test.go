@@ -226,6 +226,14 @@ func TestPlanPState(t *testing.T) {
 	assert.Zero(t, r.MSR)
 	assert.Contains(t, r.Why, "unsupported")
 
+	// A firmware that requested through the package MSR: the core's own
+	// request is made to count.
+	pkg := skylakeClient()
+	pkg.msr[amd64.MSR_IA32_HWP_REQUEST] |= 1 << 42
+	r = PlanPState(ReadPower(pkg), PStateNominal)
+	assert.Equal(t, uint64(0x80282828), r.Value, "Package_Control cleared")
+	assert.Equal(t, uint64(0x40080002a08), r.Restore)
+
 	// HWP's lowest and highest bound the request.
 	low := skylakeClient()
 	low.msr[amd64.MSR_IA32_HWP_CAPABILITIES] = 0x1082024 // highest 0x24

@@ -122,15 +122,20 @@ type Request struct {
 	Why            string
 }
 
-// hwpField masks IA32_HWP_REQUEST's minimum [7:0], maximum [15:8] and
-// desired [23:16] performance (SDM Vol. 3B, 15.4.4).
-const hwpPerfFields = 0xffffff
+// IA32_HWP_REQUEST's minimum [7:0], maximum [15:8] and desired [23:16]
+// performance, and its Package_Control bit [42], with which the CPU
+// follows IA32_HWP_REQUEST_PKG instead (SDM Vol. 3B, 15.4.4).
+const (
+	hwpPerfFields     = 0xffffff
+	hwpPackageControl = 1 << 42
+)
 
 // PlanPState decides the request of pstate mode for p. Nominal asks for
 // the maximum non-turbo ratio: with HWP enabled, IA32_HWP_REQUEST with
 // minimum = maximum = desired = that ratio (clamped to the lowest and
 // highest performance of IA32_HWP_CAPABILITIES; HWP's performance levels
-// are ratios on these CPUs), other fields kept; otherwise IA32_PERF_CTL
+// are ratios on these CPUs) and Package_Control cleared, so that this
+// request is the one the core follows, other fields kept; otherwise IA32_PERF_CTL
 // [15:8], other bits kept, which needs EIST enabled (with EIST off the
 // firmware fixed the ratio and PERF_CTL is ignored).
 func PlanPState(p Power, mode string) Request {
@@ -152,7 +157,7 @@ func PlanPState(p Power, mode string) Request {
 			highest, lowest := p.HWPCaps.Value&0xff, (p.HWPCaps.Value>>24)&0xff
 			perf = min(max(perf, lowest), highest)
 		}
-		v := p.HWPRequest.Value&^hwpPerfFields | perf | perf<<8 | perf<<16
+		v := p.HWPRequest.Value&^(hwpPerfFields|hwpPackageControl) | perf | perf<<8 | perf<<16
 		return Request{MSR: amd64.MSR_IA32_HWP_REQUEST, Value: v, Restore: p.HWPRequest.Value, Ratio: uint8(perf),
 			Why: fmt.Sprintf("IA32_HWP_REQUEST min = max = desired = %d (maximum non-turbo ratio)", perf)}
 	}
