@@ -5,18 +5,21 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/pti"
 )
 
 // The core clock and the disturbances of every figure: the counters of
 // an amd64.Sample (APERF, MPERF, MSR_SMI_COUNT) are read in ring 0 before
-// and after every repeat, outside its timed region: by the 64-bit timing
-// programs' sample call (pti, sysSample), in Go between the runs of
-// sched-messaging, and, in the 32-bit world's loops, in Go around the
-// whole loop. A repeat during which an SMI arrived is disturbed; each
-// figure reports how many were, and its statistics over the undisturbed
-// ones beside all.
+// and after every repeat, outside its timed region: by the timing
+// programs' sample call (pti's sysSample in the 64-bit world, kernel32's
+// sample in the 32-bit one), and in Go between the runs of
+// sched-messaging. The 32-bit world's instrumented runs (phases) make no
+// sample call, which their phase sums would count: they are sampled in Go
+// around the whole loop. A repeat during which an SMI arrived is
+// disturbed; each figure reports how many were, and its statistics over
+// the undisturbed ones beside all.
 
 // counters are the counters this CPU has (SetCounters).
 var counters amd64.SampleSources
@@ -27,6 +30,7 @@ var counters amd64.SampleSources
 func SetCounters(src amd64.SampleSources) {
 	counters = src
 	pti.SetSampling(src)
+	i386pae.SetSampling(src)
 }
 
 // readSample reads the counters in Go, between runs.

@@ -109,6 +109,11 @@ const (
 	// page): the #DF task must bring the record back. It shadows i386's
 	// 125, mprotect.
 	SYS_ia32_ptilab_kernel_double_fault = 125
+	// SYS_ia32_ptilab_sample records the core-clock and disturbance
+	// counters in the 32-bit kernel (layout.KState.Samples), between the
+	// timed repeats of the timing programs, and returns 0. It shadows
+	// i386's 124, adjtimex.
+	SYS_ia32_ptilab_sample = 124
 )
 
 //go:generate go run mksysnames.go
