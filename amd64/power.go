@@ -44,6 +44,11 @@ type Sample struct {
 	SMI   uint64 // MSR_SMI_COUNT[31:0]
 }
 
+// Disturbed reports whether d, the change of the counters over a repeat
+// (cpustate.Delta), shows an event that disturbed it: an SMI. A new
+// disturbance counter joins here.
+func (d Sample) Disturbed() bool { return d.SMI != 0 }
+
 // SampleSources says which of a Sample's counters the CPU has: the
 // SampleAPERF and SampleSMI bits, set where a #GP-safe read of the MSR
 // succeeded.

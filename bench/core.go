@@ -129,7 +129,7 @@ func disturbDeltas(perOp []float64, deltas []amd64.Sample, sampled string) Distu
 	}
 	var calm []float64
 	for i, v := range perOp {
-		if of(i).SMI == 0 {
+		if !of(i).Disturbed() {
 			calm = append(calm, v)
 		} else {
 			d.Disturbed++
