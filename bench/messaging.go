@@ -570,7 +570,7 @@ func messagingPhases(x *Ctx) {
 	entry := w.Entries()[0]
 	x.Printf("")
 	x.Printf("%ssched-messaging -p -g %d -l %d: where the cycles go, %% of the run (instrumented %s entry: RDTSC at each boundary; %s)", w.Title(), p.Groups, p.Loops, entry.Upper(), runs(1, p.Warmup))
-	x.Printf("%-8s %-9s | %8s %8s %8s %8s %8s | %10s %12s", "mode", "tasks", "cr3 in", "frame", "dispatch", "copy out", "cr3 out", "entry path", clk.perMsg())
+	x.Printf("%-8s %-9s | %8s %8s %8s %8s %8s | %10s %12s%s", "mode", "tasks", "cr3 in", "frame", "dispatch", "copy out", "cr3 out", "entry path", clk.perMsg(), coreColumns())
 	for _, mode := range x.Plan.Modes {
 		for _, threads := range []bool{false, true} {
 			c := w.TasksConfig(mode, entry)
@@ -602,7 +602,7 @@ func messagingPhases(x *Ctx) {
 					entryPath += float64(ph)
 				}
 			}
-			line += fmt.Sprintf(" | %9.1f%% %12.1f", 100*entryPath/run, run/float64(m.Messages))
+			line += fmt.Sprintf(" | %9.1f%% %12.1f%s", 100*entryPath/run, run/float64(m.Messages), m.Disturb.coreCells(clk.Hz, q.R))
 			x.Printf("%s", line)
 			x.Record(contract.Phases{
 				Subject: s, Workload: wl, Unit: clk.Unit(),

@@ -106,7 +106,7 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 		if stamps {
 			x.Printf("")
 			x.Printf("phase breakdown (instrumented trampoline: RDTSC at each boundary, its own cost inside the phases), %s per call and %% of the call", clk.Unit())
-			x.Printf("%-8s %-8s %16s %16s %16s %16s %16s %16s %10s", "mode", "copy", "cr3 in", "copy in", "dispatch", "copy out", "cr3 out", "rest", "call")
+			x.Printf("%-8s %-8s %16s %16s %16s %16s %16s %16s %10s%s", "mode", "copy", "cr3 in", "copy in", "dispatch", "copy out", "cr3 out", "rest", "call", coreColumns())
 		}
 		for _, mode := range p.Modes {
 			if isNotInWorld(w, config(mode, entry, pti.Minimal)) {
@@ -136,7 +136,7 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 						line += fmt.Sprintf(" %8.1f %5.1f%%", ph, 100*ph/call)
 						rest -= ph
 					}
-					line += fmt.Sprintf(" %8.1f %5.1f%% %10.1f", rest, 100*rest/call, call)
+					line += fmt.Sprintf(" %8.1f %5.1f%% %10.1f%s", rest, 100*rest/call, call, m.Disturb.coreCells(clk.Hz, m.R))
 					x.Printf("%s", line)
 				}
 				if old == nil {
