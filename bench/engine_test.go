@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/pti"
@@ -25,6 +26,12 @@ type fakeWorld struct {
 	copies  []Copy
 	pcid    bool // the CPU has PCIDs (64-bit)
 	loops   int  // timing loops run
+	// With counters: APERF counts corePct % of MPERF, and an SMI arrives
+	// in repeat smiAt-1 of every loop (0: none), which then takes smiCost
+	// more cycles per call; perRun samples around the whole loop (as the
+	// 32-bit world) instead of around every repeat.
+	corePct, smiAt, smiCost uint64
+	perRun                  bool
 }
 
 // cost is the cycles a call costs under c: 100, +1000 with isolation,
@@ -81,8 +88,22 @@ func (w *fakeWorld) Loop(c Config, call Call, n, r int, empty bool) (Loop, error
 		per = fakeEmpty
 	}
 	l := Loop{Cycles: make([]uint64, r), Value: call.want(), HasValue: true}
+	var s amd64.Sample
+	l.Samples = append(l.Samples, s)
 	for i := range l.Cycles {
 		l.Cycles[i] = uint64(n) * per
+		if !empty && uint64(i+1) == w.smiAt {
+			l.Cycles[i] += uint64(n) * w.smiCost
+			s.SMI++
+		}
+		s.MPERF += l.Cycles[i]
+		s.APERF += l.Cycles[i] * w.corePct / 100
+		if !w.perRun {
+			l.Samples = append(l.Samples, s)
+		}
+	}
+	if w.perRun {
+		l.Samples = append(l.Samples, s)
 	}
 	if c.Stamps {
 		l.Phases = []uint64{1, 2, 3, 4, 5}
@@ -218,8 +239,12 @@ func TestEngineWorkAndLseek(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]int{"work32": 4, "lseek": 4, "lseek32": 8}, n)
-	assert.Regexp(t, `(?m)^1000\s+[0-9.]+\s+[0-9.]+\s+not in PAE\s+\+[0-9.]+%\s+-$`, out)
-	assert.Regexp(t, `(?m)^on\s+int80\s+yes\s+1156\.0\s+0\.0%\s+1156\.0\s+865052\s+7\.41\s+\+0\.00%$`, out, "lseek's rows by entry, with the global gain")
+	assert.Regexp(t, `(?m)^1000\s+[0-9.]+\s+[0-9.]+\s+not in PAE\s+\+[0-9.]+%\s+-( +- MHz -){3}$`, out)
+	assert.Regexp(t, `(?m)^on\s+int80\s+yes\s+1156\.0\s+0\.0%\s+1156\.0\s+865052\s+7\.41\s+\+0\.00%\s+-\s+-\s+-$`, out, "lseek's rows by entry, with the global gain, no core clock")
+	assert.Contains(t, out, "core clock: unsupported (no APERF/MPERF); SMIs: unsupported (no MSR_SMI_COUNT)")
+	for _, s := range of[contract.Syscall](recs) {
+		assert.Equal(t, contract.Core{CoreClock: "unsupported", SMICount: "unsupported", Headline: "all"}, s.Core, "no counters")
+	}
 }
 
 // TestEngineProbe runs the probe in both worlds: the expected outcomes
@@ -283,4 +308,67 @@ func TestRegistry(t *testing.T) {
 	}
 	assert.NotContains(t, PlanNames(false), "deadlock")
 	assert.Contains(t, PlanNames(true), "deadlock")
+}
+
+// runFakeCounters runs plan as runFake does, on a CPU with APERF/MPERF
+// and MSR_SMI_COUNT: both fake worlds run the core at corePct % of the
+// TSC's rate and take an SMI in the third repeat of every loop (the
+// second measured one after a warm-up), which costs 500 cycles per call;
+// the 32-bit world samples around its whole loops.
+func runFakeCounters(t *testing.T, plan Plan) (string, []contract.Record) {
+	t.Helper()
+	SetCounters(amd64.SampleAPERF | amd64.SampleSMI)
+	t.Cleanup(func() { SetCounters(0) })
+	w64 := &fakeWorld{width: 64, entries: []Entry{Syscall}, corePct: 50, smiAt: 3, smiCost: 500}
+	w32 := &fakeWorld{width: 32, entries: []Entry{Sysenter, Int80}, copies: []Copy{i386pae.Movsl, i386pae.Trim}, corePct: 50, smiAt: 3, smiCost: 500, perRun: true}
+	saved := Worlds
+	Worlds = map[int]World{64: w64, 32: w32}
+	t.Cleanup(func() { Worlds = saved })
+	var out bytes.Buffer
+	r := NewReporter(&out)
+	RunPlan(r, plan, Clock{Hz: 3_400_000_000, Source: "test"})
+	var recs []contract.Record
+	for _, l := range strings.Split(out.String(), "\n") {
+		if js, ok := strings.CutPrefix(l, "PTILAB "); ok {
+			var k struct{ Kind string }
+			require.NoError(t, json.Unmarshal([]byte(js), &k))
+			rec, err := contract.Decode(k.Kind, []byte(js))
+			require.NoError(t, err, l)
+			recs = append(recs, rec)
+		}
+	}
+	return out.String(), recs
+}
+
+// TestEngineCoreClock: the core clock and the SMIs of every repeat reach
+// the records and the table. Per repeat (64-bit): one of 4 measured
+// repeats disturbed, the headline over the other 3; per run (32-bit):
+// every repeat of the loop disturbed, the headline over all.
+func TestEngineCoreClock(t *testing.T) {
+	plan := DefaultPlan()
+	plan.Benchmarks = []string{"null", "null32"}
+	plan.Flavours, plan.Globals = []pti.Flavour{pti.Minimal}, []bool{false}
+	plan.N, plan.R, plan.Warmup = 10, 4, 1
+	out, recs := runFakeCounters(t, plan)
+	byKey := map[string]contract.Syscall{}
+	for _, s := range of[contract.Syscall](recs) {
+		byKey[fmt.Sprintf("%s %s/%s", s.Bench, s.Mode, s.Entry)] = s
+	}
+	off := byKey["null off/syscall"]
+	assert.Equal(t, (3*100.0+600)/4, off.Mean, "all repeats: one took 500 more per call")
+	assert.Equal(t, contract.Core{
+		CoreClock: "aperf/mperf", CoreMHz: 1700, CoreMean: off.Mean / 2, CoreMedian: 50,
+		SMICount: "msr", SMIs: 1, Disturbed: 1, Sampled: "repeat",
+		Undisturbed: &contract.Spread{N: 3, Mean: 100, Median: 100, Min: 100, Max: 100}, Headline: "undisturbed",
+	}, off.Core)
+	off32 := byKey["null32 off/sysenter"]
+	assert.Equal(t, "run", off32.Sampled)
+	assert.Equal(t, uint64(1), off32.SMIs)
+	assert.Equal(t, 4, off32.Disturbed, "sampled per run: an SMI marks every repeat")
+	assert.Nil(t, off32.Undisturbed)
+	assert.Equal(t, "all", off32.Headline)
+	assert.InDelta(t, 1700, off32.CoreMHz, 1e-9)
+	assert.Contains(t, out, "core clock: APERF/MPERF around every repeat; SMIs: MSR_SMI_COUNT around every repeat")
+	assert.Regexp(t, `(?m)^off\s+minimal\s+no\s+225\.0\s.*\s1700\s+112\.5\s+1/4$`, out, "the 64-bit row's core columns")
+	assert.Regexp(t, `(?m)^off\s+sysenter minimal\s+no\s+.*\s1700\s+[0-9.]+\s+4/4$`, out)
 }

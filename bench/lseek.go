@@ -24,7 +24,8 @@ func lseek(x *Ctx) any {
 	}
 	x.Printf("")
 	x.Printf("%slseek(fd, 0, SEEK_SET) on a kernel file, %s: %s; ± as perf; %s", w.Title(), how, repeats(p.R, p.N, p.Warmup), clk.header())
-	x.Printf("%-8s%s %-6s %12s %7s %10s %14s %7s %14s", "mode", entryColumn(w, "entry"), "global", clk.perCall(), "±%", "ns/call", "ops/s", "vs off", "global gain")
+	x.Printf("%s", countersNote())
+	x.Printf("%-8s%s %-6s %12s %7s %10s %14s %7s %14s%s", "mode", entryColumn(w, "entry"), "global", clk.perCall(), "±%", "ns/call", "ops/s", "vs off", "global gain", coreColumns())
 	var ms []Measurement
 	for _, entry := range w.Entries() {
 		for _, mode := range p.Modes {
@@ -69,6 +70,6 @@ func (x *Ctx) lseekRow(head string, m, nonGlobal *Measurement, ratio float64) {
 			gain = fmt.Sprintf("%+.2f%%", 100*(nonGlobal.Stats.Mean/s.Mean-1))
 		}
 		ns := x.Clock.Ns(s.Mean)
-		x.Printf("%s %12.1f %7s %10.1f %14.0f %7.2f %14s", head, s.Mean, spread(s), ns, 1e9/ns, ratio, gain)
+		x.Printf("%s %12.1f %7s %10.1f %14.0f %7.2f %14s%s", head, s.Mean, spread(s), ns, 1e9/ns, ratio, gain, m.Disturb.coreCells(x.Clock.Hz, m.R))
 	}
 }

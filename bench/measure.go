@@ -40,6 +40,7 @@ type Measurement struct {
 	HasWork bool
 	N, R    int
 	Stats   Stats   // cycles per call, loop overhead subtracted
+	Disturb Disturb // the core clock and the disturbances over the measured repeats
 	Empty   float64 // cycles per iteration of the empty loop
 	// Phases are the instrumented trampoline's cycles per call in each
 	// phase, with Config.Stamps; PhaseCall is the whole call over the same
@@ -83,7 +84,9 @@ func Measure(w World, c Config, call Call, n, r, warmup int) Measurement {
 		m.Failure = fmt.Errorf("the %s call returned %d, want %d", callNames[call.Op], calls.Value, want)
 		return m
 	}
-	m.Stats = Summarize(PerOp(calls.Cycles[warmup:], n, m.Empty))
+	perOp := PerOp(calls.Cycles[warmup:], n, m.Empty)
+	m.Stats = Summarize(perOp)
+	m.Disturb = disturbOf(perOp, calls.Samples, r, warmup)
 	if c.Stamps && len(calls.Phases) == PhaseCount {
 		all := float64(n * (r + warmup))
 		for i, sum := range calls.Phases {
@@ -114,12 +117,12 @@ func (x *Ctx) subject(bench string, c Config) contract.Subject {
 }
 
 // stats is the record form of s, in the clock's unit, with the ratio to
-// off (absent when 0).
-func (x *Ctx) stats(s Stats, ratio float64) contract.Stats {
+// off (absent when 0) and the core clock and disturbances d.
+func (x *Ctx) stats(s Stats, d Disturb, ratio float64) contract.Stats {
 	return contract.Stats{
 		Unit: x.Clock.Unit(), Mean: round(s.Mean), Stddev: round(s.Stddev), StddevPct: round(s.StddevPct()),
 		PerfPct: round(s.PerfPct()), Median: round(s.Median), Min: round(s.Min), Max: round(s.Max),
-		TSCHz: x.Clock.Hz, RatioToOff: round(ratio),
+		TSCHz: x.Clock.Hz, RatioToOff: round(ratio), Core: d.core(x.Clock.Hz),
 	}
 }
 
@@ -148,7 +151,7 @@ func (x *Ctx) measurement(m Measurement, ratio float64) {
 		return
 	}
 	rec := contract.Syscall{
-		Subject: s, N: m.N, R: m.R, Stats: x.stats(m.Stats, ratio),
+		Subject: s, N: m.N, R: m.R, Stats: x.stats(m.Stats, m.Disturb, ratio),
 		NsPerCall: round(x.Clock.Ns(m.Stats.Mean)), EmptyLoopCycles: round(m.Empty),
 	}
 	if m.Config.Stamps {
@@ -202,7 +205,8 @@ func (x *Ctx) lines(ls []string) {
 
 // row prints a row of a per-call table: head, then the reason the
 // configuration is unsupported, its failure, or cycles per call, the
-// spread, median, minimum, ns per call and the ratio to off.
+// spread, median, minimum, ns per call, the ratio to off and the core
+// clock's columns (coreColumns).
 func (x *Ctx) row(head string, m *Measurement, ratio float64) {
 	s := m.Stats
 	switch {
@@ -211,7 +215,7 @@ func (x *Ctx) row(head string, m *Measurement, ratio float64) {
 	case m.Failure != nil:
 		x.Printf("%s FAILED: %v", head, m.Failure)
 	default:
-		x.Printf("%s %12.1f %7s %12.1f %12.1f %10.1f %7.2f", head, s.Mean, spread(s), s.Median, s.Min, x.Clock.Ns(s.Mean), ratio)
+		x.Printf("%s %12.1f %7s %12.1f %12.1f %10.1f %7.2f%s", head, s.Mean, spread(s), s.Median, s.Min, x.Clock.Ns(s.Mean), ratio, m.Disturb.coreCells(x.Clock.Hz, m.R))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/internal/reference"
 	"github.com/ptilab/ptilab/pti"
@@ -52,6 +53,7 @@ type Messaging struct {
 	Threads bool
 	P       MessagingParams
 	Stats   Stats // TSC cycles per run, start signal to last exit
+	Disturb Disturb
 	// Per run: messages each way, and the kernel's counts of the last.
 	Messages           uint64
 	Switches, CR3Loads uint64
@@ -439,18 +441,24 @@ func messagingRun(w World, c Config, threads bool, p MessagingParams) (cycles ui
 // summarizes the measured ones' cycles; a failed run ends them.
 func measureMessaging(w World, c Config, threads bool, p MessagingParams) Messaging {
 	var times []uint64
+	var deltas []amd64.Sample
 	var last Messaging
 	for i := 0; i < p.Warmup+p.R; i++ {
+		before := readSample()
 		cycles, res := messagingRun(w, c, threads, p)
+		after := readSample()
 		last = res
 		if !res.ok() {
 			return res
 		}
 		if i >= p.Warmup {
 			times = append(times, cycles)
+			deltas = append(deltas, cpustate.Delta(before, after))
 		}
 	}
-	last.Stats = Summarize(PerOp(times, 1, 0))
+	perRun := PerOp(times, 1, 0)
+	last.Stats = Summarize(perRun)
+	last.Disturb = disturbDeltas(perRun, deltas, sampledRepeat)
 	return last
 }
 
@@ -476,7 +484,8 @@ func messagingTable(x *Ctx) any {
 	x.Printf("%ssched-messaging (perf bench sched messaging -p -g %d -l %d: pipes): %d groups of %d senders and %d receivers, %d-byte messages; %s;",
 		w.Title(), p.Groups, p.Loops, p.Groups, MsgPerGroup, MsgPerGroup, p.Size, runs(p.R, p.Warmup))
 	x.Printf("total time from the start signal to the last exit; %s, no global pages; %s; ± as perf; %s", messagingEntry(w), clk.unitNote(), clk.header())
-	x.Printf("%-8s | %12s %7s %10s %7s | %12s %7s %10s %7s", "mode", "processes s", "±%", clk.perMsg(), "vs off", "threads s", "±%", clk.perMsg(), "vs off")
+	x.Printf("%s", countersNote())
+	x.Printf("%-8s | %12s %7s %10s %7s%s | %12s %7s %10s %7s%s", "mode", "processes s", "±%", clk.perMsg(), "vs off", coreColumns(), "threads s", "±%", clk.perMsg(), "vs off", coreColumns())
 	var all []Messaging
 	for _, mode := range x.Plan.Modes {
 		tasksRow(x, fmt.Sprintf("%-8s", mode), &all,
@@ -495,10 +504,11 @@ func messagingTable(x *Ctx) any {
 }
 
 func messagingCells(m Messaging, clk Clock, ratio float64) string {
-	if cell, ok := notMeasuredCell(39, m.Unsup, m.Failure); ok {
+	if cell, ok := notMeasuredCell(39+coreWidth, m.Unsup, m.Failure); ok {
 		return cell
 	}
-	return fmt.Sprintf("%12.6f %7s %10.1f %7.2f", clk.Ns(m.Stats.Mean)/1e9, spread(m.Stats), m.Stats.Mean/float64(m.Messages), ratio)
+	return fmt.Sprintf("%12.6f %7s %10.1f %7.2f%s", clk.Ns(m.Stats.Mean)/1e9, spread(m.Stats), m.Stats.Mean/float64(m.Messages), ratio,
+		m.Disturb.coreCells(clk.Hz, m.P.R))
 }
 
 func (m Messaging) row() (pti.Mode, bool, Stats) { return m.Config.Mode, m.Threads, m.Stats }
@@ -524,7 +534,7 @@ func (x *Ctx) messaging(m Messaging, ratio float64) {
 	}
 	x.Record(contract.Messaging{
 		Subject: s, Workload: wl, R: m.P.R, Warmup: m.P.Warmup,
-		Stats: x.stats(m.Stats, ratio), Seconds: x.Clock.Ns(m.Stats.Mean) / 1e9, Messages: m.Messages,
+		Stats: x.stats(m.Stats, m.Disturb, ratio), Seconds: x.Clock.Ns(m.Stats.Mean) / 1e9, Messages: m.Messages,
 		PerMessage: round(m.Stats.Mean / float64(m.Messages)), Switches: m.Switches, CR3Loads: m.CR3Loads, ChecksumsOK: true,
 	})
 }
@@ -545,7 +555,7 @@ func messagingPhases(x *Ctx) {
 	entry := w.Entries()[0]
 	x.Printf("")
 	x.Printf("%ssched-messaging -p -g %d -l %d: where the cycles go, %% of the run (instrumented %s entry: RDTSC at each boundary; %s)", w.Title(), p.Groups, p.Loops, entry.Upper(), runs(1, p.Warmup))
-	x.Printf("%-8s %-9s | %8s %8s %8s %8s %8s | %10s %12s", "mode", "tasks", "cr3 in", "frame", "dispatch", "copy out", "cr3 out", "entry path", clk.perMsg())
+	x.Printf("%-8s %-9s | %8s %8s %8s %8s %8s | %10s %12s%s", "mode", "tasks", "cr3 in", "frame", "dispatch", "copy out", "cr3 out", "entry path", clk.perMsg(), coreColumns())
 	for _, mode := range x.Plan.Modes {
 		for _, threads := range []bool{false, true} {
 			c := w.TasksConfig(mode, entry)
@@ -577,7 +587,7 @@ func messagingPhases(x *Ctx) {
 					entryPath += float64(ph)
 				}
 			}
-			line += fmt.Sprintf(" | %9.1f%% %12.1f", 100*entryPath/run, run/float64(m.Messages))
+			line += fmt.Sprintf(" | %9.1f%% %12.1f%s", 100*entryPath/run, run/float64(m.Messages), m.Disturb.coreCells(clk.Hz, q.R))
 			x.Printf("%s", line)
 			x.Record(contract.Phases{
 				Subject: s, Workload: wl, Unit: clk.Unit(),

@@ -49,7 +49,8 @@ func nullSyscall(x *Ctx) any {
 	x.Printf("")
 	x.Printf("%snull system call (getppid), per call: %s, empty-loop overhead subtracted;", w.Title(), repeats(p.R, p.N, p.Warmup))
 	x.Printf("%s; ± as perf stat --repeat (stddev of the mean); %s", clk.unitNote(), clk.header())
-	x.Printf("%-8s%s %-8s %-6s %12s %7s %12s %12s %10s %7s", "mode", entryColumn(w, "entry"), "flavour", "global", clk.perCall(), "±%", "median", "min", "ns/call", "vs off")
+	x.Printf("%s", countersNote())
+	x.Printf("%-8s%s %-8s %-6s %12s %7s %12s %12s %10s %7s%s", "mode", entryColumn(w, "entry"), "flavour", "global", clk.perCall(), "±%", "median", "min", "ns/call", "vs off", coreColumns())
 	var ms []Measurement
 	for _, c := range nullConfigs(w, p) {
 		m := Measure(w, c, Call{Op: Getppid}, p.N, p.R, p.Warmup)
@@ -90,12 +91,12 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 	x.Printf("")
 	x.Printf("%slinux %s trampoline: pt_regs copy methods, per null call: %s;", w.Title(), entry.Upper(), repeats(p.R, p.N, p.Warmup))
 	x.Printf("%s; global pages off", clk.unitNote())
-	x.Printf("%-8s %-8s %12s %7s %12s %12s %10s %7s", "mode", "copy", clk.perCall(), "±%", "median", "min", "ns/call", "vs off")
+	x.Printf("%-8s %-8s %12s %7s %12s %12s %10s %7s%s", "mode", "copy", clk.perCall(), "±%", "median", "min", "ns/call", "vs off", coreColumns())
 	for _, stamps := range []bool{false, true} {
 		if stamps {
 			x.Printf("")
 			x.Printf("phase breakdown (instrumented trampoline: RDTSC at each boundary, its own cost inside the phases), %s per call and %% of the call", clk.Unit())
-			x.Printf("%-8s %-8s %16s %16s %16s %16s %16s %16s %10s", "mode", "copy", "cr3 in", "copy in", "dispatch", "copy out", "cr3 out", "rest", "call")
+			x.Printf("%-8s %-8s %16s %16s %16s %16s %16s %16s %10s%s", "mode", "copy", "cr3 in", "copy in", "dispatch", "copy out", "cr3 out", "rest", "call", coreColumns())
 		}
 		for _, mode := range p.Modes {
 			if isNotInWorld(w, config(mode, entry, pti.Minimal)) {
@@ -125,7 +126,7 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 						line += fmt.Sprintf(" %8.1f %5.1f%%", ph, 100*ph/call)
 						rest -= ph
 					}
-					line += fmt.Sprintf(" %8.1f %5.1f%% %10.1f", rest, 100*rest/call, call)
+					line += fmt.Sprintf(" %8.1f %5.1f%% %10.1f%s", rest, 100*rest/call, call, m.Disturb.coreCells(clk.Hz, m.R))
 					x.Printf("%s", line)
 				}
 				if old == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/pti"
 )
@@ -20,10 +21,12 @@ type PingPong struct {
 	Threads bool // both tasks in one process
 	N, R    int
 	Stats   Stats // TSC cycles per round trip
+	Disturb Disturb
 	// What the kernel counted over the run, warm-up included.
 	Switches, CR3Loads uint64
 	RoundTrips         uint64 // bytes through each pipe
 	Unsup, Failure     error
+	samples            []amd64.Sample // the run's, warm-up included
 }
 
 func (p PingPong) ok() bool { return p.Unsup == nil && p.Failure == nil }
@@ -123,6 +126,7 @@ func pingPongRun(w World, c Config, threads bool, n, r int) (PingPong, []uint64)
 	if res.Switches != 2*want+1 || res.CR3Loads != wantCR3 {
 		return fail(fmt.Errorf("%d context switches and %d CR3 loads; want %d and %d", res.Switches, res.CR3Loads, 2*want+1, wantCR3))
 	}
+	res.samples = run.Samples()
 	return res, results(w, ping, r)
 }
 
@@ -164,7 +168,9 @@ func measurePingPong(w World, c Config, threads bool, n, r, warmup int) PingPong
 	res, counts := pingPongRun(w, c, threads, n, r+warmup)
 	res.R = r
 	if res.ok() {
-		res.Stats = Summarize(PerOp(counts[warmup:], n, 0))
+		perOp := PerOp(counts[warmup:], n, 0)
+		res.Stats = Summarize(perOp)
+		res.Disturb = disturbOf(perOp, res.samples, r, warmup)
 	}
 	return res
 }
@@ -179,7 +185,9 @@ func pingPongTable(x *Ctx) any {
 	x.Printf("")
 	x.Printf("%sping-pong: a 1-byte token through two pipes, per round trip (lmbench lat_ctx shape, two context switches): %s;", w.Title(), repeatsOf(p.R, p.PingPongN, p.Warmup, "round trip", "round trips"))
 	x.Printf("%s, no global pages; %s; ± as perf; %s", tasksTrampolines(w), clk.unitNote(), clk.header())
-	x.Printf("%-8s%s | %12s %7s %9s %7s %7s | %12s %7s %9s %7s %7s", "mode", entryColumn(w, "entry"), "processes", "±%", "ns", "vs off", "CR3/rt", "threads", "±%", "ns", "vs off", "CR3/rt")
+	x.Printf("%s", countersNote())
+	x.Printf("%-8s%s | %12s %7s %9s %7s %7s%s | %12s %7s %9s %7s %7s%s", "mode", entryColumn(w, "entry"), "processes", "±%", "ns", "vs off", "CR3/rt", coreColumns(),
+		"threads", "±%", "ns", "vs off", "CR3/rt", coreColumns())
 	var all []PingPong
 	for _, entry := range w.Entries() {
 		var rows []PingPong
@@ -218,11 +226,12 @@ func notMeasuredCell(width int, unsup, failure error) (cell string, ok bool) {
 
 // pingPongCells formats one result's cells of the table.
 func pingPongCells(pp PingPong, clk Clock, ratio float64) string {
-	if cell, ok := notMeasuredCell(48, pp.Unsup, pp.Failure); ok {
+	if cell, ok := notMeasuredCell(48+coreWidth, pp.Unsup, pp.Failure); ok {
 		return cell
 	}
 	rt := float64(pp.RoundTrips)
-	return fmt.Sprintf("%12.1f %7s %9.1f %7.2f %7.2f", pp.Stats.Mean, spread(pp.Stats), clk.Ns(pp.Stats.Mean), ratio, float64(pp.CR3Loads)/rt)
+	return fmt.Sprintf("%12.1f %7s %9.1f %7.2f %7.2f%s", pp.Stats.Mean, spread(pp.Stats), clk.Ns(pp.Stats.Mean), ratio, float64(pp.CR3Loads)/rt,
+		pp.Disturb.coreCells(clk.Hz, pp.R))
 }
 
 func (p PingPong) row() (pti.Mode, bool, Stats) { return p.Config.Mode, p.Threads, p.Stats }
@@ -274,7 +283,7 @@ func (x *Ctx) pingPong(pp PingPong, ratio float64) {
 		return
 	}
 	x.Record(contract.PingPong{
-		Subject: s, N: pp.N, R: pp.R, Stats: x.stats(pp.Stats, ratio),
+		Subject: s, N: pp.N, R: pp.R, Stats: x.stats(pp.Stats, pp.Disturb, ratio),
 		NsPerRoundTrip: round(x.Clock.Ns(pp.Stats.Mean)),
 		RoundTrips:     pp.RoundTrips, Switches: pp.Switches, CR3Loads: pp.CR3Loads,
 	})

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ptilab/ptilab/board"
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -55,6 +56,12 @@ type Plan struct {
 	PingPongN int
 	// Messaging's groups, loops and message size in bytes.
 	MsgGroups, MsgLoops, MsgSize int
+
+	// PState is what the run does to the core's P-state before the
+	// benchmarks: cpustate.PStateNominal (request the maximum non-turbo
+	// ratio, restore the firmware's request at the end) or
+	// cpustate.PStateLeave (touch nothing).
+	PState string
 }
 
 // DefaultPlan is the plan without a plan file: every benchmark of the
@@ -76,6 +83,7 @@ func DefaultPlan() Plan {
 		// Small enough for the emulator; perf's defaults are 10 groups
 		// and 100 loops, the reference figures' 20 groups.
 		MsgGroups: 2, MsgLoops: 10, MsgSize: 100,
+		PState: cpustate.PStateNominal,
 	}
 }
 
@@ -211,6 +219,14 @@ var planKeys = map[string]func(p *Plan, v string) error{
 			p.Flavours = f
 		}
 		return err
+	},
+	"pstate": func(p *Plan, v string) error {
+		switch v {
+		case cpustate.PStateNominal, cpustate.PStateLeave:
+			p.PState = v
+			return nil
+		}
+		return fmt.Errorf("pstate must be nominal or leave")
 	},
 	"global": func(p *Plan, v string) error {
 		g, ok := map[string][]bool{"off": {false}, "on": {true}, "both": {false, true}}[v]

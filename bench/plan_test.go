@@ -72,6 +72,8 @@ func TestParsePlanValid(t *testing.T) {
 		{"pingpong and deadlock", "benchmarks = deadlock, pingpong", planWith(func(p *Plan) { p.Benchmarks = []string{"deadlock", "pingpong"} })},
 		{"global both", "global = both", DefaultPlan()},
 		{"global off", "global = off", planWith(func(p *Plan) { p.Globals = []bool{false} })},
+		{"pstate nominal", "pstate = nominal", DefaultPlan()},
+		{"pstate leave", "pstate = leave", planWith(func(p *Plan) { p.PState = "leave" })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,6 +97,7 @@ func TestParsePlanRejectsLine(t *testing.T) {
 		{"bad fault", "fault = ud", "fault must be none, pf, gp, kernel-pf or kernel-gp"},
 		{"bad end", "end = halt", "end must be auto, return, poweroff or reset"},
 		{"bad screen", "screen = yes", "screen must be on or off"},
+		{"bad pstate", "pstate = turbo", "pstate must be nominal or leave"},
 		{"values are case-sensitive", "fault = PF", "fault must be"},
 		{"empty value", "end =", "end must be"},
 		{"second '=' belongs to the value", "screen = on = off", "screen must be on or off"},

@@ -19,9 +19,10 @@ var seedModes = []pti.Mode{pti.Off, pti.On, pti.OnPCID}
 
 // seedCell is a cell of a seed table: what it shows, and its record.
 type seedCell struct {
-	stats Stats
-	ok    bool  // measured
-	unsup error // the world or the CPU cannot run it
+	stats   Stats
+	disturb Disturb
+	ok      bool  // measured
+	unsup   error // the world or the CPU cannot run it
 }
 
 // seedTable prints a seed table: a row per width (32, then 64) and mode,
@@ -51,10 +52,10 @@ func seedTable(x *Ctx, cols []string, cell func(width int, mode pti.Mode, col in
 					if base.ok {
 						ratio = c.stats.Mean / base.stats.Mean
 					}
-					text = format(c.stats, ratio)
-					x.Record(contract.Seed{Subject: s, Stats: x.stats(c.stats, ratio), Seconds: seconds(c.stats)})
+					text = format(c.stats, ratio) + c.disturb.coreShort(x.Clock.Hz)
+					x.Record(contract.Seed{Subject: s, Stats: x.stats(c.stats, c.disturb, ratio), Seconds: seconds(c.stats)})
 				}
-				line += fmt.Sprintf(" | %-28s", text)
+				line += fmt.Sprintf(" | %-44s", text)
 			}
 			x.Printf("%s", strings.TrimRight(line, " "))
 		}
@@ -70,7 +71,7 @@ func seedTable(x *Ctx, cols []string, cell func(width int, mode pti.Mode, col in
 func seedNull(x *Ctx, results map[string]any) {
 	x.Printf("")
 	x.Printf("null system call, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL), global pages off: %s per call ± (perf style), ratio to the same width's off", x.Clock.Unit())
-	x.Printf("%-18s | %-28s | %s", "kernel", "minimal", "linux")
+	x.Printf("%-18s | %-44s | %s", "kernel", "minimal (core MHz, SMI-disturbed repeats)", "linux")
 	flavours := []pti.Flavour{pti.Minimal, pti.Linux}
 	cell := func(width int, mode pti.Mode, col int) seedCell {
 		w := x.world(width)
@@ -83,7 +84,7 @@ func seedNull(x *Ctx, results map[string]any) {
 		if m == nil {
 			return seedCell{}
 		}
-		return seedCell{stats: m.Stats, ok: m.ok(), unsup: m.Unsup}
+		return seedCell{stats: m.Stats, disturb: m.Disturb, ok: m.ok(), unsup: m.Unsup}
 	}
 	subject := func(width int, mode pti.Mode, col int) contract.Subject {
 		return contract.Subject{Bench: "null", Width: width, Mode: mode.String(), Flavour: flavours[col].String(), Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}
@@ -103,7 +104,7 @@ func seedNull(x *Ctx, results map[string]any) {
 func seedMessaging(x *Ctx, results map[string]any) {
 	x.Printf("")
 	x.Printf("sched-messaging, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL): seconds ± (perf style), ratio to the same width's off; %s", reference.SeedMessaging())
-	x.Printf("%-18s | %-28s | %s", "kernel", "processes", "threads")
+	x.Printf("%-18s | %-44s | %s", "kernel", "processes (core MHz, SMI-disturbed repeats)", "threads")
 	cell := func(width int, mode pti.Mode, col int) seedCell {
 		w := x.world(width)
 		if err := w.Supported(w.TasksConfig(mode, w.Entries()[0])); isNotInPAE(err) {
@@ -114,7 +115,7 @@ func seedMessaging(x *Ctx, results map[string]any) {
 		if m == nil {
 			return seedCell{}
 		}
-		return seedCell{stats: m.Stats, ok: m.ok(), unsup: m.Unsup}
+		return seedCell{stats: m.Stats, disturb: m.Disturb, ok: m.ok(), unsup: m.Unsup}
 	}
 	subject := func(width int, mode pti.Mode, col int) contract.Subject {
 		return contract.Subject{Bench: "messaging", Width: width, Mode: mode.String(), Tasks: taskKind(col == 1), Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}

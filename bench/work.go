@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ptilab/ptilab/internal/reference"
 	"github.com/ptilab/ptilab/pti"
@@ -30,6 +31,10 @@ func workCurve(x *Ctx) any {
 	for _, mode := range p.Modes[1:] {
 		hdr += fmt.Sprintf(" %14s", mode.String()+" vs off")
 	}
+	for _, mode := range p.Modes {
+		hdr += fmt.Sprintf(" %17s", mode.String()+" MHz, SMI")
+	}
+	x.Printf("%s", countersNote())
 	x.Printf("%s", hdr)
 	var ms []Measurement
 	for _, ns := range p.WorkNs {
@@ -57,6 +62,9 @@ func workCurve(x *Ctx) any {
 			} else {
 				line += fmt.Sprintf(" %14s", "-")
 			}
+		}
+		for _, m := range row {
+			line += fmt.Sprintf(" %17s", strings.TrimSpace(m.Disturb.coreShort(clk.Hz)))
 		}
 		x.Printf("%s", line)
 		for i := range row {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/pti"
 )
@@ -183,6 +184,10 @@ type Loop struct {
 	// keeps it).
 	Value    int64
 	HasValue bool
+	// Samples are the counters read around the repeats (repeatDeltas): a
+	// sample before each repeat and one after the last, or one before and
+	// one after the loop.
+	Samples []amd64.Sample
 }
 
 // Exit is how a ring-3 run ended.
@@ -242,6 +247,9 @@ type Run interface {
 	Counts() (switches, cr3Loads, endTSC uint64)
 	// Tasks describes the run's tasks, for reports.
 	Tasks() []TaskState
+	// Samples are the counters read around the timing task's repeats in
+	// the last Start, as Loop.Samples.
+	Samples() []amd64.Sample
 }
 
 // TaskState describes a task of a run, for reports.

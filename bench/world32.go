@@ -91,9 +91,14 @@ func (w world32) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
 	if call.Op == Lseek {
 		arg = i386pae.FileFD
 	}
+	// The sample call around every repeat, but in the empty loop and the
+	// instrumented runs, whose phase sums would count it: those are sampled
+	// around the whole loop.
+	perRepeat := counters != 0 && !empty && !c.Stamps
+	before := readSample()
 	res, err := i386pae.Run(ic, i386pae.Syscalls, i386pae.Params{
 		N: uint32(n), R: uint32(r), Nr: w.nr(call.Op), Arg: arg, Empty: empty,
-		NoRDTSCP: !amd64.Features.RDTSCP, File: uint32(call.File),
+		NoRDTSCP: !amd64.Features.RDTSCP, File: uint32(call.File), Sample: perRepeat,
 	})
 	if err != nil {
 		return Loop{}, err
@@ -101,7 +106,11 @@ func (w world32) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
 	if res.Reason != layout.ReasonExit || res.Status != 0 {
 		return Loop{}, fmt.Errorf("the 32-bit ring-3 loop ended with %v", res)
 	}
-	return Loop{Cycles: res.Cycles, Phases: res.Phases[:], Value: int64(int32(res.Value)), HasValue: true}, nil
+	samples := []amd64.Sample{before, readSample()}
+	if perRepeat {
+		samples = i386pae.Samples()
+	}
+	return Loop{Cycles: res.Cycles, Phases: res.Phases[:], Value: int64(int32(res.Value)), HasValue: true, Samples: samples}, nil
 }
 
 func (world32) NewProcess(pages int) (Process, error) { return i386pae.NewProcessData(pages) }
@@ -139,9 +148,10 @@ func (world32) ProbeTargets() []ProbeTarget {
 
 // run32 is a run of the 32-bit tasks kernel.
 type run32 struct {
-	ts    *i386pae.Tasks
-	c     i386pae.Config
-	procs procs[*i386pae.Process]
+	ts      *i386pae.Tasks
+	c       i386pae.Config
+	procs   procs[*i386pae.Process]
+	samples []amd64.Sample
 }
 
 func (w world32) NewRun(c Config) (Run, error) {
@@ -157,8 +167,9 @@ func (w world32) NewRun(c Config) (Run, error) {
 }
 
 // AddProcess adds p, its first data page cleared but for the entry its
-// programs make their calls by (layout.ParamEntry) and how they end a
-// timed region (ParamNoRDTSCP).
+// programs make their calls by (layout.ParamEntry), how they end a
+// timed region (ParamNoRDTSCP) and whether they make the sample call
+// (ParamSample).
 func (r *run32) AddProcess(p Process, nfds int) (int, error) {
 	pp, i, err := r.procs.add(p, nfds, r.ts.AddProcess)
 	if err != nil {
@@ -169,6 +180,9 @@ func (r *run32) AddProcess(p Process, nfds int) (int, error) {
 	put32(d, layout.ParamEntry, uint32(r.c.Entry))
 	if !amd64.Features.RDTSCP {
 		put32(d, layout.ParamNoRDTSCP, 1)
+	}
+	if counters != 0 {
+		put32(d, layout.ParamSample, 1) // the ping task's sample calls (the ping-pong never runs instrumented)
 	}
 	return i, nil
 }
@@ -227,8 +241,12 @@ func (r *run32) AddFile(proc, fd int, size int64) error {
 
 func (r *run32) Start() (Exit, error) {
 	end, err := r.ts.RunTasks()
+	r.samples = i386pae.Samples()
 	return exit32(end), err
 }
+
+// Samples are those of the ping task's sample calls (i386pae.Samples).
+func (r *run32) Samples() []amd64.Sample { return r.samples }
 
 func (r *run32) PipeBytes(n int) (written, read uint64) {
 	w, rd := r.ts.PipeBytes(n)

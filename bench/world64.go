@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"github.com/ptilab/ptilab/amd64"
+	"slices"
 
 	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/internal/linuxabi"
@@ -95,7 +96,7 @@ func (w world64) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
 	if res.Reason != pti.ReasonExit || res.Status != 0 {
 		return Loop{}, fmt.Errorf("the ring-3 loop ended with %v", res)
 	}
-	return Loop{Cycles: results(w, pti.MainProcess(), r)}, nil
+	return Loop{Cycles: results(w, pti.MainProcess(), r), Samples: slices.Clone(pti.Samples())}, nil
 }
 
 // lseekFD is the descriptor of lseek's file: the first after the
@@ -153,7 +154,8 @@ func (world64) ProbeTargets() []ProbeTarget {
 // run64 is a run of package tasks' kernel.
 type run64 struct {
 	*tasks.Run
-	procs procs[*pti.Process]
+	procs   procs[*pti.Process]
+	samples []amd64.Sample
 }
 
 // NewRun starts a run of package tasks' kernel under c.
@@ -216,8 +218,12 @@ func (r *run64) AddFile(proc, fd int, size int64) error {
 
 func (r *run64) Start() (Exit, error) {
 	end, err := r.RunTasks()
+	r.samples = slices.Clone(pti.Samples())
 	return exit64(end), err
 }
+
+// Samples are those of the ping task's sample calls (pti.Samples).
+func (r *run64) Samples() []amd64.Sample { return r.samples }
 
 func (r *run64) Counts() (switches, cr3Loads, endTSC uint64) {
 	return r.Switches(), r.CR3Loads(), r.EndTSC()

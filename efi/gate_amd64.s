@@ -133,6 +133,7 @@ TEXT ·enter(SB),NOSPLIT|NOFRAME,$0
 	MOVOU	X14, ·fwctx+(context_XMM+128)(SB)
 	MOVOU	X15, ·fwctx+(context_XMM+144)(SB)
 	SAVE_SEGMENTS(·fwctx)
+	CALL	·saveEntryState(SB)
 	RET
 
 // func call(fn uint64, args *[maxArgs]uint64) uint64
@@ -243,4 +244,36 @@ freed:
 	MOVOU	·fwctx+(context_XMM+144)(SB), X15
 	// The firmware's return address is at the entry RSP: return as the
 	// entry point would.
+	RET
+
+// SEL(seg, field) stores segment register seg, zero-extended, in
+// Entry.field.
+#define SEL(seg, field) XORQ AX, AX; MOVW seg, AX; MOVQ AX, ·Entry+field(SB)
+
+// func saveEntryState()
+// Clobbers AX, CX, DX.
+TEXT ·saveEntryState(SB),NOSPLIT|NOFRAME,$0
+	MOVQ	CR0, AX
+	MOVQ	AX, ·Entry+EntryState_CR0(SB)
+	MOVQ	CR3, AX
+	MOVQ	AX, ·Entry+EntryState_CR3(SB)
+	MOVQ	CR4, AX
+	MOVQ	AX, ·Entry+EntryState_CR4(SB)
+	MOVL	$const_msrEFER, CX
+	RDMSR
+	SHLQ	$32, DX
+	ORQ	DX, AX
+	MOVQ	AX, ·Entry+EntryState_EFER(SB)
+	SEL(CS, EntryState_CS)
+	SEL(SS, EntryState_SS)
+	SEL(DS, EntryState_DS)
+	SEL(ES, EntryState_ES)
+	SEL(FS, EntryState_FS)
+	SEL(GS, EntryState_GS)
+	XORQ	AX, AX
+	STR_AX
+	MOVQ	AX, ·Entry+EntryState_TR(SB)
+	PUSHFQ
+	POPQ	AX
+	MOVQ	AX, ·Entry+EntryState_RFLAGS(SB)
 	RET

@@ -54,6 +54,11 @@ func TestHardwareNumbersAreAMD64s(t *testing.T) {
 		"DescTypeByte":         {amd64.DescTypeByte, layout.DescTypeByte},
 		"TSSBusy":              {amd64.TSSBusy, layout.TSSBusy},
 		"VectorDF":             {amd64.VectorDF, layout.VectorDF},
+		"SampleAPERF":          {uint64(amd64.SampleAPERF), layout.SampleAPERF},
+		"SampleSMI":            {uint64(amd64.SampleSMI), layout.SampleSMI},
+		"MSR_APERF":            {amd64.MSR_IA32_APERF, layout.MSR_APERF},
+		"MSR_MPERF":            {amd64.MSR_IA32_MPERF, layout.MSR_MPERF},
+		"MSR_SMI_COUNT":        {amd64.MSR_SMI_COUNT, layout.MSR_SMI_COUNT},
 	} {
 		assert.Equal(t, pair[0], pair[1], "layout.%s", name)
 	}

@@ -58,7 +58,10 @@ type Params struct {
 	Nr, Arg  uint32 // the system call and its argument (EBX)
 	Empty    bool   // time the loop without the system calls
 	NoRDTSCP bool   // end stamps with LFENCE;RDTSC;LFENCE
-	Addr     uint32 // Probe: the address to read
+	// Sample makes the sample call before each repeat and after the last
+	// (layout.ParamSample; Samples returns what it read).
+	Sample bool
+	Addr   uint32 // Probe: the address to read
 	// File runs the task under the tasks kernel (linux trampolines: see
 	// NewTasks), its process with descriptor 3 open on a kernel file of
 	// File bytes, for lseek; 0: without the tasks kernel.
@@ -92,6 +95,9 @@ func Run(c Config, p Program, params Params) (Result, error) {
 	put(layout.ParamEntry, entry)
 	if params.NoRDTSCP {
 		put(layout.ParamNoRDTSCP, 1)
+	}
+	if params.Sample {
+		put(layout.ParamSample, 1)
 	}
 	put(layout.ParamAddr, params.Addr)
 

@@ -160,6 +160,9 @@ func start(c Config, proc *Process, eip, esp uint32, args [6]uint32, tasks bool)
 	s.RunGDT.Base = world.kernel + (layout.Desc - layout.KernelBase) + layout.DescGDT
 	s.Enter32 = physical(offEnter32)
 
+	k := kstate()
+	k.SampleSrc, k.SampleN = uint32(sampleSrc), 0
+
 	run32(cpuPA)
 
 	r := Result{

@@ -12,12 +12,13 @@ const nsys = 128
 
 // System calls a task makes (linuxabi's x86-64 numbers).
 const (
-	SysRead    = linuxabi.SYS_read        // read(fd, buf, n), package tasks
-	SysWrite   = linuxabi.SYS_write       // write(fd, buf, n), package tasks
-	SysClose   = linuxabi.SYS_close       // close(fd), package tasks
-	SysExit    = linuxabi.SYS_exit        // exit(status): the task is done
-	SysGetppid = linuxabi.SYS_getppid     // the null call: returns 1
-	SysWork    = linuxabi.SYS_ptilab_work // ptilab's: spend RDI TSC cycles in the kernel, return 0
+	SysRead    = linuxabi.SYS_read          // read(fd, buf, n), package tasks
+	SysWrite   = linuxabi.SYS_write         // write(fd, buf, n), package tasks
+	SysClose   = linuxabi.SYS_close         // close(fd), package tasks
+	SysExit    = linuxabi.SYS_exit          // exit(status): the task is done
+	SysGetppid = linuxabi.SYS_getppid       // the null call: returns 1
+	SysWork    = linuxabi.SYS_ptilab_work   // ptilab's: spend RDI TSC cycles in the kernel, return 0
+	SysSample  = linuxabi.SYS_ptilab_sample // ptilab's: record an amd64.Sample (samples.go), return 0
 )
 
 // ptRegs is Linux's x86-64 struct pt_regs, which the Linux-shaped
@@ -59,6 +60,11 @@ type entryData struct {
 	Vector, ErrorCode, FaultRIP, FaultCS, FaultRSP, FaultCR2 uint64
 
 	Table [nsys]uint64 // the system-call table: kernel addresses
+
+	// The sample call's (sysSample): the counters to read
+	// (amd64.SampleSources), the kernel buffer of samples, how many it
+	// holds and how many the run recorded.
+	SampleSrc, SampleBuf, SampleCap, SampleN uint64
 }
 
 // Run end reasons.
@@ -105,7 +111,16 @@ const (
 	sysretUnsafeFlags = amd64.RFLAGS_TF | amd64.RFLAGS_RF // flags SYSRET must not restore (Linux: X86_EFLAGS_TF | X86_EFLAGS_RF)
 	endMarker         = amd64.EndMarker
 	ptiMask           = PTIUserMask
+	msrAPERF          = amd64.MSR_IA32_APERF
+	msrMPERF          = amd64.MSR_IA32_MPERF
+	msrSMICount       = amd64.MSR_SMI_COUNT
+	sampleAPERF       = amd64.SampleAPERF
+	sampleSMI         = amd64.SampleSMI
 )
+
+// sample is amd64.Sample, named here so that its size and offsets reach
+// the assembly through go_asm.h (sample__size, sample_APERF ...).
+type sample = amd64.Sample
 
 // entryData must fit in its page: this fails to compile otherwise.
 var _ [4096 - unsafe.Sizeof(entryData{})]byte

@@ -387,6 +387,36 @@ spin:
 	XORL	AX, AX
 	RET
 
+// func sysSample()
+// Records the counters entryData.SampleSrc names (amd64.SampleSources) in
+// the next amd64.Sample of entryData.SampleBuf, unless SampleCap are
+// recorded, and returns 0. Every MSR it reads exists (the sources come
+// from #GP-safe reads at boot).
+TEXT ·sysSample(SB),NOSPLIT|NOFRAME,$0
+	PUSHQ	CX
+	PUSHQ	DX
+	PUSHQ	DI
+	MOVQ	(const_dataBase+entryData_SampleN), DI
+	CMPQ	DI, (const_dataBase+entryData_SampleCap)
+	JCC	sampled
+	INCQ	(const_dataBase+entryData_SampleN)
+	IMULQ	$sample__size, DI
+	ADDQ	(const_dataBase+entryData_SampleBuf), DI
+	TESTQ	$const_sampleAPERF, (const_dataBase+entryData_SampleSrc)
+	JEQ	smi
+	RDMSR64(const_msrAPERF, sample_APERF(DI))
+	RDMSR64(const_msrMPERF, sample_MPERF(DI))
+smi:
+	TESTQ	$const_sampleSMI, (const_dataBase+entryData_SampleSrc)
+	JEQ	sampled
+	RDMSR64(const_msrSMICount, sample_SMI(DI))
+sampled:
+	POPQ	DI
+	POPQ	DX
+	POPQ	CX
+	XORL	AX, AX
+	RET
+
 // func sysExitRun()
 TEXT ·sysExitRun(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	DI, (const_dataBase+entryData_Status)
@@ -428,6 +458,7 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·excCommon, entryRoutines_ExcCommon(DI))
 	ROUTINE(·sysGetppid, kernelRoutines_SysGetppid(SI))
 	ROUTINE(·sysWork, kernelRoutines_SysWork(SI))
+	ROUTINE(·sysSample, kernelRoutines_SysSample(SI))
 	ROUTINE(·sysExitRun, kernelRoutines_SysExitRun(SI))
 	ROUTINE(·sysNoSys, kernelRoutines_SysNoSys(SI))
 	ROUTINE(·runExit, kernelRoutines_RunExit(SI))

@@ -36,7 +36,7 @@ type entryRoutines struct {
 // entryRoutines' are.
 type kernelRoutines struct {
 	// The built-in system calls (the table's entries: see ResetSyscalls).
-	SysGetppid, SysWork, SysExitRun, SysNoSys uint64
+	SysGetppid, SysWork, SysSample, SysExitRun, SysNoSys uint64
 	// RunExit ends a run (entryData.ExitRun).
 	RunExit uint64
 }

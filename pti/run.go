@@ -60,6 +60,7 @@ func Start(c Config, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 	d.UserRSP0 = rsp
 	d.Args = args
 	d.Reason, d.Status = 0, 0
+	resetSamples(d)
 
 	enterUser()
 

@@ -8,8 +8,14 @@
 // (amd64.EndMarker, as the entry routines).
 #define USER_END QUAD $const_endMarker
 
+// SAMPLE makes the sample call (sysSample), which records the core-clock
+// and disturbance counters in the kernel; it keeps every register but RAX,
+// RCX and R11.
+#define SAMPLE MOVL $const_SysSample, AX; SYSCALL
+
 // TIMED(LOOP) times R repeats of N iterations of LOOP and falls through
-// when done: RDI = N, RSI = R,
+// when done, with a sample call before each repeat and one after the last,
+// outside the timed regions: RDI = N, RSI = R,
 // RDX = where to store the R TSC counts (user data), R10 = the system call
 // number, R8 = its argument, R9 = 0 to end a timed region with RDTSCP;
 // LFENCE, 1 with LFENCE; RDTSC; LFENCE (no RDTSCP). Each repeat starts with
@@ -23,6 +29,7 @@
 	MOVQ	R10, R14; \
 	MOVQ	R8, R15; \
 repeat: \
+	SAMPLE; \
 	MOVQ	BX, BP; \
 	LFENCE; \
 	RDTSC; \
@@ -50,7 +57,8 @@ stamp: \
 	MOVQ	DX, (R13); \
 	ADDQ	$8, R13; \
 	DECQ	R12; \
-	JNE	repeat
+	JNE	repeat; \
+	SAMPLE
 
 // EXIT(status) makes the exit system call; EXIT_DI, with the status in
 // RDI.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/internal/bochs"
 	"github.com/ptilab/ptilab/internal/contract"
 )
@@ -148,9 +149,16 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	assert.True(t, timings[0].Emulated)
 	assert.Equal(t, "bochs", timings[0].Emulator)
 	assert.True(t, timings[0].Icount)
-	for _, line := range unknownMSR.FindAllStringSubmatch(string(res.Log), -1) {
-		assert.Equal(t, "0x8b", line[2], "only the microcode probe touches an MSR the model lacks: %s", line[0])
+	probed := map[string]bool{"0x8b": true} // the microcode probe
+	for _, msr := range cpustate.ProbedMSRs {
+		probed[fmt.Sprintf("%#x", msr)] = true
 	}
+	for _, line := range unknownMSR.FindAllStringSubmatch(string(res.Log), -1) {
+		assert.True(t, probed[line[2]], "only the microcode probe and the cpu-state's #GP-safe reads touch an MSR the model lacks: %s", line[0])
+	}
+	st := cpuStateOf(t, res)
+	assert.Equal(t, "unsupported", st.SMICount, "Bochs has no MSR_SMI_COUNT")
+	requireCoreUnsupported(t, res, "unsupported")
 
 	// Every 64-bit row measured, on+pcid included.
 	for _, f := range recordsOf[contract.Unsupported](t, res) {

@@ -78,6 +78,13 @@ func TestDefaultBoot(t *testing.T) {
 	assert.Equal(t, "qemu", m.Board)
 	assert.True(t, m.Relocated, "image base %#x: the firmware did not relocate the image", m.ImageBase)
 
+	// The cpu-state record, and the core clock and SMIs unsupported: QEMU's
+	// default CPU is not Intel's.
+	st := cpuStateOf(t, res)
+	assert.Equal(t, "unsupported", st.SMICount)
+	assert.Equal(t, "unsupported", st.MSRs["MSR_SMI_COUNT"])
+	requireCoreUnsupported(t, res, "unsupported")
+
 	// One check record per self-check, in order, each passed, and its
 	// human line.
 	byName := map[string]map[string]any{}
@@ -156,6 +163,17 @@ func TestModels(t *testing.T) {
 			if tt.check != nil {
 				tt.check(t, m)
 			}
+			// QEMU's Intel models: no APERF/MPERF, MSR_PLATFORM_INFO reads 0
+			// (TCG reads an MSR it lacks as 0), MSR_SMI_COUNT is QEMU's own
+			// count of the SMIs it delivered.
+			st := cpuStateOf(t, res)
+			smi := "unsupported"
+			if tt.model != 0 {
+				smi = "msr"
+				assert.Equal(t, 0, st.MaxNonTurboRatio)
+			}
+			assert.Equal(t, smi, st.SMICount)
+			requireCoreUnsupported(t, res, smi)
 		})
 	}
 }

@@ -30,6 +30,7 @@ func main() {
 	goos.SetEndAction(plan.End)
 	goos.SetScreen(plan.Screen)
 	machine(r)
+	power := cpuState(r)
 	for _, e := range perrs {
 		r.Printf("ptilab: %v; %s", e, e.Consequence())
 		r.Record(contract.PlanError{Line: e.Line, Text: e.Text, Error: e.Err, Consequence: e.Consequence()})
@@ -40,7 +41,7 @@ func main() {
 	}
 
 	runChecks(r)
-	runBenchmarks(r, plan)
+	runBenchmarks(r, plan, power)
 	syscallTable(r)
 	m := goos.Memory()
 	sinceEntry, bootNs := goos.SinceEntry()

@@ -3,15 +3,24 @@ package main
 import (
 	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/board"
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/goos"
 )
 
 // runBenchmarks runs the plan's benchmarks (bench.Registry) with the
 // clock of this machine: the TSC's frequency and source, whether its
 // figures are emulated and by which emulator (QEMU's TCG, Bochs), and
-// whether the TSC counts instructions (QEMU -icount, Bochs).
-func runBenchmarks(r *bench.Reporter, plan bench.Plan) {
+// whether the TSC counts instructions (QEMU -icount, Bochs); with the
+// core-clock and SMI counters read around every repeat and the P-state the
+// plan's pstate asks for, restored at the end.
+func runBenchmarks(r *bench.Reporter, plan bench.Plan, power cpustate.Power) {
 	info := goos.MachineInfo()
 	clk := bench.Clock{Hz: info.TSCHz, Source: info.TSCSource, Emulator: info.Emulator, Icount: board.Icount()}
+	if len(plan.Benchmarks) == 0 {
+		return
+	}
+	bench.SetCounters(power.Sources())
+	restore := bench.SetPState(r, plan.PState, power, cpustate.Hardware{}, clk.Hz)
 	bench.RunPlan(r, plan, clk)
+	restore()
 }

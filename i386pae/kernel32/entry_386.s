@@ -550,8 +550,12 @@ TEXT ·dispatch(SB),NOSPLIT|NOFRAME,$0
 	JNE	tasks
 	CMPL	AX, $const_sysExit
 	JEQ	exit
+	CMPL	AX, $const_sysSample
+	JEQ	sample
 	MOVL	$-const_enosys, AX
 	RET
+sample:
+	JMP	·sample(SB)
 tasks:
 	// The tasks kernel (tasks.go): syscall32(the frame), which
 	// DISPATCH_FRAME's caller left at 4(SP); Go's ABI0 on 386 takes the
@@ -592,6 +596,43 @@ fault:
 doublefault:
 	MOVL	$0x1000, SP		// an unmapped stack: the #PF cannot be
 	MOVL	0(SP), AX		// delivered on it, so #DF (its task)
+	RET
+
+// RDMSR32(msr, lo) reads MSR msr into the two words at lo (low, high).
+// Clobbers AX, CX, DX.
+#define RDMSR32(msr, lo) MOVL $msr, CX; RDMSR; MOVL AX, lo; MOVL DX, 4+lo
+
+// func sample()
+//
+// The sample call (layout.SysSample): records the counters
+// KState.SampleSrc names (SampleAPERF: IA32_APERF and IA32_MPERF;
+// SampleSMI: MSR_SMI_COUNT; the 64-bit side sets it only for counters a
+// #GP-safe read found) in the next of KState.Samples, unless MaxSamples
+// are recorded, and returns 0 in EAX. It keeps every other register: the
+// dispatch jumps to it, and the tasks kernel's Go code (do) calls it.
+TEXT ·sample(SB),NOSPLIT|NOFRAME,$0
+	PUSHL	CX
+	PUSHL	DX
+	PUSHL	DI
+	MOVL	(const_state+kState_SampleN), DI
+	CMPL	DI, $const_maxSamples
+	JCC	sampled
+	INCL	(const_state+kState_SampleN)
+	IMULL	$sample32__size, DI
+	ADDL	$(const_state+kState_Samples), DI
+	TESTL	$const_sampleAPERF, (const_state+kState_SampleSrc)
+	JEQ	smi
+	RDMSR32(const_msrAPERF, sample32_APERF(DI))
+	RDMSR32(const_msrMPERF, sample32_MPERF(DI))
+smi:
+	TESTL	$const_sampleSMI, (const_state+kState_SampleSrc)
+	JEQ	sampled
+	RDMSR32(const_msrSMICount, sample32_SMI(DI))
+sampled:
+	POPL	DI
+	POPL	DX
+	POPL	CX
+	XORL	AX, AX
 	RET
 
 // func setCR3(v uint32)

@@ -28,6 +28,12 @@ func rdtsc() (lo, hi uint32)
 // defined in entry_386.s
 func copyBytes(dst, src, n uint32)
 
+// sample records the core-clock and disturbance counters in the next of
+// KState.Samples: the sample call.
+//
+// defined in entry_386.s
+func sample()
+
 // endRun ends the run with reason and status (leave32); it does not
 // return.
 //

@@ -100,5 +100,25 @@ func copyBytes(dst, src, n uint32) {
 
 func endRun(reason, status uint32) { panic(runEnd{reason, status}) }
 
+// sample records a sample as the blob's does, of the host's counters:
+// APERF the TSC, MPERF twice it, MSR_SMI_COUNT the samples so far; each
+// only where KState.SampleSrc names it, and none past MaxSamples.
+func sample() {
+	k := &machine.k
+	if k.SampleN >= layout.MaxSamples {
+		return
+	}
+	s := &k.Samples[k.SampleN]
+	k.SampleN++
+	if k.SampleSrc&layout.SampleAPERF != 0 {
+		machine.tsc++
+		s.APERF = [2]uint32{uint32(machine.tsc), uint32(machine.tsc >> 32)}
+		s.MPERF = [2]uint32{uint32(2 * machine.tsc), uint32(2 * machine.tsc >> 32)}
+	}
+	if k.SampleSrc&layout.SampleSMI != 0 {
+		s.SMI = [2]uint32{k.SampleN - 1, 0}
+	}
+}
+
 // main is the command's: the host build is only tested.
 func main() {}

@@ -41,6 +41,13 @@ type ptRegs = layout.PtRegs
 // reach the assembly through go_asm.h.
 type tss32 layout.TSS
 
+// kState and sample32 are layout.KState and layout.Sample, declared here so
+// that their offsets reach the assembly through go_asm.h.
+type (
+	kState   layout.KState
+	sample32 layout.Sample
+)
+
 // Constants for the assembly (go_asm.h). Addresses in the kernel window
 // are given as negative numbers: the assembler takes 32-bit displacements
 // as signed.
@@ -60,6 +67,14 @@ const (
 	sysExit              = linuxabi.SYS_ia32_exit
 	sysGetppid           = linuxabi.SYS_ia32_getppid
 	sysWork              = linuxabi.SYS_ia32_ptilab_work
+	sysSample            = layout.SysSample
+	state                = layout.State - 1<<32
+	maxSamples           = layout.MaxSamples
+	sampleAPERF          = layout.SampleAPERF
+	sampleSMI            = layout.SampleSMI
+	msrAPERF             = layout.MSR_APERF
+	msrMPERF             = layout.MSR_MPERF
+	msrSMICount          = layout.MSR_SMI_COUNT
 	sysKernelFault       = layout.SysKernelFault
 	sysKernelDoubleFault = layout.SysKernelDoubleFault
 	enosys               = linuxabi.ENOSYS
@@ -96,6 +111,7 @@ const (
 	uEntry          = layout.UserData + layout.ParamEntry
 	uNoRDTSCP       = layout.UserData + layout.ParamNoRDTSCP
 	uRepeat         = layout.UserData + layout.ParamRepeat
+	uSample         = layout.UserData + layout.ParamSample
 	uStart          = layout.UserData + layout.ParamStart
 	uAddr           = layout.UserData + layout.ParamAddr
 	uValue          = layout.UserData + layout.ParamValue

@@ -95,7 +95,7 @@ func (k *kernel32) Call(c taskscenario.Call, args ...uint64) (running int, r int
 	nr := map[taskscenario.Call]uint32{
 		taskscenario.Read: linuxabi.SYS_ia32_read, taskscenario.Write: linuxabi.SYS_ia32_write, taskscenario.Close: linuxabi.SYS_ia32_close,
 		taskscenario.Lseek: linuxabi.SYS_ia32_lseek, taskscenario.SchedYield: linuxabi.SYS_ia32_sched_yield, taskscenario.Exit: linuxabi.SYS_ia32_exit,
-		taskscenario.Unknown: 999,
+		taskscenario.Unknown: 999, sampleCall: layout.SysSample,
 	}[c]
 	var a [3]uint32
 	for i, v := range args {
@@ -213,6 +213,31 @@ func TestEndTSC(t *testing.T) {
 	require.Equal(t, &runEnd{layout.ReasonExit, 0xffffffff}, k.ended)
 	assert.Equal(t, [2]uint32{uint32(machine.tsc), 0}, machine.k.EndTSC)
 	assert.NotZero(t, machine.k.EndTSC[0])
+}
+
+// sampleCall is the sample call, ptilab's own, which the scenarios of
+// both tasks kernels do not know.
+const sampleCall taskscenario.Call = 1000
+
+// The sample call under the tasks kernel records the counters the 64-bit
+// side asked for, answers 0 without switching, and stops at MaxSamples.
+func TestSampleCall(t *testing.T) {
+	k := newKernel32(t)
+	p := k.NewProcess(0x1000, 0)
+	k.NewTask(p, 0x1000)
+	k.NewTask(p, 0x2000)
+	machine.k.SampleSrc = layout.SampleSMI
+	running, r := k.Call(sampleCall)
+	assert.Equal(t, 0, running, "no switch")
+	assert.Zero(t, r)
+	k.Call(sampleCall)
+	assert.Equal(t, uint32(2), machine.k.SampleN)
+	assert.Equal(t, [2]uint32{1, 0}, machine.k.Samples[1].SMI)
+	assert.Zero(t, machine.k.Samples[1].APERF, "not asked for")
+	machine.k.SampleN = layout.MaxSamples
+	_, r = k.Call(sampleCall)
+	assert.Zero(t, r)
+	assert.Equal(t, uint32(layout.MaxSamples), machine.k.SampleN, "full")
 }
 
 // The seam maps only what the 32-bit world's tables map: anything else

@@ -39,6 +39,19 @@ stamp: \
 	CMPL	CX, const_uR; \
 	JCS	repeat
 
+// SAMPLE makes the sample call (layout.SysSample) when ParamSample is set,
+// by the task's entry (as SYS): outside the timed regions, before each
+// repeat and after the last. The call changes EAX only.
+#define SAMPLE \
+	CMPL	const_uSample, $0; \
+	JEQ	7(PC); \
+	MOVL	$const_sysSample, AX; \
+	CMPL	const_uEntry, $0; \
+	JNE	3(PC); \
+	CALL	·vsyscall(SB); \
+	JMP	2(PC); \
+	INT	$0x80
+
 // func userText()
 //
 // Marks the start of the user text; never run.
@@ -75,10 +88,12 @@ TEXT ·vsyscallRet(SB),NOSPLIT|NOFRAME,$0
 // none: the empty loop), each repeat stamped with LFENCE;RDTSC;LFENCE
 // before and RDTSCP;LFENCE after (LFENCE;RDTSC;LFENCE with
 // ParamNoRDTSCP), the 64-bit differences stored at ParamResults and the
-// last call's result at ParamValue; then exit(0) by INT 0x80.
+// last call's result at ParamValue, with the sample call (SAMPLE) around
+// the repeats; then exit(0) by INT 0x80.
 TEXT ·userSyscalls(SB),NOSPLIT|NOFRAME,$0
 	MOVL	$0, const_uRepeat
 repeat:
+	SAMPLE
 	START_REPEAT
 	MOVL	const_uN, SI
 	MOVL	const_uEntry, DI
@@ -103,6 +118,7 @@ next:
 done:
 	MOVL	AX, const_uValue	// the last call's result
 	END_REPEAT
+	SAMPLE
 	MOVL	$const_sysExit, AX
 	XORL	BX, BX
 	INT	$0x80
@@ -150,6 +166,7 @@ TEXT ·userProbe(SB),NOSPLIT|NOFRAME,$0
 TEXT ·userPing(SB),NOSPLIT|NOFRAME,$0
 	MOVL	$0, const_uRepeat
 repeat:
+	SAMPLE
 	START_REPEAT
 	MOVL	const_uN, SI
 loop:
@@ -182,6 +199,7 @@ loop:
 	DECL	SI
 	JNE	loop
 	END_REPEAT
+	SAMPLE
 	MOVL	$const_sysClose, AX
 	MOVL	const_uPingOut, BX
 	SYS

@@ -230,6 +230,7 @@ const (
 	ParamEntry     = 16  // EntrySysenter, EntryInt80 or EntryNone
 	ParamNoRDTSCP  = 20  // 1: end stamps with LFENCE;RDTSC;LFENCE
 	ParamRepeat    = 24  // the task's repeat counter
+	ParamSample    = 28  // 1: make the sample call (SysSample) before each repeat and after the last
 	ParamStart     = 32  // the repeat's start stamp (8 bytes)
 	ParamAddr      = 40  // the probe's address
 	ParamValue     = 44  // what the probe read
@@ -339,7 +340,34 @@ type KState struct {
 	Tasks        [MaxTasks]Task
 	NFDSlots     uint32 // descriptor slots handed out
 	FDSlots      [MaxFDSlots]uint32
+
+	// The sample call's (SysSample; the 64-bit side sets them before
+	// every run, tasks or not): the counters to read (SampleAPERF,
+	// SampleSMI), how many samples are recorded, and the samples, each
+	// Sample's counters as low, high words.
+	SampleSrc, SampleN uint32
+	Samples            [MaxSamples]Sample
 }
+
+// Sample is amd64.Sample in 32-bit words: IA32_APERF, IA32_MPERF and
+// MSR_SMI_COUNT, each low then high.
+type Sample struct {
+	APERF, MPERF, SMI [2]uint32
+}
+
+// The sample call: its number, the counters it reads (amd64.SampleAPERF
+// and amd64.SampleSMI's bits, their MSR numbers amd64's; a test of
+// package i386pae compares them), and how many samples it records: one
+// before each repeat of a timing program and one after its last.
+const (
+	SysSample     = linuxabi.SYS_ia32_ptilab_sample
+	SampleAPERF   = 1 << 0
+	SampleSMI     = 1 << 1
+	MSR_APERF     = 0xe8
+	MSR_MPERF     = 0xe7
+	MSR_SMI_COUNT = 0x34
+	MaxSamples    = MaxRepeats + 1
+)
 
 // TSS is the 32-bit task-state segment (SDM Vol. 3A, 8.2.1, Figure 8-2),
 // one uint32 per 4-byte slot. The selector fields (Link, SS0, SS1, SS2,

@@ -65,6 +65,52 @@ type Stats struct {
 	Max        float64 `json:"max"`
 	TSCHz      uint64  `json:"tsc_hz"`
 	RatioToOff float64 `json:"ratio_to_off,omitempty"`
+	Core
+}
+
+// Core is a figure's core clock and disturbances, from the counters read
+// in ring 0 before and after every measured repeat (outside its timed
+// region): APERF/MPERF and MSR_SMI_COUNT. Where the CPU lacks a counter
+// (QEMU's TCG, Bochs) its field says "unsupported" and its figures are
+// absent.
+type Core struct {
+	// CoreClock is "aperf/mperf", or "unsupported".
+	CoreClock string `json:"core_clock"`
+	// CoreMHz is the effective core clock over the measured repeats: TSC
+	// Hz * sum dAPERF / sum dMPERF.
+	CoreMHz float64 `json:"core_mhz,omitempty"`
+	// CoreMean and CoreMedian are core cycles per operation: each repeat's
+	// figure times its own dAPERF/dMPERF, over the measured repeats.
+	CoreMean   float64 `json:"core_mean,omitempty"`
+	CoreMedian float64 `json:"core_median,omitempty"`
+	// SMICount is "msr" (MSR_SMI_COUNT read around every repeat), or
+	// "unsupported".
+	SMICount string `json:"smi_count"`
+	// SMIs is the SMIs during the measured repeats; Disturbed is how many
+	// measured repeats saw at least one.
+	SMIs      uint64 `json:"smis"`
+	Disturbed int    `json:"disturbed"`
+	// Sampled says over what the counters were read: "repeat" (around
+	// every repeat) or "run" (around all repeats at once: a disturbance
+	// marks every repeat of the run).
+	Sampled string `json:"sampled,omitempty"`
+	// Undisturbed are the statistics over the repeats that saw no
+	// disturbance (absent when none did, or none was free of one).
+	Undisturbed *Spread `json:"undisturbed,omitempty"`
+	// Headline names the statistics a reader should quote: "undisturbed"
+	// when some repeats were disturbed and at least half were not, else
+	// "all" (the record's own mean, median, ...).
+	Headline string `json:"headline"`
+}
+
+// Spread is a figure's statistics over a subset of its repeats.
+type Spread struct {
+	N      int     `json:"n"`
+	Mean   float64 `json:"mean"`
+	Stddev float64 `json:"stddev"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
 }
 
 // Syscall is a timed system-call loop: units per call over R repeats of N
@@ -321,6 +367,66 @@ type Timing struct {
 	Icount       bool   `json:"icount"`
 }
 
+// CPUState is the processor's state as the firmware left it, printed once
+// at boot before any benchmark: the firmware's control registers, EFER,
+// segment selectors and interrupt flag at the image entry point; the MSRs
+// that decide the figures (by their SDM names: value as hex, or
+// "unsupported" where the read raised #GP or CPUID says the MSR is absent);
+// raw CPUID leaves 15H and 16H (EAX, EBX, ECX, EDX; absent beyond the
+// maximum leaf); and what they mean: the core clock's controls, fast
+// strings and ERMSB (which decide the REP MOVS copy rows), SMT siblings.
+type CPUState struct {
+	CR0       string            `json:"cr0"`
+	CR4       string            `json:"cr4"`
+	EFER      string            `json:"efer"`
+	Selectors map[string]string `json:"selectors"` // cs, ss, ds, es, fs, gs, tr
+	IF        bool              `json:"if"`
+	MSRs      map[string]string `json:"msrs"`
+	CPUID15H  []uint32          `json:"cpuid_15h,omitempty"`
+	CPUID16H  []uint32          `json:"cpuid_16h,omitempty"`
+
+	// CoreClock is "aperf/mperf" (CPUID.06H:ECX[0] and both MSRs read) or
+	// "unsupported"; SMICount "msr" or "unsupported".
+	CoreClock string `json:"core_clock"`
+	SMICount  string `json:"smi_count"`
+	// MaxNonTurboRatio is MSR_PLATFORM_INFO[15:8] (0: unreadable), and
+	// CurrentRatio IA32_PERF_STATUS[15:8].
+	MaxNonTurboRatio int `json:"max_non_turbo_ratio"`
+	CurrentRatio     int `json:"current_ratio"`
+	// EIST, TurboDisabled and FastStrings are IA32_MISC_ENABLE bits 16, 38
+	// and 0 (absent when it is unreadable).
+	EIST          *bool `json:"eist,omitempty"`
+	TurboDisabled *bool `json:"turbo_disabled,omitempty"`
+	FastStrings   *bool `json:"fast_strings,omitempty"`
+	Turbo         bool  `json:"turbo"`       // CPUID.06H:EAX[1]
+	HWP           bool  `json:"hwp"`         // CPUID.06H:EAX[7]
+	HWPEnabled    bool  `json:"hwp_enabled"` // IA32_PM_ENABLE[0]
+	ERMSB         bool  `json:"ermsb"`       // CPUID.(07H,0):EBX[9]
+	// ThreadsPerCore is the SMT level's logical processors from CPUID leaf
+	// 1FH or 0BH (TopologyLeaf; 0 when neither exists); SMT is whether
+	// there are siblings (more than one).
+	ThreadsPerCore int    `json:"threads_per_core"`
+	TopologyLeaf   string `json:"topology_leaf"`
+	SMT            bool   `json:"smt"`
+}
+
+// PState is what the run did to the core's P-state (plan key pstate):
+// the mode, the MSR written and its value and the firmware's (hex; absent
+// when nothing was written), why, and how the clock settled.
+type PState struct {
+	Mode     string  `json:"mode"`
+	MSR      string  `json:"msr,omitempty"`
+	Value    string  `json:"value,omitempty"`
+	Firmware string  `json:"firmware,omitempty"`
+	Ratio    int     `json:"ratio,omitempty"`
+	Why      string  `json:"why"`
+	Applied  bool    `json:"applied"`
+	Settled  bool    `json:"settled"`
+	SettleMs float64 `json:"settle_ms,omitempty"`
+	CoreMHz  float64 `json:"core_mhz,omitempty"`
+	Restored bool    `json:"restored,omitempty"`
+}
+
 // PlanError is a line of the plan file the run could not use, and what
 // it did instead.
 type PlanError struct {
@@ -393,6 +499,8 @@ func (Check) Kind() string           { return "check" }
 func (Deadlock) Kind() string        { return "deadlock" }
 func (Machine) Kind() string         { return "machine" }
 func (Timing) Kind() string          { return "timing" }
+func (CPUState) Kind() string        { return "cpu-state" }
+func (PState) Kind() string          { return "pstate" }
 func (PlanError) Kind() string       { return "plan-error" }
 func (SyscallCounts) Kind() string   { return "syscalls" }
 func (Fault) Kind() string           { return "fault" }
@@ -405,7 +513,7 @@ var kinds = map[string]func() Record{}
 func init() {
 	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Seed{}, Unsupported{},
 		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
-		Fault{}, OutOfMemory{}, End{}} {
+		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}} {
 		kinds[r.Kind()] = newOf(r)
 	}
 }

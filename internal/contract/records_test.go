@@ -17,7 +17,9 @@ func TestEncodeDecode(t *testing.T) {
 	ucode := uint32(0x28)
 	recs := []Record{
 		Syscall{Subject: Subject{Bench: "work", Width: 64, Mode: "on", Entry: "syscall", Flavour: "minimal", WorkNs: &ns, Emulated: true},
-			N: 200, R: 10, Stats: Stats{Unit: "tsc_cycles", Mean: 1.5, Median: 1, Min: 1, Max: 2, TSCHz: 2e9, RatioToOff: 3},
+			N: 200, R: 10, Stats: Stats{Unit: "tsc_cycles", Mean: 1.5, Median: 1, Min: 1, Max: 2, TSCHz: 2e9, RatioToOff: 3,
+				Core: Core{CoreClock: "aperf/mperf", CoreMHz: 3400, CoreMean: 1.2, SMICount: "msr", SMIs: 1, Disturbed: 1, Sampled: "repeat",
+					Undisturbed: &Spread{N: 9, Mean: 1.4}, Headline: "undisturbed"}},
 			NsPerCall: 0.75, EmptyLoopCycles: 2, Phases: map[string]float64{"cr3_in": 1}, PhaseCall: 9},
 		PingPong{Subject: Subject{Bench: "pingpong", Width: 32, Mode: "off", Entry: "int80", Tasks: "threads"}, N: 200, R: 10, RoundTrips: 2400, Switches: 4801},
 		Messaging{Subject: Subject{Bench: "messaging", Width: 64, Tasks: "processes"}, Workload: Workload{Groups: 2, Loops: 10, Size: 100, IPC: "pipe"}, R: 10, Warmup: 2, Messages: 8000, ChecksumsOK: true},
@@ -36,6 +38,9 @@ func TestEncodeDecode(t *testing.T) {
 		Deadlock{Bench: "deadlock", Provoked: true, Tasks: []DeadlockTask{{Task: 1, Process: 1, State: "blocked", Wait: "read", Pipe: 1, RIP: "0x7f8000001010"}}, TaskCount: 2, States: map[string]int{"blocked": 2}},
 		Machine{Vendor: "GenuineIntel", Family: 6, Model: 0x3a, Microcode: &ucode, Board: "pc"},
 		Timing{LFENCE: "yes", TSCHz: 3e9},
+		CPUState{CR0: "0x80010033", Selectors: map[string]string{"cs": "0x38"}, IF: true, MSRs: map[string]string{"MSR_SMI_COUNT": "unsupported"},
+			CPUID15H: []uint32{2, 0xc8, 0, 0}, CoreClock: "unsupported", SMICount: "unsupported", EIST: &yes, ThreadsPerCore: 2, TopologyLeaf: "0bh", SMT: true},
+		PState{Mode: "nominal", MSR: "IA32_PERF_CTL", Value: "0x2200", Firmware: "0x1000", Ratio: 34, Why: "x", Applied: true, Settled: true, SettleMs: 2, CoreMHz: 3400},
 		PlanError{Line: 3, Text: "x", Error: "unknown key", Consequence: "using the default"},
 		SyscallCounts{Counts: map[string]uint64{"mmap": 3}, Distinct: 1, Total: 3},
 		Fault{Vector: 14, Name: "#PF page fault", RIP: "0x1", CR2: "0x10", In: "Go code"},

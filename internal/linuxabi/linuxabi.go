@@ -71,6 +71,11 @@ const (
 	// (package pti's work benchmark). It shadows Linux's 127,
 	// rt_sigpending, which no ring-3 task of ptilab makes.
 	SYS_ptilab_work = 127
+	// SYS_ptilab_sample records the core-clock and disturbance counters
+	// in the kernel (package pti's sample call, made between the timed
+	// repeats of the timing loops) and returns 0. It shadows Linux's 126,
+	// capset, which no ring-3 task of ptilab makes.
+	SYS_ptilab_sample = 126
 	// SYS_ptilab_fault makes goos take a CPU exception in kernel mode
 	// (RDI: the kind), for the tests of that path; the number is outside
 	// Linux's table ("ptl" and a zero byte).
@@ -104,6 +109,11 @@ const (
 	// page): the #DF task must bring the record back. It shadows i386's
 	// 125, mprotect.
 	SYS_ia32_ptilab_kernel_double_fault = 125
+	// SYS_ia32_ptilab_sample records the core-clock and disturbance
+	// counters in the 32-bit kernel (layout.KState.Samples), between the
+	// timed repeats of the timing programs, and returns 0. It shadows
+	// i386's 124, adjtimex.
+	SYS_ia32_ptilab_sample = 124
 )
 
 //go:generate go run mksysnames.go

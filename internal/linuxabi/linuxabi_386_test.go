@@ -25,6 +25,7 @@ func TestSyscallNumbers32(t *testing.T) {
 	assert.Equal(t, uint64(unix.SYS_CREATE_MODULE), uint64(linuxabi.SYS_ia32_ptilab_work))
 	assert.Equal(t, uint64(unix.SYS_SIGPROCMASK), uint64(linuxabi.SYS_ia32_ptilab_kernel_fault))
 	assert.Equal(t, uint64(unix.SYS_MPROTECT), uint64(linuxabi.SYS_ia32_ptilab_kernel_double_fault))
+	assert.Equal(t, uint64(unix.SYS_ADJTIMEX), uint64(linuxabi.SYS_ia32_ptilab_sample))
 }
 
 // TestErrno32 compares every errno value with x/sys/unix's for

@@ -1,0 +1,73 @@
+package amd64
+
+// Power management, thermal and platform MSRs that decide and reveal the
+// core clock, and the SMI counter (SDM Vol. 4, Table 2-2 and the
+// model-specific tables 2-20 ff.; SDM Vol. 3B, 15.2 and 15.4). Not every
+// CPU has them: read them with ReadMSRSafe.
+const (
+	MSR_SMI_COUNT              = 0x00000034 // [31:0] SMIs since reset (Nehalem and later, Intel)
+	MSR_IA32_SPEC_CTRL         = 0x00000048 // IBRS, STIBP, SSBD (CPUID.07H:EDX[26])
+	MSR_IA32_ARCH_CAPABILITIES = 0x0000010a // RDCL_NO, IBRS_ALL, ... (CPUID.07H:EDX[29])
+	MSR_PLATFORM_INFO          = 0x000000ce // [15:8] maximum non-turbo ratio
+	MSR_IA32_MPERF             = 0x000000e7 // counts at the TSC's rate while the core is in C0
+	MSR_IA32_APERF             = 0x000000e8 // counts at the core's actual clock while in C0
+	MSR_IA32_PERF_STATUS       = 0x00000198 // [15:8] the current ratio
+	MSR_IA32_PERF_CTL          = 0x00000199 // [15:8] the requested ratio (EIST)
+	MSR_IA32_MISC_ENABLE       = 0x000001a0 // fast strings, EIST, turbo disable
+	MSR_IA32_MTRR_DEF_TYPE     = 0x000002ff // [7:0] default memory type, [10] fixed enable, [11] MTRRs enable
+	MSR_IA32_PM_ENABLE         = 0x00000770 // [0] HWP enabled (write-once until reset)
+	MSR_IA32_HWP_CAPABILITIES  = 0x00000771 // highest, guaranteed, most efficient, lowest performance
+	MSR_IA32_HWP_REQUEST       = 0x00000774 // minimum, maximum, desired performance, EPP
+
+	MISC_ENABLE_FAST_STRINGS  = 1 << 0  // IA32_MISC_ENABLE: fast-string REP MOVS/STOS
+	MISC_ENABLE_EIST          = 1 << 16 // IA32_MISC_ENABLE: Enhanced Intel SpeedStep enabled
+	MISC_ENABLE_TURBO_DISABLE = 1 << 38 // IA32_MISC_ENABLE: IDA (turbo) disengaged
+	PM_ENABLE_HWP             = 1 << 0  // IA32_PM_ENABLE
+	CPUID06_EAX_TURBO         = 1 << 1  // CPUID.06H:EAX[1], Intel Turbo Boost available
+	CPUID06_EAX_HWP           = 1 << 7  // CPUID.06H:EAX[7], HWP base registers
+	CPUID06_ECX_APERFMPERF    = 1 << 0  // CPUID.06H:ECX[0], IA32_MPERF and IA32_APERF
+	CPUID07_EBX_ERMS          = 1 << 9  // CPUID.(07H,0):EBX[9], enhanced REP MOVSB/STOSB
+	CPUID07_EDX_SPEC_CTRL     = 1 << 26 // CPUID.(07H,0):EDX[26], IBRS and IBPB: IA32_SPEC_CTRL
+	CPUID07_EDX_ARCH_CAPS     = 1 << 29 // CPUID.(07H,0):EDX[29], IA32_ARCH_CAPABILITIES
+)
+
+// Sample is what is read in ring 0 before and after every measured
+// repeat (pti's sample call, the worlds' loops): the core-clock counters
+// and the counters of the events that disturb a measurement. A counter the
+// CPU lacks reads 0 throughout. The fields are 8 bytes each, in this order,
+// for the assembly that fills them (go_asm.h: sample_APERF ...); a new
+// disturbance counter (NMIs) is one more field here and one more store
+// there.
+type Sample struct {
+	APERF uint64 // IA32_APERF
+	MPERF uint64 // IA32_MPERF
+	SMI   uint64 // MSR_SMI_COUNT[31:0]
+}
+
+// Disturbed reports whether d, the change of the counters over a repeat
+// (cpustate.Delta), shows an event that disturbed it: an SMI. A new
+// disturbance counter joins here.
+func (d Sample) Disturbed() bool { return d.SMI != 0 }
+
+// SampleSources says which of a Sample's counters the CPU has: the
+// SampleAPERF and SampleSMI bits, set where a #GP-safe read of the MSR
+// succeeded.
+type SampleSources uint64
+
+const (
+	SampleAPERF SampleSources = 1 << 0 // APERF and MPERF are read
+	SampleSMI   SampleSources = 1 << 1 // MSR_SMI_COUNT is read
+)
+
+// ReadSample reads the counters src names into s (the others stay 0).
+// The MSRs must be known to exist (SampleSources from safe reads): it
+// uses RDMSR.
+func ReadSample(src SampleSources, s *Sample) {
+	if src&SampleAPERF != 0 {
+		s.APERF = RDMSR(MSR_IA32_APERF)
+		s.MPERF = RDMSR(MSR_IA32_MPERF)
+	}
+	if src&SampleSMI != 0 {
+		s.SMI = RDMSR(MSR_SMI_COUNT) & 0xffffffff
+	}
+}

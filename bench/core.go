@@ -1,0 +1,225 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/i386pae"
+	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/pti"
+)
+
+// The core clock and the disturbances of every figure: the counters of
+// an amd64.Sample (APERF, MPERF, MSR_SMI_COUNT) are read in ring 0 before
+// and after every repeat, outside its timed region: by the timing
+// programs' sample call (pti's sysSample in the 64-bit world, kernel32's
+// sample in the 32-bit one), and in Go between the runs of
+// sched-messaging. The 32-bit world's instrumented runs (phases) make no
+// sample call, which their phase sums would count: they are sampled in Go
+// around the whole loop. A repeat during which an SMI arrived is
+// disturbed; each figure reports how many were, and its statistics over
+// the undisturbed ones beside all.
+
+// counters are the counters this CPU has (SetCounters).
+var counters amd64.SampleSources
+
+// SetCounters sets the counters read around the repeats: those src names
+// (cpustate.Power.Sources; 0 under the emulators, which have neither
+// counter).
+func SetCounters(src amd64.SampleSources) {
+	counters = src
+	pti.SetSampling(src)
+	i386pae.SetSampling(src)
+}
+
+// readSample reads the counters in Go, between runs.
+func readSample() amd64.Sample {
+	var s amd64.Sample
+	amd64.ReadSample(counters, &s)
+	return s
+}
+
+// How a figure's counters were read (contract.Core.Sampled).
+const (
+	sampledRepeat = "repeat" // around every repeat
+	sampledRun    = "run"    // around all the repeats of a loop at once
+)
+
+// repeatDeltas turns the samples of a loop of warmup+r repeats into the
+// measured repeats' counter deltas: with a sample before every repeat and
+// one after the last (warmup+r+1), one per measured repeat; with a sample
+// before and after the whole loop (2), the loop's alone, sampled "run".
+// Anything else gives none.
+func repeatDeltas(s []amd64.Sample, r, warmup int) ([]amd64.Sample, string) {
+	switch len(s) {
+	case warmup + r + 1:
+		d := make([]amd64.Sample, r)
+		for i := range d {
+			d[i] = cpustate.Delta(s[warmup+i], s[warmup+i+1])
+		}
+		return d, sampledRepeat
+	case 2:
+		return []amd64.Sample{cpustate.Delta(s[0], s[1])}, sampledRun
+	}
+	return nil, ""
+}
+
+// Disturb is a figure's core clock and disturbances over its measured
+// repeats.
+type Disturb struct {
+	Src     amd64.SampleSources // the counters read
+	Sampled string              // sampledRepeat or sampledRun; "" when nothing was
+	// Ratio is sum dAPERF / sum dMPERF (0: unknown); Core the core cycles
+	// per operation, each repeat's figure times its own ratio (its run's,
+	// sampled per run).
+	Ratio float64
+	Core  Stats
+	// SMIs during the measured repeats (sampled per run: during the whole
+	// loop, warm-up included), and the repeats that saw one.
+	SMIs      uint64
+	Disturbed int
+	// Undisturbed are the statistics over the repeats without an SMI
+	// (N = 0 when there are none, or none was disturbed).
+	Undisturbed Stats
+}
+
+// disturbOf computes a figure's Disturb from its r measured repeats'
+// figures per operation and the samples of its loop of warmup+r repeats
+// (repeatDeltas).
+func disturbOf(perOp []float64, samples []amd64.Sample, r, warmup int) Disturb {
+	deltas, sampled := repeatDeltas(samples, r, warmup)
+	return disturbDeltas(perOp, deltas, sampled)
+}
+
+// disturbDeltas computes a figure's Disturb from its measured repeats'
+// figures per operation and their counter deltas: one per repeat, or one
+// for all (sampled "run").
+func disturbDeltas(perOp []float64, deltas []amd64.Sample, sampled string) Disturb {
+	d := Disturb{Src: counters, Sampled: sampled}
+	if len(deltas) == 0 || len(perOp) == 0 {
+		return d
+	}
+	of := func(i int) amd64.Sample {
+		if sampled == sampledRun {
+			return deltas[0]
+		}
+		return deltas[i]
+	}
+	var sumA, sumM uint64
+	for _, x := range deltas {
+		sumA += x.APERF
+		sumM += x.MPERF
+		d.SMIs += x.SMI
+	}
+	if counters&amd64.SampleAPERF != 0 && sumM != 0 {
+		d.Ratio = float64(sumA) / float64(sumM)
+		core := make([]float64, len(perOp))
+		for i, v := range perOp {
+			r, ok := cpustate.Ratio(of(i))
+			if !ok {
+				r = d.Ratio
+			}
+			core[i] = v * r
+		}
+		d.Core = Summarize(core)
+	}
+	if counters&amd64.SampleSMI == 0 {
+		return d
+	}
+	var calm []float64
+	for i, v := range perOp {
+		if !of(i).Disturbed() {
+			calm = append(calm, v)
+		} else {
+			d.Disturbed++
+		}
+	}
+	if d.Disturbed > 0 {
+		d.Undisturbed = Summarize(calm)
+	}
+	return d
+}
+
+// headline names the statistics to quote: the undisturbed repeats' when
+// some were disturbed and at least half were not, else all of them.
+func (d Disturb) headline() string {
+	if d.Disturbed > 0 && 2*d.Undisturbed.N >= d.Disturbed+d.Undisturbed.N {
+		return "undisturbed"
+	}
+	return "all"
+}
+
+// core is d's record form for a TSC of hz.
+func (d Disturb) core(hz uint64) contract.Core {
+	c := contract.Core{CoreClock: cpustate.Unsupported, SMICount: cpustate.Unsupported, Sampled: d.Sampled, Headline: d.headline()}
+	if d.Src&amd64.SampleAPERF != 0 {
+		c.CoreClock = cpustate.ClockAPERF
+		if d.Ratio != 0 {
+			c.CoreMHz = round(float64(hz) * d.Ratio / 1e6)
+			c.CoreMean, c.CoreMedian = round(d.Core.Mean), round(d.Core.Median)
+		}
+	}
+	if d.Src&amd64.SampleSMI != 0 {
+		c.SMICount = cpustate.SMIFromMSR
+		c.SMIs, c.Disturbed = d.SMIs, d.Disturbed
+		if u := d.Undisturbed; u.N > 0 {
+			c.Undisturbed = &contract.Spread{N: u.N, Mean: round(u.Mean), Stddev: round(u.Stddev), Median: round(u.Median), Min: round(u.Min), Max: round(u.Max)}
+		}
+	}
+	if d.Src == 0 {
+		c.Sampled = ""
+	}
+	return c
+}
+
+// coreColumns heads the core-clock columns of a table: the effective
+// core clock, core cycles per operation, and the repeats an SMI disturbed
+// (of all).
+func coreColumns() string { return fmt.Sprintf(" %8s %10s %7s", "core MHz", "core/op", "SMI rep") }
+
+// coreWidth is the width of the core-clock columns.
+const coreWidth = 1 + 8 + 1 + 10 + 1 + 7
+
+// coreCells are d's core-clock cells for r measured repeats: "-" where
+// the counter is unsupported.
+func (d Disturb) coreCells(hz uint64, r int) string {
+	mhz, core, smi := "-", "-", "-"
+	if d.Ratio != 0 {
+		mhz = fmt.Sprintf("%.0f", float64(hz)*d.Ratio/1e6)
+		core = fmt.Sprintf("%.1f", d.Core.Mean)
+	}
+	if d.Src&amd64.SampleSMI != 0 && d.Sampled != "" {
+		smi = fmt.Sprintf("%d/%d", d.Disturbed, r)
+	}
+	return fmt.Sprintf(" %8s %10s %7s", mhz, core, smi)
+}
+
+// coreShort is d's core clock and disturbed repeats in a seed table's
+// cell: " 3400 MHz 0/10", "-" for an unsupported counter.
+func (d Disturb) coreShort(hz uint64) string {
+	mhz, smi := "-", "-"
+	if d.Ratio != 0 {
+		mhz = fmt.Sprintf("%.0f", float64(hz)*d.Ratio/1e6)
+	}
+	if d.Src&amd64.SampleSMI != 0 && d.Sampled != "" {
+		smi = fmt.Sprintf("%d/%d", d.Disturbed, d.Disturbed+d.Undisturbed.N)
+		if d.Disturbed == 0 {
+			smi = "0"
+		}
+	}
+	return fmt.Sprintf(" %5s MHz %s", mhz, smi)
+}
+
+// countersNote says, for table headings, what the core-clock columns come
+// from, or that the CPU has no such counters.
+func countersNote() string {
+	clock, smi := "unsupported (no APERF/MPERF)", "unsupported (no MSR_SMI_COUNT)"
+	if counters&amd64.SampleAPERF != 0 {
+		clock = "APERF/MPERF around every repeat"
+	}
+	if counters&amd64.SampleSMI != 0 {
+		smi = "MSR_SMI_COUNT around every repeat (SMI rep: repeats disturbed; headline over the undisturbed when at least half are)"
+	}
+	return "core clock: " + clock + "; SMIs: " + smi
+}

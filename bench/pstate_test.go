@@ -1,0 +1,82 @@
+package bench
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/internal/contract"
+)
+
+func TestCPUStateLines(t *testing.T) {
+	yes, no := true, false
+	s := contract.CPUState{
+		CR0: "0x80010033", CR4: "0x668", EFER: "0xd00",
+		Selectors: map[string]string{"cs": "0x38", "ss": "0x30", "ds": "0x30", "es": "0x30", "fs": "0x30", "gs": "0x30", "tr": "0x0"},
+		IF:        true, MSRs: map[string]string{"MSR_SMI_COUNT": "0x2a", "IA32_MISC_ENABLE": "0x850089"},
+		CPUID15H: []uint32{2, 0x14e, 0, 0}, CoreClock: "aperf/mperf", SMICount: "msr", MaxNonTurboRatio: 34, CurrentRatio: 16,
+		EIST: &yes, TurboDisabled: &no, FastStrings: &yes, Turbo: true, ERMSB: true, ThreadsPerCore: 2, TopologyLeaf: "0bh", SMT: true,
+	}
+	l := CPUStateLines(s)
+	require.Len(t, l, 4)
+	assert.Equal(t, "ptilab cpu-state: firmware at entry: CR0 0x80010033 CR4 0x668 EFER 0xd00 | cs 0x38 ss 0x30 ds 0x30 es 0x30 fs 0x30 gs 0x30 tr 0x0 | IF 1", l[0])
+	assert.Equal(t, "ptilab cpu-state: core clock aperf/mperf | SMI count msr | max non-turbo ratio 34, current 16 | EIST on | turbo enabled | HWP absent | fast strings on, ERMSB yes | SMT siblings yes (2 threads per core, CPUID 0bh)", l[1])
+	assert.Equal(t, "ptilab cpu-state: MSRs: IA32_MISC_ENABLE 0x850089, MSR_SMI_COUNT 0x2a", l[2])
+	assert.Equal(t, "ptilab cpu-state: CPUID 15H 0x2 0x14e 0x0 0x0 | 16H absent", l[3])
+}
+
+// pstateCPU is a CPU whose MSRs are a map (absent: #GP), whose TSC
+// advances 1 ms per read and whose core runs at the TSC's rate.
+type pstateCPU struct {
+	msr    map[uint32]uint64
+	tsc    uint64
+	writes map[uint32]uint64
+}
+
+func (c *pstateCPU) CPUID(uint32, uint32) (uint32, uint32, uint32, uint32) { return 0, 0, 0, 0 }
+func (c *pstateCPU) ReadMSR(m uint32) (uint64, bool) {
+	if m == amd64.MSR_IA32_APERF || m == amd64.MSR_IA32_MPERF {
+		return c.tsc, true
+	}
+	v, ok := c.msr[m]
+	return v, ok
+}
+func (c *pstateCPU) WriteMSR(m uint32, v uint64) bool {
+	if _, ok := c.msr[m]; !ok {
+		return false
+	}
+	c.msr[m] = v
+	c.writes[m] = v
+	return true
+}
+func (c *pstateCPU) TSC() uint64 { c.tsc += 1e6; return c.tsc }
+
+// TestSetPState: an Ivy Bridge left at ratio 16 gets 34 through
+// IA32_PERF_CTL, waits for the clock, and has 16 back at the end; every
+// step printed and recorded.
+func TestSetPState(t *testing.T) {
+	cpu := &pstateCPU{msr: map[uint32]uint64{amd64.MSR_IA32_PERF_CTL: 0x1000}, writes: map[uint32]uint64{}}
+	p := cpustate.Power{Intel: true, Family: 6, APERF: true,
+		PlatformInfo: cpustate.MSR{Value: 0x80838f1012200, OK: true}, PerfCtl: cpustate.MSR{Value: 0x1000, OK: true},
+		MiscEnable: cpustate.MSR{Value: 0x850089, OK: true}}
+	var out bytes.Buffer
+	r := NewReporter(&out)
+	restore := SetPState(r, cpustate.PStateNominal, p, cpu, 1e9)
+	assert.Equal(t, uint64(0x2200), cpu.msr[amd64.MSR_IA32_PERF_CTL])
+	restore()
+	assert.Equal(t, uint64(0x1000), cpu.msr[amd64.MSR_IA32_PERF_CTL])
+	assert.Contains(t, out.String(), "ptilab pstate: nominal: IA32_PERF_CTL ratio 34 (maximum non-turbo); the core clock settled at 1000 MHz")
+	assert.Contains(t, out.String(), `PTILAB {"kind":"pstate","mode":"nominal","msr":"IA32_PERF_CTL","value":"0x2200","firmware":"0x1000","ratio":34,`)
+	assert.Contains(t, out.String(), "the firmware's IA32_PERF_CTL 0x1000 restored: yes")
+
+	// leave touches nothing.
+	cpu = &pstateCPU{msr: map[uint32]uint64{amd64.MSR_IA32_PERF_CTL: 0x1000}, writes: map[uint32]uint64{}}
+	out.Reset()
+	SetPState(r, cpustate.PStateLeave, p, cpu, 1e9)()
+	assert.Empty(t, cpu.writes)
+	assert.Contains(t, out.String(), `"kind":"pstate","mode":"leave"`)
+}

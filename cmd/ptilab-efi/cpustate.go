@@ -1,0 +1,21 @@
+package main
+
+import (
+	"github.com/ptilab/ptilab/bench"
+	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/efi"
+)
+
+// cpuState prints the cpu-state lines and record: the firmware's CPU
+// state at entry and the MSRs the figures depend on, all read #GP-safe.
+// It returns the core-clock state for the benchmarks.
+func cpuState(r *bench.Reporter) cpustate.Power {
+	cpu := cpustate.Hardware{}
+	p := cpustate.ReadPower(cpu)
+	st := cpustate.State(cpu, efi.Entry, p)
+	for _, l := range bench.CPUStateLines(st) {
+		r.Printf("%s", l)
+	}
+	r.Record(st)
+	return p
+}

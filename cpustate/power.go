@@ -1,0 +1,183 @@
+package cpustate
+
+import (
+	"fmt"
+
+	"github.com/ptilab/ptilab/amd64"
+)
+
+// Power is the core-clock state: which counters and controls the CPU
+// has, and the MSRs that say how the firmware left the clock.
+type Power struct {
+	Intel      bool
+	Family     uint32 // display family
+	APERF      bool   // CPUID.06H:ECX[0] and both counters readable
+	HWP        bool   // CPUID.06H:EAX[7]
+	HWPEnabled bool   // IA32_PM_ENABLE[0]
+	Turbo      bool   // CPUID.06H:EAX[1]
+
+	PlatformInfo MSR // MSR_PLATFORM_INFO (CEH)
+	PerfStatus   MSR // IA32_PERF_STATUS (198H)
+	PerfCtl      MSR // IA32_PERF_CTL (199H)
+	MiscEnable   MSR // IA32_MISC_ENABLE (1A0H)
+	PMEnable     MSR // IA32_PM_ENABLE (770H), with HWP
+	HWPCaps      MSR // IA32_HWP_CAPABILITIES (771H), with HWP
+	HWPRequest   MSR // IA32_HWP_REQUEST (774H), with HWP
+	SMICount     MSR // MSR_SMI_COUNT (34H), Intel family 6
+}
+
+// ReadPower reads the core-clock state of c. The model-specific MSRs
+// (PLATFORM_INFO, SMI_COUNT) are tried only on Intel family 6, where the
+// SDM lists them (Nehalem and later), and each read is #GP-safe.
+func ReadPower(c CPU) Power {
+	max, intel := maxLeaf(c)
+	var p Power
+	p.Intel = intel
+	sig, _, _, _ := leaf(c, max, 1)
+	p.Family = (sig >> 8) & 0xf
+	if p.Family == 0xf {
+		p.Family += (sig >> 20) & 0xff
+	}
+	a6, _, c6, _ := leaf(c, max, 6)
+	p.HWP = a6&amd64.CPUID06_EAX_HWP != 0
+	p.Turbo = a6&amd64.CPUID06_EAX_TURBO != 0
+	if c6&amd64.CPUID06_ECX_APERFMPERF != 0 {
+		_, okA := c.ReadMSR(amd64.MSR_IA32_APERF)
+		_, okM := c.ReadMSR(amd64.MSR_IA32_MPERF)
+		p.APERF = okA && okM
+	}
+	if intel && p.Family == 6 {
+		p.PlatformInfo = read(c, amd64.MSR_PLATFORM_INFO)
+		p.SMICount = read(c, amd64.MSR_SMI_COUNT)
+	}
+	if intel {
+		p.PerfStatus = read(c, amd64.MSR_IA32_PERF_STATUS)
+		p.PerfCtl = read(c, amd64.MSR_IA32_PERF_CTL)
+		p.MiscEnable = read(c, amd64.MSR_IA32_MISC_ENABLE)
+	}
+	if p.HWP {
+		p.PMEnable = read(c, amd64.MSR_IA32_PM_ENABLE)
+		p.HWPEnabled = p.PMEnable.OK && p.PMEnable.Value&amd64.PM_ENABLE_HWP != 0
+		p.HWPCaps = read(c, amd64.MSR_IA32_HWP_CAPABILITIES)
+		p.HWPRequest = read(c, amd64.MSR_IA32_HWP_REQUEST)
+	}
+	return p
+}
+
+// Sources are the counters a repeat's Sample can hold on this CPU.
+func (p Power) Sources() amd64.SampleSources {
+	var s amd64.SampleSources
+	if p.APERF {
+		s |= amd64.SampleAPERF
+	}
+	if p.SMICount.OK {
+		s |= amd64.SampleSMI
+	}
+	return s
+}
+
+// MaxNonTurbo is MSR_PLATFORM_INFO[15:8], the maximum non-turbo ratio
+// (units of the 100 MHz bus clock on Sandy Bridge and later), 0 when
+// unreadable.
+func (p Power) MaxNonTurbo() uint8 {
+	if !p.PlatformInfo.OK {
+		return 0
+	}
+	return uint8(p.PlatformInfo.Value >> 8)
+}
+
+// CurrentRatio is IA32_PERF_STATUS[15:8], 0 when unreadable.
+func (p Power) CurrentRatio() uint8 {
+	if !p.PerfStatus.OK {
+		return 0
+	}
+	return uint8(p.PerfStatus.Value >> 8)
+}
+
+// EIST reports IA32_MISC_ENABLE[16] (Enhanced Intel SpeedStep enabled),
+// and whether the MSR was read.
+func (p Power) EIST() (on, known bool) {
+	return p.MiscEnable.Value&amd64.MISC_ENABLE_EIST != 0, p.MiscEnable.OK
+}
+
+// TurboDisabled reports IA32_MISC_ENABLE[38], and whether the MSR was
+// read.
+func (p Power) TurboDisabled() (off, known bool) {
+	return p.MiscEnable.Value&amd64.MISC_ENABLE_TURBO_DISABLE != 0, p.MiscEnable.OK
+}
+
+// PState values of the plan key pstate.
+const (
+	PStateNominal = "nominal" // request the maximum non-turbo ratio, restore the firmware's at the end
+	PStateLeave   = "leave"   // touch nothing
+)
+
+// Request is a P-state request: write Value to MSR, and Restore (the
+// firmware's value) at the end. MSR 0 means no write; Why says why, or
+// what the request is.
+type Request struct {
+	MSR            uint32
+	Value, Restore uint64
+	Ratio          uint8 // the ratio requested
+	Why            string
+}
+
+// IA32_HWP_REQUEST's minimum [7:0], maximum [15:8] and desired [23:16]
+// performance, and its Package_Control bit [42], with which the CPU
+// follows IA32_HWP_REQUEST_PKG instead (SDM Vol. 3B, 15.4.4).
+const (
+	hwpPerfFields     = 0xffffff
+	hwpPackageControl = 1 << 42
+)
+
+// PlanPState decides the request of pstate mode for p. Nominal asks for
+// the maximum non-turbo ratio: with HWP enabled, IA32_HWP_REQUEST with
+// minimum = maximum = desired = that ratio (clamped to the lowest and
+// highest performance of IA32_HWP_CAPABILITIES; HWP's performance levels
+// are ratios on these CPUs) and Package_Control cleared, so that this
+// request is the one the core follows, other fields kept; otherwise IA32_PERF_CTL
+// [15:8], other bits kept, which needs EIST enabled (with EIST off the
+// firmware fixed the ratio and PERF_CTL is ignored).
+func PlanPState(p Power, mode string) Request {
+	if mode == PStateLeave {
+		return Request{Why: "pstate = leave: the firmware's P-state is left as it is"}
+	}
+	ratio := p.MaxNonTurbo()
+	switch {
+	case !p.Intel:
+		return Request{Why: "unsupported: not an Intel CPU"}
+	case ratio == 0:
+		return Request{Why: "unsupported: MSR_PLATFORM_INFO (CEH) unreadable or its ratio 0"}
+	case p.HWPEnabled:
+		if !p.HWPRequest.OK {
+			return Request{Why: "unsupported: HWP enabled but IA32_HWP_REQUEST (774H) unreadable"}
+		}
+		perf := uint64(ratio)
+		if p.HWPCaps.OK {
+			highest, lowest := p.HWPCaps.Value&0xff, (p.HWPCaps.Value>>24)&0xff
+			perf = min(max(perf, lowest), highest)
+		}
+		v := p.HWPRequest.Value&^(hwpPerfFields|hwpPackageControl) | perf | perf<<8 | perf<<16
+		return Request{MSR: amd64.MSR_IA32_HWP_REQUEST, Value: v, Restore: p.HWPRequest.Value, Ratio: uint8(perf),
+			Why: fmt.Sprintf("IA32_HWP_REQUEST min = max = desired = %d (maximum non-turbo ratio)", perf)}
+	}
+	if on, known := p.EIST(); known && !on {
+		return Request{Why: "not needed: EIST is disabled (IA32_MISC_ENABLE[16] = 0), the firmware fixed the ratio"}
+	}
+	if !p.PerfCtl.OK {
+		return Request{Why: "unsupported: IA32_PERF_CTL (199H) unreadable"}
+	}
+	v := p.PerfCtl.Value&^0xff00 | uint64(ratio)<<8
+	return Request{MSR: amd64.MSR_IA32_PERF_CTL, Value: v, Restore: p.PerfCtl.Value, Ratio: ratio,
+		Why: fmt.Sprintf("IA32_PERF_CTL ratio %d (maximum non-turbo)", ratio)}
+}
+
+// Apply writes the request, if any, and reports whether the CPU took it.
+func (r Request) Apply(c CPU) bool {
+	return r.MSR == 0 || c.WriteMSR(r.MSR, r.Value)
+}
+
+// Undo writes the firmware's value back, if a request was made.
+func (r Request) Undo(c CPU) bool {
+	return r.MSR == 0 || c.WriteMSR(r.MSR, r.Restore)
+}

@@ -1,0 +1,138 @@
+package cpustate
+
+import (
+	"fmt"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/efi"
+	"github.com/ptilab/ptilab/internal/contract"
+)
+
+// Unsupported is what the records say of a counter or MSR the CPU lacks.
+const Unsupported = "unsupported"
+
+// Sources of the core clock and of the SMI count, as the records name
+// them.
+const (
+	ClockAPERF = "aperf/mperf"
+	SMIFromMSR = "msr"
+)
+
+// hex formats an MSR or register value.
+func hex(v uint64) string { return fmt.Sprintf("%#x", v) }
+
+func msrText(m MSR) string {
+	if !m.OK {
+		return Unsupported
+	}
+	return hex(m.Value)
+}
+
+func bit(m MSR, b uint64) *bool {
+	if !m.OK {
+		return nil
+	}
+	v := m.Value&b != 0
+	return &v
+}
+
+// Topology returns the logical processors per core (the SMT level's
+// count, CPUID.(1FH or 0BH, 0):EBX[15:0] where that subleaf's level type,
+// ECX[15:8], is 1 = SMT) and the leaf it came from ("1fh", "0bh"), or 0 and
+// "none" (SDM Vol. 3A, 9.9.1; Linux arch/x86/kernel/cpu/topology_ext.c).
+func Topology(c CPU) (threads int, from string) {
+	max, _ := maxLeaf(c)
+	for _, l := range []uint32{0x1f, 0x0b} {
+		if max < l {
+			continue
+		}
+		_, b, cx, _ := c.CPUID(l, 0)
+		if b&0xffff == 0 || (cx>>8)&0xff != 1 {
+			continue
+		}
+		return int(b & 0xffff), fmt.Sprintf("%02xh", l)
+	}
+	return 0, "none"
+}
+
+// State builds the cpu-state record: the firmware's state at entry (e),
+// the core-clock MSRs (p), and what CPUID leaves 7, 15H, 16H and the
+// topology leaves say; IA32_SPEC_CTRL and IA32_ARCH_CAPABILITIES are read
+// only where CPUID.(07H,0):EDX announces them, PAT and MTRRdefType where
+// CPUID.01H:EDX[16] and [12] do.
+func State(c CPU, e efi.EntryState, p Power) contract.CPUState {
+	max, _ := maxLeaf(c)
+	s := contract.CPUState{
+		CR0: hex(e.CR0), CR4: hex(e.CR4), EFER: hex(e.EFER),
+		Selectors: map[string]string{
+			"cs": hex(e.CS), "ss": hex(e.SS), "ds": hex(e.DS), "es": hex(e.ES),
+			"fs": hex(e.FS), "gs": hex(e.GS), "tr": hex(e.TR),
+		},
+		IF:               e.RFLAGS&amd64.RFLAGS_IF != 0,
+		CoreClock:        Unsupported,
+		SMICount:         Unsupported,
+		MaxNonTurboRatio: int(p.MaxNonTurbo()),
+		CurrentRatio:     int(p.CurrentRatio()),
+		EIST:             bit(p.MiscEnable, amd64.MISC_ENABLE_EIST),
+		TurboDisabled:    bit(p.MiscEnable, amd64.MISC_ENABLE_TURBO_DISABLE),
+		FastStrings:      bit(p.MiscEnable, amd64.MISC_ENABLE_FAST_STRINGS),
+		Turbo:            p.Turbo,
+		HWP:              p.HWP,
+		HWPEnabled:       p.HWPEnabled,
+	}
+	if p.APERF {
+		s.CoreClock = ClockAPERF
+	}
+	if p.SMICount.OK {
+		s.SMICount = SMIFromMSR
+	}
+	_, _, _, d1 := leaf(c, max, 1)
+	_, b7, _, d7 := leaf(c, max, 7)
+	s.ERMSB = b7&amd64.CPUID07_EBX_ERMS != 0
+	optional := func(present bool, msr uint32) MSR {
+		if !present {
+			return MSR{}
+		}
+		return read(c, msr)
+	}
+	msrs := map[string]MSR{
+		"MSR_PLATFORM_INFO":      p.PlatformInfo,
+		"IA32_PERF_STATUS":       p.PerfStatus,
+		"IA32_PERF_CTL":          p.PerfCtl,
+		"IA32_MISC_ENABLE":       p.MiscEnable,
+		"IA32_PM_ENABLE":         p.PMEnable,
+		"IA32_HWP_CAPABILITIES":  p.HWPCaps,
+		"IA32_HWP_REQUEST":       p.HWPRequest,
+		"MSR_SMI_COUNT":          p.SMICount,
+		"IA32_SPEC_CTRL":         optional(d7&amd64.CPUID07_EDX_SPEC_CTRL != 0, amd64.MSR_IA32_SPEC_CTRL),
+		"IA32_ARCH_CAPABILITIES": optional(d7&amd64.CPUID07_EDX_ARCH_CAPS != 0, amd64.MSR_IA32_ARCH_CAPABILITIES),
+		"IA32_PAT":               optional(d1&(1<<16) != 0, amd64.MSR_IA32_PAT),
+		"IA32_MTRR_DEF_TYPE":     optional(d1&(1<<12) != 0, amd64.MSR_IA32_MTRR_DEF_TYPE),
+	}
+	s.MSRs = make(map[string]string, len(msrs))
+	for name, m := range msrs {
+		s.MSRs[name] = msrText(m)
+	}
+	for _, l := range []struct {
+		leaf uint32
+		to   *[]uint32
+	}{{0x15, &s.CPUID15H}, {0x16, &s.CPUID16H}} {
+		if max >= l.leaf {
+			a, b, cx, d := c.CPUID(l.leaf, 0)
+			*l.to = []uint32{a, b, cx, d}
+		}
+	}
+	s.ThreadsPerCore, s.TopologyLeaf = Topology(c)
+	s.SMT = s.ThreadsPerCore > 1
+	return s
+}
+
+// ProbedMSRs are the MSRs ReadPower and State may read (each through the
+// #GP-safe path, where CPUID does not rule it out), for the emulator tests
+// that list the MSRs a run touched.
+var ProbedMSRs = []uint32{
+	amd64.MSR_IA32_APERF, amd64.MSR_IA32_MPERF, amd64.MSR_PLATFORM_INFO, amd64.MSR_SMI_COUNT,
+	amd64.MSR_IA32_PERF_STATUS, amd64.MSR_IA32_PERF_CTL, amd64.MSR_IA32_MISC_ENABLE,
+	amd64.MSR_IA32_PM_ENABLE, amd64.MSR_IA32_HWP_CAPABILITIES, amd64.MSR_IA32_HWP_REQUEST,
+	amd64.MSR_IA32_SPEC_CTRL, amd64.MSR_IA32_ARCH_CAPABILITIES, amd64.MSR_IA32_PAT, amd64.MSR_IA32_MTRR_DEF_TYPE,
+}

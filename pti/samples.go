@@ -1,0 +1,49 @@
+package pti
+
+import (
+	"unsafe"
+
+	"github.com/ptilab/ptilab/amd64"
+)
+
+// MaxSamples is the most samples a run records: one before each repeat of
+// a timing loop and one after its last (the 64-bit programs store at most
+// 7680 counts).
+const MaxSamples = 8192
+
+// samples is the sample call's buffer, in the kernel image (mapped on the
+// kernel side of every task's address space).
+var samples [MaxSamples]amd64.Sample
+
+// SetSampling makes the sample call read the counters src names from the
+// next run on (0: none; the calls still count).
+func SetSampling(src amd64.SampleSources) { sampleSrc = src }
+
+var sampleSrc amd64.SampleSources
+
+// resetSamples empties the buffer for a run (Start).
+func resetSamples(d *entryData) {
+	d.SampleSrc = uint64(sampleSrc)
+	d.SampleBuf = uint64(uintptr(unsafe.Pointer(&samples[0])))
+	d.SampleCap = MaxSamples
+	d.SampleN = 0
+}
+
+// Samples returns the samples the last run recorded, in order: the
+// counters SetSampling did not name read 0. The slice is the buffer's: the
+// next run overwrites it.
+func Samples() []amd64.Sample {
+	d := data()
+	s := samples[:min(d.SampleN, MaxSamples)]
+	if sampleSrc&amd64.SampleAPERF == 0 || sampleSrc&amd64.SampleSMI == 0 {
+		for i := range s {
+			if sampleSrc&amd64.SampleAPERF == 0 {
+				s[i].APERF, s[i].MPERF = 0, 0
+			}
+			if sampleSrc&amd64.SampleSMI == 0 {
+				s[i].SMI = 0
+			}
+		}
+	}
+	return s
+}

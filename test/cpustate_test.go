@@ -1,0 +1,84 @@
+package test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/internal/contract"
+)
+
+// cpuStateOf checks that a run printed one cpu-state record, with its
+// human lines, before the first benchmark's line and record, and that
+// the firmware's state in it is long mode's; it returns the record.
+func cpuStateOf(t *testing.T, res serialLog) contract.CPUState {
+	t.Helper()
+	sts := recordsOf[contract.CPUState](t, res)
+	require.Len(t, sts, 1, "one cpu-state record")
+	s := sts[0]
+	lines := res.Lines()
+	at := lineIndex(t, lines, `PTILAB {"kind":"cpu-state"`)
+	assert.Less(t, lineIndex(t, lines, "ptilab cpu-state: firmware at entry: CR0 "), at)
+	lineIndex(t, lines, "ptilab cpu-state: MSRs: ")
+	for i, l := range lines {
+		if strings.HasPrefix(l, `PTILAB {"kind":"timing"`) || strings.HasPrefix(l, `PTILAB {"kind":"syscall"`) {
+			assert.Greater(t, i, at, "cpu-state before the benchmarks")
+			break
+		}
+	}
+	for _, k := range []string{"cs", "ss", "ds", "es", "fs", "gs", "tr"} {
+		assert.Contains(t, s.Selectors, k)
+	}
+	assert.Equal(t, "0x38", s.Selectors["cs"], "OVMF's 64-bit code selector")
+	assert.True(t, hexBit(t, s.CR0, 31), "CR0.PG at entry: %s", s.CR0)
+	assert.True(t, hexBit(t, s.EFER, 10), "EFER.LMA at entry: %s", s.EFER)
+	assert.True(t, hexBit(t, s.CR4, 5), "CR4.PAE at entry: %s", s.CR4)
+	assert.NotEqual(t, "unsupported", s.MSRs["IA32_PAT"], "QEMU has PAT")
+	assert.Equal(t, "unsupported", s.CoreClock, "TCG has no APERF/MPERF")
+	return s
+}
+
+func hexBit(t *testing.T, s string, bit uint) bool {
+	t.Helper()
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64)
+	require.NoError(t, err, s)
+	return v&(1<<bit) != 0
+}
+
+// requireCoreUnsupported checks the emulator's figures and pstate record:
+// no core clock anywhere; the SMI count as smi says ("unsupported", or
+// "msr" where QEMU's Intel models emulate MSR_SMI_COUNT) and no repeat
+// disturbed; nothing written to a P-state MSR.
+func requireCoreUnsupported(t *testing.T, res serialLog, smi string) {
+	t.Helper()
+	ps := recordsOf[contract.PState](t, res)
+	require.Len(t, ps, 1, "one pstate record")
+	assert.Equal(t, "nominal", ps[0].Mode)
+	assert.False(t, ps[0].Applied)
+	assert.Empty(t, ps[0].MSR)
+	assert.Contains(t, ps[0].Why, "unsupported")
+	var cores []contract.Core
+	for _, r := range recordsOf[contract.Syscall](t, res) {
+		cores = append(cores, r.Core)
+	}
+	for _, r := range recordsOf[contract.PingPong](t, res) {
+		cores = append(cores, r.Core)
+	}
+	for _, r := range recordsOf[contract.Messaging](t, res) {
+		cores = append(cores, r.Core)
+	}
+	require.NotEmpty(t, cores)
+	for _, c := range cores {
+		assert.Equal(t, "unsupported", c.CoreClock)
+		assert.Zero(t, c.CoreMHz)
+		assert.Zero(t, c.CoreMean)
+		assert.Equal(t, smi, c.SMICount)
+		assert.Zero(t, c.Disturbed, "no SMI inside a repeat")
+		assert.Nil(t, c.Undisturbed)
+		assert.Equal(t, "all", c.Headline)
+	}
+	lineIndex(t, res.Lines(), "core clock: unsupported (no APERF/MPERF)")
+}
