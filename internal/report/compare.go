@@ -23,12 +23,13 @@ const TestNote = "significance: Welch's two-sample t-test from each figure's mea
 	"figures without spread on either side: benchmath.AssumeNothing on the exact repeats; " +
 	"alpha 0.05 (benchmath.DefaultThresholds); ~ is no significant difference"
 
-// CoreClockKey is the field of a record (or of the machine record, for
-// the whole run) that gives the effective core clock in Hz, where the
-// image reports one; runs whose core clocks differ by more than
-// CoreClockTolerance are not compared row by row.
+// CoreClockKey is the field of a figure's record that gives its
+// effective core clock in MHz (contract.Core's CoreMHz: TSC Hz * dAPERF /
+// dMPERF over the measured repeats), where the CPU has APERF/MPERF;
+// figures whose core clocks differ by more than CoreClockTolerance are
+// not compared.
 const (
-	CoreClockKey       = "core_hz"
+	CoreClockKey       = "core_mhz"
 	CoreClockTolerance = 0.02
 )
 
@@ -104,7 +105,7 @@ func compareRow(k string, a, b *Run, x, y *Measurement) []string {
 	if x.Emulated != y.Emulated {
 		return why(fmt.Sprintf("not compared: A %s, B %s", emulation(a, x), emulation(b, y)))
 	}
-	if ca, cb, ok := coreClocks(a, b, x, y); ok && math.Abs(cb/ca-1) > CoreClockTolerance {
+	if ca, cb, ok := coreClocks(x, y); ok && math.Abs(cb/ca-1) > CoreClockTolerance {
 		return why(fmt.Sprintf("not compared: core clocks differ (A %.3f GHz, B %.3f GHz)", ca/1e9, cb/1e9))
 	}
 	c := significance(x, y)
@@ -149,25 +150,12 @@ func emulation(r *Run, m *Measurement) string {
 	return "emulated"
 }
 
-// coreClocks returns the core clocks of x (in run a) and y (in run b),
-// in Hz: each record's own CoreClockKey field, else its run's machine
-// record's; ok is false unless both have one.
-func coreClocks(a, b *Run, x, y *Measurement) (ca, cb float64, ok bool) {
-	ca, okA := coreClock(a, x)
-	cb, okB := coreClock(b, y)
-	return ca, cb, okA && okB && ca > 0 && cb > 0
-}
-
-func coreClock(r *Run, m *Measurement) (float64, bool) {
-	if v, ok := number(m.Record.Fields[CoreClockKey]); ok {
-		return v, true
-	}
-	for _, rec := range r.Records {
-		if rec.Kind() == "machine" {
-			return number(rec.Fields[CoreClockKey])
-		}
-	}
-	return 0, false
+// coreClocks returns the core clocks of x and y in Hz, from each
+// record's CoreClockKey field; ok is false unless both have one.
+func coreClocks(x, y *Measurement) (ca, cb float64, ok bool) {
+	ca, okA := number(x.Record.Fields[CoreClockKey])
+	cb, okB := number(y.Record.Fields[CoreClockKey])
+	return ca * 1e6, cb * 1e6, okA && okB && ca > 0 && cb > 0
 }
 
 // number is a record field's number (a json.Number or a float64).

@@ -32,7 +32,11 @@ func synthStats(m, ratio float64) contract.Stats {
 	r := func(x float64) float64 { return math.Round(x*1000) / 1000 }
 	return contract.Stats{Unit: "tsc_cycles", Mean: r(m), Stddev: r(sd), StddevPct: synthStddevP,
 		PerfPct: r(synthStddevP / math.Sqrt(synthR)), Median: r(m * 0.998), Min: r(m * 0.975), Max: r(m * 1.03),
-		TSCHz: synthHz, RatioToOff: r(ratio)}
+		TSCHz: synthHz, RatioToOff: r(ratio),
+		// The core held at the TSC's nominal rate (pstate = nominal), no
+		// SMI: core cycles equal TSC cycles.
+		Core: contract.Core{CoreClock: "aperf/mperf", CoreMHz: synthHz / 1e6, CoreMean: r(m), CoreMedian: r(m * 0.998),
+			SMICount: "msr", Sampled: "repeat", Headline: "all"}}
 }
 
 func synthNs(cycles float64) float64 { return math.Round(cycles/synthHz*1e9*1000) / 1000 }
