@@ -334,3 +334,16 @@ func TestUserTextStaysInUserSpace(t *testing.T) {
 	assert.Equal(t, "SYSENTER", ops(decode(t, "vsyscall", 32))[4])
 	assert.Equal(t, []string{"POP", "POP", "POP", "RET"}, ops(decode(t, "vsyscallRet", 32)))
 }
+
+// TestNMIHandler checks the 32-bit NMI handler: DS saved, the kernel's
+// loaded, one increment of the per-CPU NMI count, DS and EAX restored, IRET.
+func TestNMIHandler(t *testing.T) {
+	insts := decode(t, "nmi", 32)
+	require.Equal(t, []string{"PUSH", "PUSH", "MOV", "MOV", "INC", "POP", "POP", "IRETD"}, ops(insts[:8]))
+	assert.Equal(t, x86asm.DS, insts[0].Args[0])
+	assert.Equal(t, x86asm.DS, insts[3].Args[0])
+	inc, ok := insts[4].Args[0].(x86asm.Mem)
+	require.True(t, ok, "INC of memory: %v", insts[4])
+	assert.Equal(t, int64(layout.CPU+uint32(unsafe.Offsetof(layout.CPUData{}.NMIs))), inc.Disp&0xffffffff)
+	assert.Equal(t, x86asm.DS, insts[6].Args[0])
+}

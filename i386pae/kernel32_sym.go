@@ -42,27 +42,28 @@ const (
 	offInt80LinuxOff          = 0x2090
 	offInt80LinuxOn           = 0x2120
 	offExcEntries             = 0x21c0
-	offDoubleFault            = 0x2430
-	offDispatch               = 0x2490
-	offSetCR3                 = 0x2510
-	offRdtsc                  = 0x2520
-	offEndRun                 = 0x2530
-	offCopyBytes              = 0x2550
-	offUserText               = 0x2580
-	offVsyscall               = 0x2590
-	offVsyscallRet            = 0x25a0
-	offUserSyscalls           = 0x25b0
-	offUserProbe              = 0x2670
-	offUserPing               = 0x2690
-	offUserPong               = 0x27e0
-	offUserMsgStart           = 0x2870
-	offUserMsgSender          = 0x2930
-	offUserMsgReceiver        = 0x2a40
-	offUserTextEnd            = 0x2bd0
+	offNmi                    = 0x2430
+	offDoubleFault            = 0x2450
+	offDispatch               = 0x24b0
+	offSetCR3                 = 0x2530
+	offRdtsc                  = 0x2540
+	offEndRun                 = 0x2550
+	offCopyBytes              = 0x2570
+	offUserText               = 0x25a0
+	offVsyscall               = 0x25b0
+	offVsyscallRet            = 0x25c0
+	offUserSyscalls           = 0x25d0
+	offUserProbe              = 0x2690
+	offUserPing               = 0x26b0
+	offUserPong               = 0x2800
+	offUserMsgStart           = 0x2890
+	offUserMsgSender          = 0x2950
+	offUserMsgReceiver        = 0x2a60
+	offUserTextEnd            = 0x2bf0
 )
 
 // blobSize is the length of kernel32.bin.
-const blobSize = 0x2bd2
+const blobSize = 0x2bf2
 
 // blobGoVersion is the Go toolchain that built kernel32.bin.
 const blobGoVersion = "go1.26.8"
@@ -107,21 +108,22 @@ var blobSymbols = [...]blobSymbol{
 	{"int80LinuxOff", 0x2090, 129},
 	{"int80LinuxOn", 0x2120, 151},
 	{"excEntries", 0x21c0, 617},
-	{"doubleFault", 0x2430, 90},
-	{"dispatch", 0x2490, 123},
-	{"setCR3", 0x2510, 8},
-	{"rdtsc", 0x2520, 11},
-	{"endRun", 0x2530, 25},
-	{"copyBytes", 0x2550, 35},
-	{"userText", 0x2580, 2},
-	{"vsyscall", 0x2590, 7},
-	{"vsyscallRet", 0x25a0, 4},
-	{"userSyscalls", 0x25b0, 177},
-	{"userProbe", 0x2670, 25},
-	{"userPing", 0x2690, 328},
-	{"userPong", 0x27e0, 143},
-	{"userMsgStart", 0x2870, 187},
-	{"userMsgSender", 0x2930, 268},
-	{"userMsgReceiver", 0x2a40, 399},
-	{"userTextEnd", 0x2bd0, 2},
+	{"nmi", 0x2430, 18},
+	{"doubleFault", 0x2450, 90},
+	{"dispatch", 0x24b0, 123},
+	{"setCR3", 0x2530, 8},
+	{"rdtsc", 0x2540, 11},
+	{"endRun", 0x2550, 25},
+	{"copyBytes", 0x2570, 35},
+	{"userText", 0x25a0, 2},
+	{"vsyscall", 0x25b0, 7},
+	{"vsyscallRet", 0x25c0, 4},
+	{"userSyscalls", 0x25d0, 177},
+	{"userProbe", 0x2690, 25},
+	{"userPing", 0x26b0, 328},
+	{"userPong", 0x2800, 143},
+	{"userMsgStart", 0x2890, 187},
+	{"userMsgSender", 0x2950, 268},
+	{"userMsgReceiver", 0x2a60, 399},
+	{"userTextEnd", 0x2bf0, 2},
 }

@@ -85,6 +85,8 @@ func writeDescriptors(c Config, kernelPDPT uint32) {
 		switch {
 		case v == amd64.VectorDF:
 			g = TaskGate(layout.DOUBLEFAULT_TSS)
+		case v == amd64.VectorNMI:
+			g = InterruptGate(kernelVA(offNmi), layout.KERNEL_CS, 0)
 		case v < 32:
 			g = InterruptGate(kernelVA(offExcEntries+16*uint32(v)), layout.KERNEL_CS, 0)
 		case v == 0x80:
@@ -161,6 +163,7 @@ func start(c Config, proc *Process, eip, esp uint32, args [6]uint32, tasks bool)
 	s.Enter32 = physical(offEnter32)
 
 	run32(cpuPA)
+	amd64.AddNMIs(uint64(d.NMIs))
 
 	r := Result{
 		Reason: d.Reason, Status: d.Status,

@@ -505,6 +505,26 @@ ring0:
 	MOVL	AX, (const_cpu+cpuData_FaultESP)
 	FAULT_END
 
+// func nmi()
+//
+// The NMI handler (IDT vector 2, an interrupt gate: from ring 3 on
+// TSS.ESP0, the entry stack's top, which nothing uses while a task runs;
+// from ring 0 on the interrupted stack, below its stack pointer). It
+// counts the NMI in the per-CPU data and resumes the interrupted code by
+// IRET, which ends the NMI blocking. It needs no CR3 switch: its text and
+// the per-CPU data are in the entry area, mapped in both sides' tables; DS
+// may be the task's, so the kernel's is loaded around the count (PUSH DS
+// and POP DS as bytes 1E and 1F, which the assembler does not have).
+TEXT ·nmi(SB),NOSPLIT|NOFRAME,$0
+	BYTE $0x1e
+	PUSHL	AX
+	MOVL	$const_kernelDS, AX
+	MOVW	AX, DS
+	INCL	(const_cpu+cpuData_NMIs)
+	POPL	AX
+	BYTE $0x1f
+	IRETL
+
 // func doubleFault()
 //
 // The #DF task (Linux x86_32: doublefault_32.c): vector 8 is a task gate

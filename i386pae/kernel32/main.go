@@ -153,6 +153,7 @@ func int80LinuxOff()
 func int80LinuxOn()
 func excEntries()
 func doubleFault()
+func nmi()
 func dispatch()
 
 // For the tasks kernel's Go code (tasks.go): setCR3, rdtsc, endRun.
@@ -183,7 +184,7 @@ func main() {
 		sysenterStampMovslOff, sysenterStampMovslOn, sysenterStampTrimOff, sysenterStampTrimOn,
 		sysenterLinuxDirectOff, sysenterLinuxDirectOn, sysenterStampDirectOff, sysenterStampDirectOn,
 		int80LinuxOff, int80LinuxOn,
-		excEntries, doubleFault, dispatch,
+		excEntries, doubleFault, nmi, dispatch,
 		userText, vsyscall, vsyscallRet, userSyscalls, userProbe, userPing, userPong,
 		userMsgStart, userMsgSender, userMsgReceiver, userTextEnd)
 	syscall32(nil)

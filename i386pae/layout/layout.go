@@ -172,6 +172,10 @@ type CPUData struct {
 	// assembly does not (linux trampolines only: it switches tasks by
 	// their pt_regs frames).
 	Tasks uint32
+
+	// NMIs counts the NMIs the 32-bit kernel's handler took during the
+	// run (the 64-bit side adds them to amd64's counter when it returns).
+	NMIs uint32
 }
 
 // Phases of a system call through the instrumented linux trampolines,
