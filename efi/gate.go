@@ -65,12 +65,18 @@ var (
 // the firmware's CS. Call runs it before every call, so that a gate the
 // firmware changed in its own table since is carried over.
 func syncFirmwareIDT() {
+	const nmi = amd64.VectorNMI
 	n := min((int(fwctx.IDT.Limit)+1)/16, len(fwIDT))
-	if fwctx.IDT.Base != 0 && n > 0 {
-		copy(fwIDT[:n], (*[256]amd64.Gate)(Pointer(fwctx.IDT.Base))[:n])
+	fwIDT[nmi] = amd64.InterruptGate(amd64.NMIEntryPC(), uint16(fwctx.CS), 0, 0, amd64.TypeInterruptGate)
+	if fwctx.IDT.Base != 0 {
+		// Around the NMI gate, never over it: fwIDT may be the IDT loaded.
+		fw := (*[256]amd64.Gate)(Pointer(fwctx.IDT.Base))
+		copy(fwIDT[:min(n, nmi)], fw[:min(n, nmi)])
+		if n > nmi+1 {
+			copy(fwIDT[nmi+1:n], fw[nmi+1:n])
+		}
 	}
-	fwIDT[amd64.VectorNMI] = amd64.InterruptGate(amd64.NMIEntryPC(), uint16(fwctx.CS), 0, 0, amd64.TypeInterruptGate)
-	fwIDTPtr.Limit = uint16(max(n, amd64.VectorNMI+1)*16 - 1)
+	fwIDTPtr.Limit = uint16(max(n, nmi+1)*16 - 1)
 	fwIDTPtr.Base = addr(&fwIDT)
 }
 
@@ -124,7 +130,9 @@ func call(fn uint64, args *[maxArgs]uint64) uint64
 
 // exit frees the pages recorded in claims, restores the firmware's state at
 // entry and returns status to the firmware, as if the entry point returned
-// (UEFI 2.10, 7.4.1 StartImage). It does not return.
+// (UEFI 2.10, 7.4.1 StartImage). It runs the FreePages calls with fwIDT
+// and loads the firmware's own IDT just before it returns. It does not
+// return.
 //
 // defined in gate_amd64.s
 func exit(status uint64)
@@ -160,5 +168,6 @@ func Call(fn uint64, args ...uint64) uint64 {
 // AllocatePages claimed. Boot services must still be what they were at
 // entry.
 func Exit(status Status) {
+	syncFirmwareIDT()
 	exit(uint64(status))
 }

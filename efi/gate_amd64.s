@@ -92,22 +92,21 @@
 	MOVQ	ctx+context_CR4(SB), AX; \
 	MOVQ	AX, CR4
 
-// TO_FIRMWARE(idt) switches to the firmware's context with the IDT at idt
-// (fwIDT for a call, the firmware's own at exit): data segments null; CS
-// the firmware's (while ptilab's GDT is loaded, when it holds the
-// firmware's code descriptor); the IDT; the firmware's GDT; CS again
-// (without fwCodeMapped, the first time), DS, ES, SS; CR3 and CR4; the
-// task register, when the firmware had one. RSP must already be on a stack
-// both CR3 values map. It defines the labels fwcs and notr, so it stands
-// at most once in a function.
-#define TO_FIRMWARE(idt) \
+// TO_FIRMWARE switches to the firmware's context, with fwIDT: data
+// segments null; CS the firmware's (while ptilab's GDT is loaded, when it
+// holds the firmware's code descriptor); fwIDT; the firmware's GDT; CS
+// again (without fwCodeMapped, the first time), DS, ES, SS; CR3 and CR4;
+// the task register, when the firmware had one. RSP must already be on a
+// stack both CR3 values map. It defines the labels fwcs and notr, so it
+// stands at most once in a function.
+#define TO_FIRMWARE \
 	NULL_DATA_SEGMENTS; \
 	CMPB	·fwCodeMapped(SB), $0; \
 	JEQ	fwcs; \
 	MOVQ	·fwctx+context_CS(SB), AX; \
 	CALL	·farReturn(SB); \
 fwcs: \
-	LIDT	idt; \
+	LIDT	·fwIDTPtr+descPtr_Limit(SB); \
 	LGDT	·fwctx+(context_GDT+descPtr_Limit)(SB); \
 	MOVQ	·fwctx+context_CS(SB), AX; \
 	CALL	·farReturn(SB); \
@@ -198,7 +197,7 @@ TEXT ·call(SB),NOSPLIT,$0-24
 	SUBQ	$FW_MARGIN, SP
 	ANDQ	$~15, SP
 	SUBQ	$FW_FRAME, SP
-	TO_FIRMWARE(·fwIDTPtr+descPtr_Limit(SB))
+	TO_FIRMWARE
 
 	// Arguments: RCX, RDX, R8, R9, then 32(SP)... above the shadow space.
 	MOVQ	32(R13), AX
@@ -246,7 +245,7 @@ TEXT ·exit(SB),NOSPLIT|NOFRAME,$0-8
 	SUBQ	$FW_MARGIN, SP
 	ANDQ	$~15, SP
 	SUBQ	$FW_FRAME, SP
-	TO_FIRMWARE(·fwctx+(context_IDT+descPtr_Limit)(SB))
+	TO_FIRMWARE
 	LOAD_BASES(·fwctx)
 	TESTQ	$const_rflagsIF, ·fwctx+context_RFLAGS(SB)
 	JEQ	noint
@@ -266,6 +265,9 @@ free:
 	DECQ	R14
 	JMP	free
 freed:
+	// The firmware's own IDT last: fwIDT's NMI handler is in the image,
+	// which the firmware may free once this returns.
+	LIDT	·fwctx+(context_IDT+descPtr_Limit)(SB)
 	MOVQ	R15, AX
 	MOVQ	·fwctx+context_RSP(SB), SP
 	MOVQ	·fwctx+context_RBX(SB), BX
