@@ -24,11 +24,11 @@ var screenOn = true
 func consoleWrite(p []byte) {
 	if captureConsole {
 		ncaptured += copy(captured[ncaptured:], p)
-		return
-	}
-	board.WriteSerial(p)
-	if screenOn {
-		efi.WriteScreens(p)
+	} else {
+		board.WriteSerial(p)
+		if screenOn {
+			efi.WriteScreens(p)
+		}
 	}
 	if len(p) > 0 && p[len(p)-1] == '\n' {
 		reportNMIs()
