@@ -48,8 +48,8 @@ func TestNMIs(t *testing.T) {
 				Plan:    []byte(nmiPlan + "screen = " + screen + "\n"),
 				Monitor: mon,
 				Echo:    w,
-				// The plan takes 25 to 30 s here with two other boots on
-				// the machine's two cores; 4 minutes is 8 times that.
+				// The boot took 20 to 47 s here, on two cores with a load
+				// average of 8 to 11; 4 minutes is 5 times the longest.
 				Timeout: 4 * time.Minute,
 			})
 			cancel()
