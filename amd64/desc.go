@@ -74,6 +74,39 @@ func GDT(tss uint64) [GDT_ENTRIES]uint64 {
 	return g
 }
 
+// isKernelCode64 reports whether d is a present 64-bit code descriptor of
+// privilege level 0 (L set, D clear: SDM Vol. 3A, 5.2.1).
+func isKernelCode64(d uint64) bool {
+	const mask = descS | descCode | descP | descL | descDB | descDPL3
+	return d&mask == descS|descCode|descP|descL
+}
+
+// PlaceFirmwareCode makes selector sel, the firmware's code segment (CS at
+// its image entry point), name a 64-bit ring-0 code segment in ptilab's
+// GDT g too, so that an NMI between the loads of one world's GDT and the
+// other's IDT, or an IRETQ to code still on the other world's CS, finds a
+// valid segment in either GDT (SDM Vol. 3A, 6.14.1: the gate's selector
+// and the interrupted CS are looked up in the GDT loaded at the time).
+// desc is sel's descriptor in the firmware's GDT. It stores desc at sel's
+// index when that entry is free (EDK2's 0x38 is entry 7, which ptilab
+// leaves null) and reports true; also true when the entry already holds
+// an equivalent descriptor (a firmware whose CS is 0x10, ptilab's
+// KERNEL_CS). It reports false, and leaves g alone, for a selector in the
+// LDT, the null selector, an index beyond g or inside the TSS descriptor,
+// a descriptor that is not 64-bit ring-0 code, and an entry ptilab uses
+// for something else.
+func PlaceFirmwareCode(g *[GDT_ENTRIES]uint64, sel uint16, desc uint64) bool {
+	i := int(sel >> 3)
+	switch {
+	case sel&SelectorTI != 0, i == 0, i >= len(g), i == GDT_ENTRY_TSS, i == GDT_ENTRY_TSS+1, !isKernelCode64(desc):
+		return false
+	case g[i] == 0:
+		g[i] = desc
+		return true
+	}
+	return isKernelCode64(g[i])
+}
+
 // System-descriptor types (SDM Vol. 3A, 3.5, Table 3-2).
 const (
 	TypeTSSAvailable  = 0x9

@@ -406,3 +406,55 @@ func TestExceptionStub(t *testing.T) {
 		}
 	}
 }
+
+// EDK2's GDT (UefiCpuPkg/CpuDxe/CpuGdt.c, GdtTemplate): 0x10 is 32-bit
+// code (LINEAR_CODE_SEL), 0x30 data (LINEAR_DATA64_SEL), 0x38 the 64-bit
+// code the firmware runs on (LINEAR_CODE64_SEL), type 9AH, flags AFH.
+const (
+	edk2Code32 = 0x00cf9a000000ffff
+	edk2Data   = 0x00cf92000000ffff
+	edk2Code64 = 0x00af9a000000ffff
+)
+
+func TestPlaceFirmwareCode(t *testing.T) {
+	tests := []struct {
+		name  string
+		sel   uint16
+		desc  uint64
+		ok    bool
+		entry int    // where the descriptor must be afterwards, with ok
+		want  uint64 // the entry's value afterwards
+	}{
+		{"EDK2 0x38 into the free entry 7", 0x38, edk2Code64, true, 7, edk2Code64},
+		{"0x10 equivalent to KERNEL_CS: kept", 0x10, edk2Code64, true, GDT_ENTRY_KERNEL_CS, DescKernelCode},
+		{"free entry 12", 0x60, edk2Code64, true, 12, edk2Code64},
+		{"0x20 is USER32_CS here", 0x20, edk2Code64, false, 0, 0},
+		{"0x18 is KERNEL_DS here", 0x18, edk2Code64, false, 0, 0},
+		{"TSS high half", 0x48, edk2Code64, false, 0, 0},
+		{"TSS", 0x40, edk2Code64, false, 0, 0},
+		{"beyond the GDT", 0x80, edk2Code64, false, 0, 0},
+		{"null selector", 0, edk2Code64, false, 0, 0},
+		{"LDT selector", 0x38 | SelectorTI, edk2Code64, false, 0, 0},
+		{"32-bit code", 0x38, edk2Code32, false, 0, 0},
+		{"data", 0x38, edk2Data, false, 0, 0},
+		{"ring-3 code", 0x38, DescUserCode, false, 0, 0},
+		{"not present", 0x38, edk2Code64 &^ descP, false, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := GDT(0x1000)
+			before := g
+			assert.Equal(t, tt.ok, PlaceFirmwareCode(&g, tt.sel, tt.desc))
+			if !tt.ok {
+				assert.Equal(t, before, g, "a refused placement leaves the GDT alone")
+				return
+			}
+			assert.Equal(t, tt.want, g[tt.entry])
+			for i := range g {
+				if i != tt.entry {
+					assert.Equal(t, before[i], g[i], "entry %d", i)
+				}
+			}
+		})
+	}
+}

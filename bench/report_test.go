@@ -165,7 +165,7 @@ func TestEnd(t *testing.T) {
 		{
 			"failed names sorted",
 			[]check{{"zeta", false}, {"alpha", false}, {"mid", true}, {"beta", false}},
-			0, contract.End{UptimeMs: 5, PoolPeakMiB: 70}, map[string]any{"uptime_ms": 5, "pool_peak_mib": 70},
+			0, contract.End{UptimeMs: 5, PoolPeakMiB: 70, NMIs: 3}, map[string]any{"uptime_ms": 5, "pool_peak_mib": 70},
 			"failed", 1, 1, []any{"alpha", "beta", "zeta"},
 		},
 	}
@@ -196,9 +196,10 @@ func TestEnd(t *testing.T) {
 			for k, v := range tt.extra {
 				assert.EqualValues(t, v, m[k], "extra field %s", k)
 			}
+			assert.EqualValues(t, tt.fields.NMIs, m["nmis"], "nmis is always there, 0 too")
 			// kind, status, exit, records, checks, passed, failed,
-			// plan_errors and the extras.
-			assert.Len(t, m, 8+len(tt.extra), "no other fields: %v", m)
+			// plan_errors, nmis and the extras.
+			assert.Len(t, m, 9+len(tt.extra), "no other fields: %v", m)
 		})
 	}
 }

@@ -42,6 +42,71 @@ const (
 	rflagsIF      = amd64.RFLAGS_IF
 )
 
+// NMIs inside firmware calls. The firmware's own NMI handler does not
+// return (OVMF prints "X64 Exception Type - 02(NMI Interrupt)" and loops),
+// so the gate runs every firmware call with fwIDT: a copy of the
+// firmware's IDT whose NMI gate points at amd64's counting handler on the
+// firmware's code selector, without an IST (the firmware need not have a
+// TSS). Every other vector stays the firmware's.
+var (
+	fwIDT    [256]amd64.Gate
+	fwIDTPtr descPtr
+	// fwCodeMapped is set while the firmware's CS names 64-bit ring-0 code
+	// in the kernel's GDT too: in the firmware's own GDT, which the kernel
+	// runs on until it loads its own, and in ptilab's GDT when
+	// SetFirmwareCodeMapped says PlaceFirmwareCode put it there. The gate
+	// then switches CS before the GDT, so that every intermediate state
+	// names valid segments (see TO_FIRMWARE).
+	fwCodeMapped = true
+)
+
+// syncFirmwareIDT copies the firmware's IDT (as it was at entry: at most
+// 256 gates) into fwIDT and points its NMI gate at amd64's NMI handler on
+// the firmware's CS. Call runs it before every call, so that a gate the
+// firmware changed in its own table since is carried over.
+func syncFirmwareIDT() {
+	const nmi = amd64.VectorNMI
+	n := min((int(fwctx.IDT.Limit)+1)/16, len(fwIDT))
+	fwIDT[nmi] = amd64.InterruptGate(amd64.NMIEntryPC(), uint16(fwctx.CS), 0, 0, amd64.TypeInterruptGate)
+	if fwctx.IDT.Base != 0 {
+		// Around the NMI gate, never over it: fwIDT may be the IDT loaded.
+		fw := (*[256]amd64.Gate)(Pointer(fwctx.IDT.Base))
+		copy(fwIDT[:min(n, nmi)], fw[:min(n, nmi)])
+		if n > nmi+1 {
+			copy(fwIDT[nmi+1:n], fw[nmi+1:n])
+		}
+	}
+	fwIDTPtr.Limit = uint16(max(n, nmi+1)*16 - 1)
+	fwIDTPtr.Base = addr(&fwIDT)
+}
+
+// CountFirmwareNMIs loads fwIDT (see syncFirmwareIDT) in place of the
+// firmware's IDT, which the kernel runs on at boot until it loads its own:
+// from then on an NMI is counted instead of ending in the firmware's
+// handler. Call it first thing at boot, on the firmware's GDT and CS.
+func CountFirmwareNMIs() {
+	syncFirmwareIDT()
+	amd64.LoadIDT(&fwIDTPtr)
+}
+
+// FirmwareCode returns the firmware's code selector at the image entry
+// point and its descriptor in the firmware's GDT (0 when the selector is
+// beyond the GDT's limit or in an LDT).
+func FirmwareCode() (sel uint16, desc uint64) {
+	sel = uint16(fwctx.CS)
+	off := uint64(sel &^ (amd64.SelectorRPL | amd64.SelectorTI))
+	if sel&amd64.SelectorTI != 0 || off+7 > uint64(fwctx.GDT.Limit) {
+		return sel, 0
+	}
+	return sel, Read64(fwctx.GDT.Base + off)
+}
+
+// SetFirmwareCodeMapped tells the gate whether the firmware's CS names
+// 64-bit ring-0 code in the GDT the kernel now runs on
+// (amd64.PlaceFirmwareCode). Without it the gate switches GDT and CS
+// together as fast as it can, and an NMI in between is not survivable.
+func SetFirmwareCodeMapped(ok bool) { fwCodeMapped = ok }
+
 // enter records the firmware's state at the image entry point (UEFI 2.10,
 // 4.1: RCX = image handle, RDX = system table, the firmware's stack with
 // the return address at 0(SP)). The PE entry point must CALL it before it
@@ -53,7 +118,8 @@ func enter()
 
 // call invokes fn with the maxArgs arguments at args under the Microsoft
 // x64 calling convention, in the firmware's environment: its stack (below
-// the RSP it entered the image with), GDT, IDT, TR, CR3 and interrupt flag.
+// the RSP it entered the image with), GDT, TR, CR3 and interrupt flag, and
+// fwIDT (the firmware's IDT but for the NMI gate).
 // It restores the caller's environment, with interrupts masked, and returns
 // RAX.
 //
@@ -64,7 +130,9 @@ func call(fn uint64, args *[maxArgs]uint64) uint64
 
 // exit frees the pages recorded in claims, restores the firmware's state at
 // entry and returns status to the firmware, as if the entry point returned
-// (UEFI 2.10, 7.4.1 StartImage). It does not return.
+// (UEFI 2.10, 7.4.1 StartImage). It runs the FreePages calls with fwIDT
+// and loads the firmware's own IDT just before it returns. It does not
+// return.
 //
 // defined in gate_amd64.s
 func exit(status uint64)
@@ -92,6 +160,7 @@ func Call(fn uint64, args ...uint64) uint64 {
 		}
 	}
 	copy(a[:], args)
+	syncFirmwareIDT()
 	return call(fn, &a)
 }
 
@@ -99,5 +168,6 @@ func Call(fn uint64, args ...uint64) uint64 {
 // AllocatePages claimed. Boot services must still be what they were at
 // entry.
 func Exit(status Status) {
+	syncFirmwareIDT()
 	exit(uint64(status))
 }

@@ -56,35 +56,83 @@
 	MOVQ	ctx+context_TR(SB), AX; \
 	LTR	AX
 
-// SWITCH_TO(ctx) loads the GDT, CS, DS, ES, SS, IDT, CR3 and CR4 of ctx
-// (the kernel clears CR4.OSXSAVE; the firmware gets back what it had). RSP
-// must already be on a stack that ctx's CR3 maps; the code runs
-// identity-mapped, so CR3 may change under it. The task register is
-// handled apart (LOAD_TR).
-#define SWITCH_TO(ctx) \
-	LGDT	ctx+(context_GDT+descPtr_Limit)(SB); \
-	MOVQ	ctx+context_CS(SB), AX; \
-	CALL	·farReturn(SB); \
+// NULL_DATA_SEGMENTS loads the null selector into DS, ES and SS: valid in
+// 64-bit mode at CPL 0 whatever GDT is loaded (SDM Vol. 3A, 5.4.1.1;
+// Vol. 2B, MOV), so that an NMI's IRETQ, which reloads SS, finds nothing
+// to fault on while the GDT changes under it.
+#define NULL_DATA_SEGMENTS \
+	XORL	AX, AX; \
+	MOVW	AX, DS; \
+	MOVW	AX, ES; \
+	MOVW	AX, SS
+
+// The world switches. An NMI cannot be masked: it can strike between any
+// two of the loads, and is then delivered through the IDT loaded at the
+// time, whose gate's selector, and then the interrupted CS and SS that
+// IRETQ reloads, are looked up in the GDT loaded at the time (SDM Vol. 3A,
+// 6.12.1, 6.14). The order below keeps every intermediate state valid:
+// the data segments null; the gate of the IDT loaded always names a code
+// segment of the GDT loaded; CS too. It relies on the firmware's CS
+// naming 64-bit code in ptilab's GDT as well (fwCodeMapped; goos puts the
+// descriptor there: amd64.PlaceFirmwareCode), and on the IDT the firmware
+// runs with inside a call being fwIDT (its NMI gate on the firmware's CS,
+// no IST). CR3 and CR4 come last: every table and handler involved sits in
+// memory both worlds map identically.
+
+// LOAD_DATA_AND_CR(ctx) loads the DS, ES, SS, CR3 and CR4 of ctx (the
+// kernel clears CR4.OSXSAVE; the firmware gets back what it had).
+#define LOAD_DATA_AND_CR(ctx) \
 	MOVQ	ctx+context_DS(SB), AX; \
 	MOVW	AX, DS; \
 	MOVW	AX, ES; \
 	MOVQ	ctx+context_SS(SB), AX; \
 	MOVW	AX, SS; \
-	LIDT	ctx+(context_IDT+descPtr_Limit)(SB); \
 	MOVQ	ctx+context_CR3(SB), AX; \
 	MOVQ	AX, CR3; \
 	MOVQ	ctx+context_CR4(SB), AX; \
 	MOVQ	AX, CR4
 
-// TO_FIRMWARE switches to the firmware's context: SWITCH_TO, then LOAD_TR
-// when the firmware had a task register. It defines the label notr, so it
+// TO_FIRMWARE switches to the firmware's context, with fwIDT: data
+// segments null; CS the firmware's (while ptilab's GDT is loaded, when it
+// holds the firmware's code descriptor); fwIDT; the firmware's GDT; CS
+// again (without fwCodeMapped, the first time), DS, ES, SS; CR3 and CR4;
+// the task register, when the firmware had one. RSP must already be on a
+// stack both CR3 values map. It defines the labels fwcs and notr, so it
 // stands at most once in a function.
 #define TO_FIRMWARE \
-	SWITCH_TO(·fwctx); \
+	NULL_DATA_SEGMENTS; \
+	CMPB	·fwCodeMapped(SB), $0; \
+	JEQ	fwcs; \
+	MOVQ	·fwctx+context_CS(SB), AX; \
+	CALL	·farReturn(SB); \
+fwcs: \
+	LIDT	·fwIDTPtr+descPtr_Limit(SB); \
+	LGDT	·fwctx+(context_GDT+descPtr_Limit)(SB); \
+	MOVQ	·fwctx+context_CS(SB), AX; \
+	CALL	·farReturn(SB); \
+	LOAD_DATA_AND_CR(·fwctx); \
 	CMPQ	·fwctx+context_TR(SB), $0; \
 	JEQ	notr; \
 	LOAD_TR(·fwctx); \
 notr:
+
+// TO_KERNEL switches back to the kernel's context saved in kctx: data
+// segments null; the kernel's GDT (the firmware's CS and fwIDT's NMI gate
+// stay valid in it), CS; the kernel's task register, when the firmware
+// had its own (before the kernel's IDT, whose NMI gate takes its stack
+// from the TSS's IST); the kernel's IDT; DS, ES, SS; CR3 and CR4. It
+// defines the label notr2.
+#define TO_KERNEL \
+	NULL_DATA_SEGMENTS; \
+	LGDT	·kctx+(context_GDT+descPtr_Limit)(SB); \
+	MOVQ	·kctx+context_CS(SB), AX; \
+	CALL	·farReturn(SB); \
+	CMPQ	·fwctx+context_TR(SB), $0; \
+	JEQ	notr2; \
+	LOAD_TR(·kctx); \
+notr2: \
+	LIDT	·kctx+(context_IDT+descPtr_Limit)(SB); \
+	LOAD_DATA_AND_CR(·kctx)
 
 // LOAD_BASES(ctx) writes the FS and GS bases saved in ctx back to
 // IA32_FS_BASE and IA32_GS_BASE. Clobbers AX, CX, DX.
@@ -179,11 +227,7 @@ noint:
 	CLI
 	MOVQ	AX, R12		// R12 is callee-saved in the Microsoft x64 ABI
 
-	SWITCH_TO(·kctx)
-	CMPQ	·fwctx+context_TR(SB), $0
-	JEQ	notr2
-	LOAD_TR(·kctx)
-notr2:
+	TO_KERNEL
 	LOAD_BASES(·kctx)
 	MOVQ	·kctx+context_RSP(SB), SP
 	MOVQ	·kctx+context_RBP(SB), BP
@@ -222,6 +266,9 @@ free:
 	DECQ	R14
 	JMP	free
 freed:
+	// The firmware's own IDT last: fwIDT's NMI handler is in the image,
+	// which the firmware may free once this returns.
+	LIDT	·fwctx+(context_IDT+descPtr_Limit)(SB)
 	MOVQ	R15, AX
 	MOVQ	·fwctx+context_RSP(SB), SP
 	MOVQ	·fwctx+context_RBX(SB), BX

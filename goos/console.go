@@ -1,6 +1,7 @@
 package goos
 
 import (
+	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/efi"
 )
@@ -23,19 +24,49 @@ var screenOn = true
 func consoleWrite(p []byte) {
 	if captureConsole {
 		ncaptured += copy(captured[ncaptured:], p)
+	} else {
+		board.WriteSerial(p)
+		if screenOn {
+			efi.WriteScreens(p)
+		}
+	}
+	if len(p) > 0 && p[len(p)-1] == '\n' {
+		reportNMIs()
+	}
+}
+
+// nmiReportGap is the least time between two of reportNMIs' lines, in
+// nanoseconds: NMIs at tens per second would otherwise follow every line.
+const nmiReportGap = 1e9
+
+// nmiReported is the NMI count and the time (Monotonic) of reportNMIs'
+// last line.
+var nmiReported struct {
+	n  uint64
+	at int64
+}
+
+// reportNMIs prints "ptilab: NMI: n so far" when NMIs arrived since its
+// last line, at most once per nmiReportGap. The NMI handlers only count
+// (amd64.NMICount): consoleWrite calls this after a write that ends a
+// line, so that the report never lands inside another line, a PTILAB
+// record above all. The PTILAB-END line carries the final count.
+func reportNMIs() {
+	n := amd64.NMICount()
+	now := Monotonic()
+	if n == nmiReported.n || nmiReported.n != 0 && now-nmiReported.at < nmiReportGap {
 		return
 	}
-	board.WriteSerial(p)
-	if screenOn {
-		efi.WriteScreens(p)
-	}
+	nmiReported.n, nmiReported.at = n, now
+	var l kline
+	l.s("ptilab: NMI: ").udec(n).s(" so far").flush()
 }
 
 // kline builds one console message without allocating.
 type kline struct {
 	b          [512]byte
 	n          int
-	serialOnly bool // flush to COM1 only (see flushSerial)
+	serialOnly bool // flush to COM1 only: handlers that may interrupt the firmware gate (#DF, #MC), which the display output goes through
 }
 
 func (l *kline) s(s string) *kline {
@@ -95,13 +126,6 @@ func (l *kline) flush() {
 		consoleWrite(l.b[:l.n+1])
 	}
 	l.n = 0
-}
-
-// flushSerial is flush to COM1 only, for handlers that may interrupt the
-// firmware gate (NMI, #DF, #MC), which the display output goes through.
-func (l *kline) flushSerial() {
-	l.serialOnly = true
-	l.flush()
 }
 
 // kprint writes one line to the console.

@@ -40,11 +40,18 @@ func endRun(status uint8, reason string) {
 		endPrinted = true
 		var l kline
 		l.s(contract.EndTag).s(` {"status":"`).s(reason).s(`","exit":`).udec(uint64(status)).
-			s(`,"syscalls":`).udec(syscallTotal()).s(`,"uptime_ms":`).dec(Monotonic() / 1e6).s("}").flush()
+			s(`,"syscalls":`).udec(syscallTotal()).s(`,"uptime_ms":`).dec(Monotonic() / 1e6).
+			s(`,"nmis":`).udec(amd64.NMICount()).s("}").flush()
 	}
 	board.End(status, endAction)
 	amd64.Halt()
 }
+
+// NMICount returns the NMIs counted since boot (amd64.NMICount): in the
+// kernel, in firmware calls and in ring 3 of both worlds (the 32-bit
+// world's are added when its run returns). Read it before and after a
+// repeat: a repeat during which it moved was disturbed.
+func NMICount() uint64 { return amd64.NMICount() }
 
 func syscallTotal() uint64 {
 	n := stats.other

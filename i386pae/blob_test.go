@@ -131,9 +131,11 @@ func TestBlobIsSelfContained(t *testing.T) {
 
 // Offsets of CPUData fields the blob's hand-assembled instructions use.
 const (
-	offsetOfFar       = unsafe.Offsetof(layout.CPUData{}.Far)
-	offsetOfHighEntry = unsafe.Offsetof(layout.CPUData{}.HighEntry)
-	offsetOfBack64    = unsafe.Offsetof(layout.CPUData{}.Back64)
+	offsetOfFar          = unsafe.Offsetof(layout.CPUData{}.Far)
+	offsetOfHighEntry    = unsafe.Offsetof(layout.CPUData{}.HighEntry)
+	offsetOfSwitchStack  = unsafe.Offsetof(layout.CPUData{}.SwitchStack)
+	offsetOfSwitchIDTPtr = unsafe.Offsetof(layout.CPUData{}.SwitchIDTPtr)
+	offsetOfBack64       = unsafe.Offsetof(layout.CPUData{}.Back64)
 )
 
 // isIndirect reports whether a branch operand is a register or memory.
@@ -148,17 +150,31 @@ func isIndirect(a x86asm.Arg) bool {
 func TestModeSwitchRoutines(t *testing.T) {
 	in := decode(t, "enter32", 32)
 	o := ops(in)
-	// Paging off, EFER.LME off, CR4, CR3, paging on, and at once the
-	// branch (SDM Vol. 3A, 10.8.5.4), through memory.
-	assert.Equal(t, []string{"MOV", "MOV", "MOV", "MOV", "XOR", "MOV", "MOV",
+	// The switch stack and IDT, then paging off, EFER.LME off, CR4, CR3,
+	// paging on, and at once the branch (SDM Vol. 3A, 10.8.5.4), through
+	// memory.
+	assert.Equal(t, []string{"MOV", "MOV", "MOV", "MOV", "XOR", "MOV", "MOV", "MOV", "LIDT",
 		"MOV", "AND", "MOV", "MOV", "RDMSR", "AND", "WRMSR", "MOV", "MOV", "MOV", "MOV", "MOV", "OR", "MOV", "JMP"}, o)
-	assert.Equal(t, x86asm.CR0, in[9].Args[0])
-	assert.Equal(t, x86asm.CR4, in[15].Args[0])
-	assert.Equal(t, x86asm.CR3, in[17].Args[0])
-	assert.Equal(t, x86asm.CR0, in[20].Args[0])
-	jm := in[21].Args[0].(x86asm.Mem)
+	assert.Equal(t, x86asm.ESP, in[7].Args[0])
+	assert.Equal(t, x86asm.Mem{Segment: 0, Base: x86asm.EDI, Disp: int64(offsetOfSwitchStack)}, in[7].Args[1])
+	assert.Equal(t, x86asm.Mem{Segment: 0, Base: x86asm.EDI, Disp: int64(offsetOfSwitchIDTPtr + 2)}, in[8].Args[0])
+	assert.Equal(t, x86asm.CR0, in[11].Args[0])
+	assert.Equal(t, x86asm.CR4, in[17].Args[0])
+	assert.Equal(t, x86asm.CR3, in[19].Args[0])
+	assert.Equal(t, x86asm.CR0, in[22].Args[0])
+	jm := in[23].Args[0].(x86asm.Mem)
 	assert.Equal(t, x86asm.EDI, jm.Base)
 	assert.EqualValues(t, offsetOfHighEntry, jm.Disp)
+
+	// leave32 moves to the switch stack and IDT before it jumps to
+	// leave32low.
+	lv := ops(decode(t, "leave32", 32))
+	assert.Contains(t, lv, "LIDT")
+	assert.Equal(t, "JMP", lv[len(lv)-1])
+
+	// The switch IDT's handlers: IRET in legacy mode, IRETQ in IA-32e.
+	assert.Equal(t, []string{"IRETD"}, ops(decode(t, "nmiSwitch", 32)))
+	assert.Equal(t, []string{"IRETQ"}, ops(decode(t, "nmiSwitch64", 64)))
 
 	out := decode(t, "leave32low", 32)
 	last := out[len(out)-1]
@@ -333,4 +349,17 @@ func TestUserTextStaysInUserSpace(t *testing.T) {
 	}
 	assert.Equal(t, "SYSENTER", ops(decode(t, "vsyscall", 32))[4])
 	assert.Equal(t, []string{"POP", "POP", "POP", "RET"}, ops(decode(t, "vsyscallRet", 32)))
+}
+
+// TestNMIHandler checks the 32-bit NMI handler: DS saved, the kernel's
+// loaded, one increment of the per-CPU NMI count, DS and EAX restored, IRET.
+func TestNMIHandler(t *testing.T) {
+	insts := decode(t, "nmi", 32)
+	require.Equal(t, []string{"PUSH", "PUSH", "MOV", "MOV", "INC", "POP", "POP", "IRETD"}, ops(insts[:8]))
+	assert.Equal(t, x86asm.DS, insts[0].Args[0])
+	assert.Equal(t, x86asm.DS, insts[3].Args[0])
+	inc, ok := insts[4].Args[0].(x86asm.Mem)
+	require.True(t, ok, "INC of memory: %v", insts[4])
+	assert.Equal(t, int64(layout.CPU+uint32(unsafe.Offsetof(layout.CPUData{}.NMIs))), inc.Disp&0xffffffff)
+	assert.Equal(t, x86asm.DS, insts[6].Args[0])
 }

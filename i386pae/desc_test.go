@@ -1,6 +1,7 @@
 package i386pae
 
 import (
+	"encoding/binary"
 	"fmt"
 	"testing"
 	"unsafe"
@@ -174,4 +175,31 @@ func TestTSSLayout(t *testing.T) {
 	assert.LessOrEqual(t, layout.DescTSS+TSSSize, layout.DescDFTSS)
 	assert.LessOrEqual(t, layout.DescDFTSS+TSSSize, layout.DescIDT)
 	assert.LessOrEqual(t, layout.DescIDT+256*8, 4096, "256 8-byte gates")
+}
+
+// TestSwitchIDT reads the mode switches' IDT as the CPU does in each mode:
+// vector 2's 8-byte legacy gate (SDM Vol. 3A, 6.11, Figure 6-2) and its
+// 16-byte IA-32e gate (6.14.1, Figure 6-8), each to its handler on a code
+// segment of that mode in the 32-bit GDT, both within the limit.
+func TestSwitchIDT(t *testing.T) {
+	const legacy, ia32e = 0x00123450, 0x00123470
+	w := switchIDT(legacy, ia32e)
+	b := make([]byte, 0, layout.SwitchIDTSize)
+	for _, v := range w {
+		b = binary.LittleEndian.AppendUint32(b, v)
+	}
+
+	g32 := binary.LittleEndian.Uint64(b[8*amd64.VectorNMI:])
+	assert.Equal(t, uint64(legacy), g32&0xffff|g32>>48<<16, "legacy handler")
+	assert.Equal(t, uint64(layout.KERNEL_CS), g32>>16&0xffff, "legacy selector")
+	assert.Equal(t, uint64(0x8e), g32>>40&0xff, "present 32-bit interrupt gate, DPL 0")
+
+	g64 := amd64.Gate{Lo: binary.LittleEndian.Uint64(b[16*amd64.VectorNMI:]), Hi: binary.LittleEndian.Uint64(b[16*amd64.VectorNMI+8:])}
+	assert.Equal(t, uint64(ia32e), g64.Handler(), "IA-32e handler")
+	assert.Equal(t, uint64(layout.KERNEL64_CS), g64.Lo>>16&0xffff, "IA-32e selector")
+	assert.Equal(t, uint64(0), g64.Lo>>32&7, "no IST: the switch stack is the current one")
+	assert.Equal(t, uint64(0x8e), g64.Lo>>40&0xff, "present interrupt gate, DPL 0")
+
+	assert.LessOrEqual(t, 16*amd64.VectorNMI+16, layout.SwitchIDTSize, "the limit covers the IA-32e gate")
+	assert.Equal(t, uint64(0), binary.LittleEndian.Uint64(b[0:])|binary.LittleEndian.Uint64(b[8:])|binary.LittleEndian.Uint64(b[24:]), "nothing else")
 }

@@ -85,6 +85,8 @@ func writeDescriptors(c Config, kernelPDPT uint32) {
 		switch {
 		case v == amd64.VectorDF:
 			g = TaskGate(layout.DOUBLEFAULT_TSS)
+		case v == amd64.VectorNMI:
+			g = InterruptGate(kernelVA(offNmi), layout.KERNEL_CS, 0)
 		case v < 32:
 			g = InterruptGate(kernelVA(offExcEntries+16*uint32(v)), layout.KERNEL_CS, 0)
 		case v == 0x80:
@@ -93,6 +95,25 @@ func writeDescriptors(c Config, kernelPDPT uint32) {
 		}
 		binary.LittleEndian.PutUint64(desc[layout.DescIDT+8*v:], g)
 	}
+}
+
+// switchIDT returns the IDT of the mode switches (layout.CPUData.SwitchIDT):
+// the NMI's gate as a legacy 32-bit interrupt gate to legacy (layout's
+// KERNEL_CS: 32-bit code) at its 8 bytes for vector 2, and as an IA-32e
+// interrupt gate to ia32e (KERNEL64_CS: 64-bit code, no IST) at its 16
+// bytes for vector 2; both handlers at physical addresses. Each format
+// reads the other's bytes as other vectors (legacy 4 and 5, IA-32e 1),
+// which no switch raises.
+func switchIDT(legacy, ia32e uint32) (idt [layout.SwitchIDTSize / 4]uint32) {
+	var b [layout.SwitchIDTSize]byte
+	binary.LittleEndian.PutUint64(b[8*amd64.VectorNMI:], InterruptGate(legacy, layout.KERNEL_CS, 0))
+	g := amd64.InterruptGate(uint64(ia32e), layout.KERNEL64_CS, 0, 0, amd64.TypeInterruptGate)
+	binary.LittleEndian.PutUint64(b[16*amd64.VectorNMI:], g.Lo)
+	binary.LittleEndian.PutUint64(b[16*amd64.VectorNMI+8:], g.Hi)
+	for i := range idt {
+		idt[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return idt
 }
 
 // start runs a task of process proc in ring 3 under c, from eip with its
@@ -147,6 +168,9 @@ func start(c Config, proc *Process, eip, esp uint32, args [6]uint32, tasks bool)
 	d.GDT = [2]uint32{(layout.GDT_ENTRIES*8 - 1) << 16, layout.Desc + layout.DescGDT}
 	d.IDT = [2]uint32{(256*8 - 1) << 16, layout.Desc + layout.DescIDT}
 	d.GDTPhys = [2]uint32{d.GDT[0], uint32(world.kernel + (layout.Desc - layout.KernelBase) + layout.DescGDT)}
+	d.SwitchIDT = switchIDT(uint32(physical(offNmiSwitch)), uint32(physical(offNmiSwitch64)))
+	d.SwitchIDTPtr = [2]uint32{(layout.SwitchIDTSize - 1) << 16, uint32(cpuPA) + uint32(unsafe.Offsetof(d.SwitchIDT))}
+	d.SwitchStack = uint32(world.kernel + (layout.DFStackTop - layout.KernelBase))
 	if tasks {
 		d.Tasks = 1
 	}
@@ -164,6 +188,7 @@ func start(c Config, proc *Process, eip, esp uint32, args [6]uint32, tasks bool)
 	k.SampleSrc, k.SampleN = uint32(sampleSrc), 0
 
 	run32(cpuPA)
+	amd64.AddNMIs(uint64(d.NMIs))
 
 	r := Result{
 		Reason: d.Reason, Status: d.Status,

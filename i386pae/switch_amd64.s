@@ -68,18 +68,21 @@ TEXT ·run32(SB),NOSPLIT|NOFRAME,$0-8
 // The end of a run, reached from the 32-bit world's landing64 in 64-bit
 // mode: CS = KERNEL64_CS of the 32-bit GDT (the Go GDT's KERNEL_CS
 // selector), CR3 = the low PML4 (the Go kernel's mappings), RDI = the
-// per-CPU page. It restores the Go context that run32 saved: the GDT and
-// the data segments, the TR after clearing its busy bit, and only then the
-// IDT (an NMI from there on finds Go's handlers and, through the TR, their
-// IST stacks; before it, the 32-bit IDT is loaded and an NMI would shut
-// the machine down); CR0 (a #DF task switch sets TS), CR3, CR4, the MSRs,
-// RFLAGS (DF and AC as Go had them), and returns from run32.
+// per-CPU page, RSP = the switch stack and IDTR = the switch IDT (which
+// serve an NMI until the Go IDT is loaded: see kernel32's enter32). It
+// restores the Go context that run32 saved: the data segments (KERNEL_DS,
+// which names flat data in the 32-bit GDT too, so that an NMI's IRETQ
+// finds SS valid on either side of the LGDT), the GDT, the TR after
+// clearing its busy bit, and only then the IDT (an NMI from there on finds
+// Go's handlers and, through the TR, their IST stacks); CR0 (a #DF task
+// switch sets TS), CR3, CR4, the MSRs, RFLAGS (DF and AC as Go had them),
+// and returns from run32.
 TEXT ·back64(SB),NOSPLIT|NOFRAME,$0
-	LGDT	(const_saveAreaOff+saveArea_GoGDT+descPtr_Limit)(DI)
 	MOVL	$const_kernelDS64, AX
 	MOVW	AX, SS
 	MOVW	AX, DS
 	MOVW	AX, ES
+	LGDT	(const_saveAreaOff+saveArea_GoGDT+descPtr_Limit)(DI)
 	XORL	AX, AX
 	MOVW	AX, FS
 	MOVW	AX, GS

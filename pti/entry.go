@@ -51,6 +51,11 @@ type entryData struct {
 
 	RunGDT, RunIDT amd64.DescPtr
 
+	// The NMI entry's: the address of the kernel's NMI counter
+	// (amd64.NMICounterAddr, mapped on the kernel side), and what it ORs
+	// into the interrupted CR3 when it writes it back (NOFLUSH with PCIDs).
+	NMICounter, NMIRestore uint64
+
 	// Go's context, saved by enterUser and restored by runExit.
 	GoRSP, GoCR3, GoCR4, GoLSTAR, GoFSBase, GoGSBase, GoKernelGSBase, GoTR uint64
 	GoGDT, GoIDT                                                           amd64.DescPtr

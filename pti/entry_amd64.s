@@ -268,6 +268,46 @@ kernel:
 	JMP	AX
 	ENTRY_END
 
+// entryNMI is the NMI handler of a run (IDT vector 2, IST3: an entry-area
+// stack of its own, so it is valid whatever RSP the NMI interrupts: ring 3,
+// a trampoline before or after its stack switch, ring 0). It counts the
+// NMI in the kernel's counter and resumes the interrupted code, as Linux's
+// paranoid entry (arch/x86/entry/entry_64.S, paranoid_entry and
+// paranoid_exit): an NMI can arrive on the user side's CR3 or the kernel
+// side's, so it saves CR3, switches to the kernel side's unless already
+// there (SAVE_AND_SWITCH_TO_KERNEL_CR3, arch/x86/entry/calling.h; the
+// kernel side from the entry data, as excCommon: without isolation bit 12
+// of the one table says nothing), and writes the saved value back only if
+// it switched (RESTORE_CR3), with NOFLUSH under PCID (entryData.NMIRestore)
+// so that the user PCID keeps its TLB entries. The interrupted CR3 reads
+// with bit 63 clear, as the kernel side's compares. It touches no GS (no
+// SWAPGS: nothing here reads per-CPU data through it) and keeps every
+// register but the flags, which IRETQ restores.
+TEXT ·entryNMI(SB),NOSPLIT|NOFRAME,$0
+	PUSHQ	AX
+	PUSHQ	BX
+	MOVQ	CR3, AX
+	MOVQ	(const_dataBase+entryData_KernelCR3), BX
+	BTRQ	$const_cr3NoflushBit, BX
+	CMPQ	AX, BX
+	JEQ	kernel
+	MOVQ	(const_dataBase+entryData_KernelCR3), BX
+	MOVQ	BX, CR3
+	MOVQ	(const_dataBase+entryData_NMICounter), BX
+	INCQ	(BX)
+	ORQ	(const_dataBase+entryData_NMIRestore), AX
+	MOVQ	AX, CR3
+	POPQ	BX
+	POPQ	AX
+	IRETQ
+kernel:
+	MOVQ	(const_dataBase+entryData_NMICounter), BX
+	INCQ	(BX)
+	POPQ	BX
+	POPQ	AX
+	IRETQ
+	ENTRY_END
+
 // Kernel text: not copied.
 
 // func enterUser()
@@ -456,6 +496,7 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·sysLinuxPCID, entryRoutines_SysLinuxPCID(DI))
 	ROUTINE(·toUser, entryRoutines_ToUser(DI))
 	ROUTINE(·excCommon, entryRoutines_ExcCommon(DI))
+	ROUTINE(·entryNMI, entryRoutines_EntryNMI(DI))
 	ROUTINE(·sysGetppid, kernelRoutines_SysGetppid(SI))
 	ROUTINE(·sysWork, kernelRoutines_SysWork(SI))
 	ROUTINE(·sysSample, kernelRoutines_SysSample(SI))

@@ -29,6 +29,8 @@ type entryRoutines struct {
 	// ExcCommon is the exception entries' common path (the stubs that
 	// jump to it are Setup's: amd64.ExceptionStub).
 	ExcCommon uint64
+	// EntryNMI is the NMI handler: it counts and resumes.
+	EntryNMI uint64
 }
 
 // kernelRoutines are the routines of entry_amd64.s that run where they are

@@ -55,6 +55,10 @@ func Start(c Config, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 		cr4 |= amd64.CR4_PCIDE
 	}
 	d.RunCR4 = cr4
+	d.NMIRestore = 0
+	if c.Mode.PCID() {
+		d.NMIRestore = CR3_NOFLUSH
+	}
 	d.Trampoline = *tramp
 	d.UserRIP = ProgramEntry(p)
 	d.UserRSP0 = rsp

@@ -164,21 +164,23 @@ func Setup() error {
 	d.ExitRun = env.kern.RunExit
 
 	// The IDT of a run: every exception vector to its stub in the entry
-	// text, on stacks in the entry area (mapped in both tables): IST1 (the
-	// entry stack), and their own for #DF, NMI and #MC.
+	// text, the NMI to the NMI entry, on stacks in the entry area (mapped
+	// in both tables): IST1 (the entry stack), and their own for #DF, NMI
+	// and #MC.
 	idt := (*[256]amd64.Gate)(efi.Pointer(EntryIDT))
 	for v := 0; v < 32; v++ {
-		ist := uint8(1)
+		ist, handler := uint8(1), stubs+amd64.ExceptionStubSize*uint64(v)
 		switch v {
 		case amd64.VectorDF:
 			ist = 2
 		case amd64.VectorNMI:
-			ist = 3
+			ist, handler = 3, env.text.EntryNMI
 		case amd64.VectorMC:
 			ist = 4
 		}
-		idt[v] = amd64.InterruptGate(stubs+amd64.ExceptionStubSize*uint64(v), amd64.KERNEL_CS, ist, 0, amd64.TypeInterruptGate)
+		idt[v] = amd64.InterruptGate(handler, amd64.KERNEL_CS, ist, 0, amd64.TypeInterruptGate)
 	}
+	d.NMICounter = amd64.NMICounterAddr()
 	d.RunIDT.Limit, d.RunIDT.Base = 256*16-1, EntryIDT
 	d.RunGDT.Limit, d.RunGDT.Base = amd64.GDT_ENTRIES*8-1, EntryDesc
 

@@ -53,6 +53,7 @@ func main() {
 		BootMs:         bootNs / 1e6,
 		PoolPeakMiB:    m.PeakBytes >> 20,
 		ThreadSwitches: goos.Switches(),
+		NMIs:           goos.NMICount(),
 	})
 	goos.MarkEndPrinted()
 	os.Exit(code)

@@ -340,11 +340,14 @@ func outcome(r qemu.Serial) (msg string, ok bool) {
 	if !ok || end.Status != "ok" {
 		return fmt.Sprintf("%d records, PTILAB-END status %q (line %d): %s%s", len(recs), end.Status, raw.Line, raw.Raw, fault), false
 	}
-	var planErrs string
+	var planErrs, nmis string
 	if end.PlanErrors != 0 {
 		planErrs = fmt.Sprintf("; %d plan lines ignored (see the plan-error records)", end.PlanErrors)
 	}
-	return fmt.Sprintf("%d records, PTILAB-END status \"ok\"%s%s", len(recs), planErrs, fault), true
+	if end.NMIs != 0 {
+		nmis = fmt.Sprintf("; %d NMIs counted and resumed", end.NMIs)
+	}
+	return fmt.Sprintf("%d records, PTILAB-END status \"ok\"%s%s%s", len(recs), planErrs, nmis, fault), true
 }
 
 // firstLine returns the first line of b with surrounding blanks trimmed.

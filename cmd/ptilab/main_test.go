@@ -119,6 +119,8 @@ func TestLog(t *testing.T) {
 			exitFail, "{\"a\":1}\n", "1 records, no PTILAB-END line: output cut short"},
 		{"plan errors", boot + "PTILAB {\"a\":1}\r\nPTILAB-END {\"status\":\"ok\",\"plan_errors\":2}\r\n",
 			exitOK, "{\"a\":1}\n{\"kind\":\"end\",\"plan_errors\":2,\"status\":\"ok\"}\n", `1 records, PTILAB-END status "ok"; 2 plan lines ignored`},
+		{"NMIs", boot + "PTILAB {\"a\":1}\r\nptilab: NMI: 3 so far\r\nPTILAB-END {\"status\":\"ok\",\"nmis\":4}\r\n",
+			exitOK, "{\"a\":1}\n{\"kind\":\"end\",\"nmis\":4,\"status\":\"ok\"}\n", `1 records, PTILAB-END status "ok"; 4 NMIs counted and resumed`},
 		{"cut short", boot + "PTILAB {\"a\":1}\r\nPTILAB-FAULT #GP rip=0x1234\r\n",
 			exitFail, "{\"a\":1}\n", "1 records, no PTILAB-END line: output cut short; CPU exception: #GP rip=0x1234"},
 		{"status not ok", boot + "PTILAB-END {\"status\":\"fail\",\"why\":\"x\"}\r\n",

@@ -65,7 +65,10 @@
 // from the 64-bit side (i386pae.run32): compatibility mode, CS = KERNEL_CS
 // of the 32-bit GDT (loaded with its physical base), the Go kernel's
 // 4-level tables, which map this page at its physical address. In: EDI =
-// the physical address of the per-CPU data. It turns paging off (which
+// the physical address of the per-CPU data. It moves to the switch stack
+// and the switch IDT (per-CPU SwitchStack, SwitchIDT: an NMI from there to
+// enter32high's LIDT finds a gate, a handler and a stack in either mode,
+// paging on or off; before, the Go IDT takes it), turns paging off (which
 // leaves IA-32e mode), clears EFER.LME, loads the run's CR4 and the kernel
 // PDPT, turns paging on (PAE) and jumps to enter32high in the kernel window.
 TEXT ·enter32(SB),NOSPLIT|NOFRAME,$0
@@ -74,6 +77,8 @@ TEXT ·enter32(SB),NOSPLIT|NOFRAME,$0
 	XORL	AX, AX
 	MOVW	AX, FS
 	MOVW	AX, GS
+	MOVL	cpuData_SwitchStack(DI), SP
+	LIDT	(cpuData_SwitchIDTPtr+2)(DI)
 	PAGING_OFF
 	LME_OFF
 	MOVL	cpuData_CR4(DI), AX
@@ -121,11 +126,14 @@ TEXT ·enter32high(SB),NOSPLIT|NOFRAME,$0
 // Ends the run: called by a jump, on the kernel side's CR3, from any stack,
 // with the reason (and status or fault) stored in the per-CPU data. It
 // loads the GDT at its physical address (the kernel window is gone in long
-// mode), what leave32low needs into registers, and jumps to leave32low at
-// its physical address.
+// mode), moves to the switch stack and the switch IDT (see enter32: they
+// serve an NMI until back64 loads the Go IDT), loads what leave32low needs
+// into registers, and jumps to leave32low at its physical address.
 TEXT ·leave32(SB),NOSPLIT|NOFRAME,$0
 	DATA_SEGS(const_kernelDS, AX)	// the task may have left DS unusable
 	LGDT	((const_cpu+cpuData_GDTPhys)+2)
+	MOVL	(const_cpu+cpuData_SwitchStack), SP
+	LIDT	((const_cpu+cpuData_SwitchIDTPtr)+2)
 	MOVL	(const_cpu+cpuData_Phys), DI
 	MOVL	(const_cpu+cpuData_LowPML4), BX
 	MOVL	(const_cpu+cpuData_LeaveLow), AX
@@ -504,6 +512,44 @@ TEXT ·excEntries(SB),NOSPLIT|NOFRAME,$0
 ring0:
 	MOVL	AX, (const_cpu+cpuData_FaultESP)
 	FAULT_END
+
+// func nmi()
+//
+// The NMI handler (IDT vector 2, an interrupt gate: from ring 3 on
+// TSS.ESP0, the entry stack's top, which nothing uses while a task runs;
+// from ring 0 on the interrupted stack, below its stack pointer). It
+// counts the NMI in the per-CPU data and resumes the interrupted code by
+// IRET, which ends the NMI blocking. It needs no CR3 switch: its text and
+// the per-CPU data are in the entry area, mapped in both sides' tables; DS
+// may be the task's, so the kernel's is loaded around the count (PUSH DS
+// and POP DS as bytes 1E and 1F, which the assembler does not have).
+TEXT ·nmi(SB),NOSPLIT|NOFRAME,$0
+	BYTE $0x1e
+	PUSHL	AX
+	MOVL	$const_kernelDS, AX
+	MOVW	AX, DS
+	INCL	(const_cpu+cpuData_NMIs)
+	POPL	AX
+	BYTE $0x1f
+	IRETL
+
+// func nmiSwitch()
+//
+// The NMI handler of the switch IDT's legacy gate (protected mode, paging
+// off or PAE on the kernel PDPT), at its physical address: it resumes the
+// interrupted code and counts nothing (no per-CPU data is reachable at a
+// known address with paging off). IRET ends the NMI blocking.
+TEXT ·nmiSwitch(SB),NOSPLIT|NOFRAME,$0
+	IRETL
+
+// func nmiSwitch64()
+//
+// The NMI handler of the switch IDT's IA-32e gate (compatibility or
+// 64-bit mode on the Go kernel's tables or the low PML4), at its physical
+// address: IRETQ (48 CF, REX.W IRET, as bytes: the 386 assembler encodes
+// no 64-bit mode), which pops the five words of a 64-bit interrupt frame.
+TEXT ·nmiSwitch64(SB),NOSPLIT|NOFRAME,$0
+	BYTE $0x48; BYTE $0xcf
 
 // func doubleFault()
 //

@@ -169,6 +169,9 @@ func int80LinuxOff()
 func int80LinuxOn()
 func excEntries()
 func doubleFault()
+func nmi()
+func nmiSwitch()
+func nmiSwitch64()
 func dispatch()
 
 // For the tasks kernel's Go code (tasks.go): setCR3, rdtsc, endRun.
@@ -199,7 +202,7 @@ func main() {
 		sysenterStampMovslOff, sysenterStampMovslOn, sysenterStampTrimOff, sysenterStampTrimOn,
 		sysenterLinuxDirectOff, sysenterLinuxDirectOn, sysenterStampDirectOff, sysenterStampDirectOn,
 		int80LinuxOff, int80LinuxOn,
-		excEntries, doubleFault, dispatch,
+		excEntries, doubleFault, nmi, nmiSwitch, nmiSwitch64, dispatch,
 		userText, vsyscall, vsyscallRet, userSyscalls, userProbe, userPing, userPong,
 		userMsgStart, userMsgSender, userMsgReceiver, userTextEnd)
 	syscall32(nil)

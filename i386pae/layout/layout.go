@@ -172,7 +172,27 @@ type CPUData struct {
 	// assembly does not (linux trampolines only: it switches tasks by
 	// their pt_regs frames).
 	Tasks uint32
+
+	// NMIs counts the NMIs the 32-bit kernel's handler took during the
+	// run (the 64-bit side adds them to amd64's counter when it returns).
+	NMIs uint32
+
+	// The mode switches' NMI safety: while paging is off, and while the
+	// IDT loaded is not the one of the mode the CPU is in, an NMI needs an
+	// IDT, a handler and a stack at physical addresses, valid in legacy
+	// protected mode and in IA-32e mode alike. SwitchIDT is that IDT (at
+	// its physical address through SwitchIDTPtr, an LIDT operand as GDT's),
+	// SwitchStack the stack top both switches run on (the #DF task's stack
+	// at its physical address).
+	SwitchIDT    [SwitchIDTSize / 4]uint32
+	SwitchIDTPtr [2]uint32
+	SwitchStack  uint32
 }
+
+// SwitchIDTSize is the size of CPUData.SwitchIDT in bytes: NMI's gate of
+// both formats, the 8-byte legacy one at 16 and the 16-byte IA-32e one at
+// 32 (SDM Vol. 3A, 6.11 and 6.14.1).
+const SwitchIDTSize = 48
 
 // Phases of a system call through the instrumented linux trampolines,
 // each from the stamp before it: the switch to the kernel side's CR3 (from

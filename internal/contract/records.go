@@ -484,6 +484,9 @@ type End struct {
 	PoolPeakMiB    uint64   `json:"pool_peak_mib,omitempty"`
 	ThreadSwitches uint64   `json:"thread_switches,omitempty"`
 	Syscalls       uint64   `json:"syscalls,omitempty"`
+	// NMIs is how many non-maskable interrupts arrived during the run
+	// (counted and resumed, never fatal: goos.NMICount).
+	NMIs uint64 `json:"nmis"`
 }
 
 func (Syscall) Kind() string         { return "syscall" }

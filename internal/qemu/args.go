@@ -70,6 +70,12 @@ type Options struct {
 	Echo io.Writer
 	// ExtraArgs are appended to the QEMU command line.
 	ExtraArgs []string
+	// Monitor, when set, is the path of a Unix socket on which QEMU
+	// serves its human monitor (a server socket that does not wait for a
+	// client):
+	// DialMonitor connects to it, to send commands such as "nmi" during
+	// the run. Empty means no monitor.
+	Monitor string
 	// StopAt, when set, ends the run once the serial output matches it:
 	// QEMU is killed and the Result says Stopped. For runs that do not end
 	// QEMU themselves (an image that returns to the firmware).
@@ -105,8 +111,8 @@ func Args(opts Options, paths Paths) []string {
 		"-display", "none",
 		"-nic", "none",
 		"-no-reboot",
-		"-monitor", "none",
 	}
+	args = append(args, monitorArgs(opts.Monitor)...)
 	if opts.KVM {
 		args = append(args, "-accel", "kvm")
 	}
@@ -136,6 +142,21 @@ func Args(opts Options, paths Paths) []string {
 		"-device", fmt.Sprintf("isa-debug-exit,iobase=%#x,iosize=1", contract.DebugExitPort),
 		"-serial", "stdio")
 	return append(args, opts.ExtraArgs...)
+}
+
+// monitorArgs are the arguments of a human monitor served on a Unix
+// socket at path, or of no monitor when path is empty. The socket is a
+// -chardev with the path as an option value, where only commas need
+// escaping: the shorter "-monitor unix:PATH,..." cannot name a path with
+// an "=" in it (QEMU parses it as an option).
+func monitorArgs(path string) []string {
+	if path == "" {
+		return []string{"-monitor", "none"}
+	}
+	return []string{
+		"-chardev", "socket,id=monitor,path=" + optValue(path) + ",server=on,wait=off",
+		"-mon", "chardev=monitor,mode=readline",
+	}
 }
 
 // optValue escapes a value for a QEMU comma-separated option list, where a

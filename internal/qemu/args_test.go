@@ -53,6 +53,14 @@ func TestArgsOptions(t *testing.T) {
 	assert.NotContains(t, Args(Options{}, testPaths), "-cpu", "TCG default CPU")
 }
 
+func TestArgsMonitor(t *testing.T) {
+	args := Args(Options{Monitor: "/tmp/TestX=y,z/mon"}, testPaths)
+	assert.Equal(t, "socket,id=monitor,path=/tmp/TestX=y,,z/mon,server=on,wait=off", around(args, "-chardev"))
+	assert.Equal(t, "chardev=monitor,mode=readline", around(args, "-mon"))
+	assert.NotContains(t, args, "-monitor")
+	assert.Equal(t, "none", around(Args(Options{}, testPaths), "-monitor"))
+}
+
 func TestArgsCombinedFirmwareAndCommas(t *testing.T) {
 	args := Args(Options{}, Paths{Code: "/usr/share/ovmf/OVMF.fd", ESP: "/tmp/a,b/esp"})
 	assert.Equal(t, "/usr/share/ovmf/OVMF.fd", around(args, "-bios"))

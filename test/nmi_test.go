@@ -1,0 +1,153 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/internal/qemu"
+)
+
+// nmiPlan is TestNMIs's plan: both worlds, isolation off and on, the
+// trampolines of every flavour, task switches (pingpong, messaging) and
+// the tasks kernel's Go handlers, kept small.
+const nmiPlan = "benchmarks = null,pingpong,messaging,null32,pingpong32\nmodes = off,on\nn = 2000\nr = 5\nwarmup = 1\nmessaging_groups = 1\nmessaging_loops = 3\n"
+
+// nmiInterval is the time between two injected NMIs: about 33 a second.
+const nmiInterval = 30 * time.Millisecond
+
+// TestNMIs boots nmiPlan, with the screen on (every console line also
+// goes through the firmware gate) and off, while QEMU's monitor injects
+// an NMI every nmiInterval from the image's first line ("ptilab:
+// booting", printed after the NMI handlers are in place) to its
+// PTILAB-END line: into Go code, firmware calls, the gate, ring 3, the
+// trampolines and the 32-bit world. The run must end as it does without
+// them: no fault, no firmware exception, PTILAB-END ok, every PTILAB line
+// whole and decodable; and PTILAB-END must count the NMIs (at least one,
+// at most as many as were injected: NMIs that arrive while one is
+// pending merge, SDM Vol. 3A, 6.7.1).
+func TestNMIs(t *testing.T) {
+	for _, screen := range []string{"on", "off"} {
+		t.Run("screen="+screen, func(t *testing.T) {
+			mon := filepath.Join(t.TempDir(), "monitor")
+			w := newSerialWatch("ptilab: booting", contract.EndTag+" ")
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			sent := make(chan injected, 1)
+			go func() { sent <- injectNMIs(ctx, mon, w) }()
+
+			res := boot(t, qemu.Options{
+				Plan:    []byte(nmiPlan + "screen = " + screen + "\n"),
+				Monitor: mon,
+				Echo:    w,
+				// The boot took 20 to 47 s here, on two cores with a load
+				// average of 8 to 11; 4 minutes is 5 times the longest.
+				Timeout: 4 * time.Minute,
+			})
+			cancel()
+			inj := <-sent
+			require.NoError(t, inj.err, "injecting NMIs")
+			requireOK(t, res)
+
+			_, err := res.Decoded()
+			require.NoError(t, err, "every PTILAB line decodes")
+			for i, l := range res.Lines() {
+				if strings.Contains(l, contract.RecordTag) {
+					assert.True(t, strings.HasPrefix(l, contract.RecordTag+" ") || strings.HasPrefix(l, contract.EndTag+" "),
+						"line %d: a PTILAB record that does not start its line: %q", i+1, l)
+				}
+				assert.NotContains(t, l, "NMI Interrupt", "line %d: the firmware's NMI handler ran", i+1)
+			}
+			e := ended(t, res)
+			t.Logf("NMIs injected %d, counted %d; run %v", inj.n, e.NMIs, res.Duration.Round(time.Millisecond))
+			require.Positive(t, inj.n, "no NMI injected: the run ended before the first")
+			assert.Positive(t, e.NMIs, "PTILAB-END counts the NMIs")
+			assert.LessOrEqual(t, e.NMIs, inj.n, "counted more NMIs than were injected")
+			lineIndex(t, res.Lines(), "ptilab: NMI: ")
+		})
+	}
+}
+
+// injected is what injectNMIs did: how many NMIs it sent, and why it
+// stopped early, if it did.
+type injected struct {
+	n   uint64
+	err error
+}
+
+// injectNMIs connects to QEMU's monitor at mon and, once w has seen its
+// first marker, sends "nmi" every nmiInterval until w sees its second (or
+// ctx ends: the run is over).
+func injectNMIs(ctx context.Context, mon string, w *serialWatch) injected {
+	m, err := qemu.DialMonitor(ctx, mon)
+	if err != nil {
+		return injected{err: err}
+	}
+	defer m.Close()
+	select {
+	case <-w.seen[0]:
+	case <-ctx.Done():
+		return injected{}
+	}
+	var n uint64
+	tick := time.NewTicker(nmiInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-w.seen[1]:
+			return injected{n: n}
+		case <-ctx.Done():
+			return injected{n: n}
+		case <-tick.C:
+		}
+		if err := m.Command("nmi"); err != nil {
+			// QEMU exited between the last line and the command.
+			return injected{n: n}
+		}
+		n++
+	}
+}
+
+// serialWatch is an Options.Echo writer that closes seen[i] when the
+// serial output first contains markers[i].
+type serialWatch struct {
+	mu      sync.Mutex
+	markers []string
+	seen    []chan struct{}
+	tail    []byte
+}
+
+func newSerialWatch(markers ...string) *serialWatch {
+	w := &serialWatch{markers: markers}
+	for range markers {
+		w.seen = append(w.seen, make(chan struct{}))
+	}
+	return w
+}
+
+func (w *serialWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	buf := append(w.tail, p...)
+	keep := 0
+	for i, m := range w.markers {
+		keep = max(keep, len(m))
+		select {
+		case <-w.seen[i]:
+		default:
+			if bytes.Contains(buf, []byte(m)) {
+				close(w.seen[i])
+			}
+		}
+	}
+	w.tail = append(w.tail[:0], buf[max(0, len(buf)-keep):]...)
+	return len(p), nil
+}
