@@ -104,7 +104,12 @@ func CPUStateLines(s contract.CPUState) []string {
 		}
 		return fmt.Sprintf("%s %#x %#x %#x %#x", name, v[0], v[1], v[2], v[3])
 	}
-	lines = append(lines, "ptilab cpu-state: CPUID "+leaf("15H", s.CPUID15H)+" | "+leaf("16H", s.CPUID16H))
+	xs := "firmware's XSAVE: CR4.OSXSAVE clear"
+	if s.XCR0 != "" {
+		xs = "firmware's XCR0 " + s.XCR0 + map[bool]string{true: ", state put in its initial configuration before OSXSAVE was cleared",
+			false: ", no AVX: nothing to clean"}[s.XStateInit]
+	}
+	lines = append(lines, "ptilab cpu-state: CPUID "+leaf("15H", s.CPUID15H)+" | "+leaf("16H", s.CPUID16H)+" | "+xs)
 	return lines
 }
 

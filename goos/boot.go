@@ -31,32 +31,25 @@ const (
 	kernelCS             = amd64.KERNEL_CS
 	kernelDS             = amd64.KERNEL_DS
 	msrFSBase            = amd64.MSR_FS_BASE
-	msrEFER              = amd64.MSR_EFER
 	vectorsWithErrorCode = amd64.VectorsWithErrorCode
 )
 
-// FirmwareEntry is the firmware's CPU state at the image entry point that
-// efi's gate does not keep (it keeps CR3, CR4, the GDT, IDT, TR, CS, SS, DS
-// and ES): control registers and EFER as read there (SDM Vol. 3A, 2.5;
-// EFER is MSR C0000080H), and the FS and GS selectors, zero-extended,
-// before the entry code nulls them.
-//
-// XCR0 is the firmware's XCR0 (SDM Vol. 1, 13.3), 0 when it left
-// CR4.OSXSAVE clear; XStateInit says whether boot put the XSAVE-managed
-// state in its initial configuration before clearing CR4.OSXSAVE (it does
-// when the firmware had OSXSAVE set on a CPU with AVX: amd64.InitXState).
-type FirmwareEntry struct {
-	CR0, CR4, EFER uint64
-	FS, GS         uint64
-	XCR0           uint64
-	XStateInit     bool
+// XState is what boot did with the firmware's XSAVE state (SDM Vol. 1,
+// 13.3): XCR0 is the firmware's XCR0, 0 when it left CR4.OSXSAVE clear;
+// Init says whether boot put the XSAVE-managed state in its initial
+// configuration before clearing CR4.OSXSAVE (it does when the firmware
+// had OSXSAVE set on a CPU with AVX: amd64.InitXState). The rest of the
+// firmware's state at entry is efi.Entry.
+type XState struct {
+	XCR0 uint64
+	Init bool
 }
 
-// fwEntry is written by entry (trap_amd64.s) through go_asm.h.
-var fwEntry FirmwareEntry
+var fwXState XState
 
-// FirmwareState returns the firmware's CPU state at the image entry point.
-func FirmwareState() FirmwareEntry { return fwEntry }
+// FirmwareXState returns what boot found and did with the firmware's
+// XSAVE state.
+func FirmwareXState() XState { return fwXState }
 
 var (
 	memmap  efi.MemoryMap
@@ -81,9 +74,9 @@ func boot() uint64 {
 	efi.CountFirmwareNMIs()
 	board.InitSerial()
 	kprint("ptilab: booting")
-	if bit := amd64.RefusedCR4(fwEntry.CR4); bit != "" {
+	if bit := amd64.RefusedCR4(efi.Entry.CR4); bit != "" {
 		var l kline
-		l.s("ptilab: boot failed: the firmware left ").s(bit).s(" set (CR4 ").hex(fwEntry.CR4, 1).
+		l.s("ptilab: boot failed: the firmware left ").s(bit).s(" set (CR4 ").hex(efi.Entry.CR4, 1).
 			s("); ptilab builds 4-level page tables and runs without control-flow enforcement, and does not support it").flush()
 		endRun(exitBoot, "boot")
 	}
@@ -295,10 +288,10 @@ func setupCPU() {
 	// clear nothing can clean it.
 	if cr4 := amd64.CR4(); cr4&amd64.CR4_OSXSAVE != 0 {
 		if amd64.Features.AVX {
-			fwEntry.XCR0 = amd64.InitXState()
-			fwEntry.XStateInit = true
+			fwXState.XCR0 = amd64.InitXState()
+			fwXState.Init = true
 		} else {
-			fwEntry.XCR0 = amd64.XGETBV(0)
+			fwXState.XCR0 = amd64.XGETBV(0)
 		}
 		amd64.SetCR4(cr4 &^ amd64.CR4_OSXSAVE)
 	}

@@ -27,7 +27,7 @@
 //
 // The PE/COFF entry point (UEFI 2.10, 4.1), Microsoft x64 ABI: RCX = image
 // handle, RDX = system table, the firmware's stack. It records the
-// firmware's state, sets up kernelG and the kernel stack, runs boot (Go,
+// firmware's state (efi.enter: efi.Entry), sets up kernelG and the kernel stack, runs boot (Go,
 // kernel mode), and enters the Go runtime's own entry point,
 // _rt0_amd64_linux, on the Linux-shaped initial stack boot returns, with
 // null FS and GS selectors and FS base 0 as a new Linux process has.
@@ -35,23 +35,6 @@ TEXT ·entry(SB),NOSPLIT|NOFRAME,$0
 	CALL	github·com∕ptilab∕ptilab∕efi·enter(SB)
 	CLI
 	CLD
-
-	// What efi.enter does not keep of the firmware's state: CR0, CR4,
-	// EFER, the FS and GS selectors (FirmwareEntry).
-	MOVQ	CR0, AX
-	MOVQ	AX, ·fwEntry+FirmwareEntry_CR0(SB)
-	MOVQ	CR4, AX
-	MOVQ	AX, ·fwEntry+FirmwareEntry_CR4(SB)
-	MOVL	$const_msrEFER, CX
-	RDMSR
-	SHLQ	$32, DX
-	ORQ	DX, AX
-	MOVQ	AX, ·fwEntry+FirmwareEntry_EFER(SB)
-	XORL	AX, AX
-	MOVW	FS, AX
-	MOVQ	AX, ·fwEntry+FirmwareEntry_FS(SB)
-	MOVW	GS, AX
-	MOVQ	AX, ·fwEntry+FirmwareEntry_GS(SB)
 
 	// Null FS and GS selectors before their bases are written, as Linux
 	// runs user space: an IRETQ to ring 3 nulls a data segment register

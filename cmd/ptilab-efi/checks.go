@@ -13,6 +13,7 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/board"
+	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/goos"
 )
 
@@ -111,7 +112,7 @@ func checkFmt(r *bench.Reporter) {
 // base alone.
 func checkSegments(r *bench.Reporter) {
 	fs, gs := amd64.FSGSSelectors()
-	fw := goos.FirmwareState()
+	fw := efi.Entry
 	r.Check("segments", fs == 0 && gs == 0,
 		fmt.Sprintf("FS %#x GS %#x (the firmware's at entry: FS %#x GS %#x)", fs, gs, fw.FS, fw.GS),
 		map[string]any{"fs": fs, "gs": gs, "firmware_fs": fw.FS, "firmware_gs": fw.GS})

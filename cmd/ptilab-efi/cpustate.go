@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/efi"
+	"github.com/ptilab/ptilab/goos"
 )
 
 // cpuState prints the cpu-state lines and record: the firmware's CPU
@@ -13,6 +16,10 @@ func cpuState(r *bench.Reporter) cpustate.Power {
 	cpu := cpustate.Hardware{}
 	p := cpustate.ReadPower(cpu)
 	st := cpustate.State(cpu, efi.Entry, p)
+	if x := goos.FirmwareXState(); x.XCR0 != 0 {
+		st.XCR0 = fmt.Sprintf("%#x", x.XCR0)
+		st.XStateInit = x.Init
+	}
 	for _, l := range bench.CPUStateLines(st) {
 		r.Printf("%s", l)
 	}

@@ -384,6 +384,14 @@ type CPUState struct {
 	MSRs      map[string]string `json:"msrs"`
 	CPUID15H  []uint32          `json:"cpuid_15h,omitempty"`
 	CPUID16H  []uint32          `json:"cpuid_16h,omitempty"`
+	// XCR0 is the firmware's XCR0 (hex; absent when it left CR4.OSXSAVE
+	// clear) and XStateInit whether boot put the XSAVE-managed state (the
+	// AVX upper halves) in its initial configuration before clearing
+	// CR4.OSXSAVE: dirty upper halves slow every later SSE instruction on
+	// Skylake (SDM Vol. 1, 13.3; Intel's optimization manual, "Mixing AVX
+	// code with SSE code").
+	XCR0       string `json:"xcr0,omitempty"`
+	XStateInit bool   `json:"xstate_init"`
 
 	// CoreClock is "aperf/mperf" (CPUID.06H:ECX[0] and both MSRs read) or
 	// "unsupported"; SMICount "msr" or "unsupported".
