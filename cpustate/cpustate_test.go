@@ -56,97 +56,153 @@ func (f *fakeCPU) TSC() uint64 {
 // "GenuineIntel" in EBX, EDX, ECX of leaf 0.
 const intelB, intelD, intelC = 0x756e6547, 0x49656e69, 0x6c65746e
 
-// Real CPUs: CPUID leaves and MSR values as Linux's cpuid and turbostat
-// print them on these parts (the MSRs as a firmware leaves them before an
-// OS: the core at its lowest ratio).
+// Real CPUs: CPUID leaves and MSR values as public dumps of these parts
+// show them, each with its source. The dumps were taken under a running
+// OS (macOS, Linux), not at firmware hand-off, so the P-state MSRs hold
+// that OS's request. A value no dump of the machine (or of another of the
+// same model) shows is marked "constructed", with why.
 
-// ivyBridge is a Core i7-3770 (06_3A, 3.4 GHz nominal, HT on) with
-// microcode that enumerates IA32_SPEC_CTRL, the firmware having left the
-// core at ratio 16 (LFM).
+// ivyBridge is a Core i7-3770K (06_3AH stepping 9, 3.5 GHz nominal, HT on),
+// overclocked to ratio 45 when the MSRs were read.
+//
+// CPUID: AIDA64 v2.60 dump of an i7-3770K, logical CPU #0,
+// github.com/InstLatx64/InstLatx64 GenuineIntel/GenuineIntel00306A9_IvyBridge_CPUID.txt;
+// its microcode predates IA32_SPEC_CTRL (07H:EDX = 0).
+// MSRs: AppleIntelInfo.kext v1.2 output of another i7-3770K under macOS,
+// posted by schteeben95 on 2017-09-16 in Piker-Alpha/ssdtPRGen.sh issue 381
+// ("i7-3770K SSDT Turbo not working",
+// https://github.com/Piker-Alpha/ssdtPRGen.sh/issues/381): PLATFORM_INFO,
+// PERF_STATUS, PERF_CTL, MISC_ENABLE, APERF, MPERF.
+// Constructed: MSR_SMI_COUNT (no dump shows 34H), IA32_MTRR_DEF_TYPE
+// (0xc00: MTRRs enabled, default type UC); IA32_PAT is its power-up value
+// (SDM Vol. 3A, 13.12.4).
 func ivyBridge() *fakeCPU {
 	return &fakeCPU{
 		cpuid: map[[2]uint32][4]uint32{
 			{0, 0}:   {0xd, intelB, intelC, intelD},
-			{1, 0}:   {0x306a9, 0x3100800, 0x7fbae3ff, 0xbfebfbff},
+			{1, 0}:   {0x306a9, 0x00100800, 0x7f9ae3bf, 0xbfebfbff},
 			{6, 0}:   {0x77, 0x2, 0x9, 0},
-			{7, 0}:   {0, 0x281, 0, 0x9c000000},
-			{0xb, 0}: {0x1, 0x2, 0x100, 0x3},
+			{7, 0}:   {0, 0x281, 0, 0},
+			{0xb, 0}: {0x1, 0x2, 0x100, 0},
 		},
 		msr: map[uint32]uint64{
-			amd64.MSR_PLATFORM_INFO:      0x80838f1012200,
-			amd64.MSR_IA32_PERF_STATUS:   0x1c5d00001000,
-			amd64.MSR_IA32_PERF_CTL:      0x1000,
+			amd64.MSR_PLATFORM_INFO:      0x81010f0012300, // max non-turbo 35 [15:8], max efficiency 16 [47:40]
+			amd64.MSR_IA32_PERF_STATUS:   0x273b00002d00,  // ratio 45
+			amd64.MSR_IA32_PERF_CTL:      0x2d00,
 			amd64.MSR_IA32_MISC_ENABLE:   0x850089,
-			amd64.MSR_SMI_COUNT:          0x2a,
-			amd64.MSR_IA32_APERF:         0x1234,
-			amd64.MSR_IA32_MPERF:         0x5678,
-			amd64.MSR_IA32_SPEC_CTRL:     0,
+			amd64.MSR_SMI_COUNT:          0x2a, // constructed
+			amd64.MSR_IA32_APERF:         ivbAPERF,
+			amd64.MSR_IA32_MPERF:         ivbMPERF,
 			amd64.MSR_IA32_PAT:           0x7040600070406,
-			amd64.MSR_IA32_MTRR_DEF_TYPE: 0xc00,
+			amd64.MSR_IA32_MTRR_DEF_TYPE: 0xc00, // constructed
 		},
 	}
 }
 
-// skylakeClient is a Core i7-6700K (06_5E, 4.0 GHz nominal) with HWP
-// enabled by the firmware and Hyper-Threading disabled in its setup.
+// IA32_APERF and IA32_MPERF as read on the i7-3770K of ssdtPRGen.sh issue 381.
+const ivbAPERF, ivbMPERF = 0x29267e8b80, 0x234d2909f9
+
+// skylakeClient is the Kaby Lake (a Skylake-family client part, 06_8EH
+// stepping 9, HT on) of a Dell XPS 13 9360 under Linux 6.17-rc2,
+// intel_pstate active with HWP: by its TDP-nominal ratio 27 and 3.5 GHz
+// turbo an i7-7500U, its maximum non-turbo ratio 29 being the cTDP-up
+// level.
+//
+// MSRs and CPUID leaves 0 (max leaf 16H), 1:EAX (806E9H), 15H and 16H:
+// `turbostat` output posted by Paul Menzel to linux-pm on 2025-08-24
+// ("Pkg%pcX values do not add up to 100",
+// <774d9a96-0120-4009-8fd7-78387267b194@molgen.mpg.de>): PLATFORM_INFO,
+// MISC_ENABLE, PM_ENABLE, HWP_CAPABILITIES, HWP_REQUEST (intel_pstate's
+// powersave request, min = max = 4, EPP C0H).
+// CPUID 1:EBX-EDX, 06H, 07H and 0BH are those of another 06_8EH part, the
+// i5-8350U (stepping 10) of a Dell XPS 13 9370 (`cpuid -1 --raw` posted by
+// Paul Menzel to LKML on 2022-08-23, "Re: WARNING: CPU: 1 PID: 83 at
+// arch/x86/kernel/cpu/sgx/main.c:446", amd64/tsc_test.go's skylakeClient);
+// its 06H agrees with the decode turbostat printed for the 9360 (HWP,
+// notify, window, EPP, no package request; APERF, EPB).
+// Constructed: IA32_PERF_STATUS and IA32_PERF_CTL (turbostat does not
+// print 198H/199H; with HWP enabled PERF_CTL is ignored and no test reads
+// them: STATUS holds ratio 4, what HWP_REQUEST's maximum allowed),
+// MSR_SMI_COUNT (turbostat printed only its delta: 0 SMIs), IA32_SPEC_CTRL
+// (0), IA32_MTRR_DEF_TYPE. IA32_ARCH_CAPABILITIES, which the 8350U's 07H:EDX
+// enumerates, is in no dump: the fake raises #GP for it.
 func skylakeClient() *fakeCPU {
 	return &fakeCPU{
 		cpuid: map[[2]uint32][4]uint32{
 			{0, 0}:    {0x16, intelB, intelC, intelD},
-			{1, 0}:    {0x506e3, 0x100800, 0x7ffafbbf, 0xbfebfbff},
+			{1, 0}:    {0x806e9, 0x00100800, 0x7ffafbff, 0xbfebfbff},
 			{6, 0}:    {0x27f7, 0x2, 0x9, 0},
-			{7, 0}:    {0, 0x29c6fbf, 0, 0x9c002400},
-			{0xb, 0}:  {0x0, 0x1, 0x100, 0x0},
-			{0x15, 0}: {0x2, 0x14e, 0x0, 0x0},
-			{0x16, 0}: {0xfa0, 0x1068, 0x64, 0x0},
+			{7, 0}:    {0, 0x029c67af, 0, 0xbc002e00},
+			{0xb, 0}:  {0x1, 0x2, 0x100, 0},
+			{0x15, 0}: {0x2, 0xf2, 0, 0},       // 24 MHz * 242 / 2 = 2904 MHz
+			{0x16, 0}: {0xb54, 0xdac, 0x64, 0}, // 2900, 3500, 100 MHz
 		},
 		msr: map[uint32]uint64{
-			amd64.MSR_PLATFORM_INFO:         0x80838f3012800,
-			amd64.MSR_IA32_PERF_STATUS:      0x2a6000000800,
-			amd64.MSR_IA32_PERF_CTL:         0x800,
+			amd64.MSR_PLATFORM_INFO:         0x4043df1011d00, // max non-turbo 29
+			amd64.MSR_IA32_PERF_STATUS:      0x400,           // constructed
+			amd64.MSR_IA32_PERF_CTL:         0x1d00,          // constructed
 			amd64.MSR_IA32_MISC_ENABLE:      0x850089,
 			amd64.MSR_IA32_PM_ENABLE:        0x1,
-			amd64.MSR_IA32_HWP_CAPABILITIES: 0x108282a,
-			amd64.MSR_IA32_HWP_REQUEST:      0x80002a08,
-			amd64.MSR_SMI_COUNT:             0x5,
+			amd64.MSR_IA32_HWP_CAPABILITIES: 0x01081b23, // highest 35, guaranteed 27, efficient 8, lowest 1
+			amd64.MSR_IA32_HWP_REQUEST:      0xc0000404, // min 4, max 4, desired 0, EPP C0H
+			amd64.MSR_SMI_COUNT:             0x5,        // constructed
 			amd64.MSR_IA32_APERF:            0,
 			amd64.MSR_IA32_MPERF:            0,
-			amd64.MSR_IA32_SPEC_CTRL:        0,
+			amd64.MSR_IA32_SPEC_CTRL:        0, // constructed
 			amd64.MSR_IA32_PAT:              0x7040600070406,
-			amd64.MSR_IA32_MTRR_DEF_TYPE:    0xc00,
+			amd64.MSR_IA32_MTRR_DEF_TYPE:    0xc00, // constructed
 		},
 	}
 }
 
-// skylakeServer is a Xeon Gold 6148 (06_55, 2.4 GHz nominal, HT on) whose
-// firmware left HWP off (OOB mode), turbo disabled and the core at ratio
-// 12; its microcode enumerates IA32_ARCH_CAPABILITIES.
+// skylakeServer is the Xeon Gold 6130 (Skylake-SP, 06_55H stepping 4,
+// 2.1 GHz nominal, HT on) of Julia Lawall's yeti-2 under Linux 5.15-rc,
+// HWP enabled.
+//
+// HWP MSRs: `turbostat` lines in Julia Lawall's message to linux-pm of
+// 2021-10-28 ("Re: problem in changing from active to passive mode",
+// <alpine.DEB.2.22.394.2110282112060.9518@hadrien>, the yeti-2 6130 named
+// in her first message of 2021-10-24):
+// PM_ENABLE, HWP_CAPABILITIES (highest 37, guaranteed 21 = the 6130's
+// 2.1 GHz base, which tells it from her other machine, a 5218), and
+// HWP_REQUEST with the desired-performance field 10 the thread is about.
+// CPUID 0, 1, 07H and 0BH: AIDA64 dump of an i9-7900X, the same 06_55H
+// stepping-4 die (github.com/InstLatx64/InstLatx64
+// GenuineIntel/GenuineIntel0050654_SkylakeX_CPUID.txt, logical CPU #0);
+// its microcode predates IA32_SPEC_CTRL and IA32_ARCH_CAPABILITIES.
+// Constructed: CPUID 06H:EAX, the 7900X's 77H (whose firmware hides HWP)
+// with HWP [7], activity window [9], EPP [10] and package request [11]:
+// Julia Lawall's turbostat printed MSR_HWP_REQUEST_PKG (package request
+// enumerated) and no MSR_HWP_INTERRUPT (notification [8] not), [9] and
+// [10] are assumed. 15H and 16H: the 6130's 2.1 GHz by the 25 MHz crystal
+// (2 * 2100 / 25 = 168) and its published base and turbo 2100/3700 MHz.
+// MSR_PLATFORM_INFO: only the maximum non-turbo ratio 21 (the guaranteed
+// performance above) in [15:8]. MISC_ENABLE 850089H as every client dump
+// here shows; PERF_STATUS, PERF_CTL, SMI_COUNT, MTRR_DEF_TYPE.
 func skylakeServer() *fakeCPU {
 	return &fakeCPU{
 		cpuid: map[[2]uint32][4]uint32{
 			{0, 0}:    {0x16, intelB, intelC, intelD},
-			{1, 0}:    {0x50654, 0x400800, 0x7ffefbff, 0xbfebfbff},
-			{6, 0}:    {0xef7, 0x2, 0x9, 0}, // hwp, hwp_act_window, hwp_epp, hwp_pkg_req
-			{7, 0}:    {0, 0xd39ffffb, 0x8, 0xbc000000},
-			{0xb, 0}:  {0x1, 0x2, 0x100, 0x0},
-			{0x15, 0}: {0x2, 0xc0, 0x0, 0x0},
-			{0x16, 0}: {0x960, 0xe10, 0x64, 0x0},
+			{1, 0}:    {0x50654, 0x00200800, 0x7ffefbbf, 0xbfebfbff},
+			{6, 0}:    {0xef7, 0x2, 0x9, 0}, // constructed EAX, see above
+			{7, 0}:    {0, 0xd39ffffb, 0, 0},
+			{0xb, 0}:  {0x1, 0x2, 0x100, 0},
+			{0x15, 0}: {0x2, 0xa8, 0, 0},       // constructed
+			{0x16, 0}: {0x834, 0xe74, 0x64, 0}, // constructed: 2100, 3700, 100 MHz
 		},
 		msr: map[uint32]uint64{
-			amd64.MSR_PLATFORM_INFO:          0x20080c3bf011800,
-			amd64.MSR_IA32_PERF_STATUS:       0x1f4100000c00,
-			amd64.MSR_IA32_PERF_CTL:          0xc00,
-			amd64.MSR_IA32_MISC_ENABLE:       0x4000850089,
-			amd64.MSR_IA32_PM_ENABLE:         0x0,
-			amd64.MSR_IA32_HWP_CAPABILITIES:  0x70a1821,
-			amd64.MSR_IA32_HWP_REQUEST:       0x0,
-			amd64.MSR_SMI_COUNT:              0x10,
-			amd64.MSR_IA32_APERF:             0,
-			amd64.MSR_IA32_MPERF:             0,
-			amd64.MSR_IA32_SPEC_CTRL:         0,
-			amd64.MSR_IA32_ARCH_CAPABILITIES: 0x2b,
-			amd64.MSR_IA32_PAT:               0x7040600070406,
-			amd64.MSR_IA32_MTRR_DEF_TYPE:     0xc00,
+			amd64.MSR_PLATFORM_INFO:         0x1500,   // constructed
+			amd64.MSR_IA32_PERF_STATUS:      0x1500,   // constructed
+			amd64.MSR_IA32_PERF_CTL:         0,        // constructed
+			amd64.MSR_IA32_MISC_ENABLE:      0x850089, // constructed
+			amd64.MSR_IA32_PM_ENABLE:        0x1,
+			amd64.MSR_IA32_HWP_CAPABILITIES: 0x070a1525, // highest 37, guaranteed 21, efficient 10, lowest 7
+			amd64.MSR_IA32_HWP_REQUEST:      0x000a2525, // min 37, max 37, desired 10, EPP 0
+			amd64.MSR_SMI_COUNT:             0x10,       // constructed
+			amd64.MSR_IA32_APERF:            0,
+			amd64.MSR_IA32_MPERF:            0,
+			amd64.MSR_IA32_PAT:              0x7040600070406,
+			amd64.MSR_IA32_MTRR_DEF_TYPE:    0xc00, // constructed
 		},
 	}
 }
@@ -168,10 +224,12 @@ func emulated() *fakeCPU {
 func TestReadPower(t *testing.T) {
 	ivb := ReadPower(ivyBridge())
 	assert.True(t, ivb.Intel)
+	assert.Equal(t, uint32(6), ivb.Family)
 	assert.True(t, ivb.APERF)
 	assert.False(t, ivb.HWP)
-	assert.Equal(t, uint8(34), ivb.MaxNonTurbo())
-	assert.Equal(t, uint8(16), ivb.CurrentRatio())
+	assert.True(t, ivb.Turbo)
+	assert.Equal(t, uint8(35), ivb.MaxNonTurbo(), "PLATFORM_INFO 0x81010f0012300 [15:8]")
+	assert.Equal(t, uint8(45), ivb.CurrentRatio(), "PERF_STATUS 0x273b00002d00 [15:8]: overclocked turbo")
 	eist, known := ivb.EIST()
 	assert.True(t, eist && known)
 	off, _ := ivb.TurboDisabled()
@@ -180,14 +238,22 @@ func TestReadPower(t *testing.T) {
 
 	skl := ReadPower(skylakeClient())
 	assert.True(t, skl.HWP && skl.HWPEnabled)
-	assert.Equal(t, uint8(40), skl.MaxNonTurbo())
+	assert.Equal(t, uint8(29), skl.MaxNonTurbo(), "PLATFORM_INFO 0x4043df1011d00 [15:8]")
 
 	skx := ReadPower(skylakeServer())
-	assert.True(t, skx.HWP)
-	assert.False(t, skx.HWPEnabled, "PM_ENABLE = 0")
-	off, known = skx.TurboDisabled()
+	assert.True(t, skx.HWP && skx.HWPEnabled)
+	assert.Equal(t, uint8(21), skx.MaxNonTurbo())
+
+	hwpOff := skylakeServer()
+	hwpOff.msr[amd64.MSR_IA32_PM_ENABLE] = 0 // HWP enumerated, left disabled
+	p := ReadPower(hwpOff)
+	assert.True(t, p.HWP)
+	assert.False(t, p.HWPEnabled, "PM_ENABLE = 0")
+
+	noTurbo := skylakeServer()
+	noTurbo.msr[amd64.MSR_IA32_MISC_ENABLE] |= amd64.MISC_ENABLE_TURBO_DISABLE
+	off, known = ReadPower(noTurbo).TurboDisabled()
 	assert.True(t, off && known)
-	assert.Equal(t, uint8(24), skx.MaxNonTurbo())
 
 	emu := ReadPower(emulated())
 	assert.False(t, emu.APERF)
@@ -199,18 +265,26 @@ func TestReadPower(t *testing.T) {
 func TestPlanPState(t *testing.T) {
 	r := PlanPState(ReadPower(ivyBridge()), PStateNominal)
 	assert.Equal(t, uint32(amd64.MSR_IA32_PERF_CTL), r.MSR)
-	assert.Equal(t, uint64(0x2200), r.Value, "ratio 34 in [15:8]")
-	assert.Equal(t, uint64(0x1000), r.Restore)
-	assert.Equal(t, uint8(34), r.Ratio)
+	assert.Equal(t, uint64(0x2300), r.Value, "ratio 35 in [15:8] replaces the 45 macOS left")
+	assert.Equal(t, uint64(0x2d00), r.Restore)
+	assert.Equal(t, uint8(35), r.Ratio)
 
 	r = PlanPState(ReadPower(skylakeClient()), PStateNominal)
 	assert.Equal(t, uint32(amd64.MSR_IA32_HWP_REQUEST), r.MSR, "HWP enabled: PERF_CTL is ignored")
-	assert.Equal(t, uint64(0x80282828), r.Value, "min = max = desired = 40, EPP 0x80 kept")
-	assert.Equal(t, uint64(0x80002a08), r.Restore)
+	assert.Equal(t, uint64(0xc01d1d1d), r.Value, "min = max = desired = 29, EPP 0xc0 kept")
+	assert.Equal(t, uint64(0xc0000404), r.Restore)
+	assert.Equal(t, uint8(29), r.Ratio)
 
 	r = PlanPState(ReadPower(skylakeServer()), PStateNominal)
+	assert.Equal(t, uint32(amd64.MSR_IA32_HWP_REQUEST), r.MSR)
+	assert.Equal(t, uint64(0x00151515), r.Value, "min = max = desired = 21: the leftover desired 10 replaced")
+	assert.Equal(t, uint64(0x000a2525), r.Restore)
+
+	hwpOff := skylakeServer()
+	hwpOff.msr[amd64.MSR_IA32_PM_ENABLE] = 0
+	r = PlanPState(ReadPower(hwpOff), PStateNominal)
 	assert.Equal(t, uint32(amd64.MSR_IA32_PERF_CTL), r.MSR, "HWP present but not enabled")
-	assert.Equal(t, uint64(0x1800), r.Value)
+	assert.Equal(t, uint64(0x1500), r.Value)
 
 	r = PlanPState(ReadPower(ivyBridge()), PStateLeave)
 	assert.Zero(t, r.MSR)
@@ -231,23 +305,29 @@ func TestPlanPState(t *testing.T) {
 	pkg := skylakeClient()
 	pkg.msr[amd64.MSR_IA32_HWP_REQUEST] |= 1 << 42
 	r = PlanPState(ReadPower(pkg), PStateNominal)
-	assert.Equal(t, uint64(0x80282828), r.Value, "Package_Control cleared")
-	assert.Equal(t, uint64(0x40080002a08), r.Restore)
+	assert.Equal(t, uint64(0xc01d1d1d), r.Value, "Package_Control cleared")
+	assert.Equal(t, uint64(0x400c0000404), r.Restore)
 
-	// HWP's lowest and highest bound the request.
+	// HWP's highest and lowest bound the request: the client's highest
+	// lowered to its guaranteed 27, the server's lowest 7 raised above 21.
 	low := skylakeClient()
-	low.msr[amd64.MSR_IA32_HWP_CAPABILITIES] = 0x1082024 // highest 0x24
+	low.msr[amd64.MSR_IA32_HWP_CAPABILITIES] = 0x01081b1b
 	r = PlanPState(ReadPower(low), PStateNominal)
-	assert.Equal(t, uint8(0x24), r.Ratio)
+	assert.Equal(t, uint8(27), r.Ratio)
+	assert.Equal(t, uint64(0xc01b1b1b), r.Value)
+	high := skylakeServer()
+	high.msr[amd64.MSR_IA32_HWP_CAPABILITIES] = 0x180a1525 // lowest 24
+	r = PlanPState(ReadPower(high), PStateNominal)
+	assert.Equal(t, uint8(24), r.Ratio)
 }
 
 func TestApplyUndo(t *testing.T) {
 	cpu := skylakeClient()
 	r := PlanPState(ReadPower(cpu), PStateNominal)
 	require.True(t, r.Apply(cpu))
-	assert.Equal(t, uint64(0x80282828), cpu.msr[amd64.MSR_IA32_HWP_REQUEST])
+	assert.Equal(t, uint64(0xc01d1d1d), cpu.msr[amd64.MSR_IA32_HWP_REQUEST])
 	require.True(t, r.Undo(cpu))
-	assert.Equal(t, uint64(0x80002a08), cpu.msr[amd64.MSR_IA32_HWP_REQUEST])
+	assert.Equal(t, uint64(0xc0000404), cpu.msr[amd64.MSR_IA32_HWP_REQUEST])
 	assert.Equal(t, []uint32{amd64.MSR_IA32_HWP_REQUEST, amd64.MSR_IA32_HWP_REQUEST}, cpu.writes)
 
 	emu := emulated()
@@ -258,40 +338,54 @@ func TestApplyUndo(t *testing.T) {
 }
 
 func TestClockArithmetic(t *testing.T) {
-	// Ivy Bridge, TSC 3.4 GHz, the core at LFM (1.6 GHz) over 1 ms.
-	a := amd64.Sample{APERF: 1_000_000, MPERF: 9_000_000, SMI: 0x2a}
-	b := amd64.Sample{APERF: 1_000_000 + 1_600_000, MPERF: 9_000_000 + 3_400_000, SMI: 0x2b}
-	d := Delta(a, b)
-	assert.Equal(t, amd64.Sample{APERF: 1_600_000, MPERF: 3_400_000, SMI: 1}, d)
-	assert.InDelta(t, 1600, MHz(3_400_000_000, d), 1e-9)
+	// The i7-3770K's APERF and MPERF as read (ivyBridge), taken as one
+	// interval from zero, at its 3.5 GHz TSC (ratio 35 * 100 MHz):
+	// 3500 MHz * 176739486592 / 151618390521 = 4079.90218697 MHz, the
+	// average clock of an overclocked part that ran up to ratio 45.
+	d := Delta(amd64.Sample{}, amd64.Sample{APERF: ivbAPERF, MPERF: ivbMPERF})
+	assert.Equal(t, amd64.Sample{APERF: 176739486592, MPERF: 151618390521}, d)
+	assert.InDelta(t, 4079.90218697, MHz(3_500_000_000, d), 1e-8)
+	r, ok := Ratio(d)
+	require.True(t, ok)
+	assert.InDelta(t, 1.16568633914, r, 1e-11)
+
+	// The same part at its maximum-efficiency ratio 16 (PLATFORM_INFO
+	// [47:40]) over 1 ms, from its counters as read; one SMI counted
+	// (the SMI values are constructed: no dump shows MSR_SMI_COUNT).
+	a := amd64.Sample{APERF: ivbAPERF, MPERF: ivbMPERF, SMI: 0x2a}
+	b := amd64.Sample{APERF: ivbAPERF + 1_600_000, MPERF: ivbMPERF + 3_500_000, SMI: 0x2b}
+	d = Delta(a, b)
+	assert.Equal(t, amd64.Sample{APERF: 1_600_000, MPERF: 3_500_000, SMI: 1}, d)
+	assert.InDelta(t, 1600, MHz(3_500_000_000, d), 1e-9)
 	// MSR_SMI_COUNT wraps at 32 bits.
 	assert.Equal(t, uint64(2), Delta(amd64.Sample{SMI: 0xffffffff}, amd64.Sample{SMI: 1}).SMI)
-	_, ok := Ratio(amd64.Sample{})
+	_, ok = Ratio(amd64.Sample{})
 	assert.False(t, ok, "MPERF did not move")
-	assert.Zero(t, MHz(3_400_000_000, amd64.Sample{}))
+	assert.Zero(t, MHz(3_500_000_000, amd64.Sample{}))
 }
 
-// TestWaitSettled: the clock ramps from LFM to nominal over 5 ms after the
-// request; WaitSettled waits for it and reports the nominal clock.
+// TestWaitSettled: the i7-3770K's clock ramps from its maximum-efficiency
+// ratio 16 to its nominal 35 over 5 ms after the request; WaitSettled
+// waits for it and reports the nominal clock.
 func TestWaitSettled(t *testing.T) {
-	const hz = 3_400_000_000
+	const hz = 3_500_000_000
 	cpu := ivyBridge()
 	cpu.tscStep = hz / 100_000 // 10 µs per read
 	ramp := uint64(hz / 200)   // 5 ms
 	cpu.clock = func(tsc uint64) (uint64, uint64) {
-		// APERF integrates a ratio going from 16/34 to 1 over the ramp.
+		// APERF integrates a ratio going from 16/35 to 1 over the ramp.
 		if tsc < ramp {
 			x := float64(tsc) / float64(ramp)
-			return uint64(float64(tsc) * (16.0/34 + (1-16.0/34)*x/2)), tsc
+			return uint64(float64(tsc) * (16.0/35 + (1-16.0/35)*x/2)), tsc
 		}
-		atRamp := float64(ramp) * (16.0/34 + (1-16.0/34)/2)
+		atRamp := float64(ramp) * (16.0/35 + (1-16.0/35)/2)
 		return uint64(atRamp) + tsc - ramp, tsc
 	}
 	s := WaitSettled(cpu, hz, 1, 500)
 	assert.True(t, s.Settled)
 	assert.Greater(t, s.Ms, 5.0)
 	assert.Less(t, s.Ms, 10.0)
-	assert.InDelta(t, 3400, s.MHz, 3400*SettleTolerance)
+	assert.InDelta(t, 3500, s.MHz, 3500*SettleTolerance)
 
 	// A clock that never settles: bounded by the TSC.
 	cpu = ivyBridge()
@@ -316,16 +410,17 @@ func TestState(t *testing.T) {
 	assert.True(t, s.IF)
 	assert.Equal(t, ClockAPERF, s.CoreClock)
 	assert.Equal(t, SMIFromMSR, s.SMICount)
-	assert.Equal(t, 34, s.MaxNonTurboRatio)
-	assert.Equal(t, 16, s.CurrentRatio)
-	assert.Equal(t, "0x0", s.MSRs["IA32_SPEC_CTRL"])
+	assert.Equal(t, 35, s.MaxNonTurboRatio)
+	assert.Equal(t, 45, s.CurrentRatio)
+	assert.Equal(t, Unsupported, s.MSRs["IA32_SPEC_CTRL"], "CPUID.07H:EDX[26] clear on this microcode")
 	assert.Equal(t, Unsupported, s.MSRs["IA32_ARCH_CAPABILITIES"], "CPUID.07H:EDX[29] clear")
 	assert.Equal(t, Unsupported, s.MSRs["IA32_HWP_REQUEST"])
 	assert.Equal(t, "0x850089", s.MSRs["IA32_MISC_ENABLE"])
+	assert.Equal(t, "0x81010f0012300", s.MSRs["MSR_PLATFORM_INFO"])
 	assert.Equal(t, "0xc00", s.MSRs["IA32_MTRR_DEF_TYPE"])
 	require.NotNil(t, s.FastStrings)
 	assert.True(t, *s.FastStrings)
-	assert.True(t, s.ERMSB)
+	assert.True(t, s.ERMSB, "07H:EBX 0x281 [9]")
 	assert.Nil(t, s.CPUID15H, "max leaf 0DH")
 	assert.Equal(t, 2, s.ThreadsPerCore)
 	assert.Equal(t, "0bh", s.TopologyLeaf)
@@ -333,17 +428,21 @@ func TestState(t *testing.T) {
 
 	cpu = skylakeClient()
 	s = State(cpu, entry, ReadPower(cpu))
-	assert.Equal(t, []uint32{0x2, 0x14e, 0, 0}, s.CPUID15H)
-	assert.Equal(t, []uint32{0xfa0, 0x1068, 0x64, 0}, s.CPUID16H)
+	assert.Equal(t, []uint32{0x2, 0xf2, 0, 0}, s.CPUID15H)
+	assert.Equal(t, []uint32{2900, 3500, 100, 0}, s.CPUID16H)
 	assert.True(t, s.HWPEnabled)
-	assert.Equal(t, "0x80002a08", s.MSRs["IA32_HWP_REQUEST"])
-	assert.False(t, s.SMT, "Hyper-Threading off in the firmware")
+	assert.Equal(t, "0xc0000404", s.MSRs["IA32_HWP_REQUEST"])
+	assert.Equal(t, "0x1081b23", s.MSRs["IA32_HWP_CAPABILITIES"])
+	assert.Equal(t, "0x0", s.MSRs["IA32_SPEC_CTRL"])
+	assert.Equal(t, Unsupported, s.MSRs["IA32_ARCH_CAPABILITIES"], "enumerated, but in no dump: the fake raises #GP")
+	assert.True(t, s.SMT)
 
 	cpu = skylakeServer()
 	s = State(cpu, entry, ReadPower(cpu))
-	assert.Equal(t, "0x2b", s.MSRs["IA32_ARCH_CAPABILITIES"])
+	assert.Equal(t, Unsupported, s.MSRs["IA32_ARCH_CAPABILITIES"], "CPUID.07H:EDX[29] clear on the 7900X's microcode")
+	assert.Equal(t, "0xa2525", s.MSRs["IA32_HWP_REQUEST"])
 	require.NotNil(t, s.TurboDisabled)
-	assert.True(t, *s.TurboDisabled)
+	assert.False(t, *s.TurboDisabled)
 	assert.True(t, s.SMT)
 
 	cpu = emulated()
