@@ -175,12 +175,14 @@ var (
 	// only the sanity bound reads it.
 	skylakeServer = TSCLeaves{Intel: true, Family: 6, Model: 0x55, Has15: true, Has16: true,
 		Leaf15: [3]uint32{2, 256, 0}, Leaf16: [3]uint32{3200, 4200, 100}}
-	// Constructed, not a real part's dump: model 55H with a 24 MHz
-	// crystal's ratio (as Xeon W parts of that model are reported to have):
-	// 3600 MHz base, 15H EBX 300 (24 MHz * 300 / 2); the table's 25 MHz
-	// gives 3750 MHz, 4.2% above 16H's base.
-	xeonW = TSCLeaves{Intel: true, Family: 6, Model: 0x55, Has15: true, Has16: true,
-		Leaf15: [3]uint32{2, 300, 0}, Leaf16: [3]uint32{3600, 4500, 100}}
+	// Core i9-7900X (Skylake-X, 06_55H stepping 4, the Xeon Scalable
+	// die), AIDA64 dump in github.com/InstLatx64/InstLatx64
+	// GenuineIntel/GenuineIntel0050654_SkylakeX_CPUID.txt: 15H EAX 2, EBX
+	// 276 (114H), ECX 0; 16H 3300/4000/100 MHz. Its ratio fits a 24 MHz
+	// crystal (3312 MHz); the table's 25 MHz for 06_55H gives 3450 MHz,
+	// 4.5% above 16H's base.
+	skylakeX = TSCLeaves{Intel: true, Family: 6, Model: 0x55, Has15: true, Has16: true,
+		Leaf15: [3]uint32{2, 276, 0}, Leaf16: [3]uint32{3300, 4000, 100}}
 	// A part that enumerates its crystal in 15H:ECX (38.4 MHz).
 	enumerated = TSCLeaves{Intel: true, Family: 6, Model: 0x7e, Has15: true, Has16: true,
 		Leaf15: [3]uint32{2, 62, 38_400_000}, Leaf16: [3]uint32{1200, 3900, 100}}
@@ -202,7 +204,7 @@ func TestTSCLeavesFrequency(t *testing.T) {
 	assert.Equal(t, uint64(25_000_000), f.CrystalHz)
 	assert.Equal(t, TSCCrystalTable, f.Source)
 
-	f = xeonW.Frequency()
+	f = skylakeX.Frequency()
 	assert.Zero(t, f.Hz, "25 MHz for a 24 MHz crystal: outside 16H's bound")
 	assert.True(t, f.Rejected)
 
