@@ -15,7 +15,7 @@ import (
 // returns that short count.
 
 const (
-	maxPipes = 512
+	maxPipes = 1024 // pipes and socket pairs' channels
 	// PipeBuf is the most bytes a write puts in a pipe at once, whole
 	// (Linux's PIPE_BUF).
 	PipeBuf = 4096
@@ -28,6 +28,16 @@ type pipe struct {
 	rpos, wpos       uint64   // bytes read and written so far
 	ring             uint64   // address of the ring: memory the caller of NewPipe keeps
 	size             uint64   // bytes of the ring
+
+	// A socket pair's channel (socket.go): the truesize of its queued
+	// skbs, charged to the writing endpoint's sk_sndbuf, and the skbs'
+	// lengths, skbN of them from skbHead, the first read headUsed bytes
+	// into.
+	sock          bool
+	skbHead, skbN uint16
+	wmem          uint64
+	headUsed      uint64
+	skbLen        [maxSkbs]uint16
 }
 
 var pipes [maxPipes]pipe
@@ -38,6 +48,7 @@ func resetPipes() {
 			pipes[i] = pipe{}
 		}
 	}
+	nspare = 0
 }
 
 // buf returns the pipe's ring.
@@ -78,6 +89,9 @@ func ShareFD(from, to, fd int) bool {
 	obj := int(procs[from].fds()[fd]) - 1
 	procs[to].fds()[fd] = int16(obj + 1)
 	switch {
+	case obj >= sockObjBase:
+		pipes[obj-sockObjBase].readers++
+		pipes[(obj-sockObjBase)^1].writers++
 	case obj >= fileObjBase:
 		files[obj-fileObjBase].refs++
 	case obj%2 == 0:
@@ -147,6 +161,10 @@ func pipeRead(p int, buf, n uint64) int64 {
 		copy(dst[c:], ring) // the ring wraps
 	}
 	pp.rpos += k
+	if pp.sock {
+		pp.sockConsumed(k)
+		return int64(k)
+	}
 	// Room for the writers: each checks its own need when picked.
 	wake(&pp.wwait)
 	return int64(k)
@@ -201,6 +219,9 @@ func (t *task) ready() bool {
 	case waitRead:
 		return pp.wpos != pp.rpos || pp.writers == 0
 	case waitWrite:
+		if pp.sock {
+			return pp.readers == 0 || pp.sockWritable()
+		}
 		return pp.readers == 0 || pp.writable(t.regs.DX)
 	}
 	return true
@@ -225,6 +246,14 @@ func closeFD(proc, fd int) int64 {
 	obj := int(fds[fd]) - 1
 	fds[fd] = 0
 	switch {
+	case obj >= sockObjBase: // the endpoint reads channel c and writes c^1
+		c := obj - sockObjBase
+		if pipes[c].readers--; pipes[c].readers == 0 {
+			wake(&pipes[c].wwait)
+		}
+		if pipes[c^1].writers--; pipes[c^1].writers == 0 {
+			wake(&pipes[c^1].rwait)
+		}
 	case obj >= fileObjBase:
 		files[obj-fileObjBase].refs--
 	case obj%2 == 0:

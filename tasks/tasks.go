@@ -16,7 +16,7 @@ import "github.com/ptilab/ptilab/internal/linuxabi"
 // Calls lists the system calls Syscall answers, for pti's table: Linux
 // x86-64 numbers (linuxabi's, from arch/x86/entry/syscalls/syscall_64.tbl).
 var Calls = [...]int{linuxabi.SYS_read, linuxabi.SYS_write, linuxabi.SYS_close, linuxabi.SYS_lseek,
-	linuxabi.SYS_sched_yield, linuxabi.SYS_exit}
+	linuxabi.SYS_sched_yield, linuxabi.SYS_exit, linuxabi.SYS_socketpair}
 
 // Syscall handles system call nr of the running task with arguments a0-a5
 // (RDI, RSI, RDX, R10, R8, R9) and returns the result or a negative errno.
@@ -38,12 +38,18 @@ func dispatch(nr, a0, a1, a2, a3, a4, a5 uint64) int64 {
 	switch nr {
 	case linuxabi.SYS_read:
 		obj := object(a0)
+		if obj >= sockObjBase {
+			return pipeRead(obj-sockObjBase, a1, a2)
+		}
 		if obj < 0 || obj >= fileObjBase || obj%2 != 0 {
 			return -linuxabi.EBADF // files here have no contents to read
 		}
 		return pipeRead(obj/2, a1, a2)
 	case linuxabi.SYS_write:
 		obj := object(a0)
+		if obj >= sockObjBase {
+			return sockWrite((obj-sockObjBase)^1, a1, a2)
+		}
 		if obj < 0 || obj >= fileObjBase || obj%2 != 1 {
 			return -linuxabi.EBADF
 		}
@@ -60,6 +66,8 @@ func dispatch(nr, a0, a1, a2, a3, a4, a5 uint64) int64 {
 			return 0
 		}
 		return yield()
+	case linuxabi.SYS_socketpair:
+		return socketpair(a0, a1, a2, a3)
 	case linuxabi.SYS_exit:
 		if cur >= 0 {
 			exit(int64(int32(a0))) // the status is an int

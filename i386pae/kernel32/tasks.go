@@ -54,7 +54,7 @@ func kst() *layout.KState { return (*layout.KState)(ptr(layout.State)) }
 //go:nosplit
 func syscall32(f *layout.PtRegs) uint32 {
 	k := kst()
-	r := do(k, f.OrigAX, f.BX, f.CX, f.DX)
+	r := do(k, f.OrigAX, f.BX, f.CX, f.DX, f.SI)
 	if k.Tasks[k.Cur].State == layout.TaskRunning {
 		return r
 	}
@@ -64,16 +64,22 @@ func syscall32(f *layout.PtRegs) uint32 {
 // do runs system call nr of the running task.
 //
 //go:nosplit
-func do(k *layout.KState, nr, a0, a1, a2 uint32) uint32 {
+func do(k *layout.KState, nr, a0, a1, a2, a3 uint32) uint32 {
 	switch nr {
 	case linuxabi.SYS_ia32_read:
 		obj, ok := object(k, a0)
+		if obj >= layout.FDSocket {
+			return pipeRead(k, obj-layout.FDSocket, a1, a2)
+		}
 		if !ok || obj >= layout.FDFile || obj&1 != layout.FDPipeRead {
 			return neg(linuxabi.EBADF)
 		}
 		return pipeRead(k, obj>>1, a1, a2)
 	case linuxabi.SYS_ia32_write:
 		obj, ok := object(k, a0)
+		if obj >= layout.FDSocket {
+			return sockWrite(k, (obj-layout.FDSocket)^1, a1, a2)
+		}
 		if !ok || obj >= layout.FDFile || obj&1 != layout.FDPipeWrite&1 {
 			return neg(linuxabi.EBADF)
 		}
@@ -85,6 +91,8 @@ func do(k *layout.KState, nr, a0, a1, a2 uint32) uint32 {
 	case linuxabi.SYS_ia32_sched_yield:
 		enqueue(k, k.Cur)
 		return 0
+	case linuxabi.SYS_ia32_socketpair:
+		return socketpair(k, a0, a1, a2, a3)
 	case linuxabi.SYS_ia32_exit:
 		exit(k, a0)
 		return 0
@@ -155,6 +163,10 @@ func pipeRead(k *layout.KState, p, buf, n uint32) uint32 {
 	copyBytes(buf, pp.Ring+off, first)
 	copyBytes(buf+first, pp.Ring, c-first) // the ring wraps
 	pp.RPos += c
+	if pp.Sock != 0 {
+		sockConsumed(k, pp, c)
+		return c
+	}
 	// Room for the writers: each checks its own need when picked.
 	wake(k, &pp.WriteHead, &pp.WriteTail)
 	return c
@@ -220,6 +232,14 @@ func closeFD(k *layout.KState, proc, fd uint32) uint32 {
 	obj := k.FDSlots[p.FDBase+fd]
 	k.FDSlots[p.FDBase+fd] = 0
 	switch {
+	case obj >= layout.FDSocket: // the endpoint reads channel c and writes c^1
+		c := obj - layout.FDSocket
+		if k.Pipes[c].Readers--; k.Pipes[c].Readers == 0 {
+			wake(k, &k.Pipes[c].WriteHead, &k.Pipes[c].WriteTail)
+		}
+		if k.Pipes[c^1].Writers--; k.Pipes[c^1].Writers == 0 {
+			wake(k, &k.Pipes[c^1].ReadHead, &k.Pipes[c^1].ReadTail)
+		}
 	case obj >= layout.FDFile:
 	case obj&1 == layout.FDPipeRead:
 		pp := &k.Pipes[obj>>1]
@@ -252,8 +272,8 @@ func lseek(k *layout.KState, fd uint32, off int32, whence uint32) uint32 {
 	if !ok {
 		return neg(linuxabi.EBADF)
 	}
-	if obj < layout.FDFile {
-		return neg(linuxabi.ESPIPE)
+	if obj < layout.FDFile || obj >= layout.FDSocket {
+		return neg(linuxabi.ESPIPE) // a pipe or a socket
 	}
 	f := &k.Files[obj-layout.FDFile]
 	var base int32
@@ -419,6 +439,9 @@ func ready(k *layout.KState, t *layout.Task) bool {
 	case layout.WaitRead:
 		return pp.WPos != pp.RPos || pp.Writers == 0
 	case layout.WaitWrite:
+		if pp.Sock != 0 {
+			return pp.Readers == 0 || sockWritable(pp)
+		}
 		return pp.Readers == 0 || writable(pp, t.Regs.DX)
 	}
 	return true
@@ -448,7 +471,7 @@ func resume(k *layout.KState, i uint32) bool {
 	if !pending {
 		return true
 	}
-	r := do(k, t.Regs.OrigAX, t.Regs.BX, t.Regs.CX, t.Regs.DX)
+	r := do(k, t.Regs.OrigAX, t.Regs.BX, t.Regs.CX, t.Regs.DX, t.Regs.SI)
 	if t.State != layout.TaskRunning {
 		return false
 	}

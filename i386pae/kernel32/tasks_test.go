@@ -68,6 +68,32 @@ func (k *kernel32) NewPipe(rproc, rfd, wproc, wfd int) int {
 	return n
 }
 
+func (k *kernel32) SocketRingSize() int { return layout.PipeSize }
+
+func (k *kernel32) NewSocketPair(aproc, afd, bproc, bfd int) int {
+	c := machine.k.AddSocketPair(aproc, afd, bproc, bfd)
+	if c >= 0 {
+		k.ring(uint32(c))
+		k.ring(uint32(c) + 1)
+	}
+	return c
+}
+
+// SocketRings maps rings for pairs more pairs after those mapped, for
+// socketpair(2), as i386pae.Tasks's RunTasks sets MappedRings.
+func (k *kernel32) SocketRings(pairs int) {
+	for i := 0; i < 2*pairs; i++ {
+		k.ring(machine.k.MappedRings)
+		machine.k.MappedRings++
+	}
+}
+
+func (k *kernel32) ring(n uint32) {
+	if machine.rings[n] == nil {
+		machine.rings[n] = make([]byte, layout.PipeSize)
+	}
+}
+
 func (k *kernel32) ShareFD(from, to, fd int) bool { return machine.k.ShareFD(from, to, fd) }
 
 func (k *kernel32) OpenFile(proc, fd int, size int64) bool {
@@ -95,14 +121,14 @@ func (k *kernel32) Call(c taskscenario.Call, args ...uint64) (running int, r int
 	nr := map[taskscenario.Call]uint32{
 		taskscenario.Read: linuxabi.SYS_ia32_read, taskscenario.Write: linuxabi.SYS_ia32_write, taskscenario.Close: linuxabi.SYS_ia32_close,
 		taskscenario.Lseek: linuxabi.SYS_ia32_lseek, taskscenario.SchedYield: linuxabi.SYS_ia32_sched_yield, taskscenario.Exit: linuxabi.SYS_ia32_exit,
-		taskscenario.Unknown: 999,
+		taskscenario.SocketPair: linuxabi.SYS_ia32_socketpair, taskscenario.Unknown: 999,
 	}[c]
-	var a [3]uint32
+	var a [4]uint32
 	for i, v := range args {
 		a[i] = uint32(v) // the i386 ABI's words: the upper half is cut
 	}
 	f := &k.frame
-	f.OrigAX, f.BX, f.CX, f.DX = nr, a[0], a[1], a[2]
+	f.OrigAX, f.BX, f.CX, f.DX, f.SI = nr, a[0], a[1], a[2], a[3]
 	f.AX = neg(linuxabi.ENOSYS)
 	f.IP += 2
 	var ax uint32

@@ -253,10 +253,14 @@ const (
 const (
 	MaxTasks   = 1024
 	MaxProcs   = 1024
-	MaxPipes   = 512
+	MaxPipes   = 1024  // pipes and socket pairs' channels (two each)
 	MaxFDSlots = 16384 // descriptors of all processes: sched-messaging -g 25 has 14504
 	MaxFiles   = 16
-	PipeSize   = 65536 // a pipe's ring: Linux's default 16 pages
+	PipeSize   = 65536 // a pipe's ring: Linux's default 16 pages; also each way of a socket pair
+	// MaxSkbs bounds a socket channel's queue of skbs: at least 768 bytes
+	// of truesize each, queued while the charge is below 212992 bytes
+	// (kernel32/socket.go).
+	MaxSkbs = 280
 
 	NoTask = 0xffffffff // an empty link
 )
@@ -307,15 +311,24 @@ const (
 	FDPipeRead  = 1
 	FDPipeWrite = 2
 	FDFile      = 1 + 2*MaxPipes
+	// FDSocket+c is an endpoint of a socket pair that reads channel c
+	// (a pipe slot) and writes channel c^1.
+	FDSocket = FDFile + MaxFiles
 )
 
 // Pipe is a pipe: its ring (PipeSize bytes at Ring), the bytes written
 // and read so far (positions modulo PipeSize in the ring), its open ends
 // and the tasks waiting to read and to write.
+//
+// A socket pair's channel (Sock 1) also charges its queued skbs' truesize
+// to the writing endpoint (WMem) and keeps the skbs' lengths, SkbN of
+// them in Skb from SkbHead, the first read HeadUsed bytes into.
 type Pipe struct {
-	Ring, WPos, RPos, Readers, Writers uint32
-	ReadHead, ReadTail                 uint32
-	WriteHead, WriteTail               uint32
+	Ring, WPos, RPos, Readers, Writers  uint32
+	ReadHead, ReadTail                  uint32
+	WriteHead, WriteTail                uint32
+	Sock, WMem, SkbHead, SkbN, HeadUsed uint32
+	Skb                                 [MaxSkbs]uint16
 }
 
 // File is a kernel file for lseek: its position and size.
@@ -333,12 +346,15 @@ type KState struct {
 	CR3Loads     uint32 // CR3 writes by the context switch
 	EndTSC       [2]uint32
 	NFiles       uint32
-	Files        [MaxFiles]File
-	Pipes        [MaxPipes]Pipe
-	Procs        [MaxProcs]Proc
-	Tasks        [MaxTasks]Task
-	NFDSlots     uint32 // descriptor slots handed out
-	FDSlots      [MaxFDSlots]uint32
+	// MappedRings is the pipe slots whose rings every process's kernel
+	// side maps: socketpair(2) takes its two channels among them.
+	MappedRings uint32
+	Files       [MaxFiles]File
+	Pipes       [MaxPipes]Pipe
+	Procs       [MaxProcs]Proc
+	Tasks       [MaxTasks]Task
+	NFDSlots    uint32 // descriptor slots handed out
+	FDSlots     [MaxFDSlots]uint32
 }
 
 // TSS is the 32-bit task-state segment (SDM Vol. 3A, 8.2.1, Figure 8-2),
