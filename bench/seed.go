@@ -101,7 +101,11 @@ func seedNull(x *Ctx, results map[string]any) {
 // record per cell.
 func seedMessaging(x *Ctx, results map[string]any) {
 	x.Printf("")
-	x.Printf("sched-messaging, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL): seconds ± (perf style), ratio to the same width's off; reference: 32-bit 157%%, 64-bit 125%% with PTI")
+	p := x.Plan.messagingParams()
+	x.Printf("sched-messaging over %s, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL): seconds ± (perf style), ratio to the same width's off; reference (Unix-domain stream sockets): 32-bit 157%%, 64-bit 125%% with PTI", p.ipcName())
+	if p.IPC == IPCPipe {
+		x.Printf("(these runs use pipes, the reference sockets: compare in ratio only)")
+	}
 	x.Printf("%-18s | %-28s | %s", "kernel", "processes", "threads")
 	cell := func(width int, mode pti.Mode, col int) seedCell {
 		w := x.world(width)

@@ -218,6 +218,10 @@ func (r *run32) AddPipe(rproc, rfd, wproc, wfd int) (int, error) {
 	return r.ts.AddPipe(rproc, rfd, wproc, wfd)
 }
 
+func (r *run32) AddSocketPair(aproc, afd, bproc, bfd int) (int, error) {
+	return r.ts.AddSocketPair(aproc, afd, bproc, bfd)
+}
+
 func (r *run32) ShareFD(from, to, fd int) bool { return r.ts.ShareFD(from, to, fd) }
 
 func (r *run32) AddFile(proc, fd int, size int64) error {
