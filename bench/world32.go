@@ -257,7 +257,7 @@ func (r *run32) Tasks() []TaskState {
 			s.State = fmt.Sprintf("state %d", t.State)
 		}
 		if t.State == layout.TaskBlocked {
-			s.Wait, s.Pipe = [...]string{"", "read", "write"}[min(t.Wait, 2)], int(t.Obj)
+			s.Wait, s.Pipe = [...]string{"", "read", "write", "write"}[min(t.Wait, layout.WaitSockWrite)], int(t.Obj)
 		}
 		out = append(out, s)
 	}

@@ -28,16 +28,6 @@ type pipe struct {
 	rpos, wpos       uint64   // bytes read and written so far
 	ring             uint64   // address of the ring: memory the caller of NewPipe keeps
 	size             uint64   // bytes of the ring
-
-	// A socket pair's channel (socket.go): the truesize of its queued
-	// skbs, charged to the writing endpoint's sk_sndbuf, and the skbs'
-	// lengths, skbN of them from skbHead, the first read headUsed bytes
-	// into.
-	sock          bool
-	skbHead, skbN uint16
-	wmem          uint64
-	headUsed      uint64
-	skbLen        [maxSkbs]uint16
 }
 
 var pipes [maxPipes]pipe
@@ -161,10 +151,6 @@ func pipeRead(p int, buf, n uint64) int64 {
 		copy(dst[c:], ring) // the ring wraps
 	}
 	pp.rpos += k
-	if pp.sock {
-		pp.sockConsumed(k)
-		return int64(k)
-	}
 	// Room for the writers: each checks its own need when picked.
 	wake(&pp.wwait)
 	return int64(k)
@@ -219,11 +205,12 @@ func (t *task) ready() bool {
 	case waitRead:
 		return pp.wpos != pp.rpos || pp.writers == 0
 	case waitWrite:
-		if pp.sock {
-			return pp.readers == 0 || pp.sockWritable()
-		}
 		return pp.readers == 0 || pp.writable(t.regs.DX)
 	}
+	// A socket's writer (waitSockWrite) is woken only when its call can
+	// go ahead (sockRead, closeFD); should others have filled the queue
+	// again first, its retried call waits again, as in Linux, where the
+	// woken task runs and checks.
 	return true
 }
 
@@ -246,7 +233,14 @@ func closeFD(proc, fd int) int64 {
 	obj := int(fds[fd]) - 1
 	fds[fd] = 0
 	switch {
-	case obj >= sockObjBase: // the endpoint reads channel c and writes c^1
+	case obj >= fileObjBase:
+		if obj < sockObjBase {
+			files[obj-fileObjBase].refs--
+			break
+		}
+		// Here, off the pipes' path: the endpoint reads channel c and
+		// writes c^1; the last descriptor ends both streams at this end
+		// (the peer's reader sees the end of file, its writer EPIPE).
 		c := obj - sockObjBase
 		if pipes[c].readers--; pipes[c].readers == 0 {
 			wake(&pipes[c].wwait)
@@ -254,8 +248,6 @@ func closeFD(proc, fd int) int64 {
 		if pipes[c^1].writers--; pipes[c^1].writers == 0 {
 			wake(&pipes[c^1].rwait)
 		}
-	case obj >= fileObjBase:
-		files[obj-fileObjBase].refs--
 	case obj%2 == 0:
 		pp := &pipes[obj/2]
 		if pp.readers--; pp.readers == 0 {

@@ -64,6 +64,19 @@ const (
 // Socket pairs' descriptor objects follow the files'.
 const sockObjBase = fileObjBase + maxFiles
 
+// sockChan is what a socket pair's channel keeps beside its pipe slot:
+// the truesize of its queued skbs, charged to the writing endpoint's
+// sk_sndbuf, and the skbs' lengths, n of them from head, the first read
+// used bytes into. It is apart from the pipe so that the pipes' code
+// stays as it was.
+type sockChan struct {
+	wmem, used uint64
+	head, n    uint16
+	len        [maxSkbs]uint16
+}
+
+var socks [maxPipes]sockChan
+
 // skbTruesize is the truesize of a unix stream skb of n data bytes
 // (unix_stream_sendmsg, alloc_skb_with_frags): a kmalloc'd head of the
 // linear bytes and the skb_shared_info, the struct sk_buff, and the page
@@ -114,8 +127,10 @@ func freePair() int {
 
 // openPair makes channels c and c+1 a socket pair's, with their rings.
 func openPair(c int, ringA, sizeA, ringB, sizeB uint64) {
-	pipes[c] = pipe{used: true, sock: true, readers: 1, writers: 1, rwait: waitList{-1, -1}, wwait: waitList{-1, -1}, ring: ringA, size: sizeA}
-	pipes[c+1] = pipe{used: true, sock: true, readers: 1, writers: 1, rwait: waitList{-1, -1}, wwait: waitList{-1, -1}, ring: ringB, size: sizeB}
+	pipes[c] = pipe{used: true, readers: 1, writers: 1, rwait: waitList{-1, -1}, wwait: waitList{-1, -1}, ring: ringA, size: sizeA}
+	pipes[c+1] = pipe{used: true, readers: 1, writers: 1, rwait: waitList{-1, -1}, wwait: waitList{-1, -1}, ring: ringB, size: sizeB}
+	socks[c].wmem, socks[c].used, socks[c].head, socks[c].n = 0, 0, 0, 0
+	socks[c+1].wmem, socks[c+1].used, socks[c+1].head, socks[c+1].n = 0, 0, 0, 0
 }
 
 // Rings for the socket pairs tasks make with socketpair(2): the kernel
@@ -190,28 +205,29 @@ func socketpair(domain, typ, protocol, sv uint64) int64 {
 	return 0
 }
 
-// sockWritable reports whether a writer to channel pp may queue a skb:
+// sockWritable reports whether a writer to channel c may queue a skb:
 // the charge is below sndbuf, and the ring and the skb queue have room.
-func (pp *pipe) sockWritable() bool {
-	return pp.wmem < sndbuf && pp.wpos-pp.rpos < pp.size && pp.skbN < maxSkbs
+func sockWritable(c int) bool {
+	pp, sc := &pipes[c], &socks[c]
+	return sc.wmem < sndbuf && pp.wpos-pp.rpos < pp.size && sc.n < maxSkbs
 }
 
 // sockWrite is write(2) on the endpoint that writes channel c.
 func sockWrite(c int, buf, n uint64) int64 {
-	pp := &pipes[c]
+	pp, sc := &pipes[c], &socks[c]
 	if pp.readers == 0 {
 		return -linuxabi.EPIPE
 	}
 	if n == 0 {
 		return 0
 	}
-	if !pp.sockWritable() {
-		block(waitWrite, c, &pp.wwait)
+	if !sockWritable(c) {
+		block(waitSockWrite, c, &pp.wwait)
 		return 0
 	}
 	wasEmpty := pp.wpos == pp.rpos
 	var sent uint64
-	for sent < n && pp.sockWritable() {
+	for sent < n && sockWritable(c) {
 		k := min(n-sent, skbMaxData, pp.size-(pp.wpos-pp.rpos))
 		src := userBuf(buf+sent, k)
 		if src == nil {
@@ -225,9 +241,9 @@ func sockWrite(c int, buf, n uint64) int64 {
 			copy(ring, src[m:]) // the ring wraps
 		}
 		pp.wpos += k
-		pp.skbLen[(int(pp.skbHead)+int(pp.skbN))%maxSkbs] = uint16(k)
-		pp.skbN++
-		pp.wmem += skbTruesize(k)
+		sc.len[(int(sc.head)+int(sc.n))%maxSkbs] = uint16(k)
+		sc.n++
+		sc.wmem += skbTruesize(k)
 		sent += k
 	}
 	if wasEmpty { // readers wait only on an empty queue
@@ -236,21 +252,44 @@ func sockWrite(c int, buf, n uint64) int64 {
 	return int64(sent)
 }
 
-// sockConsumed frees the skbs of channel pp that reads took whole (k
-// more bytes read) and wakes its writers when the charge has fallen to a
-// quarter of sndbuf.
-func (pp *pipe) sockConsumed(k uint64) {
-	pp.headUsed += k
+// sockRead is read(2) on the endpoint that reads channel c: a pipe's
+// read, then the skbs it took whole are freed and the writers woken when
+// the charge has fallen to a quarter of sndbuf (unix_write_space).
+func sockRead(c int, buf, n uint64) int64 {
+	pp, sc := &pipes[c], &socks[c]
+	if n == 0 {
+		return 0
+	}
+	avail := pp.wpos - pp.rpos
+	if avail == 0 {
+		if pp.writers == 0 {
+			return 0
+		}
+		block(waitRead, c, &pp.rwait)
+		return 0
+	}
+	k := min(n, avail)
+	dst := userBuf(buf, k)
+	if dst == nil {
+		return -linuxabi.EFAULT
+	}
+	ring := pp.buf()
+	if m := copy(dst, ring[pp.rpos%pp.size:]); m < len(dst) {
+		copy(dst[m:], ring) // the ring wraps
+	}
+	pp.rpos += k
+	sc.used += k
 	freed := false
-	for pp.skbN > 0 && pp.headUsed >= uint64(pp.skbLen[pp.skbHead]) {
-		l := uint64(pp.skbLen[pp.skbHead])
-		pp.headUsed -= l
-		pp.wmem -= skbTruesize(l)
-		pp.skbHead = (pp.skbHead + 1) % maxSkbs
-		pp.skbN--
+	for sc.n > 0 && sc.used >= uint64(sc.len[sc.head]) {
+		l := uint64(sc.len[sc.head])
+		sc.used -= l
+		sc.wmem -= skbTruesize(l)
+		sc.head = (sc.head + 1) % maxSkbs
+		sc.n--
 		freed = true
 	}
-	if freed && pp.wmem<<2 <= sndbuf {
+	if freed && sc.wmem<<2 <= sndbuf {
 		wake(&pp.wwait)
 	}
+	return int64(k)
 }

@@ -38,19 +38,19 @@ func dispatch(nr, a0, a1, a2, a3, a4, a5 uint64) int64 {
 	switch nr {
 	case linuxabi.SYS_read:
 		obj := object(a0)
-		if obj >= sockObjBase {
-			return pipeRead(obj-sockObjBase, a1, a2)
-		}
 		if obj < 0 || obj >= fileObjBase || obj%2 != 0 {
+			if obj >= sockObjBase { // here, off the pipes' path
+				return sockRead(obj-sockObjBase, a1, a2)
+			}
 			return -linuxabi.EBADF // files here have no contents to read
 		}
 		return pipeRead(obj/2, a1, a2)
 	case linuxabi.SYS_write:
 		obj := object(a0)
-		if obj >= sockObjBase {
-			return sockWrite((obj-sockObjBase)^1, a1, a2)
-		}
 		if obj < 0 || obj >= fileObjBase || obj%2 != 1 {
+			if obj >= sockObjBase { // here, off the pipes' path
+				return sockWrite((obj-sockObjBase)^1, a1, a2)
+			}
 			return -linuxabi.EBADF
 		}
 		return pipeWrite(obj/2, a1, a2)

@@ -253,7 +253,7 @@ func (k *kernel64) Task(i int) taskscenario.Task {
 	state := map[State]taskscenario.State{taskRunnable: taskscenario.Runnable, taskRunning: taskscenario.Running,
 		taskBlocked: taskscenario.Blocked, taskExited: taskscenario.Exited}[t.State]
 	wait := map[Wait]taskscenario.Wait{waitNone: taskscenario.WaitNone, waitRead: taskscenario.WaitRead,
-		waitWrite: taskscenario.WaitWrite}[t.Wait]
+		waitWrite: taskscenario.WaitWrite, waitSockWrite: taskscenario.WaitWrite}[t.Wait]
 	return taskscenario.Task{Proc: t.Proc, State: state, Wait: wait, Pipe: t.Pipe, IP: t.RIP, Status: t.Status}
 }
 

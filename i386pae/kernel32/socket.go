@@ -3,6 +3,8 @@
 package main
 
 import (
+	"unsafe"
+
 	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/internal/linuxabi"
 )
@@ -23,6 +25,10 @@ const (
 	skbMaxData = skbMaxHead + 32768
 )
 
+// taskFrameVA is where the linux trampolines keep the running task's
+// pt_regs frame: the top of the task stack (main.go's taskFrame).
+const taskFrameVA = layout.KernelStackTop - uint32(unsafe.Sizeof(layout.PtRegs{}))
+
 // skbTruesize is the truesize of a unix stream skb of n data bytes.
 //
 //go:nosplit
@@ -39,31 +45,32 @@ func skbTruesize(n uint32) uint32 {
 	return alloc + skbStruct + frags
 }
 
-// sockWritable reports whether a writer to channel pp may queue a skb.
+// sockWritable reports whether a writer to channel c may queue a skb.
 //
 //go:nosplit
-func sockWritable(pp *layout.Pipe) bool {
-	return pp.WMem < sndbuf && pp.WPos-pp.RPos < layout.PipeSize && pp.SkbN < layout.MaxSkbs
+func sockWritable(k *layout.KState, c uint32) bool {
+	pp, sc := &k.Pipes[c], &k.Socks[c]
+	return sc.WMem < sndbuf && pp.WPos-pp.RPos < layout.PipeSize && sc.N < layout.MaxSkbs
 }
 
 // sockWrite is write(2) on the endpoint that writes channel c.
 //
 //go:nosplit
 func sockWrite(k *layout.KState, c, buf, n uint32) uint32 {
-	pp := &k.Pipes[c]
+	pp, sc := &k.Pipes[c], &k.Socks[c]
 	if pp.Readers == 0 {
 		return neg(linuxabi.EPIPE)
 	}
 	if n == 0 {
 		return 0
 	}
-	if !sockWritable(pp) {
-		block(k, layout.WaitWrite, c)
+	if !sockWritable(k, c) {
+		block(k, layout.WaitSockWrite, c)
 		return 0
 	}
 	wasEmpty := pp.WPos == pp.RPos
 	var sent uint32
-	for sent < n && sockWritable(pp) {
+	for sent < n && sockWritable(k, c) {
 		m := min(n-sent, skbMaxData, layout.PipeSize-(pp.WPos-pp.RPos))
 		if !userOK(k, buf+sent, m, false) {
 			if sent == 0 {
@@ -76,9 +83,9 @@ func sockWrite(k *layout.KState, c, buf, n uint32) uint32 {
 		copyBytes(pp.Ring+off, buf+sent, first)
 		copyBytes(pp.Ring, buf+sent+first, m-first) // the ring wraps
 		pp.WPos += m
-		pp.Skb[(pp.SkbHead+pp.SkbN)%layout.MaxSkbs] = uint16(m)
-		pp.SkbN++
-		pp.WMem += skbTruesize(m)
+		sc.Len[(sc.Head+sc.N)%layout.MaxSkbs] = uint16(m)
+		sc.N++
+		sc.WMem += skbTruesize(m)
 		sent += m
 	}
 	if wasEmpty { // readers wait only on an empty queue
@@ -87,25 +94,47 @@ func sockWrite(k *layout.KState, c, buf, n uint32) uint32 {
 	return sent
 }
 
-// sockConsumed frees the skbs of channel pp that reads took whole (n
-// more bytes read) and wakes its writers when the charge has fallen to a
-// quarter of sndbuf.
+// sockRead is read(2) on the endpoint that reads channel c: a pipe's
+// read, then the skbs it took whole are freed and the writers woken when
+// the charge has fallen to a quarter of sndbuf (unix_write_space).
 //
 //go:nosplit
-func sockConsumed(k *layout.KState, pp *layout.Pipe, n uint32) {
-	pp.HeadUsed += n
+func sockRead(k *layout.KState, c, buf, n uint32) uint32 {
+	pp, sc := &k.Pipes[c], &k.Socks[c]
+	if n == 0 {
+		return 0
+	}
+	avail := pp.WPos - pp.RPos
+	if avail == 0 {
+		if pp.Writers == 0 {
+			return 0
+		}
+		block(k, layout.WaitRead, c)
+		return 0
+	}
+	m := min(n, avail)
+	if !userOK(k, buf, m, true) {
+		return neg(linuxabi.EFAULT)
+	}
+	off := pp.RPos & (layout.PipeSize - 1)
+	first := min(m, layout.PipeSize-off)
+	copyBytes(buf, pp.Ring+off, first)
+	copyBytes(buf+first, pp.Ring, m-first) // the ring wraps
+	pp.RPos += m
+	sc.Used += m
 	freed := false
-	for pp.SkbN > 0 && pp.HeadUsed >= uint32(pp.Skb[pp.SkbHead]) {
-		l := uint32(pp.Skb[pp.SkbHead])
-		pp.HeadUsed -= l
-		pp.WMem -= skbTruesize(l)
-		pp.SkbHead = (pp.SkbHead + 1) % layout.MaxSkbs
-		pp.SkbN--
+	for sc.N > 0 && sc.Used >= uint32(sc.Len[sc.Head]) {
+		l := uint32(sc.Len[sc.Head])
+		sc.Used -= l
+		sc.WMem -= skbTruesize(l)
+		sc.Head = (sc.Head + 1) % layout.MaxSkbs
+		sc.N--
 		freed = true
 	}
-	if freed && pp.WMem<<2 <= sndbuf {
+	if freed && sc.WMem<<2 <= sndbuf {
 		wake(k, &pp.WriteHead, &pp.WriteTail)
 	}
+	return m
 }
 
 // socketpair is socketpair(2) (i386's direct call, 360) for the running

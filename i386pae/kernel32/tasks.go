@@ -54,7 +54,7 @@ func kst() *layout.KState { return (*layout.KState)(ptr(layout.State)) }
 //go:nosplit
 func syscall32(f *layout.PtRegs) uint32 {
 	k := kst()
-	r := do(k, f.OrigAX, f.BX, f.CX, f.DX, f.SI)
+	r := do(k, f.OrigAX, f.BX, f.CX, f.DX)
 	if k.Tasks[k.Cur].State == layout.TaskRunning {
 		return r
 	}
@@ -64,23 +64,23 @@ func syscall32(f *layout.PtRegs) uint32 {
 // do runs system call nr of the running task.
 //
 //go:nosplit
-func do(k *layout.KState, nr, a0, a1, a2, a3 uint32) uint32 {
+func do(k *layout.KState, nr, a0, a1, a2 uint32) uint32 {
 	switch nr {
 	case linuxabi.SYS_ia32_read:
 		obj, ok := object(k, a0)
-		if obj >= layout.FDSocket {
-			return pipeRead(k, obj-layout.FDSocket, a1, a2)
-		}
 		if !ok || obj >= layout.FDFile || obj&1 != layout.FDPipeRead {
+			if obj >= layout.FDSocket { // here, off the pipes' path
+				return sockRead(k, obj-layout.FDSocket, a1, a2)
+			}
 			return neg(linuxabi.EBADF)
 		}
 		return pipeRead(k, obj>>1, a1, a2)
 	case linuxabi.SYS_ia32_write:
 		obj, ok := object(k, a0)
-		if obj >= layout.FDSocket {
-			return sockWrite(k, (obj-layout.FDSocket)^1, a1, a2)
-		}
 		if !ok || obj >= layout.FDFile || obj&1 != layout.FDPipeWrite&1 {
+			if obj >= layout.FDSocket { // here, off the pipes' path
+				return sockWrite(k, (obj-layout.FDSocket)^1, a1, a2)
+			}
 			return neg(linuxabi.EBADF)
 		}
 		return pipeWrite(k, (obj-layout.FDPipeWrite)>>1, a1, a2)
@@ -91,11 +91,16 @@ func do(k *layout.KState, nr, a0, a1, a2, a3 uint32) uint32 {
 	case linuxabi.SYS_ia32_sched_yield:
 		enqueue(k, k.Cur)
 		return 0
-	case linuxabi.SYS_ia32_socketpair:
-		return socketpair(k, a0, a1, a2, a3)
 	case linuxabi.SYS_ia32_exit:
 		exit(k, a0)
 		return 0
+	}
+	// Past the switch, so that the other calls' paths stay as they were.
+	if nr == linuxabi.SYS_ia32_socketpair {
+		// Its fourth argument, ESI, from the frame on the task stack, as
+		// Linux's task_pt_regs (socketpair never waits, so it is never
+		// retried by resume, whose frame is another task's).
+		return socketpair(k, a0, a1, a2, (*layout.PtRegs)(ptr(taskFrameVA)).SI)
 	}
 	return neg(linuxabi.ENOSYS)
 }
@@ -163,10 +168,6 @@ func pipeRead(k *layout.KState, p, buf, n uint32) uint32 {
 	copyBytes(buf, pp.Ring+off, first)
 	copyBytes(buf+first, pp.Ring, c-first) // the ring wraps
 	pp.RPos += c
-	if pp.Sock != 0 {
-		sockConsumed(k, pp, c)
-		return c
-	}
 	// Room for the writers: each checks its own need when picked.
 	wake(k, &pp.WriteHead, &pp.WriteTail)
 	return c
@@ -232,15 +233,19 @@ func closeFD(k *layout.KState, proc, fd uint32) uint32 {
 	obj := k.FDSlots[p.FDBase+fd]
 	k.FDSlots[p.FDBase+fd] = 0
 	switch {
-	case obj >= layout.FDSocket: // the endpoint reads channel c and writes c^1
-		c := obj - layout.FDSocket
-		if k.Pipes[c].Readers--; k.Pipes[c].Readers == 0 {
-			wake(k, &k.Pipes[c].WriteHead, &k.Pipes[c].WriteTail)
-		}
-		if k.Pipes[c^1].Writers--; k.Pipes[c^1].Writers == 0 {
-			wake(k, &k.Pipes[c^1].ReadHead, &k.Pipes[c^1].ReadTail)
-		}
 	case obj >= layout.FDFile:
+		if obj >= layout.FDSocket { // here, off the pipes' path, and inline: no frame for the pipes
+			// The endpoint reads channel c and writes c^1: the last
+			// descriptor ends both streams at this end (the peer's
+			// reader sees the end of file, its writer EPIPE).
+			c := obj - layout.FDSocket
+			if k.Pipes[c].Readers--; k.Pipes[c].Readers == 0 {
+				wake(k, &k.Pipes[c].WriteHead, &k.Pipes[c].WriteTail)
+			}
+			if k.Pipes[c^1].Writers--; k.Pipes[c^1].Writers == 0 {
+				wake(k, &k.Pipes[c^1].ReadHead, &k.Pipes[c^1].ReadTail)
+			}
+		}
 	case obj&1 == layout.FDPipeRead:
 		pp := &k.Pipes[obj>>1]
 		if pp.Readers--; pp.Readers == 0 {
@@ -340,7 +345,7 @@ func park(k *layout.KState, i, kind, p uint32) {
 	t.Obj = p
 	t.Next = layout.NoTask
 	head, tail := &k.Pipes[p].ReadHead, &k.Pipes[p].ReadTail
-	if kind == layout.WaitWrite {
+	if kind != layout.WaitRead { // WaitWrite, WaitSockWrite
 		head, tail = &k.Pipes[p].WriteHead, &k.Pipes[p].WriteTail
 	}
 	if *tail == layout.NoTask {
@@ -439,11 +444,12 @@ func ready(k *layout.KState, t *layout.Task) bool {
 	case layout.WaitRead:
 		return pp.WPos != pp.RPos || pp.Writers == 0
 	case layout.WaitWrite:
-		if pp.Sock != 0 {
-			return pp.Readers == 0 || sockWritable(pp)
-		}
 		return pp.Readers == 0 || writable(pp, t.Regs.DX)
 	}
+	// A socket's writer (WaitSockWrite) is woken only when its call can
+	// go ahead (sockRead, closeFD); should others have filled the queue
+	// again first, its retried call waits again, as in Linux, where the
+	// woken task runs and checks.
 	return true
 }
 
@@ -471,7 +477,7 @@ func resume(k *layout.KState, i uint32) bool {
 	if !pending {
 		return true
 	}
-	r := do(k, t.Regs.OrigAX, t.Regs.BX, t.Regs.CX, t.Regs.DX, t.Regs.SI)
+	r := do(k, t.Regs.OrigAX, t.Regs.BX, t.Regs.CX, t.Regs.DX)
 	if t.State != layout.TaskRunning {
 		return false
 	}

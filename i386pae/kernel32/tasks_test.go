@@ -42,7 +42,9 @@ func newKernel32(t *testing.T) *kernel32 {
 	machine.spaces = map[uint32]*space{}
 	machine.rings = map[uint32][]byte{}
 	machine.cr3, machine.cr3s, machine.tsc = 0, nil, 0
-	return &kernel32{t: t}
+	k := &kernel32{t: t}
+	machine.frame = &k.frame // the trampolines' frame on the task stack
+	return k
 }
 
 func (k *kernel32) Width() int    { return 32 }
@@ -156,7 +158,7 @@ func (k *kernel32) Task(i int) taskscenario.Task {
 		layout.TaskBlocked: taskscenario.Blocked, layout.TaskExited: taskscenario.Exited}[t.State]
 	d := taskscenario.Task{Proc: int(t.Proc), State: state, IP: uint64(t.Regs.IP), Status: int64(int32(t.Status))}
 	if t.State == layout.TaskBlocked {
-		d.Wait = map[uint32]taskscenario.Wait{layout.WaitRead: taskscenario.WaitRead, layout.WaitWrite: taskscenario.WaitWrite}[t.Wait]
+		d.Wait = map[uint32]taskscenario.Wait{layout.WaitRead: taskscenario.WaitRead, layout.WaitWrite: taskscenario.WaitWrite, layout.WaitSockWrite: taskscenario.WaitWrite}[t.Wait]
 		d.Pipe = int(t.Obj)
 	}
 	return d

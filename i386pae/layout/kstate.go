@@ -141,7 +141,9 @@ func (k *KState) AddSocketPair(aproc, afd, bproc, bfd int) int {
 func (k *KState) OpenPair(c uint32) {
 	for i := c; i < c+2; i++ {
 		pp := &k.Pipes[i]
-		pp.Ring, pp.Sock, pp.Readers, pp.Writers = PipeBase+i*PipeSize, 1, 1, 1
+		pp.Ring, pp.Readers, pp.Writers = PipeBase+i*PipeSize, 1, 1
+		sc := &k.Socks[i]
+		sc.WMem, sc.Used, sc.Head, sc.N = 0, 0, 0, 0
 	}
 }
 

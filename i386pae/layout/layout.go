@@ -275,6 +275,9 @@ const (
 	WaitNone  = 0
 	WaitRead  = 1
 	WaitWrite = 2
+	// WaitSockWrite: room in a socket pair's channel (its charge against
+	// sk_sndbuf) or the peer gone. A socket's reader waits as a pipe's.
+	WaitSockWrite = 3
 )
 
 // Run end reasons of the tasks kernel, beside ReasonExit and ReasonFault.
@@ -319,16 +322,19 @@ const (
 // Pipe is a pipe: its ring (PipeSize bytes at Ring), the bytes written
 // and read so far (positions modulo PipeSize in the ring), its open ends
 // and the tasks waiting to read and to write.
-//
-// A socket pair's channel (Sock 1) also charges its queued skbs' truesize
-// to the writing endpoint (WMem) and keeps the skbs' lengths, SkbN of
-// them in Skb from SkbHead, the first read HeadUsed bytes into.
 type Pipe struct {
-	Ring, WPos, RPos, Readers, Writers  uint32
-	ReadHead, ReadTail                  uint32
-	WriteHead, WriteTail                uint32
-	Sock, WMem, SkbHead, SkbN, HeadUsed uint32
-	Skb                                 [MaxSkbs]uint16
+	Ring, WPos, RPos, Readers, Writers uint32
+	ReadHead, ReadTail                 uint32
+	WriteHead, WriteTail               uint32
+}
+
+// SockChan is what a socket pair's channel keeps beside its pipe slot
+// (KState.Socks, by slot): the truesize of its queued skbs, charged to
+// the writing endpoint's sk_sndbuf (WMem), and the skbs' lengths, N of
+// them in Len from Head, the first read Used bytes into.
+type SockChan struct {
+	WMem, Used, Head, N uint32
+	Len                 [MaxSkbs]uint16
 }
 
 // File is a kernel file for lseek: its position and size.
@@ -351,6 +357,7 @@ type KState struct {
 	MappedRings uint32
 	Files       [MaxFiles]File
 	Pipes       [MaxPipes]Pipe
+	Socks       [MaxPipes]SockChan
 	Procs       [MaxProcs]Proc
 	Tasks       [MaxTasks]Task
 	NFDSlots    uint32 // descriptor slots handed out

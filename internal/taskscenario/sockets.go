@@ -21,6 +21,7 @@ func init() {
 		Scenario{"Socket/FullQueueAndWakeAtAQuarter", socketFullQueue},
 		Scenario{"Socket/EndOfFileAndEPIPE", socketEnd},
 		Scenario{"Socket/BlockedWriterGetsEPIPE", socketBlockedWriterEPIPE},
+		Scenario{"Socket/WokenWriterWaitsAgain", socketWokenWriterWaitsAgain},
 		Scenario{"Socket/SocketPairCall", socketPairCall},
 		Scenario{"Socket/SharedEndpoint", socketShared},
 	)
@@ -202,4 +203,30 @@ func socketShared(t *testing.T, k Kernel) {
 	require.Equal(t, int64(1), call(t, k, 2, Write, sockB, k.Data(), 1), "r's b still writes")
 	require.Equal(t, int64(1), call(t, k, 0, Exit, 0), "p's read gets r's byte")
 	assert.Equal(t, byte('z'), k.Mem(p)[0x10])
+}
+
+// Two writers wait on a full queue and are woken together; the first
+// fills the ring (a 60000-byte write: two skbs, the second cut to the
+// ring's room, and a short count where Linux would wait for the rest),
+// so the second's retried write waits again.
+func socketWokenWriterWaitsAgain(t *testing.T, k Kernel) {
+	require.Equal(t, 65536, k.SocketRingSize(), "the figures below are for a 64 KiB ring")
+	p := k.NewProcess(0, nfds)
+	require.Equal(t, 0, k.NewSocketPair(p, sockA, p, sockB))
+	for i := 0; i < 3; i++ {
+		k.NewTask(p, uint64(0x1000*(i+1)))
+	}
+	base := k.Data()
+	for i := 0; i < queued100; i++ {
+		require.Equal(t, int64(100), call(t, k, 0, Write, sockA, base, 100))
+	}
+	call(t, k, 1, Write, sockA, base, 60000) // full: task 0 waits
+	call(t, k, 2, Write, sockA, base, 100)   // and task 1
+	left := queued100 - wakeAt100
+	require.Equal(t, int64(100*left), call(t, k, 2, Read, sockB, base+0x8000, uint64(100*left)), "down to a quarter: both woken")
+	assert.Equal(t, Runnable, k.Task(1).State)
+	ringRoom := int64(65536 - 100*wakeAt100)
+	require.Equal(t, ringRoom, call(t, k, 0, SchedYield), "task 0's write: what the ring takes")
+	call(t, k, 2, SchedYield) // task 1's retried write finds the ring full: it waits again
+	assert.Equal(t, Task{Proc: p, State: Blocked, Wait: WaitWrite, Pipe: 1, IP: 0x2000 + 2}, k.Task(1))
 }
