@@ -80,7 +80,7 @@ var blobSymbols = [...]blobSymbol{
 	{"pipeRead", 0xbe0, 453},
 	{"pipeWrite", 0xdb0, 534},
 	{"closeFD", 0xfd0, 665},
-	{"lseek", 0x1270, 184},
+	{"lseek", 0x1270, 181},
 	{"park", 0x1330, 119},
 	{"exit", 0x13b0, 206},
 	{"schedule", 0x1480, 282},

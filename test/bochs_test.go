@@ -57,6 +57,32 @@ var bochsPathLength = map[string]int64{
 	"messaging on+pcid/threads":   881,
 }
 
+// bochsSocketPathLength holds, as bochsPathLength, sched-messaging over
+// socket pairs on the path QEMU cannot run, on+pcid's, per message
+// (truncated), measured with pathLengthSocketPlan under Bochs.
+var bochsSocketPathLength = map[string]int64{
+	"messaging socket on+pcid/processes": 1076,
+	"messaging socket on+pcid/threads":   1026,
+}
+
+// bochsSockets boots sched-messaging over socket pairs in both worlds
+// under off, on and on+pcid (64-bit only: not in PAE) on Bochs's default
+// model, checks every message counted and checksummed (pathLengths) and
+// the on+pcid paths held (bochsSocketPathLength), and returns the path
+// lengths.
+func bochsSockets(t *testing.T) map[string]float64 {
+	res := bootBochs(t, bochs.Options{Plan: []byte(pathLengthSocketPlan("off,on,on+pcid")), Timeout: bochsMatrixTimeout})
+	requireBochsOK(t, res)
+	got, _ := pathLengths(t, res)
+	require.Len(t, got, 10, "64-bit off, on, on+pcid and 32-bit off, on, processes and threads: %v", got)
+	for k, bound := range bochsSocketPathLength {
+		require.Contains(t, got, k)
+		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per message", k)
+		assert.Greater(t, got[k], got[strings.Replace(k, " on+pcid/", " on/", 1)], k)
+	}
+	return got
+}
+
 // repStrings are the REP string instructions per call of the paths that
 // have them: the pt_regs copies of the 32-bit linux trampolines (in and
 // out by REP MOVSL or REP MOVSB; trim8 copies out without one; direct

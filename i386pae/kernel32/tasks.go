@@ -68,8 +68,8 @@ func do(k *layout.KState, nr, a0, a1, a2 uint32) uint32 {
 	switch nr {
 	case linuxabi.SYS_ia32_read:
 		obj, ok := object(k, a0)
-		if !ok || obj >= layout.FDFile || obj&1 != layout.FDPipeRead {
-			if obj >= layout.FDSocket { // here, off the pipes' path
+		if !ok || obj >= layout.FDSocket || obj&1 != layout.FDPipeRead {
+			if obj >= layout.FDSocket && obj < layout.FDFile { // here, off the pipes' path
 				return sockRead(k, obj-layout.FDSocket, a1, a2)
 			}
 			return neg(linuxabi.EBADF)
@@ -77,8 +77,8 @@ func do(k *layout.KState, nr, a0, a1, a2 uint32) uint32 {
 		return pipeRead(k, obj>>1, a1, a2)
 	case linuxabi.SYS_ia32_write:
 		obj, ok := object(k, a0)
-		if !ok || obj >= layout.FDFile || obj&1 != layout.FDPipeWrite&1 {
-			if obj >= layout.FDSocket { // here, off the pipes' path
+		if !ok || obj >= layout.FDSocket || obj&1 != layout.FDPipeWrite&1 {
+			if obj >= layout.FDSocket && obj < layout.FDFile { // here, off the pipes' path
 				return sockWrite(k, (obj-layout.FDSocket)^1, a1, a2)
 			}
 			return neg(linuxabi.EBADF)
@@ -233,8 +233,8 @@ func closeFD(k *layout.KState, proc, fd uint32) uint32 {
 	obj := k.FDSlots[p.FDBase+fd]
 	k.FDSlots[p.FDBase+fd] = 0
 	switch {
-	case obj >= layout.FDFile:
-		if obj >= layout.FDSocket { // here, off the pipes' path, and inline: no frame for the pipes
+	case obj >= layout.FDSocket:
+		if obj < layout.FDFile { // a socket: here, off the pipes' path, and inline: no frame for the pipes
 			// The endpoint reads channel c and writes c^1: the last
 			// descriptor ends both streams at this end (the peer's
 			// reader sees the end of file, its writer EPIPE).
@@ -277,7 +277,7 @@ func lseek(k *layout.KState, fd uint32, off int32, whence uint32) uint32 {
 	if !ok {
 		return neg(linuxabi.EBADF)
 	}
-	if obj < layout.FDFile || obj >= layout.FDSocket {
+	if obj < layout.FDFile {
 		return neg(linuxabi.ESPIPE) // a pipe or a socket
 	}
 	f := &k.Files[obj-layout.FDFile]

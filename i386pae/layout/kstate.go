@@ -157,7 +157,7 @@ func (k *KState) ShareFD(from, to, fd int) bool {
 	}
 	obj := *src
 	switch {
-	case obj >= FDSocket:
+	case obj >= FDSocket && obj < FDFile:
 		k.Pipes[obj-FDSocket].Readers++
 		k.Pipes[(obj-FDSocket)^1].Writers++
 	case obj == 0 || obj >= FDFile:

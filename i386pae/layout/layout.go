@@ -302,7 +302,7 @@ type Task struct {
 
 // Proc is a process: its kernel side's CR3, its descriptors (NFDs slots
 // of KState.FDSlots from FDBase) and where its data pages end. A descriptor is 0 when closed, else
-// FDPipeRead+2*pipe, FDPipeWrite+2*pipe or FDFile+file.
+// FDPipeRead+2*pipe, FDPipeWrite+2*pipe, FDSocket+channel or FDFile+file.
 type Proc struct {
 	Used, KernelCR3, Threads uint32
 	FDBase, NFDs             uint32
@@ -313,10 +313,11 @@ type Proc struct {
 const (
 	FDPipeRead  = 1
 	FDPipeWrite = 2
-	FDFile      = 1 + 2*MaxPipes
 	// FDSocket+c is an endpoint of a socket pair that reads channel c
-	// (a pipe slot) and writes channel c^1.
-	FDSocket = FDFile + MaxFiles
+	// (a pipe slot) and writes channel c^1: between the pipes and the
+	// files, so that lseek's ESPIPE covers both without a check more.
+	FDSocket = 1 + 2*MaxPipes
+	FDFile   = FDSocket + MaxPipes
 )
 
 // Pipe is a pipe: its ring (PipeSize bytes at Ring), the bytes written
