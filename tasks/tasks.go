@@ -1,7 +1,8 @@
 // Package tasks is the kernel that ptilab's ring-3 benchmark tasks call:
 // its system calls, with Linux's numbers and semantics where Linux has
-// them, the kernel objects they work on (pipes, files), and the tasks
-// themselves: processes, threads, a run queue and the context switch.
+// them, the kernel objects they work on (pipes, AF_UNIX stream socket
+// pairs, files), and the tasks themselves: processes, threads, a run
+// queue and the context switch.
 //
 // Its handlers run in kernel mode, as goos's do: on the kernel stack under
 // goos's kernelG (the run sets the FS base to goos's kernel TLS), so they
