@@ -14,7 +14,9 @@ import (
 
 // sched-messaging as perf defines it (tools/perf/bench/sched-messaging.c):
 // G groups, each of 20 senders and 20 receivers; each receiver owns a
-// pipe; each sender writes L messages to every receiver of its group.
+// channel, an AF_UNIX stream socket pair (perf's default) or a pipe (perf
+// -p), as are the ready and wake channels of the start protocol; each
+// sender writes L messages to every receiver of its group.
 // Every task first says it is ready and waits for the start signal; the
 // clock runs from the start signal until the last task has exited. In
 // process mode every task is a process, in thread mode all are threads of
@@ -22,21 +24,44 @@ import (
 
 // MessagingParams are sched-messaging's knobs.
 type MessagingParams struct {
-	Groups int // G
-	Loops  int // L: messages from each sender to each receiver of its group
-	Size   int // bytes per message, 8 to MaxMessageSize
-	R      int // repeats
-	Warmup int // repeats run first and not counted
+	Groups int    // G
+	Loops  int    // L: messages from each sender to each receiver of its group
+	Size   int    // bytes per message, 8 to MaxMessageSize
+	R      int    // repeats
+	Warmup int    // repeats run first and not counted
+	IPC    string // IPCSocket or IPCPipe
+}
+
+// The IPCs of sched-messaging (the plan's messaging_ipc).
+const (
+	IPCSocket = "socket" // socketpair(AF_UNIX, SOCK_STREAM, 0): perf's default
+	IPCPipe   = "pipe"   // pipe(2): perf -p
+)
+
+// perfFlag is the perf option that selects p's IPC, with a space after it.
+func (p MessagingParams) perfFlag() string {
+	if p.IPC == IPCPipe {
+		return "-p "
+	}
+	return ""
+}
+
+// ipcName names p's IPC in the tables.
+func (p MessagingParams) ipcName() string {
+	if p.IPC == IPCPipe {
+		return "pipes"
+	}
+	return "Unix-domain stream socket pairs"
 }
 
 // workload is the record form of p's shape.
 func (p MessagingParams) workload() contract.Workload {
-	return contract.Workload{Groups: p.Groups, Loops: p.Loops, Size: p.Size, IPC: "pipe"}
+	return contract.Workload{Groups: p.Groups, Loops: p.Loops, Size: p.Size, IPC: p.IPC}
 }
 
 // messagingParams are the plan's.
 func (p Plan) messagingParams() MessagingParams {
-	return MessagingParams{Groups: p.MsgGroups, Loops: p.MsgLoops, Size: p.MsgSize, R: p.R, Warmup: p.Warmup}
+	return MessagingParams{Groups: p.MsgGroups, Loops: p.MsgLoops, Size: p.MsgSize, R: p.R, Warmup: p.Warmup, IPC: p.MsgIPC}
 }
 
 // Bounds of the messaging parameters: the task table, and a message's
@@ -360,6 +385,9 @@ func messagingRun(w World, c Config, threads bool, p MessagingParams) (cycles ui
 	if p.Groups < 1 || p.Groups > MaxGroups || p.Size < 8 || p.Size > MaxMessageSize || p.Loops < 1 {
 		return fail(fmt.Errorf("groups %d, message size %d, loops %d: out of range", p.Groups, p.Size, p.Loops))
 	}
+	if p.IPC != IPCSocket && p.IPC != IPCPipe {
+		return fail(fmt.Errorf("IPC %q: want %s or %s", p.IPC, IPCSocket, IPCPipe))
+	}
 	u := w.User()
 	l := msgLayout{threads: threads, groups: p.Groups, slot: uint64(p.Size+63) &^ 63, stack: u.ThreadStack}
 	if msgProcs[w] == nil {
@@ -391,7 +419,11 @@ func messagingRun(w World, c Config, threads bool, p MessagingParams) (cycles ui
 		}
 		return procs[w].DataPages()
 	}
-	ready, wake, pipeOf, err := l.pipes(kproc, run.AddPipe, run.ShareFD)
+	mk := run.AddSocketPair
+	if p.IPC == IPCPipe {
+		mk = run.AddPipe
+	}
+	ready, wake, pipeOf, err := l.pipes(kproc, mk, run.ShareFD)
 	if err != nil {
 		return fail(err)
 	}
@@ -481,8 +513,8 @@ func messagingEntry(w World) string {
 func messagingTable(x *Ctx) any {
 	p, w, clk := x.Plan.messagingParams(), x.World, x.Clock
 	x.Printf("")
-	x.Printf("%ssched-messaging (perf bench sched messaging -p -g %d -l %d: pipes): %d groups of %d senders and %d receivers, %d-byte messages; %s;",
-		w.Title(), p.Groups, p.Loops, p.Groups, MsgPerGroup, MsgPerGroup, p.Size, runs(p.R, p.Warmup))
+	x.Printf("%ssched-messaging (perf bench sched messaging %s-g %d -l %d: %s): %d groups of %d senders and %d receivers, %d-byte messages; %s;",
+		w.Title(), p.perfFlag(), p.Groups, p.Loops, p.ipcName(), p.Groups, MsgPerGroup, MsgPerGroup, p.Size, runs(p.R, p.Warmup))
 	x.Printf("total time from the start signal to the last exit; %s, no global pages; %s; ± as perf; %s", messagingEntry(w), clk.unitNote(), clk.header())
 	x.Printf("%s", countersNote())
 	x.Printf("%-8s | %12s %7s %10s %7s%s | %12s %7s %10s %7s%s", "mode", "processes s", "±%", clk.perMsg(), "vs off", coreColumns(), "threads s", "±%", clk.perMsg(), "vs off", coreColumns())
@@ -494,7 +526,7 @@ func messagingTable(x *Ctx) any {
 			},
 			func(m Messaging, ratio float64) string { return messagingCells(m, clk, ratio) }, x.messaging)
 	}
-	x.lines(reference.Messaging(w.Width()))
+	x.lines(reference.Messaging(w.Width(), p.IPC))
 	c := w.TasksConfig(pti.Off, w.Entries()[0])
 	c.Stamps = true
 	if w.Supported(c) == nil {
@@ -554,7 +586,7 @@ func messagingPhases(x *Ctx) {
 	p, w, clk := x.Plan.messagingParams(), x.World, x.Clock
 	entry := w.Entries()[0]
 	x.Printf("")
-	x.Printf("%ssched-messaging -p -g %d -l %d: where the cycles go, %% of the run (instrumented %s entry: RDTSC at each boundary; %s)", w.Title(), p.Groups, p.Loops, entry.Upper(), runs(1, p.Warmup))
+	x.Printf("%ssched-messaging %s-g %d -l %d (%s): where the cycles go, %% of the run (instrumented %s entry: RDTSC at each boundary; %s)", w.Title(), p.perfFlag(), p.Groups, p.Loops, p.ipcName(), entry.Upper(), runs(1, p.Warmup))
 	x.Printf("%-8s %-9s | %8s %8s %8s %8s %8s | %10s %12s%s", "mode", "tasks", "cr3 in", "frame", "dispatch", "copy out", "cr3 out", "entry path", clk.perMsg(), coreColumns())
 	for _, mode := range x.Plan.Modes {
 		for _, threads := range []bool{false, true} {
@@ -566,7 +598,6 @@ func messagingPhases(x *Ctx) {
 			head := fmt.Sprintf("%-8s %-9s", mode, taskKind(threads))
 			s := x.messagingSubject(c, threads)
 			wl := p.workload()
-			wl.IPC = ""
 			switch {
 			case m.Unsup != nil:
 				x.Record(contract.Unsupported{Subject: s, Workload: &wl, Reason: m.Unsup.Error()})

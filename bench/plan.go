@@ -54,8 +54,10 @@ type Plan struct {
 	WorkNs []int64
 	// PingPongN is the ping-pong's round trips per repeat.
 	PingPongN int
-	// Messaging's groups, loops and message size in bytes.
+	// Messaging's groups, loops and message size in bytes, and its IPC:
+	// IPCSocket (perf's default) or IPCPipe (perf -p).
 	MsgGroups, MsgLoops, MsgSize int
+	MsgIPC                       string
 
 	// PState is what the run does to the core's P-state before the
 	// benchmarks: cpustate.PStateNominal (request the maximum non-turbo
@@ -82,7 +84,7 @@ func DefaultPlan() Plan {
 		PingPongN:  200,
 		// Small enough for the emulator; perf's defaults are 10 groups
 		// and 100 loops, the reference figures' 20 groups.
-		MsgGroups: 2, MsgLoops: 10, MsgSize: 100,
+		MsgGroups: 2, MsgLoops: 10, MsgSize: 100, MsgIPC: IPCSocket,
 		PState: cpustate.PStateNominal,
 	}
 }
@@ -243,7 +245,14 @@ var planKeys = map[string]func(p *Plan, v string) error{
 	"messaging_groups": intKey("messaging_groups", 1, MaxGroups, func(p *Plan) *int { return &p.MsgGroups }),
 	"messaging_loops":  intKey("messaging_loops", 1, 100_000, func(p *Plan) *int { return &p.MsgLoops }),
 	"messaging_size":   intKey("messaging_size", 8, MaxMessageSize, func(p *Plan) *int { return &p.MsgSize }),
-	"work_n":           intKey("work_n", 1, 1_000_000, func(p *Plan) *int { return &p.WorkN }),
+	"messaging_ipc": func(p *Plan, v string) error {
+		if v != IPCSocket && v != IPCPipe {
+			return fmt.Errorf("messaging_ipc must be %s or %s", IPCSocket, IPCPipe)
+		}
+		p.MsgIPC = v
+		return nil
+	},
+	"work_n": intKey("work_n", 1, 1_000_000, func(p *Plan) *int { return &p.WorkN }),
 	"work_ns": func(p *Plan, v string) error {
 		var ws []int64
 		for _, f := range strings.Split(v, ",") {

@@ -17,7 +17,7 @@ func TestDefaultPlan(t *testing.T) {
 	assert.Equal(t, board.EndAuto, p.End)
 	assert.True(t, p.Screen)
 	assert.Equal(t, []string{"null", "work", "lseek", "pingpong", "messaging", "probe", "null32", "work32", "lseek32", "pingpong32", "messaging32", "probe32"}, p.Benchmarks, "everything but the deadlock demonstration")
-	assert.Equal(t, MessagingParams{Groups: 2, Loops: 10, Size: 100, R: 10, Warmup: 2}, p.messagingParams(), "small enough for the emulator")
+	assert.Equal(t, MessagingParams{Groups: 2, Loops: 10, Size: 100, R: 10, Warmup: 2, IPC: IPCSocket}, p.messagingParams(), "small enough for the emulator; sockets as perf")
 	assert.Equal(t, 200, p.PingPongN)
 	assert.Equal(t, []pti.Mode{pti.Off, pti.On, pti.OnPCID}, p.Modes, "the whole 64-bit matrix")
 	assert.Equal(t, []pti.Flavour{pti.Minimal, pti.Linux}, p.Flavours)
@@ -57,9 +57,9 @@ func TestParsePlanValid(t *testing.T) {
 		{"no final newline", "end = poweroff\nscreen = off", planWith(func(p *Plan) { p.End, p.Screen = board.EndPowerOff, false })},
 		{
 			"all keys",
-			"fault = pf\nend = return\nscreen = off\nbenchmarks = probe,null\nmodes = off,on\nflavours = linux\nglobal = on\nn = 50\nr = 3\nwarmup = 0\nwork_n = 7\nwork_ns = 0, 1000\npingpong_n = 9\nmessaging_groups = 20\nmessaging_loops = 100\nmessaging_size = 13\n",
+			"fault = pf\nend = return\nscreen = off\nbenchmarks = probe,null\nmodes = off,on\nflavours = linux\nglobal = on\nn = 50\nr = 3\nwarmup = 0\nwork_n = 7\nwork_ns = 0, 1000\npingpong_n = 9\nmessaging_groups = 20\nmessaging_loops = 100\nmessaging_size = 13\nmessaging_ipc = pipe\n",
 			planWith(func(p *Plan) {
-				p.MsgGroups, p.MsgLoops, p.MsgSize = 20, 100, 13
+				p.MsgGroups, p.MsgLoops, p.MsgSize, p.MsgIPC = 20, 100, 13, IPCPipe
 				p.Fault, p.End, p.Screen = "pf", board.EndReturn, false
 				p.Benchmarks = []string{"probe", "null"}
 				p.PingPongN = 9
@@ -101,6 +101,7 @@ func TestParsePlanRejectsLine(t *testing.T) {
 		{"values are case-sensitive", "fault = PF", "fault must be"},
 		{"empty value", "end =", "end must be"},
 		{"second '=' belongs to the value", "screen = on = off", "screen must be on or off"},
+		{"unknown IPC", "messaging_ipc = fifo", "messaging_ipc must be socket or pipe"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

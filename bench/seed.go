@@ -103,7 +103,11 @@ func seedNull(x *Ctx, results map[string]any) {
 // record per cell.
 func seedMessaging(x *Ctx, results map[string]any) {
 	x.Printf("")
-	x.Printf("sched-messaging, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL): seconds ± (perf style), ratio to the same width's off; %s", reference.SeedMessaging())
+	p := x.Plan.messagingParams()
+	x.Printf("sched-messaging over %s, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL): seconds ± (perf style), ratio to the same width's off; %s", p.ipcName(), reference.SeedMessaging())
+	if p.IPC == IPCPipe {
+		x.Printf("(%s)", reference.PipeNote)
+	}
 	x.Printf("%-18s | %-44s | %s", "kernel", "processes (core MHz, SMI-disturbed repeats)", "threads")
 	cell := func(width int, mode pti.Mode, col int) seedCell {
 		w := x.world(width)

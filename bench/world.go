@@ -233,6 +233,10 @@ type Run interface {
 	// AddPipe adds a pipe from descriptor wfd of process wproc to rfd of
 	// rproc and returns its number.
 	AddPipe(rproc, rfd, wproc, wfd int) (int, error)
+	// AddSocketPair adds an AF_UNIX stream socket pair, one endpoint at
+	// descriptor afd of process aproc and the other at bfd of bproc, and
+	// returns the channel a reads, whose bytes PipeBytes gives.
+	AddSocketPair(aproc, afd, bproc, bfd int) (int, error)
 	// ShareFD gives process to descriptor fd of process from (as fork).
 	ShareFD(from, to, fd int) bool
 	// AddFile opens descriptor fd of process proc on a kernel file of size

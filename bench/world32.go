@@ -232,6 +232,10 @@ func (r *run32) AddPipe(rproc, rfd, wproc, wfd int) (int, error) {
 	return r.ts.AddPipe(rproc, rfd, wproc, wfd)
 }
 
+func (r *run32) AddSocketPair(aproc, afd, bproc, bfd int) (int, error) {
+	return r.ts.AddSocketPair(aproc, afd, bproc, bfd)
+}
+
 func (r *run32) ShareFD(from, to, fd int) bool { return r.ts.ShareFD(from, to, fd) }
 
 func (r *run32) AddFile(proc, fd int, size int64) error {
@@ -271,7 +275,7 @@ func (r *run32) Tasks() []TaskState {
 			s.State = fmt.Sprintf("state %d", t.State)
 		}
 		if t.State == layout.TaskBlocked {
-			s.Wait, s.Pipe = [...]string{"", "read", "write"}[min(t.Wait, 2)], int(t.Obj)
+			s.Wait, s.Pipe = [...]string{"", "read", "write", "write"}[min(t.Wait, layout.WaitSockWrite)], int(t.Obj)
 		}
 		out = append(out, s)
 	}

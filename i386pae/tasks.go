@@ -156,18 +156,41 @@ func (ts *Tasks) AddTask(proc int, p Program, esp uint32, args [6]uint32) (int, 
 // and whose write end is wfd of wproc, and returns its number; its ring is
 // made the first time a pipe of that number is.
 func (ts *Tasks) AddPipe(rproc, rfd, wproc, wfd int) (int, error) {
-	for n := ts.k.FreePipe(); n < layout.MaxPipes && len(world.rings) <= n; {
-		ring, ok := goos.AllocFrames(layout.PipeSize/4096, 4096)
-		if !ok {
-			return -1, errors.New("i386pae: out of memory for a pipe's ring")
-		}
-		world.rings = append(world.rings, ring)
+	if err := ts.rings(ts.k.FreePipe()); err != nil {
+		return -1, err
 	}
 	n := ts.k.AddPipe(rproc, rfd, wproc, wfd)
 	if n < 0 {
 		return -1, errors.New("i386pae: no room for the pipe or its descriptors")
 	}
 	return n, nil
+}
+
+// AddSocketPair adds an AF_UNIX stream socket pair whose one endpoint is
+// descriptor afd of process aproc and the other bfd of bproc, and returns
+// the channel a reads (its bytes: PipeBytes); b reads the next. Its two
+// rings are made the first time slots of those numbers are.
+func (ts *Tasks) AddSocketPair(aproc, afd, bproc, bfd int) (int, error) {
+	if err := ts.rings(ts.k.FreePair() + 1); err != nil {
+		return -1, err
+	}
+	c := ts.k.AddSocketPair(aproc, afd, bproc, bfd)
+	if c < 0 {
+		return -1, errors.New("i386pae: no room for the socket pair or its descriptors")
+	}
+	return c, nil
+}
+
+// rings makes the rings of pipe slots up to and including n.
+func (ts *Tasks) rings(n int) error {
+	for n < layout.MaxPipes && len(world.rings) <= n {
+		ring, ok := goos.AllocFrames(layout.PipeSize/4096, 4096)
+		if !ok {
+			return errors.New("i386pae: out of memory for a ring")
+		}
+		world.rings = append(world.rings, ring)
+	}
+	return nil
 }
 
 // ShareFD gives process to descriptor fd of process from, the same open
@@ -242,6 +265,7 @@ func (ts *Tasks) RunTasks() (Result, error) {
 		}
 		k.Procs[i].KernelCR3 = uint32(sp.KernelPDPT)
 	}
+	k.MappedRings = uint32(len(world.rings)) // space mapped them all
 	t0 := &k.Tasks[0]
 	r := &t0.Regs
 	return start(ts.c, ts.procs[t0.Proc], r.IP, r.SP, [6]uint32{r.BX, r.CX, r.DX, r.SI, r.DI, r.BP}, true)

@@ -68,8 +68,8 @@ func lseek(fd uint64, off int64, whence uint64) int64 {
 	if obj < 0 {
 		return -linuxabi.EBADF
 	}
-	if obj < fileObjBase {
-		return -linuxabi.ESPIPE
+	if obj < fileObjBase || obj >= sockObjBase {
+		return -linuxabi.ESPIPE // a pipe or a socket
 	}
 	f := &files[obj-fileObjBase]
 	var base int64

@@ -15,7 +15,7 @@ import (
 // returns that short count.
 
 const (
-	maxPipes = 512
+	maxPipes = 1024 // pipes and socket pairs' channels
 	// PipeBuf is the most bytes a write puts in a pipe at once, whole
 	// (Linux's PIPE_BUF).
 	PipeBuf = 4096
@@ -38,6 +38,7 @@ func resetPipes() {
 			pipes[i] = pipe{}
 		}
 	}
+	nspare = 0
 }
 
 // buf returns the pipe's ring.
@@ -78,6 +79,9 @@ func ShareFD(from, to, fd int) bool {
 	obj := int(procs[from].fds()[fd]) - 1
 	procs[to].fds()[fd] = int16(obj + 1)
 	switch {
+	case obj >= sockObjBase:
+		pipes[obj-sockObjBase].readers++
+		pipes[(obj-sockObjBase)^1].writers++
 	case obj >= fileObjBase:
 		files[obj-fileObjBase].refs++
 	case obj%2 == 0:
@@ -203,6 +207,10 @@ func (t *task) ready() bool {
 	case waitWrite:
 		return pp.readers == 0 || pp.writable(t.regs.DX)
 	}
+	// A socket's writer (waitSockWrite) is woken only when its call can
+	// go ahead (sockRead, closeFD); should others have filled the queue
+	// again first, its retried call waits again, as in Linux, where the
+	// woken task runs and checks.
 	return true
 }
 
@@ -226,7 +234,20 @@ func closeFD(proc, fd int) int64 {
 	fds[fd] = 0
 	switch {
 	case obj >= fileObjBase:
-		files[obj-fileObjBase].refs--
+		if obj < sockObjBase {
+			files[obj-fileObjBase].refs--
+			break
+		}
+		// Here, off the pipes' path: the endpoint reads channel c and
+		// writes c^1; the last descriptor ends both streams at this end
+		// (the peer's reader sees the end of file, its writer EPIPE).
+		c := obj - sockObjBase
+		if pipes[c].readers--; pipes[c].readers == 0 {
+			wake(&pipes[c].wwait)
+		}
+		if pipes[c^1].writers--; pipes[c^1].writers == 0 {
+			wake(&pipes[c^1].rwait)
+		}
 	case obj%2 == 0:
 		pp := &pipes[obj/2]
 		if pp.readers--; pp.readers == 0 {

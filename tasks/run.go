@@ -28,7 +28,7 @@ import (
 type Run struct {
 	c     pti.Config
 	procs []*pti.Process // by process number
-	rings int            // rings of the run's pipes: the first rings of ringFrames
+	rings int            // rings of the run's pipes and socket pairs: the first rings of ringFrames
 	// Task 0, which pti.Start runs first.
 	first struct {
 		prog pti.Program
@@ -95,19 +95,51 @@ func (r *Run) AddTask(proc int, p pti.Program, rsp uint64, args [6]uint64) (int,
 // and whose write end is wfd of wproc, with a PipeCapacity ring, and
 // returns its number.
 func (r *Run) AddPipe(rproc, rfd, wproc, wfd int) (int, error) {
-	if r.rings == len(ringFrames) {
-		pa, ok := goos.AllocFrames(PipeCapacity/4096, 4096)
-		if !ok {
-			return -1, errors.New("tasks: out of memory for a pipe's ring")
-		}
-		ringFrames = append(ringFrames, goos.Frames(pa, PipeCapacity/4096))
+	ring, err := r.ring()
+	if err != nil {
+		return -1, err
 	}
-	p := NewPipe(rproc, rfd, wproc, wfd, ringFrames[r.rings])
+	p := NewPipe(rproc, rfd, wproc, wfd, ring)
 	if p < 0 {
 		return -1, errors.New("tasks: no room for the pipe or its descriptors")
 	}
 	r.rings++
 	return p, nil
+}
+
+// AddSocketPair adds an AF_UNIX stream socket pair (socket.go) whose one
+// endpoint is descriptor afd of process aproc and the other bfd of bproc,
+// each way with a PipeCapacity ring, and returns the channel a reads (its
+// bytes: PipeBytes); b reads the next one.
+func (r *Run) AddSocketPair(aproc, afd, bproc, bfd int) (int, error) {
+	ringA, err := r.ring()
+	if err != nil {
+		return -1, err
+	}
+	r.rings++
+	ringB, err := r.ring()
+	r.rings--
+	if err != nil {
+		return -1, err
+	}
+	c := NewSocketPair(aproc, afd, bproc, bfd, ringA, ringB)
+	if c < 0 {
+		return -1, errors.New("tasks: no room for the socket pair or its descriptors")
+	}
+	r.rings += 2
+	return c, nil
+}
+
+// ring returns the run's next ring, made when first needed.
+func (r *Run) ring() ([]byte, error) {
+	if r.rings == len(ringFrames) {
+		pa, ok := goos.AllocFrames(PipeCapacity/4096, 4096)
+		if !ok {
+			return nil, errors.New("tasks: out of memory for a ring")
+		}
+		ringFrames = append(ringFrames, goos.Frames(pa, PipeCapacity/4096))
+	}
+	return ringFrames[r.rings], nil
 }
 
 // ShareFD gives process to descriptor fd of process from, the same open

@@ -50,14 +50,17 @@ const (
 	waitNone  Wait = iota
 	waitRead       // data in, or the last writer gone from, a pipe
 	waitWrite      // room in, or the last reader gone from, a pipe
+	// room in a socket pair's channel (socket.go): its charge against
+	// sk_sndbuf; or the peer gone. A socket's reader waits as a pipe's.
+	waitSockWrite
 )
 
-func (w Wait) String() string { return [...]string{"", "read", "write"}[w] }
+func (w Wait) String() string { return [...]string{"", "read", "write", "write"}[w] }
 
 type task struct {
 	state  State
 	wait   Wait  // what it waits for, blocked or woken: its call is retried; none when running or yielded
-	obj    int16 // the pipe waited on
+	obj    int16 // the pipe (or socket channel) waited on
 	proc   int16
 	next   int16 // run-queue or wait-list link
 	status int64 // exit status

@@ -1,7 +1,8 @@
 // Package tasks is the kernel that ptilab's ring-3 benchmark tasks call:
 // its system calls, with Linux's numbers and semantics where Linux has
-// them, the kernel objects they work on (pipes, files), and the tasks
-// themselves: processes, threads, a run queue and the context switch.
+// them, the kernel objects they work on (pipes, AF_UNIX stream socket
+// pairs, files), and the tasks themselves: processes, threads, a run
+// queue and the context switch.
 //
 // Its handlers run in kernel mode, as goos's do: on the kernel stack under
 // goos's kernelG (the run sets the FS base to goos's kernel TLS), so they
@@ -16,7 +17,7 @@ import "github.com/ptilab/ptilab/internal/linuxabi"
 // Calls lists the system calls Syscall answers, for pti's table: Linux
 // x86-64 numbers (linuxabi's, from arch/x86/entry/syscalls/syscall_64.tbl).
 var Calls = [...]int{linuxabi.SYS_read, linuxabi.SYS_write, linuxabi.SYS_close, linuxabi.SYS_lseek,
-	linuxabi.SYS_sched_yield, linuxabi.SYS_exit}
+	linuxabi.SYS_sched_yield, linuxabi.SYS_exit, linuxabi.SYS_socketpair}
 
 // Syscall handles system call nr of the running task with arguments a0-a5
 // (RDI, RSI, RDX, R10, R8, R9) and returns the result or a negative errno.
@@ -39,12 +40,18 @@ func dispatch(nr, a0, a1, a2, a3, a4, a5 uint64) int64 {
 	case linuxabi.SYS_read:
 		obj := object(a0)
 		if obj < 0 || obj >= fileObjBase || obj%2 != 0 {
+			if obj >= sockObjBase { // here, off the pipes' path
+				return sockRead(obj-sockObjBase, a1, a2)
+			}
 			return -linuxabi.EBADF // files here have no contents to read
 		}
 		return pipeRead(obj/2, a1, a2)
 	case linuxabi.SYS_write:
 		obj := object(a0)
 		if obj < 0 || obj >= fileObjBase || obj%2 != 1 {
+			if obj >= sockObjBase { // here, off the pipes' path
+				return sockWrite((obj-sockObjBase)^1, a1, a2)
+			}
 			return -linuxabi.EBADF
 		}
 		return pipeWrite(obj/2, a1, a2)
@@ -60,6 +67,8 @@ func dispatch(nr, a0, a1, a2, a3, a4, a5 uint64) int64 {
 			return 0
 		}
 		return yield()
+	case linuxabi.SYS_socketpair:
+		return socketpair(a0, a1, a2, a3)
 	case linuxabi.SYS_exit:
 		if cur >= 0 {
 			exit(int64(int32(a0))) // the status is an int

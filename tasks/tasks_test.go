@@ -173,7 +173,7 @@ func TestStateNames(t *testing.T) {
 // TestScenarios runs the scenarios both tasks kernels share.
 func TestScenarios(t *testing.T) {
 	taskscenario.Run(t, func(t *testing.T) taskscenario.Kernel {
-		return &kernel64{machine: newMachine(t), mem: userMem(t, memBase, 0x4000)}
+		return &kernel64{machine: newMachine(t), mem: userMem(t, memBase, 0x10000)}
 	})
 }
 
@@ -199,6 +199,29 @@ func (k *kernel64) NewPipe(rproc, rfd, wproc, wfd int) int {
 
 func (k *kernel64) ShareFD(from, to, fd int) bool { return ShareFD(from, to, fd) }
 
+// SocketRingSize is a run's: the full-queue scenario needs room for what
+// sk_sndbuf lets queue.
+func (k *kernel64) SocketRingSize() int { return PipeCapacity }
+
+func (k *kernel64) NewSocketPair(aproc, afd, bproc, bfd int) int {
+	return NewSocketPair(aproc, afd, bproc, bfd, sockRing(), sockRing())
+}
+
+// SocketRings gives socketpair(2) two rings per pair.
+func (k *kernel64) SocketRings(pairs int) {
+	var rs []uint64
+	for i := 0; i < 2*pairs; i++ {
+		rs = append(rs, uint64(uintptr(unsafe.Pointer(&sockRing()[0]))))
+	}
+	SetSocketRings(rs, PipeCapacity)
+}
+
+func sockRing() []byte {
+	r := make([]byte, PipeCapacity)
+	rings = append(rings, r)
+	return r
+}
+
 // OpenFile opens the lowest free descriptor from firstFD: the scenarios'
 // fd must be that one.
 func (k *kernel64) OpenFile(proc, fd int, size int64) bool { return OpenFile(proc, size) == fd }
@@ -209,7 +232,7 @@ func (k *kernel64) Call(c taskscenario.Call, args ...uint64) (int, int64) {
 	nr := map[taskscenario.Call]uint64{
 		taskscenario.Read: linuxabi.SYS_read, taskscenario.Write: linuxabi.SYS_write, taskscenario.Close: linuxabi.SYS_close,
 		taskscenario.Lseek: linuxabi.SYS_lseek, taskscenario.SchedYield: linuxabi.SYS_sched_yield, taskscenario.Exit: linuxabi.SYS_exit,
-		taskscenario.Unknown: 999,
+		taskscenario.SocketPair: linuxabi.SYS_socketpair, taskscenario.Unknown: 999,
 	}[c]
 	return k.call(nr, args...)
 }
@@ -230,7 +253,7 @@ func (k *kernel64) Task(i int) taskscenario.Task {
 	state := map[State]taskscenario.State{taskRunnable: taskscenario.Runnable, taskRunning: taskscenario.Running,
 		taskBlocked: taskscenario.Blocked, taskExited: taskscenario.Exited}[t.State]
 	wait := map[Wait]taskscenario.Wait{waitNone: taskscenario.WaitNone, waitRead: taskscenario.WaitRead,
-		waitWrite: taskscenario.WaitWrite}[t.Wait]
+		waitWrite: taskscenario.WaitWrite, waitSockWrite: taskscenario.WaitWrite}[t.Wait]
 	return taskscenario.Task{Proc: t.Proc, State: state, Wait: wait, Pipe: t.Pipe, IP: t.RIP, Status: t.Status}
 }
 

@@ -39,7 +39,7 @@ const (
 // on+pcid, then the 32-bit world, entered after the on+pcid runs (leaving
 // long mode with CR4.PCIDE set would be #GP: each run restores the Go
 // world's CR4).
-const bochsPlan = "benchmarks = null,lseek,pingpong,messaging,probe,null32,probe32\nmodes = off,on,on+pcid\n" + pathLengthSizes
+const bochsPlan = "benchmarks = null,lseek,pingpong,messaging,probe,null32,messaging32,probe32\nmodes = off,on,on+pcid\n" + pathLengthSizes
 
 // Instructions per call under Bochs (one TSC tick per instruction) on the
 // paths QEMU cannot run, on+pcid's, measured with bochsPlan when the Bochs
@@ -56,6 +56,32 @@ var bochsPathLength = map[string]int64{
 	"pingpong on+pcid/threads":    2026,
 	"messaging on+pcid/processes": 928,
 	"messaging on+pcid/threads":   881,
+}
+
+// bochsSocketPathLength holds, as bochsPathLength, sched-messaging over
+// socket pairs on the path QEMU cannot run, on+pcid's, per message
+// (truncated), measured with pathLengthSocketPlan under Bochs.
+var bochsSocketPathLength = map[string]int64{
+	"messaging socket on+pcid/processes": 1076,
+	"messaging socket on+pcid/threads":   1026,
+}
+
+// bochsSockets boots sched-messaging over socket pairs in both worlds
+// under off, on and on+pcid (64-bit only: not in PAE) on Bochs's default
+// model, checks every message counted and checksummed (pathLengths) and
+// the on+pcid paths held (bochsSocketPathLength), and returns the path
+// lengths.
+func bochsSockets(t *testing.T) map[string]float64 {
+	res := bootBochs(t, bochs.Options{Plan: []byte(pathLengthSocketPlan("off,on,on+pcid")), Timeout: bochsMatrixTimeout})
+	requireBochsOK(t, res)
+	got, _ := pathLengths(t, res)
+	require.Len(t, got, 10, "64-bit off, on, on+pcid and 32-bit off, on, processes and threads: %v", got)
+	for k, bound := range bochsSocketPathLength {
+		require.Contains(t, got, k)
+		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per message", k)
+		assert.Greater(t, got[k], got[strings.Replace(k, " on+pcid/", " on/", 1)], k)
+	}
+	return got
 }
 
 // repStrings are the REP string instructions per call of the paths that
@@ -85,7 +111,8 @@ var repStrings = map[string]float64{
 //     which cancels it (its 100 calls cost 6.07 per call under Bochs, 6.08
 //     under QEMU); the ping-pong does not, and differs by one instruction
 //     per repeat, 1/pingpong_n per round trip. sched-messaging is timed in
-//     the kernel and agrees.
+//     the kernel and agrees; the 32-bit one's copies (copyBytes: REP MOVSL,
+//     REP MOVSB) count about 2 more per message under QEMU.
 func bochsVsQEMU(t *testing.T, q, b map[string]float64) {
 	compared := 0
 	for k, qv := range q {
@@ -99,11 +126,13 @@ func bochsVsQEMU(t *testing.T, q, b map[string]float64) {
 			assert.InDelta(t, 1.0/pathLengthPingPongN, qv-bv, 0.002, "%s: QEMU %v, Bochs %v", k, qv, bv)
 		case strings.HasPrefix(k, "messaging "):
 			assert.InDelta(t, qv, bv, 0.002, "%s", k)
+		case strings.HasPrefix(k, "messaging32 "):
+			assert.True(t, qv-bv > 1 && qv-bv < 4, "%s: QEMU %v, Bochs %v: the REP string instructions of the 32-bit kernel's copies per message", k, qv, bv)
 		default:
 			assert.Equal(t, repStrings[k], qv-bv, "%s: QEMU %v, Bochs %v, REP string instructions %v", k, qv, bv, repStrings[k])
 		}
 	}
-	assert.Equal(t, 4+2+4+4+14, compared, "null, lseek, ping-pong, messaging and null32 under off and on")
+	assert.Equal(t, 4+2+4+4+14+4, compared, "null, lseek, ping-pong, messaging, null32 and messaging32 (over pipes) under off and on")
 }
 
 // requireBochsOK checks that a Bochs run ended normally: the image powered

@@ -35,6 +35,7 @@ var machine struct {
 	cr3    uint32            // the loaded CR3
 	cr3s   []uint32          // every setCR3, in order
 	tsc    uint64
+	frame  *layout.PtRegs // the running task's frame, at taskFrameVA (the top of the task stack)
 }
 
 // runEnd is how a run ended: endRun's arguments.
@@ -61,6 +62,8 @@ func bytesAt(va, n uint32, write bool) []byte {
 	switch {
 	case in(layout.State, state):
 		return state[va-layout.State:][:n]
+	case machine.frame != nil && in(taskFrameVA, frameBytes()):
+		return frameBytes()[va-taskFrameVA:][:n]
 	case va >= layout.PipeBase && va-layout.PipeBase < layout.MaxPipes*layout.PipeSize:
 		p := (va - layout.PipeBase) / layout.PipeSize
 		if r := machine.rings[p]; r != nil && in(layout.PipeBase+p*layout.PipeSize, r) {
@@ -74,6 +77,11 @@ func bytesAt(va, n uint32, write bool) []byte {
 		return machine.code[va-layout.UserCode:][:n]
 	}
 	panic(fault{va, n, write})
+}
+
+// frameBytes returns the frame at taskFrameVA as bytes.
+func frameBytes() []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(machine.frame)), unsafe.Sizeof(*machine.frame))
 }
 
 // ptr converts a kernel or user address to a pointer into host memory.

@@ -68,13 +68,19 @@ func do(k *layout.KState, nr, a0, a1, a2 uint32) uint32 {
 	switch nr {
 	case linuxabi.SYS_ia32_read:
 		obj, ok := object(k, a0)
-		if !ok || obj >= layout.FDFile || obj&1 != layout.FDPipeRead {
+		if !ok || obj >= layout.FDSocket || obj&1 != layout.FDPipeRead {
+			if obj >= layout.FDSocket && obj < layout.FDFile { // here, off the pipes' path
+				return sockRead(k, obj-layout.FDSocket, a1, a2)
+			}
 			return neg(linuxabi.EBADF)
 		}
 		return pipeRead(k, obj>>1, a1, a2)
 	case linuxabi.SYS_ia32_write:
 		obj, ok := object(k, a0)
-		if !ok || obj >= layout.FDFile || obj&1 != layout.FDPipeWrite&1 {
+		if !ok || obj >= layout.FDSocket || obj&1 != layout.FDPipeWrite&1 {
+			if obj >= layout.FDSocket && obj < layout.FDFile { // here, off the pipes' path
+				return sockWrite(k, (obj-layout.FDSocket)^1, a1, a2)
+			}
 			return neg(linuxabi.EBADF)
 		}
 		return pipeWrite(k, (obj-layout.FDPipeWrite)>>1, a1, a2)
@@ -94,6 +100,13 @@ func do(k *layout.KState, nr, a0, a1, a2 uint32) uint32 {
 	if nr == layout.SysSample {
 		sample()
 		return 0
+	}
+	// Past the switch, so that the other calls' paths stay as they were.
+	if nr == linuxabi.SYS_ia32_socketpair {
+		// Its fourth argument, ESI, from the frame on the task stack, as
+		// Linux's task_pt_regs (socketpair never waits, so it is never
+		// retried by resume, whose frame is another task's).
+		return socketpair(k, a0, a1, a2, (*layout.PtRegs)(ptr(taskFrameVA)).SI)
 	}
 	return neg(linuxabi.ENOSYS)
 }
@@ -226,7 +239,19 @@ func closeFD(k *layout.KState, proc, fd uint32) uint32 {
 	obj := k.FDSlots[p.FDBase+fd]
 	k.FDSlots[p.FDBase+fd] = 0
 	switch {
-	case obj >= layout.FDFile:
+	case obj >= layout.FDSocket:
+		if obj < layout.FDFile { // a socket: here, off the pipes' path, and inline: no frame for the pipes
+			// The endpoint reads channel c and writes c^1: the last
+			// descriptor ends both streams at this end (the peer's
+			// reader sees the end of file, its writer EPIPE).
+			c := obj - layout.FDSocket
+			if k.Pipes[c].Readers--; k.Pipes[c].Readers == 0 {
+				wake(k, &k.Pipes[c].WriteHead, &k.Pipes[c].WriteTail)
+			}
+			if k.Pipes[c^1].Writers--; k.Pipes[c^1].Writers == 0 {
+				wake(k, &k.Pipes[c^1].ReadHead, &k.Pipes[c^1].ReadTail)
+			}
+		}
 	case obj&1 == layout.FDPipeRead:
 		pp := &k.Pipes[obj>>1]
 		if pp.Readers--; pp.Readers == 0 {
@@ -259,7 +284,7 @@ func lseek(k *layout.KState, fd uint32, off int32, whence uint32) uint32 {
 		return neg(linuxabi.EBADF)
 	}
 	if obj < layout.FDFile {
-		return neg(linuxabi.ESPIPE)
+		return neg(linuxabi.ESPIPE) // a pipe or a socket
 	}
 	f := &k.Files[obj-layout.FDFile]
 	var base int32
@@ -326,7 +351,7 @@ func park(k *layout.KState, i, kind, p uint32) {
 	t.Obj = p
 	t.Next = layout.NoTask
 	head, tail := &k.Pipes[p].ReadHead, &k.Pipes[p].ReadTail
-	if kind == layout.WaitWrite {
+	if kind != layout.WaitRead { // WaitWrite, WaitSockWrite
 		head, tail = &k.Pipes[p].WriteHead, &k.Pipes[p].WriteTail
 	}
 	if *tail == layout.NoTask {
@@ -427,6 +452,10 @@ func ready(k *layout.KState, t *layout.Task) bool {
 	case layout.WaitWrite:
 		return pp.Readers == 0 || writable(pp, t.Regs.DX)
 	}
+	// A socket's writer (WaitSockWrite) is woken only when its call can
+	// go ahead (sockRead, closeFD); should others have filled the queue
+	// again first, its retried call waits again, as in Linux, where the
+	// woken task runs and checks.
 	return true
 }
 

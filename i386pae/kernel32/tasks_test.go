@@ -42,7 +42,9 @@ func newKernel32(t *testing.T) *kernel32 {
 	machine.spaces = map[uint32]*space{}
 	machine.rings = map[uint32][]byte{}
 	machine.cr3, machine.cr3s, machine.tsc = 0, nil, 0
-	return &kernel32{t: t}
+	k := &kernel32{t: t}
+	machine.frame = &k.frame // the trampolines' frame on the task stack
+	return k
 }
 
 func (k *kernel32) Width() int    { return 32 }
@@ -66,6 +68,32 @@ func (k *kernel32) NewPipe(rproc, rfd, wproc, wfd int) int {
 		machine.rings[uint32(n)] = make([]byte, layout.PipeSize)
 	}
 	return n
+}
+
+func (k *kernel32) SocketRingSize() int { return layout.PipeSize }
+
+func (k *kernel32) NewSocketPair(aproc, afd, bproc, bfd int) int {
+	c := machine.k.AddSocketPair(aproc, afd, bproc, bfd)
+	if c >= 0 {
+		k.ring(uint32(c))
+		k.ring(uint32(c) + 1)
+	}
+	return c
+}
+
+// SocketRings maps rings for pairs more pairs after those mapped, for
+// socketpair(2), as i386pae.Tasks's RunTasks sets MappedRings.
+func (k *kernel32) SocketRings(pairs int) {
+	for i := 0; i < 2*pairs; i++ {
+		k.ring(machine.k.MappedRings)
+		machine.k.MappedRings++
+	}
+}
+
+func (k *kernel32) ring(n uint32) {
+	if machine.rings[n] == nil {
+		machine.rings[n] = make([]byte, layout.PipeSize)
+	}
 }
 
 func (k *kernel32) ShareFD(from, to, fd int) bool { return machine.k.ShareFD(from, to, fd) }
@@ -95,14 +123,14 @@ func (k *kernel32) Call(c taskscenario.Call, args ...uint64) (running int, r int
 	nr := map[taskscenario.Call]uint32{
 		taskscenario.Read: linuxabi.SYS_ia32_read, taskscenario.Write: linuxabi.SYS_ia32_write, taskscenario.Close: linuxabi.SYS_ia32_close,
 		taskscenario.Lseek: linuxabi.SYS_ia32_lseek, taskscenario.SchedYield: linuxabi.SYS_ia32_sched_yield, taskscenario.Exit: linuxabi.SYS_ia32_exit,
-		taskscenario.Unknown: 999, sampleCall: layout.SysSample,
+		taskscenario.SocketPair: linuxabi.SYS_ia32_socketpair, taskscenario.Unknown: 999, sampleCall: layout.SysSample,
 	}[c]
-	var a [3]uint32
+	var a [4]uint32
 	for i, v := range args {
 		a[i] = uint32(v) // the i386 ABI's words: the upper half is cut
 	}
 	f := &k.frame
-	f.OrigAX, f.BX, f.CX, f.DX = nr, a[0], a[1], a[2]
+	f.OrigAX, f.BX, f.CX, f.DX, f.SI = nr, a[0], a[1], a[2], a[3]
 	f.AX = neg(linuxabi.ENOSYS)
 	f.IP += 2
 	var ax uint32
@@ -130,7 +158,7 @@ func (k *kernel32) Task(i int) taskscenario.Task {
 		layout.TaskBlocked: taskscenario.Blocked, layout.TaskExited: taskscenario.Exited}[t.State]
 	d := taskscenario.Task{Proc: int(t.Proc), State: state, IP: uint64(t.Regs.IP), Status: int64(int32(t.Status))}
 	if t.State == layout.TaskBlocked {
-		d.Wait = map[uint32]taskscenario.Wait{layout.WaitRead: taskscenario.WaitRead, layout.WaitWrite: taskscenario.WaitWrite}[t.Wait]
+		d.Wait = map[uint32]taskscenario.Wait{layout.WaitRead: taskscenario.WaitRead, layout.WaitWrite: taskscenario.WaitWrite, layout.WaitSockWrite: taskscenario.WaitWrite}[t.Wait]
 		d.Pipe = int(t.Obj)
 	}
 	return d

@@ -108,6 +108,45 @@ func (k *KState) AddPipe(rproc, rfd, wproc, wfd int) int {
 	return n
 }
 
+// FreePair returns the first of the two adjacent pipe slots AddSocketPair
+// would make next (an even one), MaxPipes when none is left: their rings
+// are at PipeBase + c*PipeSize and the next, which the caller maps.
+func (k *KState) FreePair() int {
+	c := 0
+	for c < MaxPipes && (k.Pipes[c].Ring != 0 || k.Pipes[c+1].Ring != 0) {
+		c += 2
+	}
+	return c
+}
+
+// AddSocketPair adds an AF_UNIX stream socket pair whose one endpoint is
+// descriptor afd of process aproc and the other bfd of bproc, and returns
+// the channel a reads (FreePair's; b reads the next), or -1 when no pair
+// is left or a descriptor is out of range or taken.
+func (k *KState) AddSocketPair(aproc, afd, bproc, bfd int) int {
+	c := k.FreePair()
+	if c == MaxPipes || !k.fdFree(aproc, afd) || !k.fdFree(bproc, bfd) || aproc == bproc && afd == bfd {
+		return -1
+	}
+	k.OpenPair(uint32(c))
+	*k.FD(aproc, afd) = FDSocket + uint32(c)
+	*k.FD(bproc, bfd) = FDSocket + uint32(c) + 1
+	return c
+}
+
+// OpenPair makes channels c and c+1 a socket pair's, open at both ends,
+// with their rings. The kernel's socketpair(2) calls it too.
+//
+//go:nosplit
+func (k *KState) OpenPair(c uint32) {
+	for i := c; i < c+2; i++ {
+		pp := &k.Pipes[i]
+		pp.Ring, pp.Readers, pp.Writers = PipeBase+i*PipeSize, 1, 1
+		sc := &k.Socks[i]
+		sc.WMem, sc.Used, sc.Head, sc.N = 0, 0, 0, 0
+	}
+}
+
 // ShareFD gives process to descriptor fd of process from, the same open
 // pipe end (as fork does); false when fd is not an open pipe end in from
 // or is taken in to.
@@ -118,6 +157,9 @@ func (k *KState) ShareFD(from, to, fd int) bool {
 	}
 	obj := *src
 	switch {
+	case obj >= FDSocket && obj < FDFile:
+		k.Pipes[obj-FDSocket].Readers++
+		k.Pipes[(obj-FDSocket)^1].Writers++
 	case obj == 0 || obj >= FDFile:
 		return false
 	case obj&1 == FDPipeRead:

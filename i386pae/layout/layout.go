@@ -274,10 +274,14 @@ const (
 const (
 	MaxTasks   = 1024
 	MaxProcs   = 1024
-	MaxPipes   = 512
+	MaxPipes   = 1024  // pipes and socket pairs' channels (two each)
 	MaxFDSlots = 16384 // descriptors of all processes: sched-messaging -g 25 has 14504
 	MaxFiles   = 16
-	PipeSize   = 65536 // a pipe's ring: Linux's default 16 pages
+	PipeSize   = 65536 // a pipe's ring: Linux's default 16 pages; also each way of a socket pair
+	// MaxSkbs bounds a socket channel's queue of skbs: at least 768 bytes
+	// of truesize each, queued while the charge is below 212992 bytes
+	// (kernel32/socket.go).
+	MaxSkbs = 280
 
 	NoTask = 0xffffffff // an empty link
 )
@@ -292,6 +296,9 @@ const (
 	WaitNone  = 0
 	WaitRead  = 1
 	WaitWrite = 2
+	// WaitSockWrite: room in a socket pair's channel (its charge against
+	// sk_sndbuf) or the peer gone. A socket's reader waits as a pipe's.
+	WaitSockWrite = 3
 )
 
 // Run end reasons of the tasks kernel, beside ReasonExit and ReasonFault.
@@ -316,7 +323,7 @@ type Task struct {
 
 // Proc is a process: its kernel side's CR3, its descriptors (NFDs slots
 // of KState.FDSlots from FDBase) and where its data pages end. A descriptor is 0 when closed, else
-// FDPipeRead+2*pipe, FDPipeWrite+2*pipe or FDFile+file.
+// FDPipeRead+2*pipe, FDPipeWrite+2*pipe, FDSocket+channel or FDFile+file.
 type Proc struct {
 	Used, KernelCR3, Threads uint32
 	FDBase, NFDs             uint32
@@ -327,7 +334,11 @@ type Proc struct {
 const (
 	FDPipeRead  = 1
 	FDPipeWrite = 2
-	FDFile      = 1 + 2*MaxPipes
+	// FDSocket+c is an endpoint of a socket pair that reads channel c
+	// (a pipe slot) and writes channel c^1: between the pipes and the
+	// files, so that lseek's ESPIPE covers both without a check more.
+	FDSocket = 1 + 2*MaxPipes
+	FDFile   = FDSocket + MaxPipes
 )
 
 // Pipe is a pipe: its ring (PipeSize bytes at Ring), the bytes written
@@ -337,6 +348,15 @@ type Pipe struct {
 	Ring, WPos, RPos, Readers, Writers uint32
 	ReadHead, ReadTail                 uint32
 	WriteHead, WriteTail               uint32
+}
+
+// SockChan is what a socket pair's channel keeps beside its pipe slot
+// (KState.Socks, by slot): the truesize of its queued skbs, charged to
+// the writing endpoint's sk_sndbuf (WMem), and the skbs' lengths, N of
+// them in Len from Head, the first read Used bytes into.
+type SockChan struct {
+	WMem, Used, Head, N uint32
+	Len                 [MaxSkbs]uint16
 }
 
 // File is a kernel file for lseek: its position and size.
@@ -354,12 +374,16 @@ type KState struct {
 	CR3Loads     uint32 // CR3 writes by the context switch
 	EndTSC       [2]uint32
 	NFiles       uint32
-	Files        [MaxFiles]File
-	Pipes        [MaxPipes]Pipe
-	Procs        [MaxProcs]Proc
-	Tasks        [MaxTasks]Task
-	NFDSlots     uint32 // descriptor slots handed out
-	FDSlots      [MaxFDSlots]uint32
+	// MappedRings is the pipe slots whose rings every process's kernel
+	// side maps: socketpair(2) takes its two channels among them.
+	MappedRings uint32
+	Files       [MaxFiles]File
+	Pipes       [MaxPipes]Pipe
+	Socks       [MaxPipes]SockChan
+	Procs       [MaxProcs]Proc
+	Tasks       [MaxTasks]Task
+	NFDSlots    uint32 // descriptor slots handed out
+	FDSlots     [MaxFDSlots]uint32
 
 	// The sample call's (SysSample; the 64-bit side sets them before
 	// every run, tasks or not): the counters to read (SampleAPERF,

@@ -160,7 +160,8 @@ type Messaging struct {
 
 // Workload is sched-messaging's shape: groups of 20 senders and 20
 // receivers, messages from each sender to each receiver (loops), bytes per
-// message, and the IPC ("pipe").
+// message, and the IPC: "socket" (an AF_UNIX stream socket pair per
+// receiver, perf's default) or "pipe" (perf -p).
 type Workload struct {
 	Groups int    `json:"groups"`
 	Loops  int    `json:"loops"`

@@ -3,6 +3,7 @@
 package linuxabi_test
 
 import (
+	"regexp"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -19,5 +20,15 @@ func compareErrno(t *testing.T) {
 		"EINVAL": uint64(unix.EINVAL), "EMFILE": uint64(unix.EMFILE), "ENOSPC": uint64(unix.ENOSPC),
 		"ESPIPE": uint64(unix.ESPIPE), "EROFS": uint64(unix.EROFS), "EPIPE": uint64(unix.EPIPE),
 		"ERANGE": uint64(unix.ERANGE), "ENOSYS": uint64(unix.ENOSYS), "ETIMEDOUT": uint64(unix.ETIMEDOUT),
+		"ENFILE": uint64(unix.ENFILE), "EPROTONOSUPPORT": uint64(unix.EPROTONOSUPPORT),
+		"ESOCKTNOSUPPORT": uint64(unix.ESOCKTNOSUPPORT), "EAFNOSUPPORT": uint64(unix.EAFNOSUPPORT),
+	})
+}
+
+// TestSocketConstants compares socketpair's constants with x/sys/unix's.
+func TestSocketConstants(t *testing.T) {
+	compare(t, constants(t, regexp.MustCompile(`^(AF|SOCK)_`)), map[string]uint64{
+		"AF_UNIX": unix.AF_UNIX, "SOCK_STREAM": unix.SOCK_STREAM, "SOCK_NONBLOCK": unix.SOCK_NONBLOCK,
+		"SOCK_CLOEXEC": unix.SOCK_CLOEXEC, "SOCK_TYPE_MASK": 0xf,
 	})
 }

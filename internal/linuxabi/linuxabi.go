@@ -38,6 +38,7 @@ const (
 	SYS_madvise           = 28
 	SYS_nanosleep         = 35
 	SYS_getpid            = 39
+	SYS_socketpair        = 53
 	SYS_clone             = 56
 	SYS_exit              = 60
 	SYS_kill              = 62
@@ -92,6 +93,20 @@ const (
 	SYS_ia32_lseek       = 19
 	SYS_ia32_getppid     = 64
 	SYS_ia32_sched_yield = 158
+	// SYS_ia32_socketpair is the direct call (Linux 4.3 and later), which
+	// glibc uses for socketpair(3) where the kernel has it, rather than
+	// socketcall (102) with SYS_SOCKETPAIR (8).
+	SYS_ia32_socketpair = 360
+)
+
+// Socket constants of socketpair(2) (include/linux/socket.h,
+// include/linux/net.h), which x86-64 and i386 share.
+const (
+	AF_UNIX        = 1
+	SOCK_STREAM    = 1
+	SOCK_TYPE_MASK = 0xf
+	SOCK_NONBLOCK  = 0o4000
+	SOCK_CLOEXEC   = 0o2000000
 )
 
 // ptilab's i386 system calls, beside Linux's.

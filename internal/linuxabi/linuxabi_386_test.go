@@ -19,8 +19,9 @@ func TestSyscallNumbers32(t *testing.T) {
 	compare(t, linuxNames(constants(t, sysIA32Name)), map[string]uint64{
 		"SYS_ia32_exit": unix.SYS_EXIT, "SYS_ia32_read": unix.SYS_READ, "SYS_ia32_write": unix.SYS_WRITE,
 		"SYS_ia32_close": unix.SYS_CLOSE, "SYS_ia32_lseek": unix.SYS_LSEEK, "SYS_ia32_getppid": unix.SYS_GETPPID,
-		"SYS_ia32_sched_yield": unix.SYS_SCHED_YIELD,
+		"SYS_ia32_sched_yield": unix.SYS_SCHED_YIELD, "SYS_ia32_socketpair": unix.SYS_SOCKETPAIR,
 	})
+	assert.Equal(t, uint64(102), uint64(unix.SYS_SOCKETCALL), "the multiplexer socketpair replaces")
 	// ptilab's numbers: the Linux call each shadows.
 	assert.Equal(t, uint64(unix.SYS_CREATE_MODULE), uint64(linuxabi.SYS_ia32_ptilab_work))
 	assert.Equal(t, uint64(unix.SYS_SIGPROCMASK), uint64(linuxabi.SYS_ia32_ptilab_kernel_fault))

@@ -514,15 +514,45 @@ func pingPongTable(ms []Measurement, unit string) Table {
 	return t
 }
 
+// messagingIPC names the IPC of the sched-messaging records of width:
+// "socket" or "pipe" as the records say, "mixed" when they differ, and
+// "pipe" for records from before the image named it (it had pipes only).
+func messagingIPC(ms []Measurement, width int) string {
+	ipc := ""
+	for _, m := range ms {
+		mg, ok := m.Record.Record.(contract.Messaging)
+		if !ok || mg.Width != width {
+			continue
+		}
+		v := mg.IPC
+		if v == "" {
+			v = "pipe"
+		}
+		if ipc != "" && ipc != v {
+			return "mixed"
+		}
+		ipc = v
+	}
+	if ipc == "" {
+		return "pipe"
+	}
+	return ipc
+}
+
 // messagingTable is sched-messaging in the world of width: a row per
 // mode, processes and threads: seconds, units per message and the ratio
 // to off.
 func messagingTable(ms []Measurement, width int, unit string) Table {
+	ipc := messagingIPC(ms, width)
+	how := map[string]string{"pipe": "-p: pipes", "socket": "Unix-domain stream socket pairs"}[ipc]
+	if how == "" {
+		how = "IPC " + ipc
+	}
 	t := Table{Name: fmt.Sprintf("messaging%d", width),
-		Title: fmt.Sprintf("%d-bit sched-messaging (perf bench sched messaging -p: pipes), total time per run; ± as perf", width),
+		Title: fmt.Sprintf("%d-bit sched-messaging (perf bench sched messaging %s), total time per run; ± as perf", width, how),
 		Columns: []string{"kernel", "entry", "mode", "processes s", "±%", unitPer(unit, "msg"), "vs off",
 			"threads s", "±%", unitPer(unit, "msg"), "vs off"},
-		Reference: reference.Messaging(width)}
+		Reference: reference.Messaging(width, ipc)}
 	tasksRows(&t, ms, "messaging", func(m Measurement) []string {
 		mg := m.Record.Record.(contract.Messaging)
 		return []string{fmt.Sprintf("%.6f", mg.Seconds), fmt.Sprintf("%.1f%%", m.Stats.PerfPct), f1(mg.PerMessage), ratioCell(m.Stats)}

@@ -30,6 +30,8 @@ const (
 	Lseek
 	SchedYield
 	Exit
+	// SocketPair is socketpair(2): args domain, type, protocol, sv.
+	SocketPair
 	// Unknown is a number neither kernel answers: -ENOSYS.
 	Unknown
 )
@@ -65,7 +67,7 @@ type Task struct {
 	Proc   int
 	State  State
 	Wait   Wait   // for a blocked task only
-	Pipe   int    // for a blocked task only: the pipe it waits on
+	Pipe   int    // for a blocked task only: the pipe (or socket channel) it waits on
 	IP     uint64 // where it resumes: its entry plus 2 per system call it made
 	Status int64  // an exited task's exit status
 }
@@ -108,6 +110,16 @@ type Kernel interface {
 	// NewPipe makes a pipe whose read end is descriptor rfd of rproc and
 	// write end wfd of wproc, and returns its number, or -1.
 	NewPipe(rproc, rfd, wproc, wfd int) int
+	// SocketRingSize is the capacity of each direction of the kernel's
+	// socket pairs, in bytes.
+	SocketRingSize() int
+	// NewSocketPair makes an AF_UNIX stream socket pair whose one
+	// endpoint is descriptor afd of aproc and the other bfd of bproc, and
+	// returns the channel (the pipes' numbering) that a reads; b reads the
+	// next one. -1 when it cannot.
+	NewSocketPair(aproc, afd, bproc, bfd int) int
+	// SocketRings gives socketpair(2) rings for pairs more pairs.
+	SocketRings(pairs int)
 	// ShareFD makes descriptor fd of process from also descriptor fd of
 	// process to, as fork does; false when it cannot.
 	ShareFD(from, to, fd int) bool
@@ -158,6 +170,9 @@ func Run(t *testing.T, newKernel func(t *testing.T) Kernel) {
 	for i, tc := range PipeErrors {
 		t.Run("PipeErrors/"+tc.Name, func(t *testing.T) { pipeError(t, newKernel(t), i) })
 	}
+	for i, tc := range SocketErrors {
+		t.Run("SocketErrors/"+tc.Name, func(t *testing.T) { socketError(t, newKernel(t), i) })
+	}
 }
 
 // Errno values the scenarios expect, negated as the calls return them.
@@ -168,6 +183,11 @@ const (
 	eSPIPE  = -linuxabi.ESPIPE
 	ePIPE   = -linuxabi.EPIPE
 	eNOSYS  = -linuxabi.ENOSYS
+	eMFILE  = -linuxabi.EMFILE
+	eNFILE  = -linuxabi.ENFILE
+	eAFNO   = -linuxabi.EAFNOSUPPORT
+	eSOCKT  = -linuxabi.ESOCKTNOSUPPORT
+	ePROTO  = -linuxabi.EPROTONOSUPPORT
 	nfds    = 16 // the descriptors of the scenarios' processes
 	fileFD  = 3  // the descriptor the scenarios open files at
 	entryIP = 0x1000
