@@ -5,8 +5,8 @@ import (
 	"github.com/ptilab/ptilab/efi"
 )
 
-// The console: COM1 (the record people capture) and the display text
-// outputs the firmware offers. Writes to file descriptors 1 and 2 and the
+// The console: the serial port (the record people capture), the display
+// text outputs the firmware offers and the results file (results.go). Writes to file descriptors 1 and 2 and the
 // kernel's own messages land here.
 
 // captureConsole sends console output to captured instead of the hardware:
@@ -23,12 +23,13 @@ var screenOn = true
 func consoleWrite(p []byte) {
 	if captureConsole {
 		ncaptured += copy(captured[ncaptured:], p)
-		return
+	} else {
+		board.WriteSerial(p)
+		if screenOn {
+			efi.WriteScreens(p)
+		}
 	}
-	board.WriteSerial(p)
-	if screenOn {
-		efi.WriteScreens(p)
-	}
+	resultsAdd(p)
 }
 
 // kline builds one console message without allocating.

@@ -42,6 +42,7 @@ func endRun(status uint8, reason string) {
 		l.s(contract.EndTag).s(` {"status":"`).s(reason).s(`","exit":`).udec(uint64(status)).
 			s(`,"syscalls":`).udec(syscallTotal()).s(`,"uptime_ms":`).dec(Monotonic() / 1e6).s("}").flush()
 	}
+	flushResults()
 	board.End(status, endAction)
 	amd64.Halt()
 }

@@ -1,6 +1,6 @@
 // Command ptilab-efi is the program inside ptilab.efi: an ordinary Go
-// program that the goos personality runs on bare metal. It reads the plan
-// from the boot volume, prints the machine line, runs the self-checks of
+// program that the goos personality runs on bare metal. It opens a results
+// file on the boot volume (results.go), reads the plan from it, prints the machine line, runs the self-checks of
 // the runtime on bare metal and the plan's benchmarks (package bench),
 // lists the system calls the runtime made, and ends with PTILAB-END.
 //
@@ -25,6 +25,7 @@ func main() {
 	start := time.Now()
 	goos.Ready()
 	r := bench.NewReporter(os.Stdout)
+	results := openResults(r, start)
 
 	plan, perrs := loadPlan(r)
 	goos.SetEndAction(plan.End)
@@ -52,6 +53,7 @@ func main() {
 		BootMs:         bootNs / 1e6,
 		PoolPeakMiB:    m.PeakBytes >> 20,
 		ThreadSwitches: goos.Switches(),
+		ResultsFile:    resultsEnd(results),
 	})
 	goos.MarkEndPrinted()
 	os.Exit(code)

@@ -363,6 +363,19 @@ type End struct {
 	PoolPeakMiB    uint64   `json:"pool_peak_mib,omitempty"`
 	ThreadSwitches uint64   `json:"thread_switches,omitempty"`
 	Syscalls       uint64   `json:"syscalls,omitempty"`
+	// ResultsFile is the results file on the boot volume; absent from
+	// the kernel's own END line.
+	ResultsFile *ResultsFile `json:"results_file,omitempty"`
+}
+
+// ResultsFile says where the run's copy of its serial record went on the
+// boot volume (ptilab-results/<date>-<time>-<cpu>.log): its path from the
+// volume's root, and the error that kept it from being created or
+// written to the end ("read-only file system", "writing: volume full"),
+// empty when it holds the whole run.
+type ResultsFile struct {
+	Path  string `json:"path,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 func (Syscall) Kind() string         { return "syscall" }

@@ -43,6 +43,7 @@ const (
 	SYS_kill              = 62
 	SYS_uname             = 63
 	SYS_fcntl             = 72
+	SYS_fsync             = 74
 	SYS_getppid           = 110
 	SYS_sigaltstack       = 131
 	SYS_prctl             = 157
@@ -57,6 +58,7 @@ const (
 	SYS_epoll_ctl         = 233
 	SYS_tgkill            = 234
 	SYS_openat            = 257
+	SYS_mkdirat           = 258
 	SYS_newfstatat        = 262
 	SYS_epoll_pwait       = 281
 	SYS_eventfd2          = 290
