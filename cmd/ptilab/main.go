@@ -51,6 +51,11 @@ commands:
                           JSON lines, the PTILAB-END line last as a record of
                           kind "end"; exit 1 unless it ends with PTILAB-END
                           status "ok" (a last line cut in half is skipped)
+  usb  [-o FILE] [-plan FILE] IMAGE.efi
+                          write a USB stick image (default build/ptilab.img):
+                          a GPT disk with a FAT32 EFI System Partition
+                          holding IMAGE.efi as EFI/BOOT/BOOTX64.EFI, a
+                          ptilab.plan sized for real hardware and README.txt
 
 Run "ptilab <command> -h" for the flags of a command.
 `
@@ -87,6 +92,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdBochs(ctx, args[1:], stdout, stderr)
 	case "log":
 		return cmdLog(args[1:], stdout, stderr)
+	case "usb":
+		return cmdUSB(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stderr, usage)
 		return exitOK

@@ -53,6 +53,18 @@ type Options struct {
 	// Plan, when non-nil, is written verbatim to PlanFile at the root of the
 	// boot volume.
 	Plan []byte
+	// Disk, when set, is a raw disk image (ptilab usb's) booted instead
+	// of a boot volume made from Image, Plan and Files (which are then
+	// ignored): the first drive on q35's AHCI controller, written to in
+	// place.
+	Disk string
+	// DiskReadOnly attaches Disk read-only, as a USB stick with its
+	// write-protect switch on (usb-storage on an xHCI controller: QEMU
+	// refuses a read-only AHCI disk).
+	DiskReadOnly bool
+	// NoSerial gives the guest no serial port (-serial none): the run's
+	// record is then only on the display and in its results file.
+	NoSerial bool
 	// Files are extra files for the boot volume, keyed by slash-separated
 	// path relative to its root. They may not escape the root or replace
 	// the image or the plan file.
@@ -79,8 +91,10 @@ type Options struct {
 // validate checks the options that Args cannot express.
 func (o *Options) validate() error {
 	switch {
-	case o.Image == "":
+	case o.Image == "" && o.Disk == "":
 		return errors.New("qemu: no image given")
+	case o.DiskReadOnly && o.Disk == "":
+		return errors.New("qemu: a read-only disk needs a disk image")
 	case o.Timeout <= 0:
 		return fmt.Errorf("qemu: timeout must be positive, got %v", o.Timeout)
 	case o.KVM && o.Icount:
@@ -131,10 +145,23 @@ func Args(opts Options, paths Paths) []string {
 			"-drive", "if=pflash,format=raw,readonly=on,file="+optValue(paths.Code),
 			"-drive", "if=pflash,format=raw,file="+optValue(paths.Vars))
 	}
+	switch {
+	case opts.Disk == "":
+		args = append(args, "-drive", "format=raw,file=fat:rw:"+optValue(paths.ESP))
+	case opts.DiskReadOnly:
+		args = append(args,
+			"-drive", "if=none,id=stick,format=raw,readonly=on,file="+optValue(opts.Disk),
+			"-device", "qemu-xhci", "-device", "usb-storage,drive=stick")
+	default:
+		args = append(args, "-drive", "format=raw,file="+optValue(opts.Disk))
+	}
+	serial := "stdio"
+	if opts.NoSerial {
+		serial = "none"
+	}
 	args = append(args,
-		"-drive", "format=raw,file=fat:rw:"+optValue(paths.ESP),
 		"-device", fmt.Sprintf("isa-debug-exit,iobase=%#x,iosize=1", contract.DebugExitPort),
-		"-serial", "stdio")
+		"-serial", serial)
 	return append(args, opts.ExtraArgs...)
 }
 

@@ -60,6 +60,22 @@ func TestArgsCombinedFirmwareAndCommas(t *testing.T) {
 	assert.Contains(t, args, "format=raw,file=fat:rw:/tmp/a,,b/esp", "commas doubled in option values")
 }
 
+// A raw disk replaces the boot-volume directory: read-write on q35's
+// AHCI, read-only as a USB stick; -serial none without a serial port.
+func TestArgsDisk(t *testing.T) {
+	args := Args(Options{Disk: "/d/a,b.img"}, testPaths)
+	assert.Contains(t, args, "format=raw,file=/d/a,,b.img")
+	assert.NotContains(t, strings.Join(args, " "), "fat:rw")
+	assert.NotContains(t, args, "usb-storage,drive=stick")
+
+	args = Args(Options{Disk: "/d/s.img", DiskReadOnly: true, NoSerial: true}, testPaths)
+	assert.Contains(t, args, "if=none,id=stick,format=raw,readonly=on,file=/d/s.img")
+	assert.Contains(t, args, "usb-storage,drive=stick")
+	assert.Contains(t, args, "qemu-xhci")
+	assert.NotContains(t, strings.Join(args, " "), "fat:rw")
+	assert.Equal(t, "none", around(args, "-serial"))
+}
+
 func TestOptionsValidate(t *testing.T) {
 	ok := Options{Image: "a.efi", Timeout: time.Second}
 	require.NoError(t, ok.validate())
@@ -72,6 +88,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"no timeout", func(o *Options) { o.Timeout = 0 }, "timeout must be positive"},
 		{"kvm icount", func(o *Options) { o.KVM, o.Icount = true, true }, "cannot be combined with KVM"},
 		{"negative smp", func(o *Options) { o.SMP = -1 }, "SMP must not be negative"},
+		{"read-only without disk", func(o *Options) { o.DiskReadOnly = true }, "needs a disk image"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

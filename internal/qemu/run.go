@@ -99,18 +99,22 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	image, err := os.ReadFile(opts.Image)
-	if err != nil {
-		return nil, fmt.Errorf("qemu: %w", err)
-	}
 	dir, err := os.MkdirTemp("", "ptilab-qemu-")
 	if err != nil {
 		return nil, fmt.Errorf("qemu: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	paths.ESP = filepath.Join(dir, "esp")
-	if err := writeESP(paths.ESP, image, opts); err != nil {
-		return nil, err
+	if opts.Disk == "" {
+		image, err := os.ReadFile(opts.Image)
+		if err != nil {
+			return nil, fmt.Errorf("qemu: %w", err)
+		}
+		paths.ESP = filepath.Join(dir, "esp")
+		if err := writeESP(paths.ESP, image, opts); err != nil {
+			return nil, err
+		}
+	} else if _, err := os.Stat(opts.Disk); err != nil {
+		return nil, fmt.Errorf("qemu: %w", err)
 	}
 	if paths.Vars != "" {
 		vars, err := os.ReadFile(paths.Vars)
