@@ -23,7 +23,7 @@ type Info struct {
 	TSCHz            uint64 // TSC frequency in Hz
 	TSCSource        string // how it was found: amd64.TSCFrom*
 	RTC              bool   // CLOCK_REALTIME was set from the firmware's clock
-	Serial           bool   // COM1 present
+	Serial           bool   // a serial port present (COM1 or the SPCR's)
 	Screens          int    // display text outputs written to
 	Random           string // getrandom's source
 }

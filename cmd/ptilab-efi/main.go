@@ -17,6 +17,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/bench"
+	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/internal/contract"
 )
@@ -145,12 +146,37 @@ func machine(r *bench.Reporter) {
 		Board: info.Board, Hypervisor: hv,
 		ImageBase: info.ImageBase, ImageBytes: info.ImageSize, Relocated: info.ImageBase != goos.ELFLinkBase,
 		Serial: info.Serial, Screens: info.Screens, Random: info.Random, RTC: info.RTC,
+		SerialPorts: serialPorts(board.SerialPorts()),
 	}
 	if ucodeOK {
 		rec.Microcode = &ucode
 	}
 	rec.Emulator = info.Emulator
 	r.Record(rec)
+}
+
+// serialPorts describes the serial consoles for the machine record.
+func serialPorts(ports []board.Port) []string {
+	var out []string
+	for _, p := range ports {
+		s := fmt.Sprintf("io %#x", p.Base)
+		if p.MMIO {
+			s = fmt.Sprintf("mmio %#x/%d", p.Base, p.Width)
+		}
+		if p.Baud != 0 {
+			s += fmt.Sprintf(" %d baud", p.Baud)
+		} else {
+			s += " firmware's baud"
+		}
+		if p.SPCR {
+			s += " (spcr)"
+		}
+		if p.Stuck() {
+			s += " (stuck)"
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // deliberateFault makes the CPU fault on purpose, for the fault tests: the

@@ -288,9 +288,15 @@ type Machine struct {
 	ImageBytes uint64 `json:"image_bytes"`
 	Relocated  bool   `json:"relocated"`
 	Serial     bool   `json:"serial"`
-	Screens    int    `json:"screens"`
-	Random     string `json:"random"`
-	RTC        bool   `json:"rtc"`
+	// SerialPorts are the serial consoles the record was written to:
+	// "io 0x3f8" or "mmio 0xfe032000/4" (4-byte registers), the baud rate
+	// ("115200 baud", or "firmware's baud"), "(spcr)" for the UART the
+	// ACPI SPCR table names, "(stuck)" for one given up because it never
+	// drained.
+	SerialPorts []string `json:"serial_ports,omitempty"`
+	Screens     int      `json:"screens"`
+	Random      string   `json:"random"`
+	RTC         bool     `json:"rtc"`
 }
 
 // Timing is how the benchmarks time: whether LFENCE serializes RDTSC,
