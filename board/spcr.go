@@ -109,7 +109,9 @@ func ParseSPCR(t []byte) (p Port, why string) {
 	return p, ""
 }
 
-func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 func le64(b []byte) uint64 { return uint64(le32(b)) | uint64(le32(b[4:]))<<32 }
 
 // spcrMaxLength bounds the bytes of an SPCR table read (revision 4 adds a

@@ -93,7 +93,7 @@ func TestParseSPCRFields(t *testing.T) {
 		{"mmio32", edit(rev4, func(b []byte) { b[spcrBase+3] = 3; b[spcrBase+7] = 0xfe }), Port{MMIO: true, Base: 0xfe000000, Stride: 4, Width: 4, Baud: 115200, SPCR: true}, ""},
 		{"mmio above 4 GiB", edit(rev4, func(b []byte) { b[spcrBase+8] = 1 }), Port{}, "memory-mapped above 4 GiB"},
 		{"precise baud and clock", edit(rev4, func(b []byte) {
-			copy(b[spcrClock:], []byte{0x00, 0x1b, 0xb7, 0x00})        // 12 MHz
+			copy(b[spcrClock:], []byte{0x00, 0x1b, 0xb7, 0x00})       // 12 MHz
 			copy(b[spcrPreciseBaud:], []byte{0x00, 0x08, 0x07, 0x00}) // 460800
 		}), Port{MMIO: true, Base: 0x10000000, Stride: 1, Width: 1, Baud: 460800, Clock: 12000000, SPCR: true}, ""},
 	} {
