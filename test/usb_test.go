@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/internal/bochs"
 	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/internal/qemu"
 	"github.com/ptilab/ptilab/internal/usbimage"
@@ -221,4 +222,22 @@ func mustDecode(t *testing.T, log qemu.Serial) []contract.Record {
 	recs, err := log.Decoded()
 	require.NoError(t, err)
 	return recs
+}
+
+// TestBochsUSBImage boots the same stick image under Bochs, as its first
+// ATA disk: it ends ok and leaves its results file, holding the serial
+// log's records.
+func TestBochsUSBImage(t *testing.T) {
+	img := stickImage(t)
+	res := bootBochs(t, bochs.Options{Disk: img, Timeout: bochsFaultTimeout})
+	requireEndOK(t, res)
+	names, files := resultsFiles(t, img)
+	require.Len(t, names, 1)
+	end := ended(t, res)
+	require.NotNil(t, end.ResultsFile)
+	assert.Equal(t, names[0], end.ResultsFile.Path)
+	assert.Equal(t, rawRecords(t, res.Serial), rawRecords(t, files[0]))
+	fileEnd, ok := files[0].Ended()
+	require.True(t, ok, "the results file ends with PTILAB-END")
+	assert.Equal(t, "ok", fileEnd.Status)
 }

@@ -28,16 +28,19 @@ import (
 )
 
 // The image's layout: the ESP starts at 1 MiB (the alignment partitioning
-// tools use) and is ESPSize long; the last MiB holds the backup GPT.
+// tools use) and ends 1 MiB before the end, which holds the backup GPT.
+// The disk is a whole number of cylinders of 16 heads of 63 sectors, the
+// geometry Bochs assumes for a flat disk image (and requires whole).
 const (
 	SectorSize = 512
-	ESPStart   = 1 << 20
-	// ESPSize is the EFI System Partition's size: FAT32 (at least 65525
-	// clusters: with 512-byte clusters a FAT32 volume needs 32 MiB and
-	// more), and room for thousands of results files.
-	ESPSize = 64 << 20
-	// DiskSize is the image's size in bytes.
-	DiskSize = ESPStart + ESPSize + 1<<20
+	cylinder   = 16 * 63 * SectorSize
+	// DiskSize is the image's size in bytes: 66.4 MiB.
+	DiskSize = 135 * cylinder
+	ESPStart = 1 << 20
+	// ESPSize is the EFI System Partition's size, 64.4 MiB: FAT32 (at
+	// least 65525 clusters: with 512-byte clusters a FAT32 volume needs
+	// 32 MiB and more), and room for thousands of results files.
+	ESPSize = DiskSize - ESPStart - 1<<20
 	// ESPIndex is the ESP's partition number (go-diskfs counts from 1).
 	ESPIndex = 1
 	// Label is the FAT volume label: the stick mounts as /media/$USER/PTILAB.

@@ -27,6 +27,7 @@ func TestWrite(t *testing.T) {
 	st, err := os.Stat(file)
 	require.NoError(t, err)
 	assert.Equal(t, int64(DiskSize), st.Size())
+	assert.Zero(t, st.Size()%(16*63*512), "a whole number of Bochs's cylinders")
 
 	d, err := diskfs.Open(file, diskfs.WithOpenMode(diskfs.ReadOnly))
 	require.NoError(t, err)
