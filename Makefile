@@ -17,7 +17,10 @@ SOURCES := $(shell find . -path ./build -prune -o \( -name '*.go' -o -name '*.s'
 
 all: $(IMAGE)
 
-$(HOST): $(SOURCES)
+# The stick's plan and README.txt, embedded in the host tool.
+STICKFILES := $(wildcard internal/usbimage/*.plan internal/usbimage/*.txt)
+
+$(HOST): $(SOURCES) $(STICKFILES)
 	$(GO) build -o $@ ./cmd/ptilab
 
 $(IMAGE): $(HOST) $(SOURCES)
