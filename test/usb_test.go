@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	diskfs "github.com/diskfs/go-diskfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -240,4 +241,82 @@ func TestBochsUSBImage(t *testing.T) {
 	fileEnd, ok := files[0].Ended()
 	require.True(t, ok, "the results file ends with PTILAB-END")
 	assert.Equal(t, "ok", fileEnd.Status)
+}
+
+// fillESP fills the stick image's ESP but for leave bytes, as a FAT
+// driver that reads the FAT (OVMF's) counts free space: clusters 2 to
+// the data area's last whose FAT32 entry is 0 (Microsoft FAT
+// specification, "FAT Data Structure"). go-diskfs allocates the lowest free
+// clusters first but counts some beyond the data area as free, so its own
+// "no space left" is not the measure.
+func fillESP(t *testing.T, img string, leave int) {
+	t.Helper()
+	data, err := os.ReadFile(img)
+	require.NoError(t, err)
+	bs := data[usbimage.ESPStart:]
+	le16 := func(o int) int { return int(bs[o]) | int(bs[o+1])<<8 }
+	le32 := func(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+	bps, spc, reserved, nfats := le16(11), int(bs[13]), le16(14), int(bs[16])
+	total, fatsz := int(le32(bs[32:])), int(le32(bs[36:]))
+	clusters := (total - reserved - nfats*fatsz) / spc
+	fat := bs[reserved*bps:]
+	free := 0
+	for c := 2; c < clusters+2; c++ {
+		if le32(fat[4*c:])&0x0fffffff == 0 {
+			free++
+		}
+	}
+	size := free*spc*bps - leave
+	require.Positive(t, size)
+	assert.Equal(t, size, growFile(t, img, size))
+}
+
+// growFile writes /filler.bin on the image's ESP, up to limit bytes (no
+// limit when negative) or until the volume is full, in chunks of 1 MiB
+// down to a sector, and returns its size.
+func growFile(t *testing.T, img string, limit int) int {
+	t.Helper()
+	d, err := diskfs.Open(img, diskfs.WithOpenMode(diskfs.ReadWriteExclusive))
+	require.NoError(t, err)
+	defer d.Close()
+	fs, err := d.GetFilesystem(usbimage.ESPIndex)
+	require.NoError(t, err)
+	f, err := fs.OpenFile("/filler.bin", os.O_CREATE|os.O_RDWR)
+	require.NoError(t, err)
+	n := 0
+	for chunk := 1 << 20; chunk >= usbimage.SectorSize; chunk /= 2 {
+		for limit < 0 || n+chunk <= limit {
+			k, err := f.Write(make([]byte, chunk))
+			n += k
+			if err != nil {
+				break
+			}
+		}
+	}
+	require.NoError(t, f.Close())
+	return n
+}
+
+// TestUSBFull boots the stick with 4 KiB left on its ESP: the run creates
+// its results file, fills the volume, says so on the console once and
+// goes on to end ok; PTILAB-END names the error, and the file holds the
+// serial log's beginning.
+func TestUSBFull(t *testing.T) {
+	t.Parallel()
+	img := stickImage(t)
+	fillESP(t, img, 4096)
+	res := bootStick(t, img, qemu.Options{})
+	requireOK(t, res)
+	end := ended(t, res)
+	require.NotNil(t, end.ResultsFile)
+	assert.Equal(t, "writing: volume full", end.ResultsFile.Error)
+	require.NotEmpty(t, end.ResultsFile.Path)
+	lines := res.Lines()
+	lineIndex(t, lines, "ptilab: writing the results file failed: volume full; the run goes on without it")
+	got, err := usbimage.ReadFile(img, end.ResultsFile.Path)
+	require.NoError(t, err)
+	require.NotEmpty(t, got)
+	serial := strings.Join(fromBoot(t, lines), "\n")
+	assert.True(t, strings.HasPrefix(serial, string(got)), "the file holds a beginning of the serial log")
+	t.Logf("results file %s: %d bytes before the volume filled", end.ResultsFile.Path, len(got))
 }
