@@ -320,3 +320,23 @@ func TestUSBFull(t *testing.T) {
 	assert.True(t, strings.HasPrefix(serial, string(got)), "the file holds a beginning of the serial log")
 	t.Logf("results file %s: %d bytes before the volume filled", end.ResultsFile.Path, len(got))
 }
+
+// TestUSBFault makes the run fault in Go code: the register dump, the Go
+// traceback and the kernel's own PTILAB-END reach the results file as
+// they reach the serial port.
+func TestUSBFault(t *testing.T) {
+	t.Parallel()
+	img := stickImage(t)
+	require.NoError(t, usbimage.ReplaceFile(img, usbimage.PlanPath, []byte("fault = pf\n")))
+	res := bootStick(t, img, qemu.Options{})
+	require.True(t, res.DebugExit)
+	assert.Equal(t, contract.StatusFault, res.ImageStatus)
+	names, files := resultsFiles(t, img)
+	require.Len(t, names, 1)
+	assert.Equal(t, fromBoot(t, res.Lines()), files[0].Lines(), "the results file holds the serial log from ptilab's first line")
+	_, ok := files[0].Fault()
+	assert.True(t, ok, "the results file holds the fault dump")
+	end, ok := files[0].Ended()
+	require.True(t, ok, "the results file ends with the kernel's PTILAB-END")
+	assert.Equal(t, "fault", end.Status)
+}
