@@ -207,8 +207,11 @@ func writeAt(f *fileDesc, fd, buf, n, off uint64, positioned bool) int64 {
 		}
 		put, s := efi.WriteFile(f.file, userBytes(buf, n))
 		if s.Error() && put == 0 {
-			if e := errnoOf(s); e != -linuxabi.EPERM && e != -linuxabi.ENOENT {
-				return e
+			if s == efi.VolumeFull {
+				return -linuxabi.ENOSPC
+			}
+			if s == efi.WriteProtected {
+				return -linuxabi.EROFS
 			}
 			return -linuxabi.EIO
 		}
