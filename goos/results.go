@@ -1,6 +1,7 @@
 package goos
 
 import (
+	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/internal/contract"
 )
@@ -41,6 +42,9 @@ const (
 )
 
 var results struct {
+	written   uint64 // bytes written to the file
+	flushes   uint64 // EFI_FILE_PROTOCOL.Flush calls
+	cycles    uint64 // TSC cycles spent writing and flushing
 	state     uint8
 	fd        int  // the file's descriptor (the program's)
 	flushNext bool // write the buffer out at the next end of line
@@ -145,14 +149,20 @@ func hasTag(p []byte) bool {
 // sync is set. On failure it stops the copy, reports it on the console and
 // returns false.
 func resultsWrite(sync bool) bool {
+	t0 := amd64.RDTSC()
 	f := getFD(uint64(results.fd))
 	s := efi.AccessDenied // the program closed the file
 	if f != nil && f.kind == fdFile {
 		s = resultsOut(f, results.buf[:results.n])
+		if !s.Error() {
+			results.written += uint64(results.n)
+		}
 		if !s.Error() && sync {
 			s = resultsSync(f)
+			results.flushes++
 		}
 	}
+	results.cycles += amd64.RDTSC() - t0
 	results.n = 0
 	if s.Error() {
 		results.state, results.err = resultsOff, s
@@ -183,6 +193,13 @@ func TeeConsole(fd int) (lost uint64) {
 // results file (and says why itself).
 func NoResults() {
 	results.state, results.n = resultsOff, 0
+}
+
+// ResultsStats returns the bytes written to the results file so far, the
+// flushes, and the nanoseconds the firmware took for them (the run's time
+// spent on the file, outside any measurement).
+func ResultsStats() (bytes, flushes uint64, ns int64) {
+	return results.written, results.flushes, int64(clock.tsc.Nanoseconds(results.cycles))
 }
 
 // ResultsError returns why writing the results file failed after

@@ -17,6 +17,7 @@ func resultsKernel(t *testing.T) *resultsFake {
 	t.Helper()
 	hostKernel(t, 1)
 	results.state, results.n, results.lost, results.err, results.flushNext = resultsPending, 0, 0, efi.Success, false
+	results.written, results.flushes, results.cycles = 0, 0, 0
 	fake := &resultsFake{file: make([]byte, 4*resultsBufSize)}
 	resultsHost = fake
 	fd, f := newFD(fdFile, O_WRONLY)
@@ -54,6 +55,10 @@ func TestResultsFileFollowsConsole(t *testing.T) {
 	assert.True(t, strings.HasSuffix(fake.durable(), "}\ntail\n"))
 	assert.Equal(t, string(captured[:ncaptured]), fake.durable(), "the file holds what the console got")
 	assert.Equal(t, efi.Success, ResultsError())
+	bytes, flushes, ns := ResultsStats()
+	assert.Equal(t, uint64(fake.n), bytes)
+	assert.Equal(t, uint64(3), flushes, "after the hand-over, after the record, at the end")
+	assert.Positive(t, ns)
 }
 
 // A buffer's worth of output without a record is written out, unflushed.

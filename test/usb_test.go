@@ -128,6 +128,12 @@ func TestUSBImage(t *testing.T) {
 		fileEnd, ok := got.Ended()
 		require.True(t, ok, "the results file ends with PTILAB-END")
 		assert.Equal(t, "ok", fileEnd.Status)
+		// The END line counts what the file held before it, and a flush
+		// after each record at least.
+		body := strings.TrimSuffix(string(got), "\n")
+		assert.Equal(t, uint64(strings.LastIndex(body, "\n")+1), end.ResultsFile.Bytes)
+		assert.GreaterOrEqual(t, end.ResultsFile.Flushes, uint64(end.Records))
+		t.Logf("results file: %d bytes, %d flushes, %.1f ms in the firmware before PTILAB-END", end.ResultsFile.Bytes, end.ResultsFile.Flushes, end.ResultsFile.WriteMs)
 		if boot == 1 {
 			first = string(got)
 		} else {

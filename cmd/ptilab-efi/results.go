@@ -109,11 +109,17 @@ func cpuTag(f *amd64.CPUFeatures) string {
 	return fmt.Sprintf("%s-%d-%d-%d", vendor, f.Family, f.Model, f.Stepping)
 }
 
-// resultsEnd completes the results file's part of the END record: the
-// error of a write that failed during the run.
+// resultsEnd completes the results file's part of the END record: what
+// the file cost so far, and the error of a write that failed during the
+// run.
 func resultsEnd(rf *contract.ResultsFile) *contract.ResultsFile {
 	if s := goos.ResultsError(); s.Error() {
 		rf.Error = "writing: " + s.String()
+	}
+	if rf.Path != "" {
+		var ns int64
+		rf.Bytes, rf.Flushes, ns = goos.ResultsStats()
+		rf.WriteMs = float64(ns) / 1e6
 	}
 	return rf
 }

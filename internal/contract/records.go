@@ -379,9 +379,17 @@ type End struct {
 // volume's root, and the error that kept it from being created or
 // written to the end ("read-only file system", "writing: volume full"),
 // empty when it holds the whole run.
+//
+// Bytes, Flushes and WriteMs are what the file had cost when PTILAB-END
+// was printed: the bytes written before that line, the flushes (one per
+// record) and the milliseconds spent in the firmware's file calls, all
+// between measurements.
 type ResultsFile struct {
-	Path  string `json:"path,omitempty"`
-	Error string `json:"error,omitempty"`
+	Path    string  `json:"path,omitempty"`
+	Error   string  `json:"error,omitempty"`
+	Bytes   uint64  `json:"bytes,omitempty"`
+	Flushes uint64  `json:"flushes,omitempty"`
+	WriteMs float64 `json:"write_ms,omitempty"`
 }
 
 func (Syscall) Kind() string         { return "syscall" }
