@@ -35,10 +35,11 @@ $(USBIMG): $(HOST) $(IMAGE)
 	$(HOST) usb -o $@ $(IMAGE)
 
 # Boot the image under QEMU+OVMF (TCG, q35, no network); the serial console
-# goes to the terminal and to build/serial.log; exits with the image's status.
+# goes to the terminal and to build/serial.log, the run's results file to
+# build/ptilab-results/; exits with the image's status.
 qemu: $(IMAGE)
 	@command -v qemu-system-x86_64 >/dev/null || { echo "make qemu: qemu-system-x86_64 not found; run 'make deps' (or: sudo apt-get install qemu-system-x86 ovmf)"; exit 1; }
-	$(HOST) qemu -log build/serial.log $(QEMUFLAGS) $(IMAGE)
+	$(HOST) qemu -log build/serial.log -results build/ptilab-results $(QEMUFLAGS) $(IMAGE)
 
 # Boot the image under Bochs with the 2 MiB OVMF (PCID and INVPCID executed,
 # the TSC counting instructions); the serial console goes to the terminal

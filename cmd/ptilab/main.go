@@ -203,6 +203,7 @@ func cmdQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&opts.KVM, "kvm", false, "use KVM acceleration")
 	fs.BoolVar(&opts.Icount, "icount", false, "deterministic TCG timing (-icount shift=0)")
 	fs.DurationVar(&opts.Timeout, "timeout", 120*time.Second, "kill QEMU after this `duration`")
+	fs.StringVar(&opts.ResultsDir, "results", "", "copy the run's results files (ptilab-results/*.log on its boot disk) into `dir`")
 	var code int
 	if opts.Image, opts.Plan, code = bootFlags(fs, args, "boot plan `file`, copied to ptilab.plan on the boot volume", &opts.LogPath); code >= 0 {
 		return code

@@ -33,7 +33,9 @@ const bootPath = "EFI/BOOT/BOOTX64.EFI"
 // Options describes one QEMU run.
 type Options struct {
 	// Image is the path of the PE32+ EFI application to boot; it is copied
-	// to EFI/BOOT/BOOTX64.EFI on the boot volume.
+	// to EFI/BOOT/BOOTX64.EFI on the boot volume: a raw disk image with
+	// the USB stick's layout (package usbimage: GPT, a FAT32 ESP) made for
+	// the run, the first drive on q35's AHCI controller.
 	Image string
 	// Memory is the guest RAM size in QEMU -m syntax (e.g. "256M", "1G");
 	// empty means DefaultMemory.
@@ -55,9 +57,12 @@ type Options struct {
 	Plan []byte
 	// Disk, when set, is a raw disk image (ptilab usb's) booted instead
 	// of a boot volume made from Image, Plan and Files (which are then
-	// ignored): the first drive on q35's AHCI controller, written to in
-	// place.
+	// ignored), written to in place.
 	Disk string
+	// ResultsDir, when set, receives a copy of the results files the run
+	// left on the boot volume Run made (ptilab-results/*.log; the
+	// directory is created if needed).
+	ResultsDir string
 	// DiskReadOnly attaches Disk read-only, as a USB stick with its
 	// write-protect switch on (usb-storage on an xHCI controller: QEMU
 	// refuses a read-only AHCI disk).
@@ -95,6 +100,8 @@ func (o *Options) validate() error {
 		return errors.New("qemu: no image given")
 	case o.DiskReadOnly && o.Disk == "":
 		return errors.New("qemu: a read-only disk needs a disk image")
+	case o.ResultsDir != "" && o.Disk != "":
+		return errors.New("qemu: the results of a given disk image are on it: ResultsDir is for the boot volume Run makes")
 	case o.Timeout <= 0:
 		return fmt.Errorf("qemu: timeout must be positive, got %v", o.Timeout)
 	case o.KVM && o.Icount:
@@ -145,15 +152,12 @@ func Args(opts Options, paths Paths) []string {
 			"-drive", "if=pflash,format=raw,readonly=on,file="+optValue(paths.Code),
 			"-drive", "if=pflash,format=raw,file="+optValue(paths.Vars))
 	}
-	switch {
-	case opts.Disk == "":
-		args = append(args, "-drive", "format=raw,file=fat:rw:"+optValue(paths.ESP))
-	case opts.DiskReadOnly:
+	if opts.DiskReadOnly {
 		args = append(args,
-			"-drive", "if=none,id=stick,format=raw,readonly=on,file="+optValue(opts.Disk),
+			"-drive", "if=none,id=stick,format=raw,readonly=on,file="+optValue(paths.ESP),
 			"-device", "qemu-xhci", "-device", "usb-storage,drive=stick")
-	default:
-		args = append(args, "-drive", "format=raw,file="+optValue(opts.Disk))
+	} else {
+		args = append(args, "-drive", "format=raw,file="+optValue(paths.ESP))
 	}
 	serial := "stdio"
 	if opts.NoSerial {

@@ -68,7 +68,7 @@ var HardwarePlan []byte
 var Readme []byte
 
 // Write creates the image file (replacing it) holding the EFI application
-// efi and the plan (HardwarePlan when nil).
+// efi and the plan (HardwarePlan when nil), with README.txt.
 func Write(file string, efi, plan []byte) error {
 	if len(efi) == 0 {
 		return errors.New("usb image: empty EFI application")
@@ -76,6 +76,13 @@ func Write(file string, efi, plan []byte) error {
 	if plan == nil {
 		plan = HardwarePlan
 	}
+	return WriteFiles(file, map[string][]byte{BootPath: efi, PlanPath: plan, ReadmePath: Readme})
+}
+
+// WriteFiles creates the image file (replacing it) with the stick's layout
+// holding files, keyed by slash-separated path from the ESP's root;
+// directories are created as needed. The QEMU runner boots such a disk.
+func WriteFiles(file string, files map[string][]byte) error {
 	if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("usb image: %w", err)
 	}
@@ -103,7 +110,6 @@ func Write(file string, efi, plan []byte) error {
 	if err != nil {
 		return fmt.Errorf("usb image: FAT32: %w", err)
 	}
-	files := map[string][]byte{BootPath: efi, PlanPath: plan, ReadmePath: Readme}
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
