@@ -1,9 +1,11 @@
-# ptilab: see README.md. `make` builds build/ptilab.efi; `make qemu` boots it
+# ptilab: see README.md. `make` builds build/ptilab.efi; `make usb` the USB
+# stick image build/ptilab.img; `make qemu` boots it
 # under QEMU+OVMF, `make bochs` under Bochs+OVMF; `make test` runs the host
 # tests and the QEMU and Bochs boot tests.
 
 GO      ?= go
 IMAGE   := build/ptilab.efi
+USBIMG  := build/ptilab.img
 HOST    := build/ptilab
 QEMUFLAGS ?=
 BOCHSFLAGS ?=
@@ -11,21 +13,33 @@ BOCHSFLAGS ?=
 # Everything the image is built from.
 SOURCES := $(shell find . -path ./build -prune -o \( -name '*.go' -o -name '*.s' -o -name '*.h' \) -print | grep -v '_test\.go$$') go.mod go.sum
 
-.PHONY: all qemu bochs test deps clean
+.PHONY: all usb qemu bochs test deps clean
 
 all: $(IMAGE)
 
-$(HOST): $(SOURCES)
+# The stick's plan and README.txt, embedded in the host tool.
+STICKFILES := $(wildcard internal/usbimage/*.plan internal/usbimage/*.txt)
+
+$(HOST): $(SOURCES) $(STICKFILES)
 	$(GO) build -o $@ ./cmd/ptilab
 
 $(IMAGE): $(HOST) $(SOURCES)
 	$(HOST) build -o $@
 
+# The USB stick image: a GPT disk with a FAT32 EFI System Partition holding
+# the image as EFI/BOOT/BOOTX64.EFI, the hardware-sized ptilab.plan and
+# README.txt (README.md, "Running on a real machine").
+usb: $(USBIMG)
+
+$(USBIMG): $(HOST) $(IMAGE)
+	$(HOST) usb -o $@ $(IMAGE)
+
 # Boot the image under QEMU+OVMF (TCG, q35, no network); the serial console
-# goes to the terminal and to build/serial.log; exits with the image's status.
+# goes to the terminal and to build/serial.log, the run's results file to
+# build/ptilab-results/; exits with the image's status.
 qemu: $(IMAGE)
 	@command -v qemu-system-x86_64 >/dev/null || { echo "make qemu: qemu-system-x86_64 not found; run 'make deps' (or: sudo apt-get install qemu-system-x86 ovmf)"; exit 1; }
-	$(HOST) qemu -log build/serial.log $(QEMUFLAGS) $(IMAGE)
+	$(HOST) qemu -log build/serial.log -results build/ptilab-results $(QEMUFLAGS) $(IMAGE)
 
 # Boot the image under Bochs with the 2 MiB OVMF (PCID and INVPCID executed,
 # the TSC counting instructions); the serial console goes to the terminal

@@ -194,6 +194,19 @@ func Out8(port uint16, v uint8)
 func Out16(port uint16, v uint16)
 func Out32(port uint16, v uint32)
 
+// Memory-mapped I/O: one access of exactly the width named at the
+// identity-mapped physical address addr, never merged, split, hoisted out
+// of a loop or left out by the compiler (a device register, such as a
+// 16550's line status, changes under the CPU).
+//
+// defined in cpu_amd64.s
+func MMIORead8(addr uintptr) uint8
+func MMIORead16(addr uintptr) uint16
+func MMIORead32(addr uintptr) uint32
+func MMIOWrite8(addr uintptr, v uint8)
+func MMIOWrite16(addr uintptr, v uint16)
+func MMIOWrite32(addr uintptr, v uint32)
+
 // Load reads the 8 bytes at addr: a way to touch an arbitrary address on
 // purpose (the deliberate-fault tests use it; Go code cannot name such an
 // address without the compiler's nil checks getting in the way).

@@ -204,6 +204,48 @@ TEXT ·FXSAVE(SB),NOSPLIT,$0-8
 	FXSAVE64	(DI)
 	RET
 
+// func MMIORead8(addr uintptr) uint8
+TEXT ·MMIORead8(SB),NOSPLIT,$0-9
+	MOVQ	addr+0(FP), DX
+	MOVB	(DX), AX
+	MOVB	AX, ret+8(FP)
+	RET
+
+// func MMIORead16(addr uintptr) uint16
+TEXT ·MMIORead16(SB),NOSPLIT,$0-10
+	MOVQ	addr+0(FP), DX
+	MOVW	(DX), AX
+	MOVW	AX, ret+8(FP)
+	RET
+
+// func MMIORead32(addr uintptr) uint32
+TEXT ·MMIORead32(SB),NOSPLIT,$0-12
+	MOVQ	addr+0(FP), DX
+	MOVL	(DX), AX
+	MOVL	AX, ret+8(FP)
+	RET
+
+// func MMIOWrite8(addr uintptr, v uint8)
+TEXT ·MMIOWrite8(SB),NOSPLIT,$0-9
+	MOVQ	addr+0(FP), DX
+	MOVB	v+8(FP), AX
+	MOVB	AX, (DX)
+	RET
+
+// func MMIOWrite16(addr uintptr, v uint16)
+TEXT ·MMIOWrite16(SB),NOSPLIT,$0-10
+	MOVQ	addr+0(FP), DX
+	MOVW	v+8(FP), AX
+	MOVW	AX, (DX)
+	RET
+
+// func MMIOWrite32(addr uintptr, v uint32)
+TEXT ·MMIOWrite32(SB),NOSPLIT,$0-12
+	MOVQ	addr+0(FP), DX
+	MOVL	v+8(FP), AX
+	MOVL	AX, (DX)
+	RET
+
 // func In8(port uint16) uint8
 TEXT ·In8(SB),NOSPLIT,$0-9
 	MOVW	port+0(FP), DX

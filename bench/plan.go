@@ -267,6 +267,16 @@ var planKeys = map[string]func(p *Plan, v string) error{
 	},
 }
 
+// PlanKeys returns the keys a plan may set, sorted.
+func PlanKeys() []string {
+	keys := make([]string, 0, len(planKeys))
+	for k := range planKeys {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 // intKey parses the integer key name, from lo to hi, into the field of
 // the plan that at gives, which keeps its value when the value is bad.
 func intKey(name string, lo, hi int, at func(*Plan) *int) func(*Plan, string) error {

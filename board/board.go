@@ -1,5 +1,6 @@
 // Package board knows the machines ptilab runs on: a generic UEFI PC
-// (COM1, the ACPI PM timer and the PIT for clock calibration, ending by a
+// (its serial console: COM1 and the UART the ACPI SPCR table names; the
+// ACPI PM timer and the PIT for clock calibration, ending by a
 // return to the firmware or a power-off through the UEFI runtime services),
 // QEMU (detected through its fw_cfg device; ends through the
 // isa-debug-exit device, so that QEMU exits with the run's status) and
@@ -13,7 +14,6 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/internal/contract"
-	"github.com/usbarmory/tamago/soc/intel/uart"
 )
 
 // Kind is the machine ptilab detected.
@@ -175,79 +175,6 @@ func Emulator() string {
 		return "qemu-tcg"
 	}
 	return ""
-}
-
-// COM1 is the first 16550 UART (I/O port 0x3f8), the serial console.
-var COM1 = uart.UART{Index: 1, Base: 0x3f8}
-
-var serialPresent bool
-
-// 16550 registers beyond those tamago's driver names (PC16550D data sheet).
-const (
-	uartDLL = 0 // divisor latch, low byte (with LCR.DLAB)
-	uartDLM = 1 // divisor latch, high byte (with LCR.DLAB)
-	uartSCR = 7 // scratch register
-	lsrTEMT = 6 // LSR: transmitter empty (holding and shift registers)
-	lcrDLAB = 0x80
-	lcr8N1  = 0x03
-	fcrInit = 0xc7 // enable and clear the FIFOs, 14-byte trigger
-)
-
-// InitSerial probes COM1 through its scratch register and, if present,
-// programs it for 115200 baud 8N1 (the firmware may not have) and enables
-// it. It reports whether COM1 exists; without one, serial writes are
-// dropped (a missing UART reads 0xff, and must not be waited on).
-func InitSerial() bool {
-	base := COM1.Base
-	amd64.Out8(base+uartSCR, 0x5a)
-	if amd64.In8(base+uartSCR) != 0x5a {
-		return false
-	}
-	amd64.Out8(base+uartSCR, 0xa5)
-	if amd64.In8(base+uartSCR) != 0xa5 {
-		return false
-	}
-	amd64.Out8(base+uart.IER, 0)
-	amd64.Out8(base+uart.LCR, lcrDLAB)
-	amd64.Out8(base+uartDLL, 1) // 115200 / 1
-	amd64.Out8(base+uartDLM, 0)
-	amd64.Out8(base+uart.LCR, lcr8N1)
-	amd64.Out8(base+uart.FCR, fcrInit)
-	COM1.Init()
-	serialPresent = true
-	return true
-}
-
-// SerialPresent reports whether COM1 was found.
-func SerialPresent() bool { return serialPresent }
-
-// WriteSerial writes p to COM1, turning "\n" into "\r\n".
-func WriteSerial(p []byte) {
-	if !serialPresent {
-		return
-	}
-	for _, c := range p {
-		if c == '\n' {
-			COM1.Tx('\r')
-		}
-		COM1.Tx(c)
-	}
-}
-
-// drainSpins bounds DrainSerial's wait: far more LSR reads than a full
-// 16-byte FIFO takes to go out at 115200 baud (1.4 ms) on any machine.
-const drainSpins = 1 << 20
-
-// DrainSerial waits until COM1 has sent its last byte (LSR.TEMT, PC16550D
-// data sheet), at most drainSpins reads: a power-off or reset right after
-// the last write would lose what the FIFO still holds (under Bochs, which
-// times its UART, the PTILAB-END line's newline).
-func DrainSerial() {
-	if !serialPresent {
-		return
-	}
-	for i := 0; i < drainSpins && amd64.In8(COM1.Base+uart.LSR)&(1<<lsrTEMT) == 0; i++ {
-	}
 }
 
 // How a run ends on a PC.

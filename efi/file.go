@@ -171,8 +171,42 @@ func WriteFile(h uint64, src []byte) (int, Status) {
 	return total, Success
 }
 
+// FlushFile writes an open file's data and its directory entry (size,
+// times) to the device (UEFI 2.10, 13.5.11 EFI_FILE_PROTOCOL.Flush): what
+// a power cut after it leaves on the medium. Errors: WriteProtected,
+// VolumeFull, DeviceError, AccessDenied (opened read-only).
+func FlushFile(h uint64) Status { return Protocol(h, fileFlush) }
+
 // CloseFile flushes and closes an open file.
 func CloseFile(h uint64) Status {
-	Protocol(h, fileFlush)
+	FlushFile(h)
 	return Protocol(h, fileClose)
+}
+
+// MakeDir creates the directory at path on the boot volume (path as for
+// ucs2Path; its parent must exist), or opens it if it exists: EFI_FILE_
+// PROTOCOL.Open with EFI_FILE_MODE_CREATE and the EFI_FILE_DIRECTORY
+// attribute (UEFI 2.10, 13.5.2). Its errors are Open's (WriteProtected on a read-only medium, VolumeFull), and
+// AccessDenied when a file, not a directory, has that name.
+func MakeDir(path []byte) Status {
+	if s := openRoot(); s.Error() {
+		return s
+	}
+	name, ok := ucs2Path(path)
+	if !ok {
+		return InvalidParameter
+	}
+	var h uint64
+	if s := Protocol(volumeRoot, fileOpen, addrOf(&h), name, modeRead|modeWrite|modeCreate, attrDirectory); s.Error() {
+		return s
+	}
+	_, attr, s := fileInfo(h)
+	Protocol(h, fileClose)
+	switch {
+	case s.Error():
+		return s
+	case attr&attrDirectory == 0:
+		return AccessDenied
+	}
+	return Success
 }

@@ -83,6 +83,7 @@ func boot() uint64 {
 	if s := efi.Init(); s.Error() {
 		bootFail("reading the firmware's tables", s)
 	}
+	initSPCR()
 	amd64.DetectFeatures()
 	board.Detect()
 	efi.FindScreens()
@@ -112,6 +113,31 @@ func boot() uint64 {
 	kernelDepth = 0
 	clock.runtimeTSC = amd64.RDTSC()
 	return sp
+}
+
+// initSPCR adds the UART the ACPI SPCR table names to the serial console
+// and says so, or says why not, when there is such a table.
+func initSPCR() {
+	p, why := board.InitSPCR()
+	if why == "no SPCR table" {
+		return
+	}
+	var l kline
+	l.s("ptilab: ACPI SPCR table: ")
+	switch {
+	case why != "":
+		l.s("its UART is not used: ").s(why)
+	case p.MMIO:
+		l.s("serial console on the 16550 at memory ").hex(p.Base, 0).s(", ").udec(uint64(p.Width)).s("-byte registers")
+	default:
+		l.s("serial console on the 16550 at I/O port ").hex(p.Base, 0)
+	}
+	if why == "" && p.Baud != 0 {
+		l.s(", ").udec(uint64(p.Baud)).s(" baud")
+	} else if why == "" {
+		l.s(", baud rate as the firmware set it")
+	}
+	l.flush()
 }
 
 func bootFail(what string, s efi.Status) {

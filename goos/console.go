@@ -6,8 +6,8 @@ import (
 	"github.com/ptilab/ptilab/efi"
 )
 
-// The console: COM1 (the record people capture) and the display text
-// outputs the firmware offers. Writes to file descriptors 1 and 2 and the
+// The console: the serial port (the record people capture), the display
+// text outputs the firmware offers and the results file (results.go). Writes to file descriptors 1 and 2 and the
 // kernel's own messages land here.
 
 // captureConsole sends console output to captured instead of the hardware:
@@ -30,6 +30,7 @@ func consoleWrite(p []byte) {
 			efi.WriteScreens(p)
 		}
 	}
+	resultsAdd(p)
 	if len(p) > 0 && p[len(p)-1] == '\n' {
 		reportNMIs()
 	}

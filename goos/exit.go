@@ -43,6 +43,7 @@ func endRun(status uint8, reason string) {
 			s(`,"syscalls":`).udec(syscallTotal()).s(`,"uptime_ms":`).dec(Monotonic() / 1e6).
 			s(`,"nmis":`).udec(amd64.NMICount()).s("}").flush()
 	}
+	flushResults()
 	board.End(status, endAction)
 	amd64.Halt()
 }

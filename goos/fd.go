@@ -372,15 +372,8 @@ func openPath(path []byte, flags uint32) int64 {
 		}
 	}
 	file, dir, s := efi.OpenFile(p, acc != O_RDONLY, flags&O_CREAT != 0, flags&O_TRUNC != 0)
-	switch {
-	case s == efi.NotFound:
-		return -linuxabi.ENOENT
-	case s == efi.WriteProtected:
-		return -linuxabi.EROFS
-	case s == efi.AccessDenied:
-		return -linuxabi.EPERM
-	case s.Error():
-		return -linuxabi.EIO
+	if s.Error() {
+		return errnoOf(s)
 	}
 	if flags&O_DIRECTORY != 0 && !dir {
 		efi.CloseFile(file)
@@ -398,6 +391,63 @@ func openPath(path []byte, flags uint32) int64 {
 	f.file = file
 	f.ino = pathIno(p)
 	return int64(fd)
+}
+
+// mkdirat: dirfd in DI, the path in SI, the mode in DX (ignored: FAT has
+// no permissions). The parent must exist (ENOENT); an existing name is
+// EEXIST; a read-only medium EROFS; a full volume ENOSPC.
+func sysMkdirat(r *PtRegs) int64 {
+	dirfd := int64(r.DI)
+	var buf [256]byte
+	path, ok := userPath(r.SI, buf[:])
+	if !ok {
+		return -linuxabi.EFAULT
+	}
+	if len(path) == 0 || path[0] != '/' && dirfd != AT_FDCWD {
+		return -linuxabi.ENOENT
+	}
+	p, ok := volumePath(path)
+	if !ok || len(p) == 0 {
+		return -linuxabi.EEXIST // "/", or a directory that does not exist here
+	}
+	if file, _, s := efi.OpenFile(p, false, false, false); !s.Error() {
+		efi.CloseFile(file)
+		return -linuxabi.EEXIST
+	}
+	return errnoOf(efi.MakeDir(p))
+}
+
+// fsync: fd in DI. A file on the boot volume is flushed to the device
+// (efi.FlushFile); the console and the other kinds have nothing to flush.
+func sysFsync(r *PtRegs) int64 {
+	f := getFD(r.DI)
+	if f == nil {
+		return -linuxabi.EBADF
+	}
+	if f.kind != fdFile {
+		return 0
+	}
+	return errnoOf(efi.FlushFile(f.file))
+}
+
+// errnoOf turns a firmware file status into a system call's result: 0 or
+// the Linux errno Linux gives for the same condition.
+func errnoOf(s efi.Status) int64 {
+	switch {
+	case !s.Error():
+		return 0
+	case s == efi.NotFound:
+		return -linuxabi.ENOENT
+	case s == efi.WriteProtected:
+		return -linuxabi.EROFS
+	case s == efi.VolumeFull:
+		return -linuxabi.ENOSPC
+	case s == efi.AccessDenied:
+		return -linuxabi.EPERM
+	case s == efi.Unsupported:
+		return -linuxabi.ENODEV // no file system on the device ptilab was loaded from
+	}
+	return -linuxabi.EIO
 }
 
 // pathIno makes an inode number for a path on the boot volume: FNV-1a of

@@ -25,7 +25,7 @@ type Info struct {
 	TSC              amd64.TSCChoice
 	TSCLeaves        amd64.TSCLeaves // raw CPUID 15H and 16H
 	RTC              bool            // CLOCK_REALTIME was set from the firmware's clock
-	Serial           bool            // COM1 present
+	Serial           bool            // a serial port present (COM1 or the SPCR's)
 	Screens          int             // display text outputs written to
 	Random           string          // getrandom's source
 }

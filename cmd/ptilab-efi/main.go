@@ -1,6 +1,6 @@
 // Command ptilab-efi is the program inside ptilab.efi: an ordinary Go
-// program that the goos personality runs on bare metal. It reads the plan
-// from the boot volume, prints the machine line, runs the self-checks of
+// program that the goos personality runs on bare metal. It opens a results
+// file on the boot volume (results.go), reads the plan from it, prints the machine line, runs the self-checks of
 // the runtime on bare metal and the plan's benchmarks (package bench),
 // lists the system calls the runtime made, and ends with PTILAB-END.
 //
@@ -17,6 +17,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/bench"
+	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/internal/contract"
 )
@@ -25,6 +26,7 @@ func main() {
 	start := time.Now()
 	goos.Ready()
 	r := bench.NewReporter(os.Stdout)
+	results := openResults(r, start)
 
 	plan, perrs := loadPlan(r)
 	goos.SetEndAction(plan.End)
@@ -54,6 +56,7 @@ func main() {
 		PoolPeakMiB:    m.PeakBytes >> 20,
 		ThreadSwitches: goos.Switches(),
 		NMIs:           goos.NMICount(),
+		ResultsFile:    resultsEnd(results),
 	})
 	goos.MarkEndPrinted()
 	os.Exit(code)
@@ -147,6 +150,7 @@ func machine(r *bench.Reporter) {
 		Board: info.Board, Hypervisor: hv,
 		ImageBase: info.ImageBase, ImageBytes: info.ImageSize, Relocated: info.ImageBase != goos.ELFLinkBase,
 		Serial: info.Serial, Screens: info.Screens, Random: info.Random, RTC: info.RTC,
+		SerialPorts: serialPorts(board.SerialPorts()),
 	}
 	if ucodeOK {
 		rec.Microcode = &ucode
@@ -188,6 +192,30 @@ func tscEvidence(tc amd64.TSCChoice) string {
 		s += fmt.Sprintf(", %+d ppm apart", tc.PPM)
 	}
 	return s
+}
+
+// serialPorts describes the serial consoles for the machine record.
+func serialPorts(ports []board.Port) []string {
+	var out []string
+	for _, p := range ports {
+		s := fmt.Sprintf("io %#x", p.Base)
+		if p.MMIO {
+			s = fmt.Sprintf("mmio %#x/%d", p.Base, p.Width)
+		}
+		if p.Baud != 0 {
+			s += fmt.Sprintf(" %d baud", p.Baud)
+		} else {
+			s += " firmware's baud"
+		}
+		if p.SPCR {
+			s += " (spcr)"
+		}
+		if p.Stuck() {
+			s += " (stuck)"
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // deliberateFault makes the CPU fault on purpose, for the fault tests: the

@@ -65,6 +65,11 @@ commands:
   plot [-o DIR] FILE|DIR|IMAGE...
                           write SVG plots (work curve, null call, seed
                           tables) to DIR
+  usb  [-o FILE] [-plan FILE] IMAGE.efi
+                          write a USB stick image (default build/ptilab.img):
+                          a GPT disk with a FAT32 EFI System Partition
+                          holding IMAGE.efi as EFI/BOOT/BOOTX64.EFI, a
+                          ptilab.plan sized for real hardware and README.txt
 
 Run "ptilab <command> -h" for the flags of a command.
 `
@@ -107,6 +112,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdCompare(args[1:], stdout, stderr)
 	case "plot":
 		return cmdPlot(args[1:], stdout, stderr)
+	case "usb":
+		return cmdUSB(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stderr, usage)
 		return exitOK
@@ -216,6 +223,7 @@ func cmdQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&opts.KVM, "kvm", false, "use KVM acceleration")
 	fs.BoolVar(&opts.Icount, "icount", false, "deterministic TCG timing (-icount shift=0)")
 	fs.DurationVar(&opts.Timeout, "timeout", 120*time.Second, "kill QEMU after this `duration`")
+	fs.StringVar(&opts.ResultsDir, "results", "", "copy the run's results files (ptilab-results/*.log on its boot disk) into `dir`")
 	var code int
 	if opts.Image, opts.Plan, code = bootFlags(fs, args, "boot plan `file`, copied to ptilab.plan on the boot volume", &opts.LogPath); code >= 0 {
 		return code

@@ -60,6 +60,11 @@ type Options struct {
 	Plan []byte
 	// Files are extra files for the boot disk, as qemu.Options.Files.
 	Files map[string][]byte
+	// Disk, when set, is a raw disk image (ptilab usb's) booted instead
+	// of a boot disk made from Image, Plan and Files (which are then
+	// ignored), written to in place. Its size must be a whole number of
+	// Bochs's cylinders (16 heads of 63 sectors).
+	Disk string
 	// IgnoreBadMSRs runs Bochs with ignore_bad_msrs=1 (an MSR the model
 	// lacks reads 0) instead of the MSRs file and ignore_bad_msrs=0 (it
 	// raises #GP, as on hardware).
@@ -162,7 +167,7 @@ var endLine = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(contract.EndTag) + `
 // is cancelled (Bochs is then killed). Every other outcome is described by
 // the Result.
 func Run(ctx context.Context, opts Options) (*Result, error) {
-	if opts.Image == "" {
+	if opts.Image == "" && opts.Disk == "" {
 		return nil, errors.New("bochs: no image given")
 	}
 	if opts.Timeout <= 0 {
@@ -176,17 +181,21 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	image, err := os.ReadFile(opts.Image)
-	if err != nil {
-		return nil, fmt.Errorf("bochs: %w", err)
-	}
 	rom, err := ROM(paths.Code, paths.Vars)
 	if err != nil {
 		return nil, err
 	}
-	files, err := qemu.BootFiles(image, WithEnd(opts.Plan), opts.Files)
-	if err != nil {
-		return nil, fmt.Errorf("bochs: %w", err)
+	var files map[string][]byte
+	if opts.Disk == "" {
+		image, err := os.ReadFile(opts.Image)
+		if err != nil {
+			return nil, fmt.Errorf("bochs: %w", err)
+		}
+		if files, err = qemu.BootFiles(image, WithEnd(opts.Plan), opts.Files); err != nil {
+			return nil, fmt.Errorf("bochs: %w", err)
+		}
+	} else if err := checkDisk(opts.Disk); err != nil {
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "ptilab-bochs-")
 	if err != nil {
@@ -211,7 +220,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := os.WriteFile(c.ROM, rom, 0o644); err != nil {
 		return nil, fmt.Errorf("bochs: %w", err)
 	}
-	if err := WriteDisk(c.Disk, files); err != nil {
+	if opts.Disk != "" {
+		c.Disk = opts.Disk
+	} else if err := WriteDisk(c.Disk, files); err != nil {
 		return nil, err
 	}
 	rc := filepath.Join(dir, "bochsrc")

@@ -23,6 +23,19 @@ const (
 // what the image writes back to its boot volume.
 const diskSlack = 8 << 20
 
+// checkDisk checks that the disk image file exists and is a whole number
+// of cylinders, as Bochs requires.
+func checkDisk(file string) error {
+	st, err := os.Stat(file)
+	if err != nil {
+		return fmt.Errorf("bochs: %w", err)
+	}
+	if st.Size() == 0 || st.Size()%cylinderBytes != 0 {
+		return fmt.Errorf("bochs: disk image %s: %d bytes, not a whole number of cylinders of %d bytes", file, st.Size(), cylinderBytes)
+	}
+	return nil
+}
+
 // WriteDisk writes a boot disk image to file: a partitionless FAT16 volume
 // (a "superfloppy", which OVMF's FAT driver mounts as the whole disk) whose
 // size is a whole number of Bochs cylinders, holding files keyed by

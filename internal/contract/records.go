@@ -350,9 +350,15 @@ type Machine struct {
 	ImageBytes uint64 `json:"image_bytes"`
 	Relocated  bool   `json:"relocated"`
 	Serial     bool   `json:"serial"`
-	Screens    int    `json:"screens"`
-	Random     string `json:"random"`
-	RTC        bool   `json:"rtc"`
+	// SerialPorts are the serial consoles the record was written to:
+	// "io 0x3f8" or "mmio 0xfe032000/4" (4-byte registers), the baud rate
+	// ("115200 baud", or "firmware's baud"), "(spcr)" for the UART the
+	// ACPI SPCR table names, "(stuck)" for one given up because it never
+	// drained.
+	SerialPorts []string `json:"serial_ports,omitempty"`
+	Screens     int      `json:"screens"`
+	Random      string   `json:"random"`
+	RTC         bool     `json:"rtc"`
 }
 
 // Timing is how the benchmarks time: whether LFENCE serializes RDTSC,
@@ -496,6 +502,27 @@ type End struct {
 	// NMIs is how many non-maskable interrupts arrived during the run
 	// (counted and resumed, never fatal: goos.NMICount).
 	NMIs uint64 `json:"nmis"`
+	// ResultsFile is the results file on the boot volume; absent from
+	// the kernel's own END line.
+	ResultsFile *ResultsFile `json:"results_file,omitempty"`
+}
+
+// ResultsFile says where the run's copy of its serial record went on the
+// boot volume (ptilab-results/<date>-<time>-<cpu>.log): its path from the
+// volume's root, and the error that kept it from being created or
+// written to the end ("read-only file system", "writing: volume full"),
+// empty when it holds the whole run.
+//
+// Bytes, Flushes and WriteMs are what the file had cost when PTILAB-END
+// was printed: the bytes written before that line, the flushes (one per
+// record) and the milliseconds spent in the firmware's file calls, all
+// between measurements.
+type ResultsFile struct {
+	Path    string  `json:"path,omitempty"`
+	Error   string  `json:"error,omitempty"`
+	Bytes   uint64  `json:"bytes,omitempty"`
+	Flushes uint64  `json:"flushes,omitempty"`
+	WriteMs float64 `json:"write_ms,omitempty"`
 }
 
 func (Syscall) Kind() string         { return "syscall" }

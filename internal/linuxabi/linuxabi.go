@@ -44,6 +44,7 @@ const (
 	SYS_kill              = 62
 	SYS_uname             = 63
 	SYS_fcntl             = 72
+	SYS_fsync             = 74
 	SYS_getppid           = 110
 	SYS_sigaltstack       = 131
 	SYS_prctl             = 157
@@ -58,6 +59,7 @@ const (
 	SYS_epoll_ctl         = 233
 	SYS_tgkill            = 234
 	SYS_openat            = 257
+	SYS_mkdirat           = 258
 	SYS_newfstatat        = 262
 	SYS_epoll_pwait       = 281
 	SYS_eventfd2          = 290

@@ -35,7 +35,7 @@ func TestSyscallNumbers64(t *testing.T) {
 		"SYS_sched_yield": unix.SYS_SCHED_YIELD, "SYS_madvise": unix.SYS_MADVISE,
 		"SYS_nanosleep": unix.SYS_NANOSLEEP, "SYS_getpid": unix.SYS_GETPID, "SYS_socketpair": unix.SYS_SOCKETPAIR, "SYS_clone": unix.SYS_CLONE,
 		"SYS_exit": unix.SYS_EXIT, "SYS_kill": unix.SYS_KILL, "SYS_uname": unix.SYS_UNAME,
-		"SYS_fcntl": unix.SYS_FCNTL, "SYS_getppid": unix.SYS_GETPPID, "SYS_sigaltstack": unix.SYS_SIGALTSTACK,
+		"SYS_fcntl": unix.SYS_FCNTL, "SYS_fsync": unix.SYS_FSYNC, "SYS_mkdirat": unix.SYS_MKDIRAT, "SYS_getppid": unix.SYS_GETPPID, "SYS_sigaltstack": unix.SYS_SIGALTSTACK,
 		"SYS_prctl": unix.SYS_PRCTL, "SYS_arch_prctl": unix.SYS_ARCH_PRCTL, "SYS_gettid": unix.SYS_GETTID,
 		"SYS_tkill": unix.SYS_TKILL, "SYS_futex": unix.SYS_FUTEX,
 		"SYS_sched_getaffinity": unix.SYS_SCHED_GETAFFINITY, "SYS_clock_gettime": unix.SYS_CLOCK_GETTIME,

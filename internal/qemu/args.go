@@ -33,7 +33,9 @@ const bootPath = "EFI/BOOT/BOOTX64.EFI"
 // Options describes one QEMU run.
 type Options struct {
 	// Image is the path of the PE32+ EFI application to boot; it is copied
-	// to EFI/BOOT/BOOTX64.EFI on the boot volume.
+	// to EFI/BOOT/BOOTX64.EFI on the boot volume: a raw disk image with
+	// the USB stick's layout (package usbimage: GPT, a FAT32 ESP) made for
+	// the run, the first drive on q35's AHCI controller.
 	Image string
 	// Memory is the guest RAM size in QEMU -m syntax (e.g. "256M", "1G");
 	// empty means DefaultMemory.
@@ -53,6 +55,21 @@ type Options struct {
 	// Plan, when non-nil, is written verbatim to PlanFile at the root of the
 	// boot volume.
 	Plan []byte
+	// Disk, when set, is a raw disk image (ptilab usb's) booted instead
+	// of a boot volume made from Image, Plan and Files (which are then
+	// ignored), written to in place.
+	Disk string
+	// ResultsDir, when set, receives a copy of the results files the run
+	// left on the boot volume Run made (ptilab-results/*.log; the
+	// directory is created if needed).
+	ResultsDir string
+	// DiskReadOnly attaches Disk read-only, as a USB stick with its
+	// write-protect switch on (usb-storage on an xHCI controller: QEMU
+	// refuses a read-only AHCI disk).
+	DiskReadOnly bool
+	// NoSerial gives the guest no serial port (-serial none): the run's
+	// record is then only on the display and in its results file.
+	NoSerial bool
 	// Files are extra files for the boot volume, keyed by slash-separated
 	// path relative to its root. They may not escape the root or replace
 	// the image or the plan file.
@@ -85,8 +102,12 @@ type Options struct {
 // validate checks the options that Args cannot express.
 func (o *Options) validate() error {
 	switch {
-	case o.Image == "":
+	case o.Image == "" && o.Disk == "":
 		return errors.New("qemu: no image given")
+	case o.DiskReadOnly && o.Disk == "":
+		return errors.New("qemu: a read-only disk needs a disk image")
+	case o.ResultsDir != "" && o.Disk != "":
+		return errors.New("qemu: the results of a given disk image are on it: ResultsDir is for the boot volume Run makes")
 	case o.Timeout <= 0:
 		return fmt.Errorf("qemu: timeout must be positive, got %v", o.Timeout)
 	case o.KVM && o.Icount:
@@ -137,10 +158,20 @@ func Args(opts Options, paths Paths) []string {
 			"-drive", "if=pflash,format=raw,readonly=on,file="+optValue(paths.Code),
 			"-drive", "if=pflash,format=raw,file="+optValue(paths.Vars))
 	}
+	if opts.DiskReadOnly {
+		args = append(args,
+			"-drive", "if=none,id=stick,format=raw,readonly=on,file="+optValue(paths.ESP),
+			"-device", "qemu-xhci", "-device", "usb-storage,drive=stick")
+	} else {
+		args = append(args, "-drive", "format=raw,file="+optValue(paths.ESP))
+	}
+	serial := "stdio"
+	if opts.NoSerial {
+		serial = "none"
+	}
 	args = append(args,
-		"-drive", "format=raw,file=fat:rw:"+optValue(paths.ESP),
 		"-device", fmt.Sprintf("isa-debug-exit,iobase=%#x,iosize=1", contract.DebugExitPort),
-		"-serial", "stdio")
+		"-serial", serial)
 	return append(args, opts.ExtraArgs...)
 }
 

@@ -9,14 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var testPaths = Paths{QEMU: "/q", Code: "/fw/CODE.fd", Vars: "/tmp/x/VARS.fd", ESP: "/tmp/x/esp"}
+var testPaths = Paths{QEMU: "/q", Code: "/fw/CODE.fd", Vars: "/tmp/x/VARS.fd", ESP: "/tmp/x/esp.img"}
 
 func TestArgsDefault(t *testing.T) {
 	want := []string{
 		"-machine", "q35", "-m", "256M", "-display", "none", "-nic", "none", "-no-reboot", "-monitor", "none",
 		"-drive", "if=pflash,format=raw,readonly=on,file=/fw/CODE.fd",
 		"-drive", "if=pflash,format=raw,file=/tmp/x/VARS.fd",
-		"-drive", "format=raw,file=fat:rw:/tmp/x/esp",
+		"-drive", "format=raw,file=/tmp/x/esp.img",
 		"-device", "isa-debug-exit,iobase=0xf4,iosize=1",
 		"-serial", "stdio",
 	}
@@ -62,10 +62,24 @@ func TestArgsMonitor(t *testing.T) {
 }
 
 func TestArgsCombinedFirmwareAndCommas(t *testing.T) {
-	args := Args(Options{}, Paths{Code: "/usr/share/ovmf/OVMF.fd", ESP: "/tmp/a,b/esp"})
+	args := Args(Options{}, Paths{Code: "/usr/share/ovmf/OVMF.fd", ESP: "/tmp/a,b/esp.img"})
 	assert.Equal(t, "/usr/share/ovmf/OVMF.fd", around(args, "-bios"))
 	assert.NotContains(t, strings.Join(args, " "), "pflash")
-	assert.Contains(t, args, "format=raw,file=fat:rw:/tmp/a,,b/esp", "commas doubled in option values")
+	assert.Contains(t, args, "format=raw,file=/tmp/a,,b/esp.img", "commas doubled in option values")
+}
+
+// The boot disk is read-write on q35's AHCI, read-only as a USB stick;
+// -serial none without a serial port.
+func TestArgsDisk(t *testing.T) {
+	args := Args(Options{}, testPaths)
+	assert.NotContains(t, args, "usb-storage,drive=stick")
+
+	args = Args(Options{Disk: "/d/s.img", DiskReadOnly: true, NoSerial: true}, testPaths)
+	assert.Contains(t, args, "if=none,id=stick,format=raw,readonly=on,file=/tmp/x/esp.img")
+	assert.Contains(t, args, "usb-storage,drive=stick")
+	assert.Contains(t, args, "qemu-xhci")
+	assert.NotContains(t, args, "format=raw,file=/tmp/x/esp.img")
+	assert.Equal(t, "none", around(args, "-serial"))
 }
 
 func TestOptionsValidate(t *testing.T) {
@@ -80,6 +94,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"no timeout", func(o *Options) { o.Timeout = 0 }, "timeout must be positive"},
 		{"kvm icount", func(o *Options) { o.KVM, o.Icount = true, true }, "cannot be combined with KVM"},
 		{"negative smp", func(o *Options) { o.SMP = -1 }, "SMP must not be negative"},
+		{"read-only without disk", func(o *Options) { o.DiskReadOnly = true }, "needs a disk image"},
+		{"results of a given disk", func(o *Options) { o.Disk, o.ResultsDir = "d.img", "out" }, "ResultsDir is for the boot volume Run makes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

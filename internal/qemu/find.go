@@ -22,8 +22,8 @@ type Paths struct {
 	// Vars is the OVMF variable store. Find returns the pristine template;
 	// Run passes Args a private writable copy.
 	Vars string
-	// ESP is the directory exported to the guest as a FAT boot volume.
-	// Find leaves it empty; Run fills it in.
+	// ESP is the raw disk image the guest boots from: one Run makes, or
+	// Options.Disk. Find leaves it empty; Run fills it in.
 	ESP string
 }
 

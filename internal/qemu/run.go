@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/internal/usbimage"
 )
 
 // waitDelay is how long Run waits for QEMU's output to drain after the
@@ -83,8 +85,9 @@ func ExitCode(r *Result) int {
 }
 
 // Run boots opts.Image under QEMU and waits for QEMU to exit or for
-// opts.Timeout to expire, whichever comes first. The boot volume and the
-// OVMF variable store copy live in a temporary directory removed afterwards.
+// opts.Timeout to expire, whichever comes first. The boot disk and the
+// OVMF variable store copy live in a temporary directory removed afterwards
+// (copy the run's results files out with opts.ResultsDir).
 //
 // Run returns an error, and no Result, when the options are invalid, QEMU or
 // OVMF is missing (see Find), the boot volume cannot be prepared, QEMU
@@ -99,18 +102,23 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	image, err := os.ReadFile(opts.Image)
-	if err != nil {
-		return nil, fmt.Errorf("qemu: %w", err)
-	}
 	dir, err := os.MkdirTemp("", "ptilab-qemu-")
 	if err != nil {
 		return nil, fmt.Errorf("qemu: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	paths.ESP = filepath.Join(dir, "esp")
-	if err := writeESP(paths.ESP, image, opts); err != nil {
-		return nil, err
+	paths.ESP = opts.Disk
+	if opts.Disk == "" {
+		image, err := os.ReadFile(opts.Image)
+		if err != nil {
+			return nil, fmt.Errorf("qemu: %w", err)
+		}
+		paths.ESP = filepath.Join(dir, "esp.img")
+		if err := writeESP(paths.ESP, image, opts); err != nil {
+			return nil, err
+		}
+	} else if _, err := os.Stat(opts.Disk); err != nil {
+		return nil, fmt.Errorf("qemu: %w", err)
 	}
 	if paths.Vars != "" {
 		vars, err := os.ReadFile(paths.Vars)
@@ -150,6 +158,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if serial.LogErr() != nil {
 		return nil, fmt.Errorf("qemu: writing serial log: %w", serial.LogErr())
 	}
+	if opts.ResultsDir != "" {
+		if err := copyResults(paths.ESP, opts.ResultsDir); err != nil {
+			return nil, fmt.Errorf("qemu: copying the results files: %w", err)
+		}
+	}
 	status := cmd.ProcessState.ExitCode()
 	imageStatus, debugExit := decodeStatus(status)
 	return &Result{
@@ -164,19 +177,34 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}, nil
 }
 
-// writeESP populates the boot volume directory with BootFiles.
+// writeESP writes the boot disk image esp holding BootFiles.
 func writeESP(esp string, image []byte, opts Options) error {
 	files, err := BootFiles(image, opts.Plan, opts.Files)
 	if err != nil {
 		return fmt.Errorf("qemu: %w", err)
 	}
-	for name, data := range files {
-		path := filepath.Join(esp, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fmt.Errorf("qemu: boot volume: %w", err)
+	if err := usbimage.WriteFiles(esp, files); err != nil {
+		return fmt.Errorf("qemu: boot volume: %w", err)
+	}
+	return nil
+}
+
+// copyResults copies the results files on the disk image esp into dir.
+func copyResults(esp, dir string) error {
+	names, err := usbimage.Results(esp)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, n := range names {
+		data, err := usbimage.ReadFile(esp, n)
+		if err != nil {
+			return err
 		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			return fmt.Errorf("qemu: boot volume: %w", err)
+		if err := os.WriteFile(filepath.Join(dir, path.Base(n)), data, 0o644); err != nil {
+			return err
 		}
 	}
 	return nil

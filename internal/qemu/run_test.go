@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/internal/usbimage"
 )
 
 func TestDecodeStatus(t *testing.T) {
@@ -41,7 +43,7 @@ func TestExitCode(t *testing.T) {
 }
 
 func TestWriteESP(t *testing.T) {
-	esp := filepath.Join(t.TempDir(), "esp")
+	esp := filepath.Join(t.TempDir(), "esp.img")
 	opts := Options{
 		Plan:  []byte("cpu = 0\n"),
 		Files: map[string][]byte{"data/in.bin": {1, 2, 3}, "./top.txt": []byte("t")},
@@ -53,15 +55,25 @@ func TestWriteESP(t *testing.T) {
 		"data/in.bin":          "\x01\x02\x03",
 		"top.txt":              "t",
 	} {
-		got, err := os.ReadFile(filepath.Join(esp, name))
+		got, err := usbimage.ReadFile(esp, name)
 		require.NoError(t, err, name)
 		assert.Equal(t, want, string(got), name)
 	}
 
-	esp = filepath.Join(t.TempDir(), "esp")
+	esp = filepath.Join(t.TempDir(), "esp.img")
 	require.NoError(t, writeESP(esp, nil, Options{}))
-	assert.NoFileExists(t, filepath.Join(esp, PlanFile), "nil Plan writes no plan file")
-	assert.FileExists(t, filepath.Join(esp, "EFI/BOOT/BOOTX64.EFI"))
+	_, err := usbimage.ReadFile(esp, PlanFile)
+	assert.Error(t, err, "nil Plan writes no plan file")
+	_, err = usbimage.ReadFile(esp, "EFI/BOOT/BOOTX64.EFI")
+	assert.NoError(t, err)
+
+	// The results files come out by their base names.
+	require.NoError(t, usbimage.ReplaceFile(esp, usbimage.ResultsDir+"/a.log", []byte("run a")))
+	out := filepath.Join(t.TempDir(), "results")
+	require.NoError(t, copyResults(esp, out))
+	got, err := os.ReadFile(filepath.Join(out, "a.log"))
+	require.NoError(t, err)
+	assert.Equal(t, "run a", string(got))
 }
 
 func TestWriteESPRejects(t *testing.T) {
@@ -72,7 +84,7 @@ func TestWriteESPRejects(t *testing.T) {
 		"replaces plan": {"PTILAB.PLAN": nil},
 	} {
 		t.Run(name, func(t *testing.T) {
-			err := writeESP(t.TempDir(), nil, Options{Plan: []byte{}, Files: files})
+			err := writeESP(filepath.Join(t.TempDir(), "esp.img"), nil, Options{Plan: []byte{}, Files: files})
 			assert.Error(t, err)
 		})
 	}
