@@ -20,10 +20,10 @@ import (
 	"strings"
 
 	diskfs "github.com/diskfs/go-diskfs"
-	"github.com/diskfs/go-diskfs/partition/gpt"
 
 	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/internal/qemu"
+	"github.com/ptilab/ptilab/internal/usbimage"
 )
 
 // ResultsDir is the directory of the boot volume where the image writes
@@ -177,7 +177,7 @@ func loadResults(fsys fs.FS, dir, name string) ([]*Run, error) {
 	sort.Strings(files)
 	var runs []*Run
 	for _, f := range files {
-		data, err := fs.ReadFile(fsys, path.Join(dir, f))
+		data, err := usbimage.ReadFS(fsys, path.Join(dir, f))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -208,33 +208,11 @@ func isDiskImage(data []byte) bool {
 // loadImage reads the results files of a disk image: in its GPT's EFI
 // System Partition (FAT32 or FAT16), the directory /ptilab-results.
 func loadImage(img string) ([]*Run, error) {
-	d, err := diskfs.Open(img, diskfs.WithOpenMode(diskfs.ReadOnly))
+	d, fsys, err := usbimage.OpenESP(img, diskfs.ReadOnly)
 	if err != nil {
-		return nil, fmt.Errorf("%s: disk image: %w", img, err)
+		return nil, err
 	}
 	defer d.Close()
-	table, err := d.GetPartitionTable()
-	if err != nil {
-		return nil, fmt.Errorf("%s: disk image without a partition table: %w", img, err)
-	}
-	t, ok := table.(*gpt.Table)
-	if !ok {
-		return nil, fmt.Errorf("%s: disk image with a %s partition table, not GPT: no EFI System Partition", img, table.Type())
-	}
-	esp := -1
-	for _, p := range t.Partitions {
-		if p != nil && p.Type == gpt.EFISystemPartition {
-			esp = p.Index
-			break
-		}
-	}
-	if esp < 0 {
-		return nil, fmt.Errorf("%s: disk image without an EFI System Partition", img)
-	}
-	fsys, err := d.GetFilesystem(esp)
-	if err != nil {
-		return nil, fmt.Errorf("%s: EFI System Partition %d: no FAT file system: %w", img, esp, err)
-	}
 	if st, err := fs.Stat(fsys, ResultsDir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("%s: no results: the EFI System Partition has no /%s directory", img, ResultsDir)
 	}

@@ -148,14 +148,44 @@ func writeFile(fs filesystem.FileSystem, name string, data []byte) error {
 
 // open opens the image's ESP; the caller closes the disk.
 func open(file string, mode diskfs.OpenModeOption) (*disk.Disk, filesystem.FileSystem, error) {
+	return OpenESP(file, mode)
+}
+
+// OpenESP opens the EFI System Partition of the GPT disk image file: the
+// partition of the EFI System type (UEFI 2.10, 5.3.3), wherever it is, so
+// that any stick's image reads, not only one this package wrote; its file
+// system is FAT32 or FAT16. The caller closes the disk. The errors say
+// what is missing: a partition table, a GPT, an ESP, a FAT file system.
+func OpenESP(file string, mode diskfs.OpenModeOption) (*disk.Disk, filesystem.FileSystem, error) {
 	d, err := diskfs.Open(file, diskfs.WithOpenMode(mode))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", file, err)
+		return nil, nil, fmt.Errorf("%s: disk image: %w", file, err)
 	}
-	fs, err := d.GetFilesystem(ESPIndex)
-	if err != nil {
+	fail := func(err error) (*disk.Disk, filesystem.FileSystem, error) {
 		d.Close()
-		return nil, nil, fmt.Errorf("%s: no FAT EFI System Partition: %w", file, err)
+		return nil, nil, err
+	}
+	table, err := d.GetPartitionTable()
+	if err != nil {
+		return fail(fmt.Errorf("%s: disk image without a partition table: %w", file, err))
+	}
+	t, ok := table.(*gpt.Table)
+	if !ok {
+		return fail(fmt.Errorf("%s: disk image with a %s partition table, not GPT: no EFI System Partition", file, table.Type()))
+	}
+	esp := -1
+	for _, p := range t.Partitions {
+		if p != nil && p.Type == gpt.EFISystemPartition {
+			esp = p.Index
+			break
+		}
+	}
+	if esp < 0 {
+		return fail(fmt.Errorf("%s: disk image without an EFI System Partition", file))
+	}
+	fs, err := d.GetFilesystem(esp)
+	if err != nil {
+		return fail(fmt.Errorf("%s: EFI System Partition %d: no FAT file system: %w", file, esp, err))
 	}
 	return d, fs, nil
 }
@@ -168,20 +198,30 @@ func ReadFile(file, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer d.Close()
-	f, err := fs.OpenFile(path.Clean("/"+name), os.O_RDONLY)
+	data, err := ReadFS(fs, strings.TrimPrefix(path.Clean("/"+name), "/"))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", file, name, err)
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return data, nil
+}
+
+// ReadFS reads the file name of fsys with one read of its size:
+// go-diskfs v1.9.4's FAT Read returns bytes past the end of the file when
+// a read starts inside a cluster, so io/fs's ReadFile, which reads again
+// at the end to see EOF, can append them.
+func ReadFS(fsys iofs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
-	// One read of the file's size: go-diskfs v1.9.4's FAT Read returns
-	// bytes past the end of the file when a read starts inside a cluster.
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", file, name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	data := make([]byte, st.Size())
 	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, fmt.Errorf("%s: reading %s: %w", file, name, err)
+		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
 	return data, nil
 }

@@ -72,7 +72,7 @@ func TestWriteErrors(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "zero.img")
 	require.NoError(t, os.WriteFile(empty, make([]byte, 4<<20), 0o644))
 	_, err = Results(empty)
-	assert.ErrorContains(t, err, "no FAT EFI System Partition")
+	assert.ErrorContains(t, err, "disk image without a partition table")
 }
 
 // The stick's plan parses without an error, sets every key the plan
