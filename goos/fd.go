@@ -347,16 +347,27 @@ func volumePath(p []byte) ([]byte, bool) {
 }
 
 func sysOpenat(r *PtRegs) int64 {
-	dirfd, flags := int64(r.DI), uint32(r.DX)
 	var buf [256]byte
-	path, ok := userPath(r.SI, buf[:])
+	path, errno := atPath(int64(r.DI), r.SI, buf[:])
+	if errno != 0 {
+		return errno
+	}
+	return openPath(path, uint32(r.DX))
+}
+
+// atPath copies the path of an *at call (dirfd, the path's user address)
+// into buf: -EFAULT when it cannot be read, -ENOENT when it is empty or
+// relative to a directory other than the current one (there is one
+// directory tree, the boot volume's, and no descriptor names another).
+func atPath(dirfd int64, addr uint64, buf []byte) ([]byte, int64) {
+	path, ok := userPath(addr, buf)
 	if !ok {
-		return -linuxabi.EFAULT
+		return nil, -linuxabi.EFAULT
 	}
 	if len(path) == 0 || path[0] != '/' && dirfd != AT_FDCWD {
-		return -linuxabi.ENOENT
+		return nil, -linuxabi.ENOENT
 	}
-	return openPath(path, flags)
+	return path, 0
 }
 
 func openPath(path []byte, flags uint32) int64 {
@@ -397,14 +408,10 @@ func openPath(path []byte, flags uint32) int64 {
 // no permissions). The parent must exist (ENOENT); an existing name is
 // EEXIST; a read-only medium EROFS; a full volume ENOSPC.
 func sysMkdirat(r *PtRegs) int64 {
-	dirfd := int64(r.DI)
 	var buf [256]byte
-	path, ok := userPath(r.SI, buf[:])
-	if !ok {
-		return -linuxabi.EFAULT
-	}
-	if len(path) == 0 || path[0] != '/' && dirfd != AT_FDCWD {
-		return -linuxabi.ENOENT
+	path, errno := atPath(int64(r.DI), r.SI, buf[:])
+	if errno != 0 {
+		return errno
 	}
 	p, ok := volumePath(path)
 	if !ok || len(p) == 0 {
