@@ -3,12 +3,12 @@ package bochs
 import (
 	"fmt"
 	"os"
-	"path"
-	"slices"
 
 	diskfs "github.com/diskfs/go-diskfs"
 	"github.com/diskfs/go-diskfs/disk"
 	"github.com/diskfs/go-diskfs/filesystem"
+
+	"github.com/ptilab/ptilab/internal/usbimage"
 )
 
 // Bochs guesses a flat disk image's geometry from its size, as 16 heads of
@@ -60,29 +60,8 @@ func WriteDisk(file string, files map[string][]byte) error {
 	if err != nil {
 		return fmt.Errorf("bochs: boot disk: FAT16: %w", err)
 	}
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		p := path.Clean("/" + name)
-		if dir := path.Dir(p); dir != "/" {
-			if err := fs.Mkdir(dir); err != nil { // mkdir -p
-				return fmt.Errorf("bochs: boot disk: mkdir %s: %w", dir, err)
-			}
-		}
-		f, err := fs.OpenFile(p, os.O_CREATE|os.O_RDWR|os.O_TRUNC)
-		if err != nil {
-			return fmt.Errorf("bochs: boot disk: %s: %w", p, err)
-		}
-		_, err = f.Write(files[name])
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("bochs: boot disk: writing %s: %w", p, err)
-		}
+	if err := usbimage.WriteTree(fs, files); err != nil {
+		return fmt.Errorf("bochs: boot disk: %w", err)
 	}
 	return nil
 }

@@ -110,6 +110,15 @@ func WriteFiles(file string, files map[string][]byte) error {
 	if err != nil {
 		return fmt.Errorf("usb image: FAT32: %w", err)
 	}
+	if err := WriteTree(fs, files); err != nil {
+		return fmt.Errorf("usb image: %w", err)
+	}
+	return nil
+}
+
+// WriteTree writes files, keyed by slash-separated path from the root,
+// into fs in path order, creating their directories.
+func WriteTree(fs filesystem.FileSystem, files map[string][]byte) error {
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
@@ -129,19 +138,19 @@ func writeFile(fs filesystem.FileSystem, name string, data []byte) error {
 	p := path.Clean("/" + name)
 	if dir := path.Dir(p); dir != "/" {
 		if err := fs.Mkdir(dir); err != nil {
-			return fmt.Errorf("usb image: mkdir %s: %w", dir, err)
+			return fmt.Errorf("mkdir %s: %w", dir, err)
 		}
 	}
 	f, err := fs.OpenFile(p, os.O_CREATE|os.O_RDWR|os.O_TRUNC)
 	if err != nil {
-		return fmt.Errorf("usb image: %s: %w", p, err)
+		return fmt.Errorf("%s: %w", p, err)
 	}
 	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("usb image: writing %s: %w", p, err)
+		return fmt.Errorf("writing %s: %w", p, err)
 	}
 	return nil
 }
@@ -233,7 +242,10 @@ func ReplaceFile(file, name string, data []byte) error {
 		return err
 	}
 	defer d.Close()
-	return writeFile(fs, name, data)
+	if err := writeFile(fs, name, data); err != nil {
+		return fmt.Errorf("usb image: %w", err)
+	}
+	return nil
 }
 
 // Results returns the names of the results files in the image's
