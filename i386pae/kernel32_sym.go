@@ -48,25 +48,25 @@ const (
 	offDoubleFault            = 0x2490
 	offDispatch               = 0x24f0
 	offSample                 = 0x2580
-	offSetCR3                 = 0x25f0
-	offRdtsc                  = 0x2600
-	offEndRun                 = 0x2610
-	offCopyBytes              = 0x2630
-	offUserText               = 0x2660
-	offVsyscall               = 0x2670
-	offVsyscallRet            = 0x2680
-	offUserSyscalls           = 0x2690
-	offUserProbe              = 0x2790
-	offUserPing               = 0x27b0
-	offUserPong               = 0x2940
-	offUserMsgStart           = 0x29d0
-	offUserMsgSender          = 0x2a90
-	offUserMsgReceiver        = 0x2ba0
-	offUserTextEnd            = 0x2d30
+	offSetCR3                 = 0x2600
+	offRdtsc                  = 0x2610
+	offEndRun                 = 0x2620
+	offCopyBytes              = 0x2640
+	offUserText               = 0x2670
+	offVsyscall               = 0x2680
+	offVsyscallRet            = 0x2690
+	offUserSyscalls           = 0x26a0
+	offUserProbe              = 0x27a0
+	offUserPing               = 0x27c0
+	offUserPong               = 0x2950
+	offUserMsgStart           = 0x29e0
+	offUserMsgSender          = 0x2aa0
+	offUserMsgReceiver        = 0x2bb0
+	offUserTextEnd            = 0x2d40
 )
 
 // blobSize is the length of kernel32.bin.
-const blobSize = 0x2d32
+const blobSize = 0x2d42
 
 // blobGoVersion is the Go toolchain that built kernel32.bin.
 const blobGoVersion = "go1.26.8"
@@ -116,20 +116,20 @@ var blobSymbols = [...]blobSymbol{
 	{"nmiSwitch64", 0x2480, 2},
 	{"doubleFault", 0x2490, 90},
 	{"dispatch", 0x24f0, 133},
-	{"sample", 0x2580, 100},
-	{"setCR3", 0x25f0, 8},
-	{"rdtsc", 0x2600, 11},
-	{"endRun", 0x2610, 25},
-	{"copyBytes", 0x2630, 35},
-	{"userText", 0x2660, 2},
-	{"vsyscall", 0x2670, 7},
-	{"vsyscallRet", 0x2680, 4},
-	{"userSyscalls", 0x2690, 241},
-	{"userProbe", 0x2790, 25},
-	{"userPing", 0x27b0, 396},
-	{"userPong", 0x2940, 143},
-	{"userMsgStart", 0x29d0, 187},
-	{"userMsgSender", 0x2a90, 268},
-	{"userMsgReceiver", 0x2ba0, 399},
-	{"userTextEnd", 0x2d30, 2},
+	{"sample", 0x2580, 128},
+	{"setCR3", 0x2600, 8},
+	{"rdtsc", 0x2610, 11},
+	{"endRun", 0x2620, 25},
+	{"copyBytes", 0x2640, 35},
+	{"userText", 0x2670, 2},
+	{"vsyscall", 0x2680, 7},
+	{"vsyscallRet", 0x2690, 4},
+	{"userSyscalls", 0x26a0, 241},
+	{"userProbe", 0x27a0, 25},
+	{"userPing", 0x27c0, 396},
+	{"userPong", 0x2950, 143},
+	{"userMsgStart", 0x29e0, 187},
+	{"userMsgSender", 0x2aa0, 268},
+	{"userMsgReceiver", 0x2bb0, 399},
+	{"userTextEnd", 0x2d40, 2},
 }
