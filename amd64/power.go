@@ -35,33 +35,36 @@ const (
 // repeat (pti's sample call, the worlds' loops): the core-clock counters
 // and the counters of the events that disturb a measurement. A counter the
 // CPU lacks reads 0 throughout. The fields are 8 bytes each, in this order,
-// for the assembly that fills them (go_asm.h: sample_APERF ...); a new
-// disturbance counter (NMIs) is one more field here and one more store
-// there.
+// for the assembly that fills them (go_asm.h: sample_APERF ...).
 type Sample struct {
 	APERF uint64 // IA32_APERF
 	MPERF uint64 // IA32_MPERF
 	SMI   uint64 // MSR_SMI_COUNT[31:0]
+	// NMI counts the NMIs taken (NMICount in Go and in the 64-bit world;
+	// the 32-bit world's per-CPU count, monotonic within its run): only
+	// its deltas mean anything.
+	NMI uint64
 }
 
 // Disturbed reports whether d, the change of the counters over a repeat
-// (cpustate.Delta), shows an event that disturbed it: an SMI. A new
-// disturbance counter joins here.
-func (d Sample) Disturbed() bool { return d.SMI != 0 }
+// (cpustate.Delta), shows an event that disturbed it: an SMI or an NMI.
+func (d Sample) Disturbed() bool { return d.SMI != 0 || d.NMI != 0 }
 
-// SampleSources says which of a Sample's counters the CPU has: the
+// SampleSources says which of a Sample's counters are read: the
 // SampleAPERF and SampleSMI bits, set where a #GP-safe read of the MSR
-// succeeded.
+// succeeded, and SampleNMI, which every CPU has (ptilab's own handlers
+// count NMIs).
 type SampleSources uint64
 
 const (
 	SampleAPERF SampleSources = 1 << 0 // APERF and MPERF are read
 	SampleSMI   SampleSources = 1 << 1 // MSR_SMI_COUNT is read
+	SampleNMI   SampleSources = 1 << 2 // the NMI count is read
 )
 
 // ReadSample reads the counters src names into s (the others stay 0).
 // The MSRs must be known to exist (SampleSources from safe reads): it
-// uses RDMSR.
+// uses RDMSR. The NMI count is NMICount's.
 func ReadSample(src SampleSources, s *Sample) {
 	if src&SampleAPERF != 0 {
 		s.APERF = RDMSR(MSR_IA32_APERF)
@@ -69,5 +72,8 @@ func ReadSample(src SampleSources, s *Sample) {
 	}
 	if src&SampleSMI != 0 {
 		s.SMI = RDMSR(MSR_SMI_COUNT) & 0xffffffff
+	}
+	if src&SampleNMI != 0 {
+		s.NMI = NMICount()
 	}
 }

@@ -11,23 +11,26 @@ import (
 )
 
 // The core clock and the disturbances of every figure: the counters of
-// an amd64.Sample (APERF, MPERF, MSR_SMI_COUNT) are read in ring 0 before
+// an amd64.Sample (APERF, MPERF, MSR_SMI_COUNT, the NMI count) are read in ring 0 before
 // and after every repeat, outside its timed region: by the timing
 // programs' sample call (pti's sysSample in the 64-bit world, kernel32's
 // sample in the 32-bit one), and in Go between the runs of
 // sched-messaging. The 32-bit world's instrumented runs (phases) make no
 // sample call, which their phase sums would count: they are sampled in Go
-// around the whole loop. A repeat during which an SMI arrived is
-// disturbed; each figure reports how many were, and its statistics over
-// the undisturbed ones beside all.
+// around the whole loop. A repeat during which an SMI or an NMI arrived
+// is disturbed; each figure reports how many were, and its statistics
+// over the undisturbed ones beside all.
 
-// counters are the counters this CPU has (SetCounters).
-var counters amd64.SampleSources
+// counters are the counters this CPU has (SetCounters): the NMI count
+// at least.
+var counters = amd64.SampleNMI
 
 // SetCounters sets the counters read around the repeats: those src names
 // (cpustate.Power.Sources; 0 under the emulators, which have neither
-// counter).
+// MSR) and the NMI count, which every CPU has (ptilab's handlers count
+// NMIs).
 func SetCounters(src amd64.SampleSources) {
+	src |= amd64.SampleNMI
 	counters = src
 	pti.SetSampling(src)
 	i386pae.SetSampling(src)
@@ -75,12 +78,12 @@ type Disturb struct {
 	// sampled per run).
 	Ratio float64
 	Core  Stats
-	// SMIs during the measured repeats (sampled per run: during the whole
-	// loop, warm-up included), and the repeats that saw one.
-	SMIs      uint64
-	Disturbed int
-	// Undisturbed are the statistics over the repeats without an SMI
-	// (N = 0 when there are none, or none was disturbed).
+	// SMIs and NMIs during the measured repeats (sampled per run: during
+	// the whole loop, warm-up included), and the repeats that saw either.
+	SMIs, NMIs uint64
+	Disturbed  int
+	// Undisturbed are the statistics over the repeats without an SMI or
+	// an NMI (N = 0 when there are none, or none was disturbed).
 	Undisturbed Stats
 }
 
@@ -111,6 +114,7 @@ func disturbDeltas(perOp []float64, deltas []amd64.Sample, sampled string) Distu
 		sumA += x.APERF
 		sumM += x.MPERF
 		d.SMIs += x.SMI
+		d.NMIs += x.NMI
 	}
 	if counters&amd64.SampleAPERF != 0 && sumM != 0 {
 		d.Ratio = float64(sumA) / float64(sumM)
@@ -124,7 +128,7 @@ func disturbDeltas(perOp []float64, deltas []amd64.Sample, sampled string) Distu
 		}
 		d.Core = Summarize(core)
 	}
-	if counters&amd64.SampleSMI == 0 {
+	if counters&(amd64.SampleSMI|amd64.SampleNMI) == 0 {
 		return d
 	}
 	var calm []float64
@@ -162,7 +166,13 @@ func (d Disturb) core(hz uint64) contract.Core {
 	}
 	if d.Src&amd64.SampleSMI != 0 {
 		c.SMICount = cpustate.SMIFromMSR
-		c.SMIs, c.Disturbed = d.SMIs, d.Disturbed
+		c.SMIs = d.SMIs
+	}
+	if d.Src&amd64.SampleNMI != 0 {
+		c.NMIs = d.NMIs
+	}
+	if d.Src&(amd64.SampleSMI|amd64.SampleNMI) != 0 {
+		c.Disturbed = d.Disturbed
 		if u := d.Undisturbed; u.N > 0 {
 			c.Undisturbed = &contract.Spread{N: u.N, Mean: round(u.Mean), Stddev: round(u.Stddev), Median: round(u.Median), Min: round(u.Min), Max: round(u.Max)}
 		}
@@ -174,25 +184,26 @@ func (d Disturb) core(hz uint64) contract.Core {
 }
 
 // coreColumns heads the core-clock columns of a table: the effective
-// core clock, core cycles per operation, and the repeats an SMI disturbed
-// (of all).
-func coreColumns() string { return fmt.Sprintf(" %8s %10s %7s", "core MHz", "core/op", "SMI rep") }
+// core clock, core cycles per operation, and the repeats an SMI or an NMI
+// disturbed (of all).
+func coreColumns() string { return fmt.Sprintf(" %8s %10s %8s", "core MHz", "core/op", "dist rep") }
 
 // coreWidth is the width of the core-clock columns.
-const coreWidth = 1 + 8 + 1 + 10 + 1 + 7
+const coreWidth = 1 + 8 + 1 + 10 + 1 + 8
 
 // coreCells are d's core-clock cells for r measured repeats: "-" where
-// the counter is unsupported.
+// the counter is unsupported (or, for the disturbed repeats, where
+// nothing was sampled).
 func (d Disturb) coreCells(hz uint64, r int) string {
 	mhz, core, smi := "-", "-", "-"
 	if d.Ratio != 0 {
 		mhz = fmt.Sprintf("%.0f", float64(hz)*d.Ratio/1e6)
 		core = fmt.Sprintf("%.1f", d.Core.Mean)
 	}
-	if d.Src&amd64.SampleSMI != 0 && d.Sampled != "" {
+	if d.Src&(amd64.SampleSMI|amd64.SampleNMI) != 0 && d.Sampled != "" {
 		smi = fmt.Sprintf("%d/%d", d.Disturbed, r)
 	}
-	return fmt.Sprintf(" %8s %10s %7s", mhz, core, smi)
+	return fmt.Sprintf(" %8s %10s %8s", mhz, core, smi)
 }
 
 // coreShort is d's core clock and disturbed repeats in a seed table's
@@ -202,7 +213,7 @@ func (d Disturb) coreShort(hz uint64) string {
 	if d.Ratio != 0 {
 		mhz = fmt.Sprintf("%.0f", float64(hz)*d.Ratio/1e6)
 	}
-	if d.Src&amd64.SampleSMI != 0 && d.Sampled != "" {
+	if d.Src&(amd64.SampleSMI|amd64.SampleNMI) != 0 && d.Sampled != "" {
 		smi = fmt.Sprintf("%d/%d", d.Disturbed, d.Disturbed+d.Undisturbed.N)
 		if d.Disturbed == 0 {
 			smi = "0"
@@ -212,14 +223,15 @@ func (d Disturb) coreShort(hz uint64) string {
 }
 
 // countersNote says, for table headings, what the core-clock columns come
-// from, or that the CPU has no such counters.
+// from, or that the CPU has no such counters, and what dist rep counts.
 func countersNote() string {
 	clock, smi := "unsupported (no APERF/MPERF)", "unsupported (no MSR_SMI_COUNT)"
 	if counters&amd64.SampleAPERF != 0 {
 		clock = "APERF/MPERF around every repeat"
 	}
 	if counters&amd64.SampleSMI != 0 {
-		smi = "MSR_SMI_COUNT around every repeat (SMI rep: repeats disturbed; headline over the undisturbed when at least half are)"
+		smi = "MSR_SMI_COUNT around every repeat"
 	}
-	return "core clock: " + clock + "; SMIs: " + smi
+	return "core clock: " + clock + "; SMIs: " + smi + "; NMIs: counted around every repeat" +
+		"; dist rep: repeats an SMI or an NMI disturbed, of all (headline over the undisturbed when at least half are)"
 }

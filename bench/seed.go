@@ -71,7 +71,7 @@ func seedTable(x *Ctx, cols []string, cell func(width int, mode pti.Mode, col in
 func seedNull(x *Ctx, results map[string]any) {
 	x.Printf("")
 	x.Printf("null system call, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL), global pages off: %s per call ± (perf style), ratio to the same width's off", x.Clock.Unit())
-	x.Printf("%-18s | %-44s | %s", "kernel", "minimal (core MHz, SMI-disturbed repeats)", "linux")
+	x.Printf("%-18s | %-44s | %s", "kernel", "minimal (core MHz, disturbed repeats)", "linux")
 	flavours := []pti.Flavour{pti.Minimal, pti.Linux}
 	cell := func(width int, mode pti.Mode, col int) seedCell {
 		w := x.world(width)
@@ -108,7 +108,7 @@ func seedMessaging(x *Ctx, results map[string]any) {
 	if p.IPC == IPCPipe {
 		x.Printf("(%s)", reference.PipeNote)
 	}
-	x.Printf("%-18s | %-44s | %s", "kernel", "processes (core MHz, SMI-disturbed repeats)", "threads")
+	x.Printf("%-18s | %-44s | %s", "kernel", "processes (core MHz, disturbed repeats)", "threads")
 	cell := func(width int, mode pti.Mode, col int) seedCell {
 		w := x.world(width)
 		if err := w.Supported(w.TasksConfig(mode, w.Entries()[0])); isNotInPAE(err) {

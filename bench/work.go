@@ -32,7 +32,7 @@ func workCurve(x *Ctx) any {
 		hdr += fmt.Sprintf(" %14s", mode.String()+" vs off")
 	}
 	for _, mode := range p.Modes {
-		hdr += fmt.Sprintf(" %17s", mode.String()+" MHz, SMI")
+		hdr += fmt.Sprintf(" %17s", mode.String()+" MHz, dist")
 	}
 	x.Printf("%s", countersNote())
 	x.Printf("%s", hdr)

@@ -7,9 +7,10 @@ import (
 )
 
 // Delta is the counters' change from a to b: APERF and MPERF are 64-bit,
-// MSR_SMI_COUNT counts in its low 32 bits and wraps there.
+// MSR_SMI_COUNT counts in its low 32 bits and wraps there, the NMI count
+// is monotonic.
 func Delta(a, b amd64.Sample) amd64.Sample {
-	return amd64.Sample{APERF: b.APERF - a.APERF, MPERF: b.MPERF - a.MPERF, SMI: (b.SMI - a.SMI) & 0xffffffff}
+	return amd64.Sample{APERF: b.APERF - a.APERF, MPERF: b.MPERF - a.MPERF, SMI: (b.SMI - a.SMI) & 0xffffffff, NMI: b.NMI - a.NMI}
 }
 
 // Ratio is dAPERF/dMPERF over d: the core's average clock over the

@@ -359,6 +359,11 @@ func TestClockArithmetic(t *testing.T) {
 	assert.InDelta(t, 1600, MHz(3_500_000_000, d), 1e-9)
 	// MSR_SMI_COUNT wraps at 32 bits.
 	assert.Equal(t, uint64(2), Delta(amd64.Sample{SMI: 0xffffffff}, amd64.Sample{SMI: 1}).SMI)
+	// The NMI count is a plain monotonic count: its delta is the NMIs
+	// between the samples, and marks the interval disturbed.
+	d = Delta(amd64.Sample{NMI: 40}, amd64.Sample{NMI: 43})
+	assert.Equal(t, amd64.Sample{NMI: 3}, d)
+	assert.True(t, d.Disturbed())
 	_, ok = Ratio(amd64.Sample{})
 	assert.False(t, ok, "MPERF did not move")
 	assert.Zero(t, MHz(3_500_000_000, amd64.Sample{}))

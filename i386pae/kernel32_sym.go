@@ -51,25 +51,25 @@ const (
 	offDoubleFault            = 0x2ef0
 	offDispatch               = 0x2f50
 	offSample                 = 0x2fe0
-	offSetCR3                 = 0x3050
-	offRdtsc                  = 0x3060
-	offEndRun                 = 0x3070
-	offCopyBytes              = 0x3090
-	offUserText               = 0x30c0
-	offVsyscall               = 0x30d0
-	offVsyscallRet            = 0x30e0
-	offUserSyscalls           = 0x30f0
-	offUserProbe              = 0x31f0
-	offUserPing               = 0x3210
-	offUserPong               = 0x33a0
-	offUserMsgStart           = 0x3430
-	offUserMsgSender          = 0x34f0
-	offUserMsgReceiver        = 0x3600
-	offUserTextEnd            = 0x3790
+	offSetCR3                 = 0x3060
+	offRdtsc                  = 0x3070
+	offEndRun                 = 0x3080
+	offCopyBytes              = 0x30a0
+	offUserText               = 0x30d0
+	offVsyscall               = 0x30e0
+	offVsyscallRet            = 0x30f0
+	offUserSyscalls           = 0x3100
+	offUserProbe              = 0x3200
+	offUserPing               = 0x3220
+	offUserPong               = 0x33b0
+	offUserMsgStart           = 0x3440
+	offUserMsgSender          = 0x3500
+	offUserMsgReceiver        = 0x3610
+	offUserTextEnd            = 0x37a0
 )
 
 // blobSize is the length of kernel32.bin.
-const blobSize = 0x3792
+const blobSize = 0x37a2
 
 // blobGoVersion is the Go toolchain that built kernel32.bin.
 const blobGoVersion = "go1.26.8"
@@ -122,20 +122,20 @@ var blobSymbols = [...]blobSymbol{
 	{"nmiSwitch64", 0x2ee0, 2},
 	{"doubleFault", 0x2ef0, 90},
 	{"dispatch", 0x2f50, 133},
-	{"sample", 0x2fe0, 100},
-	{"setCR3", 0x3050, 8},
-	{"rdtsc", 0x3060, 11},
-	{"endRun", 0x3070, 25},
-	{"copyBytes", 0x3090, 35},
-	{"userText", 0x30c0, 2},
-	{"vsyscall", 0x30d0, 7},
-	{"vsyscallRet", 0x30e0, 4},
-	{"userSyscalls", 0x30f0, 241},
-	{"userProbe", 0x31f0, 25},
-	{"userPing", 0x3210, 396},
-	{"userPong", 0x33a0, 143},
-	{"userMsgStart", 0x3430, 187},
-	{"userMsgSender", 0x34f0, 268},
-	{"userMsgReceiver", 0x3600, 399},
-	{"userTextEnd", 0x3790, 2},
+	{"sample", 0x2fe0, 128},
+	{"setCR3", 0x3060, 8},
+	{"rdtsc", 0x3070, 11},
+	{"endRun", 0x3080, 25},
+	{"copyBytes", 0x30a0, 35},
+	{"userText", 0x30d0, 2},
+	{"vsyscall", 0x30e0, 7},
+	{"vsyscallRet", 0x30f0, 4},
+	{"userSyscalls", 0x3100, 241},
+	{"userProbe", 0x3200, 25},
+	{"userPing", 0x3220, 396},
+	{"userPong", 0x33b0, 143},
+	{"userMsgStart", 0x3440, 187},
+	{"userMsgSender", 0x3500, 268},
+	{"userMsgReceiver", 0x3610, 399},
+	{"userTextEnd", 0x37a0, 2},
 }

@@ -28,6 +28,9 @@ func Samples() []amd64.Sample {
 		if sampleSrc&amd64.SampleSMI != 0 {
 			out[i].SMI = word(s.SMI)
 		}
+		if sampleSrc&amd64.SampleNMI != 0 {
+			out[i].NMI = word(s.NMI)
+		}
 	}
 	return out
 }

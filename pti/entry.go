@@ -121,6 +121,7 @@ const (
 	msrSMICount       = amd64.MSR_SMI_COUNT
 	sampleAPERF       = amd64.SampleAPERF
 	sampleSMI         = amd64.SampleSMI
+	sampleNMI         = amd64.SampleNMI
 )
 
 // sample is amd64.Sample, named here so that its size and offsets reach

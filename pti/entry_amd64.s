@@ -431,7 +431,9 @@ spin:
 // Records the counters entryData.SampleSrc names (amd64.SampleSources) in
 // the next amd64.Sample of entryData.SampleBuf, unless SampleCap are
 // recorded, and returns 0. Every MSR it reads exists (the sources come
-// from #GP-safe reads at boot).
+// from #GP-safe reads at boot); the NMI count is read at
+// entryData.NMICounter, mapped on the kernel side's CR3, which the system
+// calls run on.
 TEXT ·sysSample(SB),NOSPLIT|NOFRAME,$0
 	PUSHQ	CX
 	PUSHQ	DX
@@ -448,8 +450,14 @@ TEXT ·sysSample(SB),NOSPLIT|NOFRAME,$0
 	RDMSR64(const_msrMPERF, sample_MPERF(DI))
 smi:
 	TESTQ	$const_sampleSMI, (const_dataBase+entryData_SampleSrc)
-	JEQ	sampled
+	JEQ	nmi
 	RDMSR64(const_msrSMICount, sample_SMI(DI))
+nmi:
+	TESTQ	$const_sampleNMI, (const_dataBase+entryData_SampleSrc)
+	JEQ	sampled
+	MOVQ	(const_dataBase+entryData_NMICounter), CX
+	MOVQ	(CX), CX
+	MOVQ	CX, sample_NMI(DI)
 sampled:
 	POPQ	DI
 	POPQ	DX

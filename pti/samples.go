@@ -35,14 +35,15 @@ func resetSamples(d *entryData) {
 func Samples() []amd64.Sample {
 	d := data()
 	s := samples[:min(d.SampleN, MaxSamples)]
-	if sampleSrc&amd64.SampleAPERF == 0 || sampleSrc&amd64.SampleSMI == 0 {
-		for i := range s {
-			if sampleSrc&amd64.SampleAPERF == 0 {
-				s[i].APERF, s[i].MPERF = 0, 0
-			}
-			if sampleSrc&amd64.SampleSMI == 0 {
-				s[i].SMI = 0
-			}
+	for i := range s {
+		if sampleSrc&amd64.SampleAPERF == 0 {
+			s[i].APERF, s[i].MPERF = 0, 0
+		}
+		if sampleSrc&amd64.SampleSMI == 0 {
+			s[i].SMI = 0
+		}
+		if sampleSrc&amd64.SampleNMI == 0 {
+			s[i].NMI = 0
 		}
 	}
 	return s

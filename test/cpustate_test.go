@@ -50,8 +50,9 @@ func hexBit(t *testing.T, s string, bit uint) bool {
 
 // requireCoreUnsupported checks the emulator's figures and pstate record:
 // no core clock anywhere; the SMI count as smi says ("unsupported", or
-// "msr" where QEMU's Intel models emulate MSR_SMI_COUNT) and no repeat
-// disturbed; nothing written to a P-state MSR.
+// "msr" where QEMU's Intel models emulate MSR_SMI_COUNT), no NMI counted
+// in a repeat (none is injected) and no repeat disturbed; nothing written
+// to a P-state MSR.
 func requireCoreUnsupported(t *testing.T, res serialLog, smi string) {
 	t.Helper()
 	ps := recordsOf[contract.PState](t, res)
@@ -76,7 +77,8 @@ func requireCoreUnsupported(t *testing.T, res serialLog, smi string) {
 		assert.Zero(t, c.CoreMHz)
 		assert.Zero(t, c.CoreMean)
 		assert.Equal(t, smi, c.SMICount)
-		assert.Zero(t, c.Disturbed, "no SMI inside a repeat")
+		assert.Zero(t, c.NMIs, "no NMI inside a repeat")
+		assert.Zero(t, c.Disturbed, "no SMI or NMI inside a repeat")
 		assert.Nil(t, c.Undisturbed)
 		assert.Equal(t, "all", c.Headline)
 	}

@@ -72,8 +72,48 @@ func TestNMIs(t *testing.T) {
 			assert.Positive(t, e.NMIs, "PTILAB-END counts the NMIs")
 			assert.LessOrEqual(t, e.NMIs, inj.n, "counted more NMIs than were injected")
 			lineIndex(t, res.Lines(), "ptilab: NMI: ")
+			requireNMIDisturbed(t, res)
 		})
 	}
+}
+
+// figure is a figure record's repeats and core clock, disturbances
+// included.
+type figure struct {
+	name string
+	r    int
+	core contract.Core
+}
+
+// requireNMIDisturbed checks that the NMIs reached the figures: no record
+// reports more disturbed repeats than it has, and at least one counted
+// NMIs during its measured repeats and marked repeats disturbed.
+func requireNMIDisturbed(t *testing.T, res serialLog) {
+	t.Helper()
+	var figs []figure
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		figs = append(figs, figure{f.Bench + " " + key(f.Subject), f.R, f.Core})
+	}
+	for _, f := range recordsOf[contract.PingPong](t, res) {
+		figs = append(figs, figure{f.Bench + " " + key(f.Subject), f.R, f.Core})
+	}
+	for _, f := range recordsOf[contract.Messaging](t, res) {
+		figs = append(figs, figure{f.Bench + " " + key(f.Subject), f.R, f.Core})
+	}
+	require.NotEmpty(t, figs)
+	disturbed, repeats, nmis, marked := 0, 0, uint64(0), 0
+	for _, f := range figs {
+		assert.LessOrEqual(t, f.core.Disturbed, f.r, "%s: disturbed repeats of all", f.name)
+		assert.Equal(t, f.core.NMIs > 0, f.core.Disturbed > 0, "%s: NMIs during its repeats and disturbed repeats go together (no SMI counter here)", f.name)
+		disturbed += f.core.Disturbed
+		repeats += f.r
+		nmis += f.core.NMIs
+		if f.core.Disturbed > 0 && f.core.NMIs > 0 {
+			marked++
+		}
+	}
+	t.Logf("%d of %d figures saw NMIs: %d NMIs in their repeats, %d of %d repeats disturbed", marked, len(figs), nmis, disturbed, repeats)
+	assert.Positive(t, marked, "no figure counted an NMI during its repeats")
 }
 
 // injected is what injectNMIs did: how many NMIs it sent, and why it

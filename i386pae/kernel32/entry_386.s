@@ -652,8 +652,9 @@ doublefault:
 //
 // The sample call (layout.SysSample): records the counters
 // KState.SampleSrc names (SampleAPERF: IA32_APERF and IA32_MPERF;
-// SampleSMI: MSR_SMI_COUNT; the 64-bit side sets it only for counters a
-// #GP-safe read found) in the next of KState.Samples, unless MaxSamples
+// SampleSMI: MSR_SMI_COUNT; the 64-bit side sets those only for counters
+// a #GP-safe read found; SampleNMI: the run's NMI count, CPUData.NMIs,
+// which the NMI handler increments) in the next of KState.Samples, unless MaxSamples
 // are recorded, and returns 0 in EAX. It keeps every other register: the
 // dispatch jumps to it, and the tasks kernel's Go code (do) calls it.
 TEXT ·sample(SB),NOSPLIT|NOFRAME,$0
@@ -672,8 +673,14 @@ TEXT ·sample(SB),NOSPLIT|NOFRAME,$0
 	RDMSR32(const_msrMPERF, sample32_MPERF(DI))
 smi:
 	TESTL	$const_sampleSMI, (const_state+kState_SampleSrc)
-	JEQ	sampled
+	JEQ	nmi
 	RDMSR32(const_msrSMICount, sample32_SMI(DI))
+nmi:
+	TESTL	$const_sampleNMI, (const_state+kState_SampleSrc)
+	JEQ	sampled
+	MOVL	(const_cpu+cpuData_NMIs), CX
+	MOVL	CX, sample32_NMI(DI)
+	MOVL	$0, 4+sample32_NMI(DI)
 sampled:
 	POPL	DI
 	POPL	DX

@@ -36,6 +36,7 @@ var machine struct {
 	cr3s   []uint32          // every setCR3, in order
 	tsc    uint64
 	frame  *layout.PtRegs // the running task's frame, at taskFrameVA (the top of the task stack)
+	nmis   uint32         // CPUData.NMIs
 }
 
 // runEnd is how a run ended: endRun's arguments.
@@ -109,7 +110,8 @@ func copyBytes(dst, src, n uint32) {
 func endRun(reason, status uint32) { panic(runEnd{reason, status}) }
 
 // sample records a sample as the blob's does, of the host's counters:
-// APERF the TSC, MPERF twice it, MSR_SMI_COUNT the samples so far; each
+// APERF the TSC, MPERF twice it, MSR_SMI_COUNT the samples so far, the
+// NMI count machine.nmis (the per-CPU NMIs'); each
 // only where KState.SampleSrc names it, and none past MaxSamples.
 func sample() {
 	k := &machine.k
@@ -125,6 +127,9 @@ func sample() {
 	}
 	if k.SampleSrc&layout.SampleSMI != 0 {
 		s.SMI = [2]uint32{k.SampleN - 1, 0}
+	}
+	if k.SampleSrc&layout.SampleNMI != 0 {
+		s.NMI = [2]uint32{machine.nmis, 0}
 	}
 }
 

@@ -72,6 +72,7 @@ const (
 	maxSamples           = layout.MaxSamples
 	sampleAPERF          = layout.SampleAPERF
 	sampleSMI            = layout.SampleSMI
+	sampleNMI            = layout.SampleNMI
 	msrAPERF             = layout.MSR_APERF
 	msrMPERF             = layout.MSR_MPERF
 	msrSMICount          = layout.MSR_SMI_COUNT

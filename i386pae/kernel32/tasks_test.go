@@ -254,13 +254,16 @@ func TestSampleCall(t *testing.T) {
 	p := k.NewProcess(0x1000, 0)
 	k.NewTask(p, 0x1000)
 	k.NewTask(p, 0x2000)
-	machine.k.SampleSrc = layout.SampleSMI
+	machine.k.SampleSrc = layout.SampleSMI | layout.SampleNMI
+	machine.nmis = 7
+	t.Cleanup(func() { machine.nmis = 0 })
 	running, r := k.Call(sampleCall)
 	assert.Equal(t, 0, running, "no switch")
 	assert.Zero(t, r)
 	k.Call(sampleCall)
 	assert.Equal(t, uint32(2), machine.k.SampleN)
 	assert.Equal(t, [2]uint32{1, 0}, machine.k.Samples[1].SMI)
+	assert.Equal(t, [2]uint32{7, 0}, machine.k.Samples[1].NMI, "the per-CPU NMI count")
 	assert.Zero(t, machine.k.Samples[1].APERF, "not asked for")
 	machine.k.SampleN = layout.MaxSamples
 	_, r = k.Call(sampleCall)

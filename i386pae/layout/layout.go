@@ -387,26 +387,28 @@ type KState struct {
 
 	// The sample call's (SysSample; the 64-bit side sets them before
 	// every run, tasks or not): the counters to read (SampleAPERF,
-	// SampleSMI), how many samples are recorded, and the samples, each
+	// SampleSMI, SampleNMI), how many samples are recorded, and the samples, each
 	// Sample's counters as low, high words.
 	SampleSrc, SampleN uint32
 	Samples            [MaxSamples]Sample
 }
 
-// Sample is amd64.Sample in 32-bit words: IA32_APERF, IA32_MPERF and
-// MSR_SMI_COUNT, each low then high.
+// Sample is amd64.Sample in 32-bit words: IA32_APERF, IA32_MPERF,
+// MSR_SMI_COUNT and the NMI count (CPUData.NMIs, the run's), each low
+// then high.
 type Sample struct {
-	APERF, MPERF, SMI [2]uint32
+	APERF, MPERF, SMI, NMI [2]uint32
 }
 
-// The sample call: its number, the counters it reads (amd64.SampleAPERF
-// and amd64.SampleSMI's bits, their MSR numbers amd64's; a test of
+// The sample call: its number, the counters it reads (amd64.SampleAPERF,
+// amd64.SampleSMI and amd64.SampleNMI's bits, the MSR numbers amd64's; a test of
 // package i386pae compares them), and how many samples it records: one
 // before each repeat of a timing program and one after its last.
 const (
 	SysSample     = linuxabi.SYS_ia32_ptilab_sample
 	SampleAPERF   = 1 << 0
 	SampleSMI     = 1 << 1
+	SampleNMI     = 1 << 2
 	MSR_APERF     = 0xe8
 	MSR_MPERF     = 0xe7
 	MSR_SMI_COUNT = 0x34

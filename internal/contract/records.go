@@ -86,9 +86,12 @@ type Core struct {
 	// SMICount is "msr" (MSR_SMI_COUNT read around every repeat), or
 	// "unsupported".
 	SMICount string `json:"smi_count"`
-	// SMIs is the SMIs during the measured repeats; Disturbed is how many
-	// measured repeats saw at least one.
+	// SMIs is the SMIs during the measured repeats (0 where SMICount is
+	// unsupported), NMIs the NMIs (always counted: ptilab's handlers count
+	// them); Disturbed is how many measured repeats saw at least one SMI or
+	// NMI.
 	SMIs      uint64 `json:"smis"`
+	NMIs      uint64 `json:"nmis"`
 	Disturbed int    `json:"disturbed"`
 	// Sampled says over what the counters were read: "repeat" (around
 	// every repeat) or "run" (around all repeats at once: a disturbance
