@@ -14,7 +14,10 @@ import (
 // cpu_vuln_whitelist, cpu_vuln_blacklist, cpu_set_bug_bits with BHI set
 // only with eIBRS or under a hypervisor) and arch/x86/kernel/cpu/bugs.c
 // (gregkh/linux stable, blob 04304f5f: the *_select_mitigation functions,
-// the RSB filling chosen per Spectre v2 mode, and the sysfs strings). The
+// the RSB filling chosen per Spectre v2 mode, and the sysfs strings). That
+// bugs.c is an older stable branch's copy carrying the same 2024-2025
+// backports (BHI, RFDS, ITS); where 6.6.y's own text could differ from it
+// in a string, the strings here are that copy's. The
 // ARCH_CAPABILITIES bits are those of Linux's
 // arch/x86/include/asm/msr-index.h and the SDM Vol. 4, Table 2-2 (10AH).
 const LinuxLogic = "6.6.y (2025 stable: BHI, RFDS backports)"
