@@ -8,6 +8,7 @@ const (
 	MSR_SMI_COUNT              = 0x00000034 // [31:0] SMIs since reset (Nehalem and later, Intel)
 	MSR_IA32_SPEC_CTRL         = 0x00000048 // IBRS, STIBP, SSBD (CPUID.07H:EDX[26])
 	MSR_IA32_ARCH_CAPABILITIES = 0x0000010a // RDCL_NO, IBRS_ALL, ... (CPUID.07H:EDX[29])
+	MSR_IA32_MCU_OPT_CTRL      = 0x00000123 // RNGDS_MITG_DIS [0], GDS_MITG_DIS [4], GDS_MITG_LOCK [5] (CPUID.07H:EDX[9])
 	MSR_PLATFORM_INFO          = 0x000000ce // [15:8] maximum non-turbo ratio
 	MSR_IA32_MPERF             = 0x000000e7 // counts at the TSC's rate while the core is in C0
 	MSR_IA32_APERF             = 0x000000e8 // counts at the core's actual clock while in C0

@@ -127,7 +127,7 @@ func State(c CPU, e efi.EntryState, p Power) contract.CPUState {
 	return s
 }
 
-// ProbedMSRs are the MSRs ReadPower and State may read (each through the
+// ProbedMSRs are the MSRs ReadPower, State and Vulns may read (each through the
 // #GP-safe path, where CPUID does not rule it out), for the emulator tests
 // that list the MSRs a run touched.
 var ProbedMSRs = []uint32{
@@ -135,4 +135,5 @@ var ProbedMSRs = []uint32{
 	amd64.MSR_IA32_PERF_STATUS, amd64.MSR_IA32_PERF_CTL, amd64.MSR_IA32_MISC_ENABLE,
 	amd64.MSR_IA32_PM_ENABLE, amd64.MSR_IA32_HWP_CAPABILITIES, amd64.MSR_IA32_HWP_REQUEST,
 	amd64.MSR_IA32_SPEC_CTRL, amd64.MSR_IA32_ARCH_CAPABILITIES, amd64.MSR_IA32_PAT, amd64.MSR_IA32_MTRR_DEF_TYPE,
+	amd64.MSR_IA32_MCU_OPT_CTRL,
 }

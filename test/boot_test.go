@@ -83,6 +83,17 @@ func TestDefaultBoot(t *testing.T) {
 	st := cpuStateOf(t, res)
 	assert.Equal(t, "unsupported", st.SMICount)
 	assert.Equal(t, "unsupported", st.MSRs["MSR_SMI_COUNT"])
+	// The vulnerabilities table: qemu64 is AMD family 0FH, whitelisted
+	// against Meltdown, MDS and MMIO; retpolines for Spectre v2, no IBPB
+	// or STIBP enumerated.
+	vul := vulnsOf(t, res)
+	assert.Equal(t, "AuthenticAMD", vul.Vendor)
+	assert.False(t, vul.PTINeeded)
+	assert.Equal(t, "whitelisted model", vul.PTIWhy)
+	assert.Equal(t, "Mitigation: Retpolines; STIBP: disabled; RSB filling; PBRSB-eIBRS: Not affected; BHI: Not affected", vul.Table["spectre_v2"])
+	for _, n := range []string{"meltdown", "mds", "tsx_async_abort", "mmio_stale_data", "retbleed", "l1tf"} {
+		assert.Equal(t, "Not affected", vul.Table[n], n)
+	}
 	requireCoreUnsupported(t, res, "unsupported")
 
 	// One check record per self-check, in order, each passed, and its
@@ -174,6 +185,19 @@ func TestModels(t *testing.T) {
 			}
 			assert.Equal(t, smi, st.SMICount)
 			requireCoreUnsupported(t, res, smi)
+			vul := vulnsOf(t, res)
+			if tt.name == "Skylake-Client" {
+				// SKYLAKE (06_5EH) without ARCH_CAPABILITIES under a
+				// hypervisor: Meltdown, PTI; BHI assumed, covered by
+				// retpolines; MDS without MD_CLEAR.
+				assert.Equal(t, 0x5e, vul.Model)
+				assert.True(t, vul.PTINeeded)
+				assert.Equal(t, "affected", vul.PTIWhy)
+				assert.Equal(t, "Mitigation: PTI", vul.Table["meltdown"])
+				assert.Equal(t, "Retpoline", vul.BHI)
+				assert.Equal(t, "Vulnerable: Clear CPU buffers attempted, no microcode; SMT Host state unknown", vul.Table["mds"])
+				assert.Equal(t, "Vulnerable", vul.Table["retbleed"])
+			}
 		})
 	}
 }

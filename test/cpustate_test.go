@@ -1,6 +1,7 @@
 package test
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/internal/contract"
 )
 
@@ -39,6 +41,30 @@ func cpuStateOf(t *testing.T, res serialLog) contract.CPUState {
 	assert.NotEqual(t, "unsupported", s.MSRs["IA32_PAT"], "QEMU has PAT")
 	assert.Equal(t, "unsupported", s.CoreClock, "TCG has no APERF/MPERF")
 	return s
+}
+
+// vulnsOf checks that a run printed one vulnerabilities record right
+// after the cpu-state record, with its human lines (the heading and one
+// line per sysfs entry) before it, every entry filled, and the PTI verdict
+// agreeing with the meltdown entry; it returns the record.
+func vulnsOf(t *testing.T, res serialLog) contract.Vulnerabilities {
+	t.Helper()
+	vs := recordsOf[contract.Vulnerabilities](t, res)
+	require.Len(t, vs, 1, "one vulnerabilities record")
+	v := vs[0]
+	lines := res.Lines()
+	at := lineIndex(t, lines, `PTILAB {"kind":"vulnerabilities"`)
+	assert.Greater(t, at, lineIndex(t, lines, `PTILAB {"kind":"cpu-state"`))
+	head := lineIndex(t, lines, "ptilab vulnerabilities: as Linux ")
+	assert.Less(t, head, at)
+	assert.Equal(t, cpustate.LinuxLogic, v.Linux)
+	assert.True(t, v.Hypervisor, "QEMU sets CPUID.01H:ECX[31]")
+	for i, n := range cpustate.VulnNames {
+		require.NotEmpty(t, v.Table[n], n)
+		assert.Equal(t, fmt.Sprintf("ptilab vulnerabilities: %-22s %s", n, v.Table[n]), lines[head+1+i])
+	}
+	assert.Equal(t, v.PTINeeded, v.Table["meltdown"] == "Mitigation: PTI", "%+v", v)
+	return v
 }
 
 func hexBit(t *testing.T, s string, bit uint) bool {

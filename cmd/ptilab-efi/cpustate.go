@@ -10,7 +10,9 @@ import (
 )
 
 // cpuState prints the cpu-state lines and record: the firmware's CPU
-// state at entry and the MSRs the figures depend on, all read #GP-safe.
+// state at entry and the MSRs the figures depend on, all read #GP-safe;
+// then the vulnerabilities lines and record: the table Linux would print
+// in /sys/devices/system/cpu/vulnerabilities on this CPU (cpustate.Vulns).
 // It returns the core-clock state for the benchmarks.
 func cpuState(r *bench.Reporter) cpustate.Power {
 	cpu := cpustate.Hardware{}
@@ -24,5 +26,10 @@ func cpuState(r *bench.Reporter) cpustate.Power {
 		r.Printf("%s", l)
 	}
 	r.Record(st)
+	vul := cpustate.Vulns(cpu)
+	for _, l := range cpustate.VulnLines(vul) {
+		r.Printf("%s", l)
+	}
+	r.Record(vul)
 	return p
 }

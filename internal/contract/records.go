@@ -428,6 +428,36 @@ type CPUState struct {
 	SMT            bool   `json:"smt"`
 }
 
+// Vulnerabilities is the CPU's vulnerability table, printed once at boot
+// after the cpu-state record: what Linux (the version in Linux) would print
+// in /sys/devices/system/cpu/vulnerabilities on this CPU with its default
+// options, decided from CPUID, IA32_ARCH_CAPABILITIES and the
+// family/model/stepping tables (package cpustate, Vulns). Table maps each
+// sysfs file name (meltdown, spectre_v2, mds, tsx_async_abort,
+// mmio_stale_data, retbleed, l1tf, srbds, gather_data_sampling,
+// reg_file_data_sampling) to its line; the BHI state is part of
+// spectre_v2's line, as Linux prints it, and also in BHI.
+type Vulnerabilities struct {
+	Linux    string `json:"linux"`
+	Vendor   string `json:"vendor"`
+	Family   int    `json:"family"`
+	Model    int    `json:"model"`
+	Stepping int    `json:"stepping"`
+	// ArchCapabilities is IA32_ARCH_CAPABILITIES (10AH) as hex, or
+	// "unsupported" (CPUID.(07H,0):EDX[29] clear, or the read raised #GP):
+	// Linux then decides as if it read 0.
+	ArchCapabilities string `json:"arch_capabilities"`
+	Hypervisor       bool   `json:"hypervisor"` // CPUID.01H:ECX[31]
+	SMT              bool   `json:"smt"`
+	// PTINeeded is whether Linux enables page-table isolation (the
+	// Meltdown bug is set); PTIWhy says what decided it: "RDCL_NO",
+	// "whitelisted model", or "affected".
+	PTINeeded bool              `json:"pti_needed"`
+	PTIWhy    string            `json:"pti_why"`
+	BHI       string            `json:"bhi"`
+	Table     map[string]string `json:"table"`
+}
+
 // PState is what the run did to the core's P-state (plan key pstate):
 // the mode, the MSR written and its value and the firmware's (hex; absent
 // when nothing was written), why, and how the clock settled.
@@ -543,6 +573,7 @@ func (Machine) Kind() string         { return "machine" }
 func (Timing) Kind() string          { return "timing" }
 func (CPUState) Kind() string        { return "cpu-state" }
 func (PState) Kind() string          { return "pstate" }
+func (Vulnerabilities) Kind() string { return "vulnerabilities" }
 func (PlanError) Kind() string       { return "plan-error" }
 func (SyscallCounts) Kind() string   { return "syscalls" }
 func (Fault) Kind() string           { return "fault" }
@@ -555,7 +586,7 @@ var kinds = map[string]func() Record{}
 func init() {
 	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Seed{}, Unsupported{},
 		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
-		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}} {
+		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}} {
 		kinds[r.Kind()] = newOf(r)
 	}
 }
