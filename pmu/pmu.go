@@ -67,11 +67,44 @@ type Caps struct {
 	GPWidth     uint8  // EAX[23:16], their width in bits
 	EBXLength   uint8  // EAX[31:24], valid bits in EBX
 	Unavailable uint32 // EBX: bit i set = architectural event i not available
-	// FixedMask has bit j set for each fixed counter j < NumFixed the CPU
-	// has: j < EDX[4:0] (version >= 2), or ECX[j] (version >= 5). Version
-	// 1 has no fixed-function counters.
+	// FixedMask has bit j set for each fixed counter j < NumFixed the
+	// package counts: the CPU has it (j < EDX[4:0] with version >= 2, or
+	// ECX[j] with version >= 5; version 1 has no fixed-function counters)
+	// and EBX does not mark its architectural event unavailable (bit 1
+	// instructions retired, bit 0 core cycles, bit 2 reference cycles,
+	// where bit < EAX[31:24]). FixedReason says why a bit is clear.
 	FixedMask  uint8
+	FixedCount uint8 // EDX[4:0], fixed-function counters (version >= 2)
 	FixedWidth uint8 // EDX[12:5], the fixed counters' width in bits
+}
+
+// fixedArchBit is the CPUID.0AH:EBX bit of fixed counter j's
+// architectural event (SDM Vol. 2A, CPUID leaf 0AH: bit 0 core cycles,
+// bit 1 instructions retired, bit 2 reference cycles).
+var fixedArchBit = [NumFixed]uint8{1, 0, 2}
+
+func (c Caps) archUnavailable(j int) bool {
+	b := fixedArchBit[j]
+	return b < c.EBXLength && c.Unavailable&(1<<b) != 0
+}
+
+// FixedReason is why fixed counter j is not counted, "" when it is.
+func (c Caps) FixedReason(j int) string {
+	switch {
+	case c.FixedMask&(1<<j) != 0:
+		return ""
+	case !c.Supported():
+		return c.Unsupported
+	case c.Version < 2:
+		return "architectural performance monitoring version 1 has no fixed-function counters"
+	case c.archUnavailable(j):
+		return "CPUID.0AH:EBX[" + strconv.Itoa(int(fixedArchBit[j])) + "] marks " + FixedNames[j] + " unavailable"
+	}
+	r := "CPUID.0AH:EDX[4:0] lists " + strconv.Itoa(int(c.FixedCount)) + " fixed-function counters"
+	if c.Version >= 5 {
+		r += " and ECX[" + strconv.Itoa(j) + "] is clear"
+	}
+	return r
 }
 
 // Supported reports whether anything can be counted.
@@ -107,7 +140,8 @@ func Detect(c CPU) Caps {
 	}
 	if caps.Version >= 2 {
 		caps.FixedWidth = uint8(ed >> 5)
-		n := int(ed & 0x1f)
+		caps.FixedCount = uint8(ed & 0x1f)
+		n := int(caps.FixedCount)
 		for j := 0; j < NumFixed; j++ {
 			if j < n || (caps.Version >= 5 && ec&(1<<j) != 0) {
 				caps.FixedMask |= 1 << j
@@ -115,6 +149,11 @@ func Detect(c CPU) Caps {
 		}
 		if caps.FixedWidth == 0 {
 			caps.FixedMask = 0
+		}
+		for j := 0; j < NumFixed; j++ {
+			if caps.archUnavailable(j) {
+				caps.FixedMask &^= 1 << j
+			}
 		}
 	}
 	if caps.GPWidth == 0 {
@@ -205,6 +244,7 @@ func (s *Session) Start(c CPU) uint32 {
 	if !s.caps.Global() {
 		for i := 0; i < s.nGP; i++ {
 			if !c.WriteMSR(amd64.MSR_IA32_PMC0+uint32(i), 0) {
+				s.Stop(c, nil)
 				return amd64.MSR_IA32_PMC0 + uint32(i)
 			}
 			if !c.WriteMSR(amd64.MSR_IA32_PERFEVTSEL0+uint32(i), s.evtsel[i]) {

@@ -107,12 +107,12 @@ func skylake() *fakeCPU {
 
 func TestDetectRealCPUs(t *testing.T) {
 	ivb := Detect(ivyBridge())
-	assert.Equal(t, Caps{Version: 3, GP: 4, GPWidth: 48, EBXLength: 7, FixedMask: 0b111, FixedWidth: 48}, ivb)
+	assert.Equal(t, Caps{Version: 3, GP: 4, GPWidth: 48, EBXLength: 7, FixedMask: 0b111, FixedCount: 3, FixedWidth: 48}, ivb)
 	assert.True(t, ivb.Supported())
 	assert.True(t, ivb.Global())
 
 	skl := Detect(skylake())
-	assert.Equal(t, Caps{Version: 4, GP: 8, GPWidth: 48, EBXLength: 7, FixedMask: 0b111, FixedWidth: 48}, skl)
+	assert.Equal(t, Caps{Version: 4, GP: 8, GPWidth: 48, EBXLength: 7, FixedMask: 0b111, FixedCount: 3, FixedWidth: 48}, skl)
 }
 
 func TestDetectUnsupported(t *testing.T) {
@@ -329,4 +329,27 @@ func TestRingZeroDoesNotAllocate(t *testing.T) {
 		_ = s.Sub(&b, &a)
 	})
 	assert.Zero(t, allocs)
+}
+
+// TestFixedUnavailable: a fixed counter whose architectural event
+// CPUID.0AH:EBX marks unavailable (within EAX[31:24] bits) is not
+// counted, and FixedReason says why; a bit beyond the length is ignored.
+// The CPUID values are constructed from the i7-3770K's.
+func TestFixedUnavailable(t *testing.T) {
+	c := Detect(&fakeCPU{cpuid: map[uint32][4]uint32{0: intel0, 0x0a: {0x07300403, 0b100, 0, 0x603}}})
+	assert.Equal(t, uint8(0b011), c.FixedMask)
+	assert.Equal(t, "", c.FixedReason(0))
+	assert.Equal(t, "CPUID.0AH:EBX[2] marks CPU_CLK_UNHALTED.REF_TSC unavailable", c.FixedReason(2))
+
+	c = Detect(&fakeCPU{cpuid: map[uint32][4]uint32{0: intel0, 0x0a: {0x02300403, 0b100, 0, 0x603}}})
+	assert.Equal(t, uint8(0b111), c.FixedMask, "EBX bit 2 beyond EAX[31:24] = 2 is not valid")
+
+	c = Detect(&fakeCPU{cpuid: map[uint32][4]uint32{0: intel0, 0x0a: {0x07300403, 0, 0, 0x602}}})
+	assert.Equal(t, uint8(0b011), c.FixedMask)
+	assert.Equal(t, "CPUID.0AH:EDX[4:0] lists 2 fixed-function counters", c.FixedReason(2))
+
+	v1 := Detect(&fakeCPU{cpuid: map[uint32][4]uint32{0: intel0, 0x0a: {0x07280201}}})
+	assert.Contains(t, v1.FixedReason(0), "version 1 has no fixed-function counters")
+	none := Detect(&fakeCPU{cpuid: map[uint32][4]uint32{0: intel0, 0x0a: {}}})
+	assert.Equal(t, none.Unsupported, none.FixedReason(1))
 }
