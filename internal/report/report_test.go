@@ -140,7 +140,7 @@ func TestReferenceLinesAsTheImagePrints(t *testing.T) {
 	data, err := os.ReadFile(qemuLog)
 	require.NoError(t, err)
 	text := strings.ReplaceAll(string(data), "\r", "")
-	lines := append(append(append(append(reference.Null(), reference.Work()...), reference.Lseek()...), reference.Messaging(64, "pipe")...), reference.Messaging(32, "pipe")...)
+	lines := append(append(append(append(reference.Null(), reference.Work()...), reference.Lseek()...), reference.Messaging(64, "socket")...), reference.Messaging(32, "socket")...)
 	lines = append(lines, reference.MessagingPhases)
 	for _, l := range lines {
 		assert.Contains(t, text, "\n"+l+"\n")

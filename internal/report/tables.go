@@ -544,12 +544,12 @@ func messagingIPC(ms []Measurement, width int) string {
 // to off.
 func messagingTable(ms []Measurement, width int, unit string) Table {
 	ipc := messagingIPC(ms, width)
-	how := map[string]string{"pipe": "-p: pipes", "socket": "Unix-domain stream socket pairs"}[ipc]
+	how := map[string]string{"pipe": " -p: pipes", "socket": ": Unix-domain stream socket pairs"}[ipc]
 	if how == "" {
-		how = "IPC " + ipc
+		how = ": IPC " + ipc
 	}
 	t := Table{Name: fmt.Sprintf("messaging%d", width),
-		Title: fmt.Sprintf("%d-bit sched-messaging (perf bench sched messaging %s), total time per run; ± as perf", width, how),
+		Title: fmt.Sprintf("%d-bit sched-messaging (perf bench sched messaging%s), total time per run; ± as perf", width, how),
 		Columns: []string{"kernel", "entry", "mode", "processes s", "±%", unitPer(unit, "msg"), "vs off",
 			"threads s", "±%", unitPer(unit, "msg"), "vs off"},
 		Reference: reference.Messaging(width, ipc)}
