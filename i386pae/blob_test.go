@@ -183,12 +183,14 @@ func TestModeSwitchRoutines(t *testing.T) {
 	assert.Equal(t, x86asm.EDI, m.Base)
 	assert.EqualValues(t, offsetOfFar, m.Disp)
 
-	// landing64 is 64-bit code: MOV EDI, EDI; JMP [RDI+Back64].
+	// landing64 is 64-bit code: MOV ESP, ESP; MOV EDI, EDI (the upper
+	// halves zeroed); JMP [RDI+Back64].
 	l := decode(t, "landing64", 64)
-	require.Len(t, l, 2)
-	assert.Equal(t, "MOV EDI, EDI", l[0].String())
-	assert.Equal(t, x86asm.JMP, l[1].Op)
-	jm = l[1].Args[0].(x86asm.Mem)
+	require.Len(t, l, 3)
+	assert.Equal(t, "MOV ESP, ESP", l[0].String())
+	assert.Equal(t, "MOV EDI, EDI", l[1].String())
+	assert.Equal(t, x86asm.JMP, l[2].Op)
+	jm = l[2].Args[0].(x86asm.Mem)
 	assert.Equal(t, x86asm.RDI, jm.Base)
 	assert.EqualValues(t, offsetOfBack64, jm.Disp)
 }

@@ -93,7 +93,7 @@ var blobSymbols = [...]blobSymbol{
 	{"enter32high", 0x17b0, 116},
 	{"leave32", 0x1830, 49},
 	{"leave32low", 0x1870, 45},
-	{"landing64", 0x18a0, 8},
+	{"landing64", 0x18a0, 10},
 	{"sysenterMinimalOff", 0x18b0, 27},
 	{"sysenterMinimalOn", 0x18d0, 50},
 	{"int80MinimalOff", 0x1910, 22},

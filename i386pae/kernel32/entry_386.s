@@ -162,11 +162,14 @@ TEXT ·leave32low(SB),NOSPLIT|NOFRAME,$0
 // mode): reached in 64-bit mode at KERNEL64_CS with RDI's low half = the
 // per-CPU data's physical address. The upper halves of the registers are
 // undefined after the mode switch (SDM Vol. 1, 3.4.1.1), so it
-// zero-extends EDI, then jumps to the Go image's back64 through the
-// per-CPU data.
+// zero-extends ESP (an NMI through the switch IDT's IA-32e gate pushes its
+// frame at the whole RSP: SDM Vol. 3A, 6.14.2) and EDI, then jumps to the
+// Go image's back64 through the per-CPU data.
+//	89 E4            MOV ESP, ESP
 //	89 FF            MOV EDI, EDI
 //	FF A7 disp32     JMP QWORD PTR [RDI+cpuData_Back64]
 TEXT ·landing64(SB),NOSPLIT|NOFRAME,$0
+	BYTE $0x89; BYTE $0xe4
 	BYTE $0x89; BYTE $0xff
 	BYTE $0xff; BYTE $0xa7; LONG $cpuData_Back64
 
