@@ -258,6 +258,14 @@ const (
 	CR4_CET        = 1 << 23 // control-flow enforcement technology
 )
 
+// XCR0 state-component bits (SDM Vol. 1, 13.1): XCR0_AVX is the upper
+// halves of YMM0-15.
+const (
+	XCR0_X87 = 1 << 0
+	XCR0_SSE = 1 << 1
+	XCR0_AVX = 1 << 2
+)
+
 // RefusedCR4 names the first CR4 bit in cr4 that ptilab cannot run with,
 // "" when there is none: CR4.LA57 (5-level paging: CR3 would name a PML5,
 // and ptilab builds 4-level tables; the bit can change only with paging

@@ -58,7 +58,25 @@ var (
 	// then switches CS before the GDT, so that every intermediate state
 	// names valid segments (see TO_FIRMWARE).
 	fwCodeMapped = true
+	// fwAVXUpper is set when the firmware runs with AVX enabled (its CR4
+	// has OSXSAVE, its XCR0 the AVX state) while the kernel runs without:
+	// the gate then executes VZEROUPPER after each firmware call, still
+	// under the firmware's CR4, so that AVX code in the firmware (a vendor
+	// memory copy, say) leaves no dirty YMM upper halves behind, which
+	// would slow every later SSE instruction (Intel's optimization manual,
+	// "Mixing AVX code with SSE code") and which nothing can clean once
+	// OSXSAVE is clear again (VZEROUPPER is #UD then).
+	fwAVXUpper uint8
 )
+
+// SetFirmwareAVX tells the gate that the firmware runs with AVX enabled
+// and the kernel without (goos boot clears CR4.OSXSAVE): see fwAVXUpper.
+func SetFirmwareAVX(on bool) {
+	fwAVXUpper = 0
+	if on {
+		fwAVXUpper = 1
+	}
+}
 
 // syncFirmwareIDT copies the firmware's IDT (as it was at entry: at most
 // 256 gates) into fwIDT and points its NMI gate at amd64's NMI handler on

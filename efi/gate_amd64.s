@@ -116,13 +116,19 @@ fwcs: \
 	LOAD_TR(·fwctx); \
 notr:
 
-// TO_KERNEL switches back to the kernel's context saved in kctx: data
+// TO_KERNEL switches back to the kernel's context saved in kctx: first,
+// under the firmware's CR4, VZEROUPPER when fwAVXUpper says the firmware
+// runs with AVX; then data
 // segments null; the kernel's GDT (the firmware's CS and fwIDT's NMI gate
 // stay valid in it), CS; the kernel's task register, when the firmware
 // had its own (before the kernel's IDT, whose NMI gate takes its stack
 // from the TSS's IST); the kernel's IDT; DS, ES, SS; CR3 and CR4. It
-// defines the label notr2.
+// defines the labels noavx and notr2.
 #define TO_KERNEL \
+	CMPB	·fwAVXUpper(SB), $0; \
+	JEQ	noavx; \
+	VZEROUPPER; \
+noavx: \
 	NULL_DATA_SEGMENTS; \
 	LGDT	·kctx+(context_GDT+descPtr_Limit)(SB); \
 	MOVQ	·kctx+context_CS(SB), AX; \

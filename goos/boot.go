@@ -316,6 +316,9 @@ func setupCPU() {
 		if amd64.Features.AVX {
 			fwXState.XCR0 = amd64.InitXState()
 			fwXState.Init = true
+			// The firmware keeps OSXSAVE in its calls: the gate cleans
+			// the YMM upper halves after each one.
+			efi.SetFirmwareAVX(fwXState.XCR0&amd64.XCR0_AVX != 0)
 		} else {
 			fwXState.XCR0 = amd64.XGETBV(0)
 		}

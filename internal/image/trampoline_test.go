@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -285,4 +286,40 @@ func (im *image) function(t *testing.T, name string) (elf.Symbol, []byte) {
 	}
 	require.Fail(t, "no function "+name+" in the image")
 	return elf.Symbol{}, nil
+}
+
+// TestGateCleansFirmwareAVX: after the firmware call returns, and before
+// anything of the kernel's is loaded, efi.call executes VZEROUPPER when
+// fwAVXUpper says the firmware runs with AVX (the kernel runs with
+// CR4.OSXSAVE clear, under which VZEROUPPER would be #UD and nothing
+// could clean the YMM upper halves the firmware dirtied).
+func TestGateCleansFirmwareAVX(t *testing.T) {
+	im := loadImage(t)
+	_, code := im.function(t, "github.com/ptilab/ptilab/efi.call.abi0")
+	var insts []x86asm.Inst
+	for off := 0; off < len(code); {
+		inst, err := x86asm.Decode(code[off:], 64)
+		require.NoError(t, err, "efi.call+%#x", off)
+		insts = append(insts, inst)
+		off += inst.Len
+	}
+	// The firmware call: CALL R12.
+	fw := slices.IndexFunc(insts, func(in x86asm.Inst) bool { return in.Op == x86asm.CALL && in.Args[0] == x86asm.R12 })
+	require.Positive(t, fw, "CALL R12, the firmware call")
+	vz := slices.IndexFunc(insts, func(in x86asm.Inst) bool { return in.Op == x86asm.VZEROUPPER })
+	require.Greater(t, vz, fw, "VZEROUPPER after the firmware call")
+	// Between the two: nothing of the kernel's loaded (no LGDT, LIDT, far
+	// return, segment or control-register load).
+	for _, in := range insts[fw+1 : vz] {
+		assert.NotContains(t, []x86asm.Op{x86asm.LGDT, x86asm.LIDT, x86asm.LRET, x86asm.CALL}, in.Op, "%v before the VZEROUPPER", in)
+		if in.Op == x86asm.MOV {
+			for _, a := range in.Args {
+				if r, ok := a.(x86asm.Reg); ok {
+					assert.False(t, r >= x86asm.CR0 && r <= x86asm.CR15 || r >= x86asm.ES && r <= x86asm.GS, "%v before the VZEROUPPER", in)
+				}
+			}
+		}
+	}
+	// And the kernel's GDT after it.
+	assert.Positive(t, slices.IndexFunc(insts[vz:], func(in x86asm.Inst) bool { return in.Op == x86asm.LGDT }), "the kernel's LGDT after the VZEROUPPER")
 }
