@@ -253,6 +253,13 @@ TEXT ·exit(SB),NOSPLIT|NOFRAME,$0-8
 	ANDQ	$~15, SP
 	SUBQ	$FW_FRAME, SP
 	TO_FIRMWARE
+	// The firmware's FS and GS selectors (goos nulled them at entry), then
+	// their bases: loading a selector loads its descriptor's base, which
+	// the WRMSRs replace with the saved ones.
+	MOVQ	·Entry+EntryState_FS(SB), AX
+	MOVW	AX, FS
+	MOVQ	·Entry+EntryState_GS(SB), AX
+	MOVW	AX, GS
 	LOAD_BASES(·fwctx)
 	TESTQ	$const_rflagsIF, ·fwctx+context_RFLAGS(SB)
 	JEQ	noint
