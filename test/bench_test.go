@@ -2,6 +2,8 @@ package test
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -702,4 +704,69 @@ func checkPingPongFirst(t *testing.T, res serialLog) {
 	}
 	require.NotNil(t, seg, "no segments check")
 	assert.True(t, seg.OK, seg.Detail)
+}
+
+// retentionPlan runs the TLB retention proof alone.
+const retentionPlan = "benchmarks = retention\n"
+
+// checkRetention checks a retentionPlan run's answers: for each probe
+// ("pcid-noflush", "global") the result want gives ("kept", "walked
+// again"), or "unsupported" for a probe the CPU cannot run (an unsupported
+// record naming why); each measured one's record and table line, the
+// first and back CR3 values equal (the same address space) and the away
+// one different.
+func checkRetention(t *testing.T, res serialLog, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, u := range recordsOf[contract.Unsupported](t, res) {
+		if u.Bench == "retention" {
+			got[u.Target] = "unsupported"
+			assert.NotEmpty(t, u.Reason, u.Target)
+		}
+	}
+	lines := strings.Join(res.Lines(), "\n")
+	for _, r := range recordsOf[contract.Retention](t, res) {
+		assert.Equal(t, 64, r.Width)
+		assert.Equal(t, r.Probe, r.Target)
+		assert.Equal(t, "0x7f8000010000", r.Address)
+		switch r.Probe {
+		case "pcid-noflush":
+			assert.Equal(t, "on+pcid", r.Mode)
+			assert.False(t, r.Global)
+			// The user PCID, the kernel PCID with NOFLUSH, the user PCID
+			// with NOFLUSH, on one PML4.
+			first, away, back := hexValue(t, r.First), hexValue(t, r.Away), hexValue(t, r.Back)
+			assert.NotZero(t, first&0xfff)
+			assert.Equal(t, first|1<<63, back)
+			assert.Equal(t, first&^0xfff|1<<63, away&^0xfff)
+			assert.NotEqual(t, first&0xfff, away&0xfff)
+		case "global":
+			assert.Equal(t, "on", r.Mode)
+			assert.True(t, r.Global)
+			assert.Equal(t, r.First, r.Back)
+			assert.NotEqual(t, r.First, r.Away)
+		}
+		frame := map[string]string{"kept": "A", "walked again": "B"}[r.Result]
+		assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(r.Probe)+`\s+`+regexp.QuoteMeta(r.Mode)+`/\S+\s+0x7f8000010000\s+`+r.First+`\s+`+r.Away+`\s+`+r.Back+`\s+`+r.Result+` \(frame `+frame+`\)$`, lines)
+		got[r.Probe] = r.Result
+	}
+	assert.Equal(t, want, got)
+}
+
+// hexValue parses a record's 0x-prefixed hex value.
+func hexValue(t *testing.T, s string) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64)
+	require.NoError(t, err, s)
+	return v
+}
+
+// TestRetention runs the TLB retention proof under QEMU: TCG flushes its
+// TLB on every CR3 write, global pages included, so the global probe sees
+// frame B (walked again); its CPUs lack PCID, so the PCID probe is
+// unsupported.
+func TestRetention(t *testing.T) {
+	res := boot(t, qemu.Options{Plan: []byte(retentionPlan)})
+	requireOK(t, res)
+	checkRetention(t, res, map[string]string{"pcid-noflush": "unsupported", "global": "walked again"})
 }
