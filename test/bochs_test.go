@@ -374,3 +374,12 @@ func TestBochsRetention(t *testing.T) {
 	requireBochsOK(t, res)
 	checkRetention(t, res, map[string]string{"pcid-noflush": "walked again", "global": "kept"})
 }
+
+// TestBochsFlushCost times the flush operations under Bochs, whose CPU
+// model has PCID and INVPCID: every row measured, in instructions, and
+// held as flushPathLength's bounds.
+func TestBochsFlushCost(t *testing.T) {
+	res := bootBochs(t, bochs.Options{Plan: []byte(flushCostPlan), Timeout: bochsFaultTimeout})
+	requireBochsOK(t, res)
+	checkFlushPathLengths(t, checkFlushCost(t, res, "instructions"))
+}

@@ -229,6 +229,23 @@ type Retention struct {
 	Result string `json:"result"`
 }
 
+// FlushCost is a TLB flush operation timed in ring 0 with interrupts
+// masked (Subject.Target names it: "mov cr3", "mov cr3 pcid noflush",
+// "mov cr3 pcid", "invlpg", "invpcid 0" to "invpcid 3", "cr4.pge toggle"):
+// units per operation over R repeats of N operations after Warmup, the
+// empty loop's cost per iteration (EmptyLoopCycles) subtracted. Unit is as
+// Stats.Unit's.
+type FlushCost struct {
+	Subject
+	N               int     `json:"N"`
+	R               int     `json:"R"`
+	Warmup          int     `json:"warmup"`
+	Unit            string  `json:"unit"`
+	PerOp           Spread  `json:"per_op"`
+	EmptyLoopCycles float64 `json:"empty_loop_cycles"`
+	TSCHz           uint64  `json:"tsc_hz"`
+}
+
 // Seed is a cell of a table shaped as the reference thread's (null call
 // or sched-messaging, 32-bit and 64-bit rows).
 type Seed struct {
@@ -586,6 +603,7 @@ func (Messaging) Kind() string       { return "messaging" }
 func (Phases) Kind() string          { return "phases" }
 func (Probe) Kind() string           { return "probe" }
 func (Retention) Kind() string       { return "retention" }
+func (FlushCost) Kind() string       { return "flushcost" }
 func (Seed) Kind() string            { return "seed" }
 func (Unsupported) Kind() string     { return "unsupported" }
 func (SeedUnsupported) Kind() string { return "seed-unsupported" }
@@ -607,7 +625,7 @@ func (End) Kind() string             { return "end" }
 var kinds = map[string]func() Record{}
 
 func init() {
-	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Retention{}, Seed{}, Unsupported{},
+	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Retention{}, FlushCost{}, Seed{}, Unsupported{},
 		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
 		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}} {
 		kinds[r.Kind()] = newOf(r)

@@ -29,6 +29,8 @@ func TestEncodeDecode(t *testing.T) {
 		Probe{Subject: Subject{Bench: "probe", Target: "own page"}, Address: "0x7f8000010000"},
 		Retention{Subject: Subject{Bench: "retention", Width: 64, Mode: "on+pcid"}, Probe: "pcid-noflush", Address: "0x7f8000010000",
 			First: "0x1000801", Away: "0x8000000001000001", Back: "0x8000000001000801", Result: "walked again"},
+		FlushCost{Subject: Subject{Bench: "flushcost", Width: 64, Target: "invpcid 2"}, N: 1000, R: 10, Warmup: 2, Unit: "instructions",
+			PerOp: Spread{N: 10, Mean: 3, Median: 3, Min: 3, Max: 3}, EmptyLoopCycles: 2, TSCHz: 2e9},
 		Seed{Subject: Subject{Bench: "messaging", Width: 32}, Seconds: 0.25},
 		Unsupported{Subject: Subject{Bench: "null32", Mode: "on+pcid"}, N: 1000, R: 10, Reason: "not in PAE"},
 		Unsupported{Subject: Subject{Bench: "messaging"}, Workload: &Workload{Groups: 2, Loops: 10, Size: 100, IPC: "pipe"}, R: 10, Warmup: 2, Reason: "PCID"},
