@@ -48,6 +48,10 @@ var Registry = []Benchmark{
 		Worlds: []int{64, 32}, Keys: []string{"modes", "messaging_groups", "messaging_loops", "messaging_size", "messaging_ipc", "r", "warmup"}, Run: messagingTable},
 	{Name: "probe", Summary: "the isolation probe: ring 3 reads a kernel address, the entry area and its own page; in the 32-bit world also a page fault and a double fault in its kernel and 100 round trips out of long mode",
 		Worlds: []int{64, 32}, Keys: []string{"modes"}, Run: probe},
+	{Name: "retention", Summary: "the TLB retention proof, in ring 0: a user page's PTE pointed at another frame without invalidation between two CR3 writes; does the second read see the old frame (the translation kept: PCID with NOFLUSH, a global page without PCID) or the new one (walked again)",
+		Worlds: []int{64}, Run: retention, Optional: true},
+	{Name: "flushcost", Summary: "TLB flush costs in ring 0, per operation, empty loop subtracted: MOV to CR3 without PCID, with PCID and NOFLUSH, with PCID without NOFLUSH; INVLPG; INVPCID types 0 to 3; the CR4.PGE toggle",
+		Worlds: []int{64}, Keys: []string{"n", "r", "warmup"}, Run: flushCost, Optional: true},
 	{Name: "deadlock", Summary: "a deadlock provoked on purpose, to show its report",
 		Worlds: []int{64}, Run: deadlock, Optional: true},
 }

@@ -78,3 +78,21 @@ func (p *Process) CR3(c Config) (kernel, user uint64, err error) {
 
 // MainProcess returns the process of the single-task runs (Exec).
 func MainProcess() *Process { return env.main }
+
+// LeafPTE returns p's address space in mode (global entry pages off) and
+// a pointer to the PTE that maps the 4 KiB page holding va in its kernel
+// side's tables; under isolation the user side shares the tables of the
+// user half (UserPML4Slot), so the same PTE maps va there. It is an error
+// when va is not mapped by a 4 KiB page.
+func (p *Process) LeafPTE(mode Mode, va uint64) (Space, *uint64, error) {
+	sp, err := p.space(mode, false)
+	if err != nil {
+		return Space{}, nil, err
+	}
+	pt := amd64.PageTable[goos.PhysTables]{Root: sp.KernelRoot, Mem: goos.PhysTables{}}
+	pte := pt.PTE(va, false)
+	if pte == nil || *pte&amd64.PTE_P == 0 {
+		return Space{}, nil, fmt.Errorf("pti: %#x is not mapped by a 4 KiB page in the %v tables", va, mode)
+	}
+	return sp, pte, nil
+}

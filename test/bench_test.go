@@ -2,6 +2,8 @@ package test
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -458,6 +460,11 @@ func TestPathLengths(t *testing.T) {
 	t.Run("boot", func(t *testing.T) {
 		t.Run("qemu-icount", func(t *testing.T) { q = qemuPathLengths(t) })
 		t.Run("qemu-icount-sockets", func(t *testing.T) { qs = qemuSocketPathLengths(t) })
+		t.Run("qemu-icount-flushcost", func(t *testing.T) {
+			res := boot(t, qemu.Options{Icount: true, Plan: []byte(flushCostPlan), Timeout: 10 * time.Minute})
+			requireOK(t, res)
+			checkFlushPathLengths(t, checkFlushCost(t, res, "instructions", flushNoPCID...))
+		})
 		for i, model := range bochsModels {
 			t.Run("bochs-"+model, func(t *testing.T) { b[i] = bochsMatrix(t, model) })
 		}
@@ -702,4 +709,148 @@ func checkPingPongFirst(t *testing.T, res serialLog) {
 	}
 	require.NotNil(t, seg, "no segments check")
 	assert.True(t, seg.OK, seg.Detail)
+}
+
+// retentionPlan runs the TLB retention proof alone.
+const retentionPlan = "benchmarks = retention\n"
+
+// checkRetention checks a retentionPlan run's answers: for each probe
+// ("pcid-noflush", "global") the result want gives ("kept", "walked
+// again"), or "unsupported" for a probe the CPU cannot run (an unsupported
+// record naming why); each measured one's record and table line, the
+// first and back CR3 values equal (the same address space) and the away
+// one different.
+func checkRetention(t *testing.T, res serialLog, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, u := range recordsOf[contract.Unsupported](t, res) {
+		if u.Bench == "retention" {
+			got[u.Target] = "unsupported"
+			assert.NotEmpty(t, u.Reason, u.Target)
+		}
+	}
+	lines := strings.Join(res.Lines(), "\n")
+	for _, r := range recordsOf[contract.Retention](t, res) {
+		assert.Equal(t, 64, r.Width)
+		assert.Equal(t, r.Probe, r.Target)
+		assert.Equal(t, "0x7f8000010000", r.Address)
+		switch r.Probe {
+		case "pcid-noflush":
+			assert.Equal(t, "on+pcid", r.Mode)
+			assert.False(t, r.Global)
+			// The user PCID, the kernel PCID with NOFLUSH, the user PCID
+			// with NOFLUSH, on one PML4.
+			first, away, back := hexValue(t, r.First), hexValue(t, r.Away), hexValue(t, r.Back)
+			assert.NotZero(t, first&0xfff)
+			assert.Equal(t, first|1<<63, back)
+			assert.Equal(t, first&^0xfff|1<<63, away&^0xfff)
+			assert.NotEqual(t, first&0xfff, away&0xfff)
+		case "global":
+			assert.Equal(t, "on", r.Mode)
+			assert.True(t, r.Global)
+			assert.Equal(t, r.First, r.Back)
+			assert.NotEqual(t, r.First, r.Away)
+		}
+		frame := map[string]string{"kept": "A", "walked again": "B"}[r.Result]
+		assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(r.Probe)+`\s+`+regexp.QuoteMeta(r.Mode)+`/\S+\s+0x7f8000010000\s+`+r.First+`\s+`+r.Away+`\s+`+r.Back+`\s+`+r.Result+` \(frame `+frame+`\)$`, lines)
+		got[r.Probe] = r.Result
+	}
+	assert.Equal(t, want, got)
+}
+
+// hexValue parses a record's 0x-prefixed hex value.
+func hexValue(t *testing.T, s string) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64)
+	require.NoError(t, err, s)
+	return v
+}
+
+// TestRetention runs the TLB retention proof under QEMU: TCG flushes its
+// TLB on every CR3 write, global pages included, so the global probe sees
+// frame B (walked again); its CPUs lack PCID, so the PCID probe is
+// unsupported.
+func TestRetention(t *testing.T) {
+	res := boot(t, qemu.Options{Plan: []byte(retentionPlan)})
+	requireOK(t, res)
+	checkRetention(t, res, map[string]string{"pcid-noflush": "unsupported", "global": "walked again"})
+}
+
+// flushCostPlan times the flush operations, small.
+const flushCostPlan = "benchmarks = flushcost\nn = 200\nr = 3\nwarmup = 1\n"
+
+// flushOps are the flush-cost table's operations by record name, with
+// their rows' titles.
+var flushOps = map[string]string{
+	"mov cr3": "MOV to CR3, no PCID", "mov cr3 pcid noflush": "MOV to CR3, PCID 0, NOFLUSH", "mov cr3 pcid": "MOV to CR3, PCID 0, no NOFLUSH",
+	"invlpg": "INVLPG of a present page", "invpcid 0": "INVPCID type 0 (one address)", "invpcid 1": "INVPCID type 1 (one PCID)",
+	"invpcid 2": "INVPCID type 2 (all, global too)", "invpcid 3": "INVPCID type 3 (all but global)", "cr4.pge toggle": "CR4.PGE toggle (two MOVs to CR4)",
+}
+
+// flushPathLength bounds the instructions per flush operation where the
+// TSC counts them (QEMU -icount shift=0, Bochs): the operation alone, the
+// loop's DEC and JNZ subtracted (two MOVs for the CR4.PGE toggle).
+var flushPathLength = map[string]int64{
+	"mov cr3": 1, "mov cr3 pcid noflush": 1, "mov cr3 pcid": 1, "invlpg": 1,
+	"invpcid 0": 1, "invpcid 1": 1, "invpcid 2": 1, "invpcid 3": 1, "cr4.pge toggle": 2,
+}
+
+// checkFlushCost checks a flushCostPlan run: every operation of flushOps
+// either measured, with a record (unit unit, per-operation figures over
+// the plan's repeats) and a table row, or unsupported, with an
+// unsupported record and row, as unsupported lists them; it returns the
+// mean per operation by name.
+func checkFlushCost(t *testing.T, res serialLog, unit string, unsupported ...string) map[string]float64 {
+	t.Helper()
+	lines := strings.Join(res.Lines(), "\n")
+	got := map[string]float64{}
+	for _, r := range recordsOf[contract.FlushCost](t, res) {
+		assert.Equal(t, "flushcost", r.Bench)
+		assert.Equal(t, unit, r.Unit, r.Target)
+		assert.Equal(t, 200, r.N)
+		assert.Equal(t, 3, r.R)
+		assert.Equal(t, 3, r.PerOp.N, r.Target)
+		assert.Positive(t, r.EmptyLoopCycles, r.Target)
+		assert.LessOrEqual(t, r.PerOp.Min, r.PerOp.Median, r.Target)
+		assert.LessOrEqual(t, r.PerOp.Median, r.PerOp.Max, r.Target)
+		require.Contains(t, flushOps, r.Target)
+		assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(flushOps[r.Target])+`\s+[0-9]+\.[0-9]\s+\S+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+$`, lines)
+		got[r.Target] = r.PerOp.Mean
+	}
+	var unsup []string
+	for _, u := range recordsOf[contract.Unsupported](t, res) {
+		if u.Bench == "flushcost" {
+			unsup = append(unsup, u.Target)
+			assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(flushOps[u.Target])+`\s+unsupported: `+regexp.QuoteMeta(u.Reason)+`$`, lines)
+		}
+	}
+	assert.ElementsMatch(t, unsupported, unsup)
+	assert.Len(t, got, len(flushOps)-len(unsupported), "measured: %v", got)
+	return got
+}
+
+// checkFlushPathLengths holds the instructions per flush operation
+// measured where the TSC counts instructions as flushPathLength's bounds.
+func checkFlushPathLengths(t *testing.T, got map[string]float64) {
+	t.Helper()
+	for k, v := range got {
+		assert.LessOrEqual(t, int64(v), flushPathLength[k], "%s: instructions per operation", k)
+		assert.Greater(t, v, 0.5, k)
+	}
+}
+
+// flushNoPCID are the flush operations a CPU without PCID or INVPCID
+// (QEMU TCG's) cannot run.
+var flushNoPCID = []string{"mov cr3 pcid noflush", "mov cr3 pcid", "invpcid 0", "invpcid 1", "invpcid 2", "invpcid 3"}
+
+// TestFlushCost times the flush operations under QEMU TCG: MOV to CR3
+// without PCID, INVLPG and the CR4.PGE toggle measured in TSC cycles, the
+// PCID and INVPCID rows unsupported.
+func TestFlushCost(t *testing.T) {
+	res := boot(t, qemu.Options{Plan: []byte(flushCostPlan)})
+	requireOK(t, res)
+	got := checkFlushCost(t, res, "tsc_cycles", flushNoPCID...)
+	for k, v := range got {
+		assert.Positive(t, v, k)
+	}
 }

@@ -363,3 +363,23 @@ func TestBochsPingPongFirst(t *testing.T) {
 	requireBochsOK(t, res)
 	checkPingPongFirst(t, res)
 }
+
+// TestBochsRetention runs the TLB retention proof under Bochs, whose TLB
+// is not tagged by PCID: it ignores NOFLUSH and drops every non-global
+// entry on each CR3 write (bochs.md), so the PCID probe sees frame B
+// (walked again), while it keeps global entries across a CR3 write with
+// CR4.PGE set, so the global probe sees frame A (kept).
+func TestBochsRetention(t *testing.T) {
+	res := bootBochs(t, bochs.Options{Plan: []byte(retentionPlan), Timeout: bochsFaultTimeout})
+	requireBochsOK(t, res)
+	checkRetention(t, res, map[string]string{"pcid-noflush": "walked again", "global": "kept"})
+}
+
+// TestBochsFlushCost times the flush operations under Bochs, whose CPU
+// model has PCID and INVPCID: every row measured, in instructions, and
+// held as flushPathLength's bounds.
+func TestBochsFlushCost(t *testing.T) {
+	res := bootBochs(t, bochs.Options{Plan: []byte(flushCostPlan), Timeout: bochsFaultTimeout})
+	requireBochsOK(t, res)
+	checkFlushPathLengths(t, checkFlushCost(t, res, "instructions"))
+}

@@ -207,6 +207,45 @@ type ProbeFault struct {
 	User      bool   `json:"user"`
 }
 
+// Retention is an answer of the TLB retention proof (SDM Vol. 3A,
+// 4.10.2.4 global pages, 4.10.4.1 MOV to CR3 with PCIDs and NOFLUSH): in
+// ring 0, a page at Address is read under CR3 value First, which fills its
+// TLB entry; CR3 is loaded with Away, the page's PTE pointed at another
+// frame without invalidation, CR3 loaded with Back, and the page read
+// again. Result is "kept" when the second read saw the first frame (the
+// CPU kept the translation across both CR3 writes) and "walked again"
+// when it saw the new one (it walked the tables; legal: NOFLUSH and the G
+// bit permit keeping entries, they do not promise it).
+type Retention struct {
+	Subject
+	// Probe is "pcid-noflush" (PCIDs, NOFLUSH on the way back) or
+	// "global" (a global page, CR4.PGE, no PCIDs).
+	Probe   string `json:"probe"`
+	Address string `json:"address"`
+	// First, Away and Back are the CR3 values, in hex.
+	First  string `json:"first_cr3"`
+	Away   string `json:"away_cr3"`
+	Back   string `json:"back_cr3"`
+	Result string `json:"result"`
+}
+
+// FlushCost is a TLB flush operation timed in ring 0 with interrupts
+// masked (Subject.Target names it: "mov cr3", "mov cr3 pcid noflush",
+// "mov cr3 pcid", "invlpg", "invpcid 0" to "invpcid 3", "cr4.pge toggle"):
+// units per operation over R repeats of N operations after Warmup, the
+// empty loop's cost per iteration (EmptyLoopCycles) subtracted. Unit is as
+// Stats.Unit's.
+type FlushCost struct {
+	Subject
+	N               int     `json:"N"`
+	R               int     `json:"R"`
+	Warmup          int     `json:"warmup"`
+	Unit            string  `json:"unit"`
+	PerOp           Spread  `json:"per_op"`
+	EmptyLoopCycles float64 `json:"empty_loop_cycles"`
+	TSCHz           uint64  `json:"tsc_hz"`
+}
+
 // Seed is a cell of a table shaped as the reference thread's (null call
 // or sched-messaging, 32-bit and 64-bit rows).
 type Seed struct {
@@ -563,6 +602,8 @@ func (PingPong) Kind() string        { return "pingpong" }
 func (Messaging) Kind() string       { return "messaging" }
 func (Phases) Kind() string          { return "phases" }
 func (Probe) Kind() string           { return "probe" }
+func (Retention) Kind() string       { return "retention" }
+func (FlushCost) Kind() string       { return "flushcost" }
 func (Seed) Kind() string            { return "seed" }
 func (Unsupported) Kind() string     { return "unsupported" }
 func (SeedUnsupported) Kind() string { return "seed-unsupported" }
@@ -584,7 +625,7 @@ func (End) Kind() string             { return "end" }
 var kinds = map[string]func() Record{}
 
 func init() {
-	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Seed{}, Unsupported{},
+	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Retention{}, FlushCost{}, Seed{}, Unsupported{},
 		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
 		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}} {
 		kinds[r.Kind()] = newOf(r)
