@@ -19,10 +19,10 @@ func TestRunBuilder(t *testing.T) {
 	assert.ErrorContains(t, err, "no such trampoline")
 
 	NewProcess(0, nfds) // state of an earlier run
-	r, err := NewRun(pti.Config{Mode: pti.Off, Flavour: pti.Minimal})
+	_, err = NewRun(pti.Config{Mode: pti.Off, Flavour: pti.Minimal})
 	require.NoError(t, err)
 	assert.False(t, framed, "the minimal flavour has no pt_regs frame to switch by")
-	r, err = NewRun(pti.Config{Mode: pti.Off, Flavour: pti.Linux})
+	r, err := NewRun(pti.Config{Mode: pti.Off, Flavour: pti.Linux})
 	require.NoError(t, err)
 	assert.True(t, framed)
 	_, err = r.RunTasks()
