@@ -45,7 +45,24 @@ type Sample struct {
 	// the 32-bit world's per-CPU count, monotonic within its run): only
 	// its deltas mean anything.
 	NMI uint64
+	// PMC are performance-monitoring counters as read (raw, not masked to
+	// their width): the MSRs SamplePMCMSRs names, 0 where it names none.
+	// By convention (package bench) 0-2 are the fixed-function counters
+	// IA32_FIXED_CTR0-2 and 3.. programmable IA32_PMCx.
+	PMC [SamplePMCs]uint64
 }
+
+// SamplePMCs is the most performance-monitoring counters a Sample holds:
+// the three fixed-function counters and SampleGP programmable ones.
+const SamplePMCs = 3 + SampleGP
+
+// SampleGP is the most programmable counters a Sample holds.
+const SampleGP = 4
+
+// SamplePMCMSRs are the MSRs (IA32_FIXED_CTRx at 309H+, IA32_PMCx at
+// C1H+; SDM Vol. 4, Table 2-2) that SamplePMU reads into Sample.PMC, 0
+// for a slot not read.
+type SamplePMCMSRs [SamplePMCs]uint32
 
 // Disturbed reports whether d, the change of the counters over a repeat
 // (cpustate.Delta), shows an event that disturbed it: an SMI or an NMI.
@@ -61,12 +78,14 @@ const (
 	SampleAPERF SampleSources = 1 << 0 // APERF and MPERF are read
 	SampleSMI   SampleSources = 1 << 1 // MSR_SMI_COUNT is read
 	SampleNMI   SampleSources = 1 << 2 // the NMI count is read
+	SamplePMU   SampleSources = 1 << 3 // the performance counters of a SamplePMCMSRs are read
 )
 
-// ReadSample reads the counters src names into s (the others stay 0).
-// The MSRs must be known to exist (SampleSources from safe reads): it
-// uses RDMSR. The NMI count is NMICount's.
-func ReadSample(src SampleSources, s *Sample) {
+// ReadSample reads the counters src names into s (the others stay 0),
+// with SamplePMU the MSRs pmcs names into s.PMC. The MSRs must be known
+// to exist (SampleSources from safe reads, counters a pmu.Session
+// started): it uses RDMSR. The NMI count is NMICount's.
+func ReadSample(src SampleSources, pmcs *SamplePMCMSRs, s *Sample) {
 	if src&SampleAPERF != 0 {
 		s.APERF = RDMSR(MSR_IA32_APERF)
 		s.MPERF = RDMSR(MSR_IA32_MPERF)
@@ -76,5 +95,12 @@ func ReadSample(src SampleSources, s *Sample) {
 	}
 	if src&SampleNMI != 0 {
 		s.NMI = NMICount()
+	}
+	if src&SamplePMU != 0 && pmcs != nil {
+		for i, msr := range pmcs {
+			if msr != 0 {
+				s.PMC[i] = RDMSR(msr)
+			}
+		}
 	}
 }

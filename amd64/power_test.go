@@ -29,10 +29,12 @@ func TestSampleDisturbed(t *testing.T) {
 // for (no RDMSR here: the MSR sources stay off on the host).
 func TestReadSampleNMI(t *testing.T) {
 	var s Sample
-	ReadSample(0, &s)
+	ReadSample(0, nil, &s)
 	assert.Equal(t, Sample{}, s, "no source")
 	before := NMICount()
 	AddNMIs(2)
-	ReadSample(SampleNMI, &s)
+	ReadSample(SampleNMI, nil, &s)
 	assert.Equal(t, Sample{NMI: before + 2}, s)
+	ReadSample(SampleNMI|SamplePMU, &SamplePMCMSRs{}, &s)
+	assert.Equal(t, Sample{NMI: before + 2}, s, "no counter named: no RDMSR")
 }

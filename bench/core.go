@@ -36,10 +36,15 @@ func SetCounters(src amd64.SampleSources) {
 	i386pae.SetSampling(src)
 }
 
-// readSample reads the counters in Go, between runs.
+// readSample reads the counters in Go, between runs: with the PMU's
+// (startPMU) when they count.
 func readSample() amd64.Sample {
 	var s amd64.Sample
-	amd64.ReadSample(counters, &s)
+	src := counters
+	if pmuNow.on {
+		src |= amd64.SamplePMU
+	}
+	amd64.ReadSample(src, &pmuNow.msrs, &s)
 	return s
 }
 
@@ -85,21 +90,26 @@ type Disturb struct {
 	// Undisturbed are the statistics over the repeats without an SMI or
 	// an NMI (N = 0 when there are none, or none was disturbed).
 	Undisturbed Stats
+	// PMU is the performance counters per operation in the figure's
+	// world, or why there are none (pmuState.record).
+	PMU *contract.PMUCounts
 }
 
 // disturbOf computes a figure's Disturb from its r measured repeats'
 // figures per operation and the samples of its loop of warmup+r repeats
-// (repeatDeltas).
-func disturbOf(perOp []float64, samples []amd64.Sample, r, warmup int) Disturb {
+// (repeatDeltas) of ops operations each, in the world of width bits.
+func disturbOf(perOp []float64, samples []amd64.Sample, r, warmup, ops, width int) Disturb {
 	deltas, sampled := repeatDeltas(samples, r, warmup)
-	return disturbDeltas(perOp, deltas, sampled)
+	return disturbDeltas(perOp, deltas, sampled, ops, width)
 }
 
 // disturbDeltas computes a figure's Disturb from its measured repeats'
 // figures per operation and their counter deltas: one per repeat, or one
-// for all (sampled "run").
-func disturbDeltas(perOp []float64, deltas []amd64.Sample, sampled string) Disturb {
+// for all (sampled "run"); a repeat is ops operations in the world of
+// width bits (for the performance counters).
+func disturbDeltas(perOp []float64, deltas []amd64.Sample, sampled string, ops, width int) Disturb {
 	d := Disturb{Src: counters, Sampled: sampled}
+	d.PMU = pmuNow.record(pmuNow.perOp(deltas, ops, sampled), width)
 	if len(deltas) == 0 || len(perOp) == 0 {
 		return d
 	}
@@ -180,16 +190,29 @@ func (d Disturb) core(hz uint64) contract.Core {
 	if d.Src == 0 {
 		c.Sampled = ""
 	}
+	c.PMU = d.PMU
 	return c
 }
 
 // coreColumns heads the core-clock columns of a table: the effective
 // core clock, core cycles per operation, and the repeats an SMI or an NMI
-// disturbed (of all).
-func coreColumns() string { return fmt.Sprintf(" %8s %10s %8s", "core MHz", "core/op", "dist rep") }
+// disturbed (of all); with the performance counters counting (startPMU),
+// instructions and PMU core cycles per operation too.
+func coreColumns() string {
+	return fmt.Sprintf(" %8s %10s %8s", "core MHz", "core/op", "dist rep") + pmuColumns()
+}
+
+// pmuColumns head the performance counters' columns: none unless they
+// count.
+func pmuColumns() string {
+	if !pmuNow.on {
+		return ""
+	}
+	return fmt.Sprintf(" %9s %10s", "inst/op", "pmu cyc/op")
+}
 
 // coreWidth is the width of the core-clock columns.
-const coreWidth = 1 + 8 + 1 + 10 + 1 + 8
+func coreWidth() int { return 1 + 8 + 1 + 10 + 1 + 8 + len(pmuColumns()) }
 
 // coreCells are d's core-clock cells for r measured repeats: "-" where
 // the counter is unsupported (or, for the disturbed repeats, where
@@ -203,7 +226,26 @@ func (d Disturb) coreCells(hz uint64, r int) string {
 	if d.Src&(amd64.SampleSMI|amd64.SampleNMI) != 0 && d.Sampled != "" {
 		smi = fmt.Sprintf("%d/%d", d.Disturbed, r)
 	}
-	return fmt.Sprintf(" %8s %10s %8s", mhz, core, smi)
+	return fmt.Sprintf(" %8s %10s %8s", mhz, core, smi) + d.pmuCells()
+}
+
+// pmuCells are d's instructions and core cycles per operation, "-" where
+// they were not counted; none unless the counters count.
+func (d Disturb) pmuCells() string {
+	if !pmuNow.on {
+		return ""
+	}
+	cell := func(name string) string {
+		if d.PMU == nil || d.PMU.PerOp == nil {
+			return "-"
+		}
+		v, ok := d.PMU.PerOp[name]
+		if !ok {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf(" %9s %10s", cell("instructions"), cell("core_cycles"))
 }
 
 // coreShort is d's core clock and disturbed repeats in a seed table's

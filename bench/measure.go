@@ -86,7 +86,7 @@ func Measure(w World, c Config, call Call, n, r, warmup int) Measurement {
 	}
 	perOp := PerOp(calls.Cycles[warmup:], n, m.Empty)
 	m.Stats = Summarize(perOp)
-	m.Disturb = disturbOf(perOp, calls.Samples, r, warmup)
+	m.Disturb = disturbOf(perOp, calls.Samples, r, warmup, n, w.Width())
 	if c.Stamps && len(calls.Phases) == PhaseCount {
 		all := float64(n * (r + warmup))
 		for i, sum := range calls.Phases {

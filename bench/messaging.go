@@ -490,7 +490,7 @@ func measureMessaging(w World, c Config, threads bool, p MessagingParams) Messag
 	}
 	perRun := PerOp(times, 1, 0)
 	last.Stats = Summarize(perRun)
-	last.Disturb = disturbDeltas(perRun, deltas, sampledRepeat)
+	last.Disturb = disturbDeltas(perRun, deltas, sampledRepeat, 1, w.Width())
 	return last
 }
 
@@ -536,7 +536,7 @@ func messagingTable(x *Ctx) any {
 }
 
 func messagingCells(m Messaging, clk Clock, ratio float64) string {
-	if cell, ok := notMeasuredCell(39+coreWidth, m.Unsup, m.Failure); ok {
+	if cell, ok := notMeasuredCell(39+coreWidth(), m.Unsup, m.Failure); ok {
 		return cell
 	}
 	return fmt.Sprintf("%12.6f %7s %10.1f %7.2f%s", clk.Ns(m.Stats.Mean)/1e9, spread(m.Stats), m.Stats.Mean/float64(m.Messages), ratio,

@@ -170,7 +170,7 @@ func measurePingPong(w World, c Config, threads bool, n, r, warmup int) PingPong
 	if res.ok() {
 		perOp := PerOp(counts[warmup:], n, 0)
 		res.Stats = Summarize(perOp)
-		res.Disturb = disturbOf(perOp, res.samples, r, warmup)
+		res.Disturb = disturbOf(perOp, res.samples, r, warmup, n, w.Width())
 	}
 	return res
 }
@@ -226,7 +226,7 @@ func notMeasuredCell(width int, unsup, failure error) (cell string, ok bool) {
 
 // pingPongCells formats one result's cells of the table.
 func pingPongCells(pp PingPong, clk Clock, ratio float64) string {
-	if cell, ok := notMeasuredCell(48+coreWidth, pp.Unsup, pp.Failure); ok {
+	if cell, ok := notMeasuredCell(48+coreWidth(), pp.Unsup, pp.Failure); ok {
 		return cell
 	}
 	rt := float64(pp.RoundTrips)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/pmu"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -64,6 +65,13 @@ type Plan struct {
 	// ratio, restore the firmware's request at the end) or
 	// cpustate.PStateLeave (touch nothing).
 	PState string
+
+	// PMU says whether the 64-bit figures count with the performance
+	// counters (where the CPU has them, startPMU); PMUEvents are the
+	// model's events to count on the programmable counters (names of
+	// pmu.EventNames), nil for its table's first ones.
+	PMU       bool
+	PMUEvents []string
 }
 
 // DefaultPlan is the plan without a plan file: every benchmark of the
@@ -86,6 +94,7 @@ func DefaultPlan() Plan {
 		// and 100 loops, the reference figures' 20 groups.
 		MsgGroups: 2, MsgLoops: 10, MsgSize: 100, MsgIPC: IPCSocket,
 		PState: cpustate.PStateNominal,
+		PMU:    true,
 	}
 }
 
@@ -229,6 +238,32 @@ var planKeys = map[string]func(p *Plan, v string) error{
 			return nil
 		}
 		return fmt.Errorf("pstate must be nominal or leave")
+	},
+	"pmu": func(p *Plan, v string) error {
+		switch v {
+		case "on":
+			p.PMU = true
+		case "off":
+			p.PMU = false
+		default:
+			return fmt.Errorf("pmu must be on or off")
+		}
+		return nil
+	},
+	"pmu_events": func(p *Plan, v string) error {
+		if v == "default" {
+			p.PMUEvents = nil
+			return nil
+		}
+		names := map[string]string{}
+		for _, n := range pmu.EventNames() {
+			names[n] = n
+		}
+		e, err := listOf(v, names, "pmu_events")
+		if err == nil {
+			p.PMUEvents = e
+		}
+		return err
 	},
 	"global": func(p *Plan, v string) error {
 		g, ok := map[string][]bool{"off": {false}, "on": {true}, "both": {false, true}}[v]

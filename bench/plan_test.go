@@ -74,6 +74,11 @@ func TestParsePlanValid(t *testing.T) {
 		{"global off", "global = off", planWith(func(p *Plan) { p.Globals = []bool{false} })},
 		{"pstate nominal", "pstate = nominal", DefaultPlan()},
 		{"pstate leave", "pstate = leave", planWith(func(p *Plan) { p.PState = "leave" })},
+		{"pmu on", "pmu = on", DefaultPlan()},
+		{"pmu off", "pmu = off", planWith(func(p *Plan) { p.PMU = false })},
+		{"pmu_events default", "pmu_events = default", DefaultPlan()},
+		{"pmu_events named", "pmu_events = ITLB_MISSES.WALK_COMPLETED, DTLB_LOAD_MISSES.WALK_PENDING",
+			planWith(func(p *Plan) { p.PMUEvents = []string{"ITLB_MISSES.WALK_COMPLETED", "DTLB_LOAD_MISSES.WALK_PENDING"} })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,6 +107,9 @@ func TestParsePlanRejectsLine(t *testing.T) {
 		{"empty value", "end =", "end must be"},
 		{"second '=' belongs to the value", "screen = on = off", "screen must be on or off"},
 		{"unknown IPC", "messaging_ipc = fifo", "messaging_ipc must be socket or pipe"},
+		{"bad pmu", "pmu = yes", "pmu must be on or off"},
+		{"unknown event", "pmu_events = DTLB_LOAD_MISSES.WALK_COMPLETED, CYCLES", "pmu_events must be a comma-separated list of"},
+		{"an event twice", "pmu_events = ITLB_MISSES.STLB_HIT,ITLB_MISSES.STLB_HIT", "pmu_events lists ITLB_MISSES.STLB_HIT twice"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -40,6 +40,7 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 		RDTSCP: amd64.Features.RDTSCP, Emulated: clk.Emulated(), Emulator: clk.Emulator, Icount: clk.Icount})
 	results := map[string]any{}
 	ready := map[int]error{}
+	pmuStarted := false
 	for _, name := range plan.Benchmarks {
 		e, ok := lookup(name)
 		if !ok {
@@ -58,6 +59,11 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 		}
 		if err != nil {
 			continue
+		}
+		if e.width == 64 && !pmuStarted {
+			pmuStarted = true
+			r.Printf("%s", startPMU(plan, pmuHardware))
+			defer stopPMU(pmuHardware)
 		}
 		x := &Ctx{Reporter: r, Plan: plan, Clock: clk, World: w, Name: name, worlds: Worlds}
 		results[name] = e.b.Run(x)

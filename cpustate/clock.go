@@ -8,9 +8,14 @@ import (
 
 // Delta is the counters' change from a to b: APERF and MPERF are 64-bit,
 // MSR_SMI_COUNT counts in its low 32 bits and wraps there, the NMI count
-// is monotonic.
+// is monotonic; the performance counters' deltas are modulo 2^64, for
+// their reader to mask to the counters' widths (pmu.Session.Sub).
 func Delta(a, b amd64.Sample) amd64.Sample {
-	return amd64.Sample{APERF: b.APERF - a.APERF, MPERF: b.MPERF - a.MPERF, SMI: (b.SMI - a.SMI) & 0xffffffff, NMI: b.NMI - a.NMI}
+	d := amd64.Sample{APERF: b.APERF - a.APERF, MPERF: b.MPERF - a.MPERF, SMI: (b.SMI - a.SMI) & 0xffffffff, NMI: b.NMI - a.NMI}
+	for i := range d.PMC {
+		d.PMC[i] = b.PMC[i] - a.PMC[i]
+	}
+	return d
 }
 
 // Ratio is dAPERF/dMPERF over d: the core's average clock over the

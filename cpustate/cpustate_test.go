@@ -348,6 +348,11 @@ func TestClockArithmetic(t *testing.T) {
 	r, ok := Ratio(d)
 	require.True(t, ok)
 	assert.InDelta(t, 1.16568633914, r, 1e-11)
+	// The performance counters' deltas are modulo 2^64, for their reader
+	// to mask to the counters' widths: a 48-bit counter that wrapped.
+	pmc := Delta(amd64.Sample{PMC: [amd64.SamplePMCs]uint64{1<<48 - 10, 5}}, amd64.Sample{PMC: [amd64.SamplePMCs]uint64{20, 9}})
+	assert.Equal(t, uint64(30), pmc.PMC[0]&(1<<48-1))
+	assert.Equal(t, uint64(4), pmc.PMC[1])
 
 	// The same part at its maximum-efficiency ratio 16 (PLATFORM_INFO
 	// [47:40]) over 1 ms, from its counters as read; one SMI counted

@@ -70,6 +70,9 @@ type entryData struct {
 	// (amd64.SampleSources), the kernel buffer of samples, how many it
 	// holds and how many the run recorded.
 	SampleSrc, SampleBuf, SampleCap, SampleN uint64
+	// The performance counters' MSRs it reads with amd64.SamplePMU
+	// (amd64.SamplePMCMSRs widened), 0 for a slot not read.
+	SampleMSR [amd64.SamplePMCs]uint64
 }
 
 // Run end reasons.
@@ -122,6 +125,8 @@ const (
 	sampleAPERF       = amd64.SampleAPERF
 	sampleSMI         = amd64.SampleSMI
 	sampleNMI         = amd64.SampleNMI
+	samplePMU         = amd64.SamplePMU
+	samplePMCs        = amd64.SamplePMCs
 )
 
 // sample is amd64.Sample, named here so that its size and offsets reach

@@ -429,7 +429,8 @@ spin:
 
 // func sysSample()
 // Records the counters entryData.SampleSrc names (amd64.SampleSources) in
-// the next amd64.Sample of entryData.SampleBuf, unless SampleCap are
+// the next amd64.Sample of entryData.SampleBuf (with amd64.SamplePMU the
+// MSRs of entryData.SampleMSR, by RDMSR, into its PMC), unless SampleCap are
 // recorded, and returns 0. Every MSR it reads exists (the sources come
 // from #GP-safe reads at boot); the NMI count is read at
 // entryData.NMICounter, mapped on the kernel side's CR3, which the system
@@ -454,10 +455,31 @@ smi:
 	RDMSR64(const_msrSMICount, sample_SMI(DI))
 nmi:
 	TESTQ	$const_sampleNMI, (const_dataBase+entryData_SampleSrc)
-	JEQ	sampled
+	JEQ	pmcs
 	MOVQ	(const_dataBase+entryData_NMICounter), CX
 	MOVQ	(CX), CX
 	MOVQ	CX, sample_NMI(DI)
+pmcs:
+	TESTQ	$const_samplePMU, (const_dataBase+entryData_SampleSrc)
+	JEQ	sampled
+	PUSHQ	SI
+	PUSHQ	R8
+	MOVQ	$(const_dataBase+entryData_SampleMSR), R8
+	XORL	SI, SI
+pmc:
+	MOVQ	(R8)(SI*8), CX
+	TESTQ	CX, CX
+	JEQ	nextpmc
+	RDMSR
+	SHLQ	$32, DX
+	ORQ	DX, AX
+	MOVQ	AX, sample_PMC(DI)(SI*8)
+nextpmc:
+	INCQ	SI
+	CMPQ	SI, $const_samplePMCs
+	JCS	pmc
+	POPQ	R8
+	POPQ	SI
 sampled:
 	POPQ	DI
 	POPQ	DX

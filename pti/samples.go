@@ -21,12 +21,21 @@ func SetSampling(src amd64.SampleSources) { sampleSrc = src }
 
 var sampleSrc amd64.SampleSources
 
+// SetSamplePMCs names the performance counters the sample call reads with
+// amd64.SamplePMU from the next run on.
+func SetSamplePMCs(m amd64.SamplePMCMSRs) { pmcMSRs = m }
+
+var pmcMSRs amd64.SamplePMCMSRs
+
 // resetSamples empties the buffer for a run (Start).
 func resetSamples(d *entryData) {
 	d.SampleSrc = uint64(sampleSrc)
 	d.SampleBuf = uint64(uintptr(unsafe.Pointer(&samples[0])))
 	d.SampleCap = MaxSamples
 	d.SampleN = 0
+	for i, msr := range pmcMSRs {
+		d.SampleMSR[i] = uint64(msr)
+	}
 }
 
 // Samples returns the samples the last run recorded, in order: the
@@ -44,6 +53,9 @@ func Samples() []amd64.Sample {
 		}
 		if sampleSrc&amd64.SampleNMI == 0 {
 			s[i].NMI = 0
+		}
+		if sampleSrc&amd64.SamplePMU == 0 {
+			s[i].PMC = [amd64.SamplePMCs]uint64{}
 		}
 	}
 	return s

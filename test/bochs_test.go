@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/internal/bochs"
 	"github.com/ptilab/ptilab/internal/contract"
@@ -182,12 +183,16 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	for _, msr := range cpustate.ProbedMSRs {
 		probed[fmt.Sprintf("%#x", msr)] = true
 	}
+	// The PMU's start: its first write (#GP-safe), which Bochs's models,
+	// listing a version in CPUID.0AH, refuse.
+	probed[fmt.Sprintf("%#x", amd64.MSR_IA32_PERF_GLOBAL_CTRL)] = true
 	for _, line := range unknownMSR.FindAllStringSubmatch(string(res.Log), -1) {
 		assert.True(t, probed[line[2]], "only the microcode probe and the cpu-state's #GP-safe reads touch an MSR the model lacks: %s", line[0])
 	}
 	st := cpuStateOf(t, res)
 	assert.Equal(t, "unsupported", st.SMICount, "Bochs has no MSR_SMI_COUNT")
 	requireCoreUnsupported(t, res, "unsupported")
+	requirePMUUnsupported(t, res, pmuNoMSRs)
 
 	// Every 64-bit row measured, on+pcid included.
 	for _, f := range recordsOf[contract.Unsupported](t, res) {

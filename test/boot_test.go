@@ -95,6 +95,7 @@ func TestDefaultBoot(t *testing.T) {
 		assert.Equal(t, "Not affected", vul.Table[n], n)
 	}
 	requireCoreUnsupported(t, res, "unsupported")
+	requirePMUUnsupported(t, res, exactly(pmuAMD))
 
 	// One check record per self-check, in order, each passed, and its
 	// human line.
@@ -185,6 +186,11 @@ func TestModels(t *testing.T) {
 			}
 			assert.Equal(t, smi, st.SMICount)
 			requireCoreUnsupported(t, res, smi)
+			pmuWhy := pmuAMD
+			if tt.model != 0 {
+				pmuWhy = pmuNoArch
+			}
+			requirePMUUnsupported(t, res, exactly(pmuWhy))
 			vul := vulnsOf(t, res)
 			if tt.name == "Skylake-Client" {
 				// SKYLAKE (06_5EH) without ARCH_CAPABILITIES under a

@@ -2,6 +2,7 @@ package test
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,4 +110,59 @@ func requireCoreUnsupported(t *testing.T, res serialLog, smi string) {
 		assert.Equal(t, "all", c.Headline)
 	}
 	lineIndex(t, res.Lines(), "core clock: unsupported (no APERF/MPERF)")
+}
+
+// Why the performance counters do not count under QEMU's TCG: its
+// default CPU (qemu64) is AMD's, its Intel models report CPUID.0AH:EAX = 0.
+const (
+	pmuAMD    = "AMD: its core performance counters (AMD APM Vol. 2, 13.2) are not programmed by ptilab"
+	pmuNoArch = "no architectural performance monitoring (CPUID.0AH:EAX[7:0] = 0)"
+)
+
+// pmuNoMSRs is Bochs's: its models list a version in CPUID.0AH but have
+// none of the MSRs, and the first write (IA32_PERF_GLOBAL_CTRL) raises #GP.
+var pmuNoMSRs = regexp.MustCompile(`^CPUID\.0AH lists architectural performance monitoring version [1-9][0-9]*, but WRMSR 0x38f raised #GP$`)
+
+// exactly matches s alone.
+func exactly(s string) *regexp.Regexp { return regexp.MustCompile("^" + regexp.QuoteMeta(s) + "$") }
+
+// requirePMUUnsupported checks that every syscall, pingpong and messaging
+// record carries pmu unsupported, with a reason reason64 matches in the
+// 64-bit world and "not counted in the 32-bit world" in the 32-bit one,
+// that the PMU line says so, and that no table gained the counters'
+// columns.
+func requirePMUUnsupported(t *testing.T, res serialLog, reason64 *regexp.Regexp) {
+	t.Helper()
+	check := func(width int, c contract.Core, what string) {
+		require.NotNil(t, c.PMU, "%s: no pmu", what)
+		if width == 32 {
+			assert.Equal(t, "not counted in the 32-bit world", c.PMU.Unsupported, what)
+		} else {
+			assert.Regexp(t, reason64, c.PMU.Unsupported, what)
+		}
+		assert.Nil(t, c.PMU.PerOp, what)
+	}
+	n := 0
+	for _, r := range recordsOf[contract.Syscall](t, res) {
+		check(r.Width, r.Core, r.Bench+" "+r.Mode)
+		n++
+	}
+	for _, r := range recordsOf[contract.PingPong](t, res) {
+		check(r.Width, r.Core, r.Bench+" "+r.Mode)
+		n++
+	}
+	for _, r := range recordsOf[contract.Messaging](t, res) {
+		check(r.Width, r.Core, r.Bench+" "+r.Mode)
+		n++
+	}
+	require.NotZero(t, n)
+	lines := 0
+	for _, l := range res.Lines() {
+		assert.NotContains(t, l, "inst/op", "no counter columns without counts")
+		if r, ok := strings.CutPrefix(l, "ptilab: PMU: unsupported: "); ok {
+			assert.Regexp(t, reason64, r)
+			lines++
+		}
+	}
+	assert.Equal(t, 1, lines, "one PMU line")
 }

@@ -104,6 +104,24 @@ type Core struct {
 	// when some repeats were disturbed and at least half were not, else
 	// "all" (the record's own mean, median, ...).
 	Headline string `json:"headline"`
+	// PMU is the performance counters per operation, or why there are
+	// none (absent only from records made outside a world).
+	PMU *PMUCounts `json:"pmu,omitempty"`
+}
+
+// PMUCounts are a figure's performance-monitoring counts: per operation
+// over the measured repeats (loop overhead included, the empty loop's not
+// subtracted), by name: "instructions" (INST_RETIRED.ANY), "core_cycles"
+// (CPU_CLK_UNHALTED.THREAD), "ref_cycles" (CPU_CLK_UNHALTED.REF_TSC) and
+// the model's events as Intel's event lists name them (package pmu),
+// counted in ring 0 and ring 3. Or Unsupported: why nothing was counted
+// (the CPU has no architectural performance monitoring, the plan says
+// pmu = off, the 32-bit world does not count).
+type PMUCounts struct {
+	Unsupported string             `json:"unsupported,omitempty"`
+	PerOp       map[string]float64 `json:"per_op,omitempty"`
+	// Skipped are events asked for and not counted, each "name: reason".
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // Spread is a figure's statistics over a subset of its repeats.

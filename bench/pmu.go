@@ -1,0 +1,164 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/pmu"
+	"github.com/ptilab/ptilab/pti"
+)
+
+// The performance counters of every 64-bit figure: before the 64-bit
+// world's first benchmark, startPMU detects the PMU (CPUID leaf 0AH),
+// programs the fixed-function counters and up to amd64.SampleGP of the
+// plan's events (package pmu) to count in ring 0 and ring 3 across the
+// whole run, and names their MSRs to the sample call (pti.SetSamplePMCs)
+// and to readSample: every amd64.Sample then carries them, in slots
+// 0-2 (fixed) and 3.. (programmable). stopPMU stops them after the
+// benchmarks.
+
+// pmuFixedNames are the record names of the fixed-function counters
+// (pmu.FixedNames in Intel's spelling).
+var pmuFixedNames = [pmu.NumFixed]string{"instructions", "core_cycles", "ref_cycles"}
+
+// pmuNotIn32 is the 32-bit world's PMU reason: its sample call does not
+// read the counters.
+const pmuNotIn32 = "not counted in the 32-bit world"
+
+// pmuState is what the counters count, or why they do not.
+type pmuState struct {
+	on      bool
+	reason  string // why nothing counts (when !on)
+	sess    pmu.Session
+	names   [amd64.SamplePMCs]string // record name per slot, "" for none
+	msrs    amd64.SamplePMCMSRs
+	skipped []string // "name: reason"
+}
+
+// pmuNow is the run's PMU: not programmed until startPMU.
+var pmuNow = pmuState{reason: "not programmed (no 64-bit benchmark has run)"}
+
+// startPMU programs the counters for the plan on c (cpustate.Hardware on
+// the machine) and returns a line for the log. It runs once, before the
+// 64-bit world's first benchmark.
+func startPMU(plan Plan, c pmu.CPU) string {
+	st := pmuState{}
+	defer func() { pmuNow = st }()
+	if !plan.PMU {
+		st.reason = "off in the plan (pmu = off)"
+		return "ptilab: PMU: unsupported: " + st.reason
+	}
+	caps := pmu.Detect(c)
+	if !caps.Supported() {
+		st.reason = caps.Unsupported
+		return "ptilab: PMU: unsupported: " + st.reason
+	}
+	var events []pmu.Event
+	sig := pmu.ReadSignature(c)
+	if m, why := pmu.ModelFor(sig); m == nil {
+		for _, n := range plan.PMUEvents {
+			st.skipped = append(st.skipped, n+": "+why)
+		}
+	} else {
+		var unknown []string
+		events, unknown = m.Lookup(plan.PMUEvents)
+		for _, n := range unknown {
+			st.skipped = append(st.skipped, n+": not in the "+m.Name+" table")
+		}
+	}
+	if len(events) > amd64.SampleGP {
+		for _, e := range events[amd64.SampleGP:] {
+			st.skipped = append(st.skipped, fmt.Sprintf("%s: the sample call reads at most %d programmable counters", e.Name, amd64.SampleGP))
+		}
+		events = events[:amd64.SampleGP]
+	}
+	sess, skipped := pmu.NewSession(caps, events)
+	for _, s := range skipped {
+		st.skipped = append(st.skipped, s.Name+": "+s.Reason)
+	}
+	if msr := sess.Start(c); msr != 0 {
+		st.reason = fmt.Sprintf("CPUID.0AH lists architectural performance monitoring version %d, but WRMSR %#x raised #GP", caps.Version, msr)
+		return "ptilab: PMU: unsupported: " + st.reason
+	}
+	st.on, st.sess = true, sess
+	var counted []string
+	for j := 0; j < pmu.NumFixed; j++ {
+		if sess.Fixed(j) {
+			st.names[j], st.msrs[j] = pmuFixedNames[j], amd64.MSR_IA32_FIXED_CTR0+uint32(j)
+			counted = append(counted, pmuFixedNames[j])
+		}
+	}
+	for i, n := range sess.Events() {
+		st.names[pmu.NumFixed+i], st.msrs[pmu.NumFixed+i] = n, amd64.MSR_IA32_PMC0+uint32(i)
+		counted = append(counted, n)
+	}
+	pti.SetSamplePMCs(st.msrs)
+	pti.SetSampling(counters | amd64.SamplePMU)
+	line := fmt.Sprintf("ptilab: PMU: version %d, CPU %s: counting %s", caps.Version, sig, strings.Join(counted, ", "))
+	if len(st.skipped) > 0 {
+		line += "; not counted: " + strings.Join(st.skipped, "; ")
+	}
+	return line
+}
+
+// stopPMU stops the counters startPMU started and takes them from the
+// sample call.
+func stopPMU(c pmu.CPU) {
+	if pmuNow.on {
+		pmuNow.sess.Stop(c, nil)
+		pti.SetSampling(counters)
+		pti.SetSamplePMCs(amd64.SamplePMCMSRs{})
+	}
+	pmuNow = pmuState{reason: "stopped"}
+}
+
+// pmuPerOp is the counts per operation of a figure's measured repeats of
+// ops operations each, from their deltas (cpustate.Delta, one per
+// repeat), each counter's delta masked to its width (pmu.Session.Sub);
+// nil when nothing counts or nothing was sampled per repeat.
+func (st *pmuState) perOp(deltas []amd64.Sample, ops int, sampled string) map[string]float64 {
+	if !st.on || sampled != sampledRepeat || len(deltas) == 0 || ops <= 0 {
+		return nil
+	}
+	var sum [amd64.SamplePMCs]uint64
+	for _, d := range deltas {
+		var end pmu.Sample
+		copy(end.Fixed[:], d.PMC[:pmu.NumFixed])
+		copy(end.GP[:], d.PMC[pmu.NumFixed:])
+		c := st.sess.Sub(&end, &pmu.Sample{})
+		for j := 0; j < pmu.NumFixed; j++ {
+			sum[j] += c.Fixed[j]
+		}
+		for i := 0; i < amd64.SampleGP; i++ {
+			sum[pmu.NumFixed+i] += c.GP[i]
+		}
+	}
+	out := map[string]float64{}
+	all := float64(ops * len(deltas))
+	for i, n := range st.names {
+		if n != "" {
+			out[n] = round(float64(sum[i]) / all)
+		}
+	}
+	return out
+}
+
+// record is the record form of a figure's per-operation counts in a
+// world of width bits.
+func (st *pmuState) record(perOp map[string]float64, width int) *contract.PMUCounts {
+	switch {
+	case width == 32:
+		return &contract.PMUCounts{Unsupported: pmuNotIn32}
+	case !st.on:
+		return &contract.PMUCounts{Unsupported: st.reason}
+	case perOp == nil:
+		return &contract.PMUCounts{Unsupported: "not sampled around every repeat", Skipped: st.skipped}
+	}
+	return &contract.PMUCounts{PerOp: perOp, Skipped: st.skipped}
+}
+
+// pmuHardware is the CPU the counters are programmed on.
+var pmuHardware pmu.CPU = cpustate.Hardware{}

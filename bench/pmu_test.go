@@ -1,0 +1,163 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakePMU is CPUID leaves 0, 1 and 0AH and a bank of MSRs (an MSR not in
+// the bank raises #GP): the CPU startPMU programs in host tests.
+type fakePMU struct {
+	cpuid  map[uint32][4]uint32
+	msr    map[uint32]uint64
+	writes []uint32
+}
+
+func (f *fakePMU) CPUID(l, _ uint32) (uint32, uint32, uint32, uint32) {
+	r := f.cpuid[l]
+	return r[0], r[1], r[2], r[3]
+}
+
+func (f *fakePMU) ReadMSR(m uint32) (uint64, bool) {
+	v, ok := f.msr[m]
+	return v, ok
+}
+
+func (f *fakePMU) WriteMSR(m uint32, v uint64) bool {
+	if _, ok := f.msr[m]; !ok {
+		return false
+	}
+	f.msr[m] = v
+	f.writes = append(f.writes, m)
+	return true
+}
+
+func (f *fakePMU) TSC() uint64 { return 0 }
+
+// "GenuineIntel", maximum leaf 0DH.
+var intelLeaf0 = [4]uint32{0x0d, 0x756e6547, 0x6c65746e, 0x49656e69}
+
+// ivyBridgePMU is an Ivy Bridge (06_3AH stepping 9) with version 3: 4
+// programmable counters and 3 fixed ones, 48 bits wide.
+func ivyBridgePMU() *fakePMU {
+	f := &fakePMU{cpuid: map[uint32][4]uint32{0: intelLeaf0, 1: {0x000306a9}, 0x0a: {0x07300403, 0, 0, 0x603}}, msr: map[uint32]uint64{}}
+	for _, m := range []uint32{amd64.MSR_IA32_PERF_GLOBAL_CTRL, amd64.MSR_IA32_PERF_GLOBAL_STATUS, amd64.MSR_IA32_PERF_GLOBAL_OVF_CTRL, amd64.MSR_IA32_FIXED_CTR_CTRL} {
+		f.msr[m] = 0
+	}
+	for i := uint32(0); i < 4; i++ {
+		f.msr[amd64.MSR_IA32_PMC0+i], f.msr[amd64.MSR_IA32_PERFEVTSEL0+i] = 0, 0
+	}
+	for j := uint32(0); j < 3; j++ {
+		f.msr[amd64.MSR_IA32_FIXED_CTR0+j] = 0
+	}
+	return f
+}
+
+// withPMU runs f with the PMU programmed by startPMU on c for plan, and
+// leaves it stopped.
+func withPMU(t *testing.T, plan Plan, c *fakePMU, f func(line string)) {
+	t.Helper()
+	defer stopPMU(c)
+	f(startPMU(plan, c))
+}
+
+// TestStartPMUIvyBridge: the fixed counters and the plan's events are
+// started (IA32_PERF_GLOBAL_CTRL last), their MSRs named to the sample
+// call in slots 0-2 and 3.., and an event beyond the sample's 4
+// programmable slots is reported, not dropped.
+func TestStartPMUIvyBridge(t *testing.T) {
+	c := ivyBridgePMU()
+	plan := DefaultPlan()
+	plan.PMUEvents = []string{"ITLB_MISSES.WALK_COMPLETED", "DTLB_LOAD_MISSES.WALK_COMPLETED", "DTLB_LOAD_MISSES.STLB_HIT",
+		"DTLB_LOAD_MISSES.WALK_DURATION", "ITLB_MISSES.STLB_HIT", "DTLB_LOAD_MISSES.WALK_PENDING"}
+	withPMU(t, plan, c, func(line string) {
+		assert.True(t, pmuNow.on)
+		assert.Equal(t, amd64.SamplePMCMSRs{0x309, 0x30a, 0x30b, 0xc1, 0xc2, 0xc3, 0xc4}, pmuNow.msrs)
+		assert.Equal(t, [amd64.SamplePMCs]string{"instructions", "core_cycles", "ref_cycles", "ITLB_MISSES.WALK_COMPLETED",
+			"DTLB_LOAD_MISSES.WALK_COMPLETED", "DTLB_LOAD_MISSES.STLB_HIT", "DTLB_LOAD_MISSES.WALK_DURATION"}, pmuNow.names)
+		assert.Equal(t, []string{"DTLB_LOAD_MISSES.WALK_PENDING: not in the Ivy Bridge table",
+			"ITLB_MISSES.STLB_HIT: the sample call reads at most 4 programmable counters"}, pmuNow.skipped)
+		assert.Equal(t, uint64(0x7_0000_000f), c.msr[amd64.MSR_IA32_PERF_GLOBAL_CTRL], "3 fixed and 4 programmable counters enabled")
+		assert.Equal(t, uint64(0x333), c.msr[amd64.MSR_IA32_FIXED_CTR_CTRL], "OS and USR")
+		assert.Equal(t, uint32(amd64.MSR_IA32_PERF_GLOBAL_CTRL), c.writes[len(c.writes)-1], "global enable last")
+		assert.Contains(t, line, "ptilab: PMU: version 3, CPU 06_3AH stepping 9: counting instructions, core_cycles, ref_cycles, ITLB_MISSES.WALK_COMPLETED")
+		assert.Contains(t, line, "not counted: DTLB_LOAD_MISSES.WALK_PENDING: not in the Ivy Bridge table")
+	})
+	assert.Equal(t, uint64(0), c.msr[amd64.MSR_IA32_PERF_GLOBAL_CTRL], "stopped after the run")
+	assert.False(t, pmuNow.on)
+}
+
+// TestPMUPerOp: per-repeat deltas of the counters, masked to their 48
+// bits (a counter that wrapped), summed over the measured repeats and
+// divided by their operations, by name.
+func TestPMUPerOp(t *testing.T) {
+	c := ivyBridgePMU()
+	withPMU(t, DefaultPlan(), c, func(string) {
+		const top = 1<<48 - 100 // the fixed counter 0 wraps in the second repeat
+		samples := []amd64.Sample{
+			{PMC: [7]uint64{top - 5000, 0, 0, 0}},         // warm-up
+			{PMC: [7]uint64{top - 1000, 10, 20, 1}},       // measured 1 starts
+			{PMC: [7]uint64{top, 2010, 1020, 3, 8}},       // measured 2 starts
+			{PMC: [7]uint64{900, 4010, 2020, 5, 8, 1, 2}}, // after the last
+		}
+		d := disturbOf([]float64{1, 1}, samples, 2, 1, 10, 64)
+		require.NotNil(t, d.PMU)
+		assert.Empty(t, d.PMU.Unsupported)
+		assert.Equal(t, map[string]float64{
+			"instructions": 100, "core_cycles": 200, "ref_cycles": 100,
+			"DTLB_LOAD_MISSES.WALK_COMPLETED": 0.2, "ITLB_MISSES.WALK_COMPLETED": 0.4,
+			"DTLB_LOAD_MISSES.STLB_HIT": 0.05, "DTLB_LOAD_MISSES.WALK_DURATION": 0.1,
+		}, d.PMU.PerOp)
+		assert.Equal(t, "        -          -      0/2     100.0      200.0", d.coreCells(1e9, 2), "instructions and core cycles per op")
+		assert.Equal(t, "   inst/op pmu cyc/op", pmuColumns())
+		assert.Equal(t, 29+len(pmuColumns()), coreWidth())
+		// The same repeats in the 32-bit world: not counted there.
+		assert.Equal(t, &contract.PMUCounts{Unsupported: pmuNotIn32}, disturbOf([]float64{1, 1}, samples, 2, 1, 10, 32).PMU)
+		// Sampled around the whole run: no per-repeat counts.
+		assert.Equal(t, "not sampled around every repeat", disturbDeltas([]float64{1}, []amd64.Sample{cpustate.Delta(samples[0], samples[3])}, sampledRun, 10, 64).PMU.Unsupported)
+	})
+}
+
+// TestStartPMUUnsupported: QEMU TCG's and Bochs' CPUID.0AH (0), an AMD
+// CPU, pmu = off: nothing is programmed and every 64-bit figure says why.
+func TestStartPMUUnsupported(t *testing.T) {
+	tcg := &fakePMU{cpuid: map[uint32][4]uint32{0: intelLeaf0, 1: {0x000306a9}}, msr: map[uint32]uint64{}}
+	amd := &fakePMU{cpuid: map[uint32][4]uint32{0: {0x10, 0x68747541, 0x444d4163, 0x69746e65}}, msr: map[uint32]uint64{}}
+	bochs := ivyBridgePMU()
+	bochs.msr = map[uint32]uint64{} // CPUID.0AH lists counters, no MSR exists
+	off := DefaultPlan()
+	off.PMU = false
+	for _, tt := range []struct {
+		name   string
+		plan   Plan
+		c      *fakePMU
+		reason string
+	}{
+		{"no architectural PMU", DefaultPlan(), tcg, "no architectural performance monitoring (CPUID.0AH:EAX[7:0] = 0)"},
+		{"AMD", DefaultPlan(), amd, "AMD: its core performance counters (AMD APM Vol. 2, 13.2) are not programmed by ptilab"},
+		{"plan off", off, ivyBridgePMU(), "off in the plan (pmu = off)"},
+		{"leaf 0AH without MSRs (Bochs)", DefaultPlan(), bochs, "CPUID.0AH lists architectural performance monitoring version 3, but WRMSR 0x38f raised #GP"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			withPMU(t, tt.plan, tt.c, func(line string) {
+				assert.Equal(t, "ptilab: PMU: unsupported: "+tt.reason, line)
+				assert.Empty(t, tt.c.writes, "nothing programmed")
+				d := disturbDeltas([]float64{1}, []amd64.Sample{{}}, sampledRepeat, 10, 64)
+				assert.Equal(t, &contract.PMUCounts{Unsupported: tt.reason}, d.PMU)
+				assert.Equal(t, d.PMU, d.core(1e9).PMU)
+				assert.Empty(t, pmuColumns(), "no columns without counts")
+			})
+		})
+	}
+}
+
+// The engine tests run RunPlan on the host: the PMU there is a CPU
+// without one (no WRMSR on the host).
+func init() {
+	pmuHardware = &fakePMU{cpuid: map[uint32][4]uint32{0: intelLeaf0}, msr: map[uint32]uint64{}}
+}
