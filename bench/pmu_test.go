@@ -3,41 +3,18 @@ package bench
 import (
 	"testing"
 
-	"github.com/ptilab/ptilab/amd64"
-	"github.com/ptilab/ptilab/cpustate"
-	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/cpustate/cpustatetest"
+	"github.com/ptilab/ptilab/internal/contract"
 )
 
-// fakePMU is CPUID leaves 0, 1 and 0AH and a bank of MSRs (an MSR not in
-// the bank raises #GP): the CPU startPMU programs in host tests.
-type fakePMU struct {
-	cpuid  map[uint32][4]uint32
-	msr    map[uint32]uint64
-	writes []uint32
-}
-
-func (f *fakePMU) CPUID(l, _ uint32) (uint32, uint32, uint32, uint32) {
-	r := f.cpuid[l]
-	return r[0], r[1], r[2], r[3]
-}
-
-func (f *fakePMU) ReadMSR(m uint32) (uint64, bool) {
-	v, ok := f.msr[m]
-	return v, ok
-}
-
-func (f *fakePMU) WriteMSR(m uint32, v uint64) bool {
-	if _, ok := f.msr[m]; !ok {
-		return false
-	}
-	f.msr[m] = v
-	f.writes = append(f.writes, m)
-	return true
-}
-
-func (f *fakePMU) TSC() uint64 { return 0 }
+// fakePMU is the CPU startPMU programs in host tests: CPUID leaves 0, 1
+// and 0AH and a bank of MSRs (an MSR not in the bank raises #GP).
+type fakePMU = cpustatetest.CPU
 
 // "GenuineIntel", maximum leaf 0DH.
 var intelLeaf0 = [4]uint32{0x0d, 0x756e6547, 0x6c65746e, 0x49656e69}
@@ -45,15 +22,15 @@ var intelLeaf0 = [4]uint32{0x0d, 0x756e6547, 0x6c65746e, 0x49656e69}
 // ivyBridgePMU is an Ivy Bridge (06_3AH stepping 9) with version 3: 4
 // programmable counters and 3 fixed ones, 48 bits wide.
 func ivyBridgePMU() *fakePMU {
-	f := &fakePMU{cpuid: map[uint32][4]uint32{0: intelLeaf0, 1: {0x000306a9}, 0x0a: {0x07300403, 0, 0, 0x603}}, msr: map[uint32]uint64{}}
+	f := &fakePMU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intelLeaf0, 1: {0x000306a9}, 0x0a: {0x07300403, 0, 0, 0x603}}), MSRs: map[uint32]uint64{}}
 	for _, m := range []uint32{amd64.MSR_IA32_PERF_GLOBAL_CTRL, amd64.MSR_IA32_PERF_GLOBAL_STATUS, amd64.MSR_IA32_PERF_GLOBAL_OVF_CTRL, amd64.MSR_IA32_FIXED_CTR_CTRL} {
-		f.msr[m] = 0
+		f.MSRs[m] = 0
 	}
 	for i := uint32(0); i < 4; i++ {
-		f.msr[amd64.MSR_IA32_PMC0+i], f.msr[amd64.MSR_IA32_PERFEVTSEL0+i] = 0, 0
+		f.MSRs[amd64.MSR_IA32_PMC0+i], f.MSRs[amd64.MSR_IA32_PERFEVTSEL0+i] = 0, 0
 	}
 	for j := uint32(0); j < 3; j++ {
-		f.msr[amd64.MSR_IA32_FIXED_CTR0+j] = 0
+		f.MSRs[amd64.MSR_IA32_FIXED_CTR0+j] = 0
 	}
 	return f
 }
@@ -82,13 +59,13 @@ func TestStartPMUIvyBridge(t *testing.T) {
 			"DTLB_LOAD_MISSES.WALK_COMPLETED", "DTLB_LOAD_MISSES.STLB_HIT", "DTLB_LOAD_MISSES.WALK_DURATION"}, pmuNow.names)
 		assert.Equal(t, []string{"DTLB_LOAD_MISSES.WALK_PENDING: not in the Ivy Bridge table",
 			"ITLB_MISSES.STLB_HIT: the sample call reads at most 4 programmable counters"}, pmuNow.skipped)
-		assert.Equal(t, uint64(0x7_0000_000f), c.msr[amd64.MSR_IA32_PERF_GLOBAL_CTRL], "3 fixed and 4 programmable counters enabled")
-		assert.Equal(t, uint64(0x333), c.msr[amd64.MSR_IA32_FIXED_CTR_CTRL], "OS and USR")
-		assert.Equal(t, uint32(amd64.MSR_IA32_PERF_GLOBAL_CTRL), c.writes[len(c.writes)-1], "global enable last")
+		assert.Equal(t, uint64(0x7_0000_000f), c.MSRs[amd64.MSR_IA32_PERF_GLOBAL_CTRL], "3 fixed and 4 programmable counters enabled")
+		assert.Equal(t, uint64(0x333), c.MSRs[amd64.MSR_IA32_FIXED_CTR_CTRL], "OS and USR")
+		assert.Equal(t, uint32(amd64.MSR_IA32_PERF_GLOBAL_CTRL), c.Writes[len(c.Writes)-1].MSR, "global enable last")
 		assert.Contains(t, line, "ptilab: PMU: version 3, CPU 06_3AH stepping 9: counting instructions, core_cycles, ref_cycles, ITLB_MISSES.WALK_COMPLETED")
 		assert.Contains(t, line, "not counted: DTLB_LOAD_MISSES.WALK_PENDING: not in the Ivy Bridge table")
 	})
-	assert.Equal(t, uint64(0), c.msr[amd64.MSR_IA32_PERF_GLOBAL_CTRL], "stopped after the run")
+	assert.Equal(t, uint64(0), c.MSRs[amd64.MSR_IA32_PERF_GLOBAL_CTRL], "stopped after the run")
 	assert.False(t, pmuNow.on)
 }
 
@@ -126,10 +103,10 @@ func TestPMUPerOp(t *testing.T) {
 // TestStartPMUUnsupported: QEMU TCG's and Bochs' CPUID.0AH (0), an AMD
 // CPU, pmu = off: nothing is programmed and every 64-bit figure says why.
 func TestStartPMUUnsupported(t *testing.T) {
-	tcg := &fakePMU{cpuid: map[uint32][4]uint32{0: intelLeaf0, 1: {0x000306a9}}, msr: map[uint32]uint64{}}
-	amd := &fakePMU{cpuid: map[uint32][4]uint32{0: {0x10, 0x68747541, 0x444d4163, 0x69746e65}}, msr: map[uint32]uint64{}}
+	tcg := &fakePMU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intelLeaf0, 1: {0x000306a9}}), MSRs: map[uint32]uint64{}}
+	amd := &fakePMU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: {0x10, 0x68747541, 0x444d4163, 0x69746e65}}), MSRs: map[uint32]uint64{}}
 	bochs := ivyBridgePMU()
-	bochs.msr = map[uint32]uint64{} // CPUID.0AH lists counters, no MSR exists
+	bochs.MSRs = map[uint32]uint64{} // CPUID.0AH lists counters, no MSR exists
 	off := DefaultPlan()
 	off.PMU = false
 	for _, tt := range []struct {
@@ -146,7 +123,7 @@ func TestStartPMUUnsupported(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			withPMU(t, tt.plan, tt.c, func(line string) {
 				assert.Equal(t, "ptilab: PMU: unsupported: "+tt.reason, line)
-				assert.Empty(t, tt.c.writes, "nothing programmed")
+				assert.Empty(t, tt.c.Writes, "nothing programmed")
 				d := disturbDeltas([]float64{1}, []amd64.Sample{{}}, sampledRepeat, 10, 64)
 				assert.Equal(t, &contract.PMUCounts{Unsupported: tt.reason}, d.PMU)
 				assert.Equal(t, d.PMU, d.core(1e9).PMU)
@@ -159,5 +136,5 @@ func TestStartPMUUnsupported(t *testing.T) {
 // The engine tests run RunPlan on the host: the PMU there is a CPU
 // without one (no WRMSR on the host).
 func init() {
-	pmuHardware = &fakePMU{cpuid: map[uint32][4]uint32{0: intelLeaf0}, msr: map[uint32]uint64{}}
+	pmuHardware = &fakePMU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intelLeaf0}), MSRs: map[uint32]uint64{}}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/cpustate/cpustatetest"
 	"github.com/ptilab/ptilab/internal/contract"
 )
 
@@ -33,54 +34,39 @@ func TestCPUStateLines(t *testing.T) {
 	assert.Equal(t, "ptilab cpu-state: CPUID 15H 0x2 0x14e 0x0 0x0 | 16H absent | firmware's XCR0 0x3, no AVX: nothing to clean", CPUStateLines(s)[3])
 }
 
-// pstateCPU is a CPU whose MSRs are a map (absent: #GP), whose TSC
-// advances 1 ms per read and whose core runs at the TSC's rate.
-type pstateCPU struct {
-	msr    map[uint32]uint64
-	tsc    uint64
-	writes map[uint32]uint64
-}
-
-func (c *pstateCPU) CPUID(uint32, uint32) (uint32, uint32, uint32, uint32) { return 0, 0, 0, 0 }
-func (c *pstateCPU) ReadMSR(m uint32) (uint64, bool) {
-	if m == amd64.MSR_IA32_APERF || m == amd64.MSR_IA32_MPERF {
-		return c.tsc, true
+// pstateCPU returns a CPU whose MSRs are IA32_PERF_CTL = perfCtl, APERF
+// and MPERF (any other raises #GP), whose TSC advances 1 ms per read at 1
+// GHz and whose core runs at the TSC's rate.
+func pstateCPU(perfCtl uint64) *cpustatetest.CPU {
+	return &cpustatetest.CPU{
+		MSRs:    map[uint32]uint64{amd64.MSR_IA32_PERF_CTL: perfCtl, amd64.MSR_IA32_APERF: 0, amd64.MSR_IA32_MPERF: 0},
+		TSCStep: 1e6,
+		Clock:   func(tsc uint64) (uint64, uint64) { return tsc, tsc },
 	}
-	v, ok := c.msr[m]
-	return v, ok
 }
-func (c *pstateCPU) WriteMSR(m uint32, v uint64) bool {
-	if _, ok := c.msr[m]; !ok {
-		return false
-	}
-	c.msr[m] = v
-	c.writes[m] = v
-	return true
-}
-func (c *pstateCPU) TSC() uint64 { c.tsc += 1e6; return c.tsc }
 
 // TestSetPState: an Ivy Bridge left at ratio 16 gets 34 through
 // IA32_PERF_CTL, waits for the clock, and has 16 back at the end; every
 // step printed and recorded.
 func TestSetPState(t *testing.T) {
-	cpu := &pstateCPU{msr: map[uint32]uint64{amd64.MSR_IA32_PERF_CTL: 0x1000}, writes: map[uint32]uint64{}}
+	cpu := pstateCPU(0x1000)
 	p := cpustate.Power{Intel: true, Family: 6, APERF: true,
 		PlatformInfo: cpustate.MSR{Value: 0x80838f1012200, OK: true}, PerfCtl: cpustate.MSR{Value: 0x1000, OK: true},
 		MiscEnable: cpustate.MSR{Value: 0x850089, OK: true}}
 	var out bytes.Buffer
 	r := NewReporter(&out)
 	restore := SetPState(r, cpustate.PStateNominal, p, cpu, 1e9)
-	assert.Equal(t, uint64(0x2200), cpu.msr[amd64.MSR_IA32_PERF_CTL])
+	assert.Equal(t, uint64(0x2200), cpu.MSRs[amd64.MSR_IA32_PERF_CTL])
 	restore()
-	assert.Equal(t, uint64(0x1000), cpu.msr[amd64.MSR_IA32_PERF_CTL])
+	assert.Equal(t, uint64(0x1000), cpu.MSRs[amd64.MSR_IA32_PERF_CTL])
 	assert.Contains(t, out.String(), "ptilab pstate: nominal: IA32_PERF_CTL ratio 34 (maximum non-turbo); the core clock settled at 1000 MHz")
 	assert.Contains(t, out.String(), `PTILAB {"kind":"pstate","mode":"nominal","msr":"IA32_PERF_CTL","value":"0x2200","firmware":"0x1000","ratio":34,`)
 	assert.Contains(t, out.String(), "the firmware's IA32_PERF_CTL 0x1000 restored: yes")
 
 	// leave touches nothing.
-	cpu = &pstateCPU{msr: map[uint32]uint64{amd64.MSR_IA32_PERF_CTL: 0x1000}, writes: map[uint32]uint64{}}
+	cpu = pstateCPU(0x1000)
 	out.Reset()
 	SetPState(r, cpustate.PStateLeave, p, cpu, 1e9)()
-	assert.Empty(t, cpu.writes)
+	assert.Empty(t, cpu.Writes)
 	assert.Contains(t, out.String(), `"kind":"pstate","mode":"leave"`)
 }

@@ -7,51 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate/cpustatetest"
 	"github.com/ptilab/ptilab/efi"
 )
 
-// fakeCPU is a CPU of CPUID leaves (by leaf and subleaf) and an MSR bank:
-// an MSR not in the bank raises #GP. The TSC advances by tscStep at each
-// read; with clock set, APERF and MPERF are computed from the TSC.
-type fakeCPU struct {
-	cpuid   map[[2]uint32][4]uint32
-	msr     map[uint32]uint64
-	writes  []uint32
-	tsc     uint64
-	tscStep uint64
-	clock   func(tsc uint64) (aperf, mperf uint64)
-}
-
-func (f *fakeCPU) CPUID(l, s uint32) (uint32, uint32, uint32, uint32) {
-	r := f.cpuid[[2]uint32{l, s}]
-	return r[0], r[1], r[2], r[3]
-}
-
-func (f *fakeCPU) ReadMSR(m uint32) (uint64, bool) {
-	v, ok := f.msr[m]
-	if ok && f.clock != nil && (m == amd64.MSR_IA32_APERF || m == amd64.MSR_IA32_MPERF) {
-		a, mp := f.clock(f.tsc)
-		if m == amd64.MSR_IA32_APERF {
-			return a, true
-		}
-		return mp, true
-	}
-	return v, ok
-}
-
-func (f *fakeCPU) WriteMSR(m uint32, v uint64) bool {
-	if _, ok := f.msr[m]; !ok {
-		return false
-	}
-	f.msr[m] = v
-	f.writes = append(f.writes, m)
-	return true
-}
-
-func (f *fakeCPU) TSC() uint64 {
-	f.tsc += f.tscStep
-	return f.tsc
-}
+// fakeCPU is the test processor: CPUID leaves by leaf and subleaf, an MSR
+// bank (an MSR not in it raises #GP), a TSC that advances by TSCStep at
+// each read, and APERF and MPERF from Clock when it is set.
+type fakeCPU = cpustatetest.CPU
 
 // "GenuineIntel" in EBX, EDX, ECX of leaf 0.
 const intelB, intelD, intelC = 0x756e6547, 0x49656e69, 0x6c65746e
@@ -78,14 +41,14 @@ const intelB, intelD, intelC = 0x756e6547, 0x49656e69, 0x6c65746e
 // (SDM Vol. 3A, 13.12.4).
 func ivyBridge() *fakeCPU {
 	return &fakeCPU{
-		cpuid: map[[2]uint32][4]uint32{
+		Leaves: map[[2]uint32][4]uint32{
 			{0, 0}:   {0xd, intelB, intelC, intelD},
 			{1, 0}:   {0x306a9, 0x00100800, 0x7f9ae3bf, 0xbfebfbff},
 			{6, 0}:   {0x77, 0x2, 0x9, 0},
 			{7, 0}:   {0, 0x281, 0, 0},
 			{0xb, 0}: {0x1, 0x2, 0x100, 0},
 		},
-		msr: map[uint32]uint64{
+		MSRs: map[uint32]uint64{
 			amd64.MSR_PLATFORM_INFO:      0x81010f0012300, // max non-turbo 35 [15:8], max efficiency 16 [47:40]
 			amd64.MSR_IA32_PERF_STATUS:   0x273b00002d00,  // ratio 45
 			amd64.MSR_IA32_PERF_CTL:      0x2d00,
@@ -128,7 +91,7 @@ const ivbAPERF, ivbMPERF = 0x29267e8b80, 0x234d2909f9
 // enumerates, is in no dump: the fake raises #GP for it.
 func skylakeClient() *fakeCPU {
 	return &fakeCPU{
-		cpuid: map[[2]uint32][4]uint32{
+		Leaves: map[[2]uint32][4]uint32{
 			{0, 0}:    {0x16, intelB, intelC, intelD},
 			{1, 0}:    {0x806e9, 0x00100800, 0x7ffafbff, 0xbfebfbff},
 			{6, 0}:    {0x27f7, 0x2, 0x9, 0},
@@ -137,7 +100,7 @@ func skylakeClient() *fakeCPU {
 			{0x15, 0}: {0x2, 0xf2, 0, 0},       // 24 MHz * 242 / 2 = 2904 MHz
 			{0x16, 0}: {0xb54, 0xdac, 0x64, 0}, // 2900, 3500, 100 MHz
 		},
-		msr: map[uint32]uint64{
+		MSRs: map[uint32]uint64{
 			amd64.MSR_PLATFORM_INFO:         0x4043df1011d00, // max non-turbo 29
 			amd64.MSR_IA32_PERF_STATUS:      0x400,           // constructed
 			amd64.MSR_IA32_PERF_CTL:         0x1d00,          // constructed
@@ -181,7 +144,7 @@ func skylakeClient() *fakeCPU {
 // here shows; PERF_STATUS, PERF_CTL, SMI_COUNT, MTRR_DEF_TYPE.
 func skylakeServer() *fakeCPU {
 	return &fakeCPU{
-		cpuid: map[[2]uint32][4]uint32{
+		Leaves: map[[2]uint32][4]uint32{
 			{0, 0}:    {0x16, intelB, intelC, intelD},
 			{1, 0}:    {0x50654, 0x00200800, 0x7ffefbbf, 0xbfebfbff},
 			{6, 0}:    {0xef7, 0x2, 0x9, 0}, // constructed EAX, see above
@@ -190,7 +153,7 @@ func skylakeServer() *fakeCPU {
 			{0x15, 0}: {0x2, 0xa8, 0, 0},       // constructed
 			{0x16, 0}: {0x834, 0xe74, 0x64, 0}, // constructed: 2100, 3700, 100 MHz
 		},
-		msr: map[uint32]uint64{
+		MSRs: map[uint32]uint64{
 			amd64.MSR_PLATFORM_INFO:         0x1500,   // constructed
 			amd64.MSR_IA32_PERF_STATUS:      0x1500,   // constructed
 			amd64.MSR_IA32_PERF_CTL:         0,        // constructed
@@ -211,13 +174,13 @@ func skylakeServer() *fakeCPU {
 // Intel CPUID without APERF/MPERF or HWP, and none of the MSRs.
 func emulated() *fakeCPU {
 	return &fakeCPU{
-		cpuid: map[[2]uint32][4]uint32{
+		Leaves: map[[2]uint32][4]uint32{
 			{0, 0}: {0xd, intelB, intelC, intelD},
 			{1, 0}: {0x506e3, 0x800, 0xfffa3223, 0x0f8bfbff},
 			{6, 0}: {0x4, 0, 0, 0},
 			{7, 0}: {0, 0x2, 0, 0},
 		},
-		msr: map[uint32]uint64{amd64.MSR_IA32_PAT: 0x7040600070406},
+		MSRs: map[uint32]uint64{amd64.MSR_IA32_PAT: 0x7040600070406},
 	}
 }
 
@@ -245,13 +208,13 @@ func TestReadPower(t *testing.T) {
 	assert.Equal(t, uint8(21), skx.MaxNonTurbo())
 
 	hwpOff := skylakeServer()
-	hwpOff.msr[amd64.MSR_IA32_PM_ENABLE] = 0 // HWP enumerated, left disabled
+	hwpOff.MSRs[amd64.MSR_IA32_PM_ENABLE] = 0 // HWP enumerated, left disabled
 	p := ReadPower(hwpOff)
 	assert.True(t, p.HWP)
 	assert.False(t, p.HWPEnabled, "PM_ENABLE = 0")
 
 	noTurbo := skylakeServer()
-	noTurbo.msr[amd64.MSR_IA32_MISC_ENABLE] |= amd64.MISC_ENABLE_TURBO_DISABLE
+	noTurbo.MSRs[amd64.MSR_IA32_MISC_ENABLE] |= amd64.MISC_ENABLE_TURBO_DISABLE
 	off, known = ReadPower(noTurbo).TurboDisabled()
 	assert.True(t, off && known)
 
@@ -281,7 +244,7 @@ func TestPlanPState(t *testing.T) {
 	assert.Equal(t, uint64(0x000a2525), r.Restore)
 
 	hwpOff := skylakeServer()
-	hwpOff.msr[amd64.MSR_IA32_PM_ENABLE] = 0
+	hwpOff.MSRs[amd64.MSR_IA32_PM_ENABLE] = 0
 	r = PlanPState(ReadPower(hwpOff), PStateNominal)
 	assert.Equal(t, uint32(amd64.MSR_IA32_PERF_CTL), r.MSR, "HWP present but not enabled")
 	assert.Equal(t, uint64(0x1500), r.Value)
@@ -291,7 +254,7 @@ func TestPlanPState(t *testing.T) {
 	assert.Contains(t, r.Why, "leave")
 
 	noEIST := ivyBridge()
-	noEIST.msr[amd64.MSR_IA32_MISC_ENABLE] &^= amd64.MISC_ENABLE_EIST
+	noEIST.MSRs[amd64.MSR_IA32_MISC_ENABLE] &^= amd64.MISC_ENABLE_EIST
 	r = PlanPState(ReadPower(noEIST), PStateNominal)
 	assert.Zero(t, r.MSR)
 	assert.Contains(t, r.Why, "EIST is disabled")
@@ -303,7 +266,7 @@ func TestPlanPState(t *testing.T) {
 	// A firmware that requested through the package MSR: the core's own
 	// request is made to count.
 	pkg := skylakeClient()
-	pkg.msr[amd64.MSR_IA32_HWP_REQUEST] |= 1 << 42
+	pkg.MSRs[amd64.MSR_IA32_HWP_REQUEST] |= 1 << 42
 	r = PlanPState(ReadPower(pkg), PStateNominal)
 	assert.Equal(t, uint64(0xc01d1d1d), r.Value, "Package_Control cleared")
 	assert.Equal(t, uint64(0x400c0000404), r.Restore)
@@ -311,12 +274,12 @@ func TestPlanPState(t *testing.T) {
 	// HWP's highest and lowest bound the request: the client's highest
 	// lowered to its guaranteed 27, the server's lowest 7 raised above 21.
 	low := skylakeClient()
-	low.msr[amd64.MSR_IA32_HWP_CAPABILITIES] = 0x01081b1b
+	low.MSRs[amd64.MSR_IA32_HWP_CAPABILITIES] = 0x01081b1b
 	r = PlanPState(ReadPower(low), PStateNominal)
 	assert.Equal(t, uint8(27), r.Ratio)
 	assert.Equal(t, uint64(0xc01b1b1b), r.Value)
 	high := skylakeServer()
-	high.msr[amd64.MSR_IA32_HWP_CAPABILITIES] = 0x180a1525 // lowest 24
+	high.MSRs[amd64.MSR_IA32_HWP_CAPABILITIES] = 0x180a1525 // lowest 24
 	r = PlanPState(ReadPower(high), PStateNominal)
 	assert.Equal(t, uint8(24), r.Ratio)
 }
@@ -325,16 +288,16 @@ func TestApplyUndo(t *testing.T) {
 	cpu := skylakeClient()
 	r := PlanPState(ReadPower(cpu), PStateNominal)
 	require.True(t, r.Apply(cpu))
-	assert.Equal(t, uint64(0xc01d1d1d), cpu.msr[amd64.MSR_IA32_HWP_REQUEST])
+	assert.Equal(t, uint64(0xc01d1d1d), cpu.MSRs[amd64.MSR_IA32_HWP_REQUEST])
 	require.True(t, r.Undo(cpu))
-	assert.Equal(t, uint64(0xc0000404), cpu.msr[amd64.MSR_IA32_HWP_REQUEST])
-	assert.Equal(t, []uint32{amd64.MSR_IA32_HWP_REQUEST, amd64.MSR_IA32_HWP_REQUEST}, cpu.writes)
+	assert.Equal(t, uint64(0xc0000404), cpu.MSRs[amd64.MSR_IA32_HWP_REQUEST])
+	assert.Equal(t, []uint32{amd64.MSR_IA32_HWP_REQUEST, amd64.MSR_IA32_HWP_REQUEST}, cpu.Written())
 
 	emu := emulated()
 	r = PlanPState(ReadPower(emu), PStateNominal)
 	assert.True(t, r.Apply(emu), "nothing to write")
 	assert.True(t, r.Undo(emu))
-	assert.Empty(t, emu.writes)
+	assert.Empty(t, emu.Written())
 }
 
 func TestClockArithmetic(t *testing.T) {
@@ -380,9 +343,9 @@ func TestClockArithmetic(t *testing.T) {
 func TestWaitSettled(t *testing.T) {
 	const hz = 3_500_000_000
 	cpu := ivyBridge()
-	cpu.tscStep = hz / 100_000 // 10 µs per read
+	cpu.TSCStep = hz / 100_000 // 10 µs per read
 	ramp := uint64(hz / 200)   // 5 ms
-	cpu.clock = func(tsc uint64) (uint64, uint64) {
+	cpu.Clock = func(tsc uint64) (uint64, uint64) {
 		// APERF integrates a ratio going from 16/35 to 1 over the ramp.
 		if tsc < ramp {
 			x := float64(tsc) / float64(ramp)
@@ -399,14 +362,14 @@ func TestWaitSettled(t *testing.T) {
 
 	// A clock that never settles: bounded by the TSC.
 	cpu = ivyBridge()
-	cpu.tscStep = hz / 100_000
-	cpu.clock = func(tsc uint64) (uint64, uint64) {
+	cpu.TSCStep = hz / 100_000
+	cpu.Clock = func(tsc uint64) (uint64, uint64) {
 		ms := tsc / (hz / 1000)
 		return tsc/2 + (ms%2)*(hz/1000)/3*ms, tsc
 	}
 	s = WaitSettled(cpu, hz, 1, 50)
 	assert.False(t, s.Settled)
-	assert.LessOrEqual(t, float64(cpu.tsc), float64(hz)*0.051, "gave up at the bound")
+	assert.LessOrEqual(t, float64(cpu.TSCNow), float64(hz)*0.051, "gave up at the bound")
 }
 
 func TestState(t *testing.T) {

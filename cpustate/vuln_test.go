@@ -24,13 +24,13 @@ import (
 // GDS_CTRL or BHI_NO.
 func cascadeLake() *fakeCPU {
 	return &fakeCPU{
-		cpuid: map[[2]uint32][4]uint32{
+		Leaves: map[[2]uint32][4]uint32{
 			{0, 0}:   {0x16, intelB, intelC, intelD},
 			{1, 0}:   {0x50657, 0xc7400800, 0x7ffefbff, 0xbfebfbff},
 			{7, 0}:   {0, 0xd39ff7eb, 0x818, 0xbc000400},
 			{0xb, 0}: {0x1, 0x2, 0x100, 0xc7},
 		},
-		msr: map[uint32]uint64{amd64.MSR_IA32_ARCH_CAPABILITIES: 0xab}, // constructed, see above
+		MSRs: map[uint32]uint64{amd64.MSR_IA32_ARCH_CAPABILITIES: 0xab}, // constructed, see above
 	}
 }
 
@@ -46,7 +46,7 @@ const amdB, amdD, amdC = 0x68747541, 0x69746e65, 0x444d4163
 // IA32_ARCH_CAPABILITIES (07H:EDX = 0). Nothing constructed.
 func zen2() *fakeCPU {
 	return &fakeCPU{
-		cpuid: map[[2]uint32][4]uint32{
+		Leaves: map[[2]uint32][4]uint32{
 			{0, 0}:          {0x10, amdB, amdC, amdD},
 			{1, 0}:          {0x870f10, 0xc0800, 0x7ed8320b, 0x178bfbff},
 			{7, 0}:          {0, 0x219c91a9, 0x400004, 0},
@@ -54,7 +54,7 @@ func zen2() *fakeCPU {
 			{0x80000000, 0}: {0x80000020, amdB, amdC, amdD},
 			{0x80000008, 0}: {0x3030, 0x010eb757, 0x700b, 0x10000},
 		},
-		msr: map[uint32]uint64{},
+		MSRs: map[uint32]uint64{},
 	}
 }
 
@@ -65,12 +65,12 @@ func zen2() *fakeCPU {
 // real one gives.
 func qemu64() *fakeCPU {
 	return &fakeCPU{
-		cpuid: map[[2]uint32][4]uint32{
+		Leaves: map[[2]uint32][4]uint32{
 			{0, 0}:          {0xd, amdB, amdC, amdD},
 			{1, 0}:          {0x60fb1, 0x800, 0x80002001, 0x078bfbfd},
 			{0x80000000, 0}: {0x8000000a, amdB, amdC, amdD},
 		},
-		msr: map[uint32]uint64{},
+		MSRs: map[uint32]uint64{},
 	}
 }
 
@@ -107,7 +107,7 @@ func TestVulnsIvyBridge(t *testing.T) {
 
 func TestVulnsSkylakeClient(t *testing.T) {
 	c := skylakeClient()
-	c.msr[amd64.MSR_IA32_ARCH_CAPABILITIES] = 0 // constructed: no dump shows this part's value
+	c.MSRs[amd64.MSR_IA32_ARCH_CAPABILITIES] = 0 // constructed: no dump shows this part's value
 	v := Vulns(c)
 	assert.Equal(t, 0x8e, v.Model)
 	assert.Equal(t, "0x0", v.ArchCapabilities)
@@ -160,8 +160,8 @@ func TestVulnsCascadeLake(t *testing.T) {
 	// Later microcode: FB_CLEAR, GDS_CTRL with the mitigation locked, BHI_NO
 	// absent still (constructed variations of the same part).
 	c := cascadeLake()
-	c.msr[amd64.MSR_IA32_ARCH_CAPABILITIES] = 0xab | ArchCapFBClear | ArchCapGDSCtrl
-	c.msr[amd64.MSR_IA32_MCU_OPT_CTRL] = mcuOptCtrlGDSMitgLock
+	c.MSRs[amd64.MSR_IA32_ARCH_CAPABILITIES] = 0xab | ArchCapFBClear | ArchCapGDSCtrl
+	c.MSRs[amd64.MSR_IA32_MCU_OPT_CTRL] = mcuOptCtrlGDSMitgLock
 	v = Vulns(c)
 	assert.Equal(t, "Mitigation: Clear CPU buffers; SMT vulnerable", v.Table["mmio_stale_data"])
 	assert.Equal(t, "Mitigation: Microcode (locked)", v.Table["gather_data_sampling"])
@@ -225,16 +225,16 @@ func TestVulnsRules(t *testing.T) {
 
 	// Immune to MMIO by enumeration: all three *_NO bits.
 	c := cascadeLake()
-	c.msr[amd64.MSR_IA32_ARCH_CAPABILITIES] = 0xab | ArchCapFBSDPNo | ArchCapPSDPNo | ArchCapSBDRSSDPNo
+	c.MSRs[amd64.MSR_IA32_ARCH_CAPABILITIES] = 0xab | ArchCapFBSDPNo | ArchCapPSDPNo | ArchCapSBDRSSDPNo
 	assert.Equal(t, "Not affected", Vulns(c).Table["mmio_stale_data"])
 	// BHI_DIS_S where 07H subleaf 2 enumerates it.
 	c = cascadeLake()
-	c.cpuid[[2]uint32{7, 0}] = [4]uint32{2, 0xd39ff7eb, 0x818, 0xbc000400}
-	c.cpuid[[2]uint32{7, 2}] = [4]uint32{0, 0, 0, cpuid0702EDXBHICtrl}
+	c.Leaves[[2]uint32{7, 0}] = [4]uint32{2, 0xd39ff7eb, 0x818, 0xbc000400}
+	c.Leaves[[2]uint32{7, 2}] = [4]uint32{0, 0, 0, cpuid0702EDXBHICtrl}
 	assert.Equal(t, "BHI_DIS_S", Vulns(c).BHI)
 	// An unreadable ARCH_CAPABILITIES decides as 0 and says unsupported.
 	c = cascadeLake()
-	delete(c.msr, amd64.MSR_IA32_ARCH_CAPABILITIES)
+	delete(c.MSRs, amd64.MSR_IA32_ARCH_CAPABILITIES)
 	v := Vulns(c)
 	assert.Equal(t, Unsupported, v.ArchCapabilities)
 	assert.True(t, v.PTINeeded)

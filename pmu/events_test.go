@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/cpustate/cpustatetest"
 )
 
 // TestModelsHoldTheTLBEvents: every table has dTLB load walks completed,
@@ -69,7 +71,7 @@ func TestReadSignature(t *testing.T) {
 		0x50657:  {6, 0x55, 7},    // Cascade Lake
 		0xa20f10: {0x19, 0x21, 0}, // AMD Zen 3: family 0FH + extended 0AH
 	} {
-		got := ReadSignature(&fakeCPU{cpuid: map[uint32][4]uint32{1: {eax}}})
+		got := ReadSignature(&fakeCPU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{1: {eax}})})
 		assert.Equal(t, want, got, "%#x", eax)
 	}
 }

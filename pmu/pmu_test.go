@@ -7,42 +7,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate/cpustatetest"
 )
 
 // write is one WRMSR as the fake bank saw it.
-type write struct {
-	MSR uint32
-	Val uint64
-}
+type write = cpustatetest.Write
 
 // fakeCPU is CPUID leaves and a bank of MSRs; an MSR not in the bank
 // raises #GP (read and write report false). It logs every write in order.
-type fakeCPU struct {
-	cpuid  map[uint32][4]uint32
-	msr    map[uint32]uint64
-	writes []write
-}
-
-func (f *fakeCPU) CPUID(l, _ uint32) (uint32, uint32, uint32, uint32) {
-	r := f.cpuid[l]
-	return r[0], r[1], r[2], r[3]
-}
-
-func (f *fakeCPU) ReadMSR(m uint32) (uint64, bool) {
-	v, ok := f.msr[m]
-	return v, ok
-}
-
-func (f *fakeCPU) WriteMSR(m uint32, v uint64) bool {
-	if _, ok := f.msr[m]; !ok {
-		return false
-	}
-	f.msr[m] = v
-	f.writes = append(f.writes, write{m, v})
-	return true
-}
-
-func (f *fakeCPU) TSC() uint64 { return 0 }
+type fakeCPU = cpustatetest.CPU
 
 // "GenuineIntel" and "AuthenticAMD" in EBX, ECX, EDX of leaf 0.
 var (
@@ -79,12 +52,12 @@ func pmuBank(gp int, global bool) map[uint32]uint64 {
 // architectural event available). The MSR bank is constructed (all 0).
 func ivyBridge() *fakeCPU {
 	return &fakeCPU{
-		cpuid: map[uint32][4]uint32{
+		Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{
 			0:    {0xd, intel0[1], intel0[2], intel0[3]},
 			1:    {0x306a9, 0x00100800, 0x7f9ae3bf, 0xbfebfbff},
 			0x0a: {0x07300403, 0, 0, 0x603},
-		},
-		msr: pmuBank(4, true),
+		}),
+		MSRs: pmuBank(4, true),
 	}
 }
 
@@ -96,12 +69,12 @@ func ivyBridge() *fakeCPU {
 // programmable counters, as a core without HT has). MSR bank constructed.
 func skylake() *fakeCPU {
 	return &fakeCPU{
-		cpuid: map[uint32][4]uint32{
+		Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{
 			0:    intel0,
 			1:    {0x506e3, 0x00100800, 0x7ffafbff, 0xbfebfbff},
 			0x0a: {0x07300804, 0, 0, 0x603},
-		},
-		msr: pmuBank(8, true),
+		}),
+		MSRs: pmuBank(8, true),
 	}
 }
 
@@ -131,7 +104,7 @@ func TestDetectUnsupported(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := Detect(&fakeCPU{cpuid: tt.cpuid})
+			c := Detect(&fakeCPU{Leaves: cpustatetest.ByLeaf(tt.cpuid)})
 			assert.False(t, c.Supported())
 			assert.Contains(t, c.Unsupported, tt.want)
 		})
@@ -141,11 +114,11 @@ func TestDetectUnsupported(t *testing.T) {
 // TestDetectFixedCounters: version 1 has none (EDX is reserved); version
 // 5 adds the ECX bitmap of fixed counters beyond EDX[4:0].
 func TestDetectFixedCounters(t *testing.T) {
-	v1 := Detect(&fakeCPU{cpuid: map[uint32][4]uint32{0: intel0, 0x0a: {0x07280201, 0, 0, 0x603}}})
+	v1 := Detect(&fakeCPU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intel0, 0x0a: {0x07280201, 0, 0, 0x603}})})
 	assert.Equal(t, Caps{Version: 1, GP: 2, GPWidth: 40, EBXLength: 7}, v1, "version 1: EDX ignored")
 	assert.False(t, v1.Global())
 
-	v5 := Detect(&fakeCPU{cpuid: map[uint32][4]uint32{0: intel0, 0x0a: {0x07300805, 0, 0b101, 0x601}}})
+	v5 := Detect(&fakeCPU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intel0, 0x0a: {0x07300805, 0, 0b101, 0x601}})})
 	assert.Equal(t, uint8(0b101), v5.FixedMask, "EDX[4:0] = 1 gives counter 0, ECX bit 2 counter 2")
 }
 
@@ -175,20 +148,20 @@ func TestStartSequence(t *testing.T) {
 	require.Equal(t, uint32(0), s.Start(cpu))
 	enable := uint64(0b111 | 0b111<<32)
 	assert.Equal(t, []write{
-		{amd64.MSR_IA32_PERF_GLOBAL_CTRL, 0},
-		{amd64.MSR_IA32_FIXED_CTR_CTRL, 0x333},
-		{amd64.MSR_IA32_PERFEVTSEL0, 0x430e08},
-		{amd64.MSR_IA32_PERFEVTSEL0 + 1, 0x430e85},
-		{amd64.MSR_IA32_PERFEVTSEL0 + 2, 0x432008},
-		{amd64.MSR_IA32_PMC0, 0},
-		{amd64.MSR_IA32_PMC0 + 1, 0},
-		{amd64.MSR_IA32_PMC0 + 2, 0},
-		{amd64.MSR_IA32_FIXED_CTR0, 0},
-		{amd64.MSR_IA32_FIXED_CTR0 + 1, 0},
-		{amd64.MSR_IA32_FIXED_CTR0 + 2, 0},
-		{amd64.MSR_IA32_PERF_GLOBAL_OVF_CTRL, enable},
-		{amd64.MSR_IA32_PERF_GLOBAL_CTRL, enable},
-	}, cpu.writes)
+		{MSR: amd64.MSR_IA32_PERF_GLOBAL_CTRL, Val: 0},
+		{MSR: amd64.MSR_IA32_FIXED_CTR_CTRL, Val: 0x333},
+		{MSR: amd64.MSR_IA32_PERFEVTSEL0, Val: 0x430e08},
+		{MSR: amd64.MSR_IA32_PERFEVTSEL0 + 1, Val: 0x430e85},
+		{MSR: amd64.MSR_IA32_PERFEVTSEL0 + 2, Val: 0x432008},
+		{MSR: amd64.MSR_IA32_PMC0, Val: 0},
+		{MSR: amd64.MSR_IA32_PMC0 + 1, Val: 0},
+		{MSR: amd64.MSR_IA32_PMC0 + 2, Val: 0},
+		{MSR: amd64.MSR_IA32_FIXED_CTR0, Val: 0},
+		{MSR: amd64.MSR_IA32_FIXED_CTR0 + 1, Val: 0},
+		{MSR: amd64.MSR_IA32_FIXED_CTR0 + 2, Val: 0},
+		{MSR: amd64.MSR_IA32_PERF_GLOBAL_OVF_CTRL, Val: enable},
+		{MSR: amd64.MSR_IA32_PERF_GLOBAL_CTRL, Val: enable},
+	}, cpu.Writes)
 	assert.Equal(t, uint64(0x7_0000_0007), enable, "PMC0-2 in bits 0-2, FIXED_CTR0-2 in bits 32-34")
 
 	// The CPU counts: instructions, cycles, reference cycles and the
@@ -197,12 +170,12 @@ func TestStartSequence(t *testing.T) {
 		amd64.MSR_IA32_FIXED_CTR0: 1000, amd64.MSR_IA32_FIXED_CTR0 + 1: 3000, amd64.MSR_IA32_FIXED_CTR0 + 2: 2500,
 		amd64.MSR_IA32_PMC0: 7, amd64.MSR_IA32_PMC0 + 1: 2, amd64.MSR_IA32_PMC0 + 2: 40, amd64.MSR_IA32_PMC0 + 3: 99,
 	} {
-		cpu.msr[r] = v
+		cpu.MSRs[r] = v
 	}
-	cpu.writes = nil
+	cpu.Writes = nil
 	var start, end Sample
 	s.Stop(cpu, &end)
-	assert.Equal(t, []write{{amd64.MSR_IA32_PERF_GLOBAL_CTRL, 0}}, cpu.writes, "stop: global control off; no overflow to clear")
+	assert.Equal(t, []write{{MSR: amd64.MSR_IA32_PERF_GLOBAL_CTRL, Val: 0}}, cpu.Writes, "stop: global control off; no overflow to clear")
 	assert.Equal(t, Sample{Fixed: [3]uint64{1000, 3000, 2500}, GP: [MaxGP]uint64{7, 2, 40}, OverflowKnown: true}, end)
 	d := s.Sub(&end, &start)
 	assert.Equal(t, Counts{Fixed: [3]uint64{1000, 3000, 2500}, GP: [MaxGP]uint64{7, 2, 40}}, d)
@@ -224,8 +197,8 @@ func TestFewerCountersThanEvents(t *testing.T) {
 		assert.Equal(t, "no programmable counter left: CPUID.0AH:EAX[15:8] lists 4", sk.Reason)
 	}
 	require.Equal(t, uint32(0), s.Start(cpu))
-	assert.Equal(t, write{amd64.MSR_IA32_PERF_GLOBAL_CTRL, 0x7_0000_000f}, cpu.writes[len(cpu.writes)-1])
-	for _, w := range cpu.writes {
+	assert.Equal(t, write{MSR: amd64.MSR_IA32_PERF_GLOBAL_CTRL, Val: 0x7_0000_000f}, cpu.Writes[len(cpu.Writes)-1])
+	for _, w := range cpu.Writes {
 		assert.False(t, w.MSR >= amd64.MSR_IA32_PERFEVTSEL0+4 && w.MSR < amd64.MSR_IA32_PERFEVTSEL0+8, "no event select beyond the 4th: %#x", w.MSR)
 	}
 }
@@ -236,20 +209,20 @@ func TestFewerCountersThanEvents(t *testing.T) {
 // constructed (CPUID.0AH:EAX = 07280201H: version 1, 2 counters of 40
 // bits, as the Core Solo/Duo generation had).
 func TestVersion1(t *testing.T) {
-	cpu := &fakeCPU{cpuid: map[uint32][4]uint32{0: intel0, 0x0a: {0x07280201, 0, 0, 0}}, msr: pmuBank(2, false)}
+	cpu := &fakeCPU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intel0, 0x0a: {0x07280201, 0, 0, 0}}), MSRs: pmuBank(2, false)}
 	caps := Detect(cpu)
 	s, skipped := NewSession(caps, []Event{{"A", 0x08, 0x82, ""}, {"B", 0x85, 0x02, ""}, {"C", 0x5f, 0x04, ""}})
 	assert.Equal(t, []Skipped{{"C", "no programmable counter left: CPUID.0AH:EAX[15:8] lists 2"}}, skipped)
 	require.Equal(t, uint32(0), s.Start(cpu))
 	assert.Equal(t, []write{
-		{amd64.MSR_IA32_PMC0, 0}, {amd64.MSR_IA32_PERFEVTSEL0, 0x438208},
-		{amd64.MSR_IA32_PMC0 + 1, 0}, {amd64.MSR_IA32_PERFEVTSEL0 + 1, 0x430285},
-	}, cpu.writes)
-	cpu.msr[amd64.MSR_IA32_PMC0] = 1<<40 + 5 // bits above the width are not the count
-	cpu.writes = nil
+		{MSR: amd64.MSR_IA32_PMC0, Val: 0}, {MSR: amd64.MSR_IA32_PERFEVTSEL0, Val: 0x438208},
+		{MSR: amd64.MSR_IA32_PMC0 + 1, Val: 0}, {MSR: amd64.MSR_IA32_PERFEVTSEL0 + 1, Val: 0x430285},
+	}, cpu.Writes)
+	cpu.MSRs[amd64.MSR_IA32_PMC0] = 1<<40 + 5 // bits above the width are not the count
+	cpu.Writes = nil
 	var end Sample
 	s.Stop(cpu, &end)
-	assert.Equal(t, []write{{amd64.MSR_IA32_PERFEVTSEL0, 0x038208}, {amd64.MSR_IA32_PERFEVTSEL0 + 1, 0x030285}}, cpu.writes, "EN cleared, nothing else written")
+	assert.Equal(t, []write{{MSR: amd64.MSR_IA32_PERFEVTSEL0, Val: 0x038208}, {MSR: amd64.MSR_IA32_PERFEVTSEL0 + 1, Val: 0x030285}}, cpu.Writes, "EN cleared, nothing else written")
 	assert.Equal(t, uint64(5), end.GP[0])
 	assert.False(t, end.OverflowKnown)
 	assert.False(t, s.Fixed(0))
@@ -262,18 +235,18 @@ func TestOverflow(t *testing.T) {
 	cpu := skylake()
 	s, _ := NewSession(Detect(cpu), skylakeEvents(t, 2))
 	require.Equal(t, uint32(0), s.Start(cpu))
-	cpu.writes = nil
+	cpu.Writes = nil
 	// PMC1 and FIXED_CTR1 overflowed; bit 3 (PMC3, not the session's) and
 	// bit 63 (CondChgd) are set too.
-	cpu.msr[amd64.MSR_IA32_PERF_GLOBAL_STATUS] = 1<<1 | 1<<33 | 1<<3 | 1<<63
-	cpu.msr[amd64.MSR_IA32_PMC0+1] = 10
-	cpu.msr[amd64.MSR_IA32_FIXED_CTR0+1] = 20
+	cpu.MSRs[amd64.MSR_IA32_PERF_GLOBAL_STATUS] = 1<<1 | 1<<33 | 1<<3 | 1<<63
+	cpu.MSRs[amd64.MSR_IA32_PMC0+1] = 10
+	cpu.MSRs[amd64.MSR_IA32_FIXED_CTR0+1] = 20
 	var start, end Sample
 	s.Stop(cpu, &end)
 	assert.Equal(t, []write{
-		{amd64.MSR_IA32_PERF_GLOBAL_CTRL, 0},
-		{amd64.MSR_IA32_PERF_GLOBAL_OVF_CTRL, 1<<1 | 1<<33},
-	}, cpu.writes)
+		{MSR: amd64.MSR_IA32_PERF_GLOBAL_CTRL, Val: 0},
+		{MSR: amd64.MSR_IA32_PERF_GLOBAL_OVF_CTRL, Val: 1<<1 | 1<<33},
+	}, cpu.Writes)
 	assert.Equal(t, uint64(1<<1|1<<33), end.Overflow)
 	d := s.Sub(&end, &start)
 	assert.Equal(t, uint64(1<<48+10), d.GP[1])
@@ -298,12 +271,12 @@ func TestSubWraps(t *testing.T) {
 // hypervisor that hides them) makes Start name the MSR.
 func TestStartGP(t *testing.T) {
 	cpu := skylake()
-	delete(cpu.msr, amd64.MSR_IA32_PERF_GLOBAL_CTRL)
+	delete(cpu.MSRs, amd64.MSR_IA32_PERF_GLOBAL_CTRL)
 	s, _ := NewSession(Detect(cpu), nil)
 	assert.Equal(t, uint32(amd64.MSR_IA32_PERF_GLOBAL_CTRL), s.Start(cpu))
 
 	cpu = skylake()
-	delete(cpu.msr, amd64.MSR_IA32_PERFEVTSEL0+1)
+	delete(cpu.MSRs, amd64.MSR_IA32_PERFEVTSEL0+1)
 	s, _ = NewSession(Detect(cpu), skylakeEvents(t, 2))
 	assert.Equal(t, uint32(amd64.MSR_IA32_PERFEVTSEL0+1), s.Start(cpu))
 }
@@ -336,20 +309,20 @@ func TestRingZeroDoesNotAllocate(t *testing.T) {
 // counted, and FixedReason says why; a bit beyond the length is ignored.
 // The CPUID values are constructed from the i7-3770K's.
 func TestFixedUnavailable(t *testing.T) {
-	c := Detect(&fakeCPU{cpuid: map[uint32][4]uint32{0: intel0, 0x0a: {0x07300403, 0b100, 0, 0x603}}})
+	c := Detect(&fakeCPU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intel0, 0x0a: {0x07300403, 0b100, 0, 0x603}})})
 	assert.Equal(t, uint8(0b011), c.FixedMask)
 	assert.Equal(t, "", c.FixedReason(0))
 	assert.Equal(t, "CPUID.0AH:EBX[2] marks CPU_CLK_UNHALTED.REF_TSC unavailable", c.FixedReason(2))
 
-	c = Detect(&fakeCPU{cpuid: map[uint32][4]uint32{0: intel0, 0x0a: {0x02300403, 0b100, 0, 0x603}}})
+	c = Detect(&fakeCPU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intel0, 0x0a: {0x02300403, 0b100, 0, 0x603}})})
 	assert.Equal(t, uint8(0b111), c.FixedMask, "EBX bit 2 beyond EAX[31:24] = 2 is not valid")
 
-	c = Detect(&fakeCPU{cpuid: map[uint32][4]uint32{0: intel0, 0x0a: {0x07300403, 0, 0, 0x602}}})
+	c = Detect(&fakeCPU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intel0, 0x0a: {0x07300403, 0, 0, 0x602}})})
 	assert.Equal(t, uint8(0b011), c.FixedMask)
 	assert.Equal(t, "CPUID.0AH:EDX[4:0] lists 2 fixed-function counters", c.FixedReason(2))
 
-	v1 := Detect(&fakeCPU{cpuid: map[uint32][4]uint32{0: intel0, 0x0a: {0x07280201}}})
+	v1 := Detect(&fakeCPU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intel0, 0x0a: {0x07280201}})})
 	assert.Contains(t, v1.FixedReason(0), "version 1 has no fixed-function counters")
-	none := Detect(&fakeCPU{cpuid: map[uint32][4]uint32{0: intel0, 0x0a: {}}})
+	none := Detect(&fakeCPU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intel0, 0x0a: {}})})
 	assert.Equal(t, none.Unsupported, none.FixedReason(1))
 }
