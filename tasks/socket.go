@@ -42,23 +42,14 @@ import (
 // its peer closed with unread data, SO_SNDBUF, MSG_* flags, descriptor
 // passing and credentials are not modelled.
 
-// Linux's figures for the accounting (x86-64, Linux 6.x).
+// Linux's figures for the accounting (x86-64, Linux 6.x): linuxabi's.
 const (
-	// sndbuf is a new socket's sk_sndbuf: net.core.wmem_default, whose
-	// default SK_WMEM_MAX is 256 skbs of SKB_TRUESIZE(256) bytes.
-	sndbuf = 212992
-	// skbStruct and skbShinfo are SKB_DATA_ALIGN(sizeof(struct
-	// sk_buff)) and SKB_DATA_ALIGN(sizeof(struct skb_shared_info)).
-	skbStruct = 256
-	skbShinfo = 320
-	// skbMaxHead is SKB_MAX_HEAD(0): the most bytes a skb's linear part
-	// holds in a page; skbMaxData adds unix's UNIX_SKB_FRAGS_SZ of page
-	// fragments: the most bytes of one skb.
-	skbMaxHead = 4096 - skbShinfo
-	skbMaxData = skbMaxHead + 32768
-	// maxSkbs bounds a channel's queue: skbs of at least 768 bytes of
-	// truesize each (skbTruesize(1)) until the charge reaches sndbuf.
-	maxSkbs = (sndbuf+767)/768 + 1
+	sndbuf     = linuxabi.UnixSndbuf
+	skbStruct  = linuxabi.SKBStruct
+	skbShinfo  = linuxabi.SKBShinfo
+	skbMaxHead = linuxabi.SKBMaxHead
+	skbMaxData = linuxabi.SKBMaxData
+	maxSkbs    = linuxabi.UnixMaxSkbs
 )
 
 // Socket pairs' descriptor objects follow the files'.

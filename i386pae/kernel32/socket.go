@@ -16,13 +16,13 @@ import (
 // pipe slots c and c+1, each the stream into one endpoint; descriptor
 // layout.FDSocket+c is the endpoint that reads c and writes c^1.
 
-// Linux's figures for the accounting (tasks/socket.go).
+// Linux's figures for the accounting: linuxabi's, as package tasks's.
 const (
-	sndbuf     = 212992
-	skbStruct  = 256
-	skbShinfo  = 320
-	skbMaxHead = 4096 - skbShinfo
-	skbMaxData = skbMaxHead + 32768
+	sndbuf     = linuxabi.UnixSndbuf
+	skbStruct  = linuxabi.SKBStruct
+	skbShinfo  = linuxabi.SKBShinfo
+	skbMaxHead = linuxabi.SKBMaxHead
+	skbMaxData = linuxabi.SKBMaxData
 )
 
 // taskFrameVA is where the linux trampolines keep the running task's

@@ -278,10 +278,8 @@ const (
 	MaxFDSlots = 16384 // descriptors of all processes: sched-messaging -g 25 has 14504
 	MaxFiles   = 16
 	PipeSize   = 65536 // a pipe's ring: Linux's default 16 pages; also each way of a socket pair
-	// MaxSkbs bounds a socket channel's queue of skbs: at least 768 bytes
-	// of truesize each, queued while the charge is below 212992 bytes
-	// (kernel32/socket.go).
-	MaxSkbs = 280
+	// MaxSkbs bounds a socket channel's queue of skbs (kernel32/socket.go).
+	MaxSkbs = linuxabi.UnixMaxSkbs
 
 	NoTask = 0xffffffff // an empty link
 )

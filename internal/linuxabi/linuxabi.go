@@ -111,6 +111,28 @@ const (
 	SOCK_CLOEXEC   = 0o2000000
 )
 
+// Linux's figures behind af_unix's sk_sndbuf accounting (x86-64, Linux
+// 6.x; net/unix/af_unix.c, include/linux/skbuff.h), which both tasks
+// kernels model (the 32-bit one with the same, x86-64, struct sizes).
+const (
+	// UnixSndbuf is a new socket's sk_sndbuf: net.core.wmem_default,
+	// whose default SK_WMEM_MAX is 256 skbs of SKB_TRUESIZE(256) bytes.
+	UnixSndbuf = 212992
+	// SKBStruct and SKBShinfo are SKB_DATA_ALIGN(sizeof(struct sk_buff))
+	// and SKB_DATA_ALIGN(sizeof(struct skb_shared_info)).
+	SKBStruct = 256
+	SKBShinfo = 320
+	// SKBMaxHead is SKB_MAX_HEAD(0): the most bytes a skb's linear part
+	// holds in a page; SKBMaxData adds unix's UNIX_SKB_FRAGS_SZ of page
+	// fragments: the most bytes of one skb.
+	SKBMaxHead = 4096 - SKBShinfo
+	SKBMaxData = SKBMaxHead + 32768
+	// UnixMaxSkbs bounds a channel's queue of skbs: at least 768 bytes of
+	// truesize each (a 1-byte skb's) while the charge is below
+	// UnixSndbuf, the last one past it.
+	UnixMaxSkbs = (UnixSndbuf+767)/768 + 1
+)
+
 // ptilab's i386 system calls, beside Linux's.
 const (
 	// SYS_ia32_ptilab_work spends EBX TSC cycles in the kernel and
