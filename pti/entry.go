@@ -19,6 +19,7 @@ const (
 	SysGetppid = linuxabi.SYS_getppid       // the null call: returns 1
 	SysWork    = linuxabi.SYS_ptilab_work   // ptilab's: spend RDI TSC cycles in the kernel, return 0
 	SysSample  = linuxabi.SYS_ptilab_sample // ptilab's: record an amd64.Sample (samples.go), return 0
+	SysTouch   = linuxabi.SYS_ptilab_touch  // ptilab's: read the oracle's secret in the kernel (oracle.go), return 0
 )
 
 // ptRegs is Linux's x86-64 struct pt_regs, which the Linux-shaped
@@ -73,6 +74,17 @@ type entryData struct {
 	// The performance counters' MSRs it reads with amd64.SamplePMU
 	// (amd64.SamplePMCMSRs widened), 0 for a slot not read.
 	SampleMSR [amd64.SamplePMCs]uint64
+
+	// The fault recovery of the leak oracle (StartRecovering): while
+	// Recovered < RecoverMax, a #PF from ring 3 does not end the run:
+	// excCommon counts it in Recovered, keeps its CR2 and error code in
+	// RecoverCR2 and RecoverError, and returns to ring 3 at RecoverRIP
+	// with every register as it was at the fault. RecoverMax 0: every
+	// exception ends the run.
+	RecoverRIP, RecoverMax, Recovered, RecoverCR2, RecoverError uint64
+	// Secret is the address of the oracle's kernel secret, which the
+	// touch call (sysTouch) reads.
+	Secret uint64
 }
 
 // Run end reasons.
@@ -127,6 +139,7 @@ const (
 	sampleNMI         = amd64.SampleNMI
 	samplePMU         = amd64.SamplePMU
 	samplePMCs        = amd64.SamplePMCs
+	vectorPF          = amd64.VectorPF
 )
 
 // sample is amd64.Sample, named here so that its size and offsets reach

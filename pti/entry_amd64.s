@@ -240,10 +240,38 @@ TEXT ·toUser(SB),NOSPLIT|NOFRAME,$0
 // (amd64.ExceptionStub), each of which pushes 0 where the CPU pushes no
 // error code, then the vector, and jumps here. It records the exception in
 // the entry data, goes to the kernel side and ends the run (runExit).
+//
+// But a #PF from ring 3 while the run recovers faults (the leak oracle's:
+// entryData.Recovered < RecoverMax) returns to ring 3 instead: it counts
+// the fault, keeps its CR2 and error code, points the IRET frame's RIP at
+// RecoverRIP, drops the vector and error code and IRETQs, every register
+// kept. It has not left the user side: the CR3 is still the user side's
+// and GS was not swapped (the entry data and this stack are mapped in
+// both tables), so the IRETQ alone goes back (SDM Vol. 3A, 6.14.3).
 TEXT ·excCommon(SB),NOSPLIT|NOFRAME,$0
 	// Vector, error code, RIP, CS, RFLAGS, RSP, SS on the entry stack.
 	TESTQ	$const_rplMask, 24(SP)
 	JEQ	kernel
+	CMPQ	0(SP), $const_vectorPF
+	JNE	user
+	PUSHQ	AX			// the frame is 8 bytes further from here on
+	MOVQ	(const_dataBase+entryData_Recovered), AX
+	CMPQ	AX, (const_dataBase+entryData_RecoverMax)
+	JCC	norecover
+	INCQ	AX
+	MOVQ	AX, (const_dataBase+entryData_Recovered)
+	MOVQ	16(SP), AX
+	MOVQ	AX, (const_dataBase+entryData_RecoverError)
+	MOVQ	CR2, AX
+	MOVQ	AX, (const_dataBase+entryData_RecoverCR2)
+	MOVQ	(const_dataBase+entryData_RecoverRIP), AX
+	MOVQ	AX, 24(SP)
+	POPQ	AX
+	ADDQ	$16, SP			// the vector and the error code
+	IRETQ
+norecover:
+	POPQ	AX
+user:
 	SWAPGS
 kernel:
 	// The kernel side's CR3 from the entry data, not by arithmetic: without
@@ -487,6 +515,15 @@ sampled:
 	XORL	AX, AX
 	RET
 
+// func sysTouch()
+// Reads the first quadword of the oracle's secret (entryData.Secret),
+// which brings its cache line in, and returns 0.
+TEXT ·sysTouch(SB),NOSPLIT|NOFRAME,$0
+	MOVQ	(const_dataBase+entryData_Secret), AX
+	MOVQ	(AX), AX
+	XORL	AX, AX
+	RET
+
 // func sysExitRun()
 TEXT ·sysExitRun(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	DI, (const_dataBase+entryData_Status)
@@ -533,6 +570,7 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·sysExitRun, kernelRoutines_SysExitRun(SI))
 	ROUTINE(·sysNoSys, kernelRoutines_SysNoSys(SI))
 	ROUTINE(·runExit, kernelRoutines_RunExit(SI))
+	ROUTINE(·sysTouch, kernelRoutines_SysTouch(SI))
 	ROUTINE(·userSyscalls, programTable_Syscalls(DX))
 	ROUTINE(·userEmpty, programTable_Empty(DX))
 	ROUTINE(·userProbe, programTable_Probe(DX))
@@ -541,4 +579,6 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·userMsgStart, programTable_MsgStart(DX))
 	ROUTINE(·userMsgSender, programTable_MsgSender(DX))
 	ROUTINE(·userMsgReceiver, programTable_MsgReceiver(DX))
+	ROUTINE(·userOracleCal, programTable_OracleCal(DX))
+	ROUTINE(·userOracle, programTable_Oracle(DX))
 	RET

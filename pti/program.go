@@ -15,6 +15,7 @@ import (
 // that routines sets every field to the symbol of its name.
 type programTable struct {
 	Syscalls, Empty, Probe, Ping, Pong, MsgStart, MsgSender, MsgReceiver uint64
+	OracleCal, Oracle                                                    uint64
 }
 
 // Program is a ring-3 program a task runs, named by its field in
@@ -47,6 +48,14 @@ const (
 	// MsgReceiver is a sched-messaging receiver: args read fd, messages,
 	// message size, buffer, results (count, sum), ready fd | wake fd<<32.
 	MsgReceiver = Program(unsafe.Offsetof(programTable{}.MsgReceiver))
+	// OracleCal times a load of a cached and of a flushed line: args the
+	// line, samples, where to store them, the no-RDTSCP flag (bit 32).
+	OracleCal = Program(unsafe.Offsetof(programTable{}.OracleCal))
+	// Oracle is the leak oracle's Meltdown attempt on one byte: args the
+	// byte's address, the probe array, attempts, the hit counters, the
+	// hit threshold, the touch call's number or 0 with the no-RDTSCP flag
+	// in bit 32. Run it with StartRecovering.
+	Oracle = Program(unsafe.Offsetof(programTable{}.Oracle))
 )
 
 // at returns program p's field of t.

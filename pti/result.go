@@ -13,6 +13,9 @@ type Result struct {
 	Status uint64 // the exit status
 	// The exception that ended the run, with ReasonFault.
 	Vector, ErrorCode, RIP, CS, CR2 uint64
+	// The page faults from ring 3 the run recovered (StartRecovering),
+	// and the last one's CR2 and error code.
+	Recovered, RecoverCR2, RecoverError uint64
 }
 
 // FromUser reports whether the exception came from ring 3.

@@ -64,6 +64,8 @@ func Start(c Config, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 	d.UserRSP0 = rsp
 	d.Args = args
 	d.Reason, d.Status = 0, 0
+	d.RecoverRIP, d.RecoverMax = env.recoverRIP, env.recoverMax
+	d.Recovered, d.RecoverCR2, d.RecoverError = 0, 0, 0
 	resetSamples(d)
 
 	enterUser()
@@ -71,5 +73,6 @@ func Start(c Config, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 	return Result{
 		Reason: d.Reason, Status: d.Status,
 		Vector: d.Vector, ErrorCode: d.ErrorCode, RIP: d.FaultRIP, CS: d.FaultCS, CR2: d.FaultCR2,
+		Recovered: d.Recovered, RecoverCR2: d.RecoverCR2, RecoverError: d.RecoverError,
 	}, nil
 }

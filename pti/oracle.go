@@ -1,0 +1,71 @@
+package pti
+
+import (
+	"unsafe"
+
+	"github.com/ptilab/ptilab/amd64"
+)
+
+// The leak oracle's kernel secret and fault recovery (package bench's
+// oracle benchmark runs them): a page of the kernel image holding a known
+// pattern, mapped supervisor-only in the kernel's own table and so on the
+// kernel side of every mode's address space (Build shares the kernel's
+// PML4 entries); under Off the one table is also the user side's, so ring
+// 3 has a translation to it (supervisor-only: a read faults with P=1),
+// under isolation the user table does not map it (P=0). Its address is
+// the kernel's own (the image's, in the Go kernel's mappings), which ring
+// 3 can name as any other.
+
+// SecretPattern is what the secret page starts with: 16 distinct nonzero
+// bytes (a transient read that the CPU suppresses gives 0, so a 0 would
+// not tell a leak from none).
+const SecretPattern = "PTI:Meltdown/F+R"
+
+// The oracle's probe array: OracleLines lines, one per byte value,
+// OracleStride bytes apart (2 KiB: two lines per page, visited in an
+// order the prefetchers do not follow; the Meltdown paper's 4 KiB would
+// need 256 data pages, more than a process has, MaxDataPages).
+const (
+	OracleLines       = 256
+	OracleStrideShift = 11
+	OracleStride      = 1 << OracleStrideShift
+)
+
+// OracleNoRDTSCP is the oracle programs' flag (in their last argument)
+// for a CPU without RDTSCP (CPUID.80000001H:EDX[27]): they time with
+// LFENCE; RDTSC; LFENCE instead.
+const OracleNoRDTSCP = 1 << 32
+
+// secretPage holds the secret page: its page-aligned 4 KiB (secret).
+var secretPage [2 * amd64.PageSize]byte
+
+// SecretAddr returns the address of the secret page, a kernel address
+// (page aligned).
+func SecretAddr() uint64 {
+	return (uint64(uintptr(unsafe.Pointer(&secretPage))) + amd64.PageSize - 1) &^ (amd64.PageSize - 1)
+}
+
+// secret returns the secret page.
+func secret() *[amd64.PageSize]byte {
+	off := SecretAddr() - uint64(uintptr(unsafe.Pointer(&secretPage)))
+	return (*[amd64.PageSize]byte)(secretPage[off:])
+}
+
+// writeSecret fills the secret page: the pattern, then zeros.
+func writeSecret() {
+	s := secret()
+	*s = [amd64.PageSize]byte{}
+	copy(s[:], SecretPattern)
+}
+
+// StartRecovering is Start with fault recovery: up to max page faults
+// from ring 3 do not end the run; each returns to ring 3 at the entry of
+// program p with every register as it was at the fault (the Oracle
+// program's contract). Result.Recovered counts them, RecoverCR2 and
+// RecoverError are the last one's CR2 and error code. Any other exception,
+// and a page fault past max, ends the run as under Start.
+func StartRecovering(c Config, proc *Process, p Program, rsp uint64, args [6]uint64, max uint64) (Result, error) {
+	env.recoverRIP, env.recoverMax = ProgramEntry(p), max
+	defer func() { env.recoverRIP, env.recoverMax = 0, 0 }()
+	return Start(c, proc, p, rsp, args)
+}
