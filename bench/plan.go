@@ -72,6 +72,10 @@ type Plan struct {
 	// pmu.EventNames), nil for its table's first ones.
 	PMU       bool
 	PMUEvents []string
+
+	// The leak oracle's calibration samples (each a hit and a miss) and
+	// its attempts per secret byte where cache timing is observable.
+	OracleSamples, OracleAttempts int
 }
 
 // DefaultPlan is the plan without a plan file: every benchmark of the
@@ -93,8 +97,9 @@ func DefaultPlan() Plan {
 		// Small enough for the emulator; perf's defaults are 10 groups
 		// and 100 loops, the reference figures' 20 groups.
 		MsgGroups: 2, MsgLoops: 10, MsgSize: 100, MsgIPC: IPCSocket,
-		PState: cpustate.PStateNominal,
-		PMU:    true,
+		PState:        cpustate.PStateNominal,
+		PMU:           true,
+		OracleSamples: 1000, OracleAttempts: 100,
 	}
 }
 
@@ -300,6 +305,8 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		p.WorkNs = ws
 		return nil
 	},
+	"oracle_samples":  intKey("oracle_samples", 10, MaxOracleSamples, func(p *Plan) *int { return &p.OracleSamples }),
+	"oracle_attempts": intKey("oracle_attempts", 1, 1000, func(p *Plan) *int { return &p.OracleAttempts }),
 }
 
 // PlanKeys returns the keys a plan may set, sorted.

@@ -264,6 +264,63 @@ type FlushCost struct {
 	TSCHz           uint64  `json:"tsc_hz"`
 }
 
+// OracleCalibration is the leak oracle's calibration: Samples pairs of
+// timed loads of one line of ring 3's data, a cached one (Hit) and one
+// just flushed by CLFLUSH (Miss), in Unit (TSC ticks, or instructions
+// under an emulator's icount). Observable is the rule's answer: the hits'
+// 90th percentile below the misses' 10th; then Threshold, halfway between
+// them, tells a hit (at most Threshold) from a miss. Verdict says it in
+// words ("oracle unavailable: cache timing not observable" when not).
+type OracleCalibration struct {
+	Subject
+	Samples    int               `json:"samples"`
+	Unit       string            `json:"unit"`
+	Hit        OraclePercentiles `json:"hit"`
+	Miss       OraclePercentiles `json:"miss"`
+	Observable bool              `json:"observable"`
+	Threshold  uint64            `json:"threshold,omitempty"`
+	Verdict    string            `json:"verdict"`
+}
+
+// OraclePercentiles are a timed load's 10th, 50th and 90th percentiles,
+// minimum and maximum.
+type OraclePercentiles struct {
+	P10 uint64 `json:"p10"`
+	P50 uint64 `json:"p50"`
+	P90 uint64 `json:"p90"`
+	Min uint64 `json:"min"`
+	Max uint64 `json:"max"`
+}
+
+// Oracle is the leak oracle's row of a mode: ring 3 read each byte of a
+// kernel secret (Secret, Bytes long: a supervisor-only page of the
+// kernel's) Attempts times, every read a page fault that the kernel
+// recovered (Faults of them; the last one's error code ErrorCode, Present
+// its P bit: the secret mapped, supervisor-only, in the user side's
+// table); AsExpected says the faults were the ones expected (one per
+// attempt at the byte's address, user-mode reads, P=1 without isolation
+// and P=0 with it). With the calibration observable (Tried), each read
+// was followed by a transient load of the probe line its value selects
+// and the lines were timed (Flush+Reload): Recovered bytes came out equal
+// to the secret's (Leaked, in hex, the byte with the most hits per
+// position, "??" for none). Meltdown is the vulnerability table's line
+// for this CPU, beside the figures, not a verdict drawn from them.
+type Oracle struct {
+	Subject
+	Secret     string `json:"secret"`
+	Bytes      int    `json:"bytes"`
+	Attempts   int    `json:"attempts"`
+	Faults     uint64 `json:"faults"`
+	ErrorCode  uint64 `json:"error_code"`
+	Present    bool   `json:"present"`
+	AsExpected *bool  `json:"as_expected"`
+	Tried      bool   `json:"tried"`
+	Recovered  *int   `json:"recovered,omitempty"`
+	Leaked     string `json:"leaked,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Meltdown   string `json:"meltdown"`
+}
+
 // Seed is a cell of a table shaped as the reference thread's (null call
 // or sched-messaging, 32-bit and 64-bit rows).
 type Seed struct {
@@ -639,13 +696,17 @@ func (Fault) Kind() string           { return "fault" }
 func (OutOfMemory) Kind() string     { return "oom" }
 func (End) Kind() string             { return "end" }
 
+// The leak oracle's kinds.
+func (OracleCalibration) Kind() string { return "oracle-calibration" }
+func (Oracle) Kind() string            { return "oracle" }
+
 // kinds makes an empty record of each kind, for Decode.
 var kinds = map[string]func() Record{}
 
 func init() {
 	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Retention{}, FlushCost{}, Seed{}, Unsupported{},
 		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
-		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}} {
+		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}, OracleCalibration{}, Oracle{}} {
 		kinds[r.Kind()] = newOf(r)
 	}
 }

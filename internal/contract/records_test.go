@@ -15,6 +15,7 @@ func TestEncodeDecode(t *testing.T) {
 	ns := int64(2000)
 	yes := true
 	ucode := uint32(0x28)
+	two := 2
 	recs := []Record{
 		Syscall{Subject: Subject{Bench: "work", Width: 64, Mode: "on", Entry: "syscall", Flavour: "minimal", WorkNs: &ns, Emulated: true},
 			N: 200, R: 10, Stats: Stats{Unit: "tsc_cycles", Mean: 1.5, Median: 1, Min: 1, Max: 2, TSCHz: 2e9, RatioToOff: 3,
@@ -33,6 +34,13 @@ func TestEncodeDecode(t *testing.T) {
 			First: "0x1000801", Away: "0x8000000001000001", Back: "0x8000000001000801", Result: "walked again"},
 		FlushCost{Subject: Subject{Bench: "flushcost", Width: 64, Target: "invpcid 2"}, N: 1000, R: 10, Warmup: 2, Unit: "instructions",
 			PerOp: Spread{N: 10, Mean: 3, Median: 3, Min: 3, Max: 3}, EmptyLoopCycles: 2, TSCHz: 2e9},
+		OracleCalibration{Subject: Subject{Bench: "oracle", Width: 64, Mode: "off"}, Samples: 1000, Unit: "tsc_cycles",
+			Hit: OraclePercentiles{P10: 30, P50: 32, P90: 36, Min: 28, Max: 90}, Miss: OraclePercentiles{P10: 180, P50: 200, P90: 240, Min: 170, Max: 900},
+			Observable: true, Threshold: 108, Verdict: "cache timing observable"},
+		Oracle{Subject: Subject{Bench: "oracle", Width: 64, Mode: "on"}, Secret: "0x10200000", Bytes: 16, Attempts: 1, Faults: 16, ErrorCode: 4,
+			AsExpected: &yes, Reason: "oracle unavailable: cache timing not observable", Meltdown: "Not affected"},
+		Oracle{Subject: Subject{Bench: "oracle", Width: 64, Mode: "off"}, Secret: "0x10200000", Bytes: 16, Attempts: 100, Faults: 1600, ErrorCode: 5,
+			Present: true, AsExpected: &yes, Tried: true, Recovered: &two, Leaked: "5054??", Meltdown: "Mitigation: PTI"},
 		Seed{Subject: Subject{Bench: "messaging", Width: 32}, Seconds: 0.25},
 		Unsupported{Subject: Subject{Bench: "null32", Mode: "on+pcid"}, N: 1000, R: 10, Reason: "not in PAE"},
 		Unsupported{Subject: Subject{Bench: "messaging"}, Workload: &Workload{Groups: 2, Loops: 10, Size: 100, IPC: "pipe"}, R: 10, Warmup: 2, Reason: "PCID"},

@@ -1,0 +1,267 @@
+package bench
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/pti"
+)
+
+// The leak oracle (Meltdown, Lipp et al., USENIX Security 2018, with
+// Flush+Reload, Yarom and Falkner, USENIX Security 2014): does ring 3 read
+// a kernel secret transiently under each 64-bit mode? The secret is a
+// supervisor-only page of the kernel's (pti.SecretAddr, pti.SecretPattern):
+// under off the one table maps it (a ring-3 read faults with P=1), under
+// isolation the user table does not (P=0). Ring 3 reads it, the read
+// faults, the kernel returns to the program (pti.StartRecovering), and a
+// transient load of a probe line chosen by the byte leaves it in the cache
+// where a timed reload finds it.
+//
+// First the calibration: if a cached and a flushed line cannot be told
+// apart by time (QEMU's TCG has no cache model, Bochs's TSC and QEMU's
+// icount count instructions), the oracle is unavailable and says so; the
+// secret is still read once per byte and mode, which checks the fault
+// recovery and shows each mode's fault (P=1 or P=0). No figure here is a
+// verdict on the CPU: the vulnerability table's meltdown line is printed
+// beside it.
+
+// The oracle process's data (offsets from pti.UserData): the hit counters
+// (a quadword per line), the calibration's samples (hits, then misses),
+// the calibration's line, and the probe array (pti.OracleLines lines
+// pti.OracleStride apart).
+const (
+	oracleCounters   = 0
+	oracleSamplesOff = 0x1000
+	oracleCalLine    = 0x6000
+	oracleProbe      = 0x8000
+	oracleDataPages  = (oracleProbe + pti.OracleLines*pti.OracleStride) / amd64.PageSize
+	// MaxOracleSamples is the most calibration samples the data holds.
+	MaxOracleSamples = (oracleCalLine - oracleSamplesOff) / 16
+)
+
+// The calibration's verdicts.
+const (
+	oracleUnavailable = "oracle unavailable: cache timing not observable"
+	oracleObservable  = "cache timing observable"
+)
+
+// oracleProc is the oracle's process, made on first use.
+var oracleProc *pti.Process
+
+// percentiles returns the 10th, 50th and 90th percentiles (nearest rank),
+// minimum and maximum of xs (not empty), which it sorts.
+func percentiles(xs []uint64) contract.OraclePercentiles {
+	slices.Sort(xs)
+	at := func(p int) uint64 { return xs[(len(xs)-1)*p/100] }
+	return contract.OraclePercentiles{P10: at(10), P50: at(50), P90: at(90), Min: xs[0], Max: xs[len(xs)-1]}
+}
+
+// Calibrate decides from timed loads of a cached line (hits) and a flushed
+// one (misses), both not empty, whether cache timing is observable: the
+// hits' 90th percentile must be below the misses' 10th, so that a
+// threshold halfway between them calls at most about a tenth of either
+// kind wrongly; a slower hit now and then (an interrupt, a TLB miss) or a
+// faster miss does not decide it, as a mean would let it. Equal
+// distributions (an emulator's TSC) fail the rule. It returns the
+// percentiles, whether observable and the threshold (a load of at most
+// that many units is a hit; 0 when not observable). It sorts hits and
+// misses.
+func Calibrate(hits, misses []uint64) (hit, miss contract.OraclePercentiles, observable bool, threshold uint64) {
+	hit, miss = percentiles(hits), percentiles(misses)
+	if hit.P90 < miss.P10 {
+		return hit, miss, true, hit.P90 + (miss.P10-hit.P90)/2
+	}
+	return hit, miss, false, 0
+}
+
+// leakedByte returns the byte value with the most hits among counters
+// (one per value), leaving out 0 (what a suppressed transient read gives;
+// the secret has none), and whether any value had a hit. A tie goes to
+// the lower value.
+func leakedByte(counters []uint64) (byte, bool) {
+	best, most := 0, uint64(0)
+	for v := 1; v < len(counters); v++ {
+		if counters[v] > most {
+			best, most = v, counters[v]
+		}
+	}
+	return byte(best), most > 0
+}
+
+// oracleFaultExpected reports whether a recovering run of attempts reads
+// of the secret byte at addr under mode recovered what it must: one page
+// fault per attempt, the last at addr, a user-mode read (U=1, W=0) with
+// P=1 where the mode's user side maps the secret (off) and P=0 where it
+// does not (isolation).
+func oracleFaultExpected(mode pti.Mode, res pti.Result, attempts int, addr uint64) bool {
+	want := uint64(amd64.PF_U)
+	if !mode.Isolated() {
+		want |= amd64.PF_P
+	}
+	return res.Reason == pti.ReasonExit && res.Status == 0 && res.Recovered == uint64(attempts) &&
+		res.RecoverCR2 == addr && res.RecoverError&(amd64.PF_P|amd64.PF_W|amd64.PF_U) == want
+}
+
+// timedBy names how the oracle's programs time a load.
+func timedBy(rdtscp bool) string {
+	if rdtscp {
+		return "RDTSCP; LFENCE"
+	}
+	return "LFENCE; RDTSC; LFENCE (no RDTSCP)"
+}
+
+// oracle calibrates, then runs the oracle under the plan's modes and on
+// (as the probe: modes the world cannot have are left out, those the CPU
+// lacks say so), prints a table and records the calibration and a row
+// per mode; it returns the bytes recovered by mode (-1 where not tried).
+func oracle(x *Ctx) any {
+	out := map[string]int{}
+	w := x.World
+	if w.Width() != 64 {
+		x.Fail(contract.Error{Name: x.Name, Error: "the leak oracle runs in the 64-bit world only"})
+		return out
+	}
+	var modes []pti.Mode
+	for _, m := range append([]pti.Mode{pti.Off}, append(slices.Clone(x.Plan.Modes), pti.On)...) {
+		if !slices.Contains(modes, m) && !isNotInWorld(w, config(m, Syscall, pti.Minimal)) {
+			modes = append(modes, m)
+		}
+	}
+	secret := pti.SecretAddr()
+	meltdown := cpustate.Vulns(cpustate.Hardware{}).Table["meltdown"]
+	x.Printf("")
+	x.Printf("leak oracle (Meltdown with Flush+Reload): ring 3 reads a kernel secret, %d bytes %q at %#x (a supervisor-only page of the kernel image),",
+		len(pti.SecretPattern), pti.SecretPattern, secret)
+	x.Printf("each read a page fault the kernel recovers; vulnerability table, meltdown: %s", meltdown)
+
+	s := x.subject("oracle", config(pti.Off, Syscall, pti.Minimal))
+	s.Entry, s.Flavour = "", ""
+	var noRDTSCP uint64
+	if !amd64.Features.RDTSCP {
+		noRDTSCP = pti.OracleNoRDTSCP
+	}
+	if oracleProc == nil {
+		p, err := pti.NewProcessData(oracleDataPages)
+		if err != nil {
+			x.Fail(contract.Error{Name: x.Name, Error: err.Error(), Subject: &s})
+			return out
+		}
+		oracleProc = p
+	}
+	data := oracleProc.DataPages()
+
+	// The calibration, under off (any mode times its own data alike).
+	n := x.Plan.OracleSamples
+	c := config(pti.Off, Syscall, pti.Minimal)
+	res, err := pti.Start(c.Config, oracleProc, pti.OracleCal, pti.UserStackTop,
+		[6]uint64{pti.UserData + oracleCalLine, uint64(n), pti.UserData + oracleSamplesOff, noRDTSCP})
+	if err == nil && (res.Reason != pti.ReasonExit || res.Status != 0) {
+		err = fmt.Errorf("the calibration ended with %v", res)
+	}
+	if err != nil {
+		x.Fail(contract.Error{Name: x.Name + " calibration", Error: err.Error(), Subject: &s})
+		return out
+	}
+	samples := make([]uint64, 2*n)
+	for i := range samples {
+		samples[i] = binary.LittleEndian.Uint64(data[oracleSamplesOff+8*i:])
+	}
+	hit, miss, observable, threshold := Calibrate(samples[:n], samples[n:])
+	verdict := oracleUnavailable
+	if observable {
+		verdict = oracleObservable
+	}
+	unit := x.Clock.Unit()
+	x.Printf("calibration: %d loads of a cached and of a flushed line, timed by %s, %s (p10/p50/p90, min-max): hits %d/%d/%d (%d-%d), misses %d/%d/%d (%d-%d)",
+		n, timedBy(noRDTSCP == 0), unit, hit.P10, hit.P50, hit.P90, hit.Min, hit.Max, miss.P10, miss.P50, miss.P90, miss.Min, miss.Max)
+	if observable {
+		x.Printf("calibration: %s: a load of at most %d is a hit", verdict, threshold)
+	} else {
+		x.Printf("calibration: %s (the hits' p90 is not below the misses' p10); the secret is read once per byte and mode, no transient load timed", verdict)
+	}
+	x.Record(contract.OracleCalibration{Subject: s, Samples: n, Unit: unit, Hit: hit, Miss: miss, Observable: observable, Threshold: threshold, Verdict: verdict})
+
+	attempts := 1
+	if observable {
+		attempts = x.Plan.OracleAttempts
+	}
+	x.Printf("%-10s %-22s %-8s %-9s %s", "mode", "secret read", "faults", "attempts", "bytes recovered")
+	touch := uint64(pti.SysTouch) | noRDTSCP
+	for _, mode := range modes {
+		c := config(mode, Syscall, pti.Minimal)
+		s := x.subject("oracle", c)
+		s.Entry, s.Flavour = "", ""
+		if err := w.Supported(c); err != nil {
+			out[mode.String()] = -1
+			x.Printf("%-10s unsupported: %s", mode, reasonOf(err))
+			x.Record(contract.Unsupported{Subject: s, Reason: mode.String() + ": " + reasonOf(err)})
+			continue
+		}
+		rec := contract.Oracle{Subject: s, Secret: fmt.Sprintf("%#x", secret), Bytes: len(pti.SecretPattern), Attempts: attempts,
+			Tried: observable, Meltdown: meltdown}
+		good, recovered := true, 0
+		var leaked strings.Builder
+		var failed error
+		for i := range len(pti.SecretPattern) {
+			clear(data[oracleCounters : oracleCounters+8*pti.OracleLines])
+			addr := secret + uint64(i)
+			res, err := pti.StartRecovering(c.Config, oracleProc, pti.Oracle, pti.UserStackTop,
+				[6]uint64{addr, pti.UserData + oracleProbe, uint64(attempts), pti.UserData + oracleCounters, threshold, touch}, uint64(attempts))
+			if err == nil && (res.Reason != pti.ReasonExit || res.Status != 0) {
+				err = fmt.Errorf("byte %d: the run ended with %v after %d recovered faults", i, res, res.Recovered)
+			}
+			if err != nil {
+				failed = err
+				break
+			}
+			rec.Faults += res.Recovered
+			rec.ErrorCode = res.RecoverError
+			good = good && oracleFaultExpected(mode, res, attempts, addr)
+			if observable {
+				counters := make([]uint64, pti.OracleLines)
+				for v := range counters {
+					counters[v] = binary.LittleEndian.Uint64(data[oracleCounters+8*v:])
+				}
+				b, ok := leakedByte(counters)
+				if !ok {
+					leaked.WriteString("??")
+					continue
+				}
+				fmt.Fprintf(&leaked, "%02x", b)
+				if b == pti.SecretPattern[i] {
+					recovered++
+				}
+			}
+		}
+		if failed != nil {
+			out[mode.String()] = -1
+			x.Printf("%-10s FAILED: %v", mode, failed)
+			x.Fail(contract.Error{Name: x.Name + " " + mode.String(), Error: failed.Error(), Subject: &s})
+			continue
+		}
+		rec.Present = rec.ErrorCode&amd64.PF_P != 0
+		rec.AsExpected = &good
+		fault := fmt.Sprintf("#PF P=%d (error %#x)", rec.ErrorCode&amd64.PF_P, rec.ErrorCode)
+		if !good {
+			fault += " UNEXPECTED"
+		}
+		bytes := "not tried: " + oracleUnavailable
+		out[mode.String()] = -1
+		if observable {
+			rec.Recovered, rec.Leaked = &recovered, leaked.String()
+			out[mode.String()] = recovered
+			bytes = fmt.Sprintf("%d of %d (read %s)", recovered, rec.Bytes, rec.Leaked)
+		} else {
+			rec.Reason = oracleUnavailable
+		}
+		x.Printf("%-10s %-22s %-8d %-9d %s", mode, fault, rec.Faults, attempts, bytes)
+		x.Record(rec)
+	}
+	x.Printf("expected on a CPU with Meltdown (Ivy Bridge, Skylake without RDCL_NO): off leaks, on does not; these rows say what was tried, not what the CPU is")
+	return out
+}

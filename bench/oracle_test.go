@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/pti"
+)
+
+// spreadOf returns n made-up load times: base plus a deterministic spread
+// of width, with every tenth one an outlier at slow.
+func spreadOf(n int, base, width, slow uint64) []uint64 {
+	xs := make([]uint64, n)
+	for i := range xs {
+		xs[i] = base + uint64(i*7919)%width
+		if i%10 == 9 {
+			xs[i] = slow
+		}
+	}
+	return xs
+}
+
+func TestCalibrate(t *testing.T) {
+	// Hardware-like: hits about 40 ticks, misses about 250, a slow hit
+	// now and then (an interrupt's worth): separable, the threshold
+	// between the hits' p90 and the misses' p10.
+	hit, miss, ok, th := Calibrate(spreadOf(1000, 36, 10, 600), spreadOf(1000, 220, 60, 900))
+	assert.True(t, ok)
+	assert.Less(t, hit.P90, th)
+	assert.Less(t, th, miss.P10)
+	assert.Equal(t, hit.P90+(miss.P10-hit.P90)/2, th)
+	assert.LessOrEqual(t, hit.Min, hit.P10)
+	assert.Equal(t, uint64(600), hit.Max)
+
+	// An emulator's icount: every load the same instructions.
+	same := func() []uint64 { return spreadOf(100, 11, 1, 11) }
+	hit, miss, ok, th = Calibrate(same(), same())
+	assert.False(t, ok, "equal distributions")
+	assert.Zero(t, th)
+	assert.Equal(t, hit, miss)
+
+	// TCG's real time: no cache model, hits and misses overlap.
+	_, _, ok, _ = Calibrate(spreadOf(1000, 80, 200, 400), spreadOf(1000, 90, 200, 400))
+	assert.False(t, ok, "overlapping distributions")
+
+	// A tenth of slow hits does not decide it; more than that does.
+	slow := spreadOf(1000, 36, 10, 36)
+	for i := range 150 {
+		slow[i] = 600
+	}
+	_, _, ok, _ = Calibrate(slow, spreadOf(1000, 220, 60, 900))
+	assert.False(t, ok, "15%% of the hits slower than every miss")
+}
+
+func TestLeakedByte(t *testing.T) {
+	c := make([]uint64, pti.OracleLines)
+	_, ok := leakedByte(c)
+	assert.False(t, ok, "no hits")
+	c[0] = 90 // a suppressed read's 0 never wins
+	_, ok = leakedByte(c)
+	assert.False(t, ok)
+	c['P'], c['T'] = 40, 40
+	b, ok := leakedByte(c)
+	assert.True(t, ok)
+	assert.Equal(t, byte('P'), b, "a tie goes to the lower value")
+	c['T'] = 41
+	b, _ = leakedByte(c)
+	assert.Equal(t, byte('T'), b)
+}
+
+// The secret: 16 distinct bytes, none 0.
+func TestSecretPattern(t *testing.T) {
+	assert.Len(t, pti.SecretPattern, 16)
+	seen := map[byte]bool{}
+	for i := range len(pti.SecretPattern) {
+		b := pti.SecretPattern[i]
+		assert.NotZero(t, b)
+		assert.False(t, seen[b], "byte %q twice", b)
+		seen[b] = true
+	}
+}
+
+// The oracle's data fits a process, its regions do not overlap, and the
+// plan's samples fit theirs.
+func TestOracleLayout(t *testing.T) {
+	assert.LessOrEqual(t, oracleDataPages, pti.MaxDataPages)
+	assert.LessOrEqual(t, oracleCounters+8*pti.OracleLines, oracleSamplesOff)
+	assert.LessOrEqual(t, oracleSamplesOff+16*MaxOracleSamples, oracleCalLine)
+	assert.LessOrEqual(t, oracleCalLine+64, oracleProbe)
+	assert.Zero(t, oracleProbe%amd64.PageSize)
+	assert.LessOrEqual(t, DefaultPlan().OracleSamples, MaxOracleSamples)
+}
+
+// A recovered read is as expected only with one fault per attempt at the
+// byte, from ring 3, P=1 under off and P=0 under isolation.
+func TestOracleFaultExpected(t *testing.T) {
+	const addr = 0x10203004
+	ok := pti.Result{Reason: pti.ReasonExit, Recovered: 3, RecoverCR2: addr, RecoverError: amd64.PF_U | amd64.PF_P}
+	assert.True(t, oracleFaultExpected(pti.Off, ok, 3, addr))
+	assert.False(t, oracleFaultExpected(pti.On, ok, 3, addr), "P=1 under on")
+	on := ok
+	on.RecoverError = amd64.PF_U
+	assert.True(t, oracleFaultExpected(pti.On, on, 3, addr))
+	assert.True(t, oracleFaultExpected(pti.OnPCID, on, 3, addr))
+	assert.False(t, oracleFaultExpected(pti.Off, ok, 4, addr), "a fault short")
+	assert.False(t, oracleFaultExpected(pti.Off, ok, 3, addr+1), "another address")
+	bad := ok
+	bad.Reason = pti.ReasonFault
+	assert.False(t, oracleFaultExpected(pti.Off, bad, 3, addr), "the run ended with a fault")
+}
