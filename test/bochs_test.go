@@ -374,10 +374,15 @@ func TestBochsPingPongFirst(t *testing.T) {
 // entry on each CR3 write (bochs.md), so the PCID probe sees frame B
 // (walked again), while it keeps global entries across a CR3 write with
 // CR4.PGE set, so the global probe sees frame A (kept).
+//
+// The leak oracle rides on the same boot: Bochs's TSC counts
+// instructions, so it is unavailable; its model has RDTSCP and PCID, so
+// on+pcid's secret reads run too (P=0, as on's).
 func TestBochsRetention(t *testing.T) {
 	res := bootBochs(t, bochs.Options{Plan: []byte(retentionPlan), Timeout: bochsFaultTimeout})
 	requireBochsOK(t, res)
 	checkRetention(t, res, map[string]string{"pcid-noflush": "walked again", "global": "kept"})
+	checkOracle(t, res, 100, true, "off", "on", "on+pcid")
 }
 
 // TestBochsFlushCost times the flush operations under Bochs, whose CPU
