@@ -262,6 +262,24 @@ func oracle(x *Ctx) any {
 		x.Printf("%-10s %-22s %-8d %-9d %s", mode, fault, rec.Faults, attempts, bytes)
 		x.Record(rec)
 	}
+	oracleLimit(x, secret, touch)
 	x.Printf("expected on a CPU with Meltdown (Ivy Bridge, Skylake without RDCL_NO): off leaks, on does not; these rows say what was tried, not what the CPU is")
 	return out
+}
+
+// oracleLimit checks the recovery's limit, under off: a recovering run of
+// two attempts at the secret's first byte allowed one fault must recover
+// the first and end at the second, a ring-3 #PF at the secret, as a run
+// without recovery ends.
+func oracleLimit(x *Ctx, secret, touch uint64) {
+	c := config(pti.Off, Syscall, pti.Minimal)
+	res, err := pti.StartRecovering(c.Config, oracleProc, pti.Oracle, pti.UserStackTop,
+		[6]uint64{secret, pti.UserData + oracleProbe, 2, pti.UserData + oracleCounters, 0, touch}, 1)
+	ok := err == nil && res.Reason == pti.ReasonFault && res.Vector == amd64.VectorPF && res.FromUser() &&
+		res.CR2 == secret && res.Recovered == 1
+	detail := fmt.Sprintf("2 faulting reads, 1 to recover: %d recovered, then the run ended: %v", res.Recovered, res)
+	if err != nil {
+		detail = err.Error()
+	}
+	x.Check("oracle limit", ok, detail, map[string]any{"recovered": res.Recovered})
 }

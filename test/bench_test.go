@@ -865,6 +865,18 @@ func checkOracle(t *testing.T, res serialLog, samples int, rdtscp bool, measured
 	}
 	assert.Contains(t, lines, fmt.Sprintf("ring 3 reads a kernel secret, 16 bytes %q at %s", "PTI:Meltdown/F+R", secret))
 
+	// The recovery's limit: the fault past it ended that run.
+	limits := 0
+	for _, ck := range recordsOf[contract.Check](t, res) {
+		if ck.Name == "oracle limit" {
+			limits++
+			assert.True(t, ck.OK, ck.Detail)
+			assert.Contains(t, ck.Detail, "1 recovered, then the run ended: #PF page fault in ring 3, error 0x5")
+			assert.Contains(t, ck.Detail, "CR2 "+secret)
+		}
+	}
+	assert.Equal(t, 1, limits, "the oracle limit check")
+
 	// The probe after the oracle: a ring-3 fault ends the run again.
 	probed := 0
 	for _, p := range inWorld[contract.Probe](t, res, 64) {
