@@ -77,6 +77,8 @@ func TestParsePlanValid(t *testing.T) {
 		{"pmu on", "pmu = on", DefaultPlan()},
 		{"pmu off", "pmu = off", planWith(func(p *Plan) { p.PMU = false })},
 		{"pmu_events default", "pmu_events = default", DefaultPlan()},
+		{"oracle_samples", "oracle_samples = 1280", planWith(func(p *Plan) { p.OracleSamples = 1280 })},
+		{"oracle_attempts", "oracle_attempts = 1", planWith(func(p *Plan) { p.OracleAttempts = 1 })},
 		{"pmu_events named", "pmu_events = ITLB_MISSES.WALK_COMPLETED, DTLB_LOAD_MISSES.WALK_PENDING",
 			planWith(func(p *Plan) { p.PMUEvents = []string{"ITLB_MISSES.WALK_COMPLETED", "DTLB_LOAD_MISSES.WALK_PENDING"} })},
 	}
@@ -110,6 +112,9 @@ func TestParsePlanRejectsLine(t *testing.T) {
 		{"bad pmu", "pmu = yes", "pmu must be on or off"},
 		{"unknown event", "pmu_events = DTLB_LOAD_MISSES.WALK_COMPLETED, CYCLES", "pmu_events must be a comma-separated list of"},
 		{"an event twice", "pmu_events = ITLB_MISSES.STLB_HIT,ITLB_MISSES.STLB_HIT", "pmu_events lists ITLB_MISSES.STLB_HIT twice"},
+		{"too few oracle samples", "oracle_samples = 9", "oracle_samples must be an integer from 10 to 1280"},
+		{"too many oracle samples", "oracle_samples = 1281", "oracle_samples must be an integer from 10 to 1280"},
+		{"no oracle attempts", "oracle_attempts = 0", "oracle_attempts must be an integer from 1 to 1000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
