@@ -50,6 +50,9 @@ const (
 	oracleObservable  = "cache timing observable"
 )
 
+// secretPage says what the secret's page is, in the records.
+const secretPage = "a page of the kernel image's data (pti.SecretAddr), mapped supervisor-only by the Go kernel's table, on the kernel side of every mode"
+
 // oracleProc is the oracle's process, made on first use.
 var oracleProc *pti.Process
 
@@ -203,7 +206,7 @@ func oracle(x *Ctx) any {
 			continue
 		}
 		rec := contract.Oracle{Subject: s, Secret: fmt.Sprintf("%#x", secret), Bytes: len(pti.SecretPattern), Attempts: attempts,
-			Tried: observable, Meltdown: meltdown}
+			Tried: observable, Meltdown: meltdown, SecretPage: secretPage}
 		good, recovered := true, 0
 		var leaked strings.Builder
 		var failed error

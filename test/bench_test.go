@@ -841,6 +841,7 @@ func checkOracle(t *testing.T, res serialLog, samples int, rdtscp bool, measured
 		require.True(t, ok, mode)
 		assert.Equal(t, 64, r.Width)
 		assert.Equal(t, secret, r.Secret, "one secret")
+		assert.Contains(t, r.SecretPage, "supervisor-only")
 		assert.Equal(t, 16, r.Bytes)
 		assert.Equal(t, 1, r.Attempts)
 		assert.EqualValues(t, 16, r.Faults, "%s: a recovered fault per byte", mode)

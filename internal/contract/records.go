@@ -319,6 +319,8 @@ type Oracle struct {
 	Leaked     string `json:"leaked,omitempty"`
 	Reason     string `json:"reason,omitempty"`
 	Meltdown   string `json:"meltdown"`
+	// SecretPage says what the secret's page is.
+	SecretPage string `json:"secret_page"`
 }
 
 // Seed is a cell of a table shaped as the reference thread's (null call
