@@ -67,7 +67,7 @@ var ErrUnsupported = errors.New("not supported by this CPU")
 // for its flavour and mode, its mode may need PCID (OnPCID) and Global
 // needs PGE.
 func Supported(c Config) error {
-	if _, ok := trampolines[trampolineKey{c.Flavour, c.Mode}]; !ok {
+	if _, ok := trampolineAt(trampolineKey{c.Flavour, c.Mode}); !ok {
 		return fmt.Errorf("%v: no such trampoline", c)
 	}
 	if c.Mode.PCID() && !amd64.Features.PCID {

@@ -26,6 +26,9 @@ var env struct {
 	main   *Process                    // the process of single-task runs (Exec)
 	ktext  struct{ start, end uint64 } // the kernel text's pages
 	nasid  uint16                      // address-space ids handed out
+	// The deferred modes' routines, where they were copied.
+	deferText deferRoutines
+	noSwitch  noSwitchRoutines
 }
 
 // entryEnd is the marker at the end of every copied routine and program.
@@ -123,7 +126,7 @@ func Setup() error {
 		}
 	}
 	ok = true
-	alloc(&env.entry, EntryPages)
+	alloc(&env.entry, EntryPages+DeferPages) // the deferred modes' pages follow
 	alloc(&env.code, UserCodePages)
 	if !ok {
 		return errors.New("pti: out of memory for the entry area and the code pages")
@@ -144,6 +147,9 @@ func Setup() error {
 		return err
 	}
 	if _, err := place(&progs, &env.progs, goos.Frames(env.code, UserCodePages), UserCode, "code pages"); err != nil {
+		return err
+	}
+	if err := placeDeferred(); err != nil {
 		return err
 	}
 
