@@ -64,8 +64,8 @@ func GlobalName(global bool) string {
 var ErrUnsupported = errors.New("not supported by this CPU")
 
 // Supported reports whether the CPU can run c: there must be a trampoline
-// for its flavour and mode, its mode may need PCID (OnPCID) and Global
-// needs PGE.
+// for its flavour and mode (trampolines, deferTrampolines), its mode may
+// need PCID (Mode.PCID) and Global needs PGE.
 func Supported(c Config) error {
 	if _, ok := trampolineAt(trampolineKey{c.Flavour, c.Mode}); !ok {
 		return fmt.Errorf("%v: no such trampoline", c)
