@@ -35,6 +35,11 @@ const (
 	EntryArea
 	// OwnPage: the task's own data: the read succeeds.
 	OwnPage
+	// DeferredArea: the deferred modes' pages of the entry area
+	// (pti.DeferredAreas), mapped supervisor-only in both tables of those
+	// modes and in no table of the others: a read faults with P=1 under a
+	// deferred mode and P=0 under the others, off included.
+	DeferredArea
 )
 
 // expected reports whether exit is what a ring-3 read of t under mode
@@ -44,6 +49,9 @@ func (t ProbeTarget) expected(mode pti.Mode, e Exit) bool {
 		return e.ok()
 	}
 	present := t.Kind == EntryArea || !mode.Isolated()
+	if t.Kind == DeferredArea {
+		present = mode.Deferred()
+	}
 	return e.Faulted && e.Vector == amd64.VectorPF && e.FromUser() && e.CR2 == t.Address &&
 		(e.ErrorCode&amd64.PF_P != 0) == present
 }
@@ -66,8 +74,10 @@ type kernelChecker interface {
 // address faults as a protection violation (present, supervisor-only),
 // under isolation as not present; the entry area is present and
 // supervisor-only in every mode; the task's own page reads. An outcome
-// other than that is marked UNEXPECTED. Then, in a world with its own
-// kernel checks, those.
+// other than that is marked UNEXPECTED; the deferred modes' area is
+// present under those modes only. Then, in a world that says what its
+// modes expose, that list, and in a world with its own kernel checks,
+// those.
 func probe(x *Ctx) any {
 	w := x.World
 	pw, ok := w.(prober)
@@ -131,8 +141,37 @@ func probe(x *Ctx) any {
 		}
 		x.Printf("%s", strings.TrimRight(line, " "))
 	}
+	if e, ok := w.(exposer); ok {
+		printExposure(x, e, modes)
+	}
 	if k, ok := w.(kernelChecker); ok {
 		k.kernelChecks(x, all)
 	}
 	return all
+}
+
+// exposer is a world that says what each mode's user table maps beyond
+// on's.
+type exposer interface {
+	Exposure(mode pti.Mode) []pti.Area
+}
+
+// printExposure prints, under the probe table, what the user table of
+// each of modes maps beyond on's (the areas the world's tables are built
+// from; the host tests walk the tables against them).
+func printExposure(x *Ctx, e exposer, modes []pti.Mode) {
+	x.Printf("what each mode's user table maps beyond on's (supervisor-only; the host tests walk the tables against this list):")
+	for _, m := range modes {
+		areas := e.Exposure(m)
+		if len(areas) == 0 {
+			x.Printf("%-17s nothing", m)
+		}
+		for i, a := range areas {
+			name := m.String()
+			if i > 0 {
+				name = ""
+			}
+			x.Printf("%-17s %v", name, a)
+		}
+	}
 }

@@ -46,7 +46,7 @@ var Registry = []Benchmark{
 		Worlds: []int{64, 32}, Keys: []string{"modes", "pingpong_n", "r", "warmup"}, Run: pingPongTable},
 	{Name: "messaging", Summary: "perf's sched-messaging over Unix-domain stream socket pairs (perf's default) or pipes (messaging_ipc), processes and threads, every message counted and checksummed; in the 32-bit world also where its cycles go",
 		Worlds: []int{64, 32}, Keys: []string{"modes", "messaging_groups", "messaging_loops", "messaging_size", "messaging_ipc", "r", "warmup"}, Run: messagingTable},
-	{Name: "probe", Summary: "the isolation probe: ring 3 reads a kernel address, the entry area and its own page; in the 32-bit world also a page fault and a double fault in its kernel and 100 round trips out of long mode",
+	{Name: "probe", Summary: "the isolation probe: ring 3 reads a kernel address, the entry area and its own page; in the 64-bit world also the deferred modes' trampoline stack, and the list of what each mode's user table maps beyond on's; in the 32-bit world also a page fault and a double fault in its kernel and 100 round trips out of long mode",
 		Worlds: []int{64, 32}, Keys: []string{"modes"}, Run: probe},
 	{Name: "retention", Summary: "the TLB retention proof, in ring 0: a user page's PTE pointed at another frame without invalidation between two CR3 writes; does the second read see the old frame (the translation kept: PCID with NOFLUSH, a global page without PCID) or the new one (walked again)",
 		Worlds: []int{64}, Run: retention, Optional: true},

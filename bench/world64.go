@@ -141,15 +141,19 @@ func (w world64) Probe(c Config, addr uint64) (Exit, error) {
 	return exit64(res), err
 }
 
-// ProbeTargets: the image's kernel text, the entry area's data page and
-// the task's own data.
+// ProbeTargets: the image's kernel text, the entry area's data page, the
+// task's own data and the deferred modes' trampoline stack.
 func (world64) ProbeTargets() []ProbeTarget {
 	return []ProbeTarget{
 		{Name: "kernel text", Address: efi.Firmware.ImageBase + 0x1000, Kind: KernelOnly},
 		{Name: "entry area", Address: pti.EntryData, Kind: EntryArea},
 		{Name: "own page", Address: pti.UserData, Kind: OwnPage},
+		{Name: "defer area", Address: pti.EntryTrampStack, Kind: DeferredArea},
 	}
 }
+
+// Exposure is what mode's user table maps beyond on's: pti.Exposure.
+func (world64) Exposure(mode pti.Mode) []pti.Area { return pti.Exposure(mode) }
 
 // run64 is a run of package tasks' kernel.
 type run64 struct {

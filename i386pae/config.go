@@ -141,11 +141,13 @@ func trampoline(c Config) (sysenter, int80 uint32) {
 var ErrNotInPAE = errors.New("not in PAE")
 
 // Supported reports whether the CPU can run c: its mode must be one of
-// modes (a mode with PCIDs is ErrNotInPAE), its entry, flavour and copy
+// modes (a deferred mode or one with PCIDs is ErrNotInPAE), its entry, flavour and copy
 // method ones the 32-bit kernel has, SYSENTER needs SEP and Global PGE.
 func Supported(c Config) error {
 	_, known := modes[c.Mode]
 	switch {
+	case !known && c.Mode.Deferred():
+		return fmt.Errorf("%v: isolation mode %v: %w (the deferred and no-switch trampolines are the 64-bit world's)", c, c.Mode, ErrNotInPAE)
 	case !known && c.Mode.PCID():
 		return fmt.Errorf("%v: PCID: %w (PCIDs exist only in IA-32e mode)", c, ErrNotInPAE)
 	case !known:

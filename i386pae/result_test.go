@@ -27,9 +27,15 @@ func TestResultIsPTIs(t *testing.T) {
 func TestSupportedModes(t *testing.T) {
 	assert.ErrorIs(t, Supported(Config{Mode: pti.OnPCID}), ErrNotInPAE)
 	assert.EqualError(t, Supported(Config{Mode: pti.OnPCID}), "on+pcid/sysenter/minimal/nonglobal: PCID: not in PAE (PCIDs exist only in IA-32e mode)")
-	err := Supported(Config{Mode: pti.OnPCID + 1, Entry: Int80})
+	err := Supported(Config{Mode: pti.Mode(len(pti.Modes())), Entry: Int80})
 	assert.ErrorIs(t, err, ErrNotInPAE)
-	assert.EqualError(t, err, "mode(3)/int80/minimal/nonglobal: isolation mode mode(3): not in PAE (the 32-bit kernel has trampolines for off and on)")
+	assert.EqualError(t, err, "mode(7)/int80/minimal/nonglobal: isolation mode mode(7): not in PAE (the 32-bit kernel has trampolines for off and on)")
+	// The deferred modes are the 64-bit world's, with PCIDs or without.
+	for _, m := range []pti.Mode{pti.OnDefer, pti.OnDeferPCID, pti.OnNoSwitch, pti.OnNoSwitchPCID} {
+		err := Supported(Config{Mode: m})
+		assert.ErrorIs(t, err, ErrNotInPAE, "%v", m)
+		assert.EqualError(t, err, m.String()+"/sysenter/minimal/nonglobal: isolation mode "+m.String()+": not in PAE (the deferred and no-switch trampolines are the 64-bit world's)")
+	}
 	for _, m := range []pti.Mode{pti.Off, pti.On} {
 		assert.NoError(t, Supported(Config{Mode: m, Entry: Int80}), "%v", m)
 		assert.NoError(t, Supported(Config{Mode: m, Entry: Int80, Flavour: pti.Linux}), "%v", m)

@@ -64,10 +64,10 @@ func GlobalName(global bool) string {
 var ErrUnsupported = errors.New("not supported by this CPU")
 
 // Supported reports whether the CPU can run c: there must be a trampoline
-// for its flavour and mode, its mode may need PCID (OnPCID) and Global
-// needs PGE.
+// for its flavour and mode (trampolines, deferTrampolines), its mode may
+// need PCID (Mode.PCID) and Global needs PGE.
 func Supported(c Config) error {
-	if _, ok := trampolines[trampolineKey{c.Flavour, c.Mode}]; !ok {
+	if _, ok := trampolineAt(trampolineKey{c.Flavour, c.Mode}); !ok {
 		return fmt.Errorf("%v: no such trampoline", c)
 	}
 	if c.Mode.PCID() && !amd64.Features.PCID {

@@ -85,6 +85,14 @@ type entryData struct {
 	// Secret is the address of the oracle's kernel secret, which the
 	// touch call (sysTouch) reads.
 	Secret uint64
+
+	// The deferred modes' (deferred.go): the dispatcher their trampolines
+	// call (in the deferred entry text: DispatchOn or DispatchPCID), and
+	// OnNoSwitch's table: per system call, where its handler's copy runs
+	// on the user table (in EntryNoSwitchText), 0 for a call that switches
+	// to the kernel table through the dispatcher.
+	Dispatch uint64
+	NoSwitch [nsys]uint64
 }
 
 // Run end reasons.

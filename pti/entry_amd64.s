@@ -336,6 +336,218 @@ kernel:
 	IRETQ
 	ENTRY_END
 
+// The deferred modes' routines (deferred.go), copied into the deferred
+// entry text (EntryDeferText) and OnNoSwitch's handler page
+// (EntryNoSwitchText), pages mapped in both tables of those modes only.
+// As Chartre's RFC "x86/pti: Defer CR3 switch to C code" (Linux 5.10-rc4):
+// the trampoline does not write CR3; it moves to the trampoline stack
+// (mapped in both tables, as the RFC's per-task PTI stack) and calls the
+// mode's dispatcher (entryData.Dispatch), which switches to the kernel
+// table, runs the handler on the task's kernel stack and switches back.
+
+// DISPATCH is a dispatcher: called from a deferred trampoline on the
+// trampoline stack, on the user table, with the system call's number in
+// RAX (below nsys) and its arguments in RDI, RSI, RDX, R10, R8, R9. It
+// switches to the kernel table (TO_KERNEL, with RDI saved on the
+// trampoline stack), moves to the task's kernel stack, keeping the
+// trampoline stack's pointer there, calls the handler from the system-call
+// table, comes back to the trampoline stack and switches to the user table
+// of the process then current (a context switch in the handler may have
+// loaded another's kernel table). It keeps every register but RAX, as the
+// handlers do: R11 (the linux trampolines' pt_regs address, RegsInR11) and
+// RCX reach the handler as the trampoline left them.
+#define DISPATCH(name, TO_KERNEL, TO_USER) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	PUSHQ	DI; \
+	TO_KERNEL(DI); \
+	MOVQ	SP, DI; \
+	MOVQ	(const_dataBase+entryData_TaskStackTop), SP; \
+	PUSHQ	DI; \
+	MOVQ	(DI), DI; \
+	CALL	(const_dataBase+entryData_Table)(AX*8); \
+	POPQ	SP; \
+	TO_USER(DI); \
+	POPQ	DI; \
+	RET; \
+	ENTRY_END
+
+DISPATCH(·dispatchOn, TO_KERNEL_ON, TO_USER_ON)
+DISPATCH(·dispatchPCID, TO_KERNEL_PCID, TO_USER_PCID)
+
+// NOSWITCH_MINIMAL and NOSWITCH_LINUX are OnNoSwitch's choice, RAX holding
+// a number below nsys: when entryData.NoSwitch has a handler for it, they
+// call it on the trampoline stack and the user table (no CR3 write) and
+// go on at label back (minimal) or stored (linux); otherwise they fall
+// through to the dispatcher's call. NOSWITCH_NONE is OnDefer's: nothing.
+#define NOSWITCH_NONE
+#define NOSWITCH_MINIMAL \
+	CMPQ	(const_dataBase+entryData_NoSwitch)(AX*8), $0; \
+	JEQ	doswitch; \
+	CALL	(const_dataBase+entryData_NoSwitch)(AX*8); \
+	JMP	back; \
+doswitch:
+#define NOSWITCH_LINUX \
+	CMPQ	(const_dataBase+entryData_NoSwitch)(AX*8), $0; \
+	JEQ	doswitch; \
+	CALL	(const_dataBase+entryData_NoSwitch)(AX*8); \
+	JMP	stored; \
+doswitch:
+
+// SYS_MINIMAL_DEFER is the minimal SYSCALL trampoline of the deferred
+// modes: SWAPGS, the task's RSP to the entry data, the trampoline stack,
+// NOSWITCH, a call of the dispatcher (which writes CR3 both ways), the
+// task's RSP, SWAPGS, SYSRETQ. No CR3 write of its own. RCX and R11 hold
+// the return RIP and RFLAGS throughout.
+#define SYS_MINIMAL_DEFER(name, NOSWITCH) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	SWAPGS; \
+	MOVQ	SP, (const_dataBase+entryData_UserRSP); \
+	MOVQ	$const_eTrampStackTop, SP; \
+	CMPQ	AX, $const_nsys; \
+	JAE	nosys; \
+	NOSWITCH; \
+	CALL	(const_dataBase+entryData_Dispatch); \
+back: \
+	MOVQ	(const_dataBase+entryData_UserRSP), SP; \
+	SWAPGS; \
+	SYSRETQ; \
+nosys: \
+	MOVQ	$-const_enosys, AX; \
+	JMP	back; \
+	ENTRY_END
+
+SYS_MINIMAL_DEFER(·sysMinimalDefer, NOSWITCH_NONE)
+SYS_MINIMAL_DEFER(·sysMinimalNoSwitch, NOSWITCH_MINIMAL)
+
+// SYS_LINUX_DEFER is the Linux-shaped SYSCALL trampoline of the deferred
+// modes: SYS_LINUX's pt_regs frame, register clearing and SYSRET checks,
+// but the frame is built on the trampoline stack, on the user table, and
+// the dispatcher writes CR3 around the handler, which gets the frame's
+// address in R11 (RegsInR11: the tasks kernel's context switch swaps the
+// frame there). The way out pops the frame where it is and returns by
+// SYSRETQ, or IRETQ when SYSRET is unsafe, with no stack switch and no
+// CR3 write of its own.
+#define SYS_LINUX_DEFER(name, NOSWITCH) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	SWAPGS; \
+	MOVQ	SP, (const_dataBase+entryData_UserRSP); \
+	MOVQ	$const_eTrampStackTop, SP; \
+	PUSHQ	$const_userDS; \
+	PUSHQ	(const_dataBase+entryData_UserRSP); \
+	PUSHQ	R11; \
+	PUSHQ	$const_userCS; \
+	PUSHQ	CX; \
+	PUSHQ	AX; \
+	PUSHQ	DI; \
+	PUSHQ	SI; \
+	PUSHQ	DX; \
+	PUSHQ	CX; \
+	PUSHQ	$-const_enosys; \
+	PUSHQ	R8; \
+	PUSHQ	R9; \
+	PUSHQ	R10; \
+	PUSHQ	R11; \
+	PUSHQ	BX; \
+	PUSHQ	BP; \
+	PUSHQ	R12; \
+	PUSHQ	R13; \
+	PUSHQ	R14; \
+	PUSHQ	R15; \
+	XORL	SI, SI; \
+	XORL	DX, DX; \
+	XORL	CX, CX; \
+	XORL	R8, R8; \
+	XORL	R9, R9; \
+	XORL	R10, R10; \
+	XORL	R11, R11; \
+	XORL	BX, BX; \
+	XORL	BP, BP; \
+	XORL	R12, R12; \
+	XORL	R13, R13; \
+	XORL	R14, R14; \
+	XORL	R15, R15; \
+	MOVQ	ptRegs_OrigAX(SP), AX; \
+	CMPQ	AX, $const_nsys; \
+	JAE	done; \
+	MOVQ	ptRegs_DI(SP), DI; \
+	MOVQ	ptRegs_SI(SP), SI; \
+	MOVQ	ptRegs_DX(SP), DX; \
+	MOVQ	ptRegs_R10(SP), R10; \
+	MOVQ	ptRegs_R8(SP), R8; \
+	MOVQ	ptRegs_R9(SP), R9; \
+	NOSWITCH; \
+	MOVQ	SP, R11; \
+	CALL	(const_dataBase+entryData_Dispatch); \
+stored: \
+	MOVQ	AX, ptRegs_AX(SP); \
+done: \
+	MOVQ	ptRegs_CX(SP), CX; \
+	MOVQ	ptRegs_R11(SP), R11; \
+	CMPQ	CX, ptRegs_IP(SP); \
+	JNE	iret; \
+	CMPQ	R11, ptRegs_Flags(SP); \
+	JNE	iret; \
+	TESTQ	$const_sysretUnsafeFlags, R11; \
+	JNE	iret; \
+	MOVQ	CX, AX; \
+	SHLQ	$const_canonicalShift, AX; \
+	SARQ	$const_canonicalShift, AX; \
+	CMPQ	AX, CX; \
+	JNE	iret; \
+	POP_REGS(SKIP_SLOT, SKIP_SLOT); \
+	POPQ	DI; \
+	MOVQ	(ptRegs_SP-ptRegs_OrigAX)(SP), SP; \
+	SWAPGS; \
+	SYSRETQ; \
+iret: \
+	POP_REGS(POPQ R11, POPQ CX); \
+	POPQ	DI; \
+	ADDQ	$8, SP; \
+	SWAPGS; \
+	IRETQ; \
+	ENTRY_END
+
+SYS_LINUX_DEFER(·sysLinuxDefer, NOSWITCH_NONE)
+SYS_LINUX_DEFER(·sysLinuxNoSwitch, NOSWITCH_LINUX)
+
+// GETPPID and WORK are the bodies of the getppid and work handlers, in
+// the kernel text (sysGetppid, sysWork) and copied for OnNoSwitch
+// (nsGetppid, nsWork): work spends RDI TSC cycles and returns 0; both keep
+// every register but RAX.
+#define GETPPID \
+	MOVL	$1, AX; \
+	RET
+#define WORK \
+	PUSHQ	DX; \
+	PUSHQ	R8; \
+	RDTSC; \
+	SHLQ	$32, DX; \
+	ORQ	DX, AX; \
+	LEAQ	(AX)(DI*1), R8; \
+spin: \
+	RDTSC; \
+	SHLQ	$32, DX; \
+	ORQ	DX, AX; \
+	CMPQ	AX, R8; \
+	JCS	spin; \
+	POPQ	R8; \
+	POPQ	DX; \
+	XORL	AX, AX; \
+	RET
+
+// OnNoSwitch's handlers, run on the user table from EntryNoSwitchText by
+// the no-switch trampolines, on the trampoline stack: they read no data.
+
+// func nsGetppid()
+TEXT ·nsGetppid(SB),NOSPLIT|NOFRAME,$0
+	GETPPID
+	ENTRY_END
+
+// func nsWork()
+TEXT ·nsWork(SB),NOSPLIT|NOFRAME,$0
+	WORK
+	ENTRY_END
+
 // Kernel text: not copied.
 
 // func enterUser()
@@ -432,28 +644,12 @@ TEXT ·runExit(SB),NOSPLIT|NOFRAME,$0
 
 // func sysGetppid()
 TEXT ·sysGetppid(SB),NOSPLIT|NOFRAME,$0
-	MOVL	$1, AX
-	RET
+	GETPPID
 
 // func sysWork()
 // Spends RDI TSC cycles in the kernel.
 TEXT ·sysWork(SB),NOSPLIT|NOFRAME,$0
-	PUSHQ	DX
-	PUSHQ	R8
-	RDTSC
-	SHLQ	$32, DX
-	ORQ	DX, AX
-	LEAQ	(AX)(DI*1), R8
-spin:
-	RDTSC
-	SHLQ	$32, DX
-	ORQ	DX, AX
-	CMPQ	AX, R8
-	JCS	spin
-	POPQ	R8
-	POPQ	DX
-	XORL	AX, AX
-	RET
+	WORK
 
 // func sysSample()
 // Records the counters entryData.SampleSrc names (amd64.SampleSources) in
@@ -581,4 +777,21 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·userMsgReceiver, programTable_MsgReceiver(DX))
 	ROUTINE(·userOracleCal, programTable_OracleCal(DX))
 	ROUTINE(·userOracle, programTable_Oracle(DX))
+	RET
+
+// func deferRoutinesTable(d *deferRoutines, n *noSwitchRoutines)
+//
+// The tables of the deferred modes' routines (deferred.go), each field
+// set to the symbol of its name.
+TEXT ·deferRoutinesTable(SB),NOSPLIT,$0-16
+	MOVQ	d+0(FP), DI
+	MOVQ	n+8(FP), SI
+	ROUTINE(·sysMinimalDefer, deferRoutines_SysMinimalDefer(DI))
+	ROUTINE(·sysLinuxDefer, deferRoutines_SysLinuxDefer(DI))
+	ROUTINE(·sysMinimalNoSwitch, deferRoutines_SysMinimalNoSwitch(DI))
+	ROUTINE(·sysLinuxNoSwitch, deferRoutines_SysLinuxNoSwitch(DI))
+	ROUTINE(·dispatchOn, deferRoutines_DispatchOn(DI))
+	ROUTINE(·dispatchPCID, deferRoutines_DispatchPCID(DI))
+	ROUTINE(·nsGetppid, noSwitchRoutines_NsGetppid(SI))
+	ROUTINE(·nsWork, noSwitchRoutines_NsWork(SI))
 	RET

@@ -48,3 +48,15 @@ const (
 
 	EntryTextPages = 2
 )
+
+// The deferred modes' pages of the entry area (OnDefer, OnNoSwitch and
+// their PCID variants), after the IST stacks, in DeferPages frames that
+// follow the entry area's: mapped in both tables of those modes and in
+// no table of the others (DeferredAreas, NoSwitchAreas).
+const (
+	EntryDeferText     = EntryBase + 0xa000 // their trampolines and dispatchers (1 page)
+	EntryTrampStack    = EntryBase + 0xb000 // the trampoline stack (1 page): pt_regs, the dispatcher's return address
+	EntryTrampStackTop = EntryBase + 0xc000
+	EntryNoSwitchText  = EntryBase + 0xc000 // OnNoSwitch's handlers, which run on the user table (1 page)
+	DeferPages         = 3
+)

@@ -14,7 +14,7 @@ import (
 type Process struct {
 	Frames
 	asid   uint16 // address-space id: kernel PCID = KernelPCID + asid
-	spaces map[[2]bool]Space
+	spaces map[spaceKey]Space
 }
 
 // NewProcess allocates a process's data pages (UserDataPages) and stack
@@ -33,7 +33,7 @@ func NewProcessData(dataPages int) (*Process, error) {
 	if env.nasid >= 1<<PTIUserPCIDBit-KernelPCID {
 		return nil, errors.New("pti: out of address-space ids")
 	}
-	p := &Process{Frames: Frames{Code: env.code, DataPages: dataPages}, spaces: map[[2]bool]Space{}}
+	p := &Process{Frames: Frames{Code: env.code, DataPages: dataPages}, spaces: map[spaceKey]Space{}}
 	var ok bool
 	if p.Data, ok = goos.AllocFrames(uint64(dataPages), amd64.PageSize); !ok {
 		return nil, errors.New("pti: out of memory for a process's data")
@@ -51,9 +51,10 @@ func NewProcessData(dataPages int) (*Process, error) {
 func (p *Process) DataPages() []byte { return goos.Frames(p.Data, p.dataPages()) }
 
 // space returns p's address space in mode with global entry pages or not,
-// building it the first time. The tables are the same for on and on+pcid.
+// building it the first time. The tables are the same for a mode and its
+// PCID variant (Mode.tableClass).
 func (p *Process) space(mode Mode, global bool) (Space, error) {
-	k := [2]bool{mode.Isolated(), global}
+	k := spaceKey{mode.tableClass(), global}
 	sp, ok := p.spaces[k]
 	if !ok {
 		if sp, ok = Build(goos.PhysTables{}, goos.KernelTable(), p.Frames, env.entry, mode, global, amd64.Features.NX); !ok {
@@ -74,6 +75,13 @@ func (p *Process) CR3(c Config) (kernel, user uint64, err error) {
 		return 0, 0, err
 	}
 	return KernelCR3(sp, true), UserCR3(sp, true), nil
+}
+
+// spaceKey picks a process's address space: the mode's table class and
+// the global setting.
+type spaceKey struct {
+	class  Mode
+	global bool
 }
 
 // MainProcess returns the process of the single-task runs (Exec).

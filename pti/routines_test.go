@@ -73,7 +73,7 @@ func TestTrampolineTable(t *testing.T) {
 		}
 	}
 	assert.Len(t, trampolines, len(seen))
-	assert.ErrorContains(t, Supported(Config{Mode: OnPCID + 1}), "mode(3)/minimal/nonglobal: no such trampoline")
+	assert.ErrorContains(t, Supported(Config{Mode: Mode(len(modeNames))}), "mode(7)/minimal/nonglobal: no such trampoline")
 	assert.ErrorContains(t, Supported(Config{Flavour: Linux + 1}), "off/flavour(2)/nonglobal: no such trampoline")
 }
 

@@ -26,7 +26,7 @@ func Start(c Config, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 	if err := Supported(c); err != nil {
 		return Result{}, err
 	}
-	tramp := env.text.at(trampolines[trampolineKey{c.Flavour, c.Mode}])
+	tramp, _ := trampolineAt(trampolineKey{c.Flavour, c.Mode})
 	sp, err := proc.space(c.Mode, c.Global)
 	if err != nil {
 		return Result{}, err
@@ -59,7 +59,8 @@ func Start(c Config, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 	if c.Mode.PCID() {
 		d.NMIRestore = CR3_NOFLUSH
 	}
-	d.Trampoline = *tramp
+	d.Trampoline = tramp
+	d.Dispatch = dispatcher(c.Mode)
 	d.UserRIP = ProgramEntry(p)
 	d.UserRSP0 = rsp
 	d.Args = args

@@ -28,6 +28,9 @@ var env struct {
 	nasid  uint16                      // address-space ids handed out
 
 	recoverRIP, recoverMax uint64 // the next run's fault recovery (StartRecovering)
+	// The deferred modes' routines, where they were copied.
+	deferText deferRoutines
+	noSwitch  noSwitchRoutines
 }
 
 // entryEnd is the marker at the end of every copied routine and program.
@@ -125,7 +128,7 @@ func Setup() error {
 		}
 	}
 	ok = true
-	alloc(&env.entry, EntryPages)
+	alloc(&env.entry, EntryPages+DeferPages) // the deferred modes' pages follow
 	alloc(&env.code, UserCodePages)
 	if !ok {
 		return errors.New("pti: out of memory for the entry area and the code pages")
@@ -146,6 +149,9 @@ func Setup() error {
 		return err
 	}
 	if _, err := place(&progs, &env.progs, goos.Frames(env.code, UserCodePages), UserCode, "code pages"); err != nil {
+		return err
+	}
+	if err := placeDeferred(); err != nil {
 		return err
 	}
 

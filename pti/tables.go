@@ -20,9 +20,26 @@ const (
 	// NOFLUSH (bit 63), so that each side's TLB entries survive the
 	// other's turn. Needs CPUID.01H:ECX.PCID and CR4.PCIDE.
 	OnPCID
+	// OnDefer: as On, but the trampoline enters and leaves on the user
+	// table: it builds pt_regs on the trampoline stack and calls a
+	// dispatcher, which writes CR3 before the handler runs and after it
+	// returns (Chartre's RFC "x86/pti: Defer CR3 switch to C code", Linux
+	// 5.10-rc4, 2020). Its user table also maps the dispatch text and the
+	// trampoline stack (DeferredAreas).
+	OnDefer
+	// OnDeferPCID: OnDefer with OnPCID's PCIDs and NOFLUSH.
+	OnDeferPCID
+	// OnNoSwitch: as OnDefer, but the system calls of entryData.NoSwitch
+	// (getppid and work) run on the user table, with no CR3 write at all,
+	// from copies of their handlers mapped in its user table
+	// (NoSwitchAreas): the RFC's next step.
+	OnNoSwitch
+	// OnNoSwitchPCID: OnNoSwitch with OnPCID's PCIDs and NOFLUSH.
+	OnNoSwitchPCID
 )
 
-var modeNames = [...]string{Off: "off", On: "on", OnPCID: "on+pcid"}
+var modeNames = [...]string{Off: "off", On: "on", OnPCID: "on+pcid",
+	OnDefer: "on-defer", OnDeferPCID: "on-defer+pcid", OnNoSwitch: "on-noswitch", OnNoSwitchPCID: "on-noswitch+pcid"}
 
 func (m Mode) String() string {
 	if int(m) < len(modeNames) {
@@ -46,7 +63,16 @@ func (m Mode) Isolated() bool { return m != Off }
 
 // PCID reports whether the mode tags the TLB by PCID (CR4.PCIDE): it needs
 // CPUID.01H:ECX.PCID and exists only in IA-32e mode.
-func (m Mode) PCID() bool { return m == OnPCID }
+func (m Mode) PCID() bool { return m == OnPCID || m == OnDeferPCID || m == OnNoSwitchPCID }
+
+// Deferred reports whether the mode's trampolines enter and leave on the
+// user table and leave the CR3 switch to a dispatcher (OnDefer,
+// OnNoSwitch and their PCID variants).
+func (m Mode) Deferred() bool { return m >= OnDefer && m <= OnNoSwitchPCID }
+
+// NoSwitch reports whether chosen system calls run on the user table
+// without a CR3 write (OnNoSwitch, OnNoSwitchPCID).
+func (m Mode) NoSwitch() bool { return m == OnNoSwitch || m == OnNoSwitchPCID }
 
 // TableMemory is where a process's tables live: amd64.TableMemory and pairs of
 // 8 KiB-aligned tables for the two PML4s.
@@ -106,8 +132,9 @@ const (
 // mem: the kernel side shares every top-level entry of the Go kernel's
 // table kernel (the kernel's mappings, supervisor-only), and maps the
 // process's pages (user pages) and the entry area at entry (EntryPages
-// contiguous frames, supervisor-only); with isolation the user side maps
-// only the process's pages and the entry area. The
+// contiguous frames, supervisor-only; the deferred modes' pages of
+// Exposure too, from the DeferPages frames that follow); with isolation
+// the user side maps only the process's pages and the entry area. The
 // entry area's pages are global when global is set (and CR4.PGE is on);
 // nx selects execute-disable on data pages (EFER.NXE). It returns false
 // when memory for tables runs out.
@@ -144,7 +171,8 @@ func Build[M TableMemory](mem M, kernel amd64.PageTable[M], f Frames, entry uint
 		pt.Map(EntryData, entry+(EntryData-EntryBase), amd64.PageSize, amd64.PageSize, flagsEntryRW&nxMask|g) &&
 		pt.Map(EntryDesc, entry+(EntryDesc-EntryBase), amd64.PageSize, amd64.PageSize, flagsEntryRW&nxMask|g) &&
 		pt.Map(EntryIDT, entry+(EntryIDT-EntryBase), amd64.PageSize, amd64.PageSize, flagsEntryRO&nxMask|g) &&
-		pt.Map(EntryStack, entry+(EntryStack-EntryBase), EntryISTMC-EntryStack, amd64.PageSize, flagsEntryRW&nxMask|g)
+		pt.Map(EntryStack, entry+(EntryStack-EntryBase), EntryISTMC-EntryStack, amd64.PageSize, flagsEntryRW&nxMask|g) &&
+		mapAreas(pt, mode, entry, nxMask, g)
 	if !ok {
 		return Space{}, false
 	}

@@ -6,47 +6,64 @@ TEXT ·Entry(SB),NOSPLIT,$0-8
 	MOVQ	AX, ret+0(FP)
 	RET
 
+// ENTRY is a handler's body: it saves the registers, reserves Syscall's
+// ABI0 frame (8 arguments and the result), puts the pt_regs frame's
+// address in BX by OP SRC, BX (after the 14 pushes and the frame), calls
+// Syscall with it and the arguments and restores the registers.
+#define ENTRY(OP, SRC) \
+	PUSHQ	BX; \
+	PUSHQ	CX; \
+	PUSHQ	DX; \
+	PUSHQ	SI; \
+	PUSHQ	DI; \
+	PUSHQ	BP; \
+	PUSHQ	R8; \
+	PUSHQ	R9; \
+	PUSHQ	R10; \
+	PUSHQ	R11; \
+	PUSHQ	R12; \
+	PUSHQ	R13; \
+	PUSHQ	R14; \
+	PUSHQ	R15; \
+	SUBQ	$72, SP; \
+	OP	SRC, BX; \
+	MOVQ	BX, 0(SP); \
+	MOVQ	AX, 8(SP); \
+	MOVQ	DI, 16(SP); \
+	MOVQ	SI, 24(SP); \
+	MOVQ	DX, 32(SP); \
+	MOVQ	R10, 40(SP); \
+	MOVQ	R8, 48(SP); \
+	MOVQ	R9, 56(SP); \
+	CALL	·Syscall(SB); \
+	MOVQ	64(SP), AX; \
+	ADDQ	$72, SP; \
+	POPQ	R15; \
+	POPQ	R14; \
+	POPQ	R13; \
+	POPQ	R12; \
+	POPQ	R11; \
+	POPQ	R10; \
+	POPQ	R9; \
+	POPQ	R8; \
+	POPQ	BP; \
+	POPQ	DI; \
+	POPQ	SI; \
+	POPQ	DX; \
+	POPQ	CX; \
+	POPQ	BX; \
+	RET
+
 // func entry()
 TEXT ·entry(SB),NOSPLIT|NOFRAME,$0
-	PUSHQ	BX
-	PUSHQ	CX
-	PUSHQ	DX
-	PUSHQ	SI
-	PUSHQ	DI
-	PUSHQ	BP
-	PUSHQ	R8
-	PUSHQ	R9
-	PUSHQ	R10
-	PUSHQ	R11
-	PUSHQ	R12
-	PUSHQ	R13
-	PUSHQ	R14
-	PUSHQ	R15
-	SUBQ	$72, SP			// Syscall's ABI0 frame: 8 arguments and the result
-	LEAQ	(72+14*8+8)(SP), BX	// the pt_regs frame, above the return address
-	MOVQ	BX, 0(SP)
-	MOVQ	AX, 8(SP)
-	MOVQ	DI, 16(SP)
-	MOVQ	SI, 24(SP)
-	MOVQ	DX, 32(SP)
-	MOVQ	R10, 40(SP)
-	MOVQ	R8, 48(SP)
-	MOVQ	R9, 56(SP)
-	CALL	·Syscall(SB)
-	MOVQ	64(SP), AX
-	ADDQ	$72, SP
-	POPQ	R15
-	POPQ	R14
-	POPQ	R13
-	POPQ	R12
-	POPQ	R11
-	POPQ	R10
-	POPQ	R9
-	POPQ	R8
-	POPQ	BP
-	POPQ	DI
-	POPQ	SI
-	POPQ	DX
-	POPQ	CX
-	POPQ	BX
+	ENTRY(LEAQ, (72+14*8+8)(SP))	// the pt_regs frame, above the return address
+
+// func EntryR11() uint64
+TEXT ·EntryR11(SB),NOSPLIT,$0-8
+	LEAQ	·entryR11(SB), AX
+	MOVQ	AX, ret+0(FP)
 	RET
+
+// func entryR11()
+TEXT ·entryR11(SB),NOSPLIT|NOFRAME,$0
+	ENTRY(MOVQ, R11)	// the pt_regs frame, on pti's trampoline stack (pti.RegsInR11)

@@ -158,7 +158,7 @@ func (r *Run) AddFile(proc, fd int, size int64) (int, error) {
 }
 
 // RunTasks runs the tasks: it points the system calls Syscall answers
-// (Calls) at Entry, starts task 0 in ring 3 (pti.Start) and points them
+// (Calls) at Entry (EntryR11 where pti.RegsInR11), starts task 0 in ring 3 (pti.Start) and points them
 // back at pti's built-in handlers when the run is over. The tasks kernel
 // switches to the other tasks in their system calls. It returns when the
 // last task has exited (pti.ReasonExit, with the first nonzero exit
@@ -170,8 +170,12 @@ func (r *Run) RunTasks() (pti.Result, error) {
 		return pti.Result{}, errors.New("tasks: no tasks")
 	}
 	defer pti.ResetSyscalls()
+	handler := Entry()
+	if pti.RegsInR11(r.c) {
+		handler = EntryR11()
+	}
 	for _, nr := range Calls {
-		if err := pti.SetSyscall(nr, Entry()); err != nil {
+		if err := pti.SetSyscall(nr, handler); err != nil {
 			return pti.Result{}, err
 		}
 	}

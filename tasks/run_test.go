@@ -15,7 +15,7 @@ import (
 // files, shared descriptors and task 0.
 func TestRunBuilder(t *testing.T) {
 	t.Cleanup(func() { Reset(true) })
-	_, err := NewRun(pti.Config{Mode: pti.OnPCID + 1})
+	_, err := NewRun(pti.Config{Mode: pti.Mode(len(pti.Modes()))})
 	assert.ErrorContains(t, err, "no such trampoline")
 
 	NewProcess(0, nfds) // state of an earlier run

@@ -93,3 +93,17 @@ func Entry() uint64
 //
 // defined in entry_amd64.s
 func entry()
+
+// EntryR11 returns the address of entryR11, the handler pti's system-call
+// table points at instead of entry for the calls this package answers
+// when the trampoline passes its pt_regs frame's address in R11
+// (pti.RegsInR11: the deferred modes' linux trampolines, whose frame is on
+// the trampoline stack while the handler runs on the kernel stack).
+//
+// defined in entry_amd64.s
+func EntryR11() uint64
+
+// entryR11 is entry with the pt_regs frame's address taken from R11.
+//
+// defined in entry_amd64.s
+func entryR11()

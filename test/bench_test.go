@@ -125,13 +125,15 @@ func TestPTIMatrix(t *testing.T) {
 // checkProbe checks the isolation probe's records of the world of width
 // under off and on: the kernel-only target (kernel) faults with P=1
 // (present, supervisor-only) under off and P=0 (not mapped) under on; the
-// entry area faults with P=1 under both; the task's own page reads; every
+// entry area faults with P=1 under both; the task's own page reads; the
+// 64-bit world's deferred area faults with P=0 under both; every
 // outcome judged as expected by the image.
 func checkProbe(t *testing.T, res serialLog, width int, kernel string) {
 	t.Helper()
 	present := map[string]map[string]bool{ // target -> mode -> present
 		kernel:       {"off": true, "on": false},
 		"entry area": {"off": true, "on": true},
+		"defer area": {"off": false, "on": false}, // the 64-bit world's: mapped under the deferred modes only
 	}
 	seen := 0
 	for _, f := range inWorld[contract.Probe](t, res, width) {
@@ -148,7 +150,11 @@ func checkProbe(t *testing.T, res serialLog, width int, kernel string) {
 		assert.True(t, f.User, "the fault came from ring 3")
 		assert.Equal(t, present[target][mode], f.Present, "%s under %s: present bit", target, mode)
 	}
-	assert.Equal(t, 6, seen, "3 targets x off, on")
+	targets := 3
+	if width == 64 {
+		targets = 4 // and the deferred modes' trampoline stack
+	}
+	assert.Equal(t, 2*targets, seen, "%d targets x off, on", targets)
 }
 
 // checkPingPong checks the ping-pong records of the world of width: every
@@ -455,11 +461,12 @@ const pathLengthPingPongN = 20
 // (bochsMatrix).
 func TestPathLengths(t *testing.T) {
 	t.Parallel()
-	var q, qs, bs map[string]float64
+	var q, qs, qd, bs map[string]float64
 	b := make([]map[string]float64, len(bochsModels))
 	t.Run("boot", func(t *testing.T) {
 		t.Run("qemu-icount", func(t *testing.T) { q = qemuPathLengths(t) })
 		t.Run("qemu-icount-sockets", func(t *testing.T) { qs = qemuSocketPathLengths(t) })
+		t.Run("qemu-icount-deferred", func(t *testing.T) { qd = qemuDeferredPathLengths(t) })
 		t.Run("qemu-icount-flushcost", func(t *testing.T) {
 			res := boot(t, qemu.Options{Icount: true, Plan: []byte(flushCostPlan), Timeout: 10 * time.Minute})
 			requireOK(t, res)
@@ -471,6 +478,12 @@ func TestPathLengths(t *testing.T) {
 		t.Run("bochs-sockets", func(t *testing.T) { bs = bochsSockets(t) })
 	})
 	require.NotNil(t, q, "the QEMU boot failed")
+	require.NotNil(t, qd, "the QEMU boot of the deferred modes failed")
+	for k, v := range qd {
+		if qv, ok := q[k]; ok {
+			assert.Equal(t, qv, v, "%s: the same path in both QEMU boots", k)
+		}
+	}
 	for i, model := range bochsModels {
 		require.NotNil(t, b[i], "the Bochs boot on %s failed", model)
 		if i > 0 {

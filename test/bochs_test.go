@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,11 +37,15 @@ const (
 	bochsFaultTimeout  = 4 * time.Minute
 )
 
-// bochsPlan is the PCID matrix: the 64-bit benchmarks under off, on and
-// on+pcid, then the 32-bit world, entered after the on+pcid runs (leaving
-// long mode with CR4.PCIDE set would be #GP: each run restores the Go
-// world's CR4).
-const bochsPlan = "benchmarks = null,lseek,pingpong,messaging,probe,null32,messaging32,probe32\nmodes = off,on,on+pcid\n" + pathLengthSizes
+// bochsPlan is the PCID matrix: the 64-bit benchmarks under off, on,
+// on+pcid and the deferred modes' PCID variants (bochsDeferredPCID), then
+// the 32-bit world, entered after the on+pcid runs (leaving long mode with
+// CR4.PCIDE set would be #GP: each run restores the Go world's CR4).
+const bochsPlan = "benchmarks = null,lseek,pingpong,messaging,probe,null32,messaging32,probe32\nmodes = off,on,on+pcid,on-defer+pcid,on-noswitch+pcid\n" + pathLengthSizes
+
+// bochsDeferredPCID are the deferred modes' PCID variants, which only
+// Bochs runs.
+var bochsDeferredPCID = []string{"on-defer+pcid", "on-noswitch+pcid"}
 
 // Instructions per call under Bochs (one TSC tick per instruction) on the
 // paths QEMU cannot run, on+pcid's, measured with bochsPlan when the Bochs
@@ -57,6 +62,24 @@ var bochsPathLength = map[string]int64{
 	"pingpong on+pcid/threads":    2026,
 	"messaging on+pcid/processes": 928,
 	"messaging on+pcid/threads":   881,
+	// The deferred modes' PCID variants (truncated likewise): on-defer+pcid
+	// pays on-defer's dispatcher over on+pcid; on-noswitch+pcid's getppid
+	// writes no CR3 (off's path), its other calls switch as on-defer+pcid's
+	// after the no-switch check.
+	"null on-defer+pcid/minimal":           29,
+	"null on-defer+pcid/linux":             100,
+	"null on-noswitch+pcid/minimal":        15,
+	"null on-noswitch+pcid/linux":          85,
+	"lseek on-defer+pcid/linux":            257,
+	"lseek on-noswitch+pcid/linux":         259,
+	"pingpong on-defer+pcid/processes":     2118,
+	"pingpong on-defer+pcid/threads":       2048,
+	"pingpong on-noswitch+pcid/processes":  2126,
+	"pingpong on-noswitch+pcid/threads":    2056,
+	"messaging on-defer+pcid/processes":    940,
+	"messaging on-defer+pcid/threads":      892,
+	"messaging on-noswitch+pcid/processes": 944,
+	"messaging on-noswitch+pcid/threads":   896,
 }
 
 // bochsSocketPathLength holds, as bochsPathLength, sched-messaging over
@@ -200,13 +223,22 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 			assert.Fail(t, "a 64-bit row unsupported under Bochs", "%+v", f)
 			continue
 		}
-		assert.Equal(t, "on+pcid", f.Mode, "only the 32-bit world's on+pcid rows are unsupported")
+		if slices.Contains(bochsDeferredPCID, f.Mode) {
+			assert.Contains(t, f.Reason, "isolation mode "+f.Mode+": not in PAE", "the deferred modes are the 64-bit world's")
+			continue
+		}
+		assert.Equal(t, "on+pcid", f.Mode, "only the 32-bit world's PCID rows are unsupported")
 		assert.Contains(t, f.Reason, "PCID: not in PAE")
 	}
 	pcid := map[string]int{}
+	deferredPCID := map[string]int{}
 	count := func(s contract.Subject, st contract.Stats) {
 		if s.Mode == "on+pcid" {
 			pcid[s.Bench]++
+			assert.Positive(t, st.Mean, "%+v", s)
+		}
+		if slices.Contains(bochsDeferredPCID, s.Mode) {
+			deferredPCID[s.Mode+" "+s.Bench]++
 			assert.Positive(t, st.Mean, "%+v", s)
 		}
 	}
@@ -221,6 +253,13 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	}
 	assert.Equal(t, map[string]int{"null": 4, "lseek": 2, "pingpong": 2, "messaging": 2}, pcid,
 		"on+pcid: null 2 flavours x 2 global settings, lseek 2 global settings, ping-pong and messaging processes and threads")
+	want := map[string]int{}
+	for _, m := range bochsDeferredPCID {
+		for b, n := range pcid {
+			want[m+" "+b] = n
+		}
+	}
+	assert.Equal(t, want, deferredPCID, "the deferred modes' PCID variants run every row on+pcid runs")
 
 	// The probe: on+pcid maps as on does.
 	probe := map[string]map[string]string{} // target -> mode -> outcome
@@ -234,14 +273,22 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 		}
 		probe[f.Target][f.Mode] = fmt.Sprintf("faulted %v present %v vector %v", f.Faulted, present, vector)
 	}
-	require.Len(t, probe, 3, "kernel text, entry area, own page")
+	require.Len(t, probe, 4, "kernel text, entry area, own page, defer area")
 	for target, modes := range probe {
 		require.Contains(t, modes, "on+pcid", target)
 		assert.Equal(t, modes["on"], modes["on+pcid"], "%s: on+pcid as on", target)
+		for _, m := range bochsDeferredPCID {
+			if target == "defer area" {
+				assert.Equal(t, "faulted true present true vector 14", modes[m], "%s: the trampoline stack is mapped supervisor-only under %s", target, m)
+				continue
+			}
+			assert.Equal(t, modes["on"], modes[m], "%s: %s as on", target, m)
+		}
 	}
+	assert.Equal(t, "faulted true present false vector 14", probe["defer area"]["on+pcid"], "the trampoline stack is not mapped under on+pcid")
 	assert.Equal(t, "faulted true present false vector 14", probe["kernel text"]["on+pcid"], "kernel text not mapped under on+pcid")
 	assert.Equal(t, "faulted true present true vector 14", probe["entry area"]["on+pcid"])
-	assert.Regexp(t, `(?m)^kernel text\s+0x[0-9a-f]+\s+#PF P=1 \(error 0x5\)\s+#PF P=0 \(error 0x4\)\s+#PF P=0 \(error 0x4\)$`, strings.Join(res.Lines(), "\n"))
+	assert.Regexp(t, `(?m)^kernel text\s+0x[0-9a-f]+\s+#PF P=1 \(error 0x5\)\s+#PF P=0 \(error 0x4\)\s+#PF P=0 \(error 0x4\)(\s+#PF P=0 \(error 0x4\)){2}$`, strings.Join(res.Lines(), "\n"))
 
 	// The 32-bit world, entered after the on+pcid runs.
 	checks := map[string]bool{}
@@ -261,6 +308,9 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	for k := range got {
 		if on, ok := strings.CutPrefix(k, "null on+pcid/"); ok {
 			assert.Greater(t, got[k], got["null on/"+on], k)
+			assert.Greater(t, got["null on-defer+pcid/"+on], got[k], "on-defer+pcid: on+pcid's switch and a dispatcher's call")
+			assert.Less(t, got["null on-noswitch+pcid/"+on], got[k], "on-noswitch+pcid's getppid writes no CR3")
+			assert.LessOrEqual(t, got["null on-noswitch+pcid/"+on], got["null off/"+on], "on-noswitch+pcid's getppid is no longer than off's")
 		}
 		if strings.Contains(k, " on/") {
 			assert.Greater(t, got[k], got[strings.Replace(k, " on/", " off/", 1)], k)

@@ -16,10 +16,12 @@ import (
 	"github.com/ptilab/ptilab/internal/qemu"
 )
 
-// nmiPlan is TestNMIs's plan: both worlds, isolation off and on, the
-// trampolines of every flavour, task switches (pingpong, messaging) and
-// the tasks kernel's Go handlers, kept small.
-const nmiPlan = "benchmarks = null,pingpong,messaging,null32,pingpong32\nmodes = off,on\nn = 2000\nr = 5\nwarmup = 1\nmessaging_groups = 1\nmessaging_loops = 3\n"
+// nmiPlan is TestNMIs's plan: both worlds, isolation off and on and the
+// deferred modes (NMIs on the trampoline stack, between the dispatcher's
+// CR3 writes, in the no-switch handlers), the trampolines of every
+// flavour, task switches (pingpong, messaging) and the tasks kernel's Go
+// handlers, kept small.
+const nmiPlan = "benchmarks = null,pingpong,messaging,null32,pingpong32\nmodes = off,on,on-defer,on-noswitch\nn = 2000\nr = 5\nwarmup = 1\nmessaging_groups = 1\nmessaging_loops = 3\n"
 
 // nmiInterval is the time between two injected NMIs: about 33 a second.
 const nmiInterval = 30 * time.Millisecond

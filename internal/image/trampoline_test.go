@@ -275,6 +275,8 @@ func TestRoutineTablesByName(t *testing.T) {
 		{"routines.abi0", "entryRoutines", x86asm.RDI, lower},
 		{"routines.abi0", "kernelRoutines", x86asm.RSI, lower},
 		{"routines.abi0", "programTable", x86asm.RDX, func(f string) string { return "user" + f }},
+		{"deferRoutinesTable.abi0", "deferRoutines", x86asm.RDI, lower},
+		{"deferRoutinesTable.abi0", "noSwitchRoutines", x86asm.RSI, lower},
 	} {
 		t.Run(tc.table, func(t *testing.T) {
 			fields := dwarfFields(t, f, pkg+tc.table)
@@ -334,4 +336,62 @@ func TestGateCleansFirmwareAVX(t *testing.T) {
 	}
 	// And the kernel's GDT after it.
 	assert.Positive(t, slices.IndexFunc(insts[vz:], func(in x86asm.Inst) bool { return in.Op == x86asm.LGDT }), "the kernel's LGDT after the VZEROUPPER")
+}
+
+// cr3Writes counts the MOV to CR3 of a routine.
+func cr3Writes(insts []x86asm.Inst) int {
+	n := 0
+	for _, in := range insts {
+		if in.Op == x86asm.MOV && in.Args[0] == x86asm.CR3 {
+			n++
+		}
+	}
+	return n
+}
+
+// TestDeferredTrampolines checks the deferred modes' routines on the
+// built image: their trampolines write no CR3 (the dispatcher does, once
+// each way, with NOFLUSH set by BTS in the PCID one); the no-switch ones
+// call the no-switch table's handler before the dispatcher; the linux ones
+// build the 21-word pt_regs frame and pass its address in R11; the
+// no-switch handlers, which run on the user table, write no CR3 either.
+func TestDeferredTrampolines(t *testing.T) {
+	for _, sym := range []string{"sysMinimalDefer", "sysLinuxDefer", "sysMinimalNoSwitch", "sysLinuxNoSwitch", "nsGetppid", "nsWork"} {
+		assert.Zero(t, cr3Writes(routine(t, sym)), "%s writes no CR3", sym)
+	}
+	for sym, bts := range map[string]int{"dispatchOn": 0, "dispatchPCID": 2} {
+		insts := routine(t, sym)
+		assert.Equal(t, 2, cr3Writes(insts), "%s: to the kernel table and back", sym)
+		n := 0
+		for _, s := range shape(insts) {
+			if strings.HasPrefix(s, "BTS") {
+				n++
+			}
+		}
+		assert.Equal(t, bts, n, "%s: NOFLUSH each way with PCIDs", sym)
+	}
+	for _, sym := range []string{"sysMinimalNoSwitch", "sysLinuxNoSwitch", "sysMinimalDefer", "sysLinuxDefer"} {
+		calls := 0
+		for _, s := range shape(routine(t, sym)) {
+			if s == "CALL" {
+				calls++
+			}
+		}
+		want := 1
+		if strings.Contains(sym, "NoSwitch") {
+			want = 2 // the no-switch handler or the dispatcher
+		}
+		assert.Equal(t, want, calls, sym)
+	}
+	for _, sym := range []string{"sysLinuxDefer", "sysLinuxNoSwitch"} {
+		sh := shape(routine(t, sym))
+		pushes := 0
+		for _, s := range sh {
+			if strings.HasPrefix(s, "PUSH") {
+				pushes++
+			}
+		}
+		assert.Equal(t, 21, pushes, "%s: the pt_regs frame", sym)
+		assert.Contains(t, strings.Join(sh, "; "), "MOV R11 RSP; CALL", "%s: the frame's address in R11 for the dispatcher's handler", sym)
+	}
 }

@@ -1,0 +1,189 @@
+package pti
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/goos"
+)
+
+// The deferred modes (OnDefer, OnNoSwitch and their PCID variants), as
+// Alexandre Chartre's RFC "x86/pti: Defer CR3 switch to C code" (Linux
+// 5.10-rc4, November 2020) shaped them: the SYSCALL trampoline stays on
+// the user table, moves to a stack mapped in both tables (the RFC's
+// per-task PTI stack; here the one CPU's trampoline stack, since tasks
+// switch only in system calls and their registers are saved in the tasks
+// kernel's table), builds pt_regs there (linux flavour) and calls a
+// dispatcher, mapped in both tables, which writes CR3 before the handler
+// runs on the task's kernel stack and after it returns. Under OnNoSwitch,
+// the system calls of entryData.NoSwitch run on the user table from copies
+// of their handlers, with no CR3 write. What those modes' user tables map
+// beyond On's is their Exposure.
+
+// Area is a range of pages a mode's user table maps beyond On's: its
+// name, address, size in pages, leaf flags (before NX and global are
+// applied) and what it holds.
+type Area struct {
+	Name  string
+	VA    uint64
+	Pages int
+	Flags uint64
+	Holds string
+}
+
+// DeferredAreas are the pages every deferred mode maps in both tables.
+var DeferredAreas = []Area{
+	{Name: "deferred entry text", VA: EntryDeferText, Pages: 1, Flags: flagsEntryText,
+		Holds: "the deferred modes' SYSCALL trampolines and the dispatchers that write CR3"},
+	{Name: "trampoline stack", VA: EntryTrampStack, Pages: 1, Flags: flagsEntryRW,
+		Holds: "the task's pt_regs (its user registers) and the dispatcher's return address and saved stack pointer"},
+}
+
+// NoSwitchAreas are the pages OnNoSwitch maps in both tables beyond
+// DeferredAreas.
+var NoSwitchAreas = []Area{
+	{Name: "no-switch handlers", VA: EntryNoSwitchText, Pages: 1, Flags: flagsEntryText,
+		Holds: "copies of the getppid and work handlers, which run on the user table (they read no data)"},
+}
+
+// Exposure returns what the user table of mode m maps beyond On's, from
+// the mode's definition (the same lists Build maps): nothing for On and
+// OnPCID, DeferredAreas for OnDefer, and NoSwitchAreas too for
+// OnNoSwitch. Off's user table is its kernel table: its Exposure is one
+// Area with no pages, for the Go kernel's whole address space
+// (supervisor-only).
+func Exposure(m Mode) []Area {
+	switch {
+	case m == Off:
+		return []Area{{Name: "the kernel", Holds: "every mapping of the Go kernel's table, supervisor-only: its text, heap, stacks and the direct map"}}
+	case m.NoSwitch():
+		return append(append([]Area{}, DeferredAreas...), NoSwitchAreas...)
+	case m.Deferred():
+		return DeferredAreas
+	}
+	return nil
+}
+
+// String describes a: its range, size and contents.
+func (a Area) String() string {
+	if a.Pages == 0 {
+		return fmt.Sprintf("%s: %s", a.Name, a.Holds)
+	}
+	return fmt.Sprintf("%s [%#x, %#x) %d page(s): %s", a.Name, a.VA, a.VA+uint64(a.Pages)*amd64.PageSize, a.Pages, a.Holds)
+}
+
+// mapAreas maps the areas of m's Exposure (none for Off: its user table is
+// the kernel's) into pt, at entry + their offset in the entry area, with
+// NX mask nxMask and global bit g.
+func mapAreas[M amd64.TableMemory](pt amd64.PageTable[M], m Mode, entry, nxMask, g uint64) bool {
+	if m == Off {
+		return true
+	}
+	for _, a := range Exposure(m) {
+		if !pt.Map(a.VA, entry+(a.VA-EntryBase), uint64(a.Pages)*amd64.PageSize, amd64.PageSize, a.Flags&nxMask|g) {
+			return false
+		}
+	}
+	return true
+}
+
+// tableClass is the mode whose tables m uses: the PCID variants use their
+// base mode's (only CR3 and CR4 differ).
+func (m Mode) tableClass() Mode {
+	switch m {
+	case OnPCID:
+		return On
+	case OnDeferPCID:
+		return OnDefer
+	case OnNoSwitchPCID:
+		return OnNoSwitch
+	}
+	return m
+}
+
+// deferRoutines are the routines of entry_amd64.s that Setup copies into
+// the deferred entry text (EntryDeferText), named as entryRoutines' are.
+type deferRoutines struct {
+	// The SYSCALL trampolines of OnDefer and OnNoSwitch (their PCID
+	// variants differ only by the dispatcher: entryData.Dispatch).
+	SysMinimalDefer, SysLinuxDefer, SysMinimalNoSwitch, SysLinuxNoSwitch uint64
+	// The dispatchers: the CR3 switches without and with PCIDs.
+	DispatchOn, DispatchPCID uint64
+}
+
+// noSwitchRoutines are the handlers Setup copies into OnNoSwitch's
+// handler page (EntryNoSwitchText): getppid's and work's, as sysGetppid
+// and sysWork.
+type noSwitchRoutines struct {
+	NsGetppid, NsWork uint64
+}
+
+// deferRoutinesTable writes the link addresses of the deferred modes'
+// routines into d and n, each into the field of its name (through
+// go_asm.h's offsets).
+//
+// defined in entry_amd64.s
+//
+//go:noescape
+func deferRoutinesTable(d *deferRoutines, n *noSwitchRoutines)
+
+// deferTrampolines are the deferred modes' SYSCALL trampolines, as
+// trampolines (offsets in deferRoutines).
+var deferTrampolines = map[trampolineKey]uintptr{
+	{Minimal, OnDefer}:        unsafe.Offsetof(deferRoutines{}.SysMinimalDefer),
+	{Minimal, OnDeferPCID}:    unsafe.Offsetof(deferRoutines{}.SysMinimalDefer),
+	{Linux, OnDefer}:          unsafe.Offsetof(deferRoutines{}.SysLinuxDefer),
+	{Linux, OnDeferPCID}:      unsafe.Offsetof(deferRoutines{}.SysLinuxDefer),
+	{Minimal, OnNoSwitch}:     unsafe.Offsetof(deferRoutines{}.SysMinimalNoSwitch),
+	{Minimal, OnNoSwitchPCID}: unsafe.Offsetof(deferRoutines{}.SysMinimalNoSwitch),
+	{Linux, OnNoSwitch}:       unsafe.Offsetof(deferRoutines{}.SysLinuxNoSwitch),
+	{Linux, OnNoSwitchPCID}:   unsafe.Offsetof(deferRoutines{}.SysLinuxNoSwitch),
+}
+
+// trampolineAt returns where the SYSCALL trampoline of k runs (in the
+// entry text or the deferred entry text); false when there is none.
+func trampolineAt(k trampolineKey) (uint64, bool) {
+	if r, ok := trampolines[k]; ok {
+		return *env.text.at(r), true
+	}
+	if off, ok := deferTrampolines[k]; ok {
+		return *(*uint64)(unsafe.Add(unsafe.Pointer(&env.deferText), off)), true
+	}
+	return 0, false
+}
+
+// dispatcher returns the dispatcher the trampolines of m call: the CR3
+// switch with PCIDs or without.
+func dispatcher(m Mode) uint64 {
+	if m.PCID() {
+		return env.deferText.DispatchPCID
+	}
+	return env.deferText.DispatchOn
+}
+
+// RegsInR11 reports whether c's trampoline passes its pt_regs frame's
+// address to the handlers in R11 (the deferred linux trampolines, whose
+// frame is on the trampoline stack while the handler runs on the kernel
+// stack) rather than leaving the frame just above the handler's return
+// address (SYS_LINUX).
+func RegsInR11(c Config) bool { return c.Mode.Deferred() && c.Flavour == Linux }
+
+// eTrampStackTop is the trampoline stack's top, negative for the
+// assembly's immediates.
+const eTrampStackTop = EntryTrampStackTop - 1<<64
+
+// placeDeferred copies the deferred modes' routines into their pages of
+// the entry area (whose frames follow the entry area's, at entry).
+func placeDeferred() error {
+	var link noSwitchRoutines
+	var dlink deferRoutines
+	deferRoutinesTable(&dlink, &link)
+	base := env.entry + (EntryDeferText - EntryBase)
+	if _, err := place(&dlink, &env.deferText, goos.Frames(base, 1), EntryDeferText, "deferred entry text"); err != nil {
+		return err
+	}
+	base = env.entry + (EntryNoSwitchText - EntryBase)
+	_, err := place(&link, &env.noSwitch, goos.Frames(base, 1), EntryNoSwitchText, "no-switch handler page")
+	return err
+}

@@ -1,0 +1,149 @@
+package test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/internal/qemu"
+)
+
+// The deferred modes (issue 14): on-defer, whose trampolines leave the
+// CR3 switch to a dispatcher around the handler (Chartre's RFC), and
+// on-noswitch, which also runs getppid and the work call on the user table
+// with no CR3 write.
+
+// deferredPathLength holds, as pathLength, the instructions per call of
+// the deferred modes under -icount shift=0 (deferredPathPlan), measured
+// when the modes were written. on-defer pays, beyond on, the dispatcher's
+// call and return, its save of RDI and its two stack moves (6 per call);
+// on-noswitch's getppid runs on the user table: no CR3 write, the path of
+// off's minimal trampoline, one less than off's linux one (which leaves by
+// the entry stack); its lseek goes through the dispatcher as on-defer's,
+// after the no-switch table's check (CMP, JEQ: 2 more).
+var deferredPathLength = map[string]int64{
+	"null on-defer/minimal":    27,
+	"null on-defer/linux":      98,
+	"null on-noswitch/minimal": 15,
+	"null on-noswitch/linux":   85,
+	"lseek on-defer/linux":     255,
+	"lseek on-noswitch/linux":  257,
+}
+
+// deferredPathPlan is null and lseek under off, on and the deferred modes,
+// both flavours, at pathLengthSizes's sizes.
+const deferredPathPlan = "benchmarks = null,lseek\nmodes = off,on,on-defer,on-noswitch\nglobal = off\n" + pathLengthSizes
+
+// qemuDeferredPathLengths boots deferredPathPlan under -icount shift=0,
+// holds the deferred modes' path lengths as bounds (deferredPathLength)
+// and checks where the CR3 writes are: on-noswitch's getppid has none (its
+// path is below on's and no longer than off's), while its lseek pays the
+// whole deferred switch (on-defer's path and the 2 instructions of the
+// no-switch check), and the deferred switch costs a getppid and an lseek
+// the same instructions over off.
+func qemuDeferredPathLengths(t *testing.T) map[string]float64 {
+	res := boot(t, qemu.Options{Icount: true, Plan: []byte(deferredPathPlan), Timeout: 10 * time.Minute})
+	requireOK(t, res)
+	got, _ := pathLengths(t, res)
+	for k, bound := range deferredPathLength {
+		require.Contains(t, got, k)
+		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per call", k)
+		assert.Positive(t, got[k], k)
+	}
+	for _, fl := range []string{"minimal", "linux"} {
+		assert.Less(t, got["null on-noswitch/"+fl], got["null on/"+fl], "%s: on-noswitch's getppid writes no CR3", fl)
+		assert.LessOrEqual(t, got["null on-noswitch/"+fl], got["null off/"+fl], "%s: on-noswitch's getppid is no longer than off's, which writes no CR3 either", fl)
+		assert.Greater(t, got["null on-defer/"+fl], got["null on/"+fl], "%s: on-defer's switch is on's and a dispatcher's call", fl)
+	}
+	assert.Equal(t, got["lseek on-defer/linux"]+2, got["lseek on-noswitch/linux"], "on-noswitch's lseek: on-defer's two CR3 writes and the no-switch check")
+	assert.Equal(t, got["null on-defer/linux"]-got["null off/linux"], got["lseek on-defer/linux"]-got["lseek off/linux"], "the deferred switch costs every call the same")
+	t.Logf("instructions per call of the deferred modes under icount: %v", got)
+	return got
+}
+
+// TestDeferredModes boots the deferred modes through every 64-bit
+// benchmark that takes a mode, at small sizes, and checks the records:
+// null (both flavours), the work curve, lseek, the ping-pong (every token,
+// two switches per round trip, a CR3 load at each between processes) and
+// sched-messaging (every message checksummed) under on-defer and
+// on-noswitch; their +pcid variants unsupported under TCG; the 32-bit
+// world's rows not in PAE; the probe's deferred area present
+// (supervisor-only, P=1) under the deferred modes only, and the list of
+// what each mode's user table maps beyond on's.
+func TestDeferredModes(t *testing.T) {
+	plan := "benchmarks = null,work,lseek,pingpong,messaging,probe,null32\n" +
+		"modes = off,on,on-defer,on-defer+pcid,on-noswitch,on-noswitch+pcid\n" +
+		"n = 50\nr = 2\nwarmup = 1\nglobal = off\nwork_ns = 0,500\npingpong_n = 10\n" +
+		"messaging_groups = 1\nmessaging_loops = 2\nmessaging_ipc = pipe\n"
+	res := boot(t, qemu.Options{Plan: []byte(plan)})
+	requireOK(t, res)
+	lines := strings.Join(res.Lines(), "\n")
+	deferred := []string{"on-defer", "on-noswitch"}
+
+	rows := map[string]bool{}
+	for _, f := range inWorld[contract.Syscall](t, res, 64) {
+		k := fmt.Sprintf("%s %s/%s", f.Bench, f.Mode, f.Flavour)
+		if f.WorkNs != nil {
+			k += fmt.Sprintf("/%d", *f.WorkNs)
+		}
+		rows[k] = true
+		assert.Positive(t, f.Mean, k)
+	}
+	for _, m := range deferred {
+		for _, k := range []string{"null %s/minimal", "null %s/linux", "work %s/minimal/0", "work %s/minimal/500", "lseek %s/linux"} {
+			assert.True(t, rows[fmt.Sprintf(k, m)], fmt.Sprintf(k, m))
+		}
+	}
+	pp := checkPingPong(t, res, 64, 10*(2+1))
+	msg := checkMessaging(t, res, 64, "syscall", "pipe", 20*20*2)
+	for _, m := range append([]string{"off", "on"}, deferred...) {
+		for _, tasks := range []string{"processes", "threads"} {
+			assert.True(t, pp[m+"/"+tasks], "ping-pong %s/%s", m, tasks)
+			assert.True(t, msg[m+"/"+tasks], "messaging %s/%s", m, tasks)
+		}
+	}
+
+	unsup := map[string]int{}
+	for _, f := range recordsOf[contract.Unsupported](t, res) {
+		unsup[fmt.Sprintf("%d %s", f.Width, f.Mode)]++
+		if f.Width == 32 {
+			assert.Contains(t, f.Reason, "not in PAE", "%+v", f)
+		} else {
+			assert.Contains(t, f.Reason, "PCID: not supported by this CPU", "%+v", f)
+		}
+	}
+	for _, m := range deferred {
+		// null 2 flavours, work 2 points, lseek global pages off and on,
+		// ping-pong and messaging processes and threads, the probe's 4
+		// targets.
+		assert.Equal(t, 2+2+2+2+2+4, unsup["64 "+m+"+pcid"], "%s+pcid unsupported under TCG", m)
+		assert.Positive(t, unsup["32 "+m], "%s: not in PAE", m)
+	}
+	assert.Regexp(t, `(?m)^on-defer\s+sysenter\s+minimal\s+no\s+unsupported: isolation mode on-defer: not in PAE`, lines)
+
+	// The probe: the deferred area (the trampoline stack) is not mapped
+	// under off and on, present and supervisor-only under the deferred
+	// modes; every other target as under on.
+	present := map[string]bool{}
+	for _, f := range inWorld[contract.Probe](t, res, 64) {
+		require.NotNil(t, f.AsExpected)
+		assert.True(t, *f.AsExpected, "%s under %s", f.Target, f.Mode)
+		if f.Target == "defer area" {
+			require.NotNil(t, f.ProbeFault, f.Mode)
+			assert.True(t, f.User, f.Mode)
+			present[f.Mode] = f.Present
+		}
+	}
+	assert.Equal(t, map[string]bool{"off": false, "on": false, "on-defer": true, "on-noswitch": true}, present)
+	assert.Regexp(t, `(?m)^defer area\s+0xffffffffffe0b000\s+#PF P=0 \(error 0x4\)\s+#PF P=0 \(error 0x4\)\s+#PF P=1 \(error 0x5\)\s+unsupported\s+#PF P=1 \(error 0x5\)\s+unsupported$`, lines)
+	assert.Regexp(t, `(?m)^off\s+the kernel: every mapping of the Go kernel's table`, lines)
+	assert.Regexp(t, `(?m)^on\s+nothing$`, lines)
+	assert.Regexp(t, `(?m)^on-defer\s+deferred entry text \[0xffffffffffe0a000, 0xffffffffffe0b000\) 1 page\(s\)`, lines)
+	assert.Regexp(t, `(?m)^\s+trampoline stack \[0xffffffffffe0b000, 0xffffffffffe0c000\) 1 page\(s\): the task's pt_regs`, lines)
+	assert.Regexp(t, `(?m)^\s+no-switch handlers \[0xffffffffffe0c000, 0xffffffffffe0d000\) 1 page\(s\)`, lines)
+}
