@@ -54,6 +54,8 @@ var Registry = []Benchmark{
 		Worlds: []int{64}, Keys: []string{"n", "r", "warmup"}, Run: flushCost, Optional: true},
 	{Name: "deadlock", Summary: "a deadlock provoked on purpose, to show its report",
 		Worlds: []int{64}, Run: deadlock, Optional: true},
+	{Name: "tlbsweep", Summary: "the TLB working-set sweep: a null call plus ring 3's reads of N distinct pages between calls (4 KiB and 2 MiB pages, aliases of one frame), and the kernel-side variant where the call reads M kernel pages; PTI's extra cost over off against N",
+		Worlds: []int{64}, Keys: []string{"modes", "global", "tlbsweep_pages", "tlbsweep_sizes", "tlbsweep_kernel_pages", "tlbsweep_n", "r", "warmup"}, Run: tlbSweep, Optional: true},
 }
 
 // PostSteps are the tables made from several benchmarks' results: the

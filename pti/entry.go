@@ -19,6 +19,7 @@ const (
 	SysGetppid = linuxabi.SYS_getppid       // the null call: returns 1
 	SysWork    = linuxabi.SYS_ptilab_work   // ptilab's: spend RDI TSC cycles in the kernel, return 0
 	SysSample  = linuxabi.SYS_ptilab_sample // ptilab's: record an amd64.Sample (samples.go), return 0
+	SysTouch   = linuxabi.SYS_ptilab_touch  // ptilab's: read a byte in each of RDI kernel pages from RSI, RDX apart (sweep.go), return 0
 )
 
 // ptRegs is Linux's x86-64 struct pt_regs, which the Linux-shaped

@@ -1,5 +1,6 @@
 #include "go_asm.h"
 #include "textflag.h"
+#include "sweep.h"
 
 // The routines from here to the kernel-text section are copied into the
 // entry area's text pages and run there, at another address than they were
@@ -506,6 +507,21 @@ TEXT ·sysNoSys(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	$-const_enosys, AX
 	RET
 
+// func sysTouch()
+// Reads a byte in each of RDI kernel pages from RSI, RDX bytes apart (the
+// TLB sweep's kernel side, sweep.go: SWEEP), and returns 0.
+TEXT ·sysTouch(SB),NOSPLIT|NOFRAME,$0
+	PUSHQ	CX
+	PUSHQ	SI
+	PUSHQ	R8
+	MOVQ	DI, CX
+	SWEEP(SI, DX, CX, R8, AX, touch, swept)
+	POPQ	R8
+	POPQ	SI
+	POPQ	CX
+	XORL	AX, AX
+	RET
+
 // ROUTINE stores the address of routine sym at field (a field's go_asm.h
 // offset from its table's base register).
 #define ROUTINE(sym, field) LEAQ sym(SB), AX; MOVQ AX, field
@@ -541,4 +557,6 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·userMsgStart, programTable_MsgStart(DX))
 	ROUTINE(·userMsgSender, programTable_MsgSender(DX))
 	ROUTINE(·userMsgReceiver, programTable_MsgReceiver(DX))
+	ROUTINE(·sysTouch, kernelRoutines_SysTouch(SI))
+	ROUTINE(·userSweep, programTable_Sweep(DX))
 	RET

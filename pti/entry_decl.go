@@ -41,6 +41,8 @@ type kernelRoutines struct {
 	SysGetppid, SysWork, SysSample, SysExitRun, SysNoSys uint64
 	// RunExit ends a run (entryData.ExitRun).
 	RunExit uint64
+	// SysTouch is the TLB sweep's kernel-side system call (sweep.go).
+	SysTouch uint64
 }
 
 // routines writes the link addresses of entry_amd64.s's routines into e

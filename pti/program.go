@@ -15,6 +15,7 @@ import (
 // that routines sets every field to the symbol of its name.
 type programTable struct {
 	Syscalls, Empty, Probe, Ping, Pong, MsgStart, MsgSender, MsgReceiver uint64
+	Sweep                                                                uint64
 }
 
 // Program is a ring-3 program a task runs, named by its field in
@@ -47,6 +48,11 @@ const (
 	// MsgReceiver is a sched-messaging receiver: args read fd, messages,
 	// message size, buffer, results (count, sum), ready fd | wake fd<<32.
 	MsgReceiver = Program(unsafe.Offsetof(programTable{}.MsgReceiver))
+	// Sweep times system calls each followed by a sweep of pages (the TLB
+	// working-set sweep): args N, R, results, nr, a SweepBlock (the
+	// call's RDI, RSI, RDX and the pages to touch), no-RDTSCP. Empty is
+	// its empty loop.
+	Sweep = Program(unsafe.Offsetof(programTable{}.Sweep))
 )
 
 // at returns program p's field of t.

@@ -20,7 +20,7 @@ func SetSyscall(nr int, handler uint64) error {
 }
 
 // ResetSyscalls points the system-call table back at the built-in
-// handlers: getppid, work, sample and exit, ENOSYS for the rest.
+// handlers: getppid, work, sample, exit and touch, ENOSYS for the rest.
 func ResetSyscalls() {
 	d := data()
 	for i := range d.Table {
@@ -30,4 +30,5 @@ func ResetSyscalls() {
 	d.Table[SysWork] = env.kern.SysWork
 	d.Table[SysSample] = env.kern.SysSample
 	d.Table[SysExit] = env.kern.SysExitRun
+	d.Table[SysTouch] = env.kern.SysTouch
 }

@@ -15,6 +15,7 @@ func TestEncodeDecode(t *testing.T) {
 	ns := int64(2000)
 	yes := true
 	ucode := uint32(0x28)
+	sixteen, extra := 16, 540.5
 	recs := []Record{
 		Syscall{Subject: Subject{Bench: "work", Width: 64, Mode: "on", Entry: "syscall", Flavour: "minimal", WorkNs: &ns, Emulated: true},
 			N: 200, R: 10, Stats: Stats{Unit: "tsc_cycles", Mean: 1.5, Median: 1, Min: 1, Max: 2, TSCHz: 2e9, RatioToOff: 3,
@@ -33,6 +34,11 @@ func TestEncodeDecode(t *testing.T) {
 			First: "0x1000801", Away: "0x8000000001000001", Back: "0x8000000001000801", Result: "walked again"},
 		FlushCost{Subject: Subject{Bench: "flushcost", Width: 64, Target: "invpcid 2"}, N: 1000, R: 10, Warmup: 2, Unit: "instructions",
 			PerOp: Spread{N: 10, Mean: 3, Median: 3, Min: 3, Max: 3}, EmptyLoopCycles: 2, TSCHz: 2e9},
+		TLBSweep{Subject: Subject{Bench: "tlbsweep", Width: 64, Mode: "on", Target: "user 4k", SweepPages: &sixteen}, N: 100, R: 10, Warmup: 2,
+			Stats: Stats{Unit: "tsc_cycles", Mean: 900, RatioToOff: 2.5}, NsPerCall: 300, EmptyLoopCycles: 4, ExtraVsOff: &extra,
+			Side: "user", Region: "0x7f8040000000", PageBytes: 4096, Stride: 4096, VirtualPages: 4096, Frames: 1, FrameBytes: 4096,
+			BytesPerTouch: 1, Offset: "(k*64) mod 4096"},
+		Unsupported{Subject: Subject{Bench: "tlbsweep", Mode: "on+pcid", Target: "kernel 4k", SweepPages: &sixteen}, N: 100, R: 10, Reason: "PCID"},
 		Seed{Subject: Subject{Bench: "messaging", Width: 32}, Seconds: 0.25},
 		Unsupported{Subject: Subject{Bench: "null32", Mode: "on+pcid"}, N: 1000, R: 10, Reason: "not in PAE"},
 		Unsupported{Subject: Subject{Bench: "messaging"}, Workload: &Workload{Groups: 2, Loops: 10, Size: 100, IPC: "pipe"}, R: 10, Warmup: 2, Reason: "PCID"},

@@ -83,6 +83,11 @@ const (
 	// (RDI: the kind), for the tests of that path; the number is outside
 	// Linux's table ("ptl" and a zero byte).
 	SYS_ptilab_fault = 0x7074_6c00
+	// SYS_ptilab_touch reads a byte in each of RDI kernel pages from RSI,
+	// RDX bytes apart, and returns 0 (package pti's TLB sweep, kernel
+	// side). It shadows Linux's 125, capget, which no ring-3 task of
+	// ptilab makes.
+	SYS_ptilab_touch = 125
 )
 
 // i386 system-call numbers (arch/x86/entry/syscalls/syscall_32.tbl): the
