@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 )
 
 // The records of a run: one Go type per kind, written by the image as
@@ -248,6 +250,48 @@ type Retention struct {
 	Away   string `json:"away_cr3"`
 	Back   string `json:"back_cr3"`
 	Result string `json:"result"`
+}
+
+// RetentionProbes are the retention proof's probes, in the order it runs
+// them (Retention.Probe).
+var RetentionProbes = []string{"pcid-noflush", "global"}
+
+// RetentionAnswers are the retention proof's answers among recs, by
+// probe: a Retention record's Result ("kept", "walked again"), or
+// "unsupported" for an unsupported record of the retention benchmark.
+func RetentionAnswers(recs []Record) map[string]string {
+	out := map[string]string{}
+	for _, r := range recs {
+		switch v := r.(type) {
+		case Retention:
+			out[v.Probe] = v.Result
+		case Unsupported:
+			if v.Bench == "retention" {
+				out[v.Target] = "unsupported"
+			}
+		}
+	}
+	return out
+}
+
+// RetentionSummary says the retention answers in a line, the probes in
+// RetentionProbes's order, then any other: "pcid-noflush walked again,
+// global kept".
+func RetentionSummary(answers map[string]string) string {
+	var parts []string
+	for _, p := range RetentionProbes {
+		if a, ok := answers[p]; ok {
+			parts = append(parts, p+" "+a)
+		}
+	}
+	var rest []string
+	for p, a := range answers {
+		if !slices.Contains(RetentionProbes, p) {
+			rest = append(rest, p+" "+a)
+		}
+	}
+	slices.Sort(rest)
+	return strings.Join(append(parts, rest...), ", ")
 }
 
 // FlushCost is a TLB flush operation timed in ring 0 with interrupts

@@ -97,3 +97,21 @@ func TestDecodeErrors(t *testing.T) {
 	_, err = Decode("end", []byte(`[1]`))
 	assert.Error(t, err)
 }
+
+// TestRetentionSummary: the answers of a run's retention records and
+// unsupported ones, in the probes' order, others after.
+func TestRetentionSummary(t *testing.T) {
+	recs := []Record{
+		Retention{Probe: "global", Result: "kept"},
+		Unsupported{Subject: Subject{Bench: "flushcost", Target: "invpcid 0"}, Reason: "no INVPCID"},
+		Unsupported{Subject: Subject{Bench: "retention", Target: "pcid-noflush"}, Reason: "PCID"},
+		Syscall{Subject: Subject{Bench: "null"}},
+	}
+	a := RetentionAnswers(recs)
+	assert.Equal(t, map[string]string{"global": "kept", "pcid-noflush": "unsupported"}, a)
+	assert.Equal(t, "pcid-noflush unsupported, global kept", RetentionSummary(a))
+	a["zeta"], a["alpha"] = "kept", "walked again"
+	assert.Equal(t, "pcid-noflush unsupported, global kept, alpha walked again, zeta kept", RetentionSummary(a))
+	assert.Empty(t, RetentionAnswers(recs[3:]))
+	assert.Equal(t, "", RetentionSummary(nil))
+}
