@@ -66,7 +66,7 @@ commands:
                           rows that cannot be compared say why
   plot [-o DIR] FILE|DIR|IMAGE...
                           write SVG plots (work curve, null call, seed
-                          tables) to DIR
+                          tables, TLB sweep) to DIR
   usb  [-o FILE] [-plan FILE] IMAGE.efi
                           write a USB stick image (default build/ptilab.img):
                           a GPT disk with a FAT32 EFI System Partition

@@ -425,6 +425,39 @@ func svgTexts(t *testing.T, p string) (root string, texts []string, paths int) {
 	return root, texts, paths
 }
 
+// TestSweepPlots: a run of the TLB sweep gets a plot per kind, a line per
+// isolated mode and global setting that measured (QEMU: on only; Bochs:
+// on and on+pcid), labelled emulated.
+func TestSweepPlots(t *testing.T) {
+	for _, c := range []struct {
+		path, emulator string
+		modes          []string
+	}{{tlbLog, "qemu-tcg", []string{"on"}}, {bochsTLBLog, "bochs", []string{"on", "on+pcid"}}} {
+		run := load1(t, c.path)
+		files, err := WritePlots(t.TempDir(), []*Run{run})
+		require.NoError(t, err)
+		ps, err := Plots(run)
+		require.NoError(t, err)
+		require.Len(t, files, 3, c.path)
+		var want []string
+		for _, g := range []string{"off", "on"} {
+			for _, m := range c.modes {
+				want = append(want, "PTI "+m+", global pages "+g)
+			}
+		}
+		for i, p := range ps {
+			assert.Equal(t, []string{"tlbsweep-user-4k", "tlbsweep-user-2m", "tlbsweep-kernel-4k"}[i], p.Name)
+			assert.ElementsMatch(t, want, p.Series, p.Name)
+			_, texts, _ := svgTexts(t, files[i])
+			all := strings.Join(texts, "\n")
+			assert.Contains(t, all, "EMULATED figures ("+c.emulator+"), not hardware", files[i])
+			for _, s := range p.Series {
+				assert.Contains(t, texts, s, files[i])
+			}
+		}
+	}
+}
+
 // TestPlots: each plot's SVG parses, holds its series in the legend and
 // says on its face whether the figures are emulated.
 func TestPlots(t *testing.T) {
