@@ -62,25 +62,30 @@ type SweepRegion struct {
 // in the kernel side's SweepKernelPML4Slot. Mapping again writes the same
 // entries. Setup must have run.
 func (p *Process) MapSweep(c Config, r SweepRegion) error {
+	sp, err := p.space(c.Mode, c.Global)
+	if err != nil {
+		return err
+	}
+	return mapSweep(goos.PhysTables{}, goos.KernelTable(), sp, r, amd64.Features.NX)
+}
+
+// mapSweep maps the sweep region r into sp (built from the Go kernel's
+// table kernel, on mem), as MapSweep says; nx selects execute-disable.
+func mapSweep[M amd64.TableMemory](mem M, kernel amd64.PageTable[M], sp Space, r SweepRegion, nx bool) error {
 	if r.Frame%r.PageSize != 0 || (r.PageSize != amd64.PageSize && r.PageSize != amd64.PageSize2M) {
 		return fmt.Errorf("pti: sweep frame %#x, page size %#x: want a 4 KiB or 2 MiB page on its boundary", r.Frame, r.PageSize)
 	}
 	if !r.User && r.PageSize != amd64.PageSize {
 		return errors.New("pti: the kernel sweep region has 4 KiB pages")
 	}
-	sp, err := p.space(c.Mode, c.Global)
-	if err != nil {
-		return err
-	}
-	mem := goos.PhysTables{}
-	nxMask, _ := amd64.LeafBits(amd64.Features.NX, false)
+	nxMask, _ := amd64.LeafBits(nx, false)
 	flags := amd64.PTE_NX & nxMask
 	if r.User {
 		flags |= amd64.PTE_U
-	} else if kt := goos.KernelTable(); mem.Table(kt.Root)[SweepKernelPML4Slot] != 0 {
+	} else if mem.Table(kernel.Root)[SweepKernelPML4Slot] != 0 {
 		return fmt.Errorf("pti: PML4 slot %d of the kernel's table is in use: no room for the kernel sweep region", SweepKernelPML4Slot)
 	}
-	pt := amd64.PageTable[goos.PhysTables]{Root: sp.KernelRoot, Mem: mem}
+	pt := amd64.PageTable[M]{Root: sp.KernelRoot, Mem: mem}
 	for i := uint64(0); i < SweepMaxPages; i++ {
 		if !pt.Map(r.Base+i*r.PageSize, r.Frame, r.PageSize, r.PageSize, flags) {
 			return errors.New("pti: out of memory for the sweep region's tables")
