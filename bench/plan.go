@@ -76,7 +76,7 @@ type Plan struct {
 
 	// The TLB sweep's points: pages ring 3 touches between calls
 	// (SweepPages, 0 to pti.SweepMaxPages each), on the user page sizes of
-	// SweepSizes (SweepSizeNames: "4k", "2m"); the kernel pages the touch
+	// SweepSizes (sweepSizeNames: "4k", "2m"); the kernel pages the touch
 	// call reads (SweepKernelPages; none: no kernel sweep); calls per
 	// repeat (SweepN).
 	SweepPages, SweepKernelPages []int
@@ -109,7 +109,7 @@ func DefaultPlan() Plan {
 		// nothing to beyond the STLB (1536 entries on Skylake).
 		SweepPages:       []int{0, 1, 4, 16, 64, 256, 1024, 4096},
 		SweepKernelPages: []int{0, 1, 4, 16, 64, 256, 1024, 4096},
-		SweepSizes:       SweepSizeNames,
+		SweepSizes:       sweepSizeNames,
 		SweepN:           100,
 	}
 }
@@ -319,7 +319,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 	},
 	"tlbsweep_sizes": func(p *Plan, v string) error {
 		names := map[string]string{}
-		for _, n := range SweepSizeNames {
+		for _, n := range sweepSizeNames {
 			names[n] = n
 		}
 		sz, err := listOf(v, names, "tlbsweep_sizes")

@@ -20,9 +20,10 @@ import (
 // has the system call itself (ptilab's touch call, kernel text) read M
 // kernel pages: the kernel's own refill after a switch without PCID. The
 // pages are aliases (pti/sweep.go): SweepMaxPages virtual pages per
-// region, all mapped onto one frame, the k-th touch (counted down) at
-// byte offset (k*64) mod 4096, so that the sweep has distinct TLB
-// entries but reads at most 64 cache lines in 64 sets.
+// region, all mapped onto one frame, each page read at byte offset
+// (k*64) mod 4096 where k is the pages left to read (N down to 1), so that
+// the sweep has distinct TLB entries but reads at most 64 cache lines in
+// 64 sets.
 
 // sweepKind is a sweep region: its record name (Subject.Target), who
 // touches it, its page size and first page.
@@ -42,12 +43,12 @@ var (
 	sweepSizes    = map[string]sweepKind{"4k": sweepUser4K, "2m": sweepUser2M}
 )
 
-// SweepSizeNames are the names tlbsweep_sizes takes, in the default
+// sweepSizeNames are the names tlbsweep_sizes takes, in the default
 // plan's order.
-var SweepSizeNames = []string{"4k", "2m"}
+var sweepSizeNames = []string{"4k", "2m"}
 
 // sweepOffset says where a touch reads in its page, for records.
-var sweepOffset = fmt.Sprintf("byte (k*64) mod %d of the k-th page counted down from the last", amd64.PageSize)
+var sweepOffset = fmt.Sprintf("byte (k*64) mod %d, k the pages left to read (N for the first page, 1 for the last)", amd64.PageSize)
 
 // sweepBlockOff is where the sweep process's data holds its
 // pti.SweepBlock: after the counts (world64's MaxRepeats of them).
@@ -131,9 +132,9 @@ func sweepWorldOf(k sweepKind, pages int) sweepWorld {
 	return sweepWorld{nr: linuxabi.SYS_getppid, block: pti.SweepBlock{Pages: uint64(pages), Base: k.base, Stride: k.pageSize}}
 }
 
-// SweepPoint is a point of the sweep: its kind's name, the pages touched
+// sweepPoint is a point of the sweep: its kind's name, the pages touched
 // per call, and the measurement.
-type SweepPoint struct {
+type sweepPoint struct {
 	Kind  string
 	Pages int
 	M     Measurement
@@ -155,7 +156,7 @@ func sweepExtra(m, off *Measurement) (float64, bool) {
 // point (units and ratio), and the core and PMU columns; a record per
 // row. It returns the points.
 func tlbSweep(x *Ctx) any {
-	var out []SweepPoint
+	var out []sweepPoint
 	if x.World.Width() != 64 {
 		x.Fail(contract.Error{Name: x.Name, Error: "the TLB sweep runs in the 64-bit world only"})
 		return out
@@ -175,7 +176,7 @@ func tlbSweep(x *Ctx) any {
 }
 
 // sweepTable measures and prints the sweep of kind k.
-func sweepTable(x *Ctx, k sweepKind) []SweepPoint {
+func sweepTable(x *Ctx, k sweepKind) []sweepPoint {
 	p, clk := x.Plan, x.Clock
 	points, call := p.SweepPages, "getppid call"
 	if k.side == "kernel" {
@@ -191,7 +192,7 @@ func sweepTable(x *Ctx, k sweepKind) []SweepPoint {
 	x.Printf("%s; ± as perf stat --repeat; extra: the mode's %s less off's at the same N; global: the entry area and the kernel text as global pages (the swept pages never are); %s", clk.unitNote(), clk.perCall(), clk.header())
 	x.Printf("%s", countersNote())
 	x.Printf("%-6s %6s %-8s %12s %7s %12s %12s %10s %10s %7s%s", "global", "N", "mode", clk.perCall(), "±%", "median", "min", "ns/call", "extra", "vs off", coreColumns())
-	var out []SweepPoint
+	var out []sweepPoint
 	for _, g := range p.Globals {
 		for _, n := range points {
 			var off *Measurement
@@ -220,7 +221,7 @@ func sweepTable(x *Ctx, k sweepKind) []SweepPoint {
 					x.Printf("%s %12.1f %7s %12.1f %12.1f %10.1f %10s %7.2f%s", head, s.Mean, spread(s), s.Median, s.Min, clk.Ns(s.Mean), ex, q, m.Disturb.coreCells(clk.Hz, m.R))
 				}
 				x.sweepRecord(k, n, m, q, extra, hasExtra)
-				out = append(out, SweepPoint{Kind: k.name, Pages: n, M: m})
+				out = append(out, sweepPoint{Kind: k.name, Pages: n, M: m})
 			}
 		}
 	}

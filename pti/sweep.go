@@ -13,10 +13,11 @@ import (
 // call SysTouch) reads a byte in each of N distinct pages, so that every
 // call pays for the TLB entries a CR3 write without PCID dropped. The
 // pages are aliases: many virtual pages mapped onto one frame, distinct
-// TLB entries with few cache lines. The k-th page touched, counting down
-// from N, is read at byte offset (k*64) mod 4096 (SweepLineMask), so that
-// consecutive touches fall in different cache sets and the whole sweep
-// reads at most 64 lines (4 KiB) of its frame.
+// TLB entries with few cache lines. The N pages are read in order, each
+// at byte offset (k*64) mod 4096 (SweepLineMask) where k is the pages
+// left to read, N for the first and 1 for the last, so that consecutive
+// touches fall in different cache sets and the whole sweep reads at most
+// 64 lines (4 KiB) of its frame.
 
 // The sweep regions, each SweepMaxPages pages (and their mapping, by
 // MapSweep): the user ones in the process's PML4 slot (UserPML4Slot,
@@ -35,7 +36,8 @@ const (
 	// SweepKernel4K is the first of SweepMaxPages 4 KiB kernel pages.
 	SweepKernel4K = 0xffff000000000000 | SweepKernelPML4Slot<<39
 	// SweepLineMask keeps the cache-line offset within a page of a touch:
-	// the k-th page counted down is read at (k*64) & SweepLineMask.
+	// the page read with k pages left (k = N down to 1) is read at
+	// (k*64) & SweepLineMask.
 	SweepLineMask = amd64.PageSize - 64
 )
 
