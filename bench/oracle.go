@@ -194,7 +194,7 @@ func oracle(x *Ctx) any {
 		attempts = x.Plan.OracleAttempts
 	}
 	x.Printf("%-10s %-22s %-8s %-9s %s", "mode", "secret read", "faults", "attempts", "bytes recovered")
-	touch := uint64(pti.SysTouch) | noRDTSCP
+	secretCall := uint64(pti.SysSecret) | noRDTSCP
 	for _, mode := range modes {
 		c := config(mode, Syscall, pti.Minimal)
 		s := x.subject("oracle", c)
@@ -214,7 +214,7 @@ func oracle(x *Ctx) any {
 			clear(data[oracleCounters : oracleCounters+8*pti.OracleLines])
 			addr := secret + uint64(i)
 			res, err := pti.StartRecovering(c.Config, oracleProc, pti.Oracle, pti.UserStackTop,
-				[6]uint64{addr, pti.UserData + oracleProbe, uint64(attempts), pti.UserData + oracleCounters, threshold, touch}, uint64(attempts))
+				[6]uint64{addr, pti.UserData + oracleProbe, uint64(attempts), pti.UserData + oracleCounters, threshold, secretCall}, uint64(attempts))
 			if err == nil && (res.Reason != pti.ReasonExit || res.Status != 0) {
 				err = fmt.Errorf("byte %d: the run ended with %v after %d recovered faults", i, res, res.Recovered)
 			}
@@ -265,7 +265,7 @@ func oracle(x *Ctx) any {
 		x.Printf("%-10s %-22s %-8d %-9d %s", mode, fault, rec.Faults, attempts, bytes)
 		x.Record(rec)
 	}
-	oracleLimit(x, secret, touch)
+	oracleLimit(x, secret, secretCall)
 	x.Printf("expected on a CPU with Meltdown (Ivy Bridge, Skylake without RDCL_NO): off leaks, on does not; these rows say what was tried, not what the CPU is")
 	return out
 }
@@ -274,10 +274,10 @@ func oracle(x *Ctx) any {
 // two attempts at the secret's first byte allowed one fault must recover
 // the first and end at the second, a ring-3 #PF at the secret, as a run
 // without recovery ends.
-func oracleLimit(x *Ctx, secret, touch uint64) {
+func oracleLimit(x *Ctx, secret, secretCall uint64) {
 	c := config(pti.Off, Syscall, pti.Minimal)
 	res, err := pti.StartRecovering(c.Config, oracleProc, pti.Oracle, pti.UserStackTop,
-		[6]uint64{secret, pti.UserData + oracleProbe, 2, pti.UserData + oracleCounters, 0, touch}, 1)
+		[6]uint64{secret, pti.UserData + oracleProbe, 2, pti.UserData + oracleCounters, 0, secretCall}, 1)
 	ok := err == nil && res.Reason == pti.ReasonFault && res.Vector == amd64.VectorPF && res.FromUser() &&
 		res.CR2 == secret && res.Recovered == 1
 	detail := fmt.Sprintf("2 faulting reads, 1 to recover: %d recovered, then the run ended: %v", res.Recovered, res)

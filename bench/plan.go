@@ -5,6 +5,7 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -76,6 +77,14 @@ type Plan struct {
 	// The leak oracle's calibration samples (each a hit and a miss) and
 	// its attempts per secret byte where cache timing is observable.
 	OracleSamples, OracleAttempts int
+	// The TLB sweep's points: pages ring 3 touches between calls
+	// (SweepPages, 0 to pti.SweepMaxPages each), on the user page sizes of
+	// SweepSizes (sweepSizeNames: "4k", "2m"); the kernel pages the touch
+	// call reads (SweepKernelPages; none: no kernel sweep); calls per
+	// repeat (SweepN).
+	SweepPages, SweepKernelPages []int
+	SweepSizes                   []string
+	SweepN                       int
 }
 
 // DefaultPlan is the plan without a plan file: every benchmark of the
@@ -100,6 +109,12 @@ func DefaultPlan() Plan {
 		PState:        cpustate.PStateNominal,
 		PMU:           true,
 		OracleSamples: 1000, OracleAttempts: 100,
+		// lmbench's lat_ctx -s and Gregg's sweep span a working set from
+		// nothing to beyond the STLB (1536 entries on Skylake).
+		SweepPages:       []int{0, 1, 4, 16, 64, 256, 1024, 4096},
+		SweepKernelPages: []int{0, 1, 4, 16, 64, 256, 1024, 4096},
+		SweepSizes:       sweepSizeNames,
+		SweepN:           100,
 	}
 }
 
@@ -292,7 +307,33 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		p.MsgIPC = v
 		return nil
 	},
-	"work_n": intKey("work_n", 1, 1_000_000, func(p *Plan) *int { return &p.WorkN }),
+	"tlbsweep_pages": func(p *Plan, v string) error {
+		n, err := intList(v, "tlbsweep_pages", 0, pti.SweepMaxPages, false)
+		if err == nil {
+			p.SweepPages = n
+		}
+		return err
+	},
+	"tlbsweep_kernel_pages": func(p *Plan, v string) error {
+		n, err := intList(v, "tlbsweep_kernel_pages", 0, pti.SweepMaxPages, true)
+		if err == nil {
+			p.SweepKernelPages = n
+		}
+		return err
+	},
+	"tlbsweep_sizes": func(p *Plan, v string) error {
+		names := map[string]string{}
+		for _, n := range sweepSizeNames {
+			names[n] = n
+		}
+		sz, err := listOf(v, names, "tlbsweep_sizes")
+		if err == nil {
+			p.SweepSizes = sz
+		}
+		return err
+	},
+	"tlbsweep_n": intKey("tlbsweep_n", 1, 1_000_000, func(p *Plan) *int { return &p.SweepN }),
+	"work_n":     intKey("work_n", 1, 1_000_000, func(p *Plan) *int { return &p.WorkN }),
 	"work_ns": func(p *Plan, v string) error {
 		var ws []int64
 		for _, f := range strings.Split(v, ",") {
@@ -307,6 +348,30 @@ var planKeys = map[string]func(p *Plan, v string) error{
 	},
 	"oracle_samples":  intKey("oracle_samples", 10, MaxOracleSamples, func(p *Plan) *int { return &p.OracleSamples }),
 	"oracle_attempts": intKey("oracle_attempts", 1, 1000, func(p *Plan) *int { return &p.OracleAttempts }),
+}
+
+// intList parses a comma-separated list of integers from lo to hi,
+// without repeats; with none, "none" is the empty list.
+func intList(v, what string, lo, hi int, none bool) ([]int, error) {
+	if none && v == "none" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := intIn(strings.TrimSpace(f), what, lo, hi)
+		if err != nil {
+			msg := fmt.Sprintf("%s must be a comma-separated list of integers from %d to %d", what, lo, hi)
+			if none {
+				msg += ", or none"
+			}
+			return nil, errors.New(msg)
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("%s lists %d twice", what, n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // PlanKeys returns the keys a plan may set, sorted.

@@ -24,6 +24,23 @@ func TestDefaultPlan(t *testing.T) {
 	assert.Equal(t, []bool{false, true}, p.Globals)
 	assert.NotEqual(t, Plan{}, p, "the zero plan is not the default")
 	assert.Equal(t, "/ptilab.plan", PlanFile)
+	assert.Equal(t, []int{0, 1, 4, 16, 64, 256, 1024, 4096}, p.SweepPages, "lat_ctx -s's span: nothing to beyond the STLB")
+	assert.Equal(t, p.SweepPages, p.SweepKernelPages)
+	assert.Equal(t, []string{"4k", "2m"}, p.SweepSizes)
+	assert.Equal(t, 100, p.SweepN)
+	assert.Equal(t, pti.SweepMaxPages, p.SweepPages[len(p.SweepPages)-1], "the default sweep spans its region")
+}
+
+// TestSweepPlanErrorLine: a bad sweep key is reported with its line
+// number among good lines, and the sweep keeps its default there.
+func TestSweepPlanErrorLine(t *testing.T) {
+	p, errs := ParsePlan([]byte("benchmarks = tlbsweep\n# sweep\ntlbsweep_pages = 1,8192\ntlbsweep_n = 5\n"))
+	require.Len(t, errs, 1)
+	assert.Equal(t, 3, errs[0].Line)
+	assert.Equal(t, "tlbsweep_pages = 1,8192", errs[0].Text)
+	assert.Equal(t, DefaultPlan().SweepPages, p.SweepPages)
+	assert.Equal(t, 5, p.SweepN)
+	assert.Equal(t, []string{"tlbsweep"}, p.Benchmarks)
 }
 
 // planWith returns DefaultPlan changed by f.
@@ -81,6 +98,10 @@ func TestParsePlanValid(t *testing.T) {
 		{"oracle_attempts", "oracle_attempts = 1", planWith(func(p *Plan) { p.OracleAttempts = 1 })},
 		{"pmu_events named", "pmu_events = ITLB_MISSES.WALK_COMPLETED, DTLB_LOAD_MISSES.WALK_PENDING",
 			planWith(func(p *Plan) { p.PMUEvents = []string{"ITLB_MISSES.WALK_COMPLETED", "DTLB_LOAD_MISSES.WALK_PENDING"} })},
+		{"tlbsweep keys", "tlbsweep_pages = 4096, 0, 16\ntlbsweep_kernel_pages = 1\ntlbsweep_sizes = 2m\ntlbsweep_n = 7\n", planWith(func(p *Plan) {
+			p.SweepPages, p.SweepKernelPages, p.SweepSizes, p.SweepN = []int{4096, 0, 16}, []int{1}, []string{"2m"}, 7
+		})},
+		{"no kernel sweep", "tlbsweep_kernel_pages = none", planWith(func(p *Plan) { p.SweepKernelPages = nil })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,6 +136,13 @@ func TestParsePlanRejectsLine(t *testing.T) {
 		{"too few oracle samples", "oracle_samples = 9", "oracle_samples must be an integer from 10 to 1280"},
 		{"too many oracle samples", "oracle_samples = 1281", "oracle_samples must be an integer from 10 to 1280"},
 		{"no oracle attempts", "oracle_attempts = 0", "oracle_attempts must be an integer from 1 to 1000"},
+		{"sweep beyond its region", "tlbsweep_pages = 0,4097", "tlbsweep_pages must be a comma-separated list of integers from 0 to 4096"},
+		{"sweep negative", "tlbsweep_pages = -1", "tlbsweep_pages must be a comma-separated list of integers from 0 to 4096"},
+		{"sweep none is not a user list", "tlbsweep_pages = none", "tlbsweep_pages must be"},
+		{"sweep point twice", "tlbsweep_pages = 16,1,16", "tlbsweep_pages lists 16 twice"},
+		{"kernel sweep bounds", "tlbsweep_kernel_pages = 5000", "tlbsweep_kernel_pages must be a comma-separated list of integers from 0 to 4096, or none"},
+		{"sweep size", "tlbsweep_sizes = 4k,1g", "tlbsweep_sizes must be a comma-separated list of 2m, 4k"},
+		{"sweep calls", "tlbsweep_n = 0", "tlbsweep_n must be an integer from 1 to 1000000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,7 +169,7 @@ func TestParsePlanErrors(t *testing.T) {
 			in:      "n = 0\nr = ten\nwork_ns = 0,-5\nbenchmarks = null,fork\nglobal = maybe\n",
 			want:    DefaultPlan(),
 			errs:    []PlanError{{Line: 1, Text: "n = 0"}, {Line: 2, Text: "r = ten"}, {Line: 3, Text: "work_ns = 0,-5"}, {Line: 4, Text: "benchmarks = null,fork"}, {Line: 5, Text: "global = maybe"}},
-			errText: []string{"n must be an integer from 1 to 1000000", "r must be an integer from 1 to 4000", "work_ns must be", "benchmarks must be a comma-separated list of deadlock, flushcost, lseek, lseek32, messaging, messaging32, null, null32, oracle, pingpong, pingpong32, probe, probe32, retention, work, work32", "global must be off, on or both"},
+			errText: []string{"n must be an integer from 1 to 1000000", "r must be an integer from 1 to 4000", "work_ns must be", "benchmarks must be a comma-separated list of deadlock, flushcost, lseek, lseek32, messaging, messaging32, null, null32, oracle, pingpong, pingpong32, probe, probe32, retention, tlbsweep, work, work32", "global must be off, on or both"},
 		},
 		{
 			name:    "missing '='",

@@ -52,6 +52,8 @@ var Registry = []Benchmark{
 		Worlds: []int{64}, Run: retention, Optional: true},
 	{Name: "flushcost", Summary: "TLB flush costs in ring 0, per operation, empty loop subtracted: MOV to CR3 without PCID, with PCID and NOFLUSH, with PCID without NOFLUSH; INVLPG; INVPCID types 0 to 3; the CR4.PGE toggle",
 		Worlds: []int{64}, Keys: []string{"n", "r", "warmup"}, Run: flushCost, Optional: true},
+	{Name: "tlbsweep", Summary: "the TLB working-set sweep: a null call plus ring 3's reads of N distinct pages between calls (4 KiB and 2 MiB pages, aliases of one frame), and the kernel-side variant where the call reads M kernel pages; PTI's extra cost over off against N",
+		Worlds: []int{64}, Keys: []string{"modes", "global", "tlbsweep_pages", "tlbsweep_sizes", "tlbsweep_kernel_pages", "tlbsweep_n", "r", "warmup"}, Run: tlbSweep, Optional: true},
 	{Name: "oracle", Summary: "the leak oracle: a calibration of cached and flushed loads timed with RDTSCP, then per mode ring 3 reads a kernel secret (Meltdown: the page fault recovered, a transient load of a probe line, Flush+Reload) and counts the bytes recovered; \"unavailable\" where cache timing is not observable (the emulators), where the secret is still read once per byte to show each mode's fault",
 		Worlds: []int{64}, Keys: []string{"modes", "oracle_samples", "oracle_attempts"}, Run: oracle, Optional: true},
 	{Name: "deadlock", Summary: "a deadlock provoked on purpose, to show its report",

@@ -79,4 +79,7 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 			s.Run(&Ctx{Reporter: r, Plan: plan, Clock: clk, Name: s.Name, worlds: Worlds}, results)
 		}
 	}
+	if answers, ok := results["retention"].(map[string]string); ok && len(answers) > 0 {
+		r.Printf("ptilab machine: TLB retention: %s", contract.RetentionSummary(answers))
+	}
 }

@@ -19,7 +19,8 @@ const (
 	SysGetppid = linuxabi.SYS_getppid       // the null call: returns 1
 	SysWork    = linuxabi.SYS_ptilab_work   // ptilab's: spend RDI TSC cycles in the kernel, return 0
 	SysSample  = linuxabi.SYS_ptilab_sample // ptilab's: record an amd64.Sample (samples.go), return 0
-	SysTouch   = linuxabi.SYS_ptilab_touch  // ptilab's: read the oracle's secret in the kernel (oracle.go), return 0
+	SysSecret  = linuxabi.SYS_ptilab_secret // ptilab's: read the oracle's secret in the kernel (oracle.go), return 0
+	SysTouch   = linuxabi.SYS_ptilab_touch  // ptilab's: read a byte in each of RDI kernel pages from RSI, RDX apart (sweep.go), return 0
 )
 
 // ptRegs is Linux's x86-64 struct pt_regs, which the Linux-shaped
@@ -83,7 +84,7 @@ type entryData struct {
 	// exception ends the run.
 	RecoverRIP, RecoverMax, Recovered, RecoverCR2, RecoverError uint64
 	// Secret is the address of the oracle's kernel secret, which the
-	// touch call (sysTouch) reads.
+	// secret call (sysSecret) reads.
 	Secret uint64
 
 	// The deferred modes' (deferred.go): the dispatcher their trampolines

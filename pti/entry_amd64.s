@@ -1,5 +1,6 @@
 #include "go_asm.h"
 #include "textflag.h"
+#include "sweep.h"
 
 // The routines from here to the kernel-text section are copied into the
 // entry area's text pages and run there, at another address than they were
@@ -711,10 +712,10 @@ sampled:
 	XORL	AX, AX
 	RET
 
-// func sysTouch()
+// func sysSecret()
 // Reads the first quadword of the oracle's secret (entryData.Secret),
 // which brings its cache line in, and returns 0.
-TEXT ·sysTouch(SB),NOSPLIT|NOFRAME,$0
+TEXT ·sysSecret(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	(const_dataBase+entryData_Secret), AX
 	MOVQ	(AX), AX
 	XORL	AX, AX
@@ -737,6 +738,21 @@ TEXT ·ExitRun(SB),NOSPLIT,$0-16
 // func sysNoSys()
 TEXT ·sysNoSys(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	$-const_enosys, AX
+	RET
+
+// func sysTouch()
+// Reads a byte in each of RDI kernel pages from RSI, RDX bytes apart (the
+// TLB sweep's kernel side, sweep.go: SWEEP), and returns 0.
+TEXT ·sysTouch(SB),NOSPLIT|NOFRAME,$0
+	PUSHQ	CX
+	PUSHQ	SI
+	PUSHQ	R8
+	MOVQ	DI, CX
+	SWEEP(SI, DX, CX, R8, AX, touch, swept)
+	POPQ	R8
+	POPQ	SI
+	POPQ	CX
+	XORL	AX, AX
 	RET
 
 // ROUTINE stores the address of routine sym at field (a field's go_asm.h
@@ -766,6 +782,7 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·sysExitRun, kernelRoutines_SysExitRun(SI))
 	ROUTINE(·sysNoSys, kernelRoutines_SysNoSys(SI))
 	ROUTINE(·runExit, kernelRoutines_RunExit(SI))
+	ROUTINE(·sysSecret, kernelRoutines_SysSecret(SI))
 	ROUTINE(·sysTouch, kernelRoutines_SysTouch(SI))
 	ROUTINE(·userSyscalls, programTable_Syscalls(DX))
 	ROUTINE(·userEmpty, programTable_Empty(DX))
@@ -777,6 +794,7 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·userMsgReceiver, programTable_MsgReceiver(DX))
 	ROUTINE(·userOracleCal, programTable_OracleCal(DX))
 	ROUTINE(·userOracle, programTable_Oracle(DX))
+	ROUTINE(·userSweep, programTable_Sweep(DX))
 	RET
 
 // func deferRoutinesTable(d *deferRoutines, n *noSwitchRoutines)

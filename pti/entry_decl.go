@@ -41,7 +41,9 @@ type kernelRoutines struct {
 	SysGetppid, SysWork, SysSample, SysExitRun, SysNoSys uint64
 	// RunExit ends a run (entryData.ExitRun).
 	RunExit uint64
-	// SysTouch is the oracle's touch call (SysTouch, oracle.go).
+	// SysSecret is the oracle's secret call (SysSecret, oracle.go).
+	SysSecret uint64
+	// SysTouch is the TLB sweep's kernel-side system call (sweep.go).
 	SysTouch uint64
 }
 

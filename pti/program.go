@@ -16,6 +16,7 @@ import (
 type programTable struct {
 	Syscalls, Empty, Probe, Ping, Pong, MsgStart, MsgSender, MsgReceiver uint64
 	OracleCal, Oracle                                                    uint64
+	Sweep                                                                uint64
 }
 
 // Program is a ring-3 program a task runs, named by its field in
@@ -53,9 +54,14 @@ const (
 	OracleCal = Program(unsafe.Offsetof(programTable{}.OracleCal))
 	// Oracle is the leak oracle's Meltdown attempt on one byte: args the
 	// byte's address, the probe array, attempts, the hit counters, the
-	// hit threshold, the touch call's number or 0 with the no-RDTSCP flag
+	// hit threshold, the secret call's number or 0 with the no-RDTSCP flag
 	// in bit 32. Run it with StartRecovering.
 	Oracle = Program(unsafe.Offsetof(programTable{}.Oracle))
+	// Sweep times system calls each followed by a sweep of pages (the TLB
+	// working-set sweep): args N, R, results, nr, a SweepBlock (the
+	// call's RDI, RSI, RDX and the pages to touch), no-RDTSCP. Empty is
+	// its empty loop.
+	Sweep = Program(unsafe.Offsetof(programTable{}.Sweep))
 )
 
 // at returns program p's field of t.

@@ -22,8 +22,8 @@ func SetSyscall(nr int, handler uint64) error {
 }
 
 // ResetSyscalls points the system-call table back at the built-in
-// handlers: getppid, work, sample, exit and touch, ENOSYS for the rest;
-// and OnNoSwitch's table at the copies of getppid and work.
+// handlers: getppid, work, sample, exit, touch and secret, ENOSYS for the
+// rest; and OnNoSwitch's table at the copies of getppid and work.
 func ResetSyscalls() {
 	d := data()
 	for i := range d.Table {
@@ -34,6 +34,7 @@ func ResetSyscalls() {
 	d.Table[SysSample] = env.kern.SysSample
 	d.Table[SysExit] = env.kern.SysExitRun
 	d.Table[SysTouch] = env.kern.SysTouch
+	d.Table[SysSecret] = env.kern.SysSecret
 	// OnNoSwitch's chosen calls: getppid and work, from their copies.
 	d.NoSwitch = [nsys]uint64{}
 	d.NoSwitch[SysGetppid] = env.noSwitch.NsGetppid

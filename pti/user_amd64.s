@@ -1,5 +1,6 @@
 #include "go_asm.h"
 #include "textflag.h"
+#include "sweep.h"
 
 // Ring-3 programs. Each is copied into the code pages every process
 // shares and entered by toUser with its arguments in RDI, RSI, RDX, R10,
@@ -416,9 +417,9 @@ sample:
 // RDI = the byte's address, RSI = the probe array (OracleLines lines
 // OracleStride bytes apart), RDX = attempts, R10 = OracleLines hit
 // counters (quadwords), R8 = the threshold (a load that takes at most
-// that many TSC ticks is a hit), R9 = the touch call's number (0: none)
+// that many TSC ticks is a hit), R9 = the secret call's number (0: none)
 // in its low 32 bits, and bit 32 set where the CPU has no RDTSCP. Each
-// attempt makes the touch call (which brings the secret's line into the
+// attempt makes the secret call (which brings the secret's line into the
 // cache), flushes the probe array (after the call, whose CR3 writes under
 // isolation without PCIDs empty the TLB: CLFLUSH walks the tables again,
 // so that the reload times the cache, not page walks), reads the byte
@@ -478,5 +479,26 @@ miss:
 	JNE	line
 	DECQ	R13
 	JNE	attempt
+// SWEEP_ONCE is an iteration of userSweep: the system call R14 with RDI,
+// RSI and RDX from the SweepBlock at R15, then the block's sweep of Pages
+// pages from Base, Stride apart (SWEEP, with RCX, RSI, RDX, R8 and RAX).
+#define SWEEP_ONCE \
+	MOVQ	R14, AX; \
+	MOVQ	SweepBlock_Arg0(R15), DI; \
+	MOVQ	SweepBlock_Arg1(R15), SI; \
+	MOVQ	SweepBlock_Arg2(R15), DX; \
+	SYSCALL; \
+	MOVQ	SweepBlock_Pages(R15), CX; \
+	MOVQ	SweepBlock_Base(R15), SI; \
+	MOVQ	SweepBlock_Stride(R15), DX; \
+	SWEEP(SI, DX, CX, R8, AX, touch, swept)
+
+// userSweep times system calls each followed by a sweep of pages (the TLB
+// working-set sweep, sweep.go): RDI = N, RSI = R, RDX = where to store the
+// R TSC counts, R10 = the system call number, R8 = a SweepBlock (the
+// call's RDI, RSI, RDX; the pages to read after it), R9 = the RDTSCP flag
+// (as TIMED). Its empty loop is userEmpty.
+TEXT ·userSweep(SB),NOSPLIT|NOFRAME,$0
+	TIMED(SWEEP_ONCE)
 	EXIT(0)
 	USER_END

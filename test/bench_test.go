@@ -3,6 +3,7 @@ package test
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -468,9 +469,10 @@ func TestPathLengths(t *testing.T) {
 		t.Run("qemu-icount-sockets", func(t *testing.T) { qs = qemuSocketPathLengths(t) })
 		t.Run("qemu-icount-deferred", func(t *testing.T) { qd = qemuDeferredPathLengths(t) })
 		t.Run("qemu-icount-flushcost", func(t *testing.T) {
-			res := boot(t, qemu.Options{Icount: true, Plan: []byte(flushCostPlan), Timeout: 10 * time.Minute})
+			res := boot(t, qemu.Options{Icount: true, Plan: []byte(flushSweepPlan), Timeout: 10 * time.Minute})
 			requireOK(t, res)
 			checkFlushPathLengths(t, checkFlushCost(t, res, "instructions", flushNoPCID...))
+			checkSweepPathLengths(t, checkSweep(t, res, "instructions", sweepPoints, []string{"off", "on", "on+pcid"}, []bool{false}, "on+pcid"), nil)
 		})
 		for i, model := range bochsModels {
 			t.Run("bochs-"+model, func(t *testing.T) { b[i] = bochsMatrix(t, model) })
@@ -984,4 +986,183 @@ func TestFlushCost(t *testing.T) {
 	for k, v := range got {
 		assert.Positive(t, v, k)
 	}
+}
+
+// sweepKeys are the TLB sweep's keys of the path-length and Bochs boots:
+// small points of the user sweeps (4 KiB and 2 MiB pages) and of the
+// kernel's, global pages off.
+const sweepKeys = "tlbsweep_pages = 0,1,16\ntlbsweep_kernel_pages = 0,1,16\ntlbsweep_n = 20\nglobal = off\n"
+
+// flushSweepPlan times the flush operations (as flushCostPlan) and runs
+// the TLB sweep, in one boot.
+const flushSweepPlan = "benchmarks = flushcost,tlbsweep\nn = 200\nr = 3\nwarmup = 1\n" + sweepKeys
+
+// sweepKinds are the sweep's kinds (record targets) with their page size
+// and first page.
+var sweepKinds = map[string]struct {
+	pageBytes uint64
+	region    string
+}{
+	"user 4k":   {4096, "0x7f8040000000"},
+	"user 2m":   {2 << 20, "0x7f9000000000"},
+	"kernel 4k": {4096, "0xffffff0000000000"},
+}
+
+// sweepPathLength bounds the instructions per call plus its touches of
+// the sweep's points where the TSC counts them (QEMU -icount shift=0,
+// Bochs), global pages off: the null call and the block's loads (20 per
+// call under off, 26 under on), 7 per page touched; the kernel's touch
+// call 9 more than getppid. Measured under QEMU -icount and Bochs alike.
+var sweepPathLength = map[string]int64{
+	"user 4k off/0": 20, "user 4k on/0": 26, "user 4k off/1": 27, "user 4k on/1": 33, "user 4k off/16": 132, "user 4k on/16": 138,
+	"user 2m off/0": 20, "user 2m on/0": 26, "user 2m off/1": 27, "user 2m on/1": 33, "user 2m off/16": 132, "user 2m on/16": 138,
+	"kernel 4k off/0": 29, "kernel 4k on/0": 35, "kernel 4k off/1": 36, "kernel 4k on/1": 42, "kernel 4k off/16": 141, "kernel 4k on/16": 147,
+}
+
+// sweepPoint is a sweep record's or row's configuration.
+type sweepPoint struct {
+	kind, mode string
+	global     bool
+	pages      int
+}
+
+func (p sweepPoint) String() string {
+	return fmt.Sprintf("%s %s/%v/%d", p.kind, p.mode, p.global, p.pages)
+}
+
+// checkSweep checks a run of the TLB sweep with points (pages per kind),
+// modes and globals: every point a tlbsweep record (unit unit, 20 calls
+// per repeat, 3 repeats after 1, what was touched) and a table row, or,
+// for a mode of unsupported, an unsupported record saying PCID and its
+// row; each measured mode's extra over off and ratio are its mean's
+// difference from and ratio to off's. It returns the means by point.
+func checkSweep(t *testing.T, res serialLog, unit string, points map[string][]int, modes []string, globals []bool, unsupported ...string) map[sweepPoint]float64 {
+	t.Helper()
+	lines := strings.Join(res.Lines(), "\n")
+	row := func(p sweepPoint) string {
+		return fmt.Sprintf(`(?m)^%-6s %6d %s\s+`, map[bool]string{false: "no", true: "yes"}[p.global], p.pages, regexp.QuoteMeta(p.mode))
+	}
+	got := map[sweepPoint]float64{}
+	recs := map[sweepPoint]contract.TLBSweep{}
+	for _, r := range recordsOf[contract.TLBSweep](t, res) {
+		require.NotNil(t, r.SweepPages)
+		p := sweepPoint{r.Target, r.Mode, r.Global, *r.SweepPages}
+		kind, ok := sweepKinds[r.Target]
+		require.True(t, ok, p.String())
+		assert.Equal(t, "tlbsweep", r.Bench)
+		assert.Equal(t, 64, r.Width)
+		assert.True(t, r.Emulated, p.String())
+		assert.Equal(t, unit, r.Unit, p.String())
+		assert.Equal(t, 20, r.N)
+		assert.Equal(t, 3, r.R)
+		assert.Equal(t, 1, r.Warmup)
+		assert.Equal(t, strings.Fields(r.Target)[0], r.Side)
+		assert.Equal(t, kind.region, r.Region)
+		assert.Equal(t, kind.pageBytes, r.PageBytes)
+		assert.Equal(t, kind.pageBytes, r.Stride)
+		assert.Equal(t, kind.pageBytes, r.FrameBytes)
+		assert.Equal(t, 4096, r.VirtualPages)
+		assert.Equal(t, 1, r.Frames)
+		assert.Equal(t, 1, r.BytesPerTouch)
+		assert.Contains(t, r.Offset, "(k*64) mod 4096")
+		assert.NotContains(t, recs, p, "one record per point")
+		// The table prints the mean before the record rounds it to 3
+		// decimals: either neighbour of a rounding edge.
+		lo, hi := regexp.QuoteMeta(fmt.Sprintf("%.1f", r.Mean-0.001)), regexp.QuoteMeta(fmt.Sprintf("%.1f", r.Mean+0.001))
+		assert.Regexp(t, row(p)+`(`+lo+`|`+hi+`)\s`, lines, p.String())
+		recs[p] = r
+		got[p] = r.Mean
+	}
+	var unsup []string
+	for _, u := range recordsOf[contract.Unsupported](t, res) {
+		if u.Bench != "tlbsweep" {
+			continue
+		}
+		require.NotNil(t, u.SweepPages)
+		p := sweepPoint{u.Target, u.Mode, u.Global, *u.SweepPages}
+		assert.Contains(t, unsupported, u.Mode, p.String())
+		assert.Contains(t, u.Reason, "PCID", p.String())
+		assert.Regexp(t, row(p)+`unsupported: PCID: not supported by this CPU$`, lines, p.String())
+		unsup = append(unsup, p.String())
+	}
+	n := 0
+	for kind, pages := range points {
+		for _, g := range globals {
+			for _, pg := range pages {
+				off, ok := recs[sweepPoint{kind, "off", g, pg}]
+				require.True(t, ok, "%s off/%v/%d", kind, g, pg)
+				assert.Nil(t, off.ExtraVsOff, "off has no extra over itself")
+				for _, mode := range modes {
+					n++
+					p := sweepPoint{kind, mode, g, pg}
+					if slices.Contains(unsupported, mode) {
+						assert.Contains(t, unsup, p.String())
+						continue
+					}
+					r, ok := recs[p]
+					require.True(t, ok, p.String())
+					if mode == "off" {
+						continue
+					}
+					require.NotNil(t, r.ExtraVsOff, p.String())
+					assert.InDelta(t, r.Mean-off.Mean, *r.ExtraVsOff, 0.002, p.String())
+					assert.InDelta(t, r.Mean/off.Mean, r.RatioToOff, 0.002, p.String())
+				}
+			}
+		}
+	}
+	assert.Equal(t, n, len(recs)+len(unsup), "a record per point, mode and global setting")
+	return got
+}
+
+// sweepPoints are sweepKeys's points.
+var sweepPoints = map[string][]int{"user 4k": {0, 1, 16}, "user 2m": {0, 1, 16}, "kernel 4k": {0, 1, 16}}
+
+// checkSweepPathLengths holds the sweep's instructions per call where the
+// TSC counts them (global pages off) as bounds: sweepPathLength's under
+// off and on, extra's (Bochs's on+pcid) for the rest; each figure
+// deterministic, and each page touched adding the same instructions.
+func checkSweepPathLengths(t *testing.T, got map[sweepPoint]float64, extra map[string]int64) {
+	t.Helper()
+	for p, v := range got {
+		require.False(t, p.global)
+		k := fmt.Sprintf("%s %s/%d", p.kind, p.mode, p.pages)
+		bound, ok := sweepPathLength[k]
+		if !ok {
+			bound, ok = extra[k]
+		}
+		require.True(t, ok, "no bound for %s", k)
+		assert.LessOrEqual(t, int64(v), bound, "%s: instructions per call plus its touches", k)
+		assert.Positive(t, v, k)
+		q := p
+		q.pages = 0
+		if p.pages > 0 {
+			assert.Equal(t, 7*float64(p.pages), v-got[q], "%s: 7 instructions per page touched", k)
+		}
+		if p.mode != "off" {
+			q = p
+			q.mode = "off"
+			assert.Greater(t, v, got[q], "%s: isolation costs instructions", k)
+		}
+	}
+}
+
+// TestTLBSweep runs the TLB sweep under QEMU TCG, global pages off and on:
+// the rows of off and on measured in TSC cycles (emulated: TCG flushes its
+// whole soft TLB at every CR3 write, so on's extra is large at every N),
+// on+pcid's unsupported (TCG has no PCID).
+func TestTLBSweep(t *testing.T) {
+	res := boot(t, qemu.Options{Plan: []byte("benchmarks = tlbsweep\nr = 3\nwarmup = 1\ntlbsweep_pages = 0,16,256\ntlbsweep_kernel_pages = 0,16\ntlbsweep_n = 20\n")})
+	requireOK(t, res)
+	points := map[string][]int{"user 4k": {0, 16, 256}, "user 2m": {0, 16, 256}, "kernel 4k": {0, 16}}
+	got := checkSweep(t, res, "tsc_cycles", points, []string{"off", "on", "on+pcid"}, []bool{false, true}, "on+pcid")
+	for p, v := range got {
+		assert.Positive(t, v, p.String())
+		if p.mode == "on" && p.pages <= 16 {
+			off := p
+			off.mode = "off"
+			assert.Greater(t, v, got[off], "%s: TCG's flush at every CR3 write", p)
+		}
+	}
+	assert.Contains(t, strings.Join(res.Lines(), "\n"), "EMULATED (QEMU TCG): these are not hardware timings")
 }

@@ -435,11 +435,34 @@ func TestBochsRetention(t *testing.T) {
 	checkOracle(t, res, 100, true, "off", "on", "on+pcid")
 }
 
+// bochsSweepPathLength bounds, as sweepPathLength, the sweep's
+// instructions per call plus its touches on the path QEMU cannot run,
+// on+pcid's (a BTS of CR3's NOFLUSH bit each way: 2 more than on),
+// measured under Bochs with flushSweepPlan (its boot took 2m48s under
+// load, the image's run 9.6 s of it: the matrix's timeout).
+var bochsSweepPathLength = map[string]int64{
+	"user 4k on+pcid/0": 28, "user 4k on+pcid/1": 35, "user 4k on+pcid/16": 140,
+	"user 2m on+pcid/0": 28, "user 2m on+pcid/1": 35, "user 2m on+pcid/16": 140,
+	"kernel 4k on+pcid/0": 37, "kernel 4k on+pcid/1": 44, "kernel 4k on+pcid/16": 149,
+}
+
 // TestBochsFlushCost times the flush operations under Bochs, whose CPU
 // model has PCID and INVPCID: every row measured, in instructions, and
-// held as flushPathLength's bounds.
+// held as flushPathLength's bounds; and runs the TLB sweep (flushSweepPlan)
+// under off, on and on+pcid: every row measured, held as sweepPathLength's
+// and bochsSweepPathLength's bounds, on+pcid 2 instructions over on.
 func TestBochsFlushCost(t *testing.T) {
-	res := bootBochs(t, bochs.Options{Plan: []byte(flushCostPlan), Timeout: bochsFaultTimeout})
+	res := bootBochs(t, bochs.Options{Plan: []byte(flushSweepPlan), Timeout: bochsMatrixTimeout})
 	requireBochsOK(t, res)
 	checkFlushPathLengths(t, checkFlushCost(t, res, "instructions"))
+	got := checkSweep(t, res, "instructions", sweepPoints, []string{"off", "on", "on+pcid"}, []bool{false})
+	checkSweepPathLengths(t, got, bochsSweepPathLength)
+	for p, v := range got {
+		if p.mode == "on+pcid" {
+			on := p
+			on.mode = "on"
+			assert.Equal(t, got[on]+2, v, "%s: NOFLUSH set each way", p)
+		}
+	}
+	t.Logf("the sweep's instructions per call under Bochs: %v", got)
 }

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/ptilab/ptilab/internal/bochs"
+	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/internal/efiimage"
 	"github.com/ptilab/ptilab/internal/image"
 	"github.com/ptilab/ptilab/internal/qemu"
@@ -55,7 +56,8 @@ commands:
   report [-format F] FILE|DIR|IMAGE...
                           print a run's machine line and tables (null call,
                           32-bit vs 64-bit seed tables, lseek, work curve,
-                          ping-pong, sched-messaging) with the reference
+                          ping-pong, sched-messaging, TLB sweep, flush
+                          costs, retention answers) with the reference
                           figures, from serial logs, results files, a
                           ptilab-results directory or a USB disk image;
                           F is text, markdown, csv or json
@@ -64,7 +66,7 @@ commands:
                           rows that cannot be compared say why
   plot [-o DIR] FILE|DIR|IMAGE...
                           write SVG plots (work curve, null call, seed
-                          tables) to DIR
+                          tables, TLB sweep) to DIR
   usb  [-o FILE] [-plan FILE] IMAGE.efi
                           write a USB stick image (default build/ptilab.img):
                           a GPT disk with a FAT32 EFI System Partition
@@ -355,7 +357,22 @@ func outcome(r qemu.Serial) (msg string, ok bool) {
 	if end.NMIs != 0 {
 		nmis = fmt.Sprintf("; %d NMIs counted and resumed", end.NMIs)
 	}
-	return fmt.Sprintf("%d records, PTILAB-END status \"ok\"%s%s%s", len(recs), planErrs, nmis, fault), true
+	return fmt.Sprintf("%d records, PTILAB-END status \"ok\"%s%s%s%s", len(recs), planErrs, nmis, retention(r), fault), true
+}
+
+// retention is the TLB retention proof's answers for the run's summary
+// line ("; TLB retention: pcid-noflush walked again, global kept"), empty
+// when the run has none or its records do not decode.
+func retention(r qemu.Serial) string {
+	recs, err := r.Decoded()
+	if err != nil {
+		return ""
+	}
+	a := contract.RetentionAnswers(recs)
+	if len(a) == 0 {
+		return ""
+	}
+	return "; TLB retention: " + contract.RetentionSummary(a)
 }
 
 // firstLine returns the first line of b with surrounding blanks trimmed.

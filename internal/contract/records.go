@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 )
 
 // The records of a run: one Go type per kind, written by the image as
@@ -44,6 +46,9 @@ type Subject struct {
 	Emulated bool `json:"emulated"`
 	// Icount: the TSC counted instructions (QEMU -icount shift=0, Bochs).
 	Icount bool `json:"icount"`
+	// SweepPages is the TLB sweep's point: pages touched per call (with
+	// Target naming the sweep: "user 4k", "user 2m", "kernel 4k").
+	SweepPages *int `json:"sweep_pages,omitempty"`
 }
 
 // About returns the subject: what a record that embeds it is about.
@@ -247,6 +252,48 @@ type Retention struct {
 	Result string `json:"result"`
 }
 
+// RetentionProbes are the retention proof's probes, in the order it runs
+// them (Retention.Probe).
+var RetentionProbes = []string{"pcid-noflush", "global"}
+
+// RetentionAnswers are the retention proof's answers among recs, by
+// probe: a Retention record's Result ("kept", "walked again"), or
+// "unsupported" for an unsupported record of the retention benchmark.
+func RetentionAnswers(recs []Record) map[string]string {
+	out := map[string]string{}
+	for _, r := range recs {
+		switch v := r.(type) {
+		case Retention:
+			out[v.Probe] = v.Result
+		case Unsupported:
+			if v.Bench == "retention" {
+				out[v.Target] = "unsupported"
+			}
+		}
+	}
+	return out
+}
+
+// RetentionSummary says the retention answers in a line, the probes in
+// RetentionProbes's order, then any other: "pcid-noflush walked again,
+// global kept".
+func RetentionSummary(answers map[string]string) string {
+	var parts []string
+	for _, p := range RetentionProbes {
+		if a, ok := answers[p]; ok {
+			parts = append(parts, p+" "+a)
+		}
+	}
+	var rest []string
+	for p, a := range answers {
+		if !slices.Contains(RetentionProbes, p) {
+			rest = append(rest, p+" "+a)
+		}
+	}
+	slices.Sort(rest)
+	return strings.Join(append(parts, rest...), ", ")
+}
+
 // FlushCost is a TLB flush operation timed in ring 0 with interrupts
 // masked (Subject.Target names it: "mov cr3", "mov cr3 pcid noflush",
 // "mov cr3 pcid", "invlpg", "invpcid 0" to "invpcid 3", "cr4.pge toggle"):
@@ -321,6 +368,38 @@ type Oracle struct {
 	Meltdown   string `json:"meltdown"`
 	// SecretPage says what the secret's page is.
 	SecretPage string `json:"secret_page"`
+}
+
+// TLBSweep is a point of the TLB working-set sweep (lmbench's lat_ctx
+// -s, Gregg's sweep): units per null call (getppid, or for the kernel
+// sweep ptilab's touch call) plus its touches of Subject.SweepPages
+// distinct pages, over R repeats of N calls after Warmup, the empty
+// loop's cost per iteration subtracted (the touches are not). The pages
+// are Region's virtual pages of PageBytes each, Stride bytes apart, all
+// mapped onto Frames frames of FrameBytes; each touch reads BytesPerTouch
+// bytes at Offset in its page (so that consecutive touches fall in
+// different cache sets). Side is "user" (ring 3 touches them between
+// calls) or "kernel" (the system call does). ExtraVsOff is the units per
+// call over PTI off's at the same point (absent for off, or when off did
+// not run); Stats.RatioToOff the ratio.
+type TLBSweep struct {
+	Subject
+	N      int `json:"N"`
+	R      int `json:"R"`
+	Warmup int `json:"warmup"`
+	Stats
+	NsPerCall       float64  `json:"ns_per_call"`
+	EmptyLoopCycles float64  `json:"empty_loop_cycles"`
+	ExtraVsOff      *float64 `json:"extra_vs_off,omitempty"`
+	Side            string   `json:"side"`
+	Region          string   `json:"region"`
+	PageBytes       uint64   `json:"page_bytes"`
+	Stride          uint64   `json:"stride"`
+	VirtualPages    int      `json:"virtual_pages"`
+	Frames          int      `json:"frames"`
+	FrameBytes      uint64   `json:"frame_bytes"`
+	BytesPerTouch   int      `json:"bytes_per_touch"`
+	Offset          string   `json:"offset"`
 }
 
 // Seed is a cell of a table shaped as the reference thread's (null call
@@ -681,6 +760,7 @@ func (Phases) Kind() string          { return "phases" }
 func (Probe) Kind() string           { return "probe" }
 func (Retention) Kind() string       { return "retention" }
 func (FlushCost) Kind() string       { return "flushcost" }
+func (TLBSweep) Kind() string        { return "tlbsweep" }
 func (Seed) Kind() string            { return "seed" }
 func (Unsupported) Kind() string     { return "unsupported" }
 func (SeedUnsupported) Kind() string { return "seed-unsupported" }
@@ -708,7 +788,8 @@ var kinds = map[string]func() Record{}
 func init() {
 	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Retention{}, FlushCost{}, Seed{}, Unsupported{},
 		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
-		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}, OracleCalibration{}, Oracle{}} {
+		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}, OracleCalibration{}, Oracle{},
+		TLBSweep{}} {
 		kinds[r.Kind()] = newOf(r)
 	}
 }

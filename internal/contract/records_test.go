@@ -16,6 +16,7 @@ func TestEncodeDecode(t *testing.T) {
 	yes := true
 	ucode := uint32(0x28)
 	two := 2
+	sixteen, extra := 16, 540.5
 	recs := []Record{
 		Syscall{Subject: Subject{Bench: "work", Width: 64, Mode: "on", Entry: "syscall", Flavour: "minimal", WorkNs: &ns, Emulated: true},
 			N: 200, R: 10, Stats: Stats{Unit: "tsc_cycles", Mean: 1.5, Median: 1, Min: 1, Max: 2, TSCHz: 2e9, RatioToOff: 3,
@@ -41,6 +42,11 @@ func TestEncodeDecode(t *testing.T) {
 			AsExpected: &yes, Reason: "oracle unavailable: cache timing not observable", Meltdown: "Not affected"},
 		Oracle{Subject: Subject{Bench: "oracle", Width: 64, Mode: "off"}, Secret: "0x10200000", Bytes: 16, Attempts: 100, Faults: 1600, ErrorCode: 5,
 			Present: true, AsExpected: &yes, Tried: true, Recovered: &two, Leaked: "5054??", Meltdown: "Mitigation: PTI"},
+		TLBSweep{Subject: Subject{Bench: "tlbsweep", Width: 64, Mode: "on", Target: "user 4k", SweepPages: &sixteen}, N: 100, R: 10, Warmup: 2,
+			Stats: Stats{Unit: "tsc_cycles", Mean: 900, RatioToOff: 2.5}, NsPerCall: 300, EmptyLoopCycles: 4, ExtraVsOff: &extra,
+			Side: "user", Region: "0x7f8040000000", PageBytes: 4096, Stride: 4096, VirtualPages: 4096, Frames: 1, FrameBytes: 4096,
+			BytesPerTouch: 1, Offset: "(k*64) mod 4096"},
+		Unsupported{Subject: Subject{Bench: "tlbsweep", Mode: "on+pcid", Target: "kernel 4k", SweepPages: &sixteen}, N: 100, R: 10, Reason: "PCID"},
 		Seed{Subject: Subject{Bench: "messaging", Width: 32}, Seconds: 0.25},
 		Unsupported{Subject: Subject{Bench: "null32", Mode: "on+pcid"}, N: 1000, R: 10, Reason: "not in PAE"},
 		Unsupported{Subject: Subject{Bench: "messaging"}, Workload: &Workload{Groups: 2, Loops: 10, Size: 100, IPC: "pipe"}, R: 10, Warmup: 2, Reason: "PCID"},
@@ -98,4 +104,22 @@ func TestDecodeErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "a syscall record")
 	_, err = Decode("end", []byte(`[1]`))
 	assert.Error(t, err)
+}
+
+// TestRetentionSummary: the answers of a run's retention records and
+// unsupported ones, in the probes' order, others after.
+func TestRetentionSummary(t *testing.T) {
+	recs := []Record{
+		Retention{Probe: "global", Result: "kept"},
+		Unsupported{Subject: Subject{Bench: "flushcost", Target: "invpcid 0"}, Reason: "no INVPCID"},
+		Unsupported{Subject: Subject{Bench: "retention", Target: "pcid-noflush"}, Reason: "PCID"},
+		Syscall{Subject: Subject{Bench: "null"}},
+	}
+	a := RetentionAnswers(recs)
+	assert.Equal(t, map[string]string{"global": "kept", "pcid-noflush": "unsupported"}, a)
+	assert.Equal(t, "pcid-noflush unsupported, global kept", RetentionSummary(a))
+	a["zeta"], a["alpha"] = "kept", "walked again"
+	assert.Equal(t, "pcid-noflush unsupported, global kept, alpha walked again, zeta kept", RetentionSummary(a))
+	assert.Empty(t, RetentionAnswers(recs[3:]))
+	assert.Equal(t, "", RetentionSummary(nil))
 }

@@ -83,10 +83,15 @@ const (
 	// (RDI: the kind), for the tests of that path; the number is outside
 	// Linux's table ("ptl" and a zero byte).
 	SYS_ptilab_fault = 0x7074_6c00
-	// SYS_ptilab_touch reads the leak oracle's kernel secret in the
-	// kernel (package pti's touch call, which brings the secret's line
+	// SYS_ptilab_secret reads the leak oracle's kernel secret in the
+	// kernel (package pti's secret call, which brings the secret's line
 	// into the cache before each transient read) and returns 0. It
-	// shadows Linux's 125, capget, which no ring-3 task of ptilab makes.
+	// shadows Linux's 124, getsid, which no ring-3 task of ptilab makes.
+	SYS_ptilab_secret = 124
+	// SYS_ptilab_touch reads a byte in each of RDI kernel pages from RSI,
+	// RDX bytes apart, and returns 0 (package pti's TLB sweep, kernel
+	// side). It shadows Linux's 125, capget, which no ring-3 task of
+	// ptilab makes.
 	SYS_ptilab_touch = 125
 )
 

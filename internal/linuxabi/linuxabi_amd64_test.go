@@ -47,6 +47,8 @@ func TestSyscallNumbers64(t *testing.T) {
 	})
 	// ptilab's numbers: the Linux call each shadows, or none.
 	assert.Equal(t, uint64(unix.SYS_RT_SIGPENDING), uint64(linuxabi.SYS_ptilab_work))
+	assert.Equal(t, uint64(unix.SYS_CAPGET), uint64(linuxabi.SYS_ptilab_touch))
+	assert.Equal(t, uint64(unix.SYS_GETSID), uint64(linuxabi.SYS_ptilab_secret))
 	assert.Greater(t, uint64(linuxabi.SYS_ptilab_fault), uint64(unix.SYS_MAP_SHADOW_STACK+1000), "outside Linux's table")
 }
 

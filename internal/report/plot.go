@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -50,6 +51,9 @@ func Plots(r *Run) ([]Plot, error) {
 	for _, bench := range []string{"null", "messaging"} {
 		makers = append(makers, func() (*Plot, error) { return seedPlot(r, bench) })
 	}
+	for _, kind := range sweepKinds(ms) {
+		makers = append(makers, func() (*Plot, error) { return sweepPlot(r, ms, kind) })
+	}
 	var out []Plot
 	for _, mk := range makers {
 		p, err := mk()
@@ -77,7 +81,7 @@ func WritePlots(dir string, runs []*Run) ([]string, error) {
 			return nil, fmt.Errorf("%s: %w", r.Source, err)
 		}
 		if len(ps) == 0 {
-			return nil, fmt.Errorf("%s: no figures to plot (no work curve, null call or seed records)", r.Source)
+			return nil, fmt.Errorf("%s: no figures to plot (no work curve, null call, seed or TLB sweep records)", r.Source)
 		}
 		stem := runStem(r, used)
 		for _, p := range ps {
@@ -168,6 +172,64 @@ func workPlot(r *Run, ms []Measurement, width int) (*Plot, error) {
 	}
 	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.15 // room for the legend
 	return &Plot{Name: fmt.Sprintf("work%d", width), Plot: p, Series: prefixed("PTI ", modes)}, nil
+}
+
+// sweepPlot is the TLB sweep of kind: each isolated mode's extra over off
+// at the same point (units per call) against the pages touched per call
+// (the points, evenly spaced), a line per mode and global setting; nil if
+// no mode but off measured.
+func sweepPlot(r *Run, ms []Measurement, kind string) (*Plot, error) {
+	var points []int
+	lines := map[string]map[int]float64{}
+	var series []string
+	unit := ""
+	for _, m := range ms {
+		if m.Bench != "tlbsweep" || m.Target != kind || m.SweepPages == nil {
+			continue
+		}
+		if !slices.Contains(points, *m.SweepPages) {
+			points = append(points, *m.SweepPages)
+		}
+		sw, ok := m.Record.Record.(contract.TLBSweep)
+		if !ok || sw.ExtraVsOff == nil {
+			continue
+		}
+		unit = sw.Unit
+		name := fmt.Sprintf("PTI %s, global pages %s", m.Mode, map[bool]string{false: "off", true: "on"}[m.Global])
+		if lines[name] == nil {
+			lines[name] = map[int]float64{}
+			series = append(series, name)
+		}
+		lines[name][*m.SweepPages] = *sw.ExtraVsOff
+	}
+	if len(series) == 0 {
+		return nil, nil
+	}
+	slices.Sort(points)
+	labels := make([]string, len(points))
+	for i, n := range points {
+		labels[i] = fmt.Sprint(n)
+	}
+	p := newPlot(r, fmt.Sprintf("TLB working-set sweep, %s: what isolation adds to a call\nplus its touches of N distinct pages, over PTI off", kind),
+		"pages touched per call (N)", fmt.Sprintf("extra %s per call over off", unitName(unit)))
+	p.NominalX(labels...)
+	for i, name := range series {
+		var xys plotter.XYs
+		for j, n := range points {
+			if v, ok := lines[name][n]; ok {
+				xys = append(xys, plotter.XY{X: float64(j), Y: v})
+			}
+		}
+		l, pts, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
+		pts.Shape = plotutil.Shape(i)
+		p.Add(l, pts)
+		p.Legend.Add(name, l, pts)
+	}
+	return &Plot{Name: "tlbsweep-" + strings.ReplaceAll(kind, " ", "-"), Plot: p, Series: series}, nil
 }
 
 func prefixed(pre string, ss []string) []string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -30,8 +31,14 @@ var update = flag.Bool("update", false, "rewrite the golden files and the synthe
 // build/serial.log), a second one with -cpu Skylake-Client, and the
 // synthetic hardware-shaped fixture (fixture_test.go).
 const (
-	qemuLog       = "testdata/qemu.log"
-	skylakeLog    = "testdata/qemu-skylake.log"
+	qemuLog    = "testdata/qemu.log"
+	skylakeLog = "testdata/qemu-skylake.log"
+	// tlbLog is a QEMU TCG run of the README's plan of the TLB
+	// benchmarks: retention, flushcost, tlbsweep.
+	tlbLog = "testdata/qemu-tlb.log"
+	// bochsTLBLog is the same plan under Bochs (PCID, INVPCID; the TSC
+	// counts instructions).
+	bochsTLBLog   = "testdata/bochs-tlb.log"
 	syntheticPath = "testdata/synthetic-hardware.log"
 )
 
@@ -89,12 +96,129 @@ func render(t *testing.T, format string, reps ...Report) []byte {
 
 // TestReportGolden: the report of each sample log in each format.
 func TestReportGolden(t *testing.T) {
-	for _, s := range []struct{ name, path string }{{"qemu", qemuLog}, {"synthetic", syntheticPath}} {
+	for _, s := range []struct{ name, path string }{{"qemu", qemuLog}, {"synthetic", syntheticPath}, {"qemu-tlb", tlbLog}, {"bochs-tlb", bochsTLBLog}} {
 		rep := Build(load1(t, s.path))
 		for _, f := range []struct{ format, ext string }{{"text", "txt"}, {"markdown", "md"}, {"csv", "csv"}, {"json", "json"}} {
 			golden(t, "report-"+s.name+"."+f.ext, render(t, f.format, rep))
 		}
 	}
+}
+
+// TestReportTLBTables: a run of the TLB benchmarks gets a table per
+// sweep kind, the flush costs and the retention answers, and the machine
+// line says the answers; every measured sweep row's extra and ratio are
+// its record's, and the records add up: extra = mode's mean - off's.
+func TestReportTLBTables(t *testing.T) {
+	run := load1(t, tlbLog)
+	rep := Build(run)
+	byName := map[string]Table{}
+	for _, tb := range rep.Tables {
+		byName[tb.Name] = tb
+		assert.NotEmpty(t, tb.Reference, tb.Name)
+	}
+	assert.Contains(t, rep.Machine, "; TLB retention: pcid-noflush unsupported, global walked again")
+	ret := byName["retention"]
+	require.Len(t, ret.Rows, 2)
+	assert.Equal(t, []string{"pcid-noflush", "on+pcid", "no", "0x7f8000010000", "unsupported", "-", "-", "-"}, ret.Rows[0])
+	assert.Equal(t, "global", ret.Rows[1][0])
+	assert.Equal(t, "walked again", ret.Rows[1][7])
+	assert.Contains(t, ret.Notes, "unsupported: PCID: not supported by this CPU")
+	fc := byName["flushcost"]
+	require.Len(t, fc.Rows, 9, "every operation, measured or not")
+	measured := 0
+	for _, row := range fc.Rows {
+		if row[1] != "unsupported" {
+			measured++
+		}
+	}
+	assert.Equal(t, 3, measured, "MOV to CR3 without PCID, INVLPG, the CR4.PGE toggle under TCG")
+	sweeps := map[string]contract.TLBSweep{}
+	for _, rec := range run.Records {
+		if sw, ok := rec.Record.(contract.TLBSweep); ok {
+			sweeps[fmt.Sprintf("%s %v %d %s", sw.Target, sw.Global, *sw.SweepPages, sw.Mode)] = sw
+		}
+	}
+	for kind, rows := range map[string]int{"user-4k": 5 * 2 * 3, "user-2m": 5 * 2 * 3, "kernel-4k": 3 * 2 * 3} {
+		tb, ok := byName["tlbsweep-"+kind]
+		require.True(t, ok, kind)
+		require.Len(t, tb.Rows, rows, "%s: points x global settings x modes", kind)
+		assert.Contains(t, tb.Notes[0], "all mapped onto 1 frame(s)")
+		for _, row := range tb.Rows {
+			k := fmt.Sprintf("%s %v %s %s", strings.ReplaceAll(kind, "-", " "), row[0] == "yes", row[1], row[2])
+			if row[2] == "on+pcid" {
+				assert.Equal(t, "unsupported", row[3], k)
+				continue
+			}
+			sw, ok := sweeps[k]
+			require.True(t, ok, k)
+			assert.Equal(t, f1(sw.Mean), row[3], k)
+			if row[2] == "off" {
+				assert.Equal(t, "-", row[8], k)
+				assert.Equal(t, "1.00", row[9], k)
+				continue
+			}
+			off := sweeps[strings.TrimSuffix(k, " "+row[2])+" off"]
+			require.NotNil(t, sw.ExtraVsOff, k)
+			assert.InDelta(t, sw.Mean-off.Mean, *sw.ExtraVsOff, 0.002, k)
+			assert.Equal(t, fmt.Sprintf("%+.1f", *sw.ExtraVsOff), row[8], k)
+			assert.Equal(t, fmt.Sprintf("%.2f", sw.RatioToOff), row[9], k)
+		}
+	}
+}
+
+// TestReportBochsTLB: under Bochs every sweep row is measured, on+pcid
+// included, in instructions; every flush operation too; the retention
+// answers are Bochs's (its TLB ignores NOFLUSH, keeps global entries).
+func TestReportBochsTLB(t *testing.T) {
+	rep := Build(load1(t, bochsTLBLog))
+	assert.Contains(t, rep.Machine, "EMULATED (bochs)")
+	assert.Contains(t, rep.Machine, "; TLB retention: pcid-noflush walked again, global kept")
+	n := 0
+	for _, tb := range rep.Tables {
+		if !strings.HasPrefix(tb.Name, "tlbsweep-") && tb.Name != "flushcost" {
+			continue
+		}
+		assert.Contains(t, tb.Columns, map[string]string{"flushcost": "instr/op"}[tb.Name]+map[bool]string{true: "instr/call"}[tb.Name != "flushcost"], tb.Name)
+		for _, row := range tb.Rows {
+			n++
+			assert.NotContains(t, row, "unsupported", tb.Name)
+		}
+	}
+	assert.Equal(t, (5+5+3)*2*3+9, n, "the sweep's points x global settings x modes, and the 9 flush operations")
+}
+
+// TestSweepTableArithmetic: the sweep table's cells from made-up records
+// of 100 units under off and 250 under on: extra +150.0, ratio 2.50; a
+// point off did not run at has no extra.
+func TestSweepTableArithmetic(t *testing.T) {
+	pages := 16
+	sub := func(mode string) contract.Subject {
+		return contract.Subject{Bench: "tlbsweep", Width: 64, Mode: mode, Target: "user 4k", SweepPages: &pages}
+	}
+	extra := 150.0
+	var log bytes.Buffer
+	for _, r := range []contract.Record{
+		contract.TLBSweep{Subject: sub("off"), N: 20, R: 3, Stats: contract.Stats{Unit: "tsc_cycles", Mean: 100, Median: 99, Min: 98, RatioToOff: 1}, NsPerCall: 50,
+			Side: "user", Region: "0x7f8040000000", PageBytes: 4096, Stride: 4096, VirtualPages: 4096, Frames: 1, FrameBytes: 4096, BytesPerTouch: 1, Offset: "o"},
+		contract.TLBSweep{Subject: sub("on"), N: 20, R: 3, Stats: contract.Stats{Unit: "tsc_cycles", Mean: 250, Median: 249, Min: 240, RatioToOff: 2.5}, NsPerCall: 125,
+			ExtraVsOff: &extra, Side: "user", Region: "0x7f8040000000", PageBytes: 4096, Stride: 4096, VirtualPages: 4096, Frames: 1, FrameBytes: 4096, BytesPerTouch: 1, Offset: "o"},
+		contract.Unsupported{Subject: sub("on+pcid"), N: 20, R: 3, Reason: "on+pcid/minimal/nonglobal: PCID: not supported by this CPU"},
+	} {
+		b, err := contract.Encode(r)
+		require.NoError(t, err)
+		fmt.Fprintf(&log, "%s %s\n", contract.RecordTag, b)
+	}
+	run, err := Parse("made-up", log.Bytes())
+	require.NoError(t, err)
+	tb := sweepTable(run.Measurements(), "user 4k", "tsc_cycles")
+	assert.Equal(t, [][]string{
+		{"no", "16", "off", "100.0", "0.0%", "99.0", "98.0", "50.0", "-", "1.00"},
+		{"no", "16", "on", "250.0", "0.0%", "249.0", "240.0", "125.0", "+150.0", "2.50"},
+		{"no", "16", "on+pcid", "unsupported", "-", "-", "-", "-", "-", "-"},
+	}, tb.Rows)
+	assert.Equal(t, []string{"touched: N of 4096 virtual pages of 4 KiB from 0x7f8040000000, 4096 bytes apart, all mapped onto 1 frame(s) of 4 KiB; 1 byte(s) per touch at o; ring 3 reads them between calls",
+		"unsupported: PCID: not supported by this CPU"}, tb.Notes)
+	assert.Equal(t, "tsc/call", tb.Columns[3])
 }
 
 // TestReportTables: the report holds the tables the issue asks for,
@@ -299,6 +423,39 @@ func svgTexts(t *testing.T, p string) (root string, texts []string, paths int) {
 		}
 	}
 	return root, texts, paths
+}
+
+// TestSweepPlots: a run of the TLB sweep gets a plot per kind, a line per
+// isolated mode and global setting that measured (QEMU: on only; Bochs:
+// on and on+pcid), labelled emulated.
+func TestSweepPlots(t *testing.T) {
+	for _, c := range []struct {
+		path, emulator string
+		modes          []string
+	}{{tlbLog, "qemu-tcg", []string{"on"}}, {bochsTLBLog, "bochs", []string{"on", "on+pcid"}}} {
+		run := load1(t, c.path)
+		files, err := WritePlots(t.TempDir(), []*Run{run})
+		require.NoError(t, err)
+		ps, err := Plots(run)
+		require.NoError(t, err)
+		require.Len(t, files, 3, c.path)
+		var want []string
+		for _, g := range []string{"off", "on"} {
+			for _, m := range c.modes {
+				want = append(want, "PTI "+m+", global pages "+g)
+			}
+		}
+		for i, p := range ps {
+			assert.Equal(t, []string{"tlbsweep-user-4k", "tlbsweep-user-2m", "tlbsweep-kernel-4k"}[i], p.Name)
+			assert.ElementsMatch(t, want, p.Series, p.Name)
+			_, texts, _ := svgTexts(t, files[i])
+			all := strings.Join(texts, "\n")
+			assert.Contains(t, all, "EMULATED figures ("+c.emulator+"), not hardware", files[i])
+			for _, s := range p.Series {
+				assert.Contains(t, texts, s, files[i])
+			}
+		}
+	}
 }
 
 // TestPlots: each plot's SVG parses, holds its series in the legend and

@@ -53,6 +53,8 @@ func (r *Run) Measurements() []Measurement {
 			m = Measurement{Subject: v.Subject, Stats: &v.Stats, R: v.R, Ns: v.NsPerRoundTrip}
 		case contract.Messaging:
 			m = Measurement{Subject: v.Subject, Stats: &v.Stats, R: v.R, Ns: v.Seconds * 1e9}
+		case contract.TLBSweep:
+			m = Measurement{Subject: v.Subject, Stats: &v.Stats, R: v.R, Ns: v.NsPerCall}
 		case contract.Unsupported:
 			m = Measurement{Subject: v.Subject, NotRun: "unsupported", Why: reason(v.Reason)}
 		case contract.Error:
@@ -107,6 +109,11 @@ func Build(r *Run) Report {
 	for _, width := range []int{64, 32} {
 		add(&rep.Tables, messagingTable(ms, width, unit))
 	}
+	for _, kind := range sweepKinds(ms) {
+		add(&rep.Tables, sweepTable(ms, kind, unit))
+	}
+	add(&rep.Tables, flushCostTable(r))
+	add(&rep.Tables, retentionTable(r))
 	return rep
 }
 
@@ -169,7 +176,19 @@ func MachineLine(r *Run) string {
 	if r.Timing != nil && r.Timing.Icount {
 		s += "; the TSC counted instructions"
 	}
+	if a := contract.RetentionAnswers(records(r)); len(a) > 0 {
+		s += "; TLB retention: " + contract.RetentionSummary(a)
+	}
 	return s
+}
+
+// records are the run's records as package contract's.
+func records(r *Run) []contract.Record {
+	out := make([]contract.Record, len(r.Records))
+	for i, rec := range r.Records {
+		out[i] = rec.Record
+	}
+	return out
 }
 
 // StatusLine says how the run ended: its PTILAB-END line's status and
@@ -420,6 +439,9 @@ func subjectKey(s contract.Subject) string {
 	if s.WorkNs != nil {
 		work = fmt.Sprintf(" work %d ns", *s.WorkNs)
 	}
+	if s.SweepPages != nil {
+		work += fmt.Sprintf(" %d pages", *s.SweepPages)
+	}
 	parts := []string{s.Bench, fmt.Sprintf("%d-bit", s.Width), s.Mode, s.Entry, s.Flavour, s.Copy, s.Tasks, s.Target}
 	if s.Stamps {
 		parts = append(parts, "stamps")
@@ -603,6 +625,112 @@ func tasksRows(t *Table, ms []Measurement, bench string, cells func(Measurement)
 		}
 		t.Rows = append(t.Rows, row)
 	}
+}
+
+// sweepKinds are the TLB sweep's kinds (record targets: "user 4k", "user
+// 2m", "kernel 4k") among ms, in output order.
+func sweepKinds(ms []Measurement) []string {
+	var out []string
+	for _, m := range ms {
+		if m.Bench == "tlbsweep" && m.SweepPages != nil && !slices.Contains(out, m.Target) {
+			out = append(out, m.Target)
+		}
+	}
+	return out
+}
+
+// sweepTable is the TLB sweep of kind: a row per global setting, point
+// (pages touched per call) and mode, with units and ns per call plus its
+// touches, PTI's extra over off at the same point, in units and as a
+// ratio; what the sweep touched goes under it, from its records.
+func sweepTable(ms []Measurement, kind, unit string) Table {
+	t := Table{Name: "tlbsweep-" + strings.ReplaceAll(kind, " ", "-"),
+		Title:   fmt.Sprintf("TLB working-set sweep, %s: per call plus its touches of N distinct pages; extra: the mode's figure less off's at the same N; ± as perf", kind),
+		Columns: []string{"global", "N", "mode", unitPer(unit, "call"), "±%", "median", "min", "ns/call", "extra", "vs off"},
+		Reference: []string{"(no reference figure: lmbench's lat_ctx -s and Gregg's sweep measured whole context switches; " +
+			"expected on hardware: without PCID the extra grows with N, with PCID it stays nearly flat)"}}
+	var what string
+	for _, m := range ms {
+		if m.Bench != "tlbsweep" || m.Target != kind || m.SweepPages == nil {
+			continue
+		}
+		head := []string{yn(m.Global), fmt.Sprint(*m.SweepPages), m.Mode}
+		if m.Stats == nil {
+			t.Rows = append(t.Rows, append(head, notRunRow(&t, m, 7)...))
+			continue
+		}
+		sw := m.Record.Record.(contract.TLBSweep)
+		if what == "" {
+			who := "ring 3 reads them between calls"
+			if sw.Side == "kernel" {
+				who = "the system call reads them in ring 0"
+			}
+			what = fmt.Sprintf("touched: N of %d virtual pages of %d KiB from %s, %d bytes apart, all mapped onto %d frame(s) of %d KiB; %d byte(s) per touch at %s; %s",
+				sw.VirtualPages, sw.PageBytes>>10, sw.Region, sw.Stride, sw.Frames, sw.FrameBytes>>10, sw.BytesPerTouch, sw.Offset, who)
+		}
+		extra := "-"
+		if sw.ExtraVsOff != nil {
+			extra = fmt.Sprintf("%+.1f", *sw.ExtraVsOff)
+		}
+		s := m.Stats
+		t.Rows = append(t.Rows, append(head, f1(s.Mean), fmt.Sprintf("%.1f%%", s.PerfPct), f1(s.Median), f1(s.Min), f1(m.Ns), extra, ratioCell(s)))
+	}
+	if what != "" {
+		t.Notes = append([]string{what}, t.Notes...)
+	}
+	return t
+}
+
+// flushCostTable is the TLB flush costs: a row per operation, units per
+// operation (the empty loop subtracted) with their spread and ns, or why
+// it did not run.
+func flushCostTable(r *Run) Table {
+	t := Table{Name: "flushcost", Title: "TLB flush costs in ring 0, interrupts masked, per operation, empty-loop overhead subtracted",
+		Reference: []string{"(reference: Linux's Documentation/arch/x86/pti.rst puts a CR3 write \"on the order of a hundred cycles\")"}}
+	unit := ""
+	for _, rec := range r.Records {
+		switch v := rec.Record.(type) {
+		case contract.FlushCost:
+			if unit == "" {
+				unit = v.Unit
+			}
+			ns := "-"
+			if v.TSCHz != 0 {
+				ns = f1(v.PerOp.Mean * 1e9 / float64(v.TSCHz))
+			}
+			t.Rows = append(t.Rows, []string{v.Target, f1(v.PerOp.Mean), f1(v.PerOp.Stddev), f1(v.PerOp.Median), f1(v.PerOp.Min), f1(v.PerOp.Max), ns,
+				fmt.Sprintf("%d x %d after %d", v.R, v.N, v.Warmup), f1(v.EmptyLoopCycles)})
+		case contract.Unsupported:
+			if v.Bench != "flushcost" {
+				continue
+			}
+			t.Rows = append(t.Rows, append([]string{v.Target}, notRunRow(&t, Measurement{NotRun: "unsupported", Why: v.Reason}, 8)...))
+		}
+	}
+	t.Columns = []string{"operation", unitPer(unit, "op"), "stddev", "median", "min", "max", "ns/op", "repeats x ops", "empty loop"}
+	return t
+}
+
+// retentionTable is the TLB retention proof's answers: a row per probe,
+// its mode, the CR3 values and whether the second read saw the first
+// frame (kept) or the new one (walked again), or why it did not run.
+func retentionTable(r *Run) Table {
+	t := Table{Name: "retention", Title: "TLB retention: a user page read in ring 0, its PTE pointed at another frame without invalidation between two CR3 writes, then read again",
+		Columns:   []string{"probe", "mode", "global", "address", "first CR3", "away CR3", "back CR3", "second read"},
+		Reference: []string{"(SDM Vol. 3A 4.10.2.4 and 4.10.4.1: NOFLUSH and the G bit permit keeping a translation, they do not promise it; QEMU TCG walks again for both, Bochs keeps a global entry and walks again with PCIDs)"}}
+	for _, rec := range r.Records {
+		switch v := rec.Record.(type) {
+		case contract.Retention:
+			t.Rows = append(t.Rows, []string{v.Probe, v.Mode, yn(v.Global), v.Address, v.First, v.Away, v.Back, v.Result})
+		case contract.Unsupported:
+			if v.Bench != "retention" {
+				continue
+			}
+			row := append([]string{v.Target, v.Mode, yn(v.Global), orDash(v.Address)}, notRunRow(&t, Measurement{NotRun: "unsupported", Why: v.Reason}, 4)...)
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	return t
 }
 
 // unitName is the unit as the image's headings say it.

@@ -1,0 +1,260 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"unsafe"
+
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/goos"
+	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/pti"
+)
+
+// The TLB working-set sweep (lmbench's lat_ctx -s, Gregg's sweep; issue
+// 13): between consecutive null calls ring 3 reads a byte in each of N
+// distinct pages, so that every call pays the refill of what the CR3
+// writes dropped: without PCID the extra cost of isolation grows with N,
+// with PCID (NOFLUSH) it should stay nearly flat. A kernel-side variant
+// has the system call itself (ptilab's touch call, kernel text) read M
+// kernel pages: the kernel's own refill after a switch without PCID. The
+// pages are aliases (pti/sweep.go): SweepMaxPages virtual pages per
+// region, all mapped onto one frame, each page read at byte offset
+// (k*64) mod 4096 where k is the pages left to read (N down to 1), so that
+// the sweep has distinct TLB entries but reads at most 64 cache lines in
+// 64 sets.
+
+// sweepKind is a sweep region: its record name (Subject.Target), who
+// touches it, its page size and first page.
+type sweepKind struct {
+	name     string
+	side     string // "user" or "kernel"
+	pageSize uint64
+	base     uint64
+}
+
+// Sweep kinds; sweepSizes maps a plan's tlbsweep_sizes names to the user
+// ones.
+var (
+	sweepUser4K   = sweepKind{"user 4k", "user", amd64.PageSize, pti.SweepUser4K}
+	sweepUser2M   = sweepKind{"user 2m", "user", amd64.PageSize2M, pti.SweepUser2M}
+	sweepKernel4K = sweepKind{"kernel 4k", "kernel", amd64.PageSize, pti.SweepKernel4K}
+	sweepSizes    = map[string]sweepKind{"4k": sweepUser4K, "2m": sweepUser2M}
+)
+
+// sweepSizeNames are the names tlbsweep_sizes takes, in the default
+// plan's order.
+var sweepSizeNames = []string{"4k", "2m"}
+
+// sweepOffset says where a touch reads in its page, for records.
+var sweepOffset = fmt.Sprintf("byte (k*64) mod %d, k the pages left to read (N for the first page, 1 for the last)", amd64.PageSize)
+
+// sweepBlockOff is where the sweep process's data holds its
+// pti.SweepBlock: after the counts (world64's MaxRepeats of them).
+const sweepBlockOff = pingTokenOff
+
+// sweepState is the sweep's process and frames, made on first use.
+var sweepState struct {
+	proc   *pti.Process
+	frames map[string]uint64 // by sweep kind
+	mapped map[[2]bool]bool  // (isolated, global) spaces mapped
+}
+
+// sweepSetup makes the sweep's process and frames (a 4 KiB frame for each
+// 4 KiB region, a 2 MiB one for the 2 MiB region) once, and maps every
+// region into the process's address space of c.
+func sweepSetup(c pti.Config) (*pti.Process, error) {
+	st := &sweepState
+	if st.proc == nil {
+		p, err := pti.NewProcessData(pti.UserDataPages)
+		if err != nil {
+			return nil, err
+		}
+		st.frames = map[string]uint64{}
+		for _, k := range []sweepKind{sweepUser4K, sweepUser2M, sweepKernel4K} {
+			f, ok := goos.AllocFrames(k.pageSize/amd64.PageSize, k.pageSize)
+			if !ok {
+				return nil, fmt.Errorf("out of memory for the %s sweep's frame (%d KiB)", k.name, k.pageSize>>10)
+			}
+			st.frames[k.name] = f
+		}
+		st.proc, st.mapped = p, map[[2]bool]bool{}
+	}
+	key := [2]bool{c.Mode.Isolated(), c.Global}
+	if !st.mapped[key] {
+		for _, k := range []sweepKind{sweepUser4K, sweepUser2M, sweepKernel4K} {
+			r := pti.SweepRegion{Base: k.base, PageSize: k.pageSize, Frame: st.frames[k.name], User: k.side == "user"}
+			if err := st.proc.MapSweep(c, r); err != nil {
+				return nil, err
+			}
+		}
+		st.mapped[key] = true
+	}
+	return st.proc, nil
+}
+
+// sweepWorld is the 64-bit world whose timing loop is the sweep's: the
+// Sweep program in the sweep's process, each call followed by block's
+// touches (its empty loop: the Empty program there).
+type sweepWorld struct {
+	world64
+	nr    uint64
+	block pti.SweepBlock
+}
+
+func (w sweepWorld) Loop(c Config, _ Call, n, r int, empty bool) (Loop, error) {
+	proc, err := sweepSetup(c.Config)
+	if err != nil {
+		return Loop{}, err
+	}
+	*(*pti.SweepBlock)(unsafe.Pointer(&proc.DataPages()[sweepBlockOff])) = w.block
+	prog := pti.Sweep
+	if empty {
+		prog = pti.Empty
+	}
+	args := [6]uint64{uint64(n), uint64(r), pti.UserData, w.nr, pti.UserData + sweepBlockOff, rdtscpFlag()}
+	res, err := pti.Start(c.Config, proc, prog, pti.UserStackTop, args)
+	if err != nil {
+		return Loop{}, err
+	}
+	if res.Reason != pti.ReasonExit || res.Status != 0 {
+		return Loop{}, fmt.Errorf("the ring-3 sweep ended with %v", res)
+	}
+	return Loop{Cycles: results(w, proc, r), Samples: slices.Clone(pti.Samples())}, nil
+}
+
+// sweepWorldOf is the sweep's world for kind k at pages pages.
+func sweepWorldOf(k sweepKind, pages int) sweepWorld {
+	if k.side == "kernel" {
+		return sweepWorld{nr: linuxabi.SYS_ptilab_touch, block: pti.SweepBlock{Arg0: uint64(pages), Arg1: k.base, Arg2: k.pageSize}}
+	}
+	return sweepWorld{nr: linuxabi.SYS_getppid, block: pti.SweepBlock{Pages: uint64(pages), Base: k.base, Stride: k.pageSize}}
+}
+
+// sweepPoint is a point of the sweep: its kind's name, the pages touched
+// per call, and the measurement.
+type sweepPoint struct {
+	Kind  string
+	Pages int
+	M     Measurement
+}
+
+// sweepExtra is a point's units per call over off's at the same point,
+// and whether both measured.
+func sweepExtra(m, off *Measurement) (float64, bool) {
+	if m == nil || off == nil || !m.ok() || !off.ok() {
+		return 0, false
+	}
+	return m.Stats.Mean - off.Stats.Mean, true
+}
+
+// tlbSweep runs the sweep: for each of the plan's user page sizes
+// (tlbsweep_sizes) and then the kernel side (tlbsweep_kernel_pages,
+// unless none), a table with a row per global setting, point and mode:
+// units per call plus its touches, PTI's extra cost over off at the same
+// point (units and ratio), and the core and PMU columns; a record per
+// row. It returns the points.
+func tlbSweep(x *Ctx) any {
+	var out []sweepPoint
+	if x.World.Width() != 64 {
+		x.Fail(contract.Error{Name: x.Name, Error: "the TLB sweep runs in the 64-bit world only"})
+		return out
+	}
+	p := x.Plan
+	var kinds []sweepKind
+	for _, s := range p.SweepSizes {
+		kinds = append(kinds, sweepSizes[s])
+	}
+	if len(p.SweepKernelPages) > 0 {
+		kinds = append(kinds, sweepKernel4K)
+	}
+	for _, k := range kinds {
+		out = append(out, sweepTable(x, k)...)
+	}
+	return out
+}
+
+// sweepTable measures and prints the sweep of kind k.
+func sweepTable(x *Ctx, k sweepKind) []sweepPoint {
+	p, clk := x.Plan, x.Clock
+	points, call := p.SweepPages, "getppid call"
+	if k.side == "kernel" {
+		points, call = p.SweepKernelPages, "touch call (ptilab's, kernel text)"
+	}
+	who := "ring 3 touches, between calls,"
+	if k.side == "kernel" {
+		who = "the call touches, in ring 0,"
+	}
+	x.Printf("")
+	x.Printf("TLB working-set sweep, %s: per %s plus its touches: %s; empty-loop overhead subtracted (not the touches)", k.name, call, repeats(p.R, p.SweepN, p.Warmup))
+	x.Printf("%s N of %d %s virtual pages from %#x, %d bytes apart, all mapped onto 1 frame of %d KiB; 1 byte read per page at %s", who, pti.SweepMaxPages, pageName(k.pageSize), k.base, k.pageSize, k.pageSize>>10, sweepOffset)
+	x.Printf("%s; ± as perf stat --repeat; extra: the mode's %s less off's at the same N; global: the entry area and the kernel text as global pages (the swept pages never are); %s", clk.unitNote(), clk.perCall(), clk.header())
+	x.Printf("%s", countersNote())
+	x.Printf("%-6s %6s %-8s %12s %7s %12s %12s %10s %10s %7s%s", "global", "N", "mode", clk.perCall(), "±%", "median", "min", "ns/call", "extra", "vs off", coreColumns())
+	var out []sweepPoint
+	for _, g := range p.Globals {
+		for _, n := range points {
+			var off *Measurement
+			for _, mode := range p.Modes {
+				c := config(mode, Syscall, pti.Minimal)
+				c.Global = g
+				m := Measure(sweepWorldOf(k, n), c, Call{Op: Getppid}, p.SweepN, p.R, p.Warmup)
+				m.Bench = x.Name
+				if mode == pti.Off {
+					off = &m
+				}
+				extra, hasExtra := sweepExtra(&m, off)
+				if mode == pti.Off {
+					hasExtra = false
+				}
+				q := ratio(&m, off)
+				head := fmt.Sprintf("%-6s %6d %-8s", yn(g), n, mode)
+				if !m.ok() {
+					x.row(head, &m, q)
+				} else {
+					ex := "-"
+					if hasExtra {
+						ex = fmt.Sprintf("%+.1f", extra)
+					}
+					s := m.Stats
+					x.Printf("%s %12.1f %7s %12.1f %12.1f %10.1f %10s %7.2f%s", head, s.Mean, spread(s), s.Median, s.Min, clk.Ns(s.Mean), ex, q, m.Disturb.coreCells(clk.Hz, m.R))
+				}
+				x.sweepRecord(k, n, m, q, extra, hasExtra)
+				out = append(out, sweepPoint{Kind: k.name, Pages: n, M: m})
+			}
+		}
+	}
+	if k.side == "user" {
+		x.Printf("(expected on hardware: without PCID the extra grows with N, with PCID it stays nearly flat; the emulators flush on every CR3 write)")
+	}
+	return out
+}
+
+// pageName names a page size in headings.
+func pageName(size uint64) string {
+	if size == amd64.PageSize2M {
+		return "2 MiB"
+	}
+	return "4 KiB"
+}
+
+// sweepRecord writes the record of kind k's point at pages pages.
+func (x *Ctx) sweepRecord(k sweepKind, pages int, m Measurement, ratio, extra float64, hasExtra bool) {
+	s := x.subject(m.Bench, m.Config)
+	s.Target, s.SweepPages = k.name, &pages
+	if x.notMeasured(m.Bench+" "+k.name+" "+fmt.Sprint(pages)+" "+m.Config.String(), s, m.N, m.R, m.Unsup, m.Failure) {
+		return
+	}
+	rec := contract.TLBSweep{
+		Subject: s, N: m.N, R: m.R, Warmup: x.Plan.Warmup, Stats: x.stats(m.Stats, m.Disturb, ratio),
+		NsPerCall: round(x.Clock.Ns(m.Stats.Mean)), EmptyLoopCycles: round(m.Empty),
+		Side: k.side, Region: fmt.Sprintf("%#x", k.base), PageBytes: k.pageSize, Stride: k.pageSize,
+		VirtualPages: pti.SweepMaxPages, Frames: 1, FrameBytes: k.pageSize, BytesPerTouch: 1, Offset: sweepOffset,
+	}
+	if hasExtra {
+		e := round(extra)
+		rec.ExtraVsOff = &e
+	}
+	x.Record(rec)
+}
