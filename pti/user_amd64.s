@@ -479,6 +479,9 @@ miss:
 	JNE	line
 	DECQ	R13
 	JNE	attempt
+	EXIT(0)
+	USER_END
+
 // SWEEP_ONCE is an iteration of userSweep: the system call R14 with RDI,
 // RSI and RDX from the SweepBlock at R15, then the block's sweep of Pages
 // pages from Base, Stride apart (SWEEP, with RCX, RSI, RDX, R8 and RAX).
