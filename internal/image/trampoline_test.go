@@ -261,7 +261,10 @@ func tableStores(t *testing.T, im *image, fn string) map[x86asm.Reg]map[int64][]
 // the image's DWARF) is written exactly once, with the address of the
 // symbol its name says (a routine's field is its symbol's name with the
 // first letter in upper case; a program's, the symbol less its "user"),
-// and nothing else is written.
+// and nothing else is written. A routine the tables copy (all but the
+// kernel routines) holds its end marker exactly once, inside its own
+// symbol: the copier (pti.code) copies up to the first marker it finds,
+// and a routine without one would be copied with its neighbour's code.
 func TestRoutineTablesByName(t *testing.T) {
 	f := openImage(t)
 	im := loadImage(t)
@@ -271,12 +274,13 @@ func TestRoutineTablesByName(t *testing.T) {
 		filler, table string
 		reg           x86asm.Reg
 		symbol        func(field string) string
+		copied        bool
 	}{
-		{"routines.abi0", "entryRoutines", x86asm.RDI, lower},
-		{"routines.abi0", "kernelRoutines", x86asm.RSI, lower},
-		{"routines.abi0", "programTable", x86asm.RDX, func(f string) string { return "user" + f }},
-		{"deferRoutinesTable.abi0", "deferRoutines", x86asm.RDI, lower},
-		{"deferRoutinesTable.abi0", "noSwitchRoutines", x86asm.RSI, lower},
+		{"routines.abi0", "entryRoutines", x86asm.RDI, lower, true},
+		{"routines.abi0", "kernelRoutines", x86asm.RSI, lower, false},
+		{"routines.abi0", "programTable", x86asm.RDX, func(f string) string { return "user" + f }, true},
+		{"deferRoutinesTable.abi0", "deferRoutines", x86asm.RDI, lower, true},
+		{"deferRoutinesTable.abi0", "noSwitchRoutines", x86asm.RSI, lower, true},
 	} {
 		t.Run(tc.table, func(t *testing.T) {
 			fields := dwarfFields(t, f, pkg+tc.table)
@@ -285,6 +289,11 @@ func TestRoutineTablesByName(t *testing.T) {
 			assert.Len(t, stores, len(fields), "stores %v for fields %v", stores, fields)
 			for name, off := range fields {
 				assert.Equal(t, []string{pkg + tc.symbol(name)}, stores[off], "field %s at %d", name, off)
+				if tc.copied {
+					_, code := im.function(t, pkg+tc.symbol(name))
+					marker := binary.LittleEndian.AppendUint64(nil, amd64.EndMarker)
+					assert.Equal(t, 1, bytes.Count(code, marker), "%s: end markers inside its symbol", tc.symbol(name))
+				}
 			}
 		})
 	}
