@@ -166,12 +166,20 @@ func printExposure(x *Ctx, e exposer, modes []pti.Mode) {
 		if len(areas) == 0 {
 			x.Printf("%-17s nothing", m)
 		}
+		rec := contract.Exposure{Subject: contract.Subject{Bench: x.Name, Width: x.World.Width(), Mode: m.String(),
+			Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}, Areas: []contract.ExposureArea{}}
 		for i, a := range areas {
 			name := m.String()
 			if i > 0 {
 				name = ""
 			}
 			x.Printf("%-17s %v", name, a)
+			ea := contract.ExposureArea{Name: a.Name, Pages: a.Pages, Holds: a.Holds}
+			if a.Pages > 0 {
+				ea.Start, ea.End = fmt.Sprintf("%#x", a.VA), fmt.Sprintf("%#x", a.VA+uint64(a.Pages)*amd64.PageSize)
+			}
+			rec.Areas = append(rec.Areas, ea)
 		}
+		x.Record(rec)
 	}
 }

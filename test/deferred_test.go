@@ -146,4 +146,18 @@ func TestDeferredModes(t *testing.T) {
 	assert.Regexp(t, `(?m)^on-defer\s+deferred entry text \[0xffffffffffe0a000, 0xffffffffffe0b000\) 1 page\(s\)`, lines)
 	assert.Regexp(t, `(?m)^\s+trampoline stack \[0xffffffffffe0b000, 0xffffffffffe0c000\) 1 page\(s\): the task's pt_regs`, lines)
 	assert.Regexp(t, `(?m)^\s+no-switch handlers \[0xffffffffffe0c000, 0xffffffffffe0d000\) 1 page\(s\)`, lines)
+
+	// The same lists as records: pages per mode beyond on's.
+	pages := map[string]int{}
+	areas := map[string][]string{}
+	for _, e := range inWorld[contract.Exposure](t, res, 64) {
+		for _, a := range e.Areas {
+			pages[e.Mode] += a.Pages
+			areas[e.Mode] = append(areas[e.Mode], a.Name+" "+a.Start)
+		}
+	}
+	assert.Equal(t, map[string]int{"off": 0, "on-defer": 2, "on-defer+pcid": 2, "on-noswitch": 3, "on-noswitch+pcid": 3}, pages)
+	assert.Equal(t, []string{"deferred entry text 0xffffffffffe0a000", "trampoline stack 0xffffffffffe0b000", "no-switch handlers 0xffffffffffe0c000"}, areas["on-noswitch"])
+	assert.Equal(t, []string{"the kernel "}, areas["off"])
+	assert.NotContains(t, areas, "on", "on maps nothing beyond itself")
 }

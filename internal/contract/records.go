@@ -370,6 +370,25 @@ type Oracle struct {
 	SecretPage string `json:"secret_page"`
 }
 
+// Exposure is what the user page table of a mode (Subject.Mode) maps
+// beyond on's (issue 14's exposure lists: package pti's Exposure, which
+// the host tests walk the tables against): one area per range. Off's user
+// table is its kernel table: one area without an address, "the kernel".
+type Exposure struct {
+	Subject
+	Areas []ExposureArea `json:"areas"`
+}
+
+// ExposureArea is a range of pages: its name, [Start, End) (absent for
+// off's whole kernel), size in 4 KiB pages and what it holds.
+type ExposureArea struct {
+	Name  string `json:"name"`
+	Start string `json:"start,omitempty"`
+	End   string `json:"end,omitempty"`
+	Pages int    `json:"pages"`
+	Holds string `json:"holds"`
+}
+
 // TLBSweep is a point of the TLB working-set sweep (lmbench's lat_ctx
 // -s, Gregg's sweep): units per null call (getppid, or for the kernel
 // sweep ptilab's touch call) plus its touches of Subject.SweepPages
@@ -782,6 +801,9 @@ func (End) Kind() string             { return "end" }
 func (OracleCalibration) Kind() string { return "oracle-calibration" }
 func (Oracle) Kind() string            { return "oracle" }
 
+// The probe's list of what each mode's user table maps beyond on's.
+func (Exposure) Kind() string { return "exposure" }
+
 // kinds makes an empty record of each kind, for Decode.
 var kinds = map[string]func() Record{}
 
@@ -789,7 +811,7 @@ func init() {
 	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Retention{}, FlushCost{}, Seed{}, Unsupported{},
 		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
 		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}, OracleCalibration{}, Oracle{},
-		TLBSweep{}} {
+		TLBSweep{}, Exposure{}} {
 		kinds[r.Kind()] = newOf(r)
 	}
 }

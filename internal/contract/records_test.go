@@ -31,6 +31,9 @@ func TestEncodeDecode(t *testing.T) {
 		Probe{Subject: Subject{Bench: "probe", Width: 64, Mode: "on", Target: "kernel text"}, Address: "0x1000", Faulted: true,
 			ProbeFault: &ProbeFault{Vector: 14, ErrorCode: 4, CR2: "0x1000", User: true}, AsExpected: &yes},
 		Probe{Subject: Subject{Bench: "probe", Target: "own page"}, Address: "0x7f8000010000"},
+		Exposure{Subject: Subject{Bench: "probe", Width: 64, Mode: "on-noswitch"}, Areas: []ExposureArea{
+			{Name: "trampoline stack", Start: "0xffffffffffe0b000", End: "0xffffffffffe0c000", Pages: 1, Holds: "pt_regs"}}},
+		Exposure{Subject: Subject{Bench: "probe", Width: 64, Mode: "on"}, Areas: []ExposureArea{}},
 		Retention{Subject: Subject{Bench: "retention", Width: 64, Mode: "on+pcid"}, Probe: "pcid-noflush", Address: "0x7f8000010000",
 			First: "0x1000801", Away: "0x8000000001000001", Back: "0x8000000001000801", Result: "walked again"},
 		FlushCost{Subject: Subject{Bench: "flushcost", Width: 64, Target: "invpcid 2"}, N: 1000, R: 10, Warmup: 2, Unit: "instructions",
