@@ -16,6 +16,7 @@ import (
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/internal/bochs"
 	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/internal/pathlength"
 )
 
 // The Bochs boot tests. Bochs implements PCID with its #GP rules (QEMU's
@@ -42,24 +43,7 @@ const (
 // world's CR4).
 const bochsPlan = "benchmarks = null,lseek,pingpong,messaging,probe,null32,messaging32,probe32\nmodes = off,on,on+pcid\n" + pathLengthSizes
 
-// Instructions per call under Bochs (one TSC tick per instruction) on the
-// paths QEMU cannot run, on+pcid's, measured with bochsPlan when the Bochs
-// tests were written (Bochs 2.7, corei7_haswell_4770 and broadwell_ult
-// alike). A longer path fails the test. The paths both emulators run are
-// held by QEMU's bounds (pathLength) and bochsVsQEMU, which pins Bochs's
-// figures to QEMU's.
-var bochsPathLength = map[string]int64{
-	"null on+pcid/minimal": 23, // a BTS of CR3's NOFLUSH bit each way
-	"null on+pcid/linux":   94,
-	"lseek on+pcid/linux":  251,
-	// Per round trip and per message (truncated).
-	"pingpong on+pcid/processes":  2096,
-	"pingpong on+pcid/threads":    2026,
-	"messaging on+pcid/processes": 928,
-	"messaging on+pcid/threads":   881,
-}
-
-// bochsSocketPathLength holds, as bochsPathLength, sched-messaging over
+// bochsSocketPathLength holds, as pathlength.Bochs, sched-messaging over
 // socket pairs on the path QEMU cannot run, on+pcid's, per message
 // (truncated), measured with pathLengthSocketPlan under Bochs.
 var bochsSocketPathLength = map[string]int64{
@@ -158,7 +142,8 @@ var unknownMSR = regexp.MustCompile(`(RD|WR)MSR: Unknown register (0x[0-9a-f]+)`
 // (none unsupported); the isolation probe's on+pcid rows as on's; the
 // 32-bit world's checks after the on+pcid runs; every check passed; no MSR
 // but the microcode probe's (which reads through the #GP-safe path) missing
-// from the model; and the path lengths held as bounds (bochsPathLength).
+// from the model; and the path lengths held as bounds (pathlength.Bochs,
+// exact where the path is).
 // It returns the path lengths.
 func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	res := bootBochs(t, bochs.Options{CPU: model, Plan: []byte(bochsPlan), Timeout: bochsMatrixTimeout})
@@ -253,10 +238,9 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	}
 
 	got, stamps := pathLengths(t, res)
-	for k, bound := range bochsPathLength {
+	for k, p := range pathlength.Bochs {
 		require.Contains(t, got, k)
-		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per call", k)
-		assert.Positive(t, got[k], k)
+		checkPathLength(t, k, got[k], p)
 	}
 	for k := range got {
 		if on, ok := strings.CutPrefix(k, "null on+pcid/"); ok {
@@ -269,10 +253,9 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	// Global pages change no path: those rows equal the others.
 	for _, f := range recordsOf[contract.Syscall](t, res) {
 		if f.Global {
-			k := fmt.Sprintf("%v %v/%v", f.Bench, f.Mode, f.Flavour)
-			if f.Width == 32 {
-				k = fmt.Sprintf("%v %v", f.Bench, strings.TrimSuffix(key32(f.Subject), "/true")+"/false")
-			}
+			off := f.Subject
+			off.Global = false
+			k := pathlength.Key(off)
 			assert.Equal(t, got[k], f.Mean, "%s with global pages", k)
 		}
 	}
