@@ -6,27 +6,25 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/pmu"
 	"github.com/ptilab/ptilab/pti"
 )
 
-// The performance counters of every 64-bit figure: before the 64-bit
-// world's first benchmark, startPMU detects the PMU (CPUID leaf 0AH),
-// programs the fixed-function counters and up to amd64.SampleGP of the
-// plan's events (package pmu) to count in ring 0 and ring 3 across the
-// whole run, and names their MSRs to the sample call (pti.SetSamplePMCs)
-// and to readSample: every amd64.Sample then carries them, in slots
-// 0-2 (fixed) and 3.. (programmable). stopPMU stops them after the
-// benchmarks.
+// The performance counters of every figure: before the first benchmark,
+// startPMU detects the PMU (CPUID leaf 0AH), programs the fixed-function
+// counters and up to amd64.SampleGP of the plan's events (package pmu) to
+// count in ring 0 and ring 3 across the whole run, and names their MSRs
+// to both worlds' sample calls (pti.SetSamplePMCs, i386pae.SetSamplePMCs:
+// the counters, programmed in long mode, count on across the switch to
+// the 32-bit world, whose kernel reads them by RDMSR) and to readSample:
+// every amd64.Sample then carries them, in slots 0-2 (fixed) and 3..
+// (programmable). stopPMU stops them after the benchmarks.
 
 // pmuFixedNames are the record names of the fixed-function counters
 // (pmu.FixedNames in Intel's spelling).
 var pmuFixedNames = [pmu.NumFixed]string{"instructions", "core_cycles", "ref_cycles"}
-
-// pmuNotIn32 is the 32-bit world's PMU reason: its sample call does not
-// read the counters.
-const pmuNotIn32 = "not counted in the 32-bit world"
 
 // pmuState is what the counters count, or why they do not.
 type pmuState struct {
@@ -39,11 +37,11 @@ type pmuState struct {
 }
 
 // pmuNow is the run's PMU: not programmed until startPMU.
-var pmuNow = pmuState{reason: "not programmed (no 64-bit benchmark has run)"}
+var pmuNow = pmuState{reason: "not programmed (no benchmark has run)"}
 
 // startPMU programs the counters for the plan on c (cpustate.Hardware on
 // the machine) and returns a line for the log. It runs once, before the
-// 64-bit world's first benchmark.
+// first benchmark of either world.
 func startPMU(plan Plan, c pmu.CPU) string {
 	st := pmuState{}
 	defer func() { pmuNow = st }()
@@ -97,6 +95,8 @@ func startPMU(plan Plan, c pmu.CPU) string {
 	}
 	pti.SetSamplePMCs(st.msrs)
 	pti.SetSampling(counters | amd64.SamplePMU)
+	i386pae.SetSamplePMCs(st.msrs)
+	i386pae.SetSampling(counters | amd64.SamplePMU)
 	line := fmt.Sprintf("ptilab: PMU: version %d, CPU %s: counting %s", caps.Version, sig, strings.Join(counted, ", "))
 	if len(st.skipped) > 0 {
 		line += "; not counted: " + strings.Join(st.skipped, "; ")
@@ -111,6 +111,8 @@ func stopPMU(c pmu.CPU) {
 		pmuNow.sess.Stop(c, nil)
 		pti.SetSampling(counters)
 		pti.SetSamplePMCs(amd64.SamplePMCMSRs{})
+		i386pae.SetSampling(counters)
+		i386pae.SetSamplePMCs(amd64.SamplePMCMSRs{})
 	}
 	pmuNow = pmuState{reason: "stopped"}
 }
@@ -125,15 +127,8 @@ func (st *pmuState) perOp(deltas []amd64.Sample, ops int, sampled string) map[st
 	}
 	var sum [amd64.SamplePMCs]uint64
 	for _, d := range deltas {
-		var end pmu.Sample
-		copy(end.Fixed[:], d.PMC[:pmu.NumFixed])
-		copy(end.GP[:], d.PMC[pmu.NumFixed:])
-		c := st.sess.Sub(&end, &pmu.Sample{})
-		for j := 0; j < pmu.NumFixed; j++ {
-			sum[j] += c.Fixed[j]
-		}
-		for i := 0; i < amd64.SampleGP; i++ {
-			sum[pmu.NumFixed+i] += c.GP[i]
+		for i, v := range st.counts(d.PMC) {
+			sum[i] += v
 		}
 	}
 	out := map[string]float64{}
@@ -146,12 +141,22 @@ func (st *pmuState) perOp(deltas []amd64.Sample, ops int, sampled string) map[st
 	return out
 }
 
-// record is the record form of a figure's per-operation counts in a
-// world of width bits.
-func (st *pmuState) record(perOp map[string]float64, width int) *contract.PMUCounts {
+// counts are a delta's counters (Sample.PMC, by slot) masked to their
+// widths (pmu.Session.Sub).
+func (st *pmuState) counts(pmc [amd64.SamplePMCs]uint64) (out [amd64.SamplePMCs]uint64) {
+	var end pmu.Sample
+	copy(end.Fixed[:], pmc[:pmu.NumFixed])
+	copy(end.GP[:], pmc[pmu.NumFixed:])
+	c := st.sess.Sub(&end, &pmu.Sample{})
+	copy(out[:pmu.NumFixed], c.Fixed[:])
+	copy(out[pmu.NumFixed:], c.GP[:amd64.SampleGP])
+	return out
+}
+
+// record is the record form of a figure's per-operation counts (in
+// either world: both sample calls read the counters).
+func (st *pmuState) record(perOp map[string]float64) *contract.PMUCounts {
 	switch {
-	case width == 32:
-		return &contract.PMUCounts{Unsupported: pmuNotIn32}
 	case !st.on:
 		return &contract.PMUCounts{Unsupported: st.reason}
 	case perOp == nil:
