@@ -29,11 +29,17 @@ var pmuFixedNames = [pmu.NumFixed]string{"instructions", "core_cycles", "ref_cyc
 // pmuState is what the counters count, or why they do not.
 type pmuState struct {
 	on      bool
+	standIn bool   // the test image's IA32_TSC stand-in (pmutsc.go): nothing programmed
 	reason  string // why nothing counts (when !on)
 	sess    pmu.Session
-	names   [amd64.SamplePMCs]string // record name per slot, "" for none
-	msrs    amd64.SamplePMCMSRs
-	skipped []string // "name: reason"
+	// frozen is set when IA32_DEBUGCTL.FREEZE_WHILE_SMM keeps SMM's
+	// instructions and cycles out of the counts; debugctl is its value
+	// before, for stopPMU.
+	frozen   bool
+	debugctl uint64
+	names    [amd64.SamplePMCs]string // record name per slot, "" for none
+	msrs     amd64.SamplePMCMSRs
+	skipped  []string // "name: reason"
 }
 
 // pmuNow is the run's PMU: not programmed until startPMU.
@@ -41,8 +47,20 @@ var pmuNow = pmuState{reason: "not programmed (no benchmark has run)"}
 
 // startPMU programs the counters for the plan on c (cpustate.Hardware on
 // the machine) and returns a line for the log. It runs once, before the
-// first benchmark of either world.
+// first benchmark of either world. In a test image (pmuTSCStandIn), a PMU
+// that cannot count gives way to the IA32_TSC stand-in.
 func startPMU(plan Plan, c pmu.CPU) string {
+	line := programPMU(plan, c)
+	if pmuTSCStandIn && plan.PMU && !pmuNow.on {
+		pmuNow = tscStandIn()
+		pmuNow.nameToSampleCalls()
+		line += "; " + pmuStandInNote
+	}
+	return line
+}
+
+// programPMU is startPMU's work on a CPU: pmuNow counting, or why not.
+func programPMU(plan Plan, c pmu.CPU) string {
 	st := pmuState{}
 	defer func() { pmuNow = st }()
 	if !plan.PMU {
@@ -82,6 +100,16 @@ func startPMU(plan Plan, c pmu.CPU) string {
 		return "ptilab: PMU: unsupported: " + st.reason
 	}
 	st.on, st.sess = true, sess
+	freeze := "not frozen in SMM: version 1 has no IA32_PERF_GLOBAL_CTRL, whose enable bits FREEZE_WHILE_SMM clears"
+	if caps.Global() {
+		freeze = "not frozen in SMM"
+		var why string
+		if st.debugctl, st.frozen, why = pmu.FreezeWhileSMM(c); st.frozen {
+			freeze = "frozen in SMM (IA32_DEBUGCTL.FREEZE_WHILE_SMM)"
+		} else {
+			freeze += ": " + why
+		}
+	}
 	var counted []string
 	for j := 0; j < pmu.NumFixed; j++ {
 		if sess.Fixed(j) {
@@ -93,22 +121,33 @@ func startPMU(plan Plan, c pmu.CPU) string {
 		st.names[pmu.NumFixed+i], st.msrs[pmu.NumFixed+i] = n, amd64.MSR_IA32_PMC0+uint32(i)
 		counted = append(counted, n)
 	}
-	pti.SetSamplePMCs(st.msrs)
-	pti.SetSampling(counters | amd64.SamplePMU)
-	i386pae.SetSamplePMCs(st.msrs)
-	i386pae.SetSampling(counters | amd64.SamplePMU)
-	line := fmt.Sprintf("ptilab: PMU: version %d, CPU %s: counting %s", caps.Version, sig, strings.Join(counted, ", "))
+	st.nameToSampleCalls()
+	line := fmt.Sprintf("ptilab: PMU: version %d, CPU %s: counting %s; %s", caps.Version, sig, strings.Join(counted, ", "), freeze)
 	if len(st.skipped) > 0 {
 		line += "; not counted: " + strings.Join(st.skipped, "; ")
 	}
 	return line
 }
 
+// nameToSampleCalls names the counters' MSRs to both worlds' sample
+// calls.
+func (st *pmuState) nameToSampleCalls() {
+	pti.SetSamplePMCs(st.msrs)
+	pti.SetSampling(counters | amd64.SamplePMU)
+	i386pae.SetSamplePMCs(st.msrs)
+	i386pae.SetSampling(counters | amd64.SamplePMU)
+}
+
 // stopPMU stops the counters startPMU started and takes them from the
 // sample call.
 func stopPMU(c pmu.CPU) {
 	if pmuNow.on {
-		pmuNow.sess.Stop(c, nil)
+		if !pmuNow.standIn {
+			pmuNow.sess.Stop(c, nil)
+		}
+		if pmuNow.frozen {
+			pmu.Unfreeze(c, pmuNow.debugctl)
+		}
 		pti.SetSampling(counters)
 		pti.SetSamplePMCs(amd64.SamplePMCMSRs{})
 		i386pae.SetSampling(counters)

@@ -69,6 +69,24 @@ func TestStartPMUIvyBridge(t *testing.T) {
 	assert.False(t, pmuNow.on)
 }
 
+// TestStartPMUFreezeWhileSMM: where IA32_PERF_CAPABILITIES[12] says so,
+// startPMU sets IA32_DEBUGCTL.FREEZE_WHILE_SMM and says so; stopPMU
+// gives IA32_DEBUGCTL back its value.
+func TestStartPMUFreezeWhileSMM(t *testing.T) {
+	c := ivyBridgePMU()
+	c.Leaves[[2]uint32{1, 0}] = [4]uint32{0x000306a9, 0, amd64.CPUID_01_ECX_PDCM, 0}
+	c.MSRs[amd64.MSR_IA32_PERF_CAPABILITIES] = amd64.PERF_CAPABILITIES_FREEZE_WHILE_SMM | 0x2c3
+	c.MSRs[amd64.MSR_IA32_DEBUGCTL] = 1 // LBR
+	withPMU(t, DefaultPlan(), c, func(line string) {
+		assert.Contains(t, line, "; frozen in SMM (IA32_DEBUGCTL.FREEZE_WHILE_SMM)")
+		assert.Equal(t, uint64(1|amd64.DEBUGCTL_FREEZE_WHILE_SMM), c.MSRs[amd64.MSR_IA32_DEBUGCTL])
+	})
+	assert.Equal(t, uint64(1), c.MSRs[amd64.MSR_IA32_DEBUGCTL], "restored after the run")
+	withPMU(t, DefaultPlan(), ivyBridgePMU(), func(line string) {
+		assert.Contains(t, line, "; not frozen in SMM: CPUID.01H:ECX[15] (PDCM) is clear: no IA32_PERF_CAPABILITIES")
+	})
+}
+
 // TestPMUPerOp: per-repeat deltas of the counters, masked to their 48
 // bits (a counter that wrapped), summed over the measured repeats and
 // divided by their operations, by name.

@@ -34,7 +34,9 @@ import (
 // to a repeat is kept out: interrupts are masked while the loops run;
 // NMIs and SMIs are counted around every repeat (the NMI count always,
 // MSR_SMI_COUNT where the CPU has it) and the repeats they disturbed are
-// left out; a page fault (which counts one more instruction, V. Weaver's
+// left out; where IA32_PERF_CAPABILITIES[12] allows, startPMU also sets
+// IA32_DEBUGCTL.FREEZE_WHILE_SMM, so that an SMI's handler is not
+// counted even where no SMI count shows it; a page fault (which counts one more instruction, V. Weaver's
 // notes) does not happen on these paths, whose pages are touched in the
 // warm-up.
 

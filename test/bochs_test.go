@@ -371,3 +371,45 @@ func TestBochsFlushCost(t *testing.T) {
 	requireBochsOK(t, res)
 	checkFlushPathLengths(t, checkFlushCost(t, res, "instructions"))
 }
+
+// pmuCheckPlan times the null call in both worlds (with the 32-bit copy
+// methods, whose direct one is exact) at pathLengthSizes's sizes.
+const pmuCheckPlan = "benchmarks = null,null32\n" + pathLengthSizes
+
+// TestBochsPMUCheckTSC runs the PMU cross-check end to end under Bochs,
+// on a test image (ptilab_pmu_tsc, bench/pmutsc.go) in which
+// IA32_TSC, which counts instructions there, stands in for fixed counter 0
+// (INST_RETIRED.ANY): both worlds' sample calls read it around every
+// repeat (the 32-bit kernel's by RDMSR too), every figure carries
+// "instructions" per operation, and every exact path's cross-check says
+// "ok" with the table's count: the sample calls and the loops cancel as
+// bench/pmucheck.go says. A path with REP string instructions has none.
+func TestBochsPMUCheckTSC(t *testing.T) {
+	_, image := taggedImage(t, "ptilab_pmu_tsc")
+	res := bootBochs(t, bochs.Options{Image: image, Plan: []byte(pmuCheckPlan), Timeout: bochsMatrixTimeout})
+	requireBochsOK(t, res)
+	assert.Contains(t, strings.Join(res.Lines(), "\n"), "; test image (ptilab_pmu_tsc): IA32_TSC read as instructions")
+	checked := map[int]int{}
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		k := pathlength.Key(f.Subject)
+		if f.Stamps {
+			assert.Equal(t, "not sampled around every repeat", f.PMU.Unsupported, "%s: the instrumented runs are sampled around the run", k)
+			continue
+		}
+		require.NotNil(t, f.PMU, k)
+		assert.Empty(t, f.PMU.Unsupported, k)
+		assert.Greater(t, f.PMU.PerOp["instructions"], f.Mean, "%s: the loop and the sample calls' share on top of the path", k)
+		want, exact := pathlength.Exact(f.Subject)
+		if !exact {
+			assert.Nil(t, f.PMUCheck, k)
+			continue
+		}
+		require.NotNil(t, f.PMUCheck, k)
+		assert.Equal(t, contract.PMUCheck{Status: "ok", Expected: want, Measured: float64(want), Repeats: 3, EmptyRepeats: 3}, *f.PMUCheck, k)
+		checked[f.Width]++
+	}
+	// 64-bit: off, on and on+pcid, minimal and linux, global pages off
+	// and on; 32-bit: off and on, the minimal ones by SYSENTER and INT
+	// 0x80 (both global settings) and the direct copy (global off).
+	assert.Equal(t, map[int]int{64: 12, 32: 10}, checked)
+}
