@@ -407,6 +407,7 @@ func TestBochsPMUCheckTSC(t *testing.T) {
 		require.NotNil(t, f.PMUCheck, k)
 		assert.Equal(t, contract.PMUCheck{Status: "ok", Expected: want, Measured: float64(want), Repeats: 3, EmptyRepeats: 3}, *f.PMUCheck, k)
 		checked[f.Width]++
+		t.Logf("%s (global %v): %v instructions per call, %v per call with the loop and the sample calls' share, cross-check %s", k, f.Global, f.Mean, f.PMU.PerOp["instructions"], f.PMUCheck.Status)
 	}
 	// 64-bit: off, on and on+pcid, minimal and linux, global pages off
 	// and on; 32-bit: off and on, the minimal ones by SYSENTER and INT
