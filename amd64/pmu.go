@@ -19,3 +19,14 @@ const (
 	PERFEVTSEL_OS  = 1 << 17 // count while CPL = 0
 	PERFEVTSEL_EN  = 1 << 22 // enable the counter
 )
+
+// Freezing the counters in SMM (SDM Vol. 3B, 17.4.1, IA32_DEBUGCTL; SDM
+// Vol. 4, Table 2-2): IA32_PERF_CAPABILITIES exists where CPUID.01H:ECX[15]
+// (PDCM) is set, and its bit 12 enumerates IA32_DEBUGCTL.FREEZE_WHILE_SMM.
+const (
+	MSR_IA32_DEBUGCTL                  = 0x000001d9
+	MSR_IA32_PERF_CAPABILITIES         = 0x00000345
+	CPUID_01_ECX_PDCM                  = 1 << 15 // IA32_PERF_CAPABILITIES exists
+	PERF_CAPABILITIES_FREEZE_WHILE_SMM = 1 << 12 // IA32_DEBUGCTL.FREEZE_WHILE_SMM is supported
+	DEBUGCTL_FREEZE_WHILE_SMM          = 1 << 14 // the counters stop on SMI delivery and go on after RSM
+)

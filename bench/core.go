@@ -97,19 +97,19 @@ type Disturb struct {
 
 // disturbOf computes a figure's Disturb from its r measured repeats'
 // figures per operation and the samples of its loop of warmup+r repeats
-// (repeatDeltas) of ops operations each, in the world of width bits.
-func disturbOf(perOp []float64, samples []amd64.Sample, r, warmup, ops, width int) Disturb {
+// (repeatDeltas) of ops operations each.
+func disturbOf(perOp []float64, samples []amd64.Sample, r, warmup, ops int) Disturb {
 	deltas, sampled := repeatDeltas(samples, r, warmup)
-	return disturbDeltas(perOp, deltas, sampled, ops, width)
+	return disturbDeltas(perOp, deltas, sampled, ops)
 }
 
 // disturbDeltas computes a figure's Disturb from its measured repeats'
 // figures per operation and their counter deltas: one per repeat, or one
-// for all (sampled "run"); a repeat is ops operations in the world of
-// width bits (for the performance counters).
-func disturbDeltas(perOp []float64, deltas []amd64.Sample, sampled string, ops, width int) Disturb {
+// for all (sampled "run"); a repeat is ops operations (for the
+// performance counters).
+func disturbDeltas(perOp []float64, deltas []amd64.Sample, sampled string, ops int) Disturb {
 	d := Disturb{Src: counters, Sampled: sampled}
-	d.PMU = pmuNow.record(pmuNow.perOp(deltas, ops, sampled), width)
+	d.PMU = pmuNow.record(pmuNow.perOp(deltas, ops, sampled))
 	if len(deltas) == 0 || len(perOp) == 0 {
 		return d
 	}

@@ -32,7 +32,7 @@ func TestDisturbDeltasNMIOnly(t *testing.T) {
 	withCounters(t, 0)
 	perOp := []float64{100, 700, 100, 100}
 	deltas := []amd64.Sample{{}, {NMI: 2}, {}, {}}
-	d := disturbDeltas(perOp, deltas, sampledRepeat, 1, 64)
+	d := disturbDeltas(perOp, deltas, sampledRepeat, 1)
 	assert.Equal(t, uint64(2), d.NMIs)
 	assert.Zero(t, d.SMIs)
 	assert.Equal(t, 1, d.Disturbed)
@@ -47,7 +47,7 @@ func TestDisturbDeltasNMIOnly(t *testing.T) {
 	assert.Equal(t, "        -          -      1/4", d.coreCells(1_000_000_000, 4))
 	assert.Equal(t, "     - MHz 1/4", d.coreShort(1_000_000_000))
 
-	calm := disturbDeltas(perOp, []amd64.Sample{{}, {}, {}, {}}, sampledRepeat, 1, 64)
+	calm := disturbDeltas(perOp, []amd64.Sample{{}, {}, {}, {}}, sampledRepeat, 1)
 	assert.Zero(t, calm.Disturbed)
 	assert.Equal(t, "        -          -      0/4", calm.coreCells(1_000_000_000, 4), "countable, none seen")
 	assert.Equal(t, "     - MHz 0", calm.coreShort(1_000_000_000))
@@ -68,7 +68,7 @@ func TestDisturbDeltasSMIAndNMI(t *testing.T) {
 	deltas[1].SMI = 1
 	deltas[2].NMI = 1
 	deltas[3].SMI, deltas[3].NMI = 1, 4
-	d := disturbDeltas(perOp, deltas, sampledRepeat, 1, 64)
+	d := disturbDeltas(perOp, deltas, sampledRepeat, 1)
 	assert.Equal(t, uint64(2), d.SMIs)
 	assert.Equal(t, uint64(5), d.NMIs)
 	assert.Equal(t, 3, d.Disturbed)
@@ -88,7 +88,7 @@ func TestDisturbDeltasSMIAndNMI(t *testing.T) {
 // repeat.
 func TestDisturbDeltasNMIPerRun(t *testing.T) {
 	withCounters(t, 0)
-	d := disturbDeltas([]float64{1, 2, 3}, []amd64.Sample{{NMI: 1}}, sampledRun, 1, 64)
+	d := disturbDeltas([]float64{1, 2, 3}, []amd64.Sample{{NMI: 1}}, sampledRun, 1)
 	assert.Equal(t, uint64(1), d.NMIs)
 	assert.Equal(t, 3, d.Disturbed)
 	assert.Zero(t, d.Undisturbed.N)

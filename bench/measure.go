@@ -47,8 +47,9 @@ type Measurement struct {
 	// calls: every repeat, warm-up included, less the empty loop.
 	Phases    [PhaseCount]float64
 	PhaseCall float64
-	Unsup     error // the world or the CPU cannot run the configuration
-	Failure   error // the run went wrong
+	xcheck    xcheckIn // the counter deltas of the PMU cross-check (pmucheck.go)
+	Unsup     error    // the world or the CPU cannot run the configuration
+	Failure   error    // the run went wrong
 }
 
 func (m *Measurement) ok() bool { return m.Unsup == nil && m.Failure == nil }
@@ -86,7 +87,8 @@ func Measure(w World, c Config, call Call, n, r, warmup int) Measurement {
 	}
 	perOp := PerOp(calls.Cycles[warmup:], n, m.Empty)
 	m.Stats = Summarize(perOp)
-	m.Disturb = disturbOf(perOp, calls.Samples, r, warmup, n, w.Width())
+	m.Disturb = disturbOf(perOp, calls.Samples, r, warmup, n)
+	m.xcheck = xcheckOf(calls.Samples, empty.Samples, r, warmup)
 	if c.Stamps && len(calls.Phases) == PhaseCount {
 		all := float64(n * (r + warmup))
 		for i, sum := range calls.Phases {
@@ -153,6 +155,7 @@ func (x *Ctx) measurement(m Measurement, ratio float64) {
 	rec := contract.Syscall{
 		Subject: s, N: m.N, R: m.R, Stats: x.stats(m.Stats, m.Disturb, ratio),
 		NsPerCall: round(x.Clock.Ns(m.Stats.Mean)), EmptyLoopCycles: round(m.Empty),
+		PMUCheck: x.pmuCheck(m),
 	}
 	if m.Config.Stamps {
 		rec.Phases = map[string]float64{}
@@ -216,6 +219,7 @@ func (x *Ctx) row(head string, m *Measurement, ratio float64) {
 		x.Printf("%s FAILED: %v", head, m.Failure)
 	default:
 		x.Printf("%s %12.1f %7s %12.1f %12.1f %10.1f %7.2f%s", head, s.Mean, spread(s), s.Median, s.Min, x.Clock.Ns(s.Mean), ratio, m.Disturb.coreCells(x.Clock.Hz, m.R))
+		x.checkRow(x.pmuCheck(*m))
 	}
 }
 

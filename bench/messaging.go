@@ -490,7 +490,7 @@ func measureMessaging(w World, c Config, threads bool, p MessagingParams) Messag
 	}
 	perRun := PerOp(times, 1, 0)
 	last.Stats = Summarize(perRun)
-	last.Disturb = disturbDeltas(perRun, deltas, sampledRepeat, 1, w.Width())
+	last.Disturb = disturbDeltas(perRun, deltas, sampledRepeat, 1)
 	return last
 }
 

@@ -50,6 +50,7 @@ func nullSyscall(x *Ctx) any {
 	x.Printf("%snull system call (getppid), per call: %s, empty-loop overhead subtracted;", w.Title(), repeats(p.R, p.N, p.Warmup))
 	x.Printf("%s; ± as perf stat --repeat (stddev of the mean); %s", clk.unitNote(), clk.header())
 	x.Printf("%s", countersNote())
+	x.Printf("%s", pmuCheckNote())
 	x.Printf("%-8s%s %-8s %-6s %12s %7s %12s %12s %10s %7s%s", "mode", entryColumn(w, "entry"), "flavour", "global", clk.perCall(), "±%", "median", "min", "ns/call", "vs off", coreColumns())
 	var ms []Measurement
 	for _, c := range nullConfigs(w, p) {
@@ -91,6 +92,7 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 	x.Printf("")
 	x.Printf("%slinux %s trampoline: pt_regs copy methods, per null call: %s;", w.Title(), entry.Upper(), repeats(p.R, p.N, p.Warmup))
 	x.Printf("%s; global pages off", clk.unitNote())
+	x.Printf("%s", pmuCheckNote())
 	x.Printf("%-8s %-8s %12s %7s %12s %12s %10s %7s%s", "mode", "copy", clk.perCall(), "±%", "median", "min", "ns/call", "vs off", coreColumns())
 	for _, stamps := range []bool{false, true} {
 		if stamps {

@@ -170,7 +170,7 @@ func measurePingPong(w World, c Config, threads bool, n, r, warmup int) PingPong
 	if res.ok() {
 		perOp := PerOp(counts[warmup:], n, 0)
 		res.Stats = Summarize(perOp)
-		res.Disturb = disturbOf(perOp, res.samples, r, warmup, n, w.Width())
+		res.Disturb = disturbOf(perOp, res.samples, r, warmup, n)
 	}
 	return res
 }

@@ -6,45 +6,61 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/pmu"
 	"github.com/ptilab/ptilab/pti"
 )
 
-// The performance counters of every 64-bit figure: before the 64-bit
-// world's first benchmark, startPMU detects the PMU (CPUID leaf 0AH),
-// programs the fixed-function counters and up to amd64.SampleGP of the
-// plan's events (package pmu) to count in ring 0 and ring 3 across the
-// whole run, and names their MSRs to the sample call (pti.SetSamplePMCs)
-// and to readSample: every amd64.Sample then carries them, in slots
-// 0-2 (fixed) and 3.. (programmable). stopPMU stops them after the
-// benchmarks.
+// The performance counters of every figure: before the first benchmark,
+// startPMU detects the PMU (CPUID leaf 0AH), programs the fixed-function
+// counters and up to amd64.SampleGP of the plan's events (package pmu) to
+// count in ring 0 and ring 3 across the whole run, and names their MSRs
+// to both worlds' sample calls (pti.SetSamplePMCs, i386pae.SetSamplePMCs:
+// the counters, programmed in long mode, count on across the switch to
+// the 32-bit world, whose kernel reads them by RDMSR) and to readSample:
+// every amd64.Sample then carries them, in slots 0-2 (fixed) and 3..
+// (programmable). stopPMU stops them after the benchmarks.
 
 // pmuFixedNames are the record names of the fixed-function counters
 // (pmu.FixedNames in Intel's spelling).
 var pmuFixedNames = [pmu.NumFixed]string{"instructions", "core_cycles", "ref_cycles"}
 
-// pmuNotIn32 is the 32-bit world's PMU reason: its sample call does not
-// read the counters.
-const pmuNotIn32 = "not counted in the 32-bit world"
-
 // pmuState is what the counters count, or why they do not.
 type pmuState struct {
 	on      bool
+	standIn bool   // the test image's IA32_TSC stand-in (pmutsc.go): nothing programmed
 	reason  string // why nothing counts (when !on)
 	sess    pmu.Session
-	names   [amd64.SamplePMCs]string // record name per slot, "" for none
-	msrs    amd64.SamplePMCMSRs
-	skipped []string // "name: reason"
+	// frozen is set when IA32_DEBUGCTL.FREEZE_WHILE_SMM keeps SMM's
+	// instructions and cycles out of the counts; debugctl is its value
+	// before, for stopPMU.
+	frozen   bool
+	debugctl uint64
+	names    [amd64.SamplePMCs]string // record name per slot, "" for none
+	msrs     amd64.SamplePMCMSRs
+	skipped  []string // "name: reason"
 }
 
 // pmuNow is the run's PMU: not programmed until startPMU.
-var pmuNow = pmuState{reason: "not programmed (no 64-bit benchmark has run)"}
+var pmuNow = pmuState{reason: "not programmed (no benchmark has run)"}
 
 // startPMU programs the counters for the plan on c (cpustate.Hardware on
 // the machine) and returns a line for the log. It runs once, before the
-// 64-bit world's first benchmark.
+// first benchmark of either world. In a test image (pmuTSCStandIn), a PMU
+// that cannot count gives way to the IA32_TSC stand-in.
 func startPMU(plan Plan, c pmu.CPU) string {
+	line := programPMU(plan, c)
+	if pmuTSCStandIn && plan.PMU && !pmuNow.on {
+		pmuNow = tscStandIn()
+		pmuNow.nameToSampleCalls()
+		line += "; " + pmuStandInNote
+	}
+	return line
+}
+
+// programPMU is startPMU's work on a CPU: pmuNow counting, or why not.
+func programPMU(plan Plan, c pmu.CPU) string {
 	st := pmuState{}
 	defer func() { pmuNow = st }()
 	if !plan.PMU {
@@ -84,6 +100,16 @@ func startPMU(plan Plan, c pmu.CPU) string {
 		return "ptilab: PMU: unsupported: " + st.reason
 	}
 	st.on, st.sess = true, sess
+	freeze := "not frozen in SMM: version 1 has no IA32_PERF_GLOBAL_CTRL, whose enable bits FREEZE_WHILE_SMM clears"
+	if caps.Global() {
+		freeze = "not frozen in SMM"
+		var why string
+		if st.debugctl, st.frozen, why = pmu.FreezeWhileSMM(c); st.frozen {
+			freeze = "frozen in SMM (IA32_DEBUGCTL.FREEZE_WHILE_SMM)"
+		} else {
+			freeze += ": " + why
+		}
+	}
 	var counted []string
 	for j := 0; j < pmu.NumFixed; j++ {
 		if sess.Fixed(j) {
@@ -95,22 +121,37 @@ func startPMU(plan Plan, c pmu.CPU) string {
 		st.names[pmu.NumFixed+i], st.msrs[pmu.NumFixed+i] = n, amd64.MSR_IA32_PMC0+uint32(i)
 		counted = append(counted, n)
 	}
-	pti.SetSamplePMCs(st.msrs)
-	pti.SetSampling(counters | amd64.SamplePMU)
-	line := fmt.Sprintf("ptilab: PMU: version %d, CPU %s: counting %s", caps.Version, sig, strings.Join(counted, ", "))
+	st.nameToSampleCalls()
+	line := fmt.Sprintf("ptilab: PMU: version %d, CPU %s: counting %s; %s", caps.Version, sig, strings.Join(counted, ", "), freeze)
 	if len(st.skipped) > 0 {
 		line += "; not counted: " + strings.Join(st.skipped, "; ")
 	}
 	return line
 }
 
+// nameToSampleCalls names the counters' MSRs to both worlds' sample
+// calls.
+func (st *pmuState) nameToSampleCalls() {
+	pti.SetSamplePMCs(st.msrs)
+	pti.SetSampling(counters | amd64.SamplePMU)
+	i386pae.SetSamplePMCs(st.msrs)
+	i386pae.SetSampling(counters | amd64.SamplePMU)
+}
+
 // stopPMU stops the counters startPMU started and takes them from the
 // sample call.
 func stopPMU(c pmu.CPU) {
 	if pmuNow.on {
-		pmuNow.sess.Stop(c, nil)
+		if !pmuNow.standIn {
+			pmuNow.sess.Stop(c, nil)
+		}
+		if pmuNow.frozen {
+			pmu.Unfreeze(c, pmuNow.debugctl)
+		}
 		pti.SetSampling(counters)
 		pti.SetSamplePMCs(amd64.SamplePMCMSRs{})
+		i386pae.SetSampling(counters)
+		i386pae.SetSamplePMCs(amd64.SamplePMCMSRs{})
 	}
 	pmuNow = pmuState{reason: "stopped"}
 }
@@ -125,15 +166,8 @@ func (st *pmuState) perOp(deltas []amd64.Sample, ops int, sampled string) map[st
 	}
 	var sum [amd64.SamplePMCs]uint64
 	for _, d := range deltas {
-		var end pmu.Sample
-		copy(end.Fixed[:], d.PMC[:pmu.NumFixed])
-		copy(end.GP[:], d.PMC[pmu.NumFixed:])
-		c := st.sess.Sub(&end, &pmu.Sample{})
-		for j := 0; j < pmu.NumFixed; j++ {
-			sum[j] += c.Fixed[j]
-		}
-		for i := 0; i < amd64.SampleGP; i++ {
-			sum[pmu.NumFixed+i] += c.GP[i]
+		for i, v := range st.counts(d.PMC) {
+			sum[i] += v
 		}
 	}
 	out := map[string]float64{}
@@ -146,12 +180,22 @@ func (st *pmuState) perOp(deltas []amd64.Sample, ops int, sampled string) map[st
 	return out
 }
 
-// record is the record form of a figure's per-operation counts in a
-// world of width bits.
-func (st *pmuState) record(perOp map[string]float64, width int) *contract.PMUCounts {
+// counts are a delta's counters (Sample.PMC, by slot) masked to their
+// widths (pmu.Session.Sub).
+func (st *pmuState) counts(pmc [amd64.SamplePMCs]uint64) (out [amd64.SamplePMCs]uint64) {
+	var end pmu.Sample
+	copy(end.Fixed[:], pmc[:pmu.NumFixed])
+	copy(end.GP[:], pmc[pmu.NumFixed:])
+	c := st.sess.Sub(&end, &pmu.Sample{})
+	copy(out[:pmu.NumFixed], c.Fixed[:])
+	copy(out[pmu.NumFixed:], c.GP[:amd64.SampleGP])
+	return out
+}
+
+// record is the record form of a figure's per-operation counts (in
+// either world: both sample calls read the counters).
+func (st *pmuState) record(perOp map[string]float64) *contract.PMUCounts {
 	switch {
-	case width == 32:
-		return &contract.PMUCounts{Unsupported: pmuNotIn32}
 	case !st.on:
 		return &contract.PMUCounts{Unsupported: st.reason}
 	case perOp == nil:

@@ -69,6 +69,24 @@ func TestStartPMUIvyBridge(t *testing.T) {
 	assert.False(t, pmuNow.on)
 }
 
+// TestStartPMUFreezeWhileSMM: where IA32_PERF_CAPABILITIES[12] says so,
+// startPMU sets IA32_DEBUGCTL.FREEZE_WHILE_SMM and says so; stopPMU
+// gives IA32_DEBUGCTL back its value.
+func TestStartPMUFreezeWhileSMM(t *testing.T) {
+	c := ivyBridgePMU()
+	c.Leaves[[2]uint32{1, 0}] = [4]uint32{0x000306a9, 0, amd64.CPUID_01_ECX_PDCM, 0}
+	c.MSRs[amd64.MSR_IA32_PERF_CAPABILITIES] = amd64.PERF_CAPABILITIES_FREEZE_WHILE_SMM | 0x2c3
+	c.MSRs[amd64.MSR_IA32_DEBUGCTL] = 1 // LBR
+	withPMU(t, DefaultPlan(), c, func(line string) {
+		assert.Contains(t, line, "; frozen in SMM (IA32_DEBUGCTL.FREEZE_WHILE_SMM)")
+		assert.Equal(t, uint64(1|amd64.DEBUGCTL_FREEZE_WHILE_SMM), c.MSRs[amd64.MSR_IA32_DEBUGCTL])
+	})
+	assert.Equal(t, uint64(1), c.MSRs[amd64.MSR_IA32_DEBUGCTL], "restored after the run")
+	withPMU(t, DefaultPlan(), ivyBridgePMU(), func(line string) {
+		assert.Contains(t, line, "; not frozen in SMM: CPUID.01H:ECX[15] (PDCM) is clear: no IA32_PERF_CAPABILITIES")
+	})
+}
+
 // TestPMUPerOp: per-repeat deltas of the counters, masked to their 48
 // bits (a counter that wrapped), summed over the measured repeats and
 // divided by their operations, by name.
@@ -82,7 +100,7 @@ func TestPMUPerOp(t *testing.T) {
 			{PMC: [7]uint64{top, 2010, 1020, 3, 8}},       // measured 2 starts
 			{PMC: [7]uint64{900, 4010, 2020, 5, 8, 1, 2}}, // after the last
 		}
-		d := disturbOf([]float64{1, 1}, samples, 2, 1, 10, 64)
+		d := disturbOf([]float64{1, 1}, samples, 2, 1, 10)
 		require.NotNil(t, d.PMU)
 		assert.Empty(t, d.PMU.Unsupported)
 		assert.Equal(t, map[string]float64{
@@ -93,10 +111,8 @@ func TestPMUPerOp(t *testing.T) {
 		assert.Equal(t, "        -          -      0/2     100.0      200.0", d.coreCells(1e9, 2), "instructions and core cycles per op")
 		assert.Equal(t, "   inst/op pmu cyc/op", pmuColumns())
 		assert.Equal(t, 29+len(pmuColumns()), coreWidth())
-		// The same repeats in the 32-bit world: not counted there.
-		assert.Equal(t, &contract.PMUCounts{Unsupported: pmuNotIn32}, disturbOf([]float64{1, 1}, samples, 2, 1, 10, 32).PMU)
 		// Sampled around the whole run: no per-repeat counts.
-		assert.Equal(t, "not sampled around every repeat", disturbDeltas([]float64{1}, []amd64.Sample{cpustate.Delta(samples[0], samples[3])}, sampledRun, 10, 64).PMU.Unsupported)
+		assert.Equal(t, "not sampled around every repeat", disturbDeltas([]float64{1}, []amd64.Sample{cpustate.Delta(samples[0], samples[3])}, sampledRun, 10).PMU.Unsupported)
 	})
 }
 
@@ -124,7 +140,7 @@ func TestStartPMUUnsupported(t *testing.T) {
 			withPMU(t, tt.plan, tt.c, func(line string) {
 				assert.Equal(t, "ptilab: PMU: unsupported: "+tt.reason, line)
 				assert.Empty(t, tt.c.Writes, "nothing programmed")
-				d := disturbDeltas([]float64{1}, []amd64.Sample{{}}, sampledRepeat, 10, 64)
+				d := disturbDeltas([]float64{1}, []amd64.Sample{{}}, sampledRepeat, 10)
 				assert.Equal(t, &contract.PMUCounts{Unsupported: tt.reason}, d.PMU)
 				assert.Equal(t, d.PMU, d.core(1e9).PMU)
 				assert.Empty(t, pmuColumns(), "no columns without counts")

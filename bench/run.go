@@ -60,7 +60,7 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 		if err != nil {
 			continue
 		}
-		if e.width == 64 && !pmuStarted {
+		if !pmuStarted {
 			pmuStarted = true
 			r.Printf("%s", startPMU(plan, pmuHardware))
 			defer stopPMU(pmuHardware)

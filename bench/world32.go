@@ -91,10 +91,11 @@ func (w world32) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
 	if call.Op == Lseek {
 		arg = i386pae.FileFD
 	}
-	// The sample call around every repeat, but in the empty loop and the
-	// instrumented runs, whose phase sums would count it: those are sampled
-	// around the whole loop.
-	perRepeat := counters != 0 && !empty && !c.Stamps
+	// The sample call around every repeat (in the empty loop too, by the
+	// calls' entry: the PMU cross-check subtracts its counts), but in the
+	// instrumented runs, whose phase sums would count it: those are
+	// sampled around the whole loop.
+	perRepeat := counters != 0 && !c.Stamps
 	before := readSample()
 	res, err := i386pae.Run(ic, i386pae.Syscalls, i386pae.Params{
 		N: uint32(n), R: uint32(r), Nr: w.nr(call.Op), Arg: arg, Empty: empty,
@@ -182,7 +183,7 @@ func (r *run32) AddProcess(p Process, nfds int) (int, error) {
 		put32(d, layout.ParamNoRDTSCP, 1)
 	}
 	if counters != 0 {
-		put32(d, layout.ParamSample, 1) // the ping task's sample calls (the ping-pong never runs instrumented)
+		put32(d, layout.ParamSample, i386pae.SampleBy(r.c.Entry)) // the ping task's sample calls (the ping-pong never runs instrumented)
 	}
 	return i, nil
 }

@@ -365,3 +365,37 @@ func TestNMIHandler(t *testing.T) {
 	assert.Equal(t, int64(layout.CPU+uint32(unsafe.Offsetof(layout.CPUData{}.NMIs))), inc.Disp&0xffffffff)
 	assert.Equal(t, x86asm.DS, insts[6].Args[0])
 }
+
+// TestSampleRoutine checks the 32-bit sample call's reads of the
+// performance counters (layout.SamplePMU): one RDMSR in a loop over
+// KState.SampleMSR's slots (ECX from the slot, scaled by 4), its EDX:EAX
+// stored in Sample.PMC's low and high words (scaled by 8), besides the
+// RDMSRs of APERF, MPERF and MSR_SMI_COUNT.
+func TestSampleRoutine(t *testing.T) {
+	insts := decode(t, "sample", 32)
+	assert.Equal(t, 4, count(insts, x86asm.RDMSR, false), "APERF, MPERF, MSR_SMI_COUNT and the counters' loop")
+	msrs := int64(layout.State + uint32(unsafe.Offsetof(layout.KState{}.SampleMSR)))
+	pmc := int64(unsafe.Offsetof(layout.Sample{}.PMC))
+	var tested, loaded bool
+	var stored []x86asm.Reg
+	for i, in := range insts {
+		if in.Op == x86asm.TEST {
+			if imm, ok := in.Args[1].(x86asm.Imm); ok && imm == layout.SamplePMU {
+				tested = true
+			}
+		}
+		if in.Op != x86asm.MOV {
+			continue
+		}
+		if m, ok := in.Args[1].(x86asm.Mem); ok && m.Disp&0xffffffff == msrs && m.Scale == 4 && in.Args[0] == x86asm.ECX {
+			loaded = true
+			assert.Equal(t, x86asm.RDMSR, insts[i+3].Op, "the slot's MSR tested for 0, then read")
+		}
+		if m, ok := in.Args[0].(x86asm.Mem); ok && m.Scale == 8 && (m.Disp == pmc || m.Disp == pmc+4) {
+			stored = append(stored, in.Args[1].(x86asm.Reg))
+		}
+	}
+	assert.True(t, tested, "SamplePMU tested in KState.SampleSrc")
+	assert.True(t, loaded, "ECX from KState.SampleMSR")
+	assert.Equal(t, []x86asm.Reg{x86asm.EAX, x86asm.EDX}, stored, "EDX:EAX into Sample.PMC")
+}

@@ -58,6 +58,8 @@ func TestHardwareNumbersAreAMD64s(t *testing.T) {
 		"SampleAPERF":          {uint64(amd64.SampleAPERF), layout.SampleAPERF},
 		"SampleSMI":            {uint64(amd64.SampleSMI), layout.SampleSMI},
 		"SampleNMI":            {uint64(amd64.SampleNMI), layout.SampleNMI},
+		"SamplePMU":            {uint64(amd64.SamplePMU), layout.SamplePMU},
+		"SamplePMCs":           {amd64.SamplePMCs, layout.SamplePMCs},
 		"MSR_APERF":            {amd64.MSR_IA32_APERF, layout.MSR_APERF},
 		"MSR_MPERF":            {amd64.MSR_IA32_MPERF, layout.MSR_MPERF},
 		"MSR_SMI_COUNT":        {amd64.MSR_SMI_COUNT, layout.MSR_SMI_COUNT},

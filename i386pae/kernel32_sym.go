@@ -51,25 +51,25 @@ const (
 	offDoubleFault            = 0x2ee0
 	offDispatch               = 0x2f40
 	offSample                 = 0x2fd0
-	offSetCR3                 = 0x3050
-	offRdtsc                  = 0x3060
-	offEndRun                 = 0x3070
-	offCopyBytes              = 0x3090
-	offUserText               = 0x30c0
-	offVsyscall               = 0x30d0
-	offVsyscallRet            = 0x30e0
-	offUserSyscalls           = 0x30f0
-	offUserProbe              = 0x31f0
-	offUserPing               = 0x3210
-	offUserPong               = 0x33a0
-	offUserMsgStart           = 0x3430
-	offUserMsgSender          = 0x34f0
-	offUserMsgReceiver        = 0x3600
-	offUserTextEnd            = 0x3790
+	offSetCR3                 = 0x3080
+	offRdtsc                  = 0x3090
+	offEndRun                 = 0x30a0
+	offCopyBytes              = 0x30c0
+	offUserText               = 0x30f0
+	offVsyscall               = 0x3100
+	offVsyscallRet            = 0x3110
+	offUserSyscalls           = 0x3120
+	offUserProbe              = 0x3220
+	offUserPing               = 0x3240
+	offUserPong               = 0x33d0
+	offUserMsgStart           = 0x3460
+	offUserMsgSender          = 0x3520
+	offUserMsgReceiver        = 0x3630
+	offUserTextEnd            = 0x37c0
 )
 
 // blobSize is the length of kernel32.bin.
-const blobSize = 0x3792
+const blobSize = 0x37c2
 
 // blobGoVersion is the Go toolchain that built kernel32.bin.
 const blobGoVersion = "go1.26.8"
@@ -122,20 +122,20 @@ var blobSymbols = [...]blobSymbol{
 	{"nmiSwitch64", 0x2ed0, 2},
 	{"doubleFault", 0x2ee0, 90},
 	{"dispatch", 0x2f40, 133},
-	{"sample", 0x2fd0, 128},
-	{"setCR3", 0x3050, 8},
-	{"rdtsc", 0x3060, 11},
-	{"endRun", 0x3070, 25},
-	{"copyBytes", 0x3090, 35},
-	{"userText", 0x30c0, 2},
-	{"vsyscall", 0x30d0, 7},
-	{"vsyscallRet", 0x30e0, 4},
-	{"userSyscalls", 0x30f0, 241},
-	{"userProbe", 0x31f0, 25},
-	{"userPing", 0x3210, 396},
-	{"userPong", 0x33a0, 143},
-	{"userMsgStart", 0x3430, 187},
-	{"userMsgSender", 0x34f0, 268},
-	{"userMsgReceiver", 0x3600, 399},
-	{"userTextEnd", 0x3790, 2},
+	{"sample", 0x2fd0, 175},
+	{"setCR3", 0x3080, 8},
+	{"rdtsc", 0x3090, 11},
+	{"endRun", 0x30a0, 25},
+	{"copyBytes", 0x30c0, 35},
+	{"userText", 0x30f0, 2},
+	{"vsyscall", 0x3100, 7},
+	{"vsyscallRet", 0x3110, 4},
+	{"userSyscalls", 0x3120, 241},
+	{"userProbe", 0x3220, 25},
+	{"userPing", 0x3240, 396},
+	{"userPong", 0x33d0, 143},
+	{"userMsgStart", 0x3460, 187},
+	{"userMsgSender", 0x3520, 268},
+	{"userMsgReceiver", 0x3630, 399},
+	{"userTextEnd", 0x37c0, 2},
 }

@@ -97,7 +97,7 @@ func Run(c Config, p Program, params Params) (Result, error) {
 		put(layout.ParamNoRDTSCP, 1)
 	}
 	if params.Sample {
-		put(layout.ParamSample, 1)
+		put(layout.ParamSample, SampleBy(c.Entry)) // the calls' entry, in the empty loop too
 	}
 	put(layout.ParamAddr, params.Addr)
 

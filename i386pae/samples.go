@@ -14,6 +14,18 @@ var sampleSrc amd64.SampleSources
 // The CPU must have them: the 32-bit kernel reads them with RDMSR.
 func SetSampling(src amd64.SampleSources) { sampleSrc = src }
 
+// SetSamplePMCs names the performance counters the sample call reads
+// with amd64.SamplePMU from the next run on (by amd64.Sample.PMC slot, 0
+// for a slot not read): counters the 64-bit side programmed and started
+// (package pmu), which count on across the switch to the 32-bit world.
+func SetSamplePMCs(m amd64.SamplePMCMSRs) { pmcMSRs = m }
+
+var pmcMSRs amd64.SamplePMCMSRs
+
+// SampleBy is layout.ParamSample's value for sample calls made by the
+// entry e (EntrySysenter or EntryInt80).
+func SampleBy(e Entry) uint32 { return layout.SampleSysenter + uint32(e) - layout.EntrySysenter }
+
 // Samples returns the samples the last run's sample calls recorded, in
 // order, as amd64.Samples (the counters SetSampling did not name read 0).
 func Samples() []amd64.Sample {
@@ -30,6 +42,11 @@ func Samples() []amd64.Sample {
 		}
 		if sampleSrc&amd64.SampleNMI != 0 {
 			out[i].NMI = word(s.NMI)
+		}
+		if sampleSrc&amd64.SamplePMU != 0 {
+			for j, w := range s.PMC {
+				out[i].PMC[j] = word(w)
+			}
 		}
 	}
 	return out

@@ -186,6 +186,9 @@ func start(c Config, proc *Process, eip, esp uint32, args [6]uint32, tasks bool)
 
 	k := kstate()
 	k.SampleSrc, k.SampleN = uint32(sampleSrc), 0
+	for i, msr := range pmcMSRs {
+		k.SampleMSR[i] = msr
+	}
 
 	run32(cpuPA)
 	amd64.AddNMIs(uint64(d.NMIs))

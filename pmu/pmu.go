@@ -407,3 +407,35 @@ func widthMask(w uint8) uint64 {
 	}
 	return 1<<w - 1
 }
+
+// FreezeWhileSMM sets IA32_DEBUGCTL.FREEZE_WHILE_SMM (bit 14) where the
+// CPU has it: IA32_PERF_CAPABILITIES exists (CPUID.01H:ECX[15], PDCM)
+// and its bit 12 is set. The processor then clears the enable bits of
+// IA32_PERF_GLOBAL_CTRL when it delivers an SMI and sets them again after
+// the handler's RSM, so that the SMM handler's instructions and cycles
+// are not counted (SDM Vol. 3B, 17.4.1, IA32_DEBUGCTL). It returns
+// IA32_DEBUGCTL's value before (for Unfreeze) and ok, or why it did not
+// set the bit. It runs in ring 0 and does not allocate.
+func FreezeWhileSMM(c CPU) (old uint64, ok bool, why string) {
+	if _, _, ecx, _ := c.CPUID(1, 0); ecx&amd64.CPUID_01_ECX_PDCM == 0 {
+		return 0, false, "CPUID.01H:ECX[15] (PDCM) is clear: no IA32_PERF_CAPABILITIES"
+	}
+	caps, read := c.ReadMSR(amd64.MSR_IA32_PERF_CAPABILITIES)
+	switch {
+	case !read:
+		return 0, false, "RDMSR IA32_PERF_CAPABILITIES raised #GP"
+	case caps&amd64.PERF_CAPABILITIES_FREEZE_WHILE_SMM == 0:
+		return 0, false, "IA32_PERF_CAPABILITIES[12] is clear: no FREEZE_WHILE_SMM"
+	}
+	old, read = c.ReadMSR(amd64.MSR_IA32_DEBUGCTL)
+	if !read {
+		return 0, false, "RDMSR IA32_DEBUGCTL raised #GP"
+	}
+	if !c.WriteMSR(amd64.MSR_IA32_DEBUGCTL, old|amd64.DEBUGCTL_FREEZE_WHILE_SMM) {
+		return 0, false, "WRMSR IA32_DEBUGCTL raised #GP"
+	}
+	return old, true, ""
+}
+
+// Unfreeze gives IA32_DEBUGCTL back the value FreezeWhileSMM returned.
+func Unfreeze(c CPU, old uint64) { c.WriteMSR(amd64.MSR_IA32_DEBUGCTL, old) }

@@ -326,3 +326,35 @@ func TestFixedUnavailable(t *testing.T) {
 	none := Detect(&fakeCPU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intel0, 0x0a: {}})})
 	assert.Equal(t, none.Unsupported, none.FixedReason(1))
 }
+
+// TestFreezeWhileSMM: IA32_DEBUGCTL.FREEZE_WHILE_SMM is set (the other
+// bits kept) only where CPUID.01H:ECX[15] and IA32_PERF_CAPABILITIES[12]
+// say the CPU has it, and Unfreeze restores the old value.
+func TestFreezeWhileSMM(t *testing.T) {
+	const pdcm = 1 << 15
+	cpu := func(ecx uint32, msrs map[uint32]uint64) *cpustatetest.CPU {
+		return &cpustatetest.CPU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{1: {0x000306a9, 0, ecx, 0}}), MSRs: msrs}
+	}
+	c := cpu(pdcm, map[uint32]uint64{0x345: 0x31c3, 0x1d9: 0x801})
+	old, ok, why := FreezeWhileSMM(c)
+	require.True(t, ok, why)
+	assert.Equal(t, uint64(0x801), old)
+	assert.Equal(t, uint64(0x4801), c.MSRs[0x1d9], "bit 14 set, the others kept")
+	Unfreeze(c, old)
+	assert.Equal(t, uint64(0x801), c.MSRs[0x1d9])
+	for _, tt := range []struct {
+		name string
+		c    *cpustatetest.CPU
+		why  string
+	}{
+		{"no PDCM", cpu(0, map[uint32]uint64{0x345: 0x1000, 0x1d9: 0}), "CPUID.01H:ECX[15] (PDCM) is clear: no IA32_PERF_CAPABILITIES"},
+		{"not enumerated", cpu(pdcm, map[uint32]uint64{0x345: 0x2c3, 0x1d9: 0}), "IA32_PERF_CAPABILITIES[12] is clear: no FREEZE_WHILE_SMM"},
+		{"no IA32_PERF_CAPABILITIES", cpu(pdcm, map[uint32]uint64{0x1d9: 0}), "RDMSR IA32_PERF_CAPABILITIES raised #GP"},
+		{"no IA32_DEBUGCTL", cpu(pdcm, map[uint32]uint64{0x345: 0x1000}), "RDMSR IA32_DEBUGCTL raised #GP"},
+	} {
+		_, ok, why := FreezeWhileSMM(tt.c)
+		assert.False(t, ok, tt.name)
+		assert.Equal(t, tt.why, why, tt.name)
+		assert.Empty(t, tt.c.Writes, tt.name)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/internal/pathlength"
 	"github.com/ptilab/ptilab/internal/qemu"
 )
 
@@ -214,16 +215,7 @@ func checkMessaging(t *testing.T, res serialLog, width int, entry, ipc string, m
 
 // key32 names a 32-bit null-call record: mode/entry/flavour[/copy]
 // [/stamps]/global.
-func key32(f contract.Subject) string {
-	k := fmt.Sprintf("%v/%v/%v", f.Mode, f.Entry, f.Flavour)
-	if f.Copy != "" {
-		k += "/" + f.Copy
-	}
-	if f.Stamps {
-		k += "/stamps"
-	}
-	return k + fmt.Sprintf("/%v", f.Global)
-}
+func key32(f contract.Subject) string { return pathlength.Key32(f) }
 
 // check32 checks the 32-bit world's part of a default run: the null
 // system call by SYSENTER and INT 0x80 under off and on, global pages off
@@ -366,78 +358,9 @@ func check32(t *testing.T, res *qemu.Result) {
 	assert.Regexp(t, `(?m)^check kernel32 fault ok\s+a #PF in the 32-bit kernel came back as: #PF page fault in ring 0 \(32-bit\), error 0x0, EIP 0xff8[0-9a-f]+, CR2 0x0$`, lines)
 }
 
-// Instructions per system call under -icount shift=0, where the TSC
-// counts instructions: measured when the trampolines were written. A
-// longer trampoline fails the test; isolation must cost instructions.
-var pathLength = map[string]int64{
-	"null off/minimal": 15,
-	"null on/minimal":  21,
-	"null off/linux":   86,
-	"null on/linux":    92,
-	"lseek off/linux":  245, // through tasks.Syscall, in Go, with per-process descriptors
-	"lseek on/linux":   251,
-	// Per round trip: two writes, two reads, two context switches.
-	"pingpong off/processes": 2100,
-	"pingpong on/processes":  2124,
-	"pingpong off/threads":   2036,
-	"pingpong on/threads":    2060,
-	// Per message, start protocol included: a write and its share of
-	// reads and switches.
-	"messaging off/processes": 916,
-	"messaging on/processes":  929,
-	"messaging off/threads":   869,
-	"messaging on/threads":    882,
-	// The 32-bit PAE kernel: SYSENTER through the vsyscall routine, INT
-	// 0x80 straight; minimal trampolines, and linux ones with pt_regs
-	// copied by REP MOVSL, REP MOVSB (QEMU counts each iteration of a REP
-	// string instruction) and the exit copy trimmed to 8 bytes.
-	"null32 off/sysenter/minimal/false":      21,
-	"null32 on/sysenter/minimal/false":       27,
-	"null32 off/int80/minimal/false":         13,
-	"null32 on/int80/minimal/false":          19,
-	"null32 off/sysenter/linux/movsl/false":  101,
-	"null32 on/sysenter/linux/movsl/false":   107,
-	"null32 off/int80/linux/movsl/false":     83,
-	"null32 on/int80/linux/movsl/false":      89,
-	"null32 off/sysenter/linux/movsb/false":  203,
-	"null32 on/sysenter/linux/movsb/false":   209,
-	"null32 off/sysenter/linux/trim8/false":  83,
-	"null32 on/sysenter/linux/trim8/false":   89,
-	"null32 off/sysenter/linux/direct/false": 69, // with the check of the frame's EIP before SYSEXIT
-	"null32 on/sysenter/linux/direct/false":  75,
-	// The 32-bit ping-pong, per round trip, under the 32-bit tasks kernel
-	// (Go compiled for 386, pipe copies as Linux's memcpy): SYSENTER
-	// (Linux 4.19's entry) and INT 0x80.
-	"pingpong32 off/sysenter/processes": 1961,
-	"pingpong32 on/sysenter/processes":  1985,
-	"pingpong32 off/sysenter/threads":   1933,
-	"pingpong32 on/sysenter/threads":    1957,
-	"pingpong32 off/int80/processes":    2009,
-	"pingpong32 on/int80/processes":     2033,
-	"pingpong32 off/int80/threads":      1981,
-	"pingpong32 on/int80/threads":       2005,
-	// lseek in the 32-bit tasks kernel (Go compiled for 386).
-	"lseek32 off/sysenter/linux/direct/false": 163,
-	"lseek32 on/sysenter/linux/direct/false":  169,
-	"lseek32 off/int80/linux/movsl/false":     177,
-	"lseek32 on/int80/linux/movsl/false":      183,
-	// 32-bit sched-messaging, per message (SYSENTER, Linux 4.19's entry).
-	"messaging32 off/processes": 767,
-	"messaging32 on/processes":  779,
-	"messaging32 off/threads":   736,
-	"messaging32 on/threads":    748,
-	// sched-messaging over AF_UNIX stream socket pairs (perf's default),
-	// per message, in both worlds (pathLengthSocketPlan): the skb
-	// accounting against sk_sndbuf on top of a pipe's copy.
-	"messaging socket off/processes":   1060,
-	"messaging socket on/processes":    1072,
-	"messaging socket off/threads":     1010,
-	"messaging socket on/threads":      1022,
-	"messaging32 socket off/processes": 927,
-	"messaging32 socket on/processes":  939,
-	"messaging32 socket off/threads":   892,
-	"messaging32 socket on/threads":    905,
-}
+// The path lengths under -icount shift=0 and Bochs are
+// pathlength.ICount and pathlength.Bochs, which the image's PMU
+// cross-check reads too.
 
 // pathLengthSizes are the sizes of the path-length plans, the same under
 // QEMU and Bochs so that their figures compare.
@@ -456,8 +379,9 @@ const pathLengthPingPongN = 20
 
 // TestPathLengths boots small plans under QEMU -icount shift=0 and under
 // Bochs (bochsModels), where the TSC counts instructions, holds each
-// emulator's instructions per call as upper bounds (pathLength,
-// bochsPathLength), and checks that the two emulators agree where they
+// emulator's instructions per call as upper bounds (pathlength.ICount,
+// pathlength.Bochs), exactly where the path's length is exact
+// (pathlength.Path.Exact), and checks that the two emulators agree where they
 // must (see bochsVsQEMU). The Bochs boots also check the PCID matrix
 // (bochsMatrix).
 func TestPathLengths(t *testing.T) {
@@ -520,7 +444,8 @@ func TestPathLengths(t *testing.T) {
 }
 
 // qemuPathLengths runs the benchmarks under -icount shift=0, holds their
-// instructions per call as bounds (pathLength) and returns them.
+// instructions per call as bounds (pathlength.ICount, exact where the
+// path is) and returns them.
 func qemuPathLengths(t *testing.T) map[string]float64 {
 	res := boot(t, qemu.Options{
 		Icount: true,
@@ -531,20 +456,19 @@ func qemuPathLengths(t *testing.T) map[string]float64 {
 	})
 	requireOK(t, res)
 	got, stamps := pathLengths(t, res)
-	for k, bound := range pathLength {
+	for k, p := range pathlength.ICount {
 		if strings.Contains(k, " socket ") {
 			continue // qemuSocketPathLengths's
 		}
 		require.Contains(t, got, k)
-		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per null call", k)
-		assert.Positive(t, got[k], k)
+		checkPathLength(t, k, got[k], p)
 	}
 	assert.Greater(t, got["null on/minimal"], got["null off/minimal"], "isolation costs instructions")
 	assert.Greater(t, got["null on/linux"], got["null off/linux"])
 	assert.Greater(t, got["lseek on/linux"], got["lseek off/linux"])
 	assert.Greater(t, got["pingpong on/processes"], got["pingpong off/processes"])
 	assert.Greater(t, got["pingpong on/threads"], got["pingpong off/threads"])
-	for k := range pathLength {
+	for k := range pathlength.ICount {
 		if strings.HasPrefix(k, "null32 on/") || strings.HasPrefix(k, "lseek32 on/") || strings.HasPrefix(k, "pingpong32 on/") || strings.HasPrefix(k, "messaging32 on/") {
 			assert.Greater(t, got[k], got[strings.Replace(k, " on/", " off/", 1)], k)
 		}
@@ -556,19 +480,19 @@ func qemuPathLengths(t *testing.T) map[string]float64 {
 
 // qemuSocketPathLengths runs sched-messaging over socket pairs in both
 // worlds under -icount shift=0 (pathLengthSocketPlan), holds its
-// instructions per message as bounds (pathLength's socket keys) and
+// instructions per message as bounds (pathlength.ICount's socket keys) and
 // returns them.
 func qemuSocketPathLengths(t *testing.T) map[string]float64 {
 	res := boot(t, qemu.Options{Icount: true, Plan: []byte(pathLengthSocketPlan("off,on")), Timeout: 10 * time.Minute})
 	requireOK(t, res)
 	got, _ := pathLengths(t, res)
 	require.Len(t, got, 8, "messaging and messaging32 over sockets, off and on, processes and threads: %v", got)
-	for k, bound := range pathLength {
+	for k, p := range pathlength.ICount {
 		if !strings.Contains(k, " socket ") {
 			continue
 		}
 		require.Contains(t, got, k)
-		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per message", k)
+		checkPathLength(t, k, got[k], p)
 		if strings.Contains(k, " on/") {
 			assert.Greater(t, got[k], got[strings.Replace(k, " on/", " off/", 1)], k)
 		}
@@ -579,7 +503,7 @@ func qemuSocketPathLengths(t *testing.T) map[string]float64 {
 
 // pathLengths collects the instructions per call (per round trip, per
 // message) of a run where the TSC counts instructions, keyed as
-// pathLength, from the rows with global pages off; and the phases of the
+// pathlength.Key, from the rows with global pages off; and the phases of the
 // instrumented 32-bit trampoline by mode/copy. Every figure must be
 // deterministic (min = mean) and labelled as instructions.
 func pathLengths(t *testing.T, res serialLog) (got map[string]float64, stamps map[string]map[string]float64) {
@@ -611,10 +535,7 @@ func pathLengths(t *testing.T, res serialLog) (got map[string]float64, stamps ma
 		if f.Global {
 			continue
 		}
-		k := fmt.Sprintf("%v %v/%v", f.Bench, f.Mode, f.Flavour)
-		if f.Width == 32 {
-			k = fmt.Sprintf("%v %v", f.Bench, key32(f.Subject))
-		}
+		k := pathlength.Key(f.Subject)
 		if f.Stamps {
 			// The phases add up to less than the call (the rest: SYSENTER,
 			// SYSEXIT, the saves and restores).
@@ -632,6 +553,17 @@ func pathLengths(t *testing.T, res serialLog) (got map[string]float64, stamps ma
 		got[k] = f.Mean
 	}
 	return got, stamps
+}
+
+// checkPathLength holds path k's measured instructions per operation v
+// to p: at most its bound, exactly its length where it is exact.
+func checkPathLength(t *testing.T, k string, v float64, p pathlength.Path) {
+	t.Helper()
+	assert.Positive(t, v, k)
+	assert.LessOrEqual(t, int64(v), p.Bound, "%s: instructions per operation", k)
+	if p.Exact {
+		assert.Equal(t, float64(p.Bound), v, "%s: an exact path (pathlength.Path.Exact), the PMU cross-check's expected count", k)
+	}
 }
 
 // checkStamps checks the phases of the instrumented 32-bit trampoline:

@@ -17,6 +17,7 @@ import (
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/internal/bochs"
 	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/internal/pathlength"
 )
 
 // The Bochs boot tests. Bochs implements PCID with its #GP rules (QEMU's
@@ -47,42 +48,7 @@ const bochsPlan = "benchmarks = null,lseek,pingpong,messaging,probe,null32,messa
 // Bochs runs.
 var bochsDeferredPCID = []string{"on-defer+pcid", "on-noswitch+pcid"}
 
-// Instructions per call under Bochs (one TSC tick per instruction) on the
-// paths QEMU cannot run, on+pcid's, measured with bochsPlan when the Bochs
-// tests were written (Bochs 2.7, corei7_haswell_4770 and broadwell_ult
-// alike). A longer path fails the test. The paths both emulators run are
-// held by QEMU's bounds (pathLength) and bochsVsQEMU, which pins Bochs's
-// figures to QEMU's.
-var bochsPathLength = map[string]int64{
-	"null on+pcid/minimal": 23, // a BTS of CR3's NOFLUSH bit each way
-	"null on+pcid/linux":   94,
-	"lseek on+pcid/linux":  251,
-	// Per round trip and per message (truncated).
-	"pingpong on+pcid/processes":  2096,
-	"pingpong on+pcid/threads":    2026,
-	"messaging on+pcid/processes": 928,
-	"messaging on+pcid/threads":   881,
-	// The deferred modes' PCID variants (truncated likewise): on-defer+pcid
-	// pays on-defer's dispatcher over on+pcid; on-noswitch+pcid's getppid
-	// writes no CR3 (off's path), its other calls switch as on-defer+pcid's
-	// after the no-switch check.
-	"null on-defer+pcid/minimal":           29,
-	"null on-defer+pcid/linux":             100,
-	"null on-noswitch+pcid/minimal":        15,
-	"null on-noswitch+pcid/linux":          85,
-	"lseek on-defer+pcid/linux":            257,
-	"lseek on-noswitch+pcid/linux":         259,
-	"pingpong on-defer+pcid/processes":     2118,
-	"pingpong on-defer+pcid/threads":       2048,
-	"pingpong on-noswitch+pcid/processes":  2126,
-	"pingpong on-noswitch+pcid/threads":    2056,
-	"messaging on-defer+pcid/processes":    940,
-	"messaging on-defer+pcid/threads":      892,
-	"messaging on-noswitch+pcid/processes": 944,
-	"messaging on-noswitch+pcid/threads":   896,
-}
-
-// bochsSocketPathLength holds, as bochsPathLength, sched-messaging over
+// bochsSocketPathLength holds, as pathlength.Bochs, sched-messaging over
 // socket pairs on the path QEMU cannot run, on+pcid's, per message
 // (truncated), measured with pathLengthSocketPlan under Bochs.
 var bochsSocketPathLength = map[string]int64{
@@ -181,7 +147,8 @@ var unknownMSR = regexp.MustCompile(`(RD|WR)MSR: Unknown register (0x[0-9a-f]+)`
 // (none unsupported); the isolation probe's on+pcid rows as on's; the
 // 32-bit world's checks after the on+pcid runs; every check passed; no MSR
 // but the microcode probe's (which reads through the #GP-safe path) missing
-// from the model; and the path lengths held as bounds (bochsPathLength).
+// from the model; and the path lengths held as bounds (pathlength.Bochs,
+// exact where the path is).
 // It returns the path lengths.
 func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	res := bootBochs(t, bochs.Options{CPU: model, Plan: []byte(bochsPlan), Timeout: bochsMatrixTimeout})
@@ -300,10 +267,9 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	}
 
 	got, stamps := pathLengths(t, res)
-	for k, bound := range bochsPathLength {
+	for k, p := range pathlength.Bochs {
 		require.Contains(t, got, k)
-		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per call", k)
-		assert.Positive(t, got[k], k)
+		checkPathLength(t, k, got[k], p)
 	}
 	for k := range got {
 		if on, ok := strings.CutPrefix(k, "null on+pcid/"); ok {
@@ -319,10 +285,9 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	// Global pages change no path: those rows equal the others.
 	for _, f := range recordsOf[contract.Syscall](t, res) {
 		if f.Global {
-			k := fmt.Sprintf("%v %v/%v", f.Bench, f.Mode, f.Flavour)
-			if f.Width == 32 {
-				k = fmt.Sprintf("%v %v", f.Bench, strings.TrimSuffix(key32(f.Subject), "/true")+"/false")
-			}
+			off := f.Subject
+			off.Global = false
+			k := pathlength.Key(off)
 			assert.Equal(t, got[k], f.Mean, "%s with global pages", k)
 		}
 	}
@@ -465,4 +430,47 @@ func TestBochsFlushCost(t *testing.T) {
 		}
 	}
 	t.Logf("the sweep's instructions per call under Bochs: %v", got)
+}
+
+// pmuCheckPlan times the null call in both worlds (with the 32-bit copy
+// methods, whose direct one is exact) at pathLengthSizes's sizes.
+const pmuCheckPlan = "benchmarks = null,null32\n" + pathLengthSizes
+
+// TestBochsPMUCheckTSC runs the PMU cross-check end to end under Bochs,
+// on a test image (ptilab_pmu_tsc, bench/pmutsc.go) in which
+// IA32_TSC, which counts instructions there, stands in for fixed counter 0
+// (INST_RETIRED.ANY): both worlds' sample calls read it around every
+// repeat (the 32-bit kernel's by RDMSR too), every figure carries
+// "instructions" per operation, and every exact path's cross-check says
+// "ok" with the table's count: the sample calls and the loops cancel as
+// bench/pmucheck.go says. A path with REP string instructions has none.
+func TestBochsPMUCheckTSC(t *testing.T) {
+	_, image := taggedImage(t, "ptilab_pmu_tsc")
+	res := bootBochs(t, bochs.Options{Image: image, Plan: []byte(pmuCheckPlan), Timeout: bochsMatrixTimeout})
+	requireBochsOK(t, res)
+	assert.Contains(t, strings.Join(res.Lines(), "\n"), "; test image (ptilab_pmu_tsc): IA32_TSC read as instructions")
+	checked := map[int]int{}
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		k := pathlength.Key(f.Subject)
+		if f.Stamps {
+			assert.Equal(t, "not sampled around every repeat", f.PMU.Unsupported, "%s: the instrumented runs are sampled around the run", k)
+			continue
+		}
+		require.NotNil(t, f.PMU, k)
+		assert.Empty(t, f.PMU.Unsupported, k)
+		assert.Greater(t, f.PMU.PerOp["instructions"], f.Mean, "%s: the loop and the sample calls' share on top of the path", k)
+		want, exact := pathlength.Exact(f.Subject)
+		if !exact {
+			assert.Nil(t, f.PMUCheck, k)
+			continue
+		}
+		require.NotNil(t, f.PMUCheck, k)
+		assert.Equal(t, contract.PMUCheck{Status: "ok", Expected: want, Measured: float64(want), Repeats: 3, EmptyRepeats: 3}, *f.PMUCheck, k)
+		checked[f.Width]++
+		t.Logf("%s (global %v): %v instructions per call, %v per call with the loop and the sample calls' share, cross-check %s", k, f.Global, f.Mean, f.PMU.PerOp["instructions"], f.PMUCheck.Status)
+	}
+	// 64-bit: off, on and on+pcid, minimal and linux, global pages off
+	// and on; 32-bit: off and on, the minimal ones by SYSENTER and INT
+	// 0x80 (both global settings) and the direct copy (global off).
+	assert.Equal(t, map[int]int{64: 12, 32: 10}, checked)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/internal/pathlength"
 )
 
 // cpuStateOf checks that a run printed one cpu-state record, with its
@@ -127,32 +128,44 @@ var pmuNoMSRs = regexp.MustCompile(`^CPUID\.0AH lists architectural performance 
 func exactly(s string) *regexp.Regexp { return regexp.MustCompile("^" + regexp.QuoteMeta(s) + "$") }
 
 // requirePMUUnsupported checks that every syscall, pingpong and messaging
-// record carries pmu unsupported, with a reason reason64 matches in the
-// 64-bit world and "not counted in the 32-bit world" in the 32-bit one,
-// that the PMU line says so, and that no table gained the counters'
-// columns.
-func requirePMUUnsupported(t *testing.T, res serialLog, reason64 *regexp.Regexp) {
+// record of both worlds carries pmu unsupported, with a reason reason
+// matches (the CPU's: the 32-bit world's sample call reads the counters
+// too), that every null call whose path length is exact carries the
+// cross-check "not available" with that reason and the others none, that
+// the PMU line says so, and that no table gained the counters' columns.
+func requirePMUUnsupported(t *testing.T, res serialLog, reason *regexp.Regexp) {
 	t.Helper()
-	check := func(width int, c contract.Core, what string) {
+	check := func(c contract.Core, what string) {
 		require.NotNil(t, c.PMU, "%s: no pmu", what)
-		if width == 32 {
-			assert.Equal(t, "not counted in the 32-bit world", c.PMU.Unsupported, what)
-		} else {
-			assert.Regexp(t, reason64, c.PMU.Unsupported, what)
-		}
+		assert.Regexp(t, reason, c.PMU.Unsupported, what)
 		assert.Nil(t, c.PMU.PerOp, what)
 	}
+	checked := 0
+	for _, r := range recordsOf[contract.Syscall](t, res) {
+		want, exact := pathlength.Exact(r.Subject)
+		if !exact {
+			assert.Nil(t, r.PMUCheck, "%s: no cross-check", pathlength.Key(r.Subject))
+			continue
+		}
+		require.NotNil(t, r.PMUCheck, pathlength.Key(r.Subject))
+		assert.Equal(t, want, r.PMUCheck.Expected)
+		why, ok := strings.CutPrefix(r.PMUCheck.Status, "not available: ")
+		assert.True(t, ok, "%s: %s", pathlength.Key(r.Subject), r.PMUCheck.Status)
+		assert.Regexp(t, reason, why, pathlength.Key(r.Subject))
+		checked++
+	}
+	t.Logf("cross-checks not available: %d", checked)
 	n := 0
 	for _, r := range recordsOf[contract.Syscall](t, res) {
-		check(r.Width, r.Core, r.Bench+" "+r.Mode)
+		check(r.Core, r.Bench+" "+r.Mode)
 		n++
 	}
 	for _, r := range recordsOf[contract.PingPong](t, res) {
-		check(r.Width, r.Core, r.Bench+" "+r.Mode)
+		check(r.Core, r.Bench+" "+r.Mode)
 		n++
 	}
 	for _, r := range recordsOf[contract.Messaging](t, res) {
-		check(r.Width, r.Core, r.Bench+" "+r.Mode)
+		check(r.Core, r.Bench+" "+r.Mode)
 		n++
 	}
 	require.NotZero(t, n)
@@ -160,7 +173,7 @@ func requirePMUUnsupported(t *testing.T, res serialLog, reason64 *regexp.Regexp)
 	for _, l := range res.Lines() {
 		assert.NotContains(t, l, "inst/op", "no counter columns without counts")
 		if r, ok := strings.CutPrefix(l, "ptilab: PMU: unsupported: "); ok {
-			assert.Regexp(t, reason64, r)
+			assert.Regexp(t, reason, r)
 			lines++
 		}
 	}

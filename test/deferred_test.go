@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/internal/pathlength"
 	"github.com/ptilab/ptilab/internal/qemu"
 )
 
@@ -18,29 +19,13 @@ import (
 // on-noswitch, which also runs getppid and the work call on the user table
 // with no CR3 write.
 
-// deferredPathLength holds, as pathLength, the instructions per call of
-// the deferred modes under -icount shift=0 (deferredPathPlan), measured
-// when the modes were written. on-defer pays, beyond on, the dispatcher's
-// call and return, its save of RDI and its two stack moves (6 per call);
-// on-noswitch's getppid runs on the user table: no CR3 write, the path of
-// off's minimal trampoline, one less than off's linux one (which leaves by
-// the entry stack); its lseek goes through the dispatcher as on-defer's,
-// after the no-switch table's check (CMP, JEQ: 2 more).
-var deferredPathLength = map[string]int64{
-	"null on-defer/minimal":    27,
-	"null on-defer/linux":      98,
-	"null on-noswitch/minimal": 15,
-	"null on-noswitch/linux":   85,
-	"lseek on-defer/linux":     255,
-	"lseek on-noswitch/linux":  257,
-}
-
 // deferredPathPlan is null and lseek under off, on and the deferred modes,
 // both flavours, at pathLengthSizes's sizes.
 const deferredPathPlan = "benchmarks = null,lseek\nmodes = off,on,on-defer,on-noswitch\nglobal = off\n" + pathLengthSizes
 
 // qemuDeferredPathLengths boots deferredPathPlan under -icount shift=0,
-// holds the deferred modes' path lengths as bounds (deferredPathLength)
+// holds the deferred modes' path lengths as bounds (pathlength.Deferred,
+// exact where the path is)
 // and checks where the CR3 writes are: on-noswitch's getppid has none (its
 // path is below on's and no longer than off's), while its lseek pays the
 // whole deferred switch (on-defer's path and the 2 instructions of the
@@ -50,10 +35,9 @@ func qemuDeferredPathLengths(t *testing.T) map[string]float64 {
 	res := boot(t, qemu.Options{Icount: true, Plan: []byte(deferredPathPlan), Timeout: 10 * time.Minute})
 	requireOK(t, res)
 	got, _ := pathLengths(t, res)
-	for k, bound := range deferredPathLength {
+	for k, p := range pathlength.Deferred {
 		require.Contains(t, got, k)
-		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per call", k)
-		assert.Positive(t, got[k], k)
+		checkPathLength(t, k, got[k], p)
 	}
 	for _, fl := range []string{"minimal", "linux"} {
 		assert.Less(t, got["null on-noswitch/"+fl], got["null on/"+fl], "%s: on-noswitch's getppid writes no CR3", fl)

@@ -657,7 +657,10 @@ doublefault:
 // KState.SampleSrc names (SampleAPERF: IA32_APERF and IA32_MPERF;
 // SampleSMI: MSR_SMI_COUNT; the 64-bit side sets those only for counters
 // a #GP-safe read found; SampleNMI: the run's NMI count, CPUData.NMIs,
-// which the NMI handler increments) in the next of KState.Samples, unless MaxSamples
+// which the NMI handler increments; SamplePMU: the MSRs of
+// KState.SampleMSR, the performance counters the 64-bit side programmed
+// and started, which count on across the mode switch, by slot into
+// Sample.PMC) in the next of KState.Samples, unless MaxSamples
 // are recorded, and returns 0 in EAX. It keeps every other register: the
 // dispatch jumps to it, and the tasks kernel's Go code (do) calls it.
 TEXT ·sample(SB),NOSPLIT|NOFRAME,$0
@@ -680,10 +683,27 @@ smi:
 	RDMSR32(const_msrSMICount, sample32_SMI(DI))
 nmi:
 	TESTL	$const_sampleNMI, (const_state+kState_SampleSrc)
-	JEQ	sampled
+	JEQ	pmcs
 	MOVL	(const_cpu+cpuData_NMIs), CX
 	MOVL	CX, sample32_NMI(DI)
 	MOVL	$0, 4+sample32_NMI(DI)
+pmcs:
+	TESTL	$const_samplePMU, (const_state+kState_SampleSrc)
+	JEQ	sampled
+	PUSHL	SI
+	XORL	SI, SI
+pmc:
+	MOVL	(const_state+kState_SampleMSR)(SI*4), CX
+	TESTL	CX, CX
+	JEQ	nextpmc
+	RDMSR
+	MOVL	AX, sample32_PMC(DI)(SI*8)
+	MOVL	DX, (4+sample32_PMC)(DI)(SI*8)
+nextpmc:
+	INCL	SI
+	CMPL	SI, $const_samplePMCs
+	JCS	pmc
+	POPL	SI
 sampled:
 	POPL	DI
 	POPL	DX

@@ -111,7 +111,8 @@ func endRun(reason, status uint32) { panic(runEnd{reason, status}) }
 
 // sample records a sample as the blob's does, of the host's counters:
 // APERF the TSC, MPERF twice it, MSR_SMI_COUNT the samples so far, the
-// NMI count machine.nmis (the per-CPU NMIs'); each
+// NMI count machine.nmis (the per-CPU NMIs'), a performance counter
+// its MSR number low and the samples so far high; each
 // only where KState.SampleSrc names it, and none past MaxSamples.
 func sample() {
 	k := &machine.k
@@ -130,6 +131,13 @@ func sample() {
 	}
 	if k.SampleSrc&layout.SampleNMI != 0 {
 		s.NMI = [2]uint32{machine.nmis, 0}
+	}
+	if k.SampleSrc&layout.SamplePMU != 0 {
+		for i, msr := range k.SampleMSR {
+			if msr != 0 {
+				s.PMC[i] = [2]uint32{msr, k.SampleN - 1}
+			}
+		}
 	}
 }
 

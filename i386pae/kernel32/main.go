@@ -73,6 +73,9 @@ const (
 	sampleAPERF          = layout.SampleAPERF
 	sampleSMI            = layout.SampleSMI
 	sampleNMI            = layout.SampleNMI
+	samplePMU            = layout.SamplePMU
+	samplePMCs           = layout.SamplePMCs
+	sampleSysenter       = layout.SampleSysenter
 	msrAPERF             = layout.MSR_APERF
 	msrMPERF             = layout.MSR_MPERF
 	msrSMICount          = layout.MSR_SMI_COUNT

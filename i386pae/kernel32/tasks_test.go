@@ -254,7 +254,8 @@ func TestSampleCall(t *testing.T) {
 	p := k.NewProcess(0x1000, 0)
 	k.NewTask(p, 0x1000)
 	k.NewTask(p, 0x2000)
-	machine.k.SampleSrc = layout.SampleSMI | layout.SampleNMI
+	machine.k.SampleSrc = layout.SampleSMI | layout.SampleNMI | layout.SamplePMU
+	machine.k.SampleMSR[0] = 0x309 // IA32_FIXED_CTR0; the other slots not read
 	machine.nmis = 7
 	t.Cleanup(func() { machine.nmis = 0 })
 	running, r := k.Call(sampleCall)
@@ -265,6 +266,8 @@ func TestSampleCall(t *testing.T) {
 	assert.Equal(t, [2]uint32{1, 0}, machine.k.Samples[1].SMI)
 	assert.Equal(t, [2]uint32{7, 0}, machine.k.Samples[1].NMI, "the per-CPU NMI count")
 	assert.Zero(t, machine.k.Samples[1].APERF, "not asked for")
+	assert.Equal(t, [2]uint32{0x309, 1}, machine.k.Samples[1].PMC[0], "the counter of SampleMSR[0]")
+	assert.Zero(t, machine.k.Samples[1].PMC[1], "a slot without an MSR")
 	machine.k.SampleN = layout.MaxSamples
 	_, r = k.Call(sampleCall)
 	assert.Zero(t, r)

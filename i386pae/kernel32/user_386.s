@@ -40,13 +40,14 @@ stamp: \
 	JCS	repeat
 
 // SAMPLE makes the sample call (layout.SysSample) when ParamSample is set,
-// by the task's entry (as SYS): outside the timed regions, before each
-// repeat and after the last. The call changes EAX only.
+// by the entry it names (SYSENTER through vsyscall for
+// layout.SampleSysenter, else INT 0x80): outside the timed regions, before
+// each repeat and after the last. The call changes EAX only.
 #define SAMPLE \
 	CMPL	const_uSample, $0; \
 	JEQ	7(PC); \
 	MOVL	$const_sysSample, AX; \
-	CMPL	const_uEntry, $0; \
+	CMPL	const_uSample, $const_sampleSysenter; \
 	JNE	3(PC); \
 	CALL	·vsyscall(SB); \
 	JMP	2(PC); \

@@ -250,7 +250,7 @@ const (
 	ParamEntry     = 16  // EntrySysenter, EntryInt80 or EntryNone
 	ParamNoRDTSCP  = 20  // 1: end stamps with LFENCE;RDTSC;LFENCE
 	ParamRepeat    = 24  // the task's repeat counter
-	ParamSample    = 28  // 1: make the sample call (SysSample) before each repeat and after the last
+	ParamSample    = 28  // 0: no sample call (SysSample); SampleSysenter: by SYSENTER, else by INT 0x80, before each repeat and after the last
 	ParamStart     = 32  // the repeat's start stamp (8 bytes)
 	ParamAddr      = 40  // the probe's address
 	ParamValue     = 44  // what the probe read
@@ -385,21 +385,25 @@ type KState struct {
 
 	// The sample call's (SysSample; the 64-bit side sets them before
 	// every run, tasks or not): the counters to read (SampleAPERF,
-	// SampleSMI, SampleNMI), how many samples are recorded, and the samples, each
-	// Sample's counters as low, high words.
+	// SampleSMI, SampleNMI, SamplePMU), how many samples are recorded,
+	// the performance counters' MSRs read with SamplePMU (by Sample.PMC
+	// slot, 0 for a slot not read), and the samples, each Sample's
+	// counters as low, high words.
 	SampleSrc, SampleN uint32
+	SampleMSR          [SamplePMCs]uint32
 	Samples            [MaxSamples]Sample
 }
 
 // Sample is amd64.Sample in 32-bit words: IA32_APERF, IA32_MPERF,
-// MSR_SMI_COUNT and the NMI count (CPUData.NMIs, the run's), each low
-// then high.
+// MSR_SMI_COUNT, the NMI count (CPUData.NMIs, the run's) and the
+// performance counters KState.SampleMSR names, each low then high.
 type Sample struct {
 	APERF, MPERF, SMI, NMI [2]uint32
+	PMC                    [SamplePMCs][2]uint32
 }
 
 // The sample call: its number, the counters it reads (amd64.SampleAPERF,
-// amd64.SampleSMI and amd64.SampleNMI's bits, the MSR numbers amd64's; a test of
+// amd64.SampleSMI, amd64.SampleNMI and amd64.SamplePMU's bits, the MSR numbers amd64's; a test of
 // package i386pae compares them), and how many samples it records: one
 // before each repeat of a timing program and one after its last.
 const (
@@ -407,10 +411,18 @@ const (
 	SampleAPERF   = 1 << 0
 	SampleSMI     = 1 << 1
 	SampleNMI     = 1 << 2
+	SamplePMU     = 1 << 3 // the performance counters of KState.SampleMSR
+	SamplePMCs    = 7      // amd64.SamplePMCs: 3 fixed-function, 4 programmable
 	MSR_APERF     = 0xe8
 	MSR_MPERF     = 0xe7
 	MSR_SMI_COUNT = 0x34
 	MaxSamples    = MaxRepeats + 1
+	// SampleSysenter is ParamSample's value for sample calls by SYSENTER
+	// (through the vsyscall routine); 1 + EntryInt80 makes them by INT
+	// 0x80. A timing loop's empty loop (ParamEntry EntryNone) samples by
+	// its calls' entry, so that both loops' sample calls run the same
+	// instructions (the PMU cross-check subtracts one from the other).
+	SampleSysenter = 1 + EntrySysenter
 )
 
 // TSS is the 32-bit task-state segment (SDM Vol. 3A, 8.2.1, Figure 8-2),

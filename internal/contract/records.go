@@ -152,6 +152,36 @@ type Syscall struct {
 	// PhaseCall the whole call over the same calls (with Stamps).
 	Phases    map[string]float64 `json:"phases,omitempty"`
 	PhaseCall float64            `json:"phase_call,omitempty"`
+	// PMUCheck is the cross-check of the CPU's instructions retired per
+	// call with the path's length under the emulators, on the paths whose
+	// length is exact (internal/pathlength); absent on the others.
+	PMUCheck *PMUCheck `json:"pmu_check,omitempty"`
+}
+
+// PMUCheck is the cross-check that makes a figure's PMU counts
+// trustworthy: the instructions retired per call (fixed counter 0,
+// INST_RETIRED.ANY, ring 0 and ring 3) less the empty loop's, over the
+// repeats no SMI or NMI disturbed, must equal the path's length in
+// instructions as QEMU -icount shift=0 and Bochs count it. Both figures
+// are taken alike: each repeat's count (the TSC's under the emulators,
+// the counter's delta between the sample calls around it on the CPU)
+// divided by its calls, less the empty loop's; the loop's own
+// instructions and each repeat's boundary cancel, and what is left is
+// the call's path, an integer.
+type PMUCheck struct {
+	// Status is "ok" (equal), "mismatch" (a validity warning: Warning
+	// says what differs) or "not available: <reason>" (no counts: the
+	// CPU has no PMU, the plan turned it off, every repeat was disturbed).
+	Status string `json:"status"`
+	// Expected is the path's length in instructions per call
+	// (internal/pathlength); Measured the instructions retired per call
+	// less the empty loop's, over Repeats calls-loop and EmptyRepeats
+	// empty-loop repeats.
+	Expected     int64   `json:"expected"`
+	Measured     float64 `json:"measured,omitempty"`
+	Repeats      int     `json:"repeats,omitempty"`
+	EmptyRepeats int     `json:"empty_repeats,omitempty"`
+	Warning      string  `json:"warning,omitempty"`
 }
 
 // PingPong is the ping-pong: units per round trip (two writes, two reads,
