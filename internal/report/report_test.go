@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -40,6 +41,9 @@ const (
 	// counts instructions).
 	bochsTLBLog   = "testdata/bochs-tlb.log"
 	syntheticPath = "testdata/synthetic-hardware.log"
+	// isolationLog is a QEMU TCG run (-cpu Skylake-Client) of the probe
+	// and the leak oracle under off, on, on+pcid and the deferred modes.
+	isolationLog = "testdata/qemu-isolation.log"
 )
 
 // golden compares got with testdata/golden/name, or rewrites it with
@@ -96,7 +100,7 @@ func render(t *testing.T, format string, reps ...Report) []byte {
 
 // TestReportGolden: the report of each sample log in each format.
 func TestReportGolden(t *testing.T) {
-	for _, s := range []struct{ name, path string }{{"qemu", qemuLog}, {"synthetic", syntheticPath}, {"qemu-tlb", tlbLog}, {"bochs-tlb", bochsTLBLog}} {
+	for _, s := range []struct{ name, path string }{{"qemu", qemuLog}, {"synthetic", syntheticPath}, {"qemu-tlb", tlbLog}, {"bochs-tlb", bochsTLBLog}, {"qemu-isolation", isolationLog}} {
 		rep := Build(load1(t, s.path))
 		for _, f := range []struct{ format, ext string }{{"text", "txt"}, {"markdown", "md"}, {"csv", "csv"}, {"json", "json"}} {
 			golden(t, "report-"+s.name+"."+f.ext, render(t, f.format, rep))
@@ -615,4 +619,34 @@ func TestBadInput(t *testing.T) {
 		assert.Contains(t, err.Error(), c.want)
 		assert.NotContains(t, err.Error(), "\n")
 	}
+}
+
+// TestReportIsolationTables: a run of the probe and the oracle gets the
+// probe's table (a column per mode, the deferred area P=1 only under the
+// deferred modes), the exposure lists (pages per mode beyond on's) and
+// the oracle's rows (each mode's fault, nothing tried where the
+// calibration saw no cache timing), with the calibration as a note.
+func TestReportIsolationTables(t *testing.T) {
+	rep := Build(load1(t, isolationLog))
+	byName := map[string]Table{}
+	for _, tb := range rep.Tables {
+		byName[tb.Name] = tb
+	}
+	probe := byName["probe"]
+	assert.Equal(t, []string{"world", "target", "address", "off", "on", "on+pcid", "on-defer", "on-noswitch"}, probe.Columns)
+	require.Len(t, probe.Rows, 4)
+	assert.Equal(t, []string{"64-bit", "defer area", "0xffffffffffe0b000", "#PF P=0 (error 0x4)", "#PF P=0 (error 0x4)", "unsupported", "#PF P=1 (error 0x5)", "#PF P=1 (error 0x5)"}, probe.Rows[3])
+	pages := map[string]int{}
+	for _, row := range byName["exposure"].Rows {
+		n, err := strconv.Atoi(row[3])
+		require.NoError(t, err)
+		pages[row[0]] += n
+	}
+	assert.Equal(t, map[string]int{"off": 0, "on": 0, "on+pcid": 0, "on-defer": 2, "on-noswitch": 3}, pages)
+	oracle := byName["oracle"]
+	require.Len(t, oracle.Rows, 5)
+	assert.Equal(t, []string{"off", "#PF P=1 (error 0x5)", "16", "1", "not tried: oracle unavailable: cache timing not observable", "-"}, oracle.Rows[0])
+	assert.Equal(t, "#PF P=0 (error 0x4)", oracle.Rows[1][1])
+	assert.Contains(t, oracle.Notes[0], "misses 21/21/42: oracle unavailable: cache timing not observable")
+	assert.Contains(t, oracle.Notes, "meltdown (the CPU's vulnerability table, as Linux would print it): Mitigation: PTI")
 }

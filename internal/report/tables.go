@@ -114,6 +114,9 @@ func Build(r *Run) Report {
 	}
 	add(&rep.Tables, flushCostTable(r))
 	add(&rep.Tables, retentionTable(r))
+	add(&rep.Tables, probeTable(r))
+	add(&rep.Tables, exposureTable(r))
+	add(&rep.Tables, oracleTable(r))
 	return rep
 }
 
