@@ -25,7 +25,7 @@ func lseek(x *Ctx) any {
 	x.Printf("")
 	x.Printf("%slseek(fd, 0, SEEK_SET) on a kernel file, %s: %s; ± as perf; %s", w.Title(), how, repeats(p.R, p.N, p.Warmup), clk.header())
 	x.Printf("%s", countersNote())
-	x.Printf("%-8s%s %-6s %12s %7s %10s %14s %7s %14s%s", "mode", entryColumn(w, "entry"), "global", clk.perCall(), "±%", "ns/call", "ops/s", "vs off", "global gain", coreColumns())
+	x.Printf("%-*s%s %-6s %12s %7s %10s %14s %7s %14s%s", x.modeWidth(), "mode", entryColumn(w, "entry"), "global", clk.perCall(), "±%", "ns/call", "ops/s", "vs off", "global gain", coreColumns())
 	var ms []Measurement
 	for _, entry := range w.Entries() {
 		for _, mode := range p.Modes {
@@ -36,7 +36,7 @@ func lseek(x *Ctx) any {
 				m.Bench = x.Name
 				ms = append(ms, m)
 				q := ratio(&m, find(ms, offOf(c)))
-				head := fmt.Sprintf("%-8s%s %-6s", mode, entryColumn(w, entry.String()), yn(g))
+				head := fmt.Sprintf("%-*s%s %-6s", x.modeWidth(), mode, entryColumn(w, entry.String()), yn(g))
 				ng := c
 				ng.Global = false
 				var nonGlobal *Measurement

@@ -517,10 +517,10 @@ func messagingTable(x *Ctx) any {
 		w.Title(), p.perfFlag(), p.Groups, p.Loops, p.ipcName(), p.Groups, MsgPerGroup, MsgPerGroup, p.Size, runs(p.R, p.Warmup))
 	x.Printf("total time from the start signal to the last exit; %s, no global pages; %s; ± as perf; %s", messagingEntry(w), clk.unitNote(), clk.header())
 	x.Printf("%s", countersNote())
-	x.Printf("%-8s | %12s %7s %10s %7s%s | %12s %7s %10s %7s%s", "mode", "processes s", "±%", clk.perMsg(), "vs off", coreColumns(), "threads s", "±%", clk.perMsg(), "vs off", coreColumns())
+	x.Printf("%-*s | %12s %7s %10s %7s%s | %12s %7s %10s %7s%s", x.modeWidth(), "mode", "processes s", "±%", clk.perMsg(), "vs off", coreColumns(), "threads s", "±%", clk.perMsg(), "vs off", coreColumns())
 	var all []Messaging
 	for _, mode := range x.Plan.Modes {
-		tasksRow(x, fmt.Sprintf("%-8s", mode), &all,
+		tasksRow(x, fmt.Sprintf("%-*s", x.modeWidth(), mode), &all,
 			func(threads bool) Messaging {
 				return measureMessaging(w, w.TasksConfig(mode, w.Entries()[0]), threads, p)
 			},
@@ -587,7 +587,7 @@ func messagingPhases(x *Ctx) {
 	entry := w.Entries()[0]
 	x.Printf("")
 	x.Printf("%ssched-messaging %s-g %d -l %d (%s): where the cycles go, %% of the run (instrumented %s entry: RDTSC at each boundary; %s)", w.Title(), p.perfFlag(), p.Groups, p.Loops, p.ipcName(), entry.Upper(), runs(1, p.Warmup))
-	x.Printf("%-8s %-9s | %8s %8s %8s %8s %8s | %10s %12s%s", "mode", "tasks", "cr3 in", "frame", "dispatch", "copy out", "cr3 out", "entry path", clk.perMsg(), coreColumns())
+	x.Printf("%-*s %-9s | %8s %8s %8s %8s %8s | %10s %12s%s", x.modeWidth(), "mode", "tasks", "cr3 in", "frame", "dispatch", "copy out", "cr3 out", "entry path", clk.perMsg(), coreColumns())
 	for _, mode := range x.Plan.Modes {
 		for _, threads := range []bool{false, true} {
 			c := w.TasksConfig(mode, entry)
@@ -595,7 +595,7 @@ func messagingPhases(x *Ctx) {
 			q := p
 			q.R = 1
 			m := measureMessaging(w, c, threads, q)
-			head := fmt.Sprintf("%-8s %-9s", mode, taskKind(threads))
+			head := fmt.Sprintf("%-*s %-9s", x.modeWidth(), mode, taskKind(threads))
 			s := x.messagingSubject(c, threads)
 			wl := p.workload()
 			switch {

@@ -51,14 +51,14 @@ func nullSyscall(x *Ctx) any {
 	x.Printf("%s; ± as perf stat --repeat (stddev of the mean); %s", clk.unitNote(), clk.header())
 	x.Printf("%s", countersNote())
 	x.Printf("%s", pmuCheckNote())
-	x.Printf("%-8s%s %-8s %-6s %12s %7s %12s %12s %10s %7s%s", "mode", entryColumn(w, "entry"), "flavour", "global", clk.perCall(), "±%", "median", "min", "ns/call", "vs off", coreColumns())
+	x.Printf("%-*s%s %-8s %-6s %12s %7s %12s %12s %10s %7s%s", x.modeWidth(), "mode", entryColumn(w, "entry"), "flavour", "global", clk.perCall(), "±%", "median", "min", "ns/call", "vs off", coreColumns())
 	var ms []Measurement
 	for _, c := range nullConfigs(w, p) {
 		m := Measure(w, c, Call{Op: Getppid}, p.N, p.R, p.Warmup)
 		m.Bench = x.Name
 		ms = append(ms, m)
 		q := ratio(&m, find(ms, offOf(c)))
-		x.row(fmt.Sprintf("%-8s%s %-8s %-6s", c.Mode, entryColumn(w, c.Entry.String()), c.Flavour, yn(c.Global)), &m, q)
+		x.row(fmt.Sprintf("%-*s%s %-8s %-6s", x.modeWidth(), c.Mode, entryColumn(w, c.Entry.String()), c.Flavour, yn(c.Global)), &m, q)
 		x.measurement(m, q)
 	}
 	if w.Width() == 64 {
@@ -93,12 +93,12 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 	x.Printf("%slinux %s trampoline: pt_regs copy methods, per null call: %s;", w.Title(), entry.Upper(), repeats(p.R, p.N, p.Warmup))
 	x.Printf("%s; global pages off", clk.unitNote())
 	x.Printf("%s", pmuCheckNote())
-	x.Printf("%-8s %-8s %12s %7s %12s %12s %10s %7s%s", "mode", "copy", clk.perCall(), "±%", "median", "min", "ns/call", "vs off", coreColumns())
+	x.Printf("%-*s %-8s %12s %7s %12s %12s %10s %7s%s", x.modeWidth(), "mode", "copy", clk.perCall(), "±%", "median", "min", "ns/call", "vs off", coreColumns())
 	for _, stamps := range []bool{false, true} {
 		if stamps {
 			x.Printf("")
 			x.Printf("phase breakdown (instrumented trampoline: RDTSC at each boundary, its own cost inside the phases), %s per call and %% of the call", clk.Unit())
-			x.Printf("%-8s %-8s %16s %16s %16s %16s %16s %16s %10s%s", "mode", "copy", "cr3 in", "copy in", "dispatch", "copy out", "cr3 out", "rest", "call", coreColumns())
+			x.Printf("%-*s %-8s %16s %16s %16s %16s %16s %16s %10s%s", x.modeWidth(), "mode", "copy", "cr3 in", "copy in", "dispatch", "copy out", "cr3 out", "rest", "call", coreColumns())
 		}
 		for _, mode := range p.Modes {
 			if isNotInWorld(w, config(mode, entry, pti.Minimal)) {
@@ -117,7 +117,7 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 				}
 				ms = append(ms, m)
 				q := ratio(&m, find(ms, offOf(c)))
-				head := fmt.Sprintf("%-8s %-8s", mode, cp)
+				head := fmt.Sprintf("%-*s %-8s", x.modeWidth(), mode, cp)
 				if !stamps || !m.ok() {
 					x.row(head, &m, q)
 				} else {

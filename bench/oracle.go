@@ -193,7 +193,7 @@ func oracle(x *Ctx) any {
 	if observable {
 		attempts = x.Plan.OracleAttempts
 	}
-	x.Printf("%-10s %-22s %-8s %-9s %s", "mode", "secret read", "faults", "attempts", "bytes recovered")
+	x.Printf("%-*s %-22s %-8s %-9s %s", x.modeWidth(), "mode", "secret read", "faults", "attempts", "bytes recovered")
 	secretCall := uint64(pti.SysSecret) | noRDTSCP
 	for _, mode := range modes {
 		c := config(mode, Syscall, pti.Minimal)
@@ -201,7 +201,7 @@ func oracle(x *Ctx) any {
 		s.Entry, s.Flavour = "", ""
 		if err := w.Supported(c); err != nil {
 			out[mode.String()] = -1
-			x.Printf("%-10s unsupported: %s", mode, reasonOf(err))
+			x.Printf("%-*s unsupported: %s", x.modeWidth(), mode, reasonOf(err))
 			x.Record(contract.Unsupported{Subject: s, Reason: mode.String() + ": " + reasonOf(err)})
 			continue
 		}
@@ -243,7 +243,7 @@ func oracle(x *Ctx) any {
 		}
 		if failed != nil {
 			out[mode.String()] = -1
-			x.Printf("%-10s FAILED: %v", mode, failed)
+			x.Printf("%-*s FAILED: %v", x.modeWidth(), mode, failed)
 			x.Fail(contract.Error{Name: x.Name + " " + mode.String(), Error: failed.Error(), Subject: &s})
 			continue
 		}
@@ -262,7 +262,7 @@ func oracle(x *Ctx) any {
 		} else {
 			rec.Reason = oracleUnavailable
 		}
-		x.Printf("%-10s %-22s %-8d %-9d %s", mode, fault, rec.Faults, attempts, bytes)
+		x.Printf("%-*s %-22s %-8d %-9d %s", x.modeWidth(), mode, fault, rec.Faults, attempts, bytes)
 		x.Record(rec)
 	}
 	oracleLimit(x, secret, secretCall)

@@ -186,13 +186,13 @@ func pingPongTable(x *Ctx) any {
 	x.Printf("%sping-pong: a 1-byte token through two pipes, per round trip (lmbench lat_ctx shape, two context switches): %s;", w.Title(), repeatsOf(p.R, p.PingPongN, p.Warmup, "round trip", "round trips"))
 	x.Printf("%s, no global pages; %s; ± as perf; %s", tasksTrampolines(w), clk.unitNote(), clk.header())
 	x.Printf("%s", countersNote())
-	x.Printf("%-8s%s | %12s %7s %9s %7s %7s%s | %12s %7s %9s %7s %7s%s", "mode", entryColumn(w, "entry"), "processes", "±%", "ns", "vs off", "CR3/rt", coreColumns(),
+	x.Printf("%-*s%s | %12s %7s %9s %7s %7s%s | %12s %7s %9s %7s %7s%s", x.modeWidth(), "mode", entryColumn(w, "entry"), "processes", "±%", "ns", "vs off", "CR3/rt", coreColumns(),
 		"threads", "±%", "ns", "vs off", "CR3/rt", coreColumns())
 	var all []PingPong
 	for _, entry := range w.Entries() {
 		var rows []PingPong
 		for _, mode := range p.Modes {
-			tasksRow(x, fmt.Sprintf("%-8s%s", mode, entryColumn(w, entry.String())), &rows,
+			tasksRow(x, fmt.Sprintf("%-*s%s", x.modeWidth(), mode, entryColumn(w, entry.String())), &rows,
 				func(threads bool) PingPong {
 					return measurePingPong(w, w.TasksConfig(mode, entry), threads, p.PingPongN, p.R, p.Warmup)
 				},

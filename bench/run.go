@@ -83,3 +83,14 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 		r.Printf("ptilab machine: TLB retention: %s", contract.RetentionSummary(answers))
 	}
 }
+
+// modeWidth is the width of the mode column of the image's tables: the
+// longest name among the plan's modes ("on-noswitch+pcid" is 16), at
+// least 8.
+func (x *Ctx) modeWidth() int {
+	w := 8
+	for _, m := range x.Plan.Modes {
+		w = max(w, len(m.String()))
+	}
+	return w
+}

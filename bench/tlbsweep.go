@@ -191,7 +191,7 @@ func sweepTable(x *Ctx, k sweepKind) []sweepPoint {
 	x.Printf("%s N of %d %s virtual pages from %#x, %d bytes apart, all mapped onto 1 frame of %d KiB; 1 byte read per page at %s", who, pti.SweepMaxPages, pageName(k.pageSize), k.base, k.pageSize, k.pageSize>>10, sweepOffset)
 	x.Printf("%s; ± as perf stat --repeat; extra: the mode's %s less off's at the same N; global: the entry area and the kernel text as global pages (the swept pages never are); %s", clk.unitNote(), clk.perCall(), clk.header())
 	x.Printf("%s", countersNote())
-	x.Printf("%-6s %6s %-8s %12s %7s %12s %12s %10s %10s %7s%s", "global", "N", "mode", clk.perCall(), "±%", "median", "min", "ns/call", "extra", "vs off", coreColumns())
+	x.Printf("%-6s %6s %-*s %12s %7s %12s %12s %10s %10s %7s%s", "global", "N", x.modeWidth(), "mode", clk.perCall(), "±%", "median", "min", "ns/call", "extra", "vs off", coreColumns())
 	var out []sweepPoint
 	for _, g := range p.Globals {
 		for _, n := range points {
@@ -209,7 +209,7 @@ func sweepTable(x *Ctx, k sweepKind) []sweepPoint {
 					hasExtra = false
 				}
 				q := ratio(&m, off)
-				head := fmt.Sprintf("%-6s %6d %-8s", yn(g), n, mode)
+				head := fmt.Sprintf("%-6s %6d %-*s", yn(g), n, x.modeWidth(), mode)
 				if !m.ok() {
 					x.row(head, &m, q)
 				} else {
