@@ -63,6 +63,9 @@ func nullSyscall(x *Ctx) any {
 	}
 	if w.Width() == 64 {
 		x.lines(reference.Null())
+		if slices.ContainsFunc(p.Modes, pti.Mode.Deferred) {
+			x.lines(reference.Deferred())
+		}
 		x.Printf("(the linux flavour has Linux's entry shape, not its speculation mitigations: no VERW, IBRS or RSB stuffing)")
 	}
 	if len(w.Copies()) > 0 && slices.Contains(p.Flavours, pti.Linux) {

@@ -38,6 +38,13 @@ func Null() []string {
 		NullOffNs, NullOnNs, NullOnNs/NullOffNs)}
 }
 
+// Deferred is the line under the 64-bit null call's table when the plan
+// runs the deferred modes (on-defer, on-noswitch): the claim on the list
+// about Chartre's RFC, which those rows test.
+func Deferred() []string {
+	return []string{`reference (docs/references.md: the answer to Chartre's RFC "x86/pti: Defer CR3 switch to C code", 2020): "the penalty comes from the page table switch; doing it at a different time is unlikely to make much difference" (compare on-defer with on; on-noswitch skips the switch for getppid and work)`}
+}
+
 // Work is the line under the 64-bit work curve's table.
 func Work() []string {
 	return []string{fmt.Sprintf("reference (docs/references.md: Linux threads): a null call pays +%.0f%% under PTI, a 2 µs call about %d%%",

@@ -320,6 +320,12 @@ func nullTable(ms []Measurement, width int, unit string) Table {
 	t.Reference = []string{"(no reference figure: the reference threads' null-call figures are 64-bit)"}
 	if width == 64 {
 		t.Reference = reference.Null()
+		for _, m := range ms {
+			if benchOf(m, "null") && (strings.HasPrefix(m.Mode, "on-defer") || strings.HasPrefix(m.Mode, "on-noswitch")) {
+				t.Reference = append(t.Reference, reference.Deferred()...)
+				break
+			}
+		}
 	}
 	return t
 }
