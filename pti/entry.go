@@ -73,6 +73,13 @@ type entryData struct {
 	// The performance counters' MSRs it reads with amd64.SamplePMU
 	// (amd64.SamplePMCMSRs widened), 0 for a slot not read.
 	SampleMSR [amd64.SamplePMCs]uint64
+
+	// The mitigated trampoline's: the sites turned on (siteX bits), the
+	// IA32_SPEC_CTRL values its IBRS sites write on entry and before the
+	// return, and VERW's operand, the kernel data selector (Linux:
+	// mds_verw_sel, __KERNEL_DS), here because the user side maps it.
+	Sites, SpecCtrlEntry, SpecCtrlExit uint64
+	VerwSel                            uint64
 }
 
 // Run end reasons.
@@ -127,6 +134,7 @@ const (
 	sampleNMI         = amd64.SampleNMI
 	samplePMU         = amd64.SamplePMU
 	samplePMCs        = amd64.SamplePMCs
+	msrSpecCtrl       = amd64.MSR_IA32_SPEC_CTRL
 )
 
 // sample is amd64.Sample, named here so that its size and offsets reach

@@ -162,6 +162,8 @@ func Setup() error {
 	d.TaskStackTop, d.RunFSBase = goos.KernelContext()
 	d.ToUser = env.text.ToUser
 	d.ExitRun = env.kern.RunExit
+	d.VerwSel = amd64.KERNEL_DS
+	specCaps = readSpecCaps()
 
 	// The IDT of a run: every exception vector to its stub in the entry
 	// text, the NMI to the NMI entry, on stacks in the entry area (mapped

@@ -93,11 +93,18 @@ var (
 	// The machine operations, variables for the host tests.
 	setCR3  = amd64.SetCR3
 	exitRun = pti.ExitRun
+	ibpb    = issueIBPB
+	rsbFill = fillRSB
+
+	// The context switch's mitigations (SetSwitchMitigations).
+	ibpbOnSwitch, rsbOnSwitch bool
 
 	// Counters of a run.
 	Switches uint64 // switches from one task to another
 	CR3Loads uint64 // CR3 writes by the context switch (process changes)
 	EndTSC   uint64 // the TSC when the last task exited
+	IBPBs    uint64 // IA32_PRED_CMD writes by the context switch (ibpb)
+	RSBFills uint64 // RSB stuffings by the context switch (rsb)
 )
 
 // Reset forgets every task, process, pipe and file and zeroes the
@@ -111,10 +118,25 @@ func Reset(ptRegs bool) {
 	fdSlots = [maxFDSlots]int16{}
 	ntasks, nfdSlots, cur, loaded, head, tail = 0, 0, -1, -1, -1, -1
 	live, runStatus, framed = 0, 0, ptRegs
-	Switches, CR3Loads, EndTSC = 0, 0, 0
+	Switches, CR3Loads, EndTSC, IBPBs, RSBFills = 0, 0, 0, 0, 0
+	ibpbOnSwitch, rsbOnSwitch = false, false
 	resetPipes()
 	resetFiles()
 }
+
+// SetSwitchMitigations turns the context switch's mitigations on or off
+// for the run (Reset turns them off): with ibpbOn an IBPB
+// (IA32_PRED_CMD.IBPB) on every switch to a task of another process, as
+// Linux's switch_mm_irqs_off with IBPB always on; with rsbOn the return
+// stack buffer stuffed (fillRSB) on every switch to another task, as
+// Linux's __switch_to_asm with X86_FEATURE_RSB_CTXSW. The caller checks
+// that the CPU has IA32_PRED_CMD (pti.PlanMitigations).
+func SetSwitchMitigations(ibpbOn, rsbOn bool) { ibpbOnSwitch, rsbOnSwitch = ibpbOn, rsbOn }
+
+// issueIBPB writes IA32_PRED_CMD.IBPB: branch predictions learned before
+// it do not steer indirect branches after it (SDM Vol. 4, Table 2-2,
+// 49H).
+func issueIBPB() { amd64.WRMSR(amd64.MSR_IA32_PRED_CMD, amd64.PRED_CMD_IBPB) }
 
 // NewProcess makes a process with descriptors 0 to nfds-1, all closed,
 // whose kernel side is CR3 value kcr3 (with NOFLUSH where the mode has
@@ -300,6 +322,10 @@ func schedule(regs *PtRegs, r int64) int64 {
 		if resume(next) {
 			if next != int(prev) {
 				Switches++
+				if rsbOnSwitch {
+					rsbFill()
+					RSBFills++
+				}
 			}
 			*regs = tasks[next].regs
 			return int64(tasks[next].regs.AX)
@@ -338,6 +364,10 @@ func resume(i int) bool {
 		if kcr3 := procs[t.proc].kcr3; kcr3 != 0 {
 			setCR3(kcr3)
 			CR3Loads++
+		}
+		if ibpbOnSwitch {
+			ibpb()
+			IBPBs++
 		}
 	}
 	if !pending {

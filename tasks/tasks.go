@@ -93,3 +93,9 @@ func Entry() uint64
 //
 // defined in entry_amd64.s
 func entry()
+
+// fillRSB stuffs the return stack buffer (RSB_CLEAR_LOOPS, 32 entries).
+// Kernel mode; clobbers only RAX and the flags.
+//
+// defined in entry_amd64.s
+func fillRSB()

@@ -278,3 +278,42 @@ func (k *kernel64) CR3s() []uint64 {
 	require.Equal(k.t, uint64(len(k.cr3s)), CR3Loads, "CR3Loads counts the loads")
 	return k.cr3s
 }
+
+// The context switch's mitigations: an IBPB at every switch to a task of
+// another process (with its CR3 load), the RSB stuffed at every switch to
+// another task, neither when off; fillRSB itself runs on the host (its
+// CALLs and stack adjustment balance).
+func TestSwitchMitigations(t *testing.T) {
+	fillRSB()
+	for _, on := range []bool{false, true} {
+		m := newMachine(t)
+		var ibpbs, fills int
+		oldIBPB, oldFill := ibpb, rsbFill
+		ibpb, rsbFill = func() { ibpbs++ }, func() { fills++ }
+		t.Cleanup(func() { ibpb, rsbFill = oldIBPB, oldFill })
+		SetSwitchMitigations(on, on)
+		p0, p1 := NewProcess(0x1000, nfds), NewProcess(0x3000, nfds)
+		m.task(p0, 0x7f8000001000)
+		m.task(p0, 0x7f8000001000) // a thread of process 0
+		m.task(p1, 0x7f8000001000)
+		// Task 0 yields to task 1 (same process), task 1 to task 2 (another
+		// process), task 2 to task 0 (back).
+		for want := 1; want <= 3; want++ {
+			running, _ := m.call(linuxabi.SYS_sched_yield)
+			assert.Equal(t, want%3, running)
+		}
+		assert.Equal(t, uint64(3), Switches)
+		assert.Equal(t, uint64(2), CR3Loads)
+		if on {
+			assert.Equal(t, 2, ibpbs, "one per process change")
+			assert.Equal(t, 3, fills, "one per task switch")
+			assert.Equal(t, uint64(2), IBPBs)
+			assert.Equal(t, uint64(3), RSBFills)
+		} else {
+			assert.Zero(t, ibpbs+fills)
+			assert.Zero(t, IBPBs+RSBFills)
+		}
+	}
+	Reset(true)
+	assert.False(t, ibpbOnSwitch || rsbOnSwitch, "Reset turns them off")
+}
