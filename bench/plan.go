@@ -72,6 +72,12 @@ type Plan struct {
 	// pmu.EventNames), nil for its table's first ones.
 	PMU       bool
 	PMUEvents []string
+
+	// Mitigations are the mitigation ladder's rungs (the ladder
+	// benchmark): "none" first, then knobs (pti.AllMitigations's names)
+	// alone and stacked in this order, and "linux", the set Linux would
+	// enable on this CPU (MitigationNames).
+	Mitigations []string
 }
 
 // DefaultPlan is the plan without a plan file: every benchmark of the
@@ -93,8 +99,9 @@ func DefaultPlan() Plan {
 		// Small enough for the emulator; perf's defaults are 10 groups
 		// and 100 loops, the reference figures' 20 groups.
 		MsgGroups: 2, MsgLoops: 10, MsgSize: 100, MsgIPC: IPCSocket,
-		PState: cpustate.PStateNominal,
-		PMU:    true,
+		PState:      cpustate.PStateNominal,
+		PMU:         true,
+		Mitigations: MitigationNames(),
 	}
 }
 
@@ -286,6 +293,20 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		}
 		p.MsgIPC = v
 		return nil
+	},
+	"mitigations": func(p *Plan, v string) error {
+		names := map[string]string{}
+		for _, n := range MitigationNames() {
+			names[n] = n
+		}
+		m, err := listOf(v, names, "mitigations")
+		if err == nil && m[0] != rungNone {
+			return fmt.Errorf("mitigations must start with none: the knobs are compared with it")
+		}
+		if err == nil {
+			p.Mitigations = m
+		}
+		return err
 	},
 	"work_n": intKey("work_n", 1, 1_000_000, func(p *Plan) *int { return &p.WorkN }),
 	"work_ns": func(p *Plan, v string) error {

@@ -44,6 +44,9 @@ type Subject struct {
 	Emulated bool `json:"emulated"`
 	// Icount: the TSC counted instructions (QEMU -icount shift=0, Bochs).
 	Icount bool `json:"icount"`
+	// Mitigations are the mitigated flavour's knobs: "none", or their
+	// names joined by "+" ("verw+ibrs").
+	Mitigations string `json:"mitigations,omitempty"`
 }
 
 // About returns the subject: what a record that embeds it is about.
@@ -262,6 +265,25 @@ type FlushCost struct {
 	PerOp           Spread  `json:"per_op"`
 	EmptyLoopCycles float64 `json:"empty_loop_cycles"`
 	TSCHz           uint64  `json:"tsc_hz"`
+}
+
+// Ladder is a rung of the mitigation ladder (bench "ladder"): its
+// configuration (Subject: the mitigated flavour's knobs, or the linux
+// flavour; Tasks "processes" for the ping-pong ladder, empty for the null
+// call), which part of the table it is ("flavour": the linux flavour,
+// "none": every site disabled, "alone": one knob, "stacked": the plan's
+// knobs added one by one, "linux": the set Linux would enable), the rung
+// its increment is over (Over, a Mitigations name or "linux flavour"),
+// its mean and the increment in Unit per operation (absent when either
+// rung did not measure). The measurement itself is the syscall or
+// pingpong record of the same subject.
+type Ladder struct {
+	Subject
+	Part      string   `json:"part"`
+	Over      string   `json:"over,omitempty"`
+	Unit      string   `json:"unit"`
+	Mean      float64  `json:"mean"`
+	Increment *float64 `json:"increment,omitempty"`
 }
 
 // Seed is a cell of a table shaped as the reference thread's (null call
@@ -623,6 +645,7 @@ func (Probe) Kind() string           { return "probe" }
 func (Retention) Kind() string       { return "retention" }
 func (FlushCost) Kind() string       { return "flushcost" }
 func (Seed) Kind() string            { return "seed" }
+func (Ladder) Kind() string          { return "ladder" }
 func (Unsupported) Kind() string     { return "unsupported" }
 func (SeedUnsupported) Kind() string { return "seed-unsupported" }
 func (Error) Kind() string           { return "error" }
@@ -645,7 +668,7 @@ var kinds = map[string]func() Record{}
 func init() {
 	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Retention{}, FlushCost{}, Seed{}, Unsupported{},
 		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
-		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}} {
+		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}, Ladder{}} {
 		kinds[r.Kind()] = newOf(r)
 	}
 }
