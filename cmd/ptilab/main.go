@@ -55,7 +55,8 @@ commands:
   report [-format F] FILE|DIR|IMAGE...
                           print a run's machine line and tables (null call,
                           32-bit vs 64-bit seed tables, lseek, work curve,
-                          ping-pong, sched-messaging) with the reference
+                          ping-pong, sched-messaging, the mitigation
+                          ladder) with the reference
                           figures, from serial logs, results files, a
                           ptilab-results directory or a USB disk image;
                           F is text, markdown, csv or json
