@@ -92,3 +92,11 @@ func TestLinuxKnobSet(t *testing.T) {
 		assert.Equal(t, cpustate.LinuxKnobNames[i], m.String(), "cpustate names pti's knobs")
 	}
 }
+
+// The mitigated flavour is the 64-bit world's: the 32-bit world says
+// unsupported, with why.
+func TestMitigatedNotIn32(t *testing.T) {
+	err := World32.Supported(config(pti.Off, Sysenter, pti.Mitigated))
+	assert.ErrorIs(t, err, ErrUnsupported)
+	assert.ErrorContains(t, err, "the mitigated flavour is the 64-bit world's")
+}
