@@ -39,10 +39,12 @@ const (
 	// task of another process (Linux: switch_mm_irqs_off, cond_mitigation,
 	// with IBPB always on).
 	IBPB
-	// RSB: the return stack buffer stuffed with 32 harmless entries on
-	// every context switch of the tasks kernel, as Linux's
+	// RSB: the return stack buffer stuffed with 32 harmless entries when
+	// the tasks kernel switches to a task of another process, as Linux's
 	// FILL_RETURN_BUFFER with RSB_CLEAR_LOOPS (__switch_to_asm,
-	// X86_FEATURE_RSB_CTXSW).
+	// X86_FEATURE_RSB_CTXSW), which Linux runs on every switch, between
+	// threads too: here it rides on the CR3 load (tasks.switchMM), so that
+	// the plain switch carries no test of the knob.
 	RSB
 	// BHB: Linux's clear_bhb_loop on entry (arch/x86/entry/entry_64.S,
 	// CLEAR_BRANCH_HISTORY), or, where IA32_SPEC_CTRL has BHI_DIS_S
@@ -162,7 +164,7 @@ type MitigationPlan struct {
 	Sites    uint64 // entryData.Sites
 	SpecOnce uint64 // IA32_SPEC_CTRL bits set for the whole run (eIBRS's IBRS, BHI_DIS_S)
 	IBPB     bool   // IA32_PRED_CMD.IBPB on a switch to another process
-	RSB      bool   // RSB stuffing on every context switch
+	RSB      bool   // RSB stuffing on a switch to another process
 }
 
 // PlanMitigations decides how knobs k run on a CPU with caps, or says

@@ -96,6 +96,12 @@ var (
 	ibpb    = issueIBPB
 	rsbFill = fillRSB
 
+	// switchCR3 is what the context switch calls to load another
+	// process's CR3: setCR3, or switchMM with the mitigations
+	// (SetSwitchMitigations, run.go), so that without them the switch
+	// runs no instruction more.
+	switchCR3 = amd64.SetCR3
+
 	// The context switch's mitigations (SetSwitchMitigations).
 	ibpbOnSwitch, rsbOnSwitch bool
 
@@ -119,19 +125,29 @@ func Reset(ptRegs bool) {
 	ntasks, nfdSlots, cur, loaded, head, tail = 0, 0, -1, -1, -1, -1
 	live, runStatus, framed = 0, 0, ptRegs
 	Switches, CR3Loads, EndTSC, IBPBs, RSBFills = 0, 0, 0, 0, 0
-	ibpbOnSwitch, rsbOnSwitch = false, false
 	resetPipes()
 	resetFiles()
 }
 
-// SetSwitchMitigations turns the context switch's mitigations on or off
-// for the run (Reset turns them off): with ibpbOn an IBPB
-// (IA32_PRED_CMD.IBPB) on every switch to a task of another process, as
-// Linux's switch_mm_irqs_off with IBPB always on; with rsbOn the return
-// stack buffer stuffed (fillRSB) on every switch to another task, as
-// Linux's __switch_to_asm with X86_FEATURE_RSB_CTXSW. The caller checks
-// that the CPU has IA32_PRED_CMD (pti.PlanMitigations).
-func SetSwitchMitigations(ibpbOn, rsbOn bool) { ibpbOnSwitch, rsbOnSwitch = ibpbOn, rsbOn }
+// switchMM loads CR3 value cr3 for a switch to another process, with
+// the context switch's mitigations (SetSwitchMitigations): an IBPB
+// (IA32_PRED_CMD.IBPB), as Linux's switch_mm_irqs_off with IBPB always
+// on, and the return stack buffer stuffed (fillRSB), as Linux's
+// __switch_to_asm with X86_FEATURE_RSB_CTXSW. Linux stuffs the RSB on
+// every switch, between threads too; here it happens with the CR3 load,
+// on a switch between processes only (what the ladder's ping-pong
+// measures), so that the plain switch carries no test of the knobs.
+func switchMM(cr3 uint64) {
+	setCR3(cr3)
+	if ibpbOnSwitch {
+		ibpb()
+		IBPBs++
+	}
+	if rsbOnSwitch {
+		rsbFill()
+		RSBFills++
+	}
+}
 
 // issueIBPB writes IA32_PRED_CMD.IBPB: branch predictions learned before
 // it do not steer indirect branches after it (SDM Vol. 4, Table 2-2,
@@ -322,10 +338,6 @@ func schedule(regs *PtRegs, r int64) int64 {
 		if resume(next) {
 			if next != int(prev) {
 				Switches++
-				if rsbOnSwitch {
-					rsbFill()
-					RSBFills++
-				}
 			}
 			*regs = tasks[next].regs
 			return int64(tasks[next].regs.AX)
@@ -362,12 +374,8 @@ func resume(i int) bool {
 	if t.proc != loaded {
 		loaded = t.proc
 		if kcr3 := procs[t.proc].kcr3; kcr3 != 0 {
-			setCR3(kcr3)
+			switchCR3(kcr3)
 			CR3Loads++
-		}
-		if ibpbOnSwitch {
-			ibpb()
-			IBPBs++
 		}
 	}
 	if !pending {

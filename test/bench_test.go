@@ -877,13 +877,62 @@ var ladderPathLength = map[string]int64{
 	"ladder null/bhb":               206,
 	"ladder null/lfence":            99,
 	"ladder null/retpoline":         103,
-	"ladder pingpong/linux flavour": 2067,
-	"ladder pingpong/none":          2115,
-	"ladder pingpong/verw":          2119,
-	"ladder pingpong/rsb":           2309,
-	"ladder pingpong/bhb":           2547,
-	"ladder pingpong/lfence":        2119,
-	"ladder pingpong/retpoline":     2135,
+	"ladder pingpong/linux flavour": 2063,
+	"ladder pingpong/none":          2111,
+	"ladder pingpong/verw":          2115,
+	"ladder pingpong/rsb":           2331,
+	"ladder pingpong/bhb":           2543,
+	"ladder pingpong/lfence":        2115,
+	"ladder pingpong/retpoline":     2131,
+}
+
+// ladderKey names a ladder rung's figure as ladderPathLength does.
+func ladderKey(s contract.Subject) string {
+	bench := "null"
+	if s.Tasks != "" {
+		bench = "pingpong"
+	}
+	rung := s.Mitigations
+	if s.Flavour == "linux" {
+		rung = "linux flavour"
+	}
+	return "ladder " + bench + "/" + rung
+}
+
+// ladderFigures collects a ladder run's figures (deterministic, from its
+// syscall and pingpong records, all under off), its ladder records'
+// increments (every rung's but the linux flavour's, which is over none)
+// and parts, keyed by ladderKey; a ladder record per measured rung, with
+// its figure.
+func ladderFigures(t *testing.T, res serialLog) (got, incs map[string]float64, parts map[string]string) {
+	t.Helper()
+	got, incs, parts = map[string]float64{}, map[string]float64{}, map[string]string{}
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		require.Equal(t, "ladder", f.Bench)
+		assert.Equal(t, "off", f.Mode)
+		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", ladderKey(f.Subject))
+		got[ladderKey(f.Subject)] = f.Mean
+	}
+	for _, f := range recordsOf[contract.PingPong](t, res) {
+		require.Equal(t, "ladder", f.Bench)
+		assert.Equal(t, "processes", f.Tasks)
+		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", ladderKey(f.Subject))
+		got[ladderKey(f.Subject)] = f.Mean
+	}
+	for _, l := range recordsOf[contract.Ladder](t, res) {
+		k := ladderKey(l.Subject)
+		assert.InDelta(t, got[k], l.Mean, 0.001, k)
+		assert.Equal(t, "instructions", l.Unit, k)
+		parts[k] = l.Part
+		if l.Part == "flavour" {
+			assert.Nil(t, l.Increment, k)
+			continue
+		}
+		require.NotNil(t, l.Increment, k)
+		incs[k] = *l.Increment
+	}
+	assert.Len(t, parts, len(got), "a ladder record per measured rung")
+	return got, incs, parts
 }
 
 // checkLadder checks a ladderPlan run under QEMU -icount: every rung of
@@ -899,50 +948,14 @@ func checkLadder(t *testing.T, res serialLog) {
 	lines := strings.Join(res.Lines(), "\n")
 	assert.Contains(t, lines, "linux = rsb+retpoline, as Linux 6.6.y")
 	assert.Contains(t, lines, "verw here: no MD_CLEAR: VERW clears nothing")
-	got := map[string]float64{}
-	key := func(s contract.Subject) string {
-		bench := "null"
-		if s.Tasks != "" {
-			bench = "pingpong"
-		}
-		rung := s.Mitigations
-		if s.Flavour == "linux" {
-			rung = "linux flavour"
-		}
-		return "ladder " + bench + "/" + rung
-	}
-	for _, f := range recordsOf[contract.Syscall](t, res) {
-		require.Equal(t, "ladder", f.Bench)
-		assert.Equal(t, "off", f.Mode)
-		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", key(f.Subject))
-		got[key(f.Subject)] = f.Mean
-	}
-	for _, f := range recordsOf[contract.PingPong](t, res) {
-		require.Equal(t, "ladder", f.Bench)
-		assert.Equal(t, "processes", f.Tasks)
-		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", key(f.Subject))
-		got[key(f.Subject)] = f.Mean
-	}
+	got, incs, parts := ladderFigures(t, res)
 	for k, bound := range ladderPathLength {
 		require.Contains(t, got, k)
 		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per operation", k)
 	}
-	incs := map[string]float64{}
-	parts := map[string]string{}
-	for _, l := range recordsOf[contract.Ladder](t, res) {
-		k := key(l.Subject)
-		assert.InDelta(t, got[k], l.Mean, 0.001, k)
-		assert.Equal(t, "instructions", l.Unit, k)
-		parts[k] = l.Part
-		if l.Part == "flavour" {
-			assert.Nil(t, l.Increment, k)
-			continue
-		}
-		require.NotNil(t, l.Increment, k)
-		assert.Positive(t, *l.Increment, "%s: costs instructions over %s", k, l.Over)
-		incs[k] = *l.Increment
+	for k, inc := range incs {
+		assert.Positive(t, inc, "%s: costs instructions over the rung it is over", k)
 	}
-	assert.Len(t, parts, len(got), "a ladder record per measured rung")
 	for _, bench := range []string{"null", "pingpong"} {
 		assert.Equal(t, got["ladder "+bench+"/none"]-got["ladder "+bench+"/linux flavour"], incs["ladder "+bench+"/none"], bench)
 		for _, knob := range []string{"verw", "bhb", "lfence", "retpoline"} {

@@ -481,7 +481,7 @@ func TestLadderTable(t *testing.T) {
 	assert.Len(t, tb.Rows, 2*11+2*14)
 	assert.Equal(t, []string{"off", "null call", "none", "none", "98.0", "+12.0", "linux flavour"}, tb.Rows[1])
 	assert.Equal(t, []string{"off", "null call", "-", "ibrs", "unsupported", "-", "-"}, tb.Rows[3])
-	assert.Equal(t, []string{"on", "ping-pong processes", "alone", "rsb", "2332.4", "+194.0", "none"}, tb.Rows[2*11+14+5])
+	assert.Equal(t, []string{"on", "ping-pong processes", "alone", "rsb", "2354.4", "+220.0", "none"}, tb.Rows[2*11+14+5])
 	assert.Equal(t, []string{
 		"unsupported: ibrs: no IA32_SPEC_CTRL (CPUID.(EAX=07H,ECX=0):EDX[26]): not supported by this CPU",
 		"unsupported: ibpb: no IA32_PRED_CMD (CPUID.(EAX=07H,ECX=0):EDX[26]): not supported by this CPU",
