@@ -48,9 +48,8 @@ var ringFrames [][]byte
 // NewRun forgets the tasks kernel's state and starts a run under c: with
 // the linux and mitigated flavours the tasks switch by their pt_regs
 // frames (the mitigated flavour's ibpb and rsb knobs act in the switch
-// between processes);
-// with the minimal one a task that would block or yield ends the run
-// (pti.ReasonNoSwitch). It fails for a configuration pti does not support.
+// between processes); with the minimal one a task that would block or
+// yield ends the run (pti.ReasonNoSwitch). It fails for a configuration pti does not support.
 func NewRun(c pti.Config) (*Run, error) {
 	if err := pti.Supported(c); err != nil {
 		return nil, err
@@ -210,6 +209,3 @@ func (r *Run) Switches() uint64 { return Switches }
 // CR3Loads returns the CR3 writes of the context switch so far (process
 // changes).
 func (r *Run) CR3Loads() uint64 { return CR3Loads }
-
-// Barriers returns the context switch's IBPBs and RSB stuffings so far.
-func (r *Run) Barriers() (ibpbs, rsbFills uint64) { return IBPBs, RSBFills }
