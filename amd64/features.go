@@ -30,6 +30,14 @@ type CPUFeatures struct {
 	AVX            bool   // CPUID.01H:ECX[28]
 	Hypervisor     bool   // CPUID.01H:ECX[31]
 	PerfMonVersion uint32 // CPUID.0AH:EAX[7:0], architectural performance monitoring
+
+	// Speculation controls (SDM Vol. 2A, CPUID, Table 3-8; AMD APM Vol. 3,
+	// E.4.7 for 8000_0008H:EBX), for the mitigation knobs (package pti).
+	MDClear  bool // CPUID.(EAX=07H,ECX=0):EDX[10], VERW clears the CPU buffers
+	SpecCtrl bool // IA32_SPEC_CTRL.IBRS: CPUID.(07H,0):EDX[26], or AMD 8000_0008H:EBX[14] (IBRS)
+	PredCmd  bool // IA32_PRED_CMD.IBPB: CPUID.(07H,0):EDX[26], or AMD 8000_0008H:EBX[12] (IBPB)
+	ArchCaps bool // CPUID.(07H,0):EDX[29], IA32_ARCH_CAPABILITIES
+	BHICtrl  bool // CPUID.(EAX=07H,ECX=2):EDX[4], IA32_SPEC_CTRL.BHI_DIS_S
 }
 
 // Features is filled by DetectFeatures at boot.
@@ -70,6 +78,15 @@ func DetectFeatures() {
 		f.INVPCID = b&(1<<10) != 0
 		f.RDSEED = b&(1<<18) != 0
 		f.SMAP = b&(1<<20) != 0
+		a, _, _, d = CPUID(7, 0)
+		f.MDClear = d&CPUID07_EDX_MD_CLEAR != 0
+		f.SpecCtrl = d&CPUID07_EDX_SPEC_CTRL != 0
+		f.PredCmd = f.SpecCtrl
+		f.ArchCaps = d&CPUID07_EDX_ARCH_CAPS != 0
+		if a >= 2 {
+			_, _, _, d = CPUID(7, 2)
+			f.BHICtrl = d&CPUID0702_EDX_BHI_CTRL != 0
+		}
 	}
 	if f.MaxLeaf >= 0xa {
 		a, _, _, _ = CPUID(0xa, 0)
@@ -95,6 +112,11 @@ func DetectFeatures() {
 	if f.MaxExtLeaf >= 0x80000007 {
 		_, _, _, d = CPUID(0x80000007, 0)
 		f.InvariantTSC = d&(1<<8) != 0
+	}
+	if f.MaxExtLeaf >= 0x80000008 {
+		_, b, _, _ = CPUID(0x80000008, 0)
+		f.SpecCtrl = f.SpecCtrl || b&CPUID80000008_EBX_IBRS != 0
+		f.PredCmd = f.PredCmd || b&CPUID80000008_EBX_IBPB != 0
 	}
 	if f.Hypervisor {
 		_, b, c, d = CPUID(0x40000000, 0)

@@ -32,6 +32,23 @@ const (
 	CPUID07_EDX_ARCH_CAPS     = 1 << 29 // CPUID.(07H,0):EDX[29], IA32_ARCH_CAPABILITIES
 )
 
+// Speculation-control MSRs and CPUID bits (SDM Vol. 4, Table 2-2, 48H and
+// 49H; SDM Vol. 2A, CPUID, Table 3-8; AMD APM Vol. 3, E.4.7; Linux
+// arch/x86/include/asm/msr-index.h).
+const (
+	MSR_IA32_PRED_CMD = 0x00000049 // write-only: [0] IBPB (CPUID.07H:EDX[26], AMD 8000_0008H:EBX[12])
+
+	SPEC_CTRL_IBRS      = 1 << 0  // IA32_SPEC_CTRL[0]: restrict indirect branch speculation
+	SPEC_CTRL_BHI_DIS_S = 1 << 10 // IA32_SPEC_CTRL[10]: no branch history for indirect branches in CPL 0 (CPUID.(07H,2):EDX[4])
+	PRED_CMD_IBPB       = 1 << 0  // IA32_PRED_CMD[0]: indirect branch prediction barrier
+	ARCH_CAP_IBRS_ALL   = 1 << 1  // IA32_ARCH_CAPABILITIES[1]: enhanced IBRS (set once, stays on)
+
+	CPUID07_EDX_MD_CLEAR   = 1 << 10 // CPUID.(07H,0):EDX[10], VERW clears the CPU buffers
+	CPUID0702_EDX_BHI_CTRL = 1 << 4  // CPUID.(07H,2):EDX[4], IA32_SPEC_CTRL.BHI_DIS_S
+	CPUID80000008_EBX_IBPB = 1 << 12 // AMD: IA32_PRED_CMD.IBPB
+	CPUID80000008_EBX_IBRS = 1 << 14 // AMD: IA32_SPEC_CTRL.IBRS
+)
+
 // Sample is what is read in ring 0 before and after every measured
 // repeat (pti's sample call, the worlds' loops): the core-clock counters
 // and the counters of the events that disturb a measurement. A counter the

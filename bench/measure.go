@@ -115,6 +115,9 @@ func (x *Ctx) subject(bench string, c Config) contract.Subject {
 	if len(x.World.Copies()) > 0 && c.Flavour == pti.Linux {
 		s.Copy = c.Copy.String()
 	}
+	if c.Flavour == pti.Mitigated {
+		s.Mitigations = c.Knobs.String()
+	}
 	return s
 }
 
@@ -210,17 +213,25 @@ func (x *Ctx) lines(ls []string) {
 // configuration is unsupported, its failure, or cycles per call, the
 // spread, median, minimum, ns per call, the ratio to off and the core
 // clock's columns (coreColumns).
+// A measured row of a path the PMU cross-check knows is followed by its
+// mismatch warning, if any (checkRow).
 func (x *Ctx) row(head string, m *Measurement, ratio float64) {
+	x.Printf("%s %s", head, x.rowCells(m, ratio))
+	if m.Unsup == nil && m.Failure == nil {
+		x.checkRow(x.pmuCheck(*m))
+	}
+}
+
+// rowCells are the cells of row after its head.
+func (x *Ctx) rowCells(m *Measurement, ratio float64) string {
 	s := m.Stats
 	switch {
 	case m.Unsup != nil:
-		x.Printf("%s %s", head, "unsupported: "+reasonOf(m.Unsup))
+		return "unsupported: " + reasonOf(m.Unsup)
 	case m.Failure != nil:
-		x.Printf("%s FAILED: %v", head, m.Failure)
-	default:
-		x.Printf("%s %12.1f %7s %12.1f %12.1f %10.1f %7.2f%s", head, s.Mean, spread(s), s.Median, s.Min, x.Clock.Ns(s.Mean), ratio, m.Disturb.coreCells(x.Clock.Hz, m.R))
-		x.checkRow(x.pmuCheck(*m))
+		return fmt.Sprintf("FAILED: %v", m.Failure)
 	}
+	return fmt.Sprintf("%12.1f %7s %12.1f %12.1f %10.1f %7.2f%s", s.Mean, spread(s), s.Median, s.Min, x.Clock.Ns(s.Mean), ratio, m.Disturb.coreCells(x.Clock.Hz, m.R))
 }
 
 // spread formats the perf-style ± of s; with one repeat there is none.

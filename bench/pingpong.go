@@ -275,8 +275,11 @@ func findTasks[R tasksResult](all []R, mode pti.Mode, threads bool) *R {
 }
 
 // pingPong writes pp's record.
-func (x *Ctx) pingPong(pp PingPong, ratio float64) {
-	s := x.subject("pingpong", pp.Config)
+func (x *Ctx) pingPong(pp PingPong, ratio float64) { x.pingPongAs("pingpong", pp, ratio) }
+
+// pingPongAs writes pp's record as benchmark bench's.
+func (x *Ctx) pingPongAs(bench string, pp PingPong, ratio float64) {
+	s := x.subject(bench, pp.Config)
 	s.Tasks = taskKind(pp.Threads)
 	s.Copy = "" // the tasks runs' trampoline is the entry's
 	if x.notMeasured(x.Name+" "+pp.Config.Mode.String()+" "+s.Tasks, s, pp.N, pp.R, pp.Unsup, pp.Failure) {

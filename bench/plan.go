@@ -85,6 +85,11 @@ type Plan struct {
 	SweepPages, SweepKernelPages []int
 	SweepSizes                   []string
 	SweepN                       int
+	// Mitigations are the mitigation ladder's rungs (the ladder
+	// benchmark): "none" first, then knobs (pti.AllMitigations's names)
+	// alone and stacked in this order, and "linux", the set Linux would
+	// enable on this CPU (MitigationNames).
+	Mitigations []string
 }
 
 // DefaultPlan is the plan without a plan file: every benchmark of the
@@ -108,6 +113,7 @@ func DefaultPlan() Plan {
 		MsgGroups: 2, MsgLoops: 10, MsgSize: 100, MsgIPC: IPCSocket,
 		PState:        cpustate.PStateNominal,
 		PMU:           true,
+		Mitigations:   MitigationNames(),
 		OracleSamples: 1000, OracleAttempts: 100,
 		// lmbench's lat_ctx -s and Gregg's sweep span a working set from
 		// nothing to beyond the STLB (1536 entries on Skylake).
@@ -306,6 +312,20 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		}
 		p.MsgIPC = v
 		return nil
+	},
+	"mitigations": func(p *Plan, v string) error {
+		names := map[string]string{}
+		for _, n := range MitigationNames() {
+			names[n] = n
+		}
+		m, err := listOf(v, names, "mitigations")
+		if err == nil && m[0] != rungNone {
+			return fmt.Errorf("mitigations must start with none: the knobs are compared with it")
+		}
+		if err == nil {
+			p.Mitigations = m
+		}
+		return err
 	},
 	"tlbsweep_pages": func(p *Plan, v string) error {
 		n, err := intList(v, "tlbsweep_pages", 0, pti.SweepMaxPages, false)

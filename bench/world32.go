@@ -57,6 +57,9 @@ func (world32) config(c Config) (i386pae.Config, error) {
 }
 
 func (w world32) Supported(c Config) error {
+	if c.Flavour == pti.Mitigated {
+		return fmt.Errorf("%v: the mitigated flavour is the 64-bit world's (entry_SYSENTER_32's mitigations are not built): %w", c, ErrUnsupported)
+	}
 	ic, err := w.config(c)
 	if err != nil {
 		return err

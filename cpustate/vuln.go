@@ -54,7 +54,9 @@ const (
 	cpuid01ECXAVX        = 1 << 28
 	cpuid01ECXRDRAND     = 1 << 30
 	cpuid01ECXHypervisor = 1 << 31
+	cpuid07EBXFSGSBASE   = 1 << 0
 	cpuid07EBXRTM        = 1 << 11
+	cpuid07EBXSMAP       = 1 << 20
 	cpuid07EBXRDSEED     = 1 << 18
 	cpuid07EDXSRBDSCtrl  = 1 << 9  // IA32_MCU_OPT_CTRL
 	cpuid07EDXMDClear    = 1 << 10 // VERW clears CPU buffers
@@ -311,7 +313,8 @@ type features struct {
 	ibrs, ibpb, stibp             bool // X86_FEATURE_IBRS, _IBPB, _STIBP (Intel SPEC_CTRL or AMD 8000_0008H)
 	stibpAlwaysOn, btcNo, autoIBR bool
 	rrsbaCtrl, bhiCtrl            bool
-	mcuOptCtrl                    MSR // read only with GDS_CTRL
+	mcuOptCtrl                    MSR  // read only with GDS_CTRL
+	fsgsbase, smap                bool // for FENCE_SWAPGS_KERNEL (spectre_v1_select_mitigation)
 }
 
 func readFeatures(c CPU) features {
@@ -336,6 +339,8 @@ func readFeatures(c CPU) features {
 	a7, b7, _, d7 := leaf(c, max, 7)
 	f.rtm = b7&cpuid07EBXRTM != 0
 	f.rdseed = b7&cpuid07EBXRDSEED != 0
+	f.fsgsbase = b7&cpuid07EBXFSGSBASE != 0
+	f.smap = b7&cpuid07EBXSMAP != 0
 	f.srbdsCtrl = d7&cpuid07EDXSRBDSCtrl != 0
 	f.mdClear = d7&cpuid07EDXMDClear != 0
 	f.rtmAlwaysAbort = d7&cpuid07EDXRTMAbort != 0

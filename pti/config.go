@@ -18,9 +18,17 @@ const (
 	// registers and checks that SYSRET is safe, as Linux's
 	// entry_SYSCALL_64.
 	Linux
+	// Mitigated: the linux flavour's trampoline with a site for each
+	// speculation mitigation of Linux's entry (mitigations.go), turned on
+	// by Config.Knobs.
+	Mitigated
 )
 
-var flavourNames = [...]string{Minimal: "minimal", Linux: "linux"}
+var flavourNames = [...]string{Minimal: "minimal", Linux: "linux", Mitigated: "mitigated"}
+
+// PtRegs reports whether the flavour's trampoline builds a pt_regs frame,
+// which the tasks kernel's context switch needs.
+func (f Flavour) PtRegs() bool { return f == Linux || f == Mitigated }
 
 // Flavours returns every trampoline flavour: what a plan may name.
 func Flavours() []Flavour {
@@ -45,9 +53,15 @@ type Config struct {
 	// Global makes the entry area and the kernel text global pages
 	// (PTE.G with CR4.PGE): their TLB entries survive CR3 writes.
 	Global bool
+	// Knobs are the mitigated flavour's speculation mitigations (none for
+	// the other flavours).
+	Knobs Knobs
 }
 
 func (c Config) String() string {
+	if c.Flavour == Mitigated {
+		return fmt.Sprintf("%v/%v/%s/%v", c.Mode, c.Flavour, GlobalName(c.Global), c.Knobs)
+	}
 	return fmt.Sprintf("%v/%v/%s", c.Mode, c.Flavour, GlobalName(c.Global))
 }
 
@@ -65,7 +79,8 @@ var ErrUnsupported = errors.New("not supported by this CPU")
 
 // Supported reports whether the CPU can run c: there must be a trampoline
 // for its flavour and mode (trampolines, deferTrampolines), its mode may
-// need PCID (Mode.PCID) and Global needs PGE.
+// need PCID (Mode.PCID), Global needs PGE, and its knobs (mitigated
+// flavour only) the speculation controls they use (PlanMitigations).
 func Supported(c Config) error {
 	if _, ok := trampolineAt(trampolineKey{c.Flavour, c.Mode}); !ok {
 		return fmt.Errorf("%v: no such trampoline", c)
@@ -75,6 +90,12 @@ func Supported(c Config) error {
 	}
 	if c.Global && !amd64.Features.PGE {
 		return fmt.Errorf("%v: global pages: %w", c, ErrUnsupported)
+	}
+	if c.Knobs != 0 && c.Flavour != Mitigated {
+		return fmt.Errorf("%v: mitigations %v need the mitigated flavour", c, c.Knobs)
+	}
+	if _, err := PlanMitigations(c.Knobs, specCaps); err != nil {
+		return fmt.Errorf("%v: %w", c, err)
 	}
 	return nil
 }

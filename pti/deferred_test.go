@@ -43,9 +43,15 @@ func TestDeferRoutineTablesByName(t *testing.T) {
 
 // Every flavour of every deferred mode has a trampoline of deferRoutines:
 // a mode and its PCID variant share it (only the dispatcher differs);
-// OnDefer's and OnNoSwitch's differ; Supported knows them all.
+// OnDefer's and OnNoSwitch's differ; Supported knows them all. The
+// mitigated flavour has none: its knobs are measured on on's switch.
 func TestDeferredTrampolines(t *testing.T) {
-	for _, f := range Flavours() {
+	for _, m := range deferredModes {
+		_, ok := deferTrampolines[trampolineKey{Mitigated, m}]
+		assert.False(t, ok, "mitigated/%v", m)
+		assert.ErrorContains(t, Supported(Config{Mode: m, Flavour: Mitigated}), "no such trampoline")
+	}
+	for _, f := range []Flavour{Minimal, Linux} {
 		for _, m := range deferredModes {
 			k := trampolineKey{f, m}
 			off, ok := deferTrampolines[k]

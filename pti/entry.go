@@ -94,6 +94,13 @@ type entryData struct {
 	// to the kernel table through the dispatcher.
 	Dispatch uint64
 	NoSwitch [nsys]uint64
+
+	// The mitigated trampoline's: the sites turned on (siteX bits), the
+	// IA32_SPEC_CTRL values its IBRS sites write on entry and before the
+	// return, and VERW's operand, the kernel data selector (Linux:
+	// mds_verw_sel, __KERNEL_DS), here because the user side maps it.
+	Sites, SpecCtrlEntry, SpecCtrlExit uint64
+	VerwSel                            uint64
 }
 
 // Run end reasons.
@@ -149,6 +156,7 @@ const (
 	samplePMU         = amd64.SamplePMU
 	samplePMCs        = amd64.SamplePMCs
 	vectorPF          = amd64.VectorPF
+	msrSpecCtrl       = amd64.MSR_IA32_SPEC_CTRL
 )
 
 // sample is amd64.Sample, named here so that its size and offsets reach

@@ -94,6 +94,45 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	MOVQ	SP, (const_dataBase+entryData_UserRSP); \
 	TO_KERNEL(SP); \
 	MOVQ	(const_dataBase+entryData_TaskStackTop), SP; \
+	PUSH_AND_CLEAR_REGS; \
+	MOVQ	ptRegs_OrigAX(SP), AX; \
+	CMPQ	AX, $const_nsys; \
+	JAE	done; \
+	LOAD_ARGS; \
+	CALL	(const_dataBase+entryData_Table)(AX*8); \
+	MOVQ	AX, ptRegs_AX(SP); \
+done: \
+	SYSRET_CHECK(iret); \
+	RETURN_SYSRET(TO_USER, NO_SITE, sysret); \
+iret: \
+	RETURN_IRET(TO_USER, NO_SITE, iretq); \
+	ENTRY_END
+
+// POP_REGS pops pt_regs from r15 to si, as Linux's POP_REGS
+// (arch/x86/entry/calling.h): R11_SLOT and CX_SLOT pop the r11 and cx
+// slots (POPQ R11, POPQ CX) or skip them (SKIP_SLOT), as Linux's
+// skip_r11rcx does for SYSRET, which has RCX and R11 already loaded.
+#define POP_REGS(R11_SLOT, CX_SLOT) \
+	POPQ	R15; \
+	POPQ	R14; \
+	POPQ	R13; \
+	POPQ	R12; \
+	POPQ	BP; \
+	POPQ	BX; \
+	R11_SLOT; \
+	POPQ	R10; \
+	POPQ	R9; \
+	POPQ	R8; \
+	POPQ	AX; \
+	CX_SLOT; \
+	POPQ	DX; \
+	POPQ	SI
+#define SKIP_SLOT ADDQ $8, SP
+
+// PUSH_AND_CLEAR_REGS builds pt_regs on the kernel stack as Linux's
+// (arch/x86/entry/calling.h) after SYSCALL, with RAX = -ENOSYS, and
+// clears the general registers.
+#define PUSH_AND_CLEAR_REGS \
 	PUSHQ	$const_userDS; \
 	PUSHQ	(const_dataBase+entryData_UserRSP); \
 	PUSHQ	R11; \
@@ -127,19 +166,21 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	XORL	R12, R12; \
 	XORL	R13, R13; \
 	XORL	R14, R14; \
-	XORL	R15, R15; \
-	MOVQ	ptRegs_OrigAX(SP), AX; \
-	CMPQ	AX, $const_nsys; \
-	JAE	done; \
+	XORL	R15, R15
+
+// LOAD_ARGS loads the system call's arguments from pt_regs.
+#define LOAD_ARGS \
 	MOVQ	ptRegs_DI(SP), DI; \
 	MOVQ	ptRegs_SI(SP), SI; \
 	MOVQ	ptRegs_DX(SP), DX; \
 	MOVQ	ptRegs_R10(SP), R10; \
 	MOVQ	ptRegs_R8(SP), R8; \
-	MOVQ	ptRegs_R9(SP), R9; \
-	CALL	(const_dataBase+entryData_Table)(AX*8); \
-	MOVQ	AX, ptRegs_AX(SP); \
-done: \
+	MOVQ	ptRegs_R9(SP), R9
+
+// SYSRET_CHECK goes to iret unless SYSRET is safe: RCX == RIP, R11 ==
+// RFLAGS, no TF or RF, a canonical RIP (CVE-2012-0217). It loads RCX and
+// R11 from pt_regs.
+#define SYSRET_CHECK(iret) \
 	MOVQ	ptRegs_CX(SP), CX; \
 	MOVQ	ptRegs_R11(SP), R11; \
 	CMPQ	CX, ptRegs_IP(SP); \
@@ -152,7 +193,14 @@ done: \
 	SHLQ	$const_canonicalShift, AX; \
 	SARQ	$const_canonicalShift, AX; \
 	CMPQ	AX, CX; \
-	JNE	iret; \
+	JNE	iret
+
+// RETURN_SYSRET and RETURN_IRET restore the registers from pt_regs, go
+// through the entry stack for the CR3 switch (TO_USER) and return by
+// SYSRETQ or IRETQ; SITE_BEFORE(label) runs after the last SWAPGS, just
+// before the return (NO_SITE: nothing; VERW_SITE: the mitigated
+// flavour's VERW).
+#define RETURN_SYSRET(TO_USER, SITE_BEFORE, label) \
 	POP_REGS(SKIP_SLOT, SKIP_SLOT); \
 	MOVQ	SP, DI; \
 	MOVQ	$const_eEntryStackTop, SP; \
@@ -162,8 +210,10 @@ done: \
 	POPQ	DI; \
 	POPQ	SP; \
 	SWAPGS; \
-	SYSRETQ; \
-iret: \
+	SITE_BEFORE(label); \
+	SYSRETQ
+
+#define RETURN_IRET(TO_USER, SITE_BEFORE, label) \
 	POP_REGS(POPQ R11, POPQ CX); \
 	MOVQ	SP, DI; \
 	MOVQ	$const_eEntryStackTop, SP; \
@@ -176,29 +226,10 @@ iret: \
 	TO_USER(DI); \
 	POPQ	DI; \
 	SWAPGS; \
-	IRETQ; \
-	ENTRY_END
+	SITE_BEFORE(label); \
+	IRETQ
 
-// POP_REGS pops pt_regs from r15 to si, as Linux's POP_REGS
-// (arch/x86/entry/calling.h): R11_SLOT and CX_SLOT pop the r11 and cx
-// slots (POPQ R11, POPQ CX) or skip them (SKIP_SLOT), as Linux's
-// skip_r11rcx does for SYSRET, which has RCX and R11 already loaded.
-#define POP_REGS(R11_SLOT, CX_SLOT) \
-	POPQ	R15; \
-	POPQ	R14; \
-	POPQ	R13; \
-	POPQ	R12; \
-	POPQ	BP; \
-	POPQ	BX; \
-	R11_SLOT; \
-	POPQ	R10; \
-	POPQ	R9; \
-	POPQ	R8; \
-	POPQ	AX; \
-	CX_SLOT; \
-	POPQ	DX; \
-	POPQ	SI
-#define SKIP_SLOT ADDQ $8, SP
+#define NO_SITE(label)
 
 SYS_LINUX(·sysLinuxOff, TO_KERNEL_OFF, TO_USER_OFF)
 SYS_LINUX(·sysLinuxOn, TO_KERNEL_ON, TO_USER_ON)
@@ -433,68 +464,18 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	SWAPGS; \
 	MOVQ	SP, (const_dataBase+entryData_UserRSP); \
 	MOVQ	$const_eTrampStackTop, SP; \
-	PUSHQ	$const_userDS; \
-	PUSHQ	(const_dataBase+entryData_UserRSP); \
-	PUSHQ	R11; \
-	PUSHQ	$const_userCS; \
-	PUSHQ	CX; \
-	PUSHQ	AX; \
-	PUSHQ	DI; \
-	PUSHQ	SI; \
-	PUSHQ	DX; \
-	PUSHQ	CX; \
-	PUSHQ	$-const_enosys; \
-	PUSHQ	R8; \
-	PUSHQ	R9; \
-	PUSHQ	R10; \
-	PUSHQ	R11; \
-	PUSHQ	BX; \
-	PUSHQ	BP; \
-	PUSHQ	R12; \
-	PUSHQ	R13; \
-	PUSHQ	R14; \
-	PUSHQ	R15; \
-	XORL	SI, SI; \
-	XORL	DX, DX; \
-	XORL	CX, CX; \
-	XORL	R8, R8; \
-	XORL	R9, R9; \
-	XORL	R10, R10; \
-	XORL	R11, R11; \
-	XORL	BX, BX; \
-	XORL	BP, BP; \
-	XORL	R12, R12; \
-	XORL	R13, R13; \
-	XORL	R14, R14; \
-	XORL	R15, R15; \
+	PUSH_AND_CLEAR_REGS; \
 	MOVQ	ptRegs_OrigAX(SP), AX; \
 	CMPQ	AX, $const_nsys; \
 	JAE	done; \
-	MOVQ	ptRegs_DI(SP), DI; \
-	MOVQ	ptRegs_SI(SP), SI; \
-	MOVQ	ptRegs_DX(SP), DX; \
-	MOVQ	ptRegs_R10(SP), R10; \
-	MOVQ	ptRegs_R8(SP), R8; \
-	MOVQ	ptRegs_R9(SP), R9; \
+	LOAD_ARGS; \
 	NOSWITCH; \
 	MOVQ	SP, R11; \
 	CALL	(const_dataBase+entryData_Dispatch); \
 stored: \
 	MOVQ	AX, ptRegs_AX(SP); \
 done: \
-	MOVQ	ptRegs_CX(SP), CX; \
-	MOVQ	ptRegs_R11(SP), R11; \
-	CMPQ	CX, ptRegs_IP(SP); \
-	JNE	iret; \
-	CMPQ	R11, ptRegs_Flags(SP); \
-	JNE	iret; \
-	TESTQ	$const_sysretUnsafeFlags, R11; \
-	JNE	iret; \
-	MOVQ	CX, AX; \
-	SHLQ	$const_canonicalShift, AX; \
-	SARQ	$const_canonicalShift, AX; \
-	CMPQ	AX, CX; \
-	JNE	iret; \
+	SYSRET_CHECK(iret); \
 	POP_REGS(SKIP_SLOT, SKIP_SLOT); \
 	POPQ	DI; \
 	MOVQ	(ptRegs_SP-ptRegs_OrigAX)(SP), SP; \
@@ -548,6 +529,124 @@ TEXT ·nsGetppid(SB),NOSPLIT|NOFRAME,$0
 TEXT ·nsWork(SB),NOSPLIT|NOFRAME,$0
 	WORK
 	ENTRY_END
+
+// SYS_MITIGATED is the linux flavour's trampoline (SYS_LINUX) with a
+// site for each speculation mitigation of Linux's entry path
+// (mitigations.go), each a TEST of its bit of entryData.Sites and a JEQ
+// over its code (SITE): LFENCE after SWAPGS (FENCE_SWAPGS_KERNEL_ENTRY);
+// after PUSH_AND_CLEAR_REGS, IBRS_ENTER (IA32_SPEC_CTRL from
+// entryData.SpecCtrlEntry) and clear_bhb_loop (CLEAR_BRANCH_HISTORY); the
+// dispatch's indirect call through a retpoline thunk; IBRS_EXIT before
+// the registers come back; VERW (CLEAR_CPU_BUFFERS) after the last SWAPGS,
+// before SYSRETQ or IRETQ, as Linux 6.6's entry_64.S places them. The
+// AX, CX and DX the sites clobber are reloaded from pt_regs (or cleared,
+// and dispatch reads only AX and the argument registers).
+#define SYS_MITIGATED(name, TO_KERNEL, TO_USER) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	SWAPGS; \
+	SITE(const_siteLFENCE, fenced); \
+	LFENCE; \
+fenced: \
+	MOVQ	SP, (const_dataBase+entryData_UserRSP); \
+	TO_KERNEL(SP); \
+	MOVQ	(const_dataBase+entryData_TaskStackTop), SP; \
+	PUSH_AND_CLEAR_REGS; \
+	SITE(const_siteIBRS, ibrsin); \
+	WRMSR64(const_msrSpecCtrl, (const_dataBase+entryData_SpecCtrlEntry)); \
+ibrsin: \
+	SITE(const_siteBHB, bhb); \
+	CLEAR_BHB_LOOP(bhbone, bhbthree, bhbdone); \
+bhb: \
+	MOVQ	ptRegs_OrigAX(SP), AX; \
+	CMPQ	AX, $const_nsys; \
+	JAE	done; \
+	LOAD_ARGS; \
+	SITE(const_siteRetpoline, direct); \
+	MOVQ	(const_dataBase+entryData_Table)(AX*8), R11; \
+	RETPOLINE_CALL_R11(called, spectrap); \
+direct: \
+	CALL	(const_dataBase+entryData_Table)(AX*8); \
+called: \
+	MOVQ	AX, ptRegs_AX(SP); \
+done: \
+	SITE(const_siteIBRS, ibrsout); \
+	WRMSR64(const_msrSpecCtrl, (const_dataBase+entryData_SpecCtrlExit)); \
+ibrsout: \
+	SYSRET_CHECK(iret); \
+	RETURN_SYSRET(TO_USER, VERW_SITE, sysret); \
+iret: \
+	RETURN_IRET(TO_USER, VERW_SITE, iretq); \
+	ENTRY_END
+
+// SITE skips to label unless bit is set in entryData.Sites: a disabled
+// site costs this TEST and the taken JEQ (Linux patches its sites with
+// ALTERNATIVE instead).
+#define SITE(bit, label) \
+	TESTQ	$bit, (const_dataBase+entryData_Sites); \
+	JEQ	label
+
+// VERW_SITE is the VERW knob's site: CLEAR_CPU_BUFFERS.
+#define VERW_SITE(label) \
+	SITE(const_siteVERW, label); \
+	VERW	(const_dataBase+entryData_VerwSel); \
+label:
+
+// CALLREL and RETB are CALL rel32 and RET as bytes: the Go assembler has
+// no CALL to a label, and rejects a RET its stack bookkeeping does not
+// expect. CALLREL's displacement counts from the end of the CALL; the
+// sizes it skips are checked on the built image (internal/image,
+// TestMitigatedTrampolines).
+#define CALLREL(rel) BYTE $0xe8; LONG $rel
+#define RETB BYTE $0xc3
+#define JMPNOP BYTE $0xeb; BYTE $0x01; BYTE $0x90
+
+// CLEAR_BHB_LOOP is Linux's clear_bhb_loop (arch/x86/entry/entry_64.S),
+// inline: five nested CALLs, each followed by five taken JMPs, overwrite
+// the branch history; LFENCE after. Linux aligns the two CALL/RET blocks
+// to 64 bytes, "for performance and not for safety"; here they follow
+// each other. CALLREL(2) skips the JMP after it, CALLREL(1) the RET.
+// The taken JMP over a NOP is bytes (JMPNOP): the Go assembler would
+// send the JNE to it straight to its target.
+#define CLEAR_BHB_LOOP(one, three, end) \
+	PUSHQ	BP; \
+	MOVQ	SP, BP; \
+	MOVL	$5, CX; \
+	CALLREL(2); \
+	JMP	end; \
+one: \
+	CALLREL(1); \
+	RETB; \
+	MOVL	$5, AX; \
+three: \
+	JMPNOP; \
+	SUBL	$1, AX; \
+	JNE	three; \
+	SUBL	$1, CX; \
+	JNE	one; \
+	RETB; \
+end: \
+	LFENCE; \
+	POPQ	BP
+
+// RETPOLINE_CALL_R11 calls the address in R11 as Linux's
+// CALL __x86_indirect_thunk_r11 (arch/x86/lib/retpoline.S): the thunk
+// CALLs over a speculation trap (PAUSE; LFENCE; JMP back: 7 bytes),
+// overwrites its return address with R11 and RETs there; the callee
+// returns after the first CALL, whose JMP goes on at after.
+#define RETPOLINE_CALL_R11(after, trap) \
+	CALLREL(2); \
+	JMP	after; \
+	CALLREL(7); \
+trap: \
+	PAUSE; \
+	LFENCE; \
+	JMP	trap; \
+	MOVQ	R11, (SP); \
+	RETB
+
+SYS_MITIGATED(·sysMitigatedOff, TO_KERNEL_OFF, TO_USER_OFF)
+SYS_MITIGATED(·sysMitigatedOn, TO_KERNEL_ON, TO_USER_ON)
+SYS_MITIGATED(·sysMitigatedPCID, TO_KERNEL_PCID, TO_USER_PCID)
 
 // Kernel text: not copied.
 
@@ -776,6 +875,9 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·toUser, entryRoutines_ToUser(DI))
 	ROUTINE(·excCommon, entryRoutines_ExcCommon(DI))
 	ROUTINE(·entryNMI, entryRoutines_EntryNMI(DI))
+	ROUTINE(·sysMitigatedOff, entryRoutines_SysMitigatedOff(DI))
+	ROUTINE(·sysMitigatedOn, entryRoutines_SysMitigatedOn(DI))
+	ROUTINE(·sysMitigatedPCID, entryRoutines_SysMitigatedPCID(DI))
 	ROUTINE(·sysGetppid, kernelRoutines_SysGetppid(SI))
 	ROUTINE(·sysWork, kernelRoutines_SysWork(SI))
 	ROUTINE(·sysSample, kernelRoutines_SysSample(SI))

@@ -31,6 +31,8 @@ type entryRoutines struct {
 	ExcCommon uint64
 	// EntryNMI is the NMI handler: it counts and resumes.
 	EntryNMI uint64
+	// The mitigated SYSCALL trampolines (SYS_MITIGATED), one per mode.
+	SysMitigatedOff, SysMitigatedOn, SysMitigatedPCID uint64
 }
 
 // kernelRoutines are the routines of entry_amd64.s that run where they are
@@ -73,12 +75,15 @@ type trampolineKey struct {
 // name. A configuration without one is not supported (Supported says so):
 // a new mode or flavour needs its row here before it can run.
 var trampolines = map[trampolineKey]routine{
-	{Minimal, Off}:    routine(unsafe.Offsetof(entryRoutines{}.SysMinimalOff)),
-	{Minimal, On}:     routine(unsafe.Offsetof(entryRoutines{}.SysMinimalOn)),
-	{Minimal, OnPCID}: routine(unsafe.Offsetof(entryRoutines{}.SysMinimalPCID)),
-	{Linux, Off}:      routine(unsafe.Offsetof(entryRoutines{}.SysLinuxOff)),
-	{Linux, On}:       routine(unsafe.Offsetof(entryRoutines{}.SysLinuxOn)),
-	{Linux, OnPCID}:   routine(unsafe.Offsetof(entryRoutines{}.SysLinuxPCID)),
+	{Minimal, Off}:      routine(unsafe.Offsetof(entryRoutines{}.SysMinimalOff)),
+	{Minimal, On}:       routine(unsafe.Offsetof(entryRoutines{}.SysMinimalOn)),
+	{Minimal, OnPCID}:   routine(unsafe.Offsetof(entryRoutines{}.SysMinimalPCID)),
+	{Linux, Off}:        routine(unsafe.Offsetof(entryRoutines{}.SysLinuxOff)),
+	{Linux, On}:         routine(unsafe.Offsetof(entryRoutines{}.SysLinuxOn)),
+	{Linux, OnPCID}:     routine(unsafe.Offsetof(entryRoutines{}.SysLinuxPCID)),
+	{Mitigated, Off}:    routine(unsafe.Offsetof(entryRoutines{}.SysMitigatedOff)),
+	{Mitigated, On}:     routine(unsafe.Offsetof(entryRoutines{}.SysMitigatedOn)),
+	{Mitigated, OnPCID}: routine(unsafe.Offsetof(entryRoutines{}.SysMitigatedPCID)),
 }
 
 // ExitRun ends the run from a Go system-call handler (package tasks) with

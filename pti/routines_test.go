@@ -59,7 +59,7 @@ func TestRoutineTablesByName(t *testing.T) {
 // run with another's.
 func TestTrampolineTable(t *testing.T) {
 	seen := map[routine]trampolineKey{}
-	for _, f := range []Flavour{Minimal, Linux} {
+	for _, f := range Flavours() {
 		for _, m := range []Mode{Off, On, OnPCID} {
 			k := trampolineKey{f, m}
 			r, ok := trampolines[k]
@@ -74,7 +74,7 @@ func TestTrampolineTable(t *testing.T) {
 	}
 	assert.Len(t, trampolines, len(seen))
 	assert.ErrorContains(t, Supported(Config{Mode: Mode(len(modeNames))}), "mode(7)/minimal/nonglobal: no such trampoline")
-	assert.ErrorContains(t, Supported(Config{Flavour: Linux + 1}), "off/flavour(2)/nonglobal: no such trampoline")
+	assert.ErrorContains(t, Supported(Config{Flavour: Mitigated + 1}), "off/flavour(3)/nonglobal: no such trampoline")
 }
 
 func TestProgramNames(t *testing.T) {

@@ -68,8 +68,18 @@ func Start(c Config, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 	d.RecoverRIP, d.RecoverMax = env.recoverRIP, env.recoverMax
 	d.Recovered, d.RecoverCR2, d.RecoverError = 0, 0, 0
 	resetSamples(d)
+	mit, err := PlanMitigations(c.Knobs, specCaps)
+	if err != nil {
+		return Result{}, err
+	}
+	d.Sites = mit.Sites
+	prior, restore := setSpecCtrl(d, mit)
 
 	enterUser()
+
+	if restore {
+		amd64.WRMSR(amd64.MSR_IA32_SPEC_CTRL, prior)
+	}
 
 	return Result{
 		Reason: d.Reason, Status: d.Status,

@@ -172,6 +172,8 @@ func Setup() error {
 	d.ExitRun = env.kern.RunExit
 	writeSecret()
 	d.Secret = SecretAddr()
+	d.VerwSel = amd64.KERNEL_DS
+	specCaps = readSpecCaps()
 
 	// The IDT of a run: every exception vector to its stub in the entry
 	// text, the NMI to the NMI entry, on stacks in the entry area (mapped

@@ -67,3 +67,23 @@ TEXT ·EntryR11(SB),NOSPLIT,$0-8
 // func entryR11()
 TEXT ·entryR11(SB),NOSPLIT|NOFRAME,$0
 	ENTRY(MOVQ, R11)	// the pt_regs frame, on pti's trampoline stack (pti.RegsInR11)
+
+// func fillRSB()
+//
+// Stuffs the return stack buffer with 32 entries that lead to INT3, as
+// Linux's __FILL_RETURN_BUFFER(reg, RSB_CLEAR_LOOPS)
+// (arch/x86/include/asm/nospec-branch.h): 16 rounds of two CALLs over an
+// INT3 each, the stack pointer put back after each round, then LFENCE
+// against a mispredicted JNE. The CALLs (E8, rel32 1: over the INT3) and
+// the stack adjustment (ADD RSP, 16) are bytes, which the Go assembler's
+// stack bookkeeping does not see: they balance each other. Uses AX.
+TEXT ·fillRSB(SB),NOSPLIT|NOFRAME,$0
+	MOVL	$16, AX
+fill:
+	BYTE	$0xe8; LONG $1; BYTE $0xcc
+	BYTE	$0xe8; LONG $1; BYTE $0xcc
+	BYTE	$0x48; BYTE $0x83; BYTE $0xc4; BYTE $0x10
+	DECL	AX
+	JNE	fill
+	LFENCE
+	RET

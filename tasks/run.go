@@ -46,14 +46,20 @@ const PipeCapacity = 16 * 4096
 var ringFrames [][]byte
 
 // NewRun forgets the tasks kernel's state and starts a run under c: with
-// the linux flavour the tasks switch by their pt_regs frames; with the
-// minimal one a task that would block or yield ends the run
-// (pti.ReasonNoSwitch). It fails for a configuration pti does not support.
+// the linux and mitigated flavours the tasks switch by their pt_regs
+// frames (the mitigated flavour's ibpb and rsb knobs act in the switch
+// between processes); with the minimal one a task that would block or
+// yield ends the run (pti.ReasonNoSwitch). It fails for a configuration pti does not support.
 func NewRun(c pti.Config) (*Run, error) {
 	if err := pti.Supported(c); err != nil {
 		return nil, err
 	}
-	Reset(c.Flavour == pti.Linux)
+	mit, err := pti.PlanMitigations(c.Knobs, pti.Spec())
+	if err != nil {
+		return nil, err
+	}
+	Reset(c.Flavour.PtRegs())
+	SetSwitchMitigations(mit.IBPB, mit.RSB)
 	return &Run{c: c}, nil
 }
 
@@ -155,6 +161,19 @@ func (r *Run) AddFile(proc, fd int, size int64) (int, error) {
 		return -1, errors.New("tasks: no room for the file or its descriptor")
 	}
 	return f, nil
+}
+
+// SetSwitchMitigations sets the context switch's mitigations for the
+// run (NewRun sets them from the run's knobs): with ibpbOn an IBPB, with
+// rsbOn an RSB stuffing, at every switch to a task of another process
+// (switchMM); with neither the switch loads CR3 and nothing more. The
+// caller checks that the CPU has IA32_PRED_CMD (pti.PlanMitigations).
+func SetSwitchMitigations(ibpbOn, rsbOn bool) {
+	ibpbOnSwitch, rsbOnSwitch = ibpbOn, rsbOn
+	switchCR3 = setCR3
+	if ibpbOn || rsbOn {
+		switchCR3 = switchMM
+	}
 }
 
 // RunTasks runs the tasks: it points the system calls Syscall answers

@@ -93,11 +93,24 @@ var (
 	// The machine operations, variables for the host tests.
 	setCR3  = amd64.SetCR3
 	exitRun = pti.ExitRun
+	ibpb    = issueIBPB
+	rsbFill = fillRSB
+
+	// switchCR3 is what the context switch calls to load another
+	// process's CR3: setCR3, or switchMM with the mitigations
+	// (SetSwitchMitigations, run.go), so that without them the switch
+	// runs no instruction more.
+	switchCR3 = amd64.SetCR3
+
+	// The context switch's mitigations (SetSwitchMitigations).
+	ibpbOnSwitch, rsbOnSwitch bool
 
 	// Counters of a run.
 	Switches uint64 // switches from one task to another
 	CR3Loads uint64 // CR3 writes by the context switch (process changes)
 	EndTSC   uint64 // the TSC when the last task exited
+	IBPBs    uint64 // IA32_PRED_CMD writes by the context switch (ibpb)
+	RSBFills uint64 // RSB stuffings by the context switch (rsb)
 )
 
 // Reset forgets every task, process, pipe and file and zeroes the
@@ -111,10 +124,35 @@ func Reset(ptRegs bool) {
 	fdSlots = [maxFDSlots]int16{}
 	ntasks, nfdSlots, cur, loaded, head, tail = 0, 0, -1, -1, -1, -1
 	live, runStatus, framed = 0, 0, ptRegs
-	Switches, CR3Loads, EndTSC = 0, 0, 0
+	Switches, CR3Loads, EndTSC, IBPBs, RSBFills = 0, 0, 0, 0, 0
 	resetPipes()
 	resetFiles()
 }
+
+// switchMM loads CR3 value cr3 for a switch to another process, with
+// the context switch's mitigations (SetSwitchMitigations): an IBPB
+// (IA32_PRED_CMD.IBPB), as Linux's switch_mm_irqs_off with IBPB always
+// on, and the return stack buffer stuffed (fillRSB), as Linux's
+// __switch_to_asm with X86_FEATURE_RSB_CTXSW. Linux stuffs the RSB on
+// every switch, between threads too; here it happens with the CR3 load,
+// on a switch between processes only (what the ladder's ping-pong
+// measures), so that the plain switch carries no test of the knobs.
+func switchMM(cr3 uint64) {
+	setCR3(cr3)
+	if ibpbOnSwitch {
+		ibpb()
+		IBPBs++
+	}
+	if rsbOnSwitch {
+		rsbFill()
+		RSBFills++
+	}
+}
+
+// issueIBPB writes IA32_PRED_CMD.IBPB: branch predictions learned before
+// it do not steer indirect branches after it (SDM Vol. 4, Table 2-2,
+// 49H).
+func issueIBPB() { amd64.WRMSR(amd64.MSR_IA32_PRED_CMD, amd64.PRED_CMD_IBPB) }
 
 // NewProcess makes a process with descriptors 0 to nfds-1, all closed,
 // whose kernel side is CR3 value kcr3 (with NOFLUSH where the mode has
@@ -336,7 +374,7 @@ func resume(i int) bool {
 	if t.proc != loaded {
 		loaded = t.proc
 		if kcr3 := procs[t.proc].kcr3; kcr3 != 0 {
-			setCR3(kcr3)
+			switchCR3(kcr3)
 			CR3Loads++
 		}
 	}

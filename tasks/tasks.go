@@ -107,3 +107,9 @@ func EntryR11() uint64
 //
 // defined in entry_amd64.s
 func entryR11()
+
+// fillRSB stuffs the return stack buffer (RSB_CLEAR_LOOPS, 32 entries).
+// Kernel mode; clobbers only RAX and the flags.
+//
+// defined in entry_amd64.s
+func fillRSB()

@@ -35,7 +35,8 @@ func newMachine(t *testing.T) *machine {
 	oldCR3, oldExit := setCR3, exitRun
 	setCR3 = func(v uint64) { m.cr3s = append(m.cr3s, v) }
 	exitRun = func(reason, status uint64) { panic(runEnd{reason, status}) }
-	t.Cleanup(func() { setCR3, exitRun = oldCR3, oldExit; Reset(true) })
+	SetSwitchMitigations(false, false)
+	t.Cleanup(func() { setCR3, exitRun = oldCR3, oldExit; SetSwitchMitigations(false, false); Reset(true) })
 	return m
 }
 
@@ -277,4 +278,43 @@ func (k *kernel64) Switches() uint64                       { return Switches }
 func (k *kernel64) CR3s() []uint64 {
 	require.Equal(k.t, uint64(len(k.cr3s)), CR3Loads, "CR3Loads counts the loads")
 	return k.cr3s
+}
+
+// The context switch's mitigations: an IBPB and an RSB stuffing at every
+// switch to a task of another process (with its CR3 load), none at a
+// switch between threads, none when off; without them the switch calls
+// setCR3 itself. fillRSB itself runs on the host (its CALLs and stack
+// adjustment balance).
+func TestSwitchMitigations(t *testing.T) {
+	fillRSB()
+	for _, on := range []bool{false, true} {
+		m := newMachine(t)
+		var ibpbs, fills int
+		oldIBPB, oldFill := ibpb, rsbFill
+		ibpb, rsbFill = func() { ibpbs++ }, func() { fills++ }
+		t.Cleanup(func() { ibpb, rsbFill = oldIBPB, oldFill })
+		SetSwitchMitigations(on, on)
+		p0, p1 := NewProcess(0x1000, nfds), NewProcess(0x3000, nfds)
+		m.task(p0, 0x7f8000001000)
+		m.task(p0, 0x7f8000001000) // a thread of process 0
+		m.task(p1, 0x7f8000001000)
+		// Task 0 yields to task 1 (same process), task 1 to task 2 (another
+		// process), task 2 to task 0 (back).
+		for want := 1; want <= 3; want++ {
+			running, _ := m.call(linuxabi.SYS_sched_yield)
+			assert.Equal(t, want%3, running)
+		}
+		assert.Equal(t, uint64(3), Switches)
+		assert.Equal(t, uint64(2), CR3Loads)
+		assert.Equal(t, []uint64{0x3000, 0x1000}, m.cr3s, "the CR3 loads go through setCR3 either way")
+		if on {
+			assert.Equal(t, 2, ibpbs, "one per process change")
+			assert.Equal(t, 2, fills, "one per process change")
+			assert.Equal(t, uint64(2), IBPBs)
+			assert.Equal(t, uint64(2), RSBFills)
+		} else {
+			assert.Zero(t, ibpbs+fills)
+			assert.Zero(t, IBPBs+RSBFills)
+		}
+	}
 }

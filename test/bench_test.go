@@ -398,6 +398,11 @@ func TestPathLengths(t *testing.T) {
 			checkFlushPathLengths(t, checkFlushCost(t, res, "instructions", flushNoPCID...))
 			checkSweepPathLengths(t, checkSweep(t, res, "instructions", sweepPoints, []string{"off", "on", "on+pcid"}, []bool{false}, "on+pcid"), nil)
 		})
+		t.Run("qemu-icount-ladder", func(t *testing.T) {
+			res := boot(t, qemu.Options{Icount: true, Plan: []byte(ladderPlan), Timeout: 10 * time.Minute})
+			requireOK(t, res)
+			checkLadder(t, res)
+		})
 		for i, model := range bochsModels {
 			t.Run("bochs-"+model, func(t *testing.T) { b[i] = bochsMatrix(t, model) })
 		}
@@ -1097,4 +1102,128 @@ func TestTLBSweep(t *testing.T) {
 		}
 	}
 	assert.Contains(t, strings.Join(res.Lines(), "\n"), "EMULATED (QEMU TCG): these are not hardware timings")
+}
+
+// ladderPlan is the mitigation ladder at pathLengthSizes's sizes, under
+// off.
+const ladderPlan = "benchmarks = ladder\nmodes = off\nn = 100\npingpong_n = 20\nr = 3\nwarmup = 1\n"
+
+// ladderPathLength bounds the instructions per null call and per
+// ping-pong round trip (processes) of the ladder's rungs under off, as
+// measured when the mitigated flavour was written (QEMU -icount, its
+// default CPU): the linux flavour, the mitigated one with every site off
+// (6 disabled sites on the null path, a TEST and a taken JE each), and
+// each knob TCG runs, alone. "ladder X/knob".
+var ladderPathLength = map[string]int64{
+	"ladder null/linux flavour":     86,
+	"ladder null/none":              98,
+	"ladder null/verw":              99,
+	"ladder null/bhb":               206,
+	"ladder null/lfence":            99,
+	"ladder null/retpoline":         103,
+	"ladder pingpong/linux flavour": 2063,
+	"ladder pingpong/none":          2111,
+	"ladder pingpong/verw":          2115,
+	"ladder pingpong/rsb":           2331,
+	"ladder pingpong/bhb":           2543,
+	"ladder pingpong/lfence":        2115,
+	"ladder pingpong/retpoline":     2131,
+}
+
+// ladderKey names a ladder rung's figure as ladderPathLength does.
+func ladderKey(s contract.Subject) string {
+	bench := "null"
+	if s.Tasks != "" {
+		bench = "pingpong"
+	}
+	rung := s.Mitigations
+	if s.Flavour == "linux" {
+		rung = "linux flavour"
+	}
+	return "ladder " + bench + "/" + rung
+}
+
+// ladderFigures collects a ladder run's figures (deterministic, from its
+// syscall and pingpong records, all under off), its ladder records'
+// increments (every rung's but the linux flavour's, which is over none)
+// and parts, keyed by ladderKey; a ladder record per measured rung, with
+// its figure.
+func ladderFigures(t *testing.T, res serialLog) (got, incs map[string]float64, parts map[string]string) {
+	t.Helper()
+	got, incs, parts = map[string]float64{}, map[string]float64{}, map[string]string{}
+	for _, f := range recordsOf[contract.Syscall](t, res) {
+		require.Equal(t, "ladder", f.Bench)
+		assert.Equal(t, "off", f.Mode)
+		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", ladderKey(f.Subject))
+		got[ladderKey(f.Subject)] = f.Mean
+	}
+	for _, f := range recordsOf[contract.PingPong](t, res) {
+		require.Equal(t, "ladder", f.Bench)
+		assert.Equal(t, "processes", f.Tasks)
+		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", ladderKey(f.Subject))
+		got[ladderKey(f.Subject)] = f.Mean
+	}
+	for _, l := range recordsOf[contract.Ladder](t, res) {
+		k := ladderKey(l.Subject)
+		assert.InDelta(t, got[k], l.Mean, 0.001, k)
+		assert.Equal(t, "instructions", l.Unit, k)
+		parts[k] = l.Part
+		if l.Part == "flavour" {
+			assert.Nil(t, l.Increment, k)
+			continue
+		}
+		require.NotNil(t, l.Increment, k)
+		incs[k] = *l.Increment
+	}
+	assert.Len(t, parts, len(got), "a ladder record per measured rung")
+	return got, incs, parts
+}
+
+// checkLadder checks a ladderPlan run under QEMU -icount: every rung of
+// both tables recorded (syscall or pingpong records with their knobs, a
+// ladder record with the increment), the path lengths within
+// ladderPathLength, each knob TCG runs costing instructions over none
+// (alone) and over the rung below (stacked), none over the linux flavour;
+// ibrs and ibpb unsupported (TCG enumerates neither IA32_SPEC_CTRL nor
+// IA32_PRED_CMD), with their rows saying why; and the linux set QEMU's
+// default CPU (AMD family 0FH: retpolines, RSB filling) gives.
+func checkLadder(t *testing.T, res serialLog) {
+	t.Helper()
+	lines := strings.Join(res.Lines(), "\n")
+	assert.Contains(t, lines, "linux = rsb+retpoline, as Linux 6.6.y")
+	assert.Contains(t, lines, "verw here: no MD_CLEAR: VERW clears nothing")
+	got, incs, parts := ladderFigures(t, res)
+	for k, bound := range ladderPathLength {
+		require.Contains(t, got, k)
+		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per operation", k)
+	}
+	for k, inc := range incs {
+		assert.Positive(t, inc, "%s: costs instructions over the rung it is over", k)
+	}
+	for _, bench := range []string{"null", "pingpong"} {
+		assert.Equal(t, got["ladder "+bench+"/none"]-got["ladder "+bench+"/linux flavour"], incs["ladder "+bench+"/none"], bench)
+		for _, knob := range []string{"verw", "bhb", "lfence", "retpoline"} {
+			k := "ladder " + bench + "/" + knob
+			assert.Equal(t, "alone", parts[k], k)
+			assert.Equal(t, got[k]-got["ladder "+bench+"/none"], incs[k], k)
+		}
+		assert.Equal(t, "linux", parts["ladder "+bench+"/rsb+retpoline"], bench)
+	}
+	assert.Equal(t, "alone", parts["ladder pingpong/rsb"])
+	assert.Equal(t, 12.0, incs["ladder null/none"], "6 disabled sites on the null path, 2 instructions each")
+	assert.Equal(t, "stacked", parts["ladder null/verw+bhb+lfence+retpoline"])
+	assert.Equal(t, "stacked", parts["ladder pingpong/verw+rsb+bhb+lfence+retpoline"])
+	var unsup []string
+	for _, u := range recordsOf[contract.Unsupported](t, res) {
+		assert.Equal(t, "ladder", u.Bench)
+		bench := "null"
+		if u.Tasks != "" {
+			bench = "pingpong"
+		}
+		unsup = append(unsup, bench+"/"+u.Mitigations)
+	}
+	assert.ElementsMatch(t, []string{"null/ibrs", "pingpong/ibrs", "pingpong/ibpb"}, unsup)
+	assert.Regexp(t, `(?m)^off\s+alone\s+ibrs\s+- none\s+unsupported: ibrs: no IA32_SPEC_CTRL`, lines)
+	assert.Regexp(t, `(?m)^off\s+alone\s+ibpb\s+- none\s+unsupported: ibpb: no IA32_PRED_CMD`, lines)
+	t.Logf("the ladder's instructions per operation under icount: %v", got)
 }

@@ -57,7 +57,8 @@ commands:
                           print a run's machine line and tables (null call,
                           32-bit vs 64-bit seed tables, lseek, work curve,
                           ping-pong, sched-messaging, TLB sweep, flush
-                          costs, retention answers) with the reference
+                          costs, retention answers, the mitigation
+                          ladder) with the reference
                           figures, from serial logs, results files, a
                           ptilab-results directory or a USB disk image;
                           F is text, markdown, csv or json

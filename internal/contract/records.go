@@ -49,6 +49,9 @@ type Subject struct {
 	// SweepPages is the TLB sweep's point: pages touched per call (with
 	// Target naming the sweep: "user 4k", "user 2m", "kernel 4k").
 	SweepPages *int `json:"sweep_pages,omitempty"`
+	// Mitigations are the mitigated flavour's knobs: "none", or their
+	// names joined by "+" ("verw+ibrs").
+	Mitigations string `json:"mitigations,omitempty"`
 }
 
 // About returns the subject: what a record that embeds it is about.
@@ -451,6 +454,25 @@ type TLBSweep struct {
 	Offset          string   `json:"offset"`
 }
 
+// Ladder is a rung of the mitigation ladder (bench "ladder"): its
+// configuration (Subject: the mitigated flavour's knobs, or the linux
+// flavour; Tasks "processes" for the ping-pong ladder, empty for the null
+// call), which part of the table it is ("flavour": the linux flavour,
+// "none": every site disabled, "alone": one knob, "stacked": the plan's
+// knobs added one by one, "linux": the set Linux would enable), the rung
+// its increment is over (Over, a Mitigations name or "linux flavour"),
+// its mean and the increment in Unit per operation (absent when either
+// rung did not measure). The measurement itself is the syscall or
+// pingpong record of the same subject.
+type Ladder struct {
+	Subject
+	Part      string   `json:"part"`
+	Over      string   `json:"over,omitempty"`
+	Unit      string   `json:"unit"`
+	Mean      float64  `json:"mean"`
+	Increment *float64 `json:"increment,omitempty"`
+}
+
 // Seed is a cell of a table shaped as the reference thread's (null call
 // or sched-messaging, 32-bit and 64-bit rows).
 type Seed struct {
@@ -811,6 +833,7 @@ func (Retention) Kind() string       { return "retention" }
 func (FlushCost) Kind() string       { return "flushcost" }
 func (TLBSweep) Kind() string        { return "tlbsweep" }
 func (Seed) Kind() string            { return "seed" }
+func (Ladder) Kind() string          { return "ladder" }
 func (Unsupported) Kind() string     { return "unsupported" }
 func (SeedUnsupported) Kind() string { return "seed-unsupported" }
 func (Error) Kind() string           { return "error" }
@@ -841,7 +864,7 @@ func init() {
 	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Retention{}, FlushCost{}, Seed{}, Unsupported{},
 		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
 		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}, OracleCalibration{}, Oracle{},
-		TLBSweep{}, Exposure{}} {
+		TLBSweep{}, Exposure{}, Ladder{}} {
 		kinds[r.Kind()] = newOf(r)
 	}
 }

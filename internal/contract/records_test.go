@@ -17,6 +17,7 @@ func TestEncodeDecode(t *testing.T) {
 	ucode := uint32(0x28)
 	two := 2
 	sixteen, extra := 16, 540.5
+	inc := 54.0
 	recs := []Record{
 		Syscall{Subject: Subject{Bench: "work", Width: 64, Mode: "on", Entry: "syscall", Flavour: "minimal", WorkNs: &ns, Emulated: true},
 			N: 200, R: 10, Stats: Stats{Unit: "tsc_cycles", Mean: 1.5, Median: 1, Min: 1, Max: 2, TSCHz: 2e9, RatioToOff: 3,
@@ -72,6 +73,8 @@ func TestEncodeDecode(t *testing.T) {
 		Fault{Vector: 14, Name: "#PF page fault", RIP: "0x1", CR2: "0x10", In: "Go code"},
 		OutOfMemory{PoolBytes: 1 << 20, Address: "0x10"},
 		End{Status: "ok", Failed: []string{}, PlanErrors: 1, UptimeMs: 5},
+		Ladder{Subject: Subject{Bench: "ladder", Width: 64, Mode: "on", Flavour: "mitigated", Mitigations: "verw+bhb"}, Part: "stacked", Over: "verw",
+			Unit: "instructions", Mean: 160, Increment: &inc},
 	}
 	kinds := map[string]bool{}
 	for _, r := range recs {

@@ -404,3 +404,80 @@ func TestDeferredTrampolines(t *testing.T) {
 		assert.Contains(t, strings.Join(sh, "; "), "MOV R11 RSP; CALL", "%s: the frame's address in R11 for the dispatcher's handler", sym)
 	}
 }
+
+// TestMitigatedTrampolines checks the mitigated trampolines (pti's
+// SYS_MITIGATED): the linux flavour's frame, checks and CR3 writes, plus
+// each knob's site behind its TEST and JE: two VERWs (before SYSRETQ and
+// IRETQ), two WRMSRs (IBRS in and out), LFENCE after SWAPGS; and the CALLs
+// written as bytes land where they must: clear_bhb_loop's CALL into its
+// inner CALL, that one past its RET onto MOV EAX, 5; the retpoline's CALL
+// onto the thunk's CALL, which skips the speculation trap (PAUSE; LFENCE;
+// JMP back to the PAUSE) onto MOV [RSP], R11; RET.
+func TestMitigatedTrampolines(t *testing.T) {
+	for _, mode := range []string{"Off", "On", "PCID"} {
+		t.Run(mode, func(t *testing.T) {
+			insts := routine(t, "sysMitigated"+mode)
+			at := map[int]int{} // offset -> index
+			off := 0
+			for i, in := range insts {
+				at[off] = i
+				off += in.Len
+			}
+			offsetOf := func(i int) int {
+				o := 0
+				for _, in := range insts[:i] {
+					o += in.Len
+				}
+				return o
+			}
+			// target returns the index of the instruction a relative CALL
+			// or JMP at index i goes to.
+			target := func(i int) int {
+				rel, ok := insts[i].Args[0].(x86asm.Rel)
+				require.True(t, ok, "%v is relative", insts[i])
+				j, ok := at[offsetOf(i)+insts[i].Len+int(rel)]
+				require.True(t, ok, "%v lands on an instruction", insts[i])
+				return j
+			}
+			sh := shape(insts)
+			all := strings.Join(sh, "; ")
+			assert.Equal(t, []string{"SWAPGS", "TEST", "JE", "LFENCE"}, sh[:4], "LFENCE after SWAPGS, behind its site test")
+			count := func(s string) int { return strings.Count("; "+all+"; ", "; "+s+"; ") }
+			assert.Equal(t, 2, count("VERW"), all)
+			assert.Equal(t, 2, count("WRMSR"), all)
+			assert.Equal(t, 1, count("SYSRETQ"), all)
+			assert.Equal(t, 1, count("IRETQ"), all)
+			assert.Contains(t, all, "SWAPGS; TEST; JE; VERW; SYSRETQ")
+			assert.Contains(t, all, "SWAPGS; TEST; JE; VERW; IRETQ")
+			writes := strings.Count(all, "MOV CR3 ")
+			if mode == "Off" {
+				assert.Zero(t, writes)
+			} else {
+				assert.Equal(t, 3, writes, "in, out by SYSRET, out by IRET")
+			}
+			var calls []int
+			for i, in := range insts {
+				if in.Op == x86asm.CALL {
+					if _, ok := in.Args[0].(x86asm.Rel); ok {
+						calls = append(calls, i)
+					}
+				}
+			}
+			require.Len(t, calls, 4, "clear_bhb_loop's two, the retpoline's two")
+			inner := target(calls[0])
+			assert.Equal(t, calls[1], inner, "clear_bhb_loop: the first CALL reaches the inner CALL")
+			two := target(inner)
+			assert.Equal(t, "MOV EAX", sh[two], "the inner CALL skips its RET")
+			assert.Equal(t, x86asm.RET, insts[inner+1].Op)
+			thunk := target(calls[2])
+			assert.Equal(t, calls[3], thunk, "the retpoline's CALL reaches the thunk")
+			assert.Equal(t, x86asm.JMP, insts[calls[2]+1].Op, "the callee returns onto a JMP past the thunk")
+			rop := target(thunk)
+			assert.Equal(t, []string{"PAUSE", "LFENCE", "JMP"}, sh[thunk+1:thunk+4], "the speculation trap")
+			assert.Equal(t, thunk+1, target(thunk+3), "the trap loops")
+			assert.Equal(t, thunk+4, rop)
+			assert.Equal(t, "MOV R11", sh[rop], "MOV [RSP], R11")
+			assert.Equal(t, x86asm.RET, insts[rop+1].Op)
+		})
+	}
+}

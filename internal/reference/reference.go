@@ -87,3 +87,23 @@ func SeedMessaging() string {
 // MessagingPhases is the line under the 32-bit sched-messaging phase
 // breakdown.
 const MessagingPhases = "(reference, docs/references.md: 32-bit PAE Linux, -g 20: entry_SYSENTER_32 about 25% of the cycles with PTI, 2.5% without)"
+
+// The getppid cycles of the T-Systems microbenchmarks (January 2018) on a
+// Broadwell Xeon E5-2667 v4 under Linux 4.4, the mitigation ladder's
+// reference (docs/references.md): without PTI, with PTI and PCID, with
+// PTI without PCID; and each again with IBRS in the kernel (set on every
+// entry, cleared on every exit: the Spectre v2 mitigation of the day).
+const (
+	LadderNoPTI      = 140
+	LadderPTIPCID    = 580
+	LadderPTINoPCID  = 900
+	LadderIBRSNoPTI  = 2380
+	LadderIBRSPCID   = 2850
+	LadderIBRSNoPCID = 3100
+)
+
+// Ladder is the line under the mitigation ladder's null-call table.
+func Ladder() []string {
+	return []string{fmt.Sprintf("reference (docs/references.md: T-Systems microbenchmarks, Broadwell E5-2667 v4, Linux 4.4, getppid cycles): %d without PTI, %d with PTI and PCID, %d without PCID; with IBRS in the kernel %d / %d / %d (IBRS alone +%d cycles per call without PTI)",
+		LadderNoPTI, LadderPTIPCID, LadderPTINoPCID, LadderIBRSNoPTI, LadderIBRSPCID, LadderIBRSNoPCID, LadderIBRSNoPTI-LadderNoPTI)}
+}

@@ -650,3 +650,36 @@ func TestReportIsolationTables(t *testing.T) {
 	assert.Contains(t, oracle.Notes[0], "misses 21/21/42: oracle unavailable: cache timing not observable")
 	assert.Contains(t, oracle.Notes, "meltdown (the CPU's vulnerability table, as Linux would print it): Mitigation: PTI")
 }
+
+// TestLadderTable: the mitigation ladder's table, from a real QEMU -icount
+// run of `benchmarks = ladder` under off and on: a row per rung as the
+// image printed it, with its increment and what it is over; ibrs and ibpb
+// unsupported (TCG has neither MSR), their reasons under the table; the
+// reference line as the image printed it.
+func TestLadderTable(t *testing.T) {
+	const ladderLog = "testdata/qemu-ladder.log"
+	rep := Build(load1(t, ladderLog))
+	var tb *Table
+	for i := range rep.Tables {
+		if rep.Tables[i].Name == "ladder" {
+			tb = &rep.Tables[i]
+		}
+	}
+	require.NotNil(t, tb)
+	assert.Equal(t, reference.Ladder(), tb.Reference)
+	// Per mode: the null call's 11 rungs (ibpb and rsb act only in the
+	// ping-pong), the ping-pong's 14.
+	assert.Len(t, tb.Rows, 2*11+2*14)
+	assert.Equal(t, []string{"off", "null call", "none", "none", "98.0", "+12.0", "linux flavour"}, tb.Rows[1])
+	assert.Equal(t, []string{"off", "null call", "-", "ibrs", "unsupported", "-", "-"}, tb.Rows[3])
+	assert.Equal(t, []string{"on", "ping-pong processes", "alone", "rsb", "2354.4", "+220.0", "none"}, tb.Rows[2*11+14+5])
+	assert.Equal(t, []string{
+		"unsupported: ibrs: no IA32_SPEC_CTRL (CPUID.(EAX=07H,ECX=0):EDX[26]): not supported by this CPU",
+		"unsupported: ibpb: no IA32_PRED_CMD (CPUID.(EAX=07H,ECX=0):EDX[26]): not supported by this CPU",
+	}, tb.Notes)
+	data, err := os.ReadFile(ladderLog)
+	require.NoError(t, err)
+	for _, l := range reference.Ladder() {
+		assert.Contains(t, strings.ReplaceAll(string(data), "\r", ""), "\n"+l+"\n")
+	}
+}

@@ -89,7 +89,8 @@ type Report struct {
 // Build makes a run's report: the machine line, the status, and the
 // seed-shaped tables the run has figures for (the null call per mode and
 // flavour, the 32-bit vs 64-bit null call and sched-messaging, lseek with
-// the global-page gain, the work curve, ping-pong, sched-messaging), each
+// the global-page gain, the work curve, ping-pong, sched-messaging, the
+// mitigation ladder), each
 // with the reference figure under it as the image prints it.
 func Build(r *Run) Report {
 	rep := Report{Source: r.Source, Machine: MachineLine(r), Status: StatusLine(r), CutShort: r.CutShort()}
@@ -117,6 +118,7 @@ func Build(r *Run) Report {
 	add(&rep.Tables, probeTable(r))
 	add(&rep.Tables, exposureTable(r))
 	add(&rep.Tables, oracleTable(r))
+	add(&rep.Tables, ladderTable(r, unit))
 	return rep
 }
 
@@ -451,7 +453,7 @@ func subjectKey(s contract.Subject) string {
 	if s.SweepPages != nil {
 		work += fmt.Sprintf(" %d pages", *s.SweepPages)
 	}
-	parts := []string{s.Bench, fmt.Sprintf("%d-bit", s.Width), s.Mode, s.Entry, s.Flavour, s.Copy, s.Tasks, s.Target}
+	parts := []string{s.Bench, fmt.Sprintf("%d-bit", s.Width), s.Mode, s.Entry, s.Flavour, s.Copy, s.Tasks, s.Target, s.Mitigations}
 	if s.Stamps {
 		parts = append(parts, "stamps")
 	}
@@ -739,6 +741,52 @@ func retentionTable(r *Run) Table {
 			t.Rows = append(t.Rows, row)
 		}
 	}
+	return t
+}
+
+// ladderTable is the speculation-mitigation ladder (bench "ladder"): a
+// row per rung in the order the image printed them, from its ladder
+// records (a rung that could not run from its unsupported or error
+// record): the mode, the operation (the null call, or a ping-pong round
+// trip between processes), the part of the ladder, the rung's knobs, its
+// figure per operation, and its increment over the rung named in "over".
+func ladderTable(r *Run, unit string) Table {
+	t := Table{Name: "ladder",
+		Title:   "speculation-mitigation ladder (mitigated flavour): each rung's increment over the rung named in over; a disabled site costs a TEST and a taken JE",
+		Columns: []string{"mode", "operation", "part", "rung", unitPer(unit, "op"), "increment", "over"}}
+	op := func(s contract.Subject) string {
+		if s.Tasks != "" {
+			return "ping-pong " + s.Tasks
+		}
+		return "null call"
+	}
+	rung := func(s contract.Subject) string {
+		if s.Mitigations == "" {
+			return s.Flavour + " flavour"
+		}
+		return s.Mitigations
+	}
+	for _, rec := range r.Records {
+		switch v := rec.Record.(type) {
+		case contract.Ladder:
+			inc := "-"
+			if v.Increment != nil {
+				inc = fmt.Sprintf("%+.1f", *v.Increment)
+			}
+			t.Rows = append(t.Rows, []string{v.Mode, op(v.Subject), v.Part, rung(v.Subject), f1(v.Mean), inc, orDash(v.Over)})
+		case contract.Unsupported:
+			if v.Bench == "ladder" {
+				m := Measurement{Subject: v.Subject, NotRun: "unsupported", Why: reason(v.Reason)}
+				t.Rows = append(t.Rows, append([]string{v.Mode, op(v.Subject), "-", rung(v.Subject)}, notRunRow(&t, m, 3)...))
+			}
+		case contract.Error:
+			if v.Subject != nil && v.Subject.Bench == "ladder" {
+				m := Measurement{Subject: *v.Subject, NotRun: "FAILED", Why: v.Name + ": " + v.Error}
+				t.Rows = append(t.Rows, append([]string{v.Mode, op(*v.Subject), "-", rung(*v.Subject)}, notRunRow(&t, m, 3)...))
+			}
+		}
+	}
+	t.Reference = reference.Ladder()
 	return t
 }
 

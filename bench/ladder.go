@@ -1,0 +1,260 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/internal/reference"
+	"github.com/ptilab/ptilab/pti"
+)
+
+// The mitigation ladder (issue 14 item 4): the null call and the
+// ping-pong between processes under the mitigated flavour (package pti's
+// SYS_MITIGATED and the tasks kernel's context switch), with each knob of
+// the plan's mitigations alone, stacked one by one in the plan's order,
+// and as the set Linux would enable on this CPU (cpustate.LinuxKnobs);
+// each rung's cost is its increment over the rung it is compared with:
+// a knob alone over none, a stacked rung over the rung below it, none
+// over the linux flavour (the cost of the disabled sites). An optional
+// benchmark of the 64-bit world.
+
+// Names of the plan's mitigations list besides the knobs.
+const (
+	rungNone  = "none"  // the mitigated flavour with every site disabled
+	rungLinux = "linux" // the knobs Linux would enable here
+)
+
+// MitigationNames are what the plan's mitigations key takes: none, the
+// knobs (pti.AllMitigations) and linux.
+func MitigationNames() []string {
+	out := []string{rungNone}
+	for _, m := range pti.AllMitigations() {
+		out = append(out, m.String())
+	}
+	return append(out, rungLinux)
+}
+
+// Parts of a ladder table (contract.Ladder.Part).
+const (
+	partFlavour = "flavour" // the linux flavour, no sites at all
+	partNone    = "none"
+	partAlone   = "alone"
+	partStacked = "stacked"
+	partLinux   = "linux"
+)
+
+// rung is a row of a ladder table: its flavour and knobs, its part, and
+// the rung its increment is over (an index of the same ladder, -1 for
+// none).
+type rung struct {
+	Part    string
+	Flavour pti.Flavour
+	Knobs   pti.Knobs
+	Over    int
+}
+
+// label names r in tables and records: "linux flavour" or its knobs.
+func (r rung) label() string {
+	if r.Flavour != pti.Mitigated {
+		return r.Flavour.String() + " flavour"
+	}
+	return r.Knobs.String()
+}
+
+// ladderRungs lays out a ladder over the knobs of order (the plan's
+// mitigations, none and linux left out) that act on the benchmark
+// (acts): the linux flavour; none over it; each knob alone over none;
+// the knobs the CPU supports (supported) stacked one by one, each rung
+// over the one below (the first rung is the first knob alone); and, with
+// withLinux, linux's set over none.
+func ladderRungs(order []pti.Mitigation, acts, supported func(pti.Mitigation) bool, linux pti.Knobs, withLinux bool) []rung {
+	rs := []rung{{Part: partFlavour, Flavour: pti.Linux, Over: -1}, {Part: partNone, Flavour: pti.Mitigated, Over: 0}}
+	alone := map[pti.Mitigation]int{}
+	for _, m := range order {
+		if acts(m) {
+			alone[m] = len(rs)
+			rs = append(rs, rung{Part: partAlone, Flavour: pti.Mitigated, Knobs: pti.KnobsOf(m), Over: 1})
+		}
+	}
+	var acc pti.Knobs
+	below := 1
+	for _, m := range order {
+		if !acts(m) || !supported(m) {
+			continue
+		}
+		if acc == 0 {
+			acc, below = pti.KnobsOf(m), alone[m]
+			continue
+		}
+		acc |= pti.KnobsOf(m)
+		rs = append(rs, rung{Part: partStacked, Flavour: pti.Mitigated, Knobs: acc, Over: below})
+		below = len(rs) - 1
+	}
+	if withLinux {
+		rs = append(rs, rung{Part: partLinux, Flavour: pti.Mitigated, Knobs: linux, Over: 1})
+	}
+	return rs
+}
+
+// increments are each rung's mean less the mean of the rung it is over,
+// NaN where either did not measure (ok false) or it is over none.
+func increments(rs []rung, mean []float64, ok []bool) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = math.NaN()
+		if r.Over >= 0 && ok[i] && ok[r.Over] {
+			out[i] = mean[i] - mean[r.Over]
+		}
+	}
+	return out
+}
+
+// ladderOrder is the plan's knobs in its order, and whether it lists
+// linux.
+func ladderOrder(names []string) (order []pti.Mitigation, withLinux bool) {
+	byName := map[string]pti.Mitigation{}
+	for _, m := range pti.AllMitigations() {
+		byName[m.String()] = m
+	}
+	for _, n := range names {
+		if m, ok := byName[n]; ok {
+			order = append(order, m)
+		}
+		withLinux = withLinux || n == rungLinux
+	}
+	return order, withLinux
+}
+
+// linuxKnobs is the set of cpustate's decisions that are on.
+func linuxKnobs(ks []cpustate.LinuxKnob) pti.Knobs {
+	var k pti.Knobs
+	for _, m := range pti.AllMitigations() {
+		for _, lk := range ks {
+			if lk.On && lk.Name == m.String() {
+				k |= pti.KnobsOf(m)
+			}
+		}
+	}
+	return k
+}
+
+// onEntry reports whether knob m acts on the system-call path (the
+// others act in the context switch).
+func onEntry(m pti.Mitigation) bool { return m != pti.IBPB && m != pti.RSB }
+
+// ladderTable measures and prints one ladder under mode: the rungs of rs
+// in table order (the linux flavour, none, the knobs alone, the stacked
+// rungs top first so that each is over the line below it, linux), each
+// with its increment, what it is over, and the cells measure gives; it
+// writes each rung's measurement record (measure) and its ladder record.
+func ladderTable(x *Ctx, mode pti.Mode, rs []rung, tasks string, measure func(c Config) (mean float64, ok bool, cells func(ratio float64) string, record func(ratio float64))) {
+	mean := make([]float64, len(rs))
+	ok := make([]bool, len(rs))
+	cells := make([]func(float64) string, len(rs))
+	records := make([]func(float64), len(rs))
+	for i, r := range rs {
+		c := config(mode, Syscall, r.Flavour)
+		c.Knobs = r.Knobs
+		mean[i], ok[i], cells[i], records[i] = measure(c)
+	}
+	inc := increments(rs, mean, ok)
+	order := make([]int, 0, len(rs))
+	var stacked []int
+	for i, r := range rs {
+		if r.Part == partStacked {
+			stacked = append([]int{i}, stacked...)
+			continue
+		}
+		if r.Part == partLinux {
+			order = append(order, stacked...)
+			stacked = nil
+		}
+		order = append(order, i)
+	}
+	order = append(order, stacked...)
+	for _, i := range order {
+		r := rs[i]
+		incCell, over := "-", ""
+		if r.Over >= 0 {
+			over = rs[r.Over].label()
+			if !math.IsNaN(inc[i]) {
+				incCell = fmt.Sprintf("%+.1f", inc[i])
+			}
+		}
+		q := 0.0
+		if ok[i] && ok[1] {
+			q = mean[i] / mean[1]
+		}
+		x.Printf("%-8s %-8s %-36s %10s %-26s %s", mode, r.Part, r.label(), incCell, over, cells[i](q))
+		records[i](q)
+		if ok[i] {
+			rec := contract.Ladder{Subject: x.subject(x.Name, config(mode, Syscall, r.Flavour)), Part: r.Part, Over: over, Unit: x.Clock.Unit(), Mean: round(mean[i])}
+			rec.Mitigations, rec.Tasks = "", tasks
+			if r.Flavour == pti.Mitigated {
+				rec.Mitigations = r.Knobs.String()
+			}
+			if !math.IsNaN(inc[i]) {
+				v := round(inc[i])
+				rec.Increment = &v
+			}
+			x.Record(rec)
+		}
+	}
+}
+
+// ladder runs the mitigation ladder in the 64-bit world under every mode
+// of the plan: the null call's table (the knobs that act on the entry
+// path), then the ping-pong's between processes (every knob: ibpb and
+// rsb act in its context switches).
+func ladder(x *Ctx) any {
+	p, w, clk := x.Plan, x.World, x.Clock
+	lk := cpustate.LinuxKnobs(cpustate.Hardware{})
+	linux := linuxKnobs(lk)
+	order, withLinux := ladderOrder(p.Mitigations)
+	caps := pti.Spec()
+	supported := func(m pti.Mitigation) bool {
+		_, err := pti.PlanMitigations(pti.KnobsOf(m), caps)
+		return err == nil
+	}
+	x.Printf("")
+	x.Printf("mitigation ladder: the mitigated flavour (the linux trampoline with a site per knob: TEST of its bit and a JE over it when off) and the tasks kernel's context switch")
+	x.Printf("%s", cpustate.LinuxKnobLine(lk))
+	for _, m := range order {
+		if how := pti.How(m, caps); how != "" {
+			x.Printf("%s here: %s", m, how)
+		}
+	}
+	head := fmt.Sprintf("%-8s %-8s %-36s %10s %-26s", "mode", "part", "rung", "+"+clk.Unit(), "over")
+	var all []any
+
+	x.Printf("")
+	x.Printf("ladder: null system call (getppid), per call: %s; %s; %s", repeats(p.R, p.N, p.Warmup), clk.unitNote(), clk.header())
+	x.Printf("%s", countersNote())
+	x.Printf("each rung's cost is its increment over the rung named in \"over\": a knob alone over none, a stacked rung over the line below it, none over the linux flavour (the 6 disabled sites of the null path: a TEST and a taken JE each); ibpb and rsb act only in context switches (the ping-pong table)")
+	x.Printf("%s %12s %7s %12s %12s %10s %7s%s", head, clk.perCall(), "±%", "median", "min", "ns/call", "vs none", coreColumns())
+	for _, mode := range p.Modes {
+		rs := ladderRungs(order, onEntry, supported, linux, withLinux)
+		ladderTable(x, mode, rs, "", func(c Config) (float64, bool, func(float64) string, func(float64)) {
+			m := Measure(w, c, Call{Op: Getppid}, p.N, p.R, p.Warmup)
+			m.Bench = x.Name
+			all = append(all, m)
+			return m.Stats.Mean, m.ok(), func(q float64) string { return x.rowCells(&m, q) }, func(q float64) { x.measurement(m, q) }
+		})
+	}
+	x.lines(reference.Ladder())
+
+	x.Printf("")
+	x.Printf("ladder: ping-pong between two processes, per round trip (two context switches, each to another process: a CR3 load, an IBPB with ibpb, an RSB stuffing with rsb): %s; %s", repeatsOf(p.R, p.PingPongN, p.Warmup, "round trip", "round trips"), clk.unitNote())
+	x.Printf("%s %12s %7s %9s %7s %7s%s", head, "processes", "±%", "ns", "vs none", "CR3/rt", coreColumns())
+	for _, mode := range p.Modes {
+		rs := ladderRungs(order, func(pti.Mitigation) bool { return true }, supported, linux, withLinux)
+		ladderTable(x, mode, rs, taskKind(false), func(c Config) (float64, bool, func(float64) string, func(float64)) {
+			pp := measurePingPong(w, c, false, p.PingPongN, p.R, p.Warmup)
+			all = append(all, pp)
+			return pp.Stats.Mean, pp.ok(), func(q float64) string { return pingPongCells(pp, clk, q) }, func(q float64) { x.pingPongAs(x.Name, pp, q) }
+		})
+	}
+	return all
+}

@@ -1,0 +1,243 @@
+package pti
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptilab/ptilab/amd64"
+)
+
+// The speculative-execution mitigations of Linux's entry path, one knob
+// each, for the mitigated flavour (Mitigated): the linux flavour's
+// trampoline with a site per knob, and the tasks kernel's context switch.
+//
+// Linux patches each site with ALTERNATIVE at boot (the disabled site is
+// NOPs or a JMP over it). ptilab tests and branches instead: each site of
+// the mitigated trampoline is TEST of a bit of entryData.Sites and a JEQ
+// over the site's code (siteBits), so one copy of the trampoline runs
+// every set of knobs and the plain linux trampoline stays as it was. A
+// disabled site costs that TEST and the taken JEQ: the mitigated
+// flavour's "none" row against the linux flavour's null call says how
+// much (the ladder table prints it).
+type Mitigation uint8
+
+const (
+	// VERW: VERW of the kernel data selector just before SYSRETQ or IRETQ,
+	// as Linux's CLEAR_CPU_BUFFERS (arch/x86/include/asm/nospec-branch.h:
+	// verw mds_verw_sel, which holds __KERNEL_DS). With MD_CLEAR
+	// (CPUID.(07H,0):EDX[10]) it overwrites the CPU's buffers; without it
+	// the instruction runs and clears nothing (Linux: "Clear CPU buffers
+	// attempted, no microcode").
+	VERW Mitigation = iota
+	// IBRS: IA32_SPEC_CTRL.IBRS written on entry and cleared before the
+	// return, as Linux's IBRS_ENTER and IBRS_EXIT
+	// (arch/x86/entry/calling.h). With enhanced IBRS
+	// (IA32_ARCH_CAPABILITIES.IBRS_ALL) it is set once for the run and the
+	// sites stay off, as Linux's eIBRS mode.
+	IBRS
+	// IBPB: IA32_PRED_CMD.IBPB written when the tasks kernel switches to a
+	// task of another process (Linux: switch_mm_irqs_off, cond_mitigation,
+	// with IBPB always on).
+	IBPB
+	// RSB: the return stack buffer stuffed with 32 harmless entries when
+	// the tasks kernel switches to a task of another process, as Linux's
+	// FILL_RETURN_BUFFER with RSB_CLEAR_LOOPS (__switch_to_asm,
+	// X86_FEATURE_RSB_CTXSW), which Linux runs on every switch, between
+	// threads too: here it rides on the CR3 load (tasks.switchMM), so that
+	// the plain switch carries no test of the knob.
+	RSB
+	// BHB: Linux's clear_bhb_loop on entry (arch/x86/entry/entry_64.S,
+	// CLEAR_BRANCH_HISTORY), or, where IA32_SPEC_CTRL has BHI_DIS_S
+	// (CPUID.(07H,2):EDX[4]), that bit set once for the run instead.
+	BHB
+	// LFENCE: LFENCE after the entry's SWAPGS, as Linux's
+	// FENCE_SWAPGS_KERNEL_ENTRY (arch/x86/entry/calling.h; Linux puts it
+	// on the exception entries' conditional SWAPGS, not on SYSCALL's).
+	LFENCE
+	// Retpoline: the dispatch's indirect call through a retpoline thunk,
+	// as Linux's __x86_indirect_thunk_r11
+	// (arch/x86/lib/retpoline.S).
+	Retpoline
+
+	nMitigations
+)
+
+var mitigationNames = [nMitigations]string{VERW: "verw", IBRS: "ibrs", IBPB: "ibpb", RSB: "rsb", BHB: "bhb", LFENCE: "lfence", Retpoline: "retpoline"}
+
+// AllMitigations returns every knob, in the order above.
+func AllMitigations() []Mitigation {
+	out := make([]Mitigation, nMitigations)
+	for i := range out {
+		out[i] = Mitigation(i)
+	}
+	return out
+}
+
+func (m Mitigation) String() string {
+	if m < nMitigations {
+		return mitigationNames[m]
+	}
+	return fmt.Sprintf("mitigation(%d)", m)
+}
+
+// Knobs is a set of mitigations: bit m for Mitigation m.
+type Knobs uint16
+
+// KnobsOf is the set of ms.
+func KnobsOf(ms ...Mitigation) Knobs {
+	var k Knobs
+	for _, m := range ms {
+		k |= 1 << m
+	}
+	return k
+}
+
+// Has reports whether k holds m.
+func (k Knobs) Has(m Mitigation) bool { return k&(1<<m) != 0 }
+
+// List is k's knobs in Mitigation order.
+func (k Knobs) List() []Mitigation {
+	var out []Mitigation
+	for _, m := range AllMitigations() {
+		if k.Has(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// String names k: "none", or its knobs joined by "+" ("verw+ibrs").
+func (k Knobs) String() string {
+	if k == 0 {
+		return "none"
+	}
+	var s []string
+	for _, m := range k.List() {
+		s = append(s, m.String())
+	}
+	return strings.Join(s, "+")
+}
+
+// SpecCaps are the CPU's speculation controls the knobs use: from CPUID
+// (amd64.Features) and IA32_ARCH_CAPABILITIES.
+type SpecCaps struct {
+	SpecCtrl bool // IA32_SPEC_CTRL with IBRS
+	PredCmd  bool // IA32_PRED_CMD with IBPB
+	MDClear  bool // VERW clears the CPU buffers
+	EIBRS    bool // IA32_ARCH_CAPABILITIES.IBRS_ALL: IBRS set once stays effective
+	BHIDisS  bool // IA32_SPEC_CTRL.BHI_DIS_S
+}
+
+// specCaps are this CPU's, read by Setup.
+var specCaps SpecCaps
+
+// readSpecCaps reads this CPU's speculation controls: IA32_ARCH_CAPABILITIES
+// only where CPUID enumerates it, #GP-safe.
+func readSpecCaps() SpecCaps {
+	f := &amd64.Features
+	c := SpecCaps{SpecCtrl: f.SpecCtrl, PredCmd: f.PredCmd, MDClear: f.MDClear, BHIDisS: f.SpecCtrl && f.BHICtrl}
+	if f.ArchCaps {
+		if v, ok := amd64.ReadMSRSafe(amd64.MSR_IA32_ARCH_CAPABILITIES); ok {
+			c.EIBRS = c.SpecCtrl && v&amd64.ARCH_CAP_IBRS_ALL != 0
+		}
+	}
+	return c
+}
+
+// Spec returns the speculation controls Setup read from this CPU.
+func Spec() SpecCaps { return specCaps }
+
+// Sites of the mitigated trampoline: the bits of entryData.Sites that
+// turn each on (go_asm.h: const_siteX).
+const (
+	siteVERW      = 1 << 0 // VERW before SYSRETQ and IRETQ
+	siteIBRS      = 1 << 1 // IA32_SPEC_CTRL written on entry and before the return
+	siteBHB       = 1 << 2 // clear_bhb_loop after the pt_regs frame
+	siteLFENCE    = 1 << 3 // LFENCE after SWAPGS
+	siteRetpoline = 1 << 4 // the dispatch through the retpoline thunk
+)
+
+// MitigationPlan is how a set of knobs runs on a CPU: the trampoline's
+// sites, IA32_SPEC_CTRL's bits set once for the run, and the tasks
+// kernel's context-switch knobs.
+type MitigationPlan struct {
+	Sites    uint64 // entryData.Sites
+	SpecOnce uint64 // IA32_SPEC_CTRL bits set for the whole run (eIBRS's IBRS, BHI_DIS_S)
+	IBPB     bool   // IA32_PRED_CMD.IBPB on a switch to another process
+	RSB      bool   // RSB stuffing on a switch to another process
+}
+
+// PlanMitigations decides how knobs k run on a CPU with caps, or says
+// which knob it lacks (an error wrapping ErrUnsupported): ibrs needs
+// IA32_SPEC_CTRL, ibpb IA32_PRED_CMD; the others are instructions every
+// x86-64 CPU runs (verw clears buffers only with MD_CLEAR).
+func PlanMitigations(k Knobs, caps SpecCaps) (MitigationPlan, error) {
+	var p MitigationPlan
+	for _, m := range k.List() {
+		switch m {
+		case VERW:
+			p.Sites |= siteVERW
+		case IBRS:
+			switch {
+			case !caps.SpecCtrl:
+				return p, fmt.Errorf("ibrs: no IA32_SPEC_CTRL (CPUID.(EAX=07H,ECX=0):EDX[26]): %w", ErrUnsupported)
+			case caps.EIBRS:
+				p.SpecOnce |= amd64.SPEC_CTRL_IBRS
+			default:
+				p.Sites |= siteIBRS
+			}
+		case IBPB:
+			if !caps.PredCmd {
+				return p, fmt.Errorf("ibpb: no IA32_PRED_CMD (CPUID.(EAX=07H,ECX=0):EDX[26]): %w", ErrUnsupported)
+			}
+			p.IBPB = true
+		case RSB:
+			p.RSB = true
+		case BHB:
+			if caps.BHIDisS {
+				p.SpecOnce |= amd64.SPEC_CTRL_BHI_DIS_S
+			} else {
+				p.Sites |= siteBHB
+			}
+		case LFENCE:
+			p.Sites |= siteLFENCE
+		case Retpoline:
+			p.Sites |= siteRetpoline
+		}
+	}
+	return p, nil
+}
+
+// How describes how knob m runs on a CPU with caps, for the tables: ""
+// when as its name says, else the variant ("eIBRS: set once", "BHI_DIS_S:
+// set once", "no MD_CLEAR: clears nothing").
+func How(m Mitigation, caps SpecCaps) string {
+	switch {
+	case m == VERW && !caps.MDClear:
+		return "no MD_CLEAR: VERW clears nothing"
+	case m == IBRS && caps.SpecCtrl && caps.EIBRS:
+		return "eIBRS: set once for the run"
+	case m == BHB && caps.BHIDisS:
+		return "BHI_DIS_S set once for the run"
+	}
+	return ""
+}
+
+// setSpecCtrl writes IA32_SPEC_CTRL's run value for plan p, the value the
+// IBRS sites write on entry and before the return, and returns the value
+// to restore after the run and whether to; without IA32_SPEC_CTRL there
+// is nothing to write.
+func setSpecCtrl(d *entryData, p MitigationPlan) (restore uint64, write bool) {
+	d.SpecCtrlEntry, d.SpecCtrlExit = 0, 0
+	if !specCaps.SpecCtrl || p.SpecOnce == 0 && p.Sites&siteIBRS == 0 {
+		return 0, false
+	}
+	prior, ok := amd64.ReadMSRSafe(amd64.MSR_IA32_SPEC_CTRL)
+	if !ok {
+		return 0, false
+	}
+	base := prior | p.SpecOnce
+	d.SpecCtrlEntry, d.SpecCtrlExit = base|amd64.SPEC_CTRL_IBRS, base
+	amd64.WRMSR(amd64.MSR_IA32_SPEC_CTRL, base)
+	return prior, true
+}
