@@ -161,14 +161,9 @@ func workPlot(r *Run, ms []Measurement, width int) (*Plot, error) {
 	for i, mode := range modes {
 		xys := lines[mode]
 		sort.Slice(xys, func(a, b int) bool { return xys[a].X < xys[b].X })
-		l, pts, err := plotter.NewLinePoints(xys)
-		if err != nil {
+		if err := addLine(p, i, "PTI "+mode, xys); err != nil {
 			return nil, err
 		}
-		l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
-		pts.Shape = plotutil.Shape(i)
-		p.Add(l, pts)
-		p.Legend.Add("PTI "+mode, l, pts)
 	}
 	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.15 // room for the legend
 	return &Plot{Name: fmt.Sprintf("work%d", width), Plot: p, Series: prefixed("PTI ", modes)}, nil
@@ -220,14 +215,9 @@ func sweepPlot(r *Run, ms []Measurement, kind string) (*Plot, error) {
 				xys = append(xys, plotter.XY{X: float64(j), Y: v})
 			}
 		}
-		l, pts, err := plotter.NewLinePoints(xys)
-		if err != nil {
+		if err := addLine(p, i, name, xys); err != nil {
 			return nil, err
 		}
-		l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
-		pts.Shape = plotutil.Shape(i)
-		p.Add(l, pts)
-		p.Legend.Add(name, l, pts)
 	}
 	return &Plot{Name: "tlbsweep-" + strings.ReplaceAll(kind, " ", "-"), Plot: p, Series: series}, nil
 }
@@ -420,4 +410,18 @@ func seedPlot(r *Run, bench string) (*Plot, error) {
 		return nil, err
 	}
 	return &Plot{Name: "seed-" + bench, Plot: p, Series: names(series)}, nil
+}
+
+// addLine adds series i of p: a line with points through xys, in the
+// series' color and point shape, named in the legend.
+func addLine(p *plot.Plot, i int, name string, xys plotter.XYs) error {
+	l, pts, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		return err
+	}
+	l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
+	pts.Shape = plotutil.Shape(i)
+	p.Add(l, pts)
+	p.Legend.Add(name, l, pts)
+	return nil
 }
