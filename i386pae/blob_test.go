@@ -399,3 +399,52 @@ func TestSampleRoutine(t *testing.T) {
 	assert.True(t, loaded, "ECX from KState.SampleMSR")
 	assert.Equal(t, []x86asm.Reg{x86asm.EAX, x86asm.EDX}, stored, "EDX:EAX into Sample.PMC")
 }
+
+// TestMitigatedTrampolines checks the mitigated SYSENTER trampolines'
+// shape: the direct trampoline's CR3 writes, exits and flag fix; a VERW
+// on each exit, before SYSEXIT (after the last POP, as Linux's
+// entry_SYSENTER_32) and before IRET, besides a SYSEXIT without it; the
+// retpoline thunk (CALL over a 2-byte JMP, the target pushed, CALL over
+// PAUSE, LFENCE and a JMP back to the PAUSE, the return address dropped,
+// RET) beside the direct CALL of dispatch; one WRMSR (the IBPB) and 32
+// CALLs over an INT3 (the RSB stuffing), then ADD ESP, 128.
+func TestMitigatedTrampolines(t *testing.T) {
+	for _, mode := range []string{"Off", "On"} {
+		name := "sysenterMitigated" + mode
+		in := decode(t, name, 32)
+		assert.Equal(t, map[string]int{"Off": 0, "On": 3}[mode], writesCR3(in), name)
+		assert.Equal(t, 2, count(in, x86asm.SYSEXIT, false), name)
+		assert.Equal(t, 1, count(in, x86asm.IRETD, false), name)
+		assert.Equal(t, 2, count(in, x86asm.VERW, false), name)
+		assertFixFlags(t, name, in)
+		var verwNext []x86asm.Op
+		slots, thunk := 0, -1
+		for i, x := range in {
+			switch {
+			case x.Op == x86asm.VERW:
+				next := in[i+1].Op
+				if next == x86asm.MOV {
+					next = in[i+2].Op // SYSEXIT_VSYSCALL loads EDX first
+				}
+				verwNext = append(verwNext, next)
+				if next == x86asm.SYSEXIT {
+					assert.Equal(t, x86asm.POP, in[i-1].Op, "%s: VERW after the last POP", name)
+				}
+			case x.Op == x86asm.CALL && x.Args[0] == x86asm.Rel(2):
+				thunk = i
+			case x.Op == x86asm.CALL && x.Args[0] == x86asm.Rel(1):
+				assert.Equal(t, x86asm.INT, in[i+1].Op, name)
+				slots++
+			}
+		}
+		assert.ElementsMatch(t, []x86asm.Op{x86asm.SYSEXIT, x86asm.IRETD}, verwNext, name)
+		assert.Equal(t, 32, slots, "%s: RSB_CLEAR_LOOPS", name)
+		require.GreaterOrEqual(t, thunk, 0, name)
+		assert.Equal(t, []string{"CALL", "JMP", "PUSH", "CALL", "PAUSE", "LFENCE", "JMP", "LEA", "RET", "CALL"}, ops(in[thunk:thunk+10]), name)
+		assert.Equal(t, 2, in[thunk+1].Len, "%s: CALL rel 2 skips the JMP", name)
+		assert.Equal(t, x86asm.Rel(7), in[thunk+3].Args[0], name)
+		assert.Equal(t, 7, in[thunk+4].Len+in[thunk+5].Len+in[thunk+6].Len, "%s: CALL rel 7 skips the trap", name)
+		assert.Equal(t, x86asm.Rel(-7), in[thunk+6].Args[0], "%s: the trap loops on its PAUSE", name)
+		assert.Equal(t, 1, count(in, x86asm.WRMSR, false), name)
+	}
+}

@@ -77,10 +77,59 @@ type Config struct {
 	// Global makes the entry area and the kernel text global pages
 	// (PTE.G with CR4.PGE): their TLB entries survive CR3 writes.
 	Global bool
+	// Knobs are the mitigated flavour's speculation mitigations (pti.Mitigated,
+	// SYSENTER with the Direct copy method only): those Linux's
+	// entry_SYSENTER_32 has (Mitigations32).
+	Knobs pti.Knobs
+}
+
+// Mitigations32 are the knobs of Linux's 32-bit entry
+// (arch/x86/entry/entry_32.S, Linux 6.6): VERW before SYSEXIT and IRET
+// (CLEAR_CPU_BUFFERS), the system call's indirect call through a
+// retpoline thunk, and IBPB and RSB stuffing on a switch between
+// processes (arch/x86/mm/tlb.c, __switch_to_asm). IBRS_ENTER/EXIT,
+// clear_bhb_loop and the SWAPGS fence are entry_64.S's only.
+var Mitigations32 = pti.KnobsOf(pti.VERW, pti.IBPB, pti.RSB, pti.Retpoline)
+
+// ErrNotIn32BitEntry is returned for a knob Linux's 32-bit entry does not
+// have (whatever the CPU).
+var ErrNotIn32BitEntry = errors.New("not in 32-bit Linux's entry")
+
+// notIn32 says which knob of k Linux's 32-bit entry lacks
+// (ErrNotIn32BitEntry), whatever the CPU.
+func notIn32(k pti.Knobs) error {
+	for _, m := range k.List() {
+		if !Mitigations32.Has(m) {
+			return fmt.Errorf("%v: %w", m, ErrNotIn32BitEntry)
+		}
+	}
+	return nil
+}
+
+// sites are the mitigated trampoline's sites for knobs k
+// (layout.CPUData.Sites).
+func sites(k pti.Knobs) uint32 {
+	var s uint32
+	if k.Has(pti.VERW) {
+		s |= layout.SiteVERW
+	}
+	if k.Has(pti.Retpoline) {
+		s |= layout.SiteRetpoline
+	}
+	if k.Has(pti.IBPB) {
+		s |= layout.SiteIBPB
+	}
+	if k.Has(pti.RSB) {
+		s |= layout.SiteRSB
+	}
+	return s
 }
 
 func (c Config) String() string {
 	f := c.Flavour.String()
+	if c.Flavour == pti.Mitigated {
+		f += "/" + c.Knobs.String()
+	}
 	if c.Flavour == pti.Linux {
 		f += "/" + c.Copy.String()
 		if c.Stamps {
@@ -94,6 +143,10 @@ func (c Config) String() string {
 // trampolines: the SYSENTER ones and the INT 0x80 gates' targets.
 type modeTrampolines struct {
 	sysenterMinimal, int80Minimal, int80Linux uint32
+	// sysenterMitigated is the mitigated SYSENTER trampoline (the
+	// direct one's with a site per knob); its INT 0x80 gate is the linux
+	// flavour's.
+	sysenterMitigated uint32
 	// sysenterLinux are the linux SYSENTER trampolines by copy method,
 	// plain and instrumented (Config.Stamps).
 	sysenterLinux [4][2]uint32
@@ -105,6 +158,7 @@ type modeTrampolines struct {
 var modes = map[pti.Mode]modeTrampolines{
 	pti.Off: {
 		sysenterMinimal: offSysenterMinimalOff, int80Minimal: offInt80MinimalOff, int80Linux: offInt80LinuxOff,
+		sysenterMitigated: offSysenterMitigatedOff,
 		sysenterLinux: [4][2]uint32{
 			Movsl:  {offSysenterLinuxMovslOff, offSysenterStampMovslOff},
 			Movsb:  {offSysenterLinuxMovsbOff, offSysenterStampMovsbOff},
@@ -114,6 +168,7 @@ var modes = map[pti.Mode]modeTrampolines{
 	},
 	pti.On: {
 		sysenterMinimal: offSysenterMinimalOn, int80Minimal: offInt80MinimalOn, int80Linux: offInt80LinuxOn,
+		sysenterMitigated: offSysenterMitigatedOn,
 		sysenterLinux: [4][2]uint32{
 			Movsl:  {offSysenterLinuxMovslOn, offSysenterStampMovslOn},
 			Movsb:  {offSysenterLinuxMovsbOn, offSysenterStampMovsbOn},
@@ -127,6 +182,9 @@ var modes = map[pti.Mode]modeTrampolines{
 // 0x80 gate target. c must be Supported.
 func trampoline(c Config) (sysenter, int80 uint32) {
 	m := modes[c.Mode]
+	if c.Flavour == pti.Mitigated {
+		return m.sysenterMitigated, m.int80Linux
+	}
 	if c.Flavour == pti.Linux {
 		st := 0
 		if c.Stamps {
@@ -143,7 +201,13 @@ var ErrNotInPAE = errors.New("not in PAE")
 // Supported reports whether the CPU can run c: its mode must be one of
 // modes (a deferred mode or one with PCIDs is ErrNotInPAE), its entry, flavour and copy
 // method ones the 32-bit kernel has, SYSENTER needs SEP and Global PGE.
+// The mitigated flavour's knobs must be ones Linux's 32-bit entry has
+// (else ErrNotIn32BitEntry, whatever the CPU), and ibpb needs
+// IA32_PRED_CMD.
 func Supported(c Config) error {
+	if err := notIn32(c.Knobs); err != nil {
+		return fmt.Errorf("%v: %w", c, err)
+	}
 	_, known := modes[c.Mode]
 	switch {
 	case !known && c.Mode.Deferred():
@@ -156,8 +220,14 @@ func Supported(c Config) error {
 		return fmt.Errorf("%v: SYSENTER: %w", c, pti.ErrUnsupported)
 	case c.Global && !amd64.Features.PGE:
 		return fmt.Errorf("%v: global pages: %w", c, pti.ErrUnsupported)
-	case c.Copy > Direct || c.Flavour > pti.Linux || c.Entry > Int80:
+	case c.Copy > Direct || c.Flavour > pti.Mitigated || c.Entry > Int80:
 		return fmt.Errorf("%v: no such trampoline", c)
+	case c.Knobs != 0 && c.Flavour != pti.Mitigated:
+		return fmt.Errorf("%v: mitigations %v need the mitigated flavour", c, c.Knobs)
+	case c.Flavour == pti.Mitigated && (c.Entry != Sysenter || c.Copy != Direct || c.Stamps):
+		return fmt.Errorf("%v: the mitigated trampoline is SYSENTER's with the direct copy method, without stamps", c)
+	case c.Flavour == pti.Mitigated && c.Knobs.Has(pti.IBPB) && !amd64.Features.PredCmd:
+		return fmt.Errorf("%v: ibpb: no IA32_PRED_CMD (CPUID.(EAX=07H,ECX=0):EDX[26]): %w", c, pti.ErrUnsupported)
 	case c.Flavour == pti.Minimal && (c.Copy != Movsl || c.Stamps),
 		c.Entry == Int80 && (c.Copy != Movsl || c.Stamps):
 		return fmt.Errorf("%v: copy methods and stamps are the linux SYSENTER trampoline's", c)

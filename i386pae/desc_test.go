@@ -55,6 +55,8 @@ func TestHardwareNumbersAreAMD64s(t *testing.T) {
 		"DescTypeByte":         {amd64.DescTypeByte, layout.DescTypeByte},
 		"TSSBusy":              {amd64.TSSBusy, layout.TSSBusy},
 		"VectorDF":             {amd64.VectorDF, layout.VectorDF},
+		"MSR_IA32_PRED_CMD":    {amd64.MSR_IA32_PRED_CMD, layout.MSR_IA32_PRED_CMD},
+		"PRED_CMD_IBPB":        {amd64.PRED_CMD_IBPB, layout.PRED_CMD_IBPB},
 		"SampleAPERF":          {uint64(amd64.SampleAPERF), layout.SampleAPERF},
 		"SampleSMI":            {uint64(amd64.SampleSMI), layout.SampleSMI},
 		"SampleNMI":            {uint64(amd64.SampleNMI), layout.SampleNMI},

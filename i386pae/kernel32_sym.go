@@ -55,21 +55,23 @@ const (
 	offRdtsc                  = 0x3090
 	offEndRun                 = 0x30a0
 	offCopyBytes              = 0x30c0
-	offUserText               = 0x30f0
-	offVsyscall               = 0x3100
-	offVsyscallRet            = 0x3110
-	offUserSyscalls           = 0x3120
-	offUserProbe              = 0x3220
-	offUserPing               = 0x3240
-	offUserPong               = 0x33d0
-	offUserMsgStart           = 0x3460
-	offUserMsgSender          = 0x3520
-	offUserMsgReceiver        = 0x3630
-	offUserTextEnd            = 0x37c0
+	offSysenterMitigatedOff   = 0x30f0
+	offSysenterMitigatedOn    = 0x3370
+	offUserText               = 0x3610
+	offVsyscall               = 0x3620
+	offVsyscallRet            = 0x3630
+	offUserSyscalls           = 0x3640
+	offUserProbe              = 0x3740
+	offUserPing               = 0x3760
+	offUserPong               = 0x38f0
+	offUserMsgStart           = 0x3980
+	offUserMsgSender          = 0x3a40
+	offUserMsgReceiver        = 0x3b50
+	offUserTextEnd            = 0x3ce0
 )
 
 // blobSize is the length of kernel32.bin.
-const blobSize = 0x37c2
+const blobSize = 0x3ce2
 
 // blobGoVersion is the Go toolchain that built kernel32.bin.
 const blobGoVersion = "go1.26.8"
@@ -127,15 +129,17 @@ var blobSymbols = [...]blobSymbol{
 	{"rdtsc", 0x3090, 11},
 	{"endRun", 0x30a0, 25},
 	{"copyBytes", 0x30c0, 35},
-	{"userText", 0x30f0, 2},
-	{"vsyscall", 0x3100, 7},
-	{"vsyscallRet", 0x3110, 4},
-	{"userSyscalls", 0x3120, 241},
-	{"userProbe", 0x3220, 25},
-	{"userPing", 0x3240, 396},
-	{"userPong", 0x33d0, 143},
-	{"userMsgStart", 0x3460, 187},
-	{"userMsgSender", 0x3520, 268},
-	{"userMsgReceiver", 0x3630, 399},
-	{"userTextEnd", 0x37c0, 2},
+	{"sysenterMitigatedOff", 0x30f0, 625},
+	{"sysenterMitigatedOn", 0x3370, 658},
+	{"userText", 0x3610, 2},
+	{"vsyscall", 0x3620, 7},
+	{"vsyscallRet", 0x3630, 4},
+	{"userSyscalls", 0x3640, 241},
+	{"userProbe", 0x3740, 25},
+	{"userPing", 0x3760, 396},
+	{"userPong", 0x38f0, 143},
+	{"userMsgStart", 0x3980, 187},
+	{"userMsgSender", 0x3a40, 268},
+	{"userMsgReceiver", 0x3b50, 399},
+	{"userTextEnd", 0x3ce0, 2},
 }

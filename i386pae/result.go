@@ -21,6 +21,10 @@ type Result struct {
 	// Phases are the TSC cycles of each phase (layout.Phase*) summed over
 	// the run's calls, with Config.Stamps.
 	Phases [layout.PhaseCount]uint64
+	// IBPBs and RSBFills are the mitigated trampoline's IBPBs and RSB
+	// stuffings after switches to another process (Config.Knobs ibpb,
+	// rsb).
+	IBPBs, RSBFills uint32
 }
 
 // FromUser reports whether the exception came from ring 3.

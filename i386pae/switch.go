@@ -174,6 +174,9 @@ func start(c Config, proc *Process, eip, esp uint32, args [6]uint32, tasks bool)
 	if tasks {
 		d.Tasks = 1
 	}
+	d.Sites = sites(c.Knobs)
+	d.VerwSel = layout.KERNEL_DS
+	d.Dispatch = kernelVA(offDispatch)
 
 	s := (*saveArea)(unsafe.Pointer(&page[layout.SaveArea]))
 	s.RunSysenterCS = layout.KERNEL_CS
@@ -196,6 +199,7 @@ func start(c Config, proc *Process, eip, esp uint32, args [6]uint32, tasks bool)
 	r := Result{
 		Reason: d.Reason, Status: d.Status,
 		Vector: d.Vector, ErrorCode: d.ErrorCode, EIP: d.FaultEIP, CS: d.FaultCS, ESP: d.FaultESP, CR2: d.FaultCR2,
+		IBPBs: d.IBPBs, RSBFills: d.RSBFills,
 	}
 	for i, ph := range d.Phase {
 		r.Phases[i] = uint64(ph[0]) | uint64(ph[1])<<32

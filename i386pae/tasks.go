@@ -8,7 +8,6 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/i386pae/layout"
-	"github.com/ptilab/ptilab/pti"
 )
 
 // Processes and the tasks kernel of the 32-bit world: the 64-bit side
@@ -105,7 +104,7 @@ type Tasks struct {
 }
 
 // NewTasks starts the state of a tasks run under c (linux trampolines:
-// Sysenter with Copy Direct, or Int80; the tasks switch by the pt_regs
+// Sysenter with Copy Direct, or Int80, or the mitigated flavour's; the tasks switch by the pt_regs
 // frame). Setup must have run.
 func NewTasks(c Config) (*Tasks, error) {
 	if !world.ready {
@@ -114,8 +113,8 @@ func NewTasks(c Config) (*Tasks, error) {
 	if err := Supported(c); err != nil {
 		return nil, err
 	}
-	if c.Flavour != pti.Linux || c.Entry == Sysenter && c.Copy != Direct || c.Entry == Int80 && c.Stamps {
-		return nil, fmt.Errorf("i386pae: %v: the tasks kernel runs under the linux trampolines, SYSENTER with copy direct (stamped or not) or INT 0x80", c)
+	if !c.Flavour.PtRegs() || c.Entry == Sysenter && c.Copy != Direct || c.Entry == Int80 && c.Stamps {
+		return nil, fmt.Errorf("i386pae: %v: the tasks kernel runs under the linux trampolines, SYSENTER with copy direct (stamped or not, or mitigated) or INT 0x80", c)
 	}
 	k := kstate()
 	k.Reset()

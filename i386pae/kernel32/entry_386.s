@@ -325,6 +325,13 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 // stack (8 bytes), the other registers come from the task stack before
 // the switch.
 #define EXIT_TRIM(COPY, TO_USER, STAMP) \
+	EXIT_TRIM_CR3(TO_USER, STAMP); \
+	POPFL; \
+	POPL	AX; \
+	SYSEXIT_VSYSCALL
+// EXIT_TRIM_CR3 is EXIT_TRIM up to the user side's CR3: EFLAGS and EAX
+// are left on the entry stack.
+#define EXIT_TRIM_CR3(TO_USER, STAMP) \
 	MOVL	ptRegs_Flags(SP), DI; \
 	MOVL	ptRegs_AX(SP), SI; \
 	MOVL	DI, (const_entryStackTop-8); \
@@ -333,20 +340,22 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 	MOVL	$(const_entryStackTop-8), SP; \
 	STAMP(const_PhaseCopyOut); \
 	TO_USER(AX); \
-	STAMP(const_PhaseCR3Out); \
-	POPFL; \
-	POPL	AX; \
-	SYSEXIT_VSYSCALL
+	STAMP(const_PhaseCR3Out)
 
 // EXIT_IRET copies the frame back to the entry stack, loads the user
 // side's CR3, the registers from the frame and IRETs.
-#define EXIT_IRET(TO_USER) \
+#define EXIT_IRET(TO_USER) EXIT_IRET_SITE(TO_USER, NO_SITE, iretl)
+// EXIT_IRET_SITE is EXIT_IRET with SITE_BEFORE(label) just before the
+// IRET (NO_SITE: nothing; VERW_SITE: the mitigated trampoline's VERW).
+#define EXIT_IRET_SITE(TO_USER, SITE_BEFORE, label) \
 	COPY_L(SP, const_entryFrame); \
 	TO_USER(AX); \
 	FRAME_ARGS; \
 	MOVL	ptRegs_AX(SP), AX; \
 	ADDL	$ptRegs_IP, SP; \
+	SITE_BEFORE(label); \
 	IRETL
+#define NO_SITE(label)
 
 // SYSENTER_FRAME completes pt_regs on the stack after SYSENTER, as Linux's
 // entry_SYSENTER_32: ss, sp (the vsyscall convention's EBP), flags, cs, a
@@ -444,6 +453,142 @@ SYSENTER_DIRECT(·sysenterLinuxDirectOff, TO_KERNEL_OFF, TO_USER_OFF, NO_SAVE_DX
 SYSENTER_DIRECT(·sysenterLinuxDirectOn, TO_KERNEL_ON, TO_USER_ON, NO_SAVE_DX, NO_SAVE_DX, NO_STAMP_START, NO_STAMP)
 SYSENTER_DIRECT(·sysenterStampDirectOff, TO_KERNEL_OFF, TO_USER_OFF, PUSH_DX, POP_DX, STAMP_START, STAMP)
 SYSENTER_DIRECT(·sysenterStampDirectOn, TO_KERNEL_ON, TO_USER_ON, PUSH_DX, POP_DX, STAMP_START, STAMP)
+
+// SYSENTER_MITIGATED is the direct linux SYSENTER trampoline
+// (SYSENTER_DIRECT, Linux 4.19+'s entry_SYSENTER_32, the shape Linux 6.6
+// still has) with a site for each speculation mitigation Linux's 32-bit
+// entry has, each a TEST of its bit of CPUData.Sites and a JEQ over its
+// code (SITE), as package pti's SYS_MITIGATED: the dispatch's call
+// through a retpoline thunk (RETPOLINE_CALL_DISPATCH; Linux's
+// do_SYSENTER_32 calls the system call through the table, an indirect
+// call a retpoline kernel sends through __x86_indirect_thunk_*); after
+// the dispatch, an IBPB and an RSB stuffing if the tasks kernel switched
+// to another process during it (KState.CR3Loads moved: SWITCH_SITE);
+// VERW (CLEAR_CPU_BUFFERS) after the last POPL before SYSEXIT, and before
+// IRET, as Linux 6.6's entry_32.S places them. The direct trampoline is
+// the base because it is Linux's shape since 4.19 (pt_regs built on the
+// task stack, no copy in). Linux's entry_32.S has no IBRS_ENTER/EXIT, no
+// clear_bhb_loop and no SWAPGS: the 32-bit world has no ibrs, bhb or
+// lfence site.
+#define SYSENTER_MITIGATED(name, TO_KERNEL, TO_USER) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	PUSHFL; \
+	PUSHL	AX; \
+	TO_KERNEL(AX); \
+	POPL	AX; \
+	POPFL; \
+	MOVL	$const_kernelStackTop, SP; \
+	SYSENTER_FRAME; \
+	SITE(const_siteSwitch, saved); \
+	MOVL	(const_state+kState_CR3Loads), AX; \
+	MOVL	AX, (const_cpu+cpuData_Loads); \
+saved: \
+	MOVL	ptRegs_OrigAX(SP), AX; \
+	FRAME_ARGS; \
+	SITE(const_siteRetpoline, direct); \
+	RETPOLINE_CALL_DISPATCH(called, spectrap); \
+direct: \
+	CALL	·dispatch(SB); \
+called: \
+	MOVL	AX, ptRegs_AX(SP); \
+	SWITCH_SITE(switched); \
+	MOVL	ptRegs_IP(SP), AX; \
+	CMPL	AX, (const_cpu+cpuData_SysexitEIP); \
+	JNE	iret; \
+	EXIT_TRIM_CR3(TO_USER, NO_STAMP); \
+	SITE(const_siteVERW, sysexit); \
+	POPFL; \
+	POPL	AX; \
+	VERW	(const_cpu+cpuData_VerwSel); \
+	SYSEXIT_VSYSCALL; \
+sysexit: \
+	POPFL; \
+	POPL	AX; \
+	SYSEXIT_VSYSCALL; \
+iret: \
+	EXIT_IRET_SITE(TO_USER, VERW_SITE, iretl); \
+	FIX_FLAGS
+
+// SITE skips to label unless bit is set in CPUData.Sites: a disabled
+// site costs this TEST and the taken JEQ (Linux patches its sites with
+// ALTERNATIVE instead).
+#define SITE(bit, label) \
+	TESTL	$bit, (const_cpu+cpuData_Sites); \
+	JEQ	label
+
+// VERW_SITE is the VERW knob's site before IRET: CLEAR_CPU_BUFFERS
+// (arch/x86/include/asm/nospec-branch.h: verw mds_verw_sel).
+#define VERW_SITE(label) \
+	SITE(const_siteVERW, label); \
+	VERW	(const_cpu+cpuData_VerwSel); \
+label:
+
+// CALLREL and RETB are CALL rel32 and RET as bytes: the Go assembler has
+// no CALL to a label, and rejects a RET its stack bookkeeping does not
+// expect. CALLREL's displacement counts from the end of the CALL.
+#define CALLREL(rel) BYTE $0xe8; LONG $rel
+#define RETB BYTE $0xc3
+
+// RETPOLINE_CALL_DISPATCH calls dispatch (its address from
+// CPUData.Dispatch) as Linux's CALL __x86_indirect_thunk_*
+// (arch/x86/lib/retpoline.S) with the target on the stack instead of in
+// a register (every register carries the call's number or an argument):
+// the thunk pushes the target, CALLs over a speculation trap (PAUSE;
+// LFENCE; JMP back: 7 bytes), drops the return address the CALL pushed
+// (LEAL, which leaves the flags) and RETs to the target; dispatch
+// returns after the first CALL (CALLREL(2): over the JMP), whose JMP
+// goes on at after.
+#define RETPOLINE_CALL_DISPATCH(after, trap) \
+	CALLREL(2); \
+	JMP	after; \
+	PUSHL	(const_cpu+cpuData_Dispatch); \
+	CALLREL(7); \
+trap: \
+	PAUSE; \
+	LFENCE; \
+	JMP	trap; \
+	LEAL	4(SP), SP; \
+	RETB
+
+// SWITCH_SITE runs, when the tasks kernel loaded another process's CR3
+// during the dispatch (KState.CR3Loads differs from CPUData.Loads), the
+// context switch's mitigations: IA32_PRED_CMD.IBPB, as Linux's
+// switch_mm_irqs_off with IBPB always on (arch/x86/mm/tlb.c), and the
+// RSB stuffed (FILL_RSB), as Linux's __switch_to_asm with
+// X86_FEATURE_RSB_CTXSW. Linux runs both inside the switch; here they
+// follow it on the way out, so that the plain tasks kernel runs no
+// instruction more. Clobbers AX, CX, DX (the exits reload them).
+#define SWITCH_SITE(label) \
+	SITE(const_siteSwitch, label); \
+	MOVL	(const_state+kState_CR3Loads), AX; \
+	CMPL	AX, (const_cpu+cpuData_Loads); \
+	JEQ	label; \
+	TESTL	$const_siteIBPB, (const_cpu+cpuData_Sites); \
+	JEQ	noibpb; \
+	MOVL	$const_msrPredCmd, CX; \
+	MOVL	$const_predCmdIBPB, AX; \
+	XORL	DX, DX; \
+	WRMSR; \
+	INCL	(const_cpu+cpuData_IBPBs); \
+noibpb: \
+	TESTL	$const_siteRSB, (const_cpu+cpuData_Sites); \
+	JEQ	label; \
+	FILL_RSB; \
+	INCL	(const_cpu+cpuData_RSBFills); \
+label:
+
+// FILL_RSB stuffs the return stack buffer with 32 entries that lead to
+// INT3, as Linux's __FILL_RETURN_BUFFER(reg, RSB_CLEAR_LOOPS) for i386
+// (arch/x86/include/asm/nospec-branch.h: ".rept nr; __FILL_RETURN_SLOT",
+// no loop, since i386 does not always have LFENCE; then ADD ESP, 4*nr):
+// 32 CALLs over an INT3 each (E8, rel32 1), then ADD ESP, 128 (81 C4
+// imm32), bytes that the Go assembler's stack bookkeeping does not see:
+// they balance each other.
+#define RSB_SLOT BYTE $0xe8; LONG $1; BYTE $0xcc
+#define RSB_SLOTS8 RSB_SLOT; RSB_SLOT; RSB_SLOT; RSB_SLOT; RSB_SLOT; RSB_SLOT; RSB_SLOT; RSB_SLOT
+#define FILL_RSB \
+	RSB_SLOTS8; RSB_SLOTS8; RSB_SLOTS8; RSB_SLOTS8; \
+	BYTE $0x81; BYTE $0xc4; LONG $128
 
 // INT80_LINUX is the linux INT 0x80 trampoline: the gate pushed ss to ip;
 // orig_ax, SAVE_ALL, the kernel side's CR3, the frame copied to the task
@@ -755,3 +900,8 @@ TEXT ·copyBytes(SB),NOSPLIT,$0-12
 	MOVL	DX, DI
 	MOVL	AX, SI
 	RET
+
+// The mitigated trampolines come last in the kernel text, so that the
+// routines before them keep their bytes (their CALLs to dispatch too).
+SYSENTER_MITIGATED(·sysenterMitigatedOff, TO_KERNEL_OFF, TO_USER_OFF)
+SYSENTER_MITIGATED(·sysenterMitigatedOn, TO_KERNEL_ON, TO_USER_ON)

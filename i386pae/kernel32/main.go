@@ -98,6 +98,13 @@ const (
 	tssBusy              = layout.TSSBusy
 	descTypeByte         = layout.DescTypeByte
 	vectorDF             = layout.VectorDF
+	siteVERW             = layout.SiteVERW
+	siteRetpoline        = layout.SiteRetpoline
+	siteIBPB             = layout.SiteIBPB
+	siteRSB              = layout.SiteRSB
+	siteSwitch           = layout.SiteIBPB | layout.SiteRSB
+	msrPredCmd           = layout.MSR_IA32_PRED_CMD
+	predCmdIBPB          = layout.PRED_CMD_IBPB
 	PhaseCR3In           = layout.PhaseCR3In
 	PhaseCopyIn          = layout.PhaseCopyIn
 	PhaseDispatch        = layout.PhaseDispatch
@@ -180,6 +187,10 @@ func dispatch()
 
 // For the tasks kernel's Go code (tasks.go): setCR3, rdtsc, endRun.
 
+// The mitigated SYSENTER trampolines, last in the kernel text.
+func sysenterMitigatedOff()
+func sysenterMitigatedOn()
+
 // User text (user_386.s): copied to the task's code pages.
 func userText()
 func vsyscall()
@@ -205,6 +216,7 @@ func main() {
 		sysenterLinuxTrimOff, sysenterLinuxTrimOn, sysenterStampMovsbOff, sysenterStampMovsbOn,
 		sysenterStampMovslOff, sysenterStampMovslOn, sysenterStampTrimOff, sysenterStampTrimOn,
 		sysenterLinuxDirectOff, sysenterLinuxDirectOn, sysenterStampDirectOff, sysenterStampDirectOn,
+		sysenterMitigatedOff, sysenterMitigatedOn,
 		int80LinuxOff, int80LinuxOn,
 		excEntries, doubleFault, nmi, nmiSwitch, nmiSwitch64, dispatch,
 		userText, vsyscall, vsyscallRet, userSyscalls, userProbe, userPing, userPong,

@@ -110,6 +110,10 @@ const (
 	DescTypeByte = 5          // amd64.DescTypeByte
 	TSSBusy      = 0x2        // amd64.TSSBusy
 	VectorDF     = 8          // amd64.VectorDF
+	// MSR_IA32_PRED_CMD and PRED_CMD_IBPB are amd64's: the mitigated
+	// trampoline's IBPB.
+	MSR_IA32_PRED_CMD = 0x49   // amd64.MSR_IA32_PRED_CMD
+	PRED_CMD_IBPB     = 1 << 0 // amd64.PRED_CMD_IBPB
 	// VectorsWithErrorCode is amd64.VectorsWithErrorCode: bit v set for
 	// each exception vector v for which the CPU pushes an error code.
 	VectorsWithErrorCode = 1<<8 | 1<<10 | 1<<11 | 1<<12 | 1<<13 | 1<<14 | 1<<17 | 1<<21 | 1<<29 | 1<<30
@@ -187,7 +191,26 @@ type CPUData struct {
 	SwitchIDT    [SwitchIDTSize / 4]uint32
 	SwitchIDTPtr [2]uint32
 	SwitchStack  uint32
+
+	// The mitigated SYSENTER trampoline's. Set by the 64-bit side: Sites,
+	// its knobs' bits (Site*); VerwSel, the selector VERW checks
+	// (KERNEL_DS, as Linux's mds_verw_sel holds __KERNEL_DS); Dispatch,
+	// dispatch's address, the retpoline's target. Its own: Loads, the
+	// tasks kernel's KState.CR3Loads at the entry (a switch to another
+	// process during the dispatch changes it); IBPBs and RSBFills, the
+	// IBPBs and RSB stuffings it ran after such switches.
+	Sites, VerwSel, Dispatch, Loads uint32
+	IBPBs, RSBFills                 uint32
 }
+
+// The mitigated SYSENTER trampoline's sites (CPUData.Sites): each a TEST
+// of its bit and a JEQ over its code when clear.
+const (
+	SiteVERW      = 1 << 0 // VERW before SYSEXIT and IRET (CLEAR_CPU_BUFFERS)
+	SiteRetpoline = 1 << 1 // the dispatch's call through a retpoline thunk
+	SiteIBPB      = 1 << 2 // IA32_PRED_CMD.IBPB after a switch to another process
+	SiteRSB       = 1 << 3 // the RSB stuffed after a switch to another process
+)
 
 // SwitchIDTSize is the size of CPUData.SwitchIDT in bytes: NMI's gate of
 // both formats, the 8-byte legacy one at 16 and the 16-byte IA-32e one at
