@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/internal/reference"
 	"github.com/ptilab/ptilab/pti"
@@ -18,7 +19,10 @@ import (
 // each rung's cost is its increment over the rung it is compared with:
 // a knob alone over none, a stacked rung over the rung below it, none
 // over the linux flavour (the cost of the disabled sites). An optional
-// benchmark of the 64-bit world.
+// benchmark of both worlds: in the 32-bit one (ladder32) by SYSENTER,
+// the direct linux trampoline's mitigated variant (i386pae), with the
+// knobs Linux's entry_32.S has (i386pae.Mitigations32); the others are
+// unsupported there, "not in 32-bit Linux's entry", whatever the CPU.
 
 // Names of the plan's mitigations list besides the knobs.
 const (
@@ -155,7 +159,7 @@ func ladderTable(x *Ctx, mode pti.Mode, rs []rung, tasks string, measure func(c 
 	cells := make([]func(float64) string, len(rs))
 	records := make([]func(float64), len(rs))
 	for i, r := range rs {
-		c := config(mode, Syscall, r.Flavour)
+		c := ladderConfig(x.World, mode, r.Flavour)
 		c.Knobs = r.Knobs
 		mean[i], ok[i], cells[i], records[i] = measure(c)
 	}
@@ -190,7 +194,7 @@ func ladderTable(x *Ctx, mode pti.Mode, rs []rung, tasks string, measure func(c 
 		x.Printf("%-8s %-8s %-36s %10s %-26s %s", mode, r.Part, r.label(), incCell, over, cells[i](q))
 		records[i](q)
 		if ok[i] {
-			rec := contract.Ladder{Subject: x.subject(x.Name, config(mode, Syscall, r.Flavour)), Part: r.Part, Over: over, Unit: x.Clock.Unit(), Mean: round(mean[i])}
+			rec := contract.Ladder{Subject: x.subject(x.Name, ladderConfig(x.World, mode, r.Flavour)), Part: r.Part, Over: over, Unit: x.Clock.Unit(), Mean: round(mean[i])}
 			rec.Mitigations, rec.Tasks = "", tasks
 			if r.Flavour == pti.Mitigated {
 				rec.Mitigations = r.Knobs.String()
@@ -204,7 +208,31 @@ func ladderTable(x *Ctx, mode pti.Mode, rs []rung, tasks string, measure func(c 
 	}
 }
 
-// ladder runs the mitigation ladder in the 64-bit world under every mode
+// ladderConfig is the configuration of a ladder rung of flavour f under
+// mode in world w: SYSCALL in the 64-bit world; SYSENTER in the 32-bit
+// one, whose mitigated trampoline is the direct linux one's variant (the
+// linux flavour's rung is that direct trampoline).
+func ladderConfig(w World, mode pti.Mode, f pti.Flavour) Config {
+	if w.Width() == 32 {
+		c := config(mode, Sysenter, f)
+		c.Copy = i386pae.Direct
+		return c
+	}
+	return config(mode, Syscall, f)
+}
+
+// ladderSites are the sites of the mitigated null path in world w, each
+// a TEST and a taken JE when off: 64-bit, LFENCE, IBRS twice, BHB,
+// retpoline, VERW; 32-bit, the CR3-load count's save, retpoline, the
+// switch's mitigations, VERW.
+func ladderSites(w World) int {
+	if w.Width() == 32 {
+		return 4
+	}
+	return 6
+}
+
+// ladder runs the mitigation ladder in x's world under every mode
 // of the plan: the null call's table (the knobs that act on the entry
 // path), then the ping-pong's between processes (every knob: ibpb and
 // rsb act in its context switches).
@@ -215,12 +243,19 @@ func ladder(x *Ctx) any {
 	order, withLinux := ladderOrder(p.Mitigations)
 	caps := pti.Spec()
 	supported := func(m pti.Mitigation) bool {
-		_, err := pti.PlanMitigations(pti.KnobsOf(m), caps)
-		return err == nil
+		c := ladderConfig(w, pti.Off, pti.Mitigated)
+		c.Knobs = pti.KnobsOf(m)
+		return w.Supported(c) == nil
 	}
 	x.Printf("")
-	x.Printf("mitigation ladder: the mitigated flavour (the linux trampoline with a site per knob: TEST of its bit and a JE over it when off) and the tasks kernel's context switch")
-	x.Printf("%s", cpustate.LinuxKnobLine(lk))
+	if w.Width() == 32 {
+		linux &= i386pae.Mitigations32
+		x.Printf("mitigation ladder: the mitigated flavour (the direct linux SYSENTER trampoline with a site per knob: TEST of its bit and a JE over it when off; ibpb and rsb after the dispatch when it switched to another process)")
+		x.Printf("%s; in 32-bit: linux = %v (entry_32.S has %v only)", cpustate.LinuxKnobLine(lk), linux, i386pae.Mitigations32)
+	} else {
+		x.Printf("mitigation ladder: the mitigated flavour (the linux trampoline with a site per knob: TEST of its bit and a JE over it when off) and the tasks kernel's context switch")
+		x.Printf("%s", cpustate.LinuxKnobLine(lk))
+	}
 	for _, m := range order {
 		if how := pti.How(m, caps); how != "" {
 			x.Printf("%s here: %s", m, how)
@@ -232,7 +267,7 @@ func ladder(x *Ctx) any {
 	x.Printf("")
 	x.Printf("ladder: null system call (getppid), per call: %s; %s; %s", repeats(p.R, p.N, p.Warmup), clk.unitNote(), clk.header())
 	x.Printf("%s", countersNote())
-	x.Printf("each rung's cost is its increment over the rung named in \"over\": a knob alone over none, a stacked rung over the line below it, none over the linux flavour (the 6 disabled sites of the null path: a TEST and a taken JE each); ibpb and rsb act only in context switches (the ping-pong table)")
+	x.Printf("each rung's cost is its increment over the rung named in \"over\": a knob alone over none, a stacked rung over the line below it, none over the linux flavour (the %d disabled sites of the null path: a TEST and a taken JE each); ibpb and rsb act only in context switches (the ping-pong table)", ladderSites(w))
 	x.Printf("%s %12s %7s %12s %12s %10s %7s%s", head, clk.perCall(), "±%", "median", "min", "ns/call", "vs none", coreColumns())
 	for _, mode := range p.Modes {
 		rs := ladderRungs(order, onEntry, supported, linux, withLinux)
@@ -243,7 +278,9 @@ func ladder(x *Ctx) any {
 			return m.Stats.Mean, m.ok(), func(q float64) string { return x.rowCells(&m, q) }, func(q float64) { x.measurement(m, q) }
 		})
 	}
-	x.lines(reference.Ladder())
+	if w.Width() == 64 {
+		x.lines(reference.Ladder())
+	}
 
 	x.Printf("")
 	x.Printf("ladder: ping-pong between two processes, per round trip (two context switches, each to another process: a CR3 load, an IBPB with ibpb, an RSB stuffing with rsb): %s; %s", repeatsOf(p.R, p.PingPongN, p.Warmup, "round trip", "round trips"), clk.unitNote())

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -93,10 +94,27 @@ func TestLinuxKnobSet(t *testing.T) {
 	}
 }
 
-// The mitigated flavour is the 64-bit world's: the 32-bit world says
-// unsupported, with why.
-func TestMitigatedNotIn32(t *testing.T) {
-	err := World32.Supported(config(pti.Off, Sysenter, pti.Mitigated))
-	assert.ErrorIs(t, err, ErrUnsupported)
-	assert.ErrorContains(t, err, "the mitigated flavour is the 64-bit world's")
+// The 32-bit world runs the knobs Linux's entry_32.S has and says the
+// others are not in it, whatever the CPU (here the host's zero
+// features: the knobs it has fail on SYSENTER, a CPU feature, instead);
+// its ladder rungs are SYSENTER's, with the direct trampoline.
+func TestMitigated32(t *testing.T) {
+	for _, m := range []pti.Mitigation{pti.IBRS, pti.BHB, pti.LFENCE} {
+		c := config(pti.Off, Sysenter, pti.Mitigated)
+		c.Knobs = pti.KnobsOf(pti.VERW, m)
+		err := World32.Supported(c)
+		assert.ErrorIs(t, err, i386pae.ErrNotIn32BitEntry, "%v", m)
+		assert.Equal(t, m.String()+": not in 32-bit Linux's entry", reasonOf(err), "%v", m)
+	}
+	for _, m := range []pti.Mitigation{pti.VERW, pti.IBPB, pti.RSB, pti.Retpoline} {
+		c := config(pti.Off, Sysenter, pti.Mitigated)
+		c.Knobs = pti.KnobsOf(m)
+		assert.NotErrorIs(t, World32.Supported(c), i386pae.ErrNotIn32BitEntry, "%v", m)
+	}
+	c := ladderConfig(World32, pti.On, pti.Mitigated)
+	assert.Equal(t, Sysenter, c.Entry)
+	assert.Equal(t, i386pae.Direct, config32(c).Copy)
+	assert.Equal(t, Syscall, ladderConfig(World64, pti.On, pti.Linux).Entry)
+	assert.Equal(t, 4, ladderSites(World32))
+	assert.Equal(t, 6, ladderSites(World64))
 }

@@ -169,7 +169,7 @@ func TestParsePlanErrors(t *testing.T) {
 			in:      "n = 0\nr = ten\nwork_ns = 0,-5\nbenchmarks = null,fork\nglobal = maybe\n",
 			want:    DefaultPlan(),
 			errs:    []PlanError{{Line: 1, Text: "n = 0"}, {Line: 2, Text: "r = ten"}, {Line: 3, Text: "work_ns = 0,-5"}, {Line: 4, Text: "benchmarks = null,fork"}, {Line: 5, Text: "global = maybe"}},
-			errText: []string{"n must be an integer from 1 to 1000000", "r must be an integer from 1 to 4000", "work_ns must be", "benchmarks must be a comma-separated list of deadlock, flushcost, ladder, lseek, lseek32, messaging, messaging32, null, null32, oracle, pingpong, pingpong32, probe, probe32, retention, tlbsweep, work, work32", "global must be off, on or both"},
+			errText: []string{"n must be an integer from 1 to 1000000", "r must be an integer from 1 to 4000", "work_ns must be", "benchmarks must be a comma-separated list of deadlock, flushcost, ladder, ladder32, lseek, lseek32, messaging, messaging32, null, null32, oracle, pingpong, pingpong32, probe, probe32, retention, tlbsweep, work, work32", "global must be off, on or both"},
 		},
 		{
 			name:    "missing '='",

@@ -58,8 +58,8 @@ var Registry = []Benchmark{
 		Worlds: []int{64}, Keys: []string{"modes", "oracle_samples", "oracle_attempts"}, Run: oracle, Optional: true},
 	{Name: "deadlock", Summary: "a deadlock provoked on purpose, to show its report",
 		Worlds: []int{64}, Run: deadlock, Optional: true},
-	{Name: "ladder", Summary: "the speculation-mitigation ladder: the null call and the ping-pong between processes under the mitigated flavour, each knob of `mitigations` alone, stacked in its order and as the set Linux would enable on this CPU, each rung's increment over the one below; knobs the CPU lacks unsupported",
-		Worlds: []int{64}, Keys: []string{"modes", "mitigations", "n", "pingpong_n", "r", "warmup"}, Run: ladder, Optional: true},
+	{Name: "ladder", Summary: "the speculation-mitigation ladder: the null call and the ping-pong between processes under the mitigated flavour, each knob of `mitigations` alone, stacked in its order and as the set Linux would enable on this CPU, each rung's increment over the one below; knobs the CPU lacks unsupported; in the 32-bit world by SYSENTER, with the knobs Linux's entry_32.S has (verw, ibpb, rsb, retpoline; the others unsupported: not in 32-bit Linux's entry)",
+		Worlds: []int{64, 32}, Keys: []string{"modes", "mitigations", "n", "pingpong_n", "r", "warmup"}, Run: ladder, Optional: true},
 }
 
 // PostSteps are the tables made from several benchmarks' results: the

@@ -42,9 +42,12 @@ func (world32) User() UserLayout {
 var entries32 = map[Entry]i386pae.Entry{Sysenter: i386pae.Sysenter, Int80: i386pae.Int80}
 
 // config32 is c as package i386pae's configuration (c.Entry one of
-// entries32).
+// entries32); the mitigated flavour's copy method is Direct, its only one.
 func config32(c Config) i386pae.Config {
-	return i386pae.Config{Mode: c.Mode, Entry: entries32[c.Entry], Flavour: c.Flavour, Copy: c.Copy, Stamps: c.Stamps, Global: c.Global}
+	if c.Flavour == pti.Mitigated {
+		c.Copy = i386pae.Direct
+	}
+	return i386pae.Config{Mode: c.Mode, Entry: entries32[c.Entry], Flavour: c.Flavour, Copy: c.Copy, Stamps: c.Stamps, Global: c.Global, Knobs: c.Knobs}
 }
 
 // config is c as package i386pae's configuration, or why the world has
@@ -57,9 +60,6 @@ func (world32) config(c Config) (i386pae.Config, error) {
 }
 
 func (w world32) Supported(c Config) error {
-	if c.Flavour == pti.Mitigated {
-		return fmt.Errorf("%v: the mitigated flavour is the 64-bit world's (entry_SYSENTER_32's mitigations are not built): %w", c, ErrUnsupported)
-	}
 	ic, err := w.config(c)
 	if err != nil {
 		return err
