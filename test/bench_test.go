@@ -403,6 +403,11 @@ func TestPathLengths(t *testing.T) {
 			requireOK(t, res)
 			checkLadder(t, res)
 		})
+		t.Run("qemu-icount-ladder32", func(t *testing.T) {
+			res := boot(t, qemu.Options{Icount: true, Plan: []byte(ladder32Plan), Timeout: 10 * time.Minute})
+			requireOK(t, res)
+			checkLadder32(t, res)
+		})
 		for i, model := range bochsModels {
 			t.Run("bochs-"+model, func(t *testing.T) { b[i] = bochsMatrix(t, model) })
 		}
@@ -1130,7 +1135,28 @@ var ladderPathLength = map[string]int64{
 	"ladder pingpong/retpoline":     2131,
 }
 
-// ladderKey names a ladder rung's figure as ladderPathLength does.
+// ladder32Plan is ladderPlan in the 32-bit world.
+const ladder32Plan = "benchmarks = ladder32\nmodes = off\nn = 100\npingpong_n = 20\nr = 3\nwarmup = 1\n"
+
+// ladder32PathLength bounds the 32-bit ladder's rungs under off as
+// ladderPathLength the 64-bit one's, measured when the mitigated SYSENTER
+// trampoline was written: the linux flavour (the direct trampoline), the
+// mitigated one with every site off (4 disabled sites on the null path,
+// a TEST and a taken JE each), and each knob TCG runs, alone.
+var ladder32PathLength = map[string]int64{
+	"ladder32 null/linux flavour":     69,
+	"ladder32 null/none":              77,
+	"ladder32 null/verw":              78,
+	"ladder32 null/retpoline":         82,
+	"ladder32 pingpong/linux flavour": 1961,
+	"ladder32 pingpong/none":          1993,
+	"ladder32 pingpong/verw":          1997,
+	"ladder32 pingpong/rsb":           2089,
+	"ladder32 pingpong/retpoline":     2013,
+}
+
+// ladderKey names a ladder rung's figure as ladderPathLength and
+// ladder32PathLength do.
 func ladderKey(s contract.Subject) string {
 	bench := "null"
 	if s.Tasks != "" {
@@ -1140,7 +1166,7 @@ func ladderKey(s contract.Subject) string {
 	if s.Flavour == "linux" {
 		rung = "linux flavour"
 	}
-	return "ladder " + bench + "/" + rung
+	return s.Bench + " " + bench + "/" + rung
 }
 
 // ladderFigures collects a ladder run's figures (deterministic, from its
@@ -1150,15 +1176,22 @@ func ladderKey(s contract.Subject) string {
 // its figure.
 func ladderFigures(t *testing.T, res serialLog) (got, incs map[string]float64, parts map[string]string) {
 	t.Helper()
+	return ladderFiguresOf(t, res, "ladder")
+}
+
+// ladderFiguresOf is ladderFigures for the ladder benchmark named bench
+// (ladder or ladder32).
+func ladderFiguresOf(t *testing.T, res serialLog, bench string) (got, incs map[string]float64, parts map[string]string) {
+	t.Helper()
 	got, incs, parts = map[string]float64{}, map[string]float64{}, map[string]string{}
 	for _, f := range recordsOf[contract.Syscall](t, res) {
-		require.Equal(t, "ladder", f.Bench)
+		require.Equal(t, bench, f.Bench)
 		assert.Equal(t, "off", f.Mode)
 		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", ladderKey(f.Subject))
 		got[ladderKey(f.Subject)] = f.Mean
 	}
 	for _, f := range recordsOf[contract.PingPong](t, res) {
-		require.Equal(t, "ladder", f.Bench)
+		require.Equal(t, bench, f.Bench)
 		assert.Equal(t, "processes", f.Tasks)
 		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", ladderKey(f.Subject))
 		got[ladderKey(f.Subject)] = f.Mean
@@ -1226,4 +1259,55 @@ func checkLadder(t *testing.T, res serialLog) {
 	assert.Regexp(t, `(?m)^off\s+alone\s+ibrs\s+- none\s+unsupported: ibrs: no IA32_SPEC_CTRL`, lines)
 	assert.Regexp(t, `(?m)^off\s+alone\s+ibpb\s+- none\s+unsupported: ibpb: no IA32_PRED_CMD`, lines)
 	t.Logf("the ladder's instructions per operation under icount: %v", got)
+}
+
+// checkLadder32 checks a ladder32Plan run under QEMU -icount as
+// checkLadder the 64-bit one: every rung recorded, the path lengths
+// within ladder32PathLength, the linux flavour's null call exactly the
+// plain direct trampoline's (pathlength.ICount: the mitigated variant
+// left it as it was), each knob costing instructions over none and each
+// stacked rung over the one below, none 8 over the linux flavour (4
+// disabled sites); ibrs, bhb and lfence unsupported because Linux's
+// entry_32.S lacks them, ibpb because TCG has no IA32_PRED_CMD; linux's
+// set cut to entry_32.S's knobs.
+func checkLadder32(t *testing.T, res serialLog) {
+	t.Helper()
+	lines := strings.Join(res.Lines(), "\n")
+	assert.Contains(t, lines, "in 32-bit: linux = rsb+retpoline (entry_32.S has verw+ibpb+rsb+retpoline only)")
+	got, incs, parts := ladderFiguresOf(t, res, "ladder32")
+	for k, bound := range ladder32PathLength {
+		require.Contains(t, got, k)
+		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per operation", k)
+	}
+	assert.EqualValues(t, pathlength.ICount["null32 off/sysenter/linux/direct/false"].Bound, got["ladder32 null/linux flavour"], "the plain direct trampoline's path")
+	for k, inc := range incs {
+		assert.Positive(t, inc, "%s: costs instructions over the rung it is over", k)
+	}
+	for _, bench := range []string{"null", "pingpong"} {
+		p := "ladder32 " + bench + "/"
+		for _, knob := range []string{"verw", "retpoline"} {
+			assert.Equal(t, "alone", parts[p+knob], p+knob)
+			assert.Equal(t, got[p+knob]-got[p+"none"], incs[p+knob], p+knob)
+		}
+		assert.Equal(t, "linux", parts[p+"rsb+retpoline"], bench)
+	}
+	assert.Equal(t, "alone", parts["ladder32 pingpong/rsb"])
+	assert.Equal(t, "stacked", parts["ladder32 null/verw+retpoline"])
+	assert.Equal(t, "stacked", parts["ladder32 pingpong/verw+rsb+retpoline"])
+	assert.Equal(t, 8.0, incs["ladder32 null/none"], "4 disabled sites on the null path, 2 instructions each")
+	var unsup []string
+	for _, u := range recordsOf[contract.Unsupported](t, res) {
+		assert.Equal(t, "ladder32", u.Bench)
+		bench := "null"
+		if u.Tasks != "" {
+			bench = "pingpong"
+		}
+		unsup = append(unsup, bench+"/"+u.Mitigations)
+	}
+	assert.ElementsMatch(t, []string{"null/ibrs", "null/bhb", "null/lfence", "pingpong/ibrs", "pingpong/ibpb", "pingpong/bhb", "pingpong/lfence"}, unsup)
+	for _, knob := range []string{"ibrs", "bhb", "lfence"} {
+		assert.Regexp(t, `(?m)^off\s+alone\s+`+knob+`\s+- none\s+unsupported: `+knob+`: not in 32-bit Linux's entry`, lines)
+	}
+	assert.Regexp(t, `(?m)^off\s+alone\s+ibpb\s+- none\s+unsupported: ibpb: no IA32_PRED_CMD`, lines)
+	t.Logf("the 32-bit ladder's instructions per operation under icount: %v", got)
 }
