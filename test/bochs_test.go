@@ -507,3 +507,36 @@ func TestBochsLadder(t *testing.T) {
 	}
 	t.Logf("the ladder's instructions per operation under Bochs tigerlake: %v", got)
 }
+
+// TestBochsLadder32 boots the 32-bit ladder (ladder32Plan) on Bochs's
+// tigerlake model, which has IA32_PRED_CMD: ibpb runs in the 32-bit
+// kernel too (WRMSR 49H after a dispatch that switched to another
+// process) and costs instructions in the ping-pong; ibrs, bhb and lfence
+// are unsupported whatever the CPU (not in 32-bit Linux's entry) and
+// nothing else is; the other knobs cost what they cost under QEMU
+// (ladder32PathLength holds); linux's set is eIBRS's cut to entry_32.S's
+// knobs: verw.
+func TestBochsLadder32(t *testing.T) {
+	res := bootBochs(t, bochs.Options{CPU: "tigerlake", Plan: []byte(ladder32Plan), Timeout: 15 * time.Minute})
+	requireBochsOK(t, res)
+	lines := strings.Join(res.Lines(), "\n")
+	assert.Contains(t, lines, "in 32-bit: linux = verw (entry_32.S has verw+ibpb+rsb+retpoline only)")
+	var unsup []string
+	for _, u := range recordsOf[contract.Unsupported](t, res) {
+		assert.Contains(t, u.Reason, "not in 32-bit Linux's entry", u.Mitigations)
+		unsup = append(unsup, u.Mitigations)
+	}
+	assert.ElementsMatch(t, []string{"ibrs", "bhb", "lfence", "ibrs", "bhb", "lfence"}, unsup, "the null call's and the ping-pong's")
+	got, incs, parts := ladderFiguresOf(t, res, "ladder32")
+	for k, bound := range ladder32PathLength {
+		require.Contains(t, got, k)
+		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per operation", k)
+	}
+	assert.Equal(t, "alone", parts["ladder32 pingpong/ibpb"])
+	assert.Positive(t, incs["ladder32 pingpong/ibpb"], "an IBPB at each switch between processes")
+	assert.Equal(t, "linux", parts["ladder32 null/verw"])
+	for _, line := range unknownMSR.FindAllStringSubmatch(string(res.Log), -1) {
+		assert.NotEqual(t, uint64(amd64.MSR_IA32_PRED_CMD), hexValue(t, line[2]), "Bochs: %s", line[0])
+	}
+	t.Logf("the 32-bit ladder's instructions per operation under Bochs tigerlake: %v", got)
+}
