@@ -683,3 +683,31 @@ func TestLadderTable(t *testing.T) {
 		assert.Contains(t, strings.ReplaceAll(string(data), "\r", ""), "\n"+l+"\n")
 	}
 }
+
+// TestLadder32Table: the 32-bit ladder's table, from a real QEMU -icount
+// run of `benchmarks = ladder32` under off and on, apart from the 64-bit
+// one: ibrs, bhb and lfence unsupported as not in 32-bit Linux's entry,
+// ibpb as TCG's; no reference line (the reference figures are 64-bit).
+func TestLadder32Table(t *testing.T) {
+	rep := Build(load1(t, "testdata/qemu-ladder32.log"))
+	var tb *Table
+	for i := range rep.Tables {
+		assert.NotEqual(t, "ladder", rep.Tables[i].Name, "no 64-bit ladder ran")
+		if rep.Tables[i].Name == "ladder32" {
+			tb = &rep.Tables[i]
+		}
+	}
+	require.NotNil(t, tb)
+	assert.Empty(t, tb.Reference)
+	assert.True(t, strings.HasPrefix(tb.Title, "32-bit PAE kernel, SYSENTER: "), tb.Title)
+	// Per mode: the null call's 9 rungs, the ping-pong's 12.
+	assert.Len(t, tb.Rows, 2*9+2*12)
+	assert.Equal(t, []string{"off", "null call", "none", "none", "77.0", "+8.0", "linux flavour"}, tb.Rows[1])
+	assert.Equal(t, []string{"off", "null call", "-", "ibrs", "unsupported", "-", "-"}, tb.Rows[3])
+	assert.Equal(t, []string{
+		"unsupported: ibrs: not in 32-bit Linux's entry",
+		"unsupported: bhb: not in 32-bit Linux's entry",
+		"unsupported: lfence: not in 32-bit Linux's entry",
+		"unsupported: ibpb: no IA32_PRED_CMD (CPUID.(EAX=07H,ECX=0):EDX[26]): not supported by this CPU",
+	}, tb.Notes)
+}

@@ -118,7 +118,8 @@ func Build(r *Run) Report {
 	add(&rep.Tables, probeTable(r))
 	add(&rep.Tables, exposureTable(r))
 	add(&rep.Tables, oracleTable(r))
-	add(&rep.Tables, ladderTable(r, unit))
+	add(&rep.Tables, ladderTable(r, unit, "ladder"))
+	add(&rep.Tables, ladderTable(r, unit, "ladder32"))
 	return rep
 }
 
@@ -744,15 +745,19 @@ func retentionTable(r *Run) Table {
 	return t
 }
 
-// ladderTable is the speculation-mitigation ladder (bench "ladder"): a
-// row per rung in the order the image printed them, from its ladder
+// ladderTable is the speculation-mitigation ladder of bench ("ladder",
+// or "ladder32": the 32-bit world's, by SYSENTER, without the 64-bit
+// reference line): a row per rung in the order the image printed them, from its ladder
 // records (a rung that could not run from its unsupported or error
 // record): the mode, the operation (the null call, or a ping-pong round
 // trip between processes), the part of the ladder, the rung's knobs, its
 // figure per operation, and its increment over the rung named in "over".
-func ladderTable(r *Run, unit string) Table {
-	t := Table{Name: "ladder",
-		Title:   "speculation-mitigation ladder (mitigated flavour): each rung's increment over the rung named in over; a disabled site costs a TEST and a taken JE",
+func ladderTable(r *Run, unit, bench string) Table {
+	title := "speculation-mitigation ladder (mitigated flavour): each rung's increment over the rung named in over; a disabled site costs a TEST and a taken JE"
+	if bench == "ladder32" {
+		title = "32-bit PAE kernel, SYSENTER: " + title
+	}
+	t := Table{Name: bench, Title: title,
 		Columns: []string{"mode", "operation", "part", "rung", unitPer(unit, "op"), "increment", "over"}}
 	op := func(s contract.Subject) string {
 		if s.Tasks != "" {
@@ -769,24 +774,29 @@ func ladderTable(r *Run, unit string) Table {
 	for _, rec := range r.Records {
 		switch v := rec.Record.(type) {
 		case contract.Ladder:
+			if v.Bench != bench {
+				continue
+			}
 			inc := "-"
 			if v.Increment != nil {
 				inc = fmt.Sprintf("%+.1f", *v.Increment)
 			}
 			t.Rows = append(t.Rows, []string{v.Mode, op(v.Subject), v.Part, rung(v.Subject), f1(v.Mean), inc, orDash(v.Over)})
 		case contract.Unsupported:
-			if v.Bench == "ladder" {
+			if v.Bench == bench {
 				m := Measurement{Subject: v.Subject, NotRun: "unsupported", Why: reason(v.Reason)}
 				t.Rows = append(t.Rows, append([]string{v.Mode, op(v.Subject), "-", rung(v.Subject)}, notRunRow(&t, m, 3)...))
 			}
 		case contract.Error:
-			if v.Subject != nil && v.Subject.Bench == "ladder" {
+			if v.Subject != nil && v.Subject.Bench == bench {
 				m := Measurement{Subject: *v.Subject, NotRun: "FAILED", Why: v.Name + ": " + v.Error}
 				t.Rows = append(t.Rows, append([]string{v.Mode, op(*v.Subject), "-", rung(*v.Subject)}, notRunRow(&t, m, 3)...))
 			}
 		}
 	}
-	t.Reference = reference.Ladder()
+	if bench == "ladder" {
+		t.Reference = reference.Ladder()
+	}
 	return t
 }
 
