@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/pti"
 )
@@ -51,7 +52,7 @@ func TestModeTrampolines(t *testing.T) {
 	}
 	seen := map[uint32]bool{}
 	for m, tr := range modes {
-		offs := []uint32{tr.sysenterMinimal, tr.int80Minimal, tr.int80Linux}
+		offs := []uint32{tr.sysenterMinimal, tr.int80Minimal, tr.int80Linux, tr.sysenterMitigated}
 		for _, c := range tr.sysenterLinux {
 			offs = append(offs, c[:]...)
 		}
@@ -62,4 +63,50 @@ func TestModeTrampolines(t *testing.T) {
 			seen[off] = true
 		}
 	}
+}
+
+// The mitigated flavour: SYSENTER with the direct copy method only; the
+// knobs Linux's entry_32.S lacks refused before any CPU check (the host's
+// zero features would fail SYSENTER), as ErrNotIn32BitEntry; knobs only
+// with the mitigated flavour; each knob its site bit; the mitigated
+// trampoline its own routine per mode, with the linux INT 0x80 gate.
+func TestMitigatedConfig(t *testing.T) {
+	mit := Config{Mode: pti.Off, Entry: Sysenter, Flavour: pti.Mitigated, Copy: Direct}
+	for _, m := range []pti.Mitigation{pti.IBRS, pti.BHB, pti.LFENCE} {
+		c := mit
+		c.Knobs = pti.KnobsOf(pti.VERW, m)
+		err := Supported(c)
+		assert.ErrorIs(t, err, ErrNotIn32BitEntry, "%v", m)
+		assert.EqualError(t, err, "off/sysenter/mitigated/"+c.Knobs.String()+"/nonglobal: "+m.String()+": not in 32-bit Linux's entry")
+	}
+	assert.Equal(t, pti.KnobsOf(pti.VERW, pti.IBPB, pti.RSB, pti.Retpoline), Mitigations32)
+	old := amd64.Features
+	defer func() { amd64.Features = old }()
+	amd64.Features.SEP = true
+	assert.NoError(t, Supported(mit))
+	for _, c := range []Config{
+		{Mode: pti.Off, Entry: Int80, Flavour: pti.Mitigated},
+		{Mode: pti.Off, Entry: Sysenter, Flavour: pti.Mitigated, Copy: Movsl},
+		{Mode: pti.Off, Entry: Sysenter, Flavour: pti.Mitigated, Copy: Direct, Stamps: true},
+	} {
+		assert.ErrorContains(t, Supported(c), "the mitigated trampoline is SYSENTER's with the direct copy method, without stamps", "%v", c)
+	}
+	assert.ErrorContains(t, Supported(Config{Mode: pti.Off, Entry: Sysenter, Flavour: pti.Linux, Copy: Direct, Knobs: pti.KnobsOf(pti.VERW)}), "need the mitigated flavour")
+	c := mit
+	c.Knobs = pti.KnobsOf(pti.IBPB)
+	assert.ErrorIs(t, Supported(c), pti.ErrUnsupported, "no IA32_PRED_CMD")
+	amd64.Features.PredCmd = true
+	assert.NoError(t, Supported(c))
+	c.Knobs = Mitigations32
+	assert.NoError(t, Supported(c))
+	assert.Equal(t, uint32(layout.SiteVERW|layout.SiteRetpoline|layout.SiteIBPB|layout.SiteRSB), sites(c.Knobs))
+	assert.Equal(t, uint32(layout.SiteRetpoline), sites(pti.KnobsOf(pti.Retpoline)))
+	assert.Zero(t, sites(0))
+	for _, m := range []pti.Mode{pti.Off, pti.On} {
+		c.Mode = m
+		sysenter, int80 := trampoline(c)
+		assert.Equal(t, modes[m].sysenterMitigated, sysenter, "%v", m)
+		assert.Equal(t, modes[m].int80Linux, int80, "%v", m)
+	}
+	assert.Equal(t, "on/sysenter/mitigated/verw+ibpb+rsb+retpoline/nonglobal", c.String())
 }
