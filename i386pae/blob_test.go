@@ -423,13 +423,15 @@ func TestMitigatedTrampolines(t *testing.T) {
 			switch {
 			case x.Op == x86asm.VERW:
 				next := in[i+1].Op
-				if next == x86asm.MOV {
-					next = in[i+2].Op // SYSEXIT_VSYSCALL loads EDX first
+				if next == x86asm.POPFD {
+					// The SYSEXIT path: SYSEXIT's EDX loaded before the
+					// clear, the user's EFLAGS (whose ZF VERW writes) and
+					// EAX after it, then SYSEXIT.
+					assert.Equal(t, x86asm.MOV, in[i-1].Op, "%s: EDX loaded before VERW", name)
+					assert.Equal(t, x86asm.POP, in[i+2].Op, name)
+					next = in[i+3].Op
 				}
 				verwNext = append(verwNext, next)
-				if next == x86asm.SYSEXIT {
-					assert.Equal(t, x86asm.POP, in[i-1].Op, "%s: VERW after the last POP", name)
-				}
 			case x.Op == x86asm.CALL && x.Args[0] == x86asm.Rel(2):
 				thunk = i
 			case x.Op == x86asm.CALL && x.Args[0] == x86asm.Rel(1):

@@ -710,8 +710,11 @@ TEXT ·enterUser(SB),NOSPLIT|NOFRAME,$0
 //
 // Ends a run: restores the Go context saved by enterUser (the GDT, the TSS
 // after clearing its busy bit, the IDT; CR3, with PCID 0, then CR4; the FS
-// base, LSTAR and the GS bases) and returns from enterUser.
+// base, LSTAR and the GS bases), clears DF and returns from enterUser.
 TEXT ·runExit(SB),NOSPLIT|NOFRAME,$0
+	// A ring-3 exception enters through an interrupt gate, which clears
+	// neither DF nor AC (SDM Vol. 3A, 6.12.1.3); Go's ABI needs DF clear.
+	CLD
 	// The Go world's descriptor tables first (the task's kernel side maps
 	// them): an NMI or #MC from here on goes to the kernel's handlers,
 	// never to the run's, whose CR3 value may have NOFLUSH set after

@@ -464,8 +464,11 @@ SYSENTER_DIRECT(·sysenterStampDirectOn, TO_KERNEL_ON, TO_USER_ON, PUSH_DX, POP_
 // call a retpoline kernel sends through __x86_indirect_thunk_*); after
 // the dispatch, an IBPB and an RSB stuffing if the tasks kernel switched
 // to another process during it (KState.CR3Loads moved: SWITCH_SITE);
-// VERW (CLEAR_CPU_BUFFERS) after the last POPL before SYSEXIT, and before
-// IRET, as Linux 6.6's entry_32.S places them. The direct trampoline is
+// VERW (CLEAR_CPU_BUFFERS) before SYSEXIT, and before IRET: on the
+// SYSEXIT path after SYSEXIT's EDX is loaded and before the user's EFLAGS
+// come back (VERW writes ZF and SYSEXIT does not restore EFLAGS: Linux's
+// "x86/entry_32: Do not clobber user EFLAGS.ZF", 2024), then the user's
+// EFLAGS and EAX, which are the user's own values. The direct trampoline is
 // the base because it is Linux's shape since 4.19 (pt_regs built on the
 // task stack, no copy in). Linux's entry_32.S has no IBRS_ENTER/EXIT, no
 // clear_bhb_loop and no SWAPGS: the 32-bit world has no ibrs, bhb or
@@ -497,10 +500,11 @@ called: \
 	JNE	iret; \
 	EXIT_TRIM_CR3(TO_USER, NO_STAMP); \
 	SITE(const_siteVERW, sysexit); \
+	MOVL	(const_cpu+cpuData_SysexitEIP), DX; \
+	VERW	(const_cpu+cpuData_VerwSel); \
 	POPFL; \
 	POPL	AX; \
-	VERW	(const_cpu+cpuData_VerwSel); \
-	SYSEXIT_VSYSCALL; \
+	SYSEXIT; \
 sysexit: \
 	POPFL; \
 	POPL	AX; \
