@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/ptilab/ptilab/internal/contract"
 )
@@ -44,7 +43,7 @@ func probeTable(r *Run) Table {
 		case contract.Probe:
 			text := "read"
 			if v.Faulted && v.ProbeFault != nil {
-				text = fmt.Sprintf("#%s error %#x", vectorName(v.Vector), v.ErrorCode)
+				text = fmt.Sprintf("vector %d (error %#x)", v.Vector, v.ErrorCode)
 				if v.Vector == 14 {
 					text = fmt.Sprintf("#PF P=%d (error %#x)", b2i(v.Present), v.ErrorCode)
 				}
@@ -138,13 +137,4 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// vectorName is an exception vector's mnemonic (SDM Vol. 3A, Table 6-1).
-func vectorName(v uint64) string {
-	names := map[uint64]string{0: "DE", 6: "UD", 8: "DF", 13: "GP", 14: "PF"}
-	if n, ok := names[v]; ok {
-		return n
-	}
-	return strings.ToUpper(fmt.Sprintf("vector %d", v))
 }
