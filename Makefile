@@ -18,7 +18,7 @@ SOURCES := $(shell find . -path ./build -prune -o \( -name '*.go' -o -name '*.s'
 all: $(IMAGE)
 
 # The stick's plan and README.txt, embedded in the host tool.
-STICKFILES := $(wildcard internal/usbimage/*.plan internal/usbimage/*.txt)
+STICKFILES := $(wildcard host/usbimage/*.plan host/usbimage/*.txt)
 
 $(HOST): $(SOURCES) $(STICKFILES)
 	$(GO) build -o $@ ./cmd/ptilab
@@ -54,7 +54,7 @@ bochs: $(IMAGE)
 # host tests, which need the kernel32host tag (the blob's build never sets
 # it: kernel32 is vetted both ways). test/run386 runs their test binaries,
 # natively or under qemu-i386.
-PKGS386 := ./internal/linuxabi/ ./i386pae/kernel32/
+PKGS386 := ./linuxabi/ ./i386pae/kernel32/
 
 # Host unit tests (amd64, then 386), then the QEMU and Bochs boot tests
 # (which build the image themselves), verbosely, so that the log shows each

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptilab/ptilab/internal/hosttables"
+	"github.com/ptilab/ptilab/testkit/hosttables"
 )
 
 // fakeMem is a TableMemory over Go memory: tables live in a map keyed by a

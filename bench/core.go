@@ -4,9 +4,9 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/i386pae"
-	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/pti"
 )
 

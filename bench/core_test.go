@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/ptilab/ptilab/amd64"
-	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/contract"
 )
 
 // withCounters runs the test with SetCounters(src), restoring the

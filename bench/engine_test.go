@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/i386pae"
-	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/pti"
 )
 

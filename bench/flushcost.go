@@ -5,7 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
-	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/pti"
 )
 

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/i386pae"
-	"github.com/ptilab/ptilab/internal/contract"
-	"github.com/ptilab/ptilab/internal/reference"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/reference"
 )
 
 // The mitigation ladder (issue 14 item 4): the null call and the

@@ -3,7 +3,7 @@ package bench
 import (
 	"fmt"
 
-	"github.com/ptilab/ptilab/internal/reference"
+	"github.com/ptilab/ptilab/reference"
 )
 
 // lseekFileBytes is the size of lseek's kernel file.

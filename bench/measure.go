@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/i386pae/layout"
-	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/pti"
 )
 

@@ -6,10 +6,10 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
-	"github.com/ptilab/ptilab/internal/contract"
-	"github.com/ptilab/ptilab/internal/reference"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/reference"
 )
 
 // sched-messaging as perf defines it (tools/perf/bench/sched-messaging.c):

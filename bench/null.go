@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ptilab/ptilab/internal/reference"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/reference"
 )
 
 // The null system call (getppid) under each isolation mode: the figure the

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
-	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/pti"
 )
 

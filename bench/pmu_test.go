@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/cpustate/cpustatetest"
-	"github.com/ptilab/ptilab/internal/contract"
 )
 
 // fakePMU is the CPU startPMU programs in host tests: CPUID leaves 0, 1

@@ -5,8 +5,8 @@ import (
 	"math/big"
 
 	"github.com/ptilab/ptilab/amd64"
-	"github.com/ptilab/ptilab/internal/contract"
-	"github.com/ptilab/ptilab/internal/pathlength"
+	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/pathlength"
 )
 
 // The PMU cross-check (issue 13, item 2): on a path whose length is exact

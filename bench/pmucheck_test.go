@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate/cpustatetest"
-	"github.com/ptilab/ptilab/internal/contract"
 )
 
 // loopSamples are the samples of a loop of 1 warm-up and len(perRepeat)

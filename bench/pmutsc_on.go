@@ -3,5 +3,5 @@
 package bench
 
 // pmuTSCStandIn: see pmutsc.go. Only test images are built with the tag
-// ptilab_pmu_tsc (internal/image.Build's tags).
+// ptilab_pmu_tsc (host/image.Build's tags).
 const pmuTSCStandIn = true

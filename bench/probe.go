@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/ptilab/ptilab/amd64"
-	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/pti"
 )
 

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
-	"github.com/ptilab/ptilab/internal/contract"
 )
 
 // Settling after a P-state request (cpustate.WaitSettled): APERF/MPERF

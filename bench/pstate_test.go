@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/cpustate/cpustatetest"
-	"github.com/ptilab/ptilab/internal/contract"
 )
 
 func TestCPUStateLines(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"io"
 	"sort"
 
-	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/contract"
 )
 
 // Reporter writes a run's results: human-readable lines, one

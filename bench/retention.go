@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/goos"
-	"github.com/ptilab/ptilab/internal/contract"
 	"github.com/ptilab/ptilab/pti"
 )
 

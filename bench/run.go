@@ -2,7 +2,7 @@ package bench
 
 import (
 	"github.com/ptilab/ptilab/amd64"
-	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/contract"
 )
 
 // Ctx is what a benchmark runs with: the reporter, the plan, the clock,

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ptilab/ptilab/internal/contract"
-	"github.com/ptilab/ptilab/internal/reference"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/reference"
 )
 
 // Tables shaped as the reference thread's: the 32-bit PAE and the 64-bit

@@ -6,9 +6,9 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/goos"
-	"github.com/ptilab/ptilab/internal/contract"
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
 )
 

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ptilab/ptilab/internal/reference"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/reference"
 )
 
 // workCurve measures a system call that spends a given time in the

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/ptilab/ptilab/efi"
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tasks"
 )

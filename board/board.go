@@ -12,8 +12,8 @@ package board
 
 import (
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/efi"
-	"github.com/ptilab/ptilab/internal/contract"
 )
 
 // Kind is the machine ptilab detected.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/efi"
-	"github.com/ptilab/ptilab/internal/contract"
 )
 
 // Unsupported is what the records say of a counter or MSR the CPU lacks.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
-	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/contract"
 )
 
 // LinuxLogic names the Linux whose rules Vulns follows: the 6.6.y stable

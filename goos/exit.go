@@ -3,7 +3,7 @@ package goos
 import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/board"
-	"github.com/ptilab/ptilab/internal/contract"
+	"github.com/ptilab/ptilab/contract"
 )
 
 // The statuses the kernel ends a run with (contract.Status*): under QEMU

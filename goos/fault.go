@@ -2,9 +2,9 @@ package goos
 
 import (
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/efi"
-	"github.com/ptilab/ptilab/internal/contract"
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 )
 
 // excFrame is what excCommon builds on the IST stack: the general
@@ -31,7 +31,7 @@ var (
 )
 
 // ELFLinkBase is the address the image is linked at: its first PT_LOAD,
-// 4 KiB below the text address internal/image gives the linker. A RIP in
+// 4 KiB below the text address host/image gives the linker. A RIP in
 // the loaded image maps back to the ELF file as RIP - ImageBase +
 // ELFLinkBase.
 const ELFLinkBase = 0x80000000

@@ -4,7 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/efi"
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 )
 
 // File descriptors: the console (0, 1, 2), files on the boot volume

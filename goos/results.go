@@ -2,8 +2,8 @@ package goos
 
 import (
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/efi"
-	"github.com/ptilab/ptilab/internal/contract"
 )
 
 // The results file: a copy of everything the console gets (consoleWrite:

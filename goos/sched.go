@@ -1,6 +1,6 @@
 package goos
 
-import "github.com/ptilab/ptilab/internal/linuxabi"
+import "github.com/ptilab/ptilab/linuxabi"
 
 // The scheduler of the runtime's threads. Threads switch only in system
 // calls (interrupts stay masked): when one blocks (futex wait, nanosleep,

@@ -5,7 +5,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/efi"
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 )
 
 // The Linux system-call personality: the Go runtime issues SYSCALL in ring

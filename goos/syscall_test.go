@@ -14,7 +14,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/efi"
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 )
 
 // The system calls a Go 1.26 program makes (docs/how-it-works.md, "System

@@ -2,7 +2,7 @@ package goos
 
 import (
 	"github.com/ptilab/ptilab/amd64"
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 )
 
 // PtRegs is the register frame of a thread that entered the kernel,

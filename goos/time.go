@@ -4,7 +4,7 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/efi"
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 )
 
 // Time: the TSC is the clock. Its frequency comes from CPUID where the CPU

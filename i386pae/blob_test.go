@@ -12,8 +12,8 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/host/blob32"
 	"github.com/ptilab/ptilab/i386pae/layout"
-	"github.com/ptilab/ptilab/internal/blob32"
 )
 
 // TestBlobMatchesFreshBuild rebuilds package kernel32 and checks that the

@@ -8,6 +8,6 @@ package pti
 // (SDM Vol. 2B, MOV to/from control registers; Vol. 3A, 4.10.1). A bug
 // planted on purpose, for the Bochs test that shows the suite catches it
 // (test/bochs_test.go, TestBochsPCIDEOrder): only test images are built with
-// the tag ptilab_bug_pcide (internal/image.Build's tags). QEMU's TCG, which
+// the tag ptilab_bug_pcide (host/image.Build's tags). QEMU's TCG, which
 // has no PCID, never runs this path.
 const bugPCIDBeforePCIDE = true

@@ -4,7 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 )
 
 // nsys is the size of the system-call table of ring 3's kernel.

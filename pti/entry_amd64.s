@@ -594,7 +594,7 @@ label:
 // CALLREL and RETB are CALL rel32 and RET as bytes: the Go assembler has
 // no CALL to a label, and rejects a RET its stack bookkeeping does not
 // expect. CALLREL's displacement counts from the end of the CALL; the
-// sizes it skips are checked on the built image (internal/image,
+// sizes it skips are checked on the built image (host/image,
 // TestMitigatedTrampolines).
 #define CALLREL(rel) BYTE $0xe8; LONG $rel
 #define RETB BYTE $0xc3

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"unsafe"
 
-	"github.com/ptilab/ptilab/internal/exitstatus"
+	"github.com/ptilab/ptilab/exitstatus"
 )
 
 // programTable holds an address per ring-3 program of user_amd64.s, in the

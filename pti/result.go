@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
-	"github.com/ptilab/ptilab/internal/exitstatus"
+	"github.com/ptilab/ptilab/exitstatus"
 )
 
 // Result is how a run ended.

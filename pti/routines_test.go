@@ -42,7 +42,7 @@ func checkTable(t *testing.T, table any, prefix string) {
 
 // The assembly fills each table's fields by name (go_asm.h offsets): run
 // the fillers here and check every field against the function it names.
-// (internal/image checks the same on the built image, from its symbols
+// (host/image checks the same on the built image, from its symbols
 // and DWARF.)
 func TestRoutineTablesByName(t *testing.T) {
 	var e entryRoutines

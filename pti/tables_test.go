@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
-	"github.com/ptilab/ptilab/internal/hosttables"
+	"github.com/ptilab/ptilab/testkit/hosttables"
 )
 
 // hostMem is a TableMemory over Go memory: tables keyed by a fake physical

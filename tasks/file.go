@@ -1,6 +1,6 @@
 package tasks
 
-import "github.com/ptilab/ptilab/internal/linuxabi"
+import "github.com/ptilab/ptilab/linuxabi"
 
 // Files: kernel objects with a size and a position, for lseek.
 

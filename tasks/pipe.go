@@ -3,7 +3,7 @@ package tasks
 import (
 	"unsafe"
 
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 )
 
 // Pipes: a byte ring with a read end and a write end, as Linux's pipe(2)

@@ -10,7 +10,7 @@ import (
 // The run builder: a run's processes, pipes, files and tasks, made from
 // ordinary Go before the run starts, and the run itself. Unlike the rest
 // of the package it allocates and returns errors: it never runs in kernel
-// mode (internal/image's TestKernelCodeIsSafe knows it as goroutine-side).
+// mode (host/image's TestKernelCodeIsSafe knows it as goroutine-side).
 
 // Run is a run of the tasks kernel under one configuration: its processes
 // (pti processes with descriptor tables), pipes, files and tasks, built

@@ -1,7 +1,7 @@
 package tasks
 
 import (
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 	"testing"
 
 	"github.com/stretchr/testify/assert"

@@ -2,7 +2,7 @@ package tasks
 
 import (
 	"github.com/ptilab/ptilab/amd64"
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
 )
 

@@ -3,7 +3,7 @@ package tasks
 import (
 	"unsafe"
 
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 )
 
 // Unix-domain stream socket pairs, as socketpair(AF_UNIX, SOCK_STREAM, 0)

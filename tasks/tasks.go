@@ -12,7 +12,7 @@
 // Syscall with the task's pt_regs frame.
 package tasks
 
-import "github.com/ptilab/ptilab/internal/linuxabi"
+import "github.com/ptilab/ptilab/linuxabi"
 
 // Calls lists the system calls Syscall answers, for pti's table: Linux
 // x86-64 numbers (linuxabi's, from arch/x86/entry/syscalls/syscall_64.tbl).

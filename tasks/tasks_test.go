@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptilab/ptilab/internal/linuxabi"
-	"github.com/ptilab/ptilab/internal/taskscenario"
+	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/testkit/taskscenario"
 )
 
 // The host tests drive the kernel as the trampoline does: the running

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptilab/ptilab/internal/contract"
-	"github.com/ptilab/ptilab/internal/pathlength"
-	"github.com/ptilab/ptilab/internal/qemu"
+	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/host/qemu"
+	"github.com/ptilab/ptilab/pathlength"
 )
 
 // key names a benchmark record by its configuration.

@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
-	"github.com/ptilab/ptilab/internal/bochs"
-	"github.com/ptilab/ptilab/internal/contract"
-	"github.com/ptilab/ptilab/internal/pathlength"
+	"github.com/ptilab/ptilab/host/bochs"
+	"github.com/ptilab/ptilab/pathlength"
 )
 
 // The Bochs boot tests. Bochs implements PCID with its #GP rules (QEMU's

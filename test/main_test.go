@@ -20,10 +20,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptilab/ptilab/internal/bochs"
-	"github.com/ptilab/ptilab/internal/contract"
-	"github.com/ptilab/ptilab/internal/image"
-	"github.com/ptilab/ptilab/internal/qemu"
+	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/host/bochs"
+	"github.com/ptilab/ptilab/host/image"
+	"github.com/ptilab/ptilab/host/qemu"
 )
 
 const (

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptilab/ptilab/internal/contract"
-	"github.com/ptilab/ptilab/internal/qemu"
+	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/host/qemu"
 )
 
 // nmiPlan is TestNMIs's plan: both worlds, isolation off and on and the

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptilab/ptilab/internal/contract"
-	"github.com/ptilab/ptilab/internal/qemu"
+	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/host/qemu"
 )
 
 // spcrCOM2 is a real SPCR table (Hyper-V's, board/testdata) moved to COM2:

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptilab/ptilab/internal/bochs"
-	"github.com/ptilab/ptilab/internal/contract"
-	"github.com/ptilab/ptilab/internal/qemu"
-	"github.com/ptilab/ptilab/internal/usbimage"
+	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/host/bochs"
+	"github.com/ptilab/ptilab/host/qemu"
+	"github.com/ptilab/ptilab/host/usbimage"
 )
 
 // usbPlan replaces the stick's hardware-sized plan in the USB boot tests:

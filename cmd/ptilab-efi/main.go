@@ -18,8 +18,8 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/board"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/goos"
-	"github.com/ptilab/ptilab/internal/contract"
 )
 
 func main() {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/bench"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/goos"
-	"github.com/ptilab/ptilab/internal/contract"
 )
 
 // ResultsDir is the directory on the boot volume, beside the plan, that

@@ -26,11 +26,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ptilab/ptilab/internal/bochs"
-	"github.com/ptilab/ptilab/internal/contract"
-	"github.com/ptilab/ptilab/internal/efiimage"
-	"github.com/ptilab/ptilab/internal/image"
-	"github.com/ptilab/ptilab/internal/qemu"
+	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/host/bochs"
+	"github.com/ptilab/ptilab/host/efiimage"
+	"github.com/ptilab/ptilab/host/image"
+	"github.com/ptilab/ptilab/host/qemu"
 )
 
 const usage = `usage: ptilab <command> [flags] [arguments]

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptilab/ptilab/internal/bochs"
-	"github.com/ptilab/ptilab/internal/qemu"
+	"github.com/ptilab/ptilab/host/bochs"
+	"github.com/ptilab/ptilab/host/qemu"
 )
 
 // ptilab runs the command line args in-process and returns the exit code,

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ptilab/ptilab/internal/report"
+	"github.com/ptilab/ptilab/host/report"
 )
 
 // The results commands: report, compare and plot read serial logs,

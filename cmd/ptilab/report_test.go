@@ -15,8 +15,8 @@ import (
 
 // The sample logs of package report.
 const (
-	qemuSample      = "../../internal/report/testdata/qemu.log"
-	syntheticSample = "../../internal/report/testdata/synthetic-hardware.log"
+	qemuSample      = "../../host/report/testdata/qemu.log"
+	syntheticSample = "../../host/report/testdata/synthetic-hardware.log"
 )
 
 func TestReportCommand(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/ptilab/ptilab/internal/usbimage"
+	"github.com/ptilab/ptilab/host/usbimage"
 )
 
 // cmdUSB writes the USB stick image: `ptilab usb [-o FILE] [-plan FILE]

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptilab/ptilab/internal/usbimage"
+	"github.com/ptilab/ptilab/host/usbimage"
 )
 
 func TestUSB(t *testing.T) {

@@ -22,9 +22,9 @@ package main
 import (
 	"unsafe"
 
+	"github.com/ptilab/ptilab/exitstatus"
 	"github.com/ptilab/ptilab/i386pae/layout"
-	"github.com/ptilab/ptilab/internal/exitstatus"
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 )
 
 // cpuData is layout.CPUData, declared here so that its offsets reach the

@@ -6,7 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/i386pae/layout"
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 )
 
 // Unix-domain stream socket pairs: package tasks's socket.go ported to

@@ -29,7 +29,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/i386pae/layout"
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 )
 
 // What the kernel reaches by address or by instruction, ptr, setCR3,

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/i386pae/layout"
-	"github.com/ptilab/ptilab/internal/linuxabi"
-	"github.com/ptilab/ptilab/internal/taskscenario"
+	"github.com/ptilab/ptilab/linuxabi"
+	"github.com/ptilab/ptilab/testkit/taskscenario"
 )
 
 // The host tests drive the 32-bit tasks kernel as the linux trampolines

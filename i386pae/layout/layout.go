@@ -13,7 +13,7 @@ package layout
 import (
 	"unsafe"
 
-	"github.com/ptilab/ptilab/internal/linuxabi"
+	"github.com/ptilab/ptilab/linuxabi"
 )
 
 // The 32-bit world's virtual layout (PAE paging, 4 GiB).

@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ptilab/ptilab/internal/blob32"
+	"github.com/ptilab/ptilab/host/blob32"
 )
 
 func main() {

@@ -1,0 +1,921 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// The records of a run: one Go type per kind, written by the image as
+// `PTILAB {"kind":K,...}` lines (the JSON of the type, its kind first) and
+// decoded by the host tool and the tests with Decode. Counts are cycles of
+// the TSC, or instructions where Stats.Unit says so (QEMU -icount, Bochs);
+// times are in the unit their name gives.
+
+// Record is a record of one kind.
+type Record interface {
+	// Kind is the "kind" of the record's line.
+	Kind() string
+}
+
+// Subject is what a benchmark's record is about: the benchmark and the
+// configuration it ran under.
+type Subject struct {
+	Bench string `json:"bench"` // "null", "work", "lseek", "pingpong", "messaging", "probe", ...
+	Width int    `json:"width"` // the world: 64 (long mode, package pti) or 32 (PAE, package i386pae)
+	Mode  string `json:"mode"`  // "off", "on", "on+pcid", "on-defer", "on-noswitch" (and their "+pcid")
+	// Entry is the way into the kernel: "syscall" (64-bit), "sysenter"
+	// or "int80" (32-bit).
+	Entry   string `json:"entry,omitempty"`
+	Flavour string `json:"flavour,omitempty"` // "minimal" or "linux"
+	// Copy is the pt_regs copy of the 32-bit linux trampolines: "movsl",
+	// "movsb", "trim8", "direct".
+	Copy string `json:"copy,omitempty"`
+	// Stamps marks the instrumented trampoline (phase breakdown).
+	Stamps bool `json:"stamps,omitempty"`
+	// Global: the entry area and the kernel text were global pages.
+	Global bool   `json:"global"`
+	Tasks  string `json:"tasks,omitempty"`  // "processes" or "threads"
+	Target string `json:"target,omitempty"` // the probe's target
+	// WorkNs is the work curve's point: ns the call spends in the kernel.
+	WorkNs *int64 `json:"work_ns,omitempty"`
+	// Emulated: the figures come from an emulator, not the hardware.
+	Emulated bool `json:"emulated"`
+	// Icount: the TSC counted instructions (QEMU -icount shift=0, Bochs).
+	Icount bool `json:"icount"`
+	// SweepPages is the TLB sweep's point: pages touched per call (with
+	// Target naming the sweep: "user 4k", "user 2m", "kernel 4k").
+	SweepPages *int `json:"sweep_pages,omitempty"`
+	// Mitigations are the mitigated flavour's knobs: "none", or their
+	// names joined by "+" ("verw+ibrs").
+	Mitigations string `json:"mitigations,omitempty"`
+}
+
+// About returns the subject: what a record that embeds it is about.
+func (s Subject) About() Subject { return s }
+
+// Stats are a measured figure's statistics over its repeats: mean, sample
+// standard deviation (and in % of the mean), perf stat --repeat's ± (the
+// standard deviation of the mean, in %), median, minimum and maximum, in
+// Unit ("tsc_cycles" or "instructions"), with the TSC frequency and the
+// ratio to PTI off (absent when there is none).
+type Stats struct {
+	Unit       string  `json:"unit"`
+	Mean       float64 `json:"mean"`
+	Stddev     float64 `json:"stddev"`
+	StddevPct  float64 `json:"stddev_pct"`
+	PerfPct    float64 `json:"perf_pm_pct"`
+	Median     float64 `json:"median"`
+	Min        float64 `json:"min"`
+	Max        float64 `json:"max"`
+	TSCHz      uint64  `json:"tsc_hz"`
+	RatioToOff float64 `json:"ratio_to_off,omitempty"`
+	Core
+}
+
+// Core is a figure's core clock and disturbances, from the counters read
+// in ring 0 before and after every measured repeat (outside its timed
+// region): APERF/MPERF and MSR_SMI_COUNT. Where the CPU lacks a counter
+// (QEMU's TCG, Bochs) its field says "unsupported" and its figures are
+// absent.
+type Core struct {
+	// CoreClock is "aperf/mperf", or "unsupported".
+	CoreClock string `json:"core_clock"`
+	// CoreMHz is the effective core clock over the measured repeats: TSC
+	// Hz * sum dAPERF / sum dMPERF.
+	CoreMHz float64 `json:"core_mhz,omitempty"`
+	// CoreMean and CoreMedian are core cycles per operation: each repeat's
+	// figure times its own dAPERF/dMPERF, over the measured repeats.
+	CoreMean   float64 `json:"core_mean,omitempty"`
+	CoreMedian float64 `json:"core_median,omitempty"`
+	// SMICount is "msr" (MSR_SMI_COUNT read around every repeat), or
+	// "unsupported".
+	SMICount string `json:"smi_count"`
+	// SMIs is the SMIs during the measured repeats (0 where SMICount is
+	// unsupported), NMIs the NMIs (always counted: ptilab's handlers count
+	// them); Disturbed is how many measured repeats saw at least one SMI or
+	// NMI.
+	SMIs      uint64 `json:"smis"`
+	NMIs      uint64 `json:"nmis"`
+	Disturbed int    `json:"disturbed"`
+	// Sampled says over what the counters were read: "repeat" (around
+	// every repeat) or "run" (around all repeats at once: a disturbance
+	// marks every repeat of the run).
+	Sampled string `json:"sampled,omitempty"`
+	// Undisturbed are the statistics over the repeats that saw no
+	// disturbance (absent when none did, or none was free of one).
+	Undisturbed *Spread `json:"undisturbed,omitempty"`
+	// Headline names the statistics a reader should quote: "undisturbed"
+	// when some repeats were disturbed and at least half were not, else
+	// "all" (the record's own mean, median, ...).
+	Headline string `json:"headline"`
+	// PMU is the performance counters per operation, or why there are
+	// none (absent only from records made outside a world).
+	PMU *PMUCounts `json:"pmu,omitempty"`
+}
+
+// PMUCounts are a figure's performance-monitoring counts: per operation
+// over the measured repeats (loop overhead included, the empty loop's not
+// subtracted), by name: "instructions" (INST_RETIRED.ANY), "core_cycles"
+// (CPU_CLK_UNHALTED.THREAD), "ref_cycles" (CPU_CLK_UNHALTED.REF_TSC) and
+// the model's events as Intel's event lists name them (package pmu),
+// counted in ring 0 and ring 3. Or Unsupported: why nothing was counted
+// (the CPU has no architectural performance monitoring, the plan says
+// pmu = off, the 32-bit world does not count).
+type PMUCounts struct {
+	Unsupported string             `json:"unsupported,omitempty"`
+	PerOp       map[string]float64 `json:"per_op,omitempty"`
+	// Skipped are events asked for and not counted, each "name: reason".
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// Spread is a figure's statistics over a subset of its repeats.
+type Spread struct {
+	N      int     `json:"n"`
+	Mean   float64 `json:"mean"`
+	Stddev float64 `json:"stddev"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+// Syscall is a timed system-call loop: units per call over R repeats of N
+// calls, the empty loop's cost per iteration subtracted.
+type Syscall struct {
+	Subject
+	N, R int
+	Stats
+	NsPerCall       float64 `json:"ns_per_call"`
+	EmptyLoopCycles float64 `json:"empty_loop_cycles"`
+	// Phases are the instrumented trampoline's units per call in each
+	// phase ("cr3_in", "copy_in", "dispatch", "copy_out", "cr3_out"), and
+	// PhaseCall the whole call over the same calls (with Stamps).
+	Phases    map[string]float64 `json:"phases,omitempty"`
+	PhaseCall float64            `json:"phase_call,omitempty"`
+	// PMUCheck is the cross-check of the CPU's instructions retired per
+	// call with the path's length under the emulators, on the paths whose
+	// length is exact (pathlength); absent on the others.
+	PMUCheck *PMUCheck `json:"pmu_check,omitempty"`
+}
+
+// PMUCheck is the cross-check that makes a figure's PMU counts
+// trustworthy: the instructions retired per call (fixed counter 0,
+// INST_RETIRED.ANY, ring 0 and ring 3) less the empty loop's, over the
+// repeats no SMI or NMI disturbed, must equal the path's length in
+// instructions as QEMU -icount shift=0 and Bochs count it. Both figures
+// are taken alike: each repeat's count (the TSC's under the emulators,
+// the counter's delta between the sample calls around it on the CPU)
+// divided by its calls, less the empty loop's; the loop's own
+// instructions and each repeat's boundary cancel, and what is left is
+// the call's path, an integer.
+type PMUCheck struct {
+	// Status is "ok" (equal), "mismatch" (a validity warning: Warning
+	// says what differs) or "not available: <reason>" (no counts: the
+	// CPU has no PMU, the plan turned it off, every repeat was disturbed).
+	Status string `json:"status"`
+	// Expected is the path's length in instructions per call
+	// (pathlength); Measured the instructions retired per call
+	// less the empty loop's, over Repeats calls-loop and EmptyRepeats
+	// empty-loop repeats.
+	Expected     int64   `json:"expected"`
+	Measured     float64 `json:"measured,omitempty"`
+	Repeats      int     `json:"repeats,omitempty"`
+	EmptyRepeats int     `json:"empty_repeats,omitempty"`
+	Warning      string  `json:"warning,omitempty"`
+}
+
+// PingPong is the ping-pong: units per round trip (two writes, two reads,
+// two context switches), and what the tasks kernel counted over the run,
+// warm-up included.
+type PingPong struct {
+	Subject
+	N, R int
+	Stats
+	NsPerRoundTrip float64 `json:"ns_per_round_trip"`
+	RoundTrips     uint64  `json:"round_trips"`
+	Switches       uint64  `json:"switches"`
+	CR3Loads       uint64  `json:"cr3_loads"`
+}
+
+// Messaging is sched-messaging: units per run, from the start signal to
+// the last exit, and the last run's messages and the tasks kernel's
+// counts.
+type Messaging struct {
+	Subject
+	Workload
+	R      int `json:"R"`
+	Warmup int `json:"warmup"`
+	Stats
+	Seconds     float64 `json:"seconds"`
+	Messages    uint64  `json:"messages"`
+	PerMessage  float64 `json:"per_message"` // units per message
+	Switches    uint64  `json:"switches"`
+	CR3Loads    uint64  `json:"cr3_loads"`
+	ChecksumsOK bool    `json:"checksums_ok"`
+}
+
+// Workload is sched-messaging's shape: groups of 20 senders and 20
+// receivers, messages from each sender to each receiver (loops), bytes per
+// message, and the IPC: "socket" (an AF_UNIX stream socket pair per
+// receiver, perf's default) or "pipe" (perf -p).
+type Workload struct {
+	Groups int    `json:"groups"`
+	Loops  int    `json:"loops"`
+	Size   int    `json:"size"`
+	IPC    string `json:"ipc,omitempty"`
+}
+
+// Phases is where a sched-messaging run's units went, from the
+// instrumented SYSENTER entry: each phase's share of the run in %, the
+// entry path's (all but the dispatch), the run's units and messages.
+type Phases struct {
+	Subject
+	Workload
+	Unit         string             `json:"unit"`
+	PhasePct     map[string]float64 `json:"phase_pct"`
+	EntryPathPct float64            `json:"entry_path_pct"`
+	RunCycles    uint64             `json:"run_cycles"`
+	Messages     uint64             `json:"messages"`
+}
+
+// Probe is one ring-3 read of the isolation probe. Fault is set when the
+// read faulted; AsExpected says whether the outcome is the one the mode's
+// tables imply (absent where the image does not judge it).
+type Probe struct {
+	Subject
+	Address string `json:"address"`
+	Faulted bool   `json:"faulted"`
+	*ProbeFault
+	AsExpected *bool `json:"as_expected,omitempty"`
+}
+
+// ProbeFault is the exception a probe's read raised: its vector, error
+// code (for #PF: Present is its P bit), CR2, and whether it came from
+// ring 3.
+type ProbeFault struct {
+	Vector    uint64 `json:"vector"`
+	ErrorCode uint64 `json:"error_code"`
+	Present   bool   `json:"present"`
+	CR2       string `json:"cr2"`
+	User      bool   `json:"user"`
+}
+
+// Retention is an answer of the TLB retention proof (SDM Vol. 3A,
+// 4.10.2.4 global pages, 4.10.4.1 MOV to CR3 with PCIDs and NOFLUSH): in
+// ring 0, a page at Address is read under CR3 value First, which fills its
+// TLB entry; CR3 is loaded with Away, the page's PTE pointed at another
+// frame without invalidation, CR3 loaded with Back, and the page read
+// again. Result is "kept" when the second read saw the first frame (the
+// CPU kept the translation across both CR3 writes) and "walked again"
+// when it saw the new one (it walked the tables; legal: NOFLUSH and the G
+// bit permit keeping entries, they do not promise it).
+type Retention struct {
+	Subject
+	// Probe is "pcid-noflush" (PCIDs, NOFLUSH on the way back) or
+	// "global" (a global page, CR4.PGE, no PCIDs).
+	Probe   string `json:"probe"`
+	Address string `json:"address"`
+	// First, Away and Back are the CR3 values, in hex.
+	First  string `json:"first_cr3"`
+	Away   string `json:"away_cr3"`
+	Back   string `json:"back_cr3"`
+	Result string `json:"result"`
+}
+
+// RetentionProbes are the retention proof's probes, in the order it runs
+// them (Retention.Probe).
+var RetentionProbes = []string{"pcid-noflush", "global"}
+
+// RetentionAnswers are the retention proof's answers among recs, by
+// probe: a Retention record's Result ("kept", "walked again"), or
+// "unsupported" for an unsupported record of the retention benchmark.
+func RetentionAnswers(recs []Record) map[string]string {
+	out := map[string]string{}
+	for _, r := range recs {
+		switch v := r.(type) {
+		case Retention:
+			out[v.Probe] = v.Result
+		case Unsupported:
+			if v.Bench == "retention" {
+				out[v.Target] = "unsupported"
+			}
+		}
+	}
+	return out
+}
+
+// RetentionSummary says the retention answers in a line, the probes in
+// RetentionProbes's order, then any other: "pcid-noflush walked again,
+// global kept".
+func RetentionSummary(answers map[string]string) string {
+	var parts []string
+	for _, p := range RetentionProbes {
+		if a, ok := answers[p]; ok {
+			parts = append(parts, p+" "+a)
+		}
+	}
+	var rest []string
+	for p, a := range answers {
+		if !slices.Contains(RetentionProbes, p) {
+			rest = append(rest, p+" "+a)
+		}
+	}
+	slices.Sort(rest)
+	return strings.Join(append(parts, rest...), ", ")
+}
+
+// FlushCost is a TLB flush operation timed in ring 0 with interrupts
+// masked (Subject.Target names it: "mov cr3", "mov cr3 pcid noflush",
+// "mov cr3 pcid", "invlpg", "invpcid 0" to "invpcid 3", "cr4.pge toggle"):
+// units per operation over R repeats of N operations after Warmup, the
+// empty loop's cost per iteration (EmptyLoopCycles) subtracted. Unit is as
+// Stats.Unit's.
+type FlushCost struct {
+	Subject
+	N               int     `json:"N"`
+	R               int     `json:"R"`
+	Warmup          int     `json:"warmup"`
+	Unit            string  `json:"unit"`
+	PerOp           Spread  `json:"per_op"`
+	EmptyLoopCycles float64 `json:"empty_loop_cycles"`
+	TSCHz           uint64  `json:"tsc_hz"`
+}
+
+// OracleCalibration is the leak oracle's calibration: Samples pairs of
+// timed loads of one line of ring 3's data, a cached one (Hit) and one
+// just flushed by CLFLUSH (Miss), in Unit (TSC ticks, or instructions
+// under an emulator's icount). Observable is the rule's answer: the hits'
+// 90th percentile below the misses' 10th; then Threshold, halfway between
+// them, tells a hit (at most Threshold) from a miss. Verdict says it in
+// words ("oracle unavailable: cache timing not observable" when not).
+type OracleCalibration struct {
+	Subject
+	Samples    int               `json:"samples"`
+	Unit       string            `json:"unit"`
+	Hit        OraclePercentiles `json:"hit"`
+	Miss       OraclePercentiles `json:"miss"`
+	Observable bool              `json:"observable"`
+	Threshold  uint64            `json:"threshold,omitempty"`
+	Verdict    string            `json:"verdict"`
+}
+
+// OraclePercentiles are a timed load's 10th, 50th and 90th percentiles,
+// minimum and maximum.
+type OraclePercentiles struct {
+	P10 uint64 `json:"p10"`
+	P50 uint64 `json:"p50"`
+	P90 uint64 `json:"p90"`
+	Min uint64 `json:"min"`
+	Max uint64 `json:"max"`
+}
+
+// Oracle is the leak oracle's row of a mode: ring 3 read each byte of a
+// kernel secret (Secret, Bytes long: a supervisor-only page of the
+// kernel's) Attempts times, every read a page fault that the kernel
+// recovered (Faults of them; the last one's error code ErrorCode, Present
+// its P bit: the secret mapped, supervisor-only, in the user side's
+// table); AsExpected says the faults were the ones expected (one per
+// attempt at the byte's address, user-mode reads, P=1 without isolation
+// and P=0 with it). With the calibration observable (Tried), each read
+// was followed by a transient load of the probe line its value selects
+// and the lines were timed (Flush+Reload): Recovered bytes came out equal
+// to the secret's (Leaked, in hex, the byte with the most hits per
+// position, "??" for none). Meltdown is the vulnerability table's line
+// for this CPU, beside the figures, not a verdict drawn from them.
+type Oracle struct {
+	Subject
+	Secret     string `json:"secret"`
+	Bytes      int    `json:"bytes"`
+	Attempts   int    `json:"attempts"`
+	Faults     uint64 `json:"faults"`
+	ErrorCode  uint64 `json:"error_code"`
+	Present    bool   `json:"present"`
+	AsExpected *bool  `json:"as_expected"`
+	Tried      bool   `json:"tried"`
+	Recovered  *int   `json:"recovered,omitempty"`
+	Leaked     string `json:"leaked,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Meltdown   string `json:"meltdown"`
+	// SecretPage says what the secret's page is.
+	SecretPage string `json:"secret_page"`
+}
+
+// Exposure is what the user page table of a mode (Subject.Mode) maps
+// beyond on's (issue 14's exposure lists: package pti's Exposure, which
+// the host tests walk the tables against): one area per range. Off's user
+// table is its kernel table: one area without an address, "the kernel".
+type Exposure struct {
+	Subject
+	Areas []ExposureArea `json:"areas"`
+}
+
+// ExposureArea is a range of pages: its name, [Start, End) (absent for
+// off's whole kernel), size in 4 KiB pages and what it holds.
+type ExposureArea struct {
+	Name  string `json:"name"`
+	Start string `json:"start,omitempty"`
+	End   string `json:"end,omitempty"`
+	Pages int    `json:"pages"`
+	Holds string `json:"holds"`
+}
+
+// TLBSweep is a point of the TLB working-set sweep (lmbench's lat_ctx
+// -s, Gregg's sweep): units per null call (getppid, or for the kernel
+// sweep ptilab's touch call) plus its touches of Subject.SweepPages
+// distinct pages, over R repeats of N calls after Warmup, the empty
+// loop's cost per iteration subtracted (the touches are not). The pages
+// are Region's virtual pages of PageBytes each, Stride bytes apart, all
+// mapped onto Frames frames of FrameBytes; each touch reads BytesPerTouch
+// bytes at Offset in its page (so that consecutive touches fall in
+// different cache sets). Side is "user" (ring 3 touches them between
+// calls) or "kernel" (the system call does). ExtraVsOff is the units per
+// call over PTI off's at the same point (absent for off, or when off did
+// not run); Stats.RatioToOff the ratio.
+type TLBSweep struct {
+	Subject
+	N      int `json:"N"`
+	R      int `json:"R"`
+	Warmup int `json:"warmup"`
+	Stats
+	NsPerCall       float64  `json:"ns_per_call"`
+	EmptyLoopCycles float64  `json:"empty_loop_cycles"`
+	ExtraVsOff      *float64 `json:"extra_vs_off,omitempty"`
+	Side            string   `json:"side"`
+	Region          string   `json:"region"`
+	PageBytes       uint64   `json:"page_bytes"`
+	Stride          uint64   `json:"stride"`
+	VirtualPages    int      `json:"virtual_pages"`
+	Frames          int      `json:"frames"`
+	FrameBytes      uint64   `json:"frame_bytes"`
+	BytesPerTouch   int      `json:"bytes_per_touch"`
+	Offset          string   `json:"offset"`
+}
+
+// Ladder is a rung of the mitigation ladder (bench "ladder"): its
+// configuration (Subject: the mitigated flavour's knobs, or the linux
+// flavour; Tasks "processes" for the ping-pong ladder, empty for the null
+// call), which part of the table it is ("flavour": the linux flavour,
+// "none": every site disabled, "alone": one knob, "stacked": the plan's
+// knobs added one by one, "linux": the set Linux would enable), the rung
+// its increment is over (Over, a Mitigations name or "linux flavour"),
+// its mean and the increment in Unit per operation (absent when either
+// rung did not measure). The measurement itself is the syscall or
+// pingpong record of the same subject.
+type Ladder struct {
+	Subject
+	Part      string   `json:"part"`
+	Over      string   `json:"over,omitempty"`
+	Unit      string   `json:"unit"`
+	Mean      float64  `json:"mean"`
+	Increment *float64 `json:"increment,omitempty"`
+}
+
+// Seed is a cell of a table shaped as the reference thread's (null call
+// or sched-messaging, 32-bit and 64-bit rows).
+type Seed struct {
+	Subject
+	Stats
+	Seconds float64 `json:"seconds,omitempty"` // sched-messaging's cells
+}
+
+// Unsupported is a configuration the CPU or the world cannot run, and
+// why: a configuration of a benchmark, or of a seed table's cell
+// (SeedUnsupported).
+type Unsupported struct {
+	Subject
+	*Workload
+	N       int    `json:"N,omitempty"`
+	R       int    `json:"R,omitempty"`
+	Warmup  int    `json:"warmup,omitempty"`
+	Address string `json:"address,omitempty"` // the probe's
+	Reason  string `json:"reason"`
+}
+
+// SeedUnsupported is a seed table's cell that cannot be measured.
+type SeedUnsupported struct{ Unsupported }
+
+// Error is a benchmark or a setup that went wrong; the PTILAB-END line
+// counts it as a failure, under Name. Subject is set for a benchmark's
+// configuration.
+type Error struct {
+	Name  string `json:"name"`
+	Error string `json:"error"`
+	*Subject
+	N int `json:"N,omitempty"`
+	R int `json:"R,omitempty"`
+}
+
+// Check is a self-check: its name, whether it passed, what it saw, and
+// fields of its own (Data, written beside the others).
+type Check struct {
+	Name   string
+	OK     bool
+	Detail string
+	Data   map[string]any
+}
+
+// MarshalJSON writes the check's fields and Data in one object; Data
+// cannot replace name, ok or detail.
+func (c Check) MarshalJSON() ([]byte, error) {
+	m := make(map[string]any, len(c.Data)+3)
+	for k, v := range c.Data {
+		m[k] = v
+	}
+	m["name"], m["ok"], m["detail"] = c.Name, c.OK, c.Detail
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (numbers in Data as
+// json.Number).
+func (c *Check) UnmarshalJSON(b []byte) error {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return err
+	}
+	c.Name, _ = m["name"].(string)
+	c.OK, _ = m["ok"].(bool)
+	c.Detail, _ = m["detail"].(string)
+	delete(m, "name")
+	delete(m, "ok")
+	delete(m, "detail")
+	delete(m, "kind")
+	c.Data = m
+	return nil
+}
+
+// Deadlock is a run that ended with every task blocked: the tasks (the
+// first 64), how many there were, and how many in each state.
+type Deadlock struct {
+	Bench     string         `json:"bench"`
+	Provoked  bool           `json:"provoked"`
+	Tasks     []DeadlockTask `json:"tasks"`
+	TaskCount int            `json:"task_count"`
+	States    map[string]int `json:"states"`
+}
+
+// DeadlockTask is a task of a deadlocked run: its state, what it waits
+// for, on which pipe, and where it resumes.
+type DeadlockTask struct {
+	Task    int    `json:"task"`
+	Process int    `json:"process"`
+	State   string `json:"state"`
+	Wait    string `json:"wait"`
+	Pipe    int    `json:"pipe"`
+	RIP     string `json:"rip"`
+}
+
+// Machine identifies the machine and the run's setup.
+type Machine struct {
+	Vendor    string  `json:"vendor"`
+	Brand     string  `json:"brand"`
+	Family    uint32  `json:"family"`
+	Model     uint32  `json:"model"`
+	Stepping  uint32  `json:"stepping"`
+	Microcode *uint32 `json:"microcode,omitempty"`
+	TSCHz     uint64  `json:"tsc_hz"`
+	TSCSource string  `json:"tsc_source"`
+	// The two TSC figures behind TSCHz: CPUID's (leaf 15H with its
+	// crystal, or the SDM's crystal of the model; 0 when the CPU gives
+	// none) and the one measured against the ACPI PM timer over half a
+	// second, or the PIT ("acpi-pm-timer", "pit"; 0 and "" when neither
+	// worked), with their difference, (CPUID - measured) / measured, in
+	// ppm when both exist. TSCCPUIDRejected: leaf 15H gave a figure more
+	// than 2% from leaf 16H's base frequency, which was not used.
+	// TSCPMTimerError says why the PM timer gave no figure.
+	TSCCPUIDHz       uint64 `json:"tsc_cpuid_hz"`
+	TSCCPUIDSource   string `json:"tsc_cpuid_source,omitempty"`
+	TSCCPUIDRejected bool   `json:"tsc_cpuid_rejected,omitempty"`
+	TSCMeasuredHz    uint64 `json:"tsc_measured_hz"`
+	TSCMeasuredBy    string `json:"tsc_measured_by,omitempty"`
+	TSCPPM           *int64 `json:"tsc_cpuid_vs_measured_ppm,omitempty"`
+	TSCPMTimerError  string `json:"tsc_pm_timer_error,omitempty"`
+	TSCInvariant     bool   `json:"tsc_invariant"`
+	PCID             bool   `json:"pcid"`
+	INVPCID          bool   `json:"invpcid"`
+	PGE              bool   `json:"pge"`
+	SMEP             bool   `json:"smep"`
+	SMAP             bool   `json:"smap"`
+	RDRAND           bool   `json:"rdrand"`
+	RDSEED           bool   `json:"rdseed"`
+	RDTSCP           bool   `json:"rdtscp"`
+	NX               bool   `json:"nx"`
+	PerfMonVersion   uint32 `json:"perfmon_version"`
+	RAMBytes         uint64 `json:"ram_bytes"`
+	FreeAtBootBytes  uint64 `json:"free_at_boot_bytes"`
+	PoolBytes        uint64 `json:"pool_bytes"`
+	FirmwareVendor   string `json:"firmware_vendor"`
+	FirmwareRevision uint32 `json:"firmware_revision"`
+	Board            string `json:"board"`
+	Hypervisor       string `json:"hypervisor"`
+	// Emulator names the emulator the run is on ("qemu-tcg", "bochs");
+	// absent on hardware and hardware virtual machines.
+	Emulator   string `json:"emulator,omitempty"`
+	ImageBase  uint64 `json:"image_base"`
+	ImageBytes uint64 `json:"image_bytes"`
+	Relocated  bool   `json:"relocated"`
+	Serial     bool   `json:"serial"`
+	// SerialPorts are the serial consoles the record was written to:
+	// "io 0x3f8" or "mmio 0xfe032000/4" (4-byte registers), the baud rate
+	// ("115200 baud", or "firmware's baud"), "(spcr)" for the UART the
+	// ACPI SPCR table names, "(stuck)" for one given up because it never
+	// drained.
+	SerialPorts []string `json:"serial_ports,omitempty"`
+	Screens     int      `json:"screens"`
+	Random      string   `json:"random"`
+	RTC         bool     `json:"rtc"`
+}
+
+// Timing is how the benchmarks time: whether LFENCE serializes RDTSC,
+// the TSC's frequency (Hz) and source, and what the figures are.
+type Timing struct {
+	LFENCE       string `json:"lfence"`
+	TSCHz        uint64 `json:"tsc_hz"`
+	TSCSource    string `json:"tsc_source"`
+	TSCInvariant bool   `json:"tsc_invariant"`
+	RDTSCP       bool   `json:"rdtscp"`
+	Emulated     bool   `json:"emulated"`
+	Emulator     string `json:"emulator,omitempty"`
+	Icount       bool   `json:"icount"`
+}
+
+// CPUState is the processor's state as the firmware left it, printed once
+// at boot before any benchmark: the firmware's control registers, EFER,
+// segment selectors and interrupt flag at the image entry point; the MSRs
+// that decide the figures (by their SDM names: value as hex, or
+// "unsupported" where the read raised #GP or CPUID says the MSR is absent);
+// raw CPUID leaves 15H and 16H (EAX, EBX, ECX, EDX; absent beyond the
+// maximum leaf); and what they mean: the core clock's controls, fast
+// strings and ERMSB (which decide the REP MOVS copy rows), SMT siblings.
+type CPUState struct {
+	CR0       string            `json:"cr0"`
+	CR4       string            `json:"cr4"`
+	EFER      string            `json:"efer"`
+	Selectors map[string]string `json:"selectors"` // cs, ss, ds, es, fs, gs, tr
+	IF        bool              `json:"if"`
+	MSRs      map[string]string `json:"msrs"`
+	CPUID15H  []uint32          `json:"cpuid_15h,omitempty"`
+	CPUID16H  []uint32          `json:"cpuid_16h,omitempty"`
+	// XCR0 is the firmware's XCR0 (hex; absent when it left CR4.OSXSAVE
+	// clear) and XStateInit whether boot put the XSAVE-managed state (the
+	// AVX upper halves) in its initial configuration before clearing
+	// CR4.OSXSAVE: dirty upper halves slow every later SSE instruction on
+	// Skylake (SDM Vol. 1, 13.3; Intel's optimization manual, "Mixing AVX
+	// code with SSE code").
+	XCR0       string `json:"xcr0,omitempty"`
+	XStateInit bool   `json:"xstate_init"`
+
+	// CoreClock is "aperf/mperf" (CPUID.06H:ECX[0] and both MSRs read) or
+	// "unsupported"; SMICount "msr" or "unsupported".
+	CoreClock string `json:"core_clock"`
+	SMICount  string `json:"smi_count"`
+	// MaxNonTurboRatio is MSR_PLATFORM_INFO[15:8] (0: unreadable), and
+	// CurrentRatio IA32_PERF_STATUS[15:8].
+	MaxNonTurboRatio int `json:"max_non_turbo_ratio"`
+	CurrentRatio     int `json:"current_ratio"`
+	// EIST, TurboDisabled and FastStrings are IA32_MISC_ENABLE bits 16, 38
+	// and 0 (absent when it is unreadable).
+	EIST          *bool `json:"eist,omitempty"`
+	TurboDisabled *bool `json:"turbo_disabled,omitempty"`
+	FastStrings   *bool `json:"fast_strings,omitempty"`
+	Turbo         bool  `json:"turbo"`       // CPUID.06H:EAX[1]
+	HWP           bool  `json:"hwp"`         // CPUID.06H:EAX[7]
+	HWPEnabled    bool  `json:"hwp_enabled"` // IA32_PM_ENABLE[0]
+	ERMSB         bool  `json:"ermsb"`       // CPUID.(07H,0):EBX[9]
+	// ThreadsPerCore is the SMT level's logical processors from CPUID leaf
+	// 1FH or 0BH (TopologyLeaf; 0 when neither exists); SMT is whether
+	// there are siblings (more than one).
+	ThreadsPerCore int    `json:"threads_per_core"`
+	TopologyLeaf   string `json:"topology_leaf"`
+	SMT            bool   `json:"smt"`
+}
+
+// Vulnerabilities is the CPU's vulnerability table, printed once at boot
+// after the cpu-state record: what Linux (the version in Linux) would print
+// in /sys/devices/system/cpu/vulnerabilities on this CPU with its default
+// options, decided from CPUID, IA32_ARCH_CAPABILITIES and the
+// family/model/stepping tables (package cpustate, Vulns). Table maps each
+// sysfs file name (meltdown, spectre_v2, mds, tsx_async_abort,
+// mmio_stale_data, retbleed, l1tf, srbds, gather_data_sampling,
+// reg_file_data_sampling) to its line; the BHI state is part of
+// spectre_v2's line, as Linux prints it, and also in BHI.
+type Vulnerabilities struct {
+	Linux    string `json:"linux"`
+	Vendor   string `json:"vendor"`
+	Family   int    `json:"family"`
+	Model    int    `json:"model"`
+	Stepping int    `json:"stepping"`
+	// ArchCapabilities is IA32_ARCH_CAPABILITIES (10AH) as hex, or
+	// "unsupported" (CPUID.(07H,0):EDX[29] clear, or the read raised #GP):
+	// Linux then decides as if it read 0.
+	ArchCapabilities string `json:"arch_capabilities"`
+	Hypervisor       bool   `json:"hypervisor"` // CPUID.01H:ECX[31]
+	SMT              bool   `json:"smt"`
+	// PTINeeded is whether Linux enables page-table isolation (the
+	// Meltdown bug is set); PTIWhy says what decided it: "RDCL_NO",
+	// "whitelisted model", or "affected".
+	PTINeeded bool              `json:"pti_needed"`
+	PTIWhy    string            `json:"pti_why"`
+	BHI       string            `json:"bhi"`
+	Table     map[string]string `json:"table"`
+}
+
+// PState is what the run did to the core's P-state (plan key pstate):
+// the mode, the MSR written and its value and the firmware's (hex; absent
+// when nothing was written), why, and how the clock settled.
+type PState struct {
+	Mode     string  `json:"mode"`
+	MSR      string  `json:"msr,omitempty"`
+	Value    string  `json:"value,omitempty"`
+	Firmware string  `json:"firmware,omitempty"`
+	Ratio    int     `json:"ratio,omitempty"`
+	Why      string  `json:"why"`
+	Applied  bool    `json:"applied"`
+	Settled  bool    `json:"settled"`
+	SettleMs float64 `json:"settle_ms,omitempty"`
+	CoreMHz  float64 `json:"core_mhz,omitempty"`
+	Restored bool    `json:"restored,omitempty"`
+}
+
+// PlanError is a line of the plan file the run could not use, and what
+// it did instead.
+type PlanError struct {
+	Line        int    `json:"line"`
+	Text        string `json:"text"`
+	Error       string `json:"error"`
+	Consequence string `json:"consequence"`
+}
+
+// SyscallCounts are the system calls the Go runtime made, by name.
+type SyscallCounts struct {
+	Counts   map[string]uint64 `json:"counts"`
+	Distinct int               `json:"distinct"`
+	Total    uint64            `json:"total"`
+	ENOSYS   uint64            `json:"enosys"`
+}
+
+// Fault is a fatal CPU exception (written by the kernel, goos/fault.go):
+// its vector and name, error code, RIP (and, in the image, its address in
+// the ELF), CR2 for #PF, and where it struck.
+type Fault struct {
+	Vector uint64 `json:"vector"`
+	Name   string `json:"name"`
+	Error  uint64 `json:"error"`
+	RIP    string `json:"rip"`
+	CR2    string `json:"cr2,omitempty"`
+	In     string `json:"in"`
+	ELFRIP string `json:"elf_rip,omitempty"`
+}
+
+// OutOfMemory is the kernel's frame pool used up (goos/fault.go): its
+// size and the address the runtime touched.
+type OutOfMemory struct {
+	PoolBytes uint64 `json:"pool_bytes"`
+	Address   string `json:"address"`
+}
+
+// End is the PTILAB-END line: the run's status ("ok", "failed", or the
+// kernel's reason when it ended the run) and exit status, the counts of
+// records and checks, the failed checks and benchmarks, and figures of
+// the run. The kernel's own END line (a run it ended) has only Status,
+// Exit, Syscalls and UptimeMs.
+type End struct {
+	Status         string   `json:"status"`
+	Exit           int      `json:"exit"`
+	Records        int      `json:"records"`
+	Checks         int      `json:"checks"`
+	Passed         int      `json:"passed"`
+	Failed         []string `json:"failed"`
+	ElapsedMs      int64    `json:"elapsed_ms,omitempty"`
+	PlanErrors     int      `json:"plan_errors"`
+	UptimeMs       int64    `json:"uptime_ms,omitempty"`
+	SinceEntryMs   int64    `json:"since_entry_ms,omitempty"`
+	BootMs         int64    `json:"boot_ms,omitempty"`
+	PoolPeakMiB    uint64   `json:"pool_peak_mib,omitempty"`
+	ThreadSwitches uint64   `json:"thread_switches,omitempty"`
+	Syscalls       uint64   `json:"syscalls,omitempty"`
+	// NMIs is how many non-maskable interrupts arrived during the run
+	// (counted and resumed, never fatal: goos.NMICount).
+	NMIs uint64 `json:"nmis"`
+	// ResultsFile is the results file on the boot volume; absent from
+	// the kernel's own END line.
+	ResultsFile *ResultsFile `json:"results_file,omitempty"`
+}
+
+// ResultsFile says where the run's copy of its serial record went on the
+// boot volume (ptilab-results/<date>-<time>-<cpu>.log): its path from the
+// volume's root, and the error that kept it from being created or
+// written to the end ("read-only file system", "writing: volume full"),
+// empty when it holds the whole run.
+//
+// Bytes, Flushes and WriteMs are what the file had cost when PTILAB-END
+// was printed: the bytes written before that line, the flushes (one per
+// record) and the milliseconds spent in the firmware's file calls, all
+// between measurements.
+type ResultsFile struct {
+	Path    string  `json:"path,omitempty"`
+	Error   string  `json:"error,omitempty"`
+	Bytes   uint64  `json:"bytes,omitempty"`
+	Flushes uint64  `json:"flushes,omitempty"`
+	WriteMs float64 `json:"write_ms,omitempty"`
+}
+
+func (Syscall) Kind() string         { return "syscall" }
+func (PingPong) Kind() string        { return "pingpong" }
+func (Messaging) Kind() string       { return "messaging" }
+func (Phases) Kind() string          { return "phases" }
+func (Probe) Kind() string           { return "probe" }
+func (Retention) Kind() string       { return "retention" }
+func (FlushCost) Kind() string       { return "flushcost" }
+func (TLBSweep) Kind() string        { return "tlbsweep" }
+func (Seed) Kind() string            { return "seed" }
+func (Ladder) Kind() string          { return "ladder" }
+func (Unsupported) Kind() string     { return "unsupported" }
+func (SeedUnsupported) Kind() string { return "seed-unsupported" }
+func (Error) Kind() string           { return "error" }
+func (Check) Kind() string           { return "check" }
+func (Deadlock) Kind() string        { return "deadlock" }
+func (Machine) Kind() string         { return "machine" }
+func (Timing) Kind() string          { return "timing" }
+func (CPUState) Kind() string        { return "cpu-state" }
+func (PState) Kind() string          { return "pstate" }
+func (Vulnerabilities) Kind() string { return "vulnerabilities" }
+func (PlanError) Kind() string       { return "plan-error" }
+func (SyscallCounts) Kind() string   { return "syscalls" }
+func (Fault) Kind() string           { return "fault" }
+func (OutOfMemory) Kind() string     { return "oom" }
+func (End) Kind() string             { return "end" }
+
+// The leak oracle's kinds.
+func (OracleCalibration) Kind() string { return "oracle-calibration" }
+func (Oracle) Kind() string            { return "oracle" }
+
+// The probe's list of what each mode's user table maps beyond on's.
+func (Exposure) Kind() string { return "exposure" }
+
+// kinds makes an empty record of each kind, for Decode.
+var kinds = map[string]func() Record{}
+
+func init() {
+	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Retention{}, FlushCost{}, Seed{}, Unsupported{},
+		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
+		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}, OracleCalibration{}, Oracle{},
+		TLBSweep{}, Exposure{}, Ladder{}} {
+		kinds[r.Kind()] = newOf(r)
+	}
+}
+
+// Kinds lists the record kinds Decode knows.
+func Kinds() []string {
+	out := make([]string, 0, len(kinds))
+	for k := range kinds {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Encode returns a record's JSON object with its kind first.
+func Encode(r Record) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 2 || b[0] != '{' {
+		return nil, fmt.Errorf("contract: a %s record is not a JSON object", r.Kind())
+	}
+	out := fmt.Appendf(nil, `{"kind":%q`, r.Kind())
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, b[1:]...), nil
+}
+
+// Decode decodes a record line's JSON object (kind included; for the
+// PTILAB-END line, kind "end") into the type of its kind; numbers decode
+// into the fields' types. An unknown kind or a malformed object is an
+// error.
+func Decode(kind string, raw []byte) (Record, error) {
+	mk, ok := kinds[kind]
+	if !ok {
+		return nil, fmt.Errorf("contract: unknown record kind %q", kind)
+	}
+	p := mk()
+	if err := json.Unmarshal(raw, p); err != nil {
+		return nil, fmt.Errorf("contract: a %s record: %w", kind, err)
+	}
+	return deref(p), nil
+}
+
+// newOf returns a function making a pointer to a new zero record of r's
+// type.
+func newOf(r Record) func() Record {
+	t := reflect.TypeOf(r)
+	return func() Record { return reflect.New(t).Interface().(Record) }
+}
+
+// deref returns the record a pointer made by newOf points at.
+func deref(p Record) Record { return reflect.ValueOf(p).Elem().Interface().(Record) }
