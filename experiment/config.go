@@ -1,0 +1,209 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Config is one configuration of a world's kernel that ring-3 tasks run
+// under: the world, the isolation mode, the way in, the trampoline's
+// flavour and its options. The same type serves both worlds, the records,
+// the report and the path-length bounds.
+type Config struct {
+	World   Width
+	Mode    Mode
+	Entry   Entry
+	Flavour Flavour
+	// Copy is the linux trampoline's pt_regs copy, where the entry has a
+	// choice (EntryRow.Copies).
+	Copy Copy
+	// Stamps selects the instrumented trampoline, which sums the cycles of
+	// each phase (the 32-bit linux SYSENTER trampolines).
+	Stamps bool
+	// Global makes the entry area and the kernel text global pages
+	// (PTE.G with CR4.PGE): their TLB entries survive CR3 writes.
+	Global bool
+	// Knobs are the mitigated flavour's mitigations (none for the other
+	// flavours).
+	Knobs Knobs
+}
+
+// Errors of configurations no CPU can run in a world.
+var (
+	// ErrNotInPAE: PAE paging (the 32-bit world) cannot have it.
+	ErrNotInPAE = errors.New("not in PAE")
+	// ErrNotIn32BitEntry: a knob Linux's 32-bit entry does not have.
+	ErrNotIn32BitEntry = errors.New("not in 32-bit Linux's entry")
+	// ErrNoTrampoline: no world has a trampoline of this shape.
+	ErrNoTrampoline = errors.New("no such trampoline")
+)
+
+// HasCopy reports whether c's Copy is one of its key's fields: the entry
+// has a choice of copy and the flavour builds pt_regs.
+func (c Config) HasCopy() bool { return c.Entry.Row().Copies && c.Flavour.PtRegs() }
+
+// HasKnobs reports whether c's Knobs are one of its key's fields (the
+// mitigated flavour's).
+func (c Config) HasKnobs() bool { return c.Flavour.Row().Knobs }
+
+// Check reports whether any CPU could run c in its world, from the rows:
+// the entry must be the world's, the mode one the world has trampolines
+// for (else ErrNotInPAE), knobs only with the mitigated flavour and, in
+// the 32-bit world, only those Linux's 32-bit entry has
+// (ErrNotIn32BitEntry); copy methods and stamps are the linux SYSENTER
+// trampoline's, and the 32-bit mitigated trampoline is SYSENTER's with
+// the direct copy and no stamps. What this CPU has is the worlds' to
+// check.
+func (c Config) Check() error {
+	if c.World == W32 {
+		for _, m := range c.Knobs.List() {
+			if !m.Row().In32 {
+				return fmt.Errorf("%v: %v: %w", c, m, ErrNotIn32BitEntry)
+			}
+		}
+	}
+	switch {
+	case c.World != W64 && c.World != W32:
+		return fmt.Errorf("%v: no world of width %d", c, c.World)
+	case int(c.Mode) >= len(modeRows), int(c.Flavour) >= len(flavourRows),
+		int(c.Entry) >= len(entryRows), int(c.Copy) >= len(copyRows):
+		return fmt.Errorf("%v: %w", c, ErrNoTrampoline)
+	case c.Entry.Row().World != c.World:
+		return fmt.Errorf("%v: entry %v is the %d-bit world's: %w", c, c.Entry, c.Entry.Row().World, ErrNoTrampoline)
+	case !c.Mode.In(c.World) && c.World == W32 && c.Mode.PCID():
+		return fmt.Errorf("%v: PCID: %w (PCIDs exist only in IA-32e mode)", c, ErrNotInPAE)
+	case !c.Mode.In(c.World) && c.World == W32:
+		return fmt.Errorf("%v: isolation mode %v: %w (the 32-bit kernel has trampolines for %s)", c, c.Mode, ErrNotInPAE, modesIn(W32))
+	case !c.Mode.In(c.World):
+		return fmt.Errorf("%v: isolation mode %v: %w", c, c.Mode, ErrNoTrampoline)
+	case c.Knobs != 0 && !c.HasKnobs():
+		return fmt.Errorf("%v: mitigations %v need the mitigated flavour", c, c.Knobs)
+	case c.World == W32 && c.Flavour == Mitigated && (c.Entry != Sysenter || c.Copy != Direct || c.Stamps):
+		return fmt.Errorf("%v: the mitigated trampoline is SYSENTER's with the direct copy method, without stamps", c)
+	case !c.HasCopy() && c.Copy != Movsl, c.Stamps && !(c.HasCopy() && c.Flavour == Linux):
+		return fmt.Errorf("%v: copy methods and stamps are the linux SYSENTER trampoline's", c)
+	}
+	return nil
+}
+
+// modesIn names the modes of world w, joined by "and".
+func modesIn(w Width) string {
+	var names []string
+	for _, m := range Modes() {
+		if m.In(w) {
+			names = append(names, m.String())
+		}
+	}
+	return strings.Join(names, " and ")
+}
+
+// Pairs are c's fields as name=value pairs, in the key's order: width,
+// mode, entry, flavour, copy (HasCopy), stamps (when set), global (on or
+// off), knobs (HasKnobs).
+func (c Config) Pairs() [][2]string {
+	p := [][2]string{
+		{"width", strconv.Itoa(int(c.World))},
+		{"mode", c.Mode.String()},
+		{"entry", c.Entry.String()},
+		{"flavour", c.Flavour.String()},
+	}
+	if c.HasCopy() {
+		p = append(p, [2]string{"copy", c.Copy.String()})
+	}
+	if c.Stamps {
+		p = append(p, [2]string{"stamps", "on"})
+	}
+	p = append(p, [2]string{"global", OnOff(c.Global)})
+	if c.HasKnobs() {
+		p = append(p, [2]string{"knobs", c.Knobs.String()})
+	}
+	return p
+}
+
+// Key is c's canonical key: Pairs as "name=value" joined by spaces
+// ("width=64 mode=on entry=syscall flavour=linux global=off"), the one
+// name of a configuration in records, tables, comparisons, bounds and
+// tests. ParseKey reverses it.
+func (c Config) Key() string { return JoinPairs(c.Pairs()) }
+
+func (c Config) String() string { return c.Key() }
+
+// JoinPairs joins name=value pairs with spaces.
+func JoinPairs(pairs [][2]string) string {
+	var b strings.Builder
+	for i, p := range pairs {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(p[0])
+		b.WriteByte('=')
+		b.WriteString(p[1])
+	}
+	return b.String()
+}
+
+// OnOff names a setting: "on" or "off".
+func OnOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// ParseKey parses a Config.Key (the pairs in any order; absent copy,
+// stamps and knobs are movsl, off and none).
+func ParseKey(key string) (Config, error) {
+	c := Config{}
+	seen := map[string]bool{}
+	for _, f := range strings.Fields(key) {
+		name, v, ok := strings.Cut(f, "=")
+		if !ok || seen[name] {
+			return c, fmt.Errorf("key %q: bad or repeated pair %q", key, f)
+		}
+		seen[name] = true
+		var err error
+		switch name {
+		case "width":
+			var w int
+			w, err = strconv.Atoi(v)
+			c.World = Width(w)
+		case "mode":
+			c.Mode, err = ParseMode(v)
+		case "entry":
+			c.Entry, err = ParseEntry(v)
+		case "flavour":
+			c.Flavour, err = ParseFlavour(v)
+		case "copy":
+			c.Copy, err = ParseCopy(v)
+		case "stamps":
+			c.Stamps, err = parseOnOff(v)
+		case "global":
+			c.Global, err = parseOnOff(v)
+		case "knobs":
+			c.Knobs, err = ParseKnobs(v)
+		default:
+			err = fmt.Errorf("unknown field %q", name)
+		}
+		if err != nil {
+			return c, fmt.Errorf("key %q: %w", key, err)
+		}
+	}
+	for _, need := range []string{"width", "mode", "entry", "flavour", "global"} {
+		if !seen[need] {
+			return c, fmt.Errorf("key %q: no %s", key, need)
+		}
+	}
+	return c, nil
+}
+
+func parseOnOff(v string) (bool, error) {
+	switch v {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is neither on nor off", v)
+}

@@ -1,0 +1,188 @@
+package experiment
+
+// Flavour is a shape of the system-call trampoline: an index into
+// flavourRows.
+type Flavour uint8
+
+// The flavours.
+const (
+	Minimal Flavour = iota
+	Linux
+	Mitigated
+)
+
+// FlavourRow is what a trampoline flavour is.
+type FlavourRow struct {
+	// Name is the flavour's name in plans, records and tables.
+	Name string
+	// PtRegs: the trampoline builds a pt_regs frame (Linux's struct
+	// pt_regs), which the tasks kernel's context switch needs.
+	PtRegs bool
+	// Knobs: the trampoline has a site per mitigation knob
+	// (Config.Knobs); the other flavours take no knobs.
+	Knobs bool
+}
+
+// flavourRows are the flavours.
+var flavourRows = [...]FlavourRow{
+	// minimal: SWAPGS, stack switch, CR3 switch, dispatch, switch back,
+	// return: the mechanism alone.
+	Minimal: {Name: "minimal"},
+	// linux: also saves and restores a full pt_regs frame, clears the
+	// registers and checks that SYSRET is safe, as Linux's
+	// entry_SYSCALL_64 (and entry_SYSENTER_32 in the 32-bit world).
+	Linux: {Name: "linux", PtRegs: true},
+	// mitigated: the linux flavour's trampoline with a site for each
+	// speculation mitigation of Linux's entry, turned on by the knobs.
+	Mitigated: {Name: "mitigated", PtRegs: true, Knobs: true},
+}
+
+var flavourNames = func() []string {
+	n := make([]string, len(flavourRows))
+	for i, r := range flavourRows {
+		n[i] = r.Name
+	}
+	return n
+}()
+
+// Flavours returns every flavour, in the rows' order.
+func Flavours() []Flavour {
+	out := make([]Flavour, len(flavourRows))
+	for i := range out {
+		out[i] = Flavour(i)
+	}
+	return out
+}
+
+// ParseFlavour returns the flavour named name.
+func ParseFlavour(name string) (Flavour, error) {
+	i, err := parse("flavour", name, flavourNames)
+	return Flavour(i), err
+}
+
+// Row returns f's row.
+func (f Flavour) Row() FlavourRow {
+	if int(f) < len(flavourRows) {
+		return flavourRows[f]
+	}
+	return FlavourRow{}
+}
+
+func (f Flavour) String() string { return nameOf("flavour", int(f), flavourNames) }
+
+// PtRegs reports whether the flavour's trampoline builds a pt_regs frame.
+func (f Flavour) PtRegs() bool { return f.Row().PtRegs }
+
+// Entry is a way into the kernel: an index into entryRows.
+type Entry uint8
+
+// The entries.
+const (
+	Syscall Entry = iota
+	Sysenter
+	Int80
+)
+
+// EntryRow is what an entry is.
+type EntryRow struct {
+	// Name is the entry's name in plans, records and tables.
+	Name string
+	// Instruction and Return name the instructions in and out, for
+	// headings.
+	Instruction, Return string
+	// World is the world the entry belongs to.
+	World Width
+	// Copies: the linux flavour's trampoline of this entry has a choice
+	// of pt_regs copy method (Config.Copy).
+	Copies bool
+}
+
+// entryRows are the entries; a world's first is its default (the one the
+// work curve and sched-messaging use).
+var entryRows = [...]EntryRow{
+	// syscall: SYSCALL, back by SYSRETQ (or IRETQ): the 64-bit world's.
+	Syscall: {Name: "syscall", Instruction: "SYSCALL", Return: "SYSRETQ", World: W64},
+	// sysenter: SYSENTER through the vsyscall routine (Linux's
+	// __kernel_vsyscall), back by SYSEXIT: the 32-bit world's default.
+	Sysenter: {Name: "sysenter", Instruction: "SYSENTER", Return: "SYSEXIT", World: W32, Copies: true},
+	// int80: INT 0x80 through a DPL-3 gate, back by IRET.
+	Int80: {Name: "int80", Instruction: "INT 0x80", Return: "IRET", World: W32},
+}
+
+var entryNames = func() []string {
+	n := make([]string, len(entryRows))
+	for i, r := range entryRows {
+		n[i] = r.Name
+	}
+	return n
+}()
+
+// Entries returns the entries of world w, its default first.
+func Entries(w Width) []Entry {
+	var out []Entry
+	for i, r := range entryRows {
+		if r.World == w {
+			out = append(out, Entry(i))
+		}
+	}
+	return out
+}
+
+// ParseEntry returns the entry named name.
+func ParseEntry(name string) (Entry, error) {
+	i, err := parse("entry", name, entryNames)
+	return Entry(i), err
+}
+
+// Row returns e's row.
+func (e Entry) Row() EntryRow {
+	if int(e) < len(entryRows) {
+		return entryRows[e]
+	}
+	return EntryRow{}
+}
+
+func (e Entry) String() string { return nameOf("entry", int(e), entryNames) }
+
+// Copy is how a linux trampoline copies pt_regs between the entry stack
+// and the task stack: an index into copyRows.
+type Copy uint8
+
+// The copy methods.
+const (
+	Movsl Copy = iota
+	Movsb
+	Trim
+	Direct
+)
+
+// copyRows name the copy methods.
+var copyRows = [...]string{
+	// movsl: REP MOVSL both ways, the 17 words of pt_regs (the default).
+	Movsl: "movsl",
+	// movsb: REP MOVSB both ways, 68 bytes.
+	Movsb: "movsb",
+	// trim8: REP MOVSL in; out only EFLAGS and EAX, 8 bytes, as Linux's
+	// SYSEXIT path.
+	Trim: "trim8",
+	// direct: no copy in (pt_regs built on the task stack after the CR3
+	// switch), out as trim8: Linux's entry_SYSENTER_32 as merged in 4.19.
+	Direct: "direct",
+}
+
+// Copies returns every copy method, the default first.
+func Copies() []Copy {
+	out := make([]Copy, len(copyRows))
+	for i := range out {
+		out[i] = Copy(i)
+	}
+	return out
+}
+
+// ParseCopy returns the copy method named name.
+func ParseCopy(name string) (Copy, error) {
+	i, err := parse("copy method", name, copyRows[:])
+	return Copy(i), err
+}
+
+func (c Copy) String() string { return nameOf("copy", int(c), copyRows[:]) }

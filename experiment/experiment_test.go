@@ -1,0 +1,154 @@
+package experiment
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/experiment/sites"
+)
+
+// Every row has a distinct name that parses back to it.
+func TestNamesRoundTrip(t *testing.T) {
+	for _, m := range Modes() {
+		got, err := ParseMode(m.String())
+		require.NoError(t, err)
+		assert.Equal(t, m, got)
+	}
+	for _, f := range Flavours() {
+		got, err := ParseFlavour(f.String())
+		require.NoError(t, err)
+		assert.Equal(t, f, got)
+	}
+	for _, k := range Mitigations() {
+		got, err := ParseMitigation(k.String())
+		require.NoError(t, err)
+		assert.Equal(t, k, got)
+	}
+	for _, w := range []Width{W64, W32} {
+		for _, e := range Entries(w) {
+			got, err := ParseEntry(e.String())
+			require.NoError(t, err)
+			assert.Equal(t, e, got)
+			assert.Equal(t, w, e.Row().World)
+		}
+	}
+	for _, c := range Copies() {
+		got, err := ParseCopy(c.String())
+		require.NoError(t, err)
+		assert.Equal(t, c, got)
+	}
+	_, err := ParseMode("on+pcdi")
+	assert.ErrorContains(t, err, `unknown isolation mode "on+pcdi" (one of off, on, on+pcid`)
+	assert.Equal(t, "mode(200)", Mode(200).String())
+}
+
+// The modes' derived properties come from their rows.
+func TestModeRows(t *testing.T) {
+	var pcid, deferred, noswitch, in32 []string
+	for _, m := range Modes() {
+		if m.PCID() {
+			pcid = append(pcid, m.String())
+			assert.Equal(t, m.Row().Base.String()+"+pcid", m.String(), "a PCID mode is its base's +pcid")
+		}
+		if m.Deferred() {
+			deferred = append(deferred, m.String())
+		}
+		if m.NoSwitch() {
+			noswitch = append(noswitch, m.String())
+		}
+		if m.In(W32) {
+			in32 = append(in32, m.String())
+		}
+		assert.Equal(t, m != Off, m.Isolated())
+	}
+	assert.Equal(t, []string{"on+pcid", "on-defer+pcid", "on-noswitch+pcid"}, pcid)
+	assert.Equal(t, []string{"on-defer", "on-defer+pcid", "on-noswitch", "on-noswitch+pcid"}, deferred)
+	assert.Equal(t, []string{"on-noswitch", "on-noswitch+pcid"}, noswitch)
+	assert.Equal(t, []string{"off", "on"}, in32)
+	assert.Equal(t, []Entry{Syscall}, Entries(W64))
+	assert.Equal(t, []Entry{Sysenter, Int80}, Entries(W32))
+}
+
+// One numbering of the knobs and their sites.
+func TestKnobs(t *testing.T) {
+	assert.EqualValues(t, sites.SiteVERW, VERW.Site())
+	assert.EqualValues(t, sites.SiteRetpoline, Retpoline.Site())
+	assert.EqualValues(t, sites.SiteIBPB|sites.SiteRSB, KnobsOf(IBPB, RSB))
+	assert.Equal(t, "verw+ibpb+rsb+retpoline", Knobs32().String())
+	k, err := ParseKnobs("ibrs+verw")
+	require.NoError(t, err)
+	assert.Equal(t, "verw+ibrs", k.String())
+	k, err = ParseKnobs("none")
+	require.NoError(t, err)
+	assert.Zero(t, k)
+	_, err = ParseKnobs("verw+ibrz")
+	assert.ErrorContains(t, err, `unknown mitigation "ibrz"`)
+	for _, m := range Mitigations() {
+		r := m.Row()
+		assert.NotZero(t, r.Acts, m)
+		assert.NotEmpty(t, r.Linux, m)
+		assert.Equal(t, r.Needs != NeedsNothing, r.NeedText != "", m)
+	}
+}
+
+// The canonical key names every field that applies, and parses back.
+func TestKey(t *testing.T) {
+	for _, tc := range []struct {
+		c   Config
+		key string
+	}{
+		{Config{World: W64, Mode: On, Entry: Syscall, Flavour: Linux},
+			"width=64 mode=on entry=syscall flavour=linux global=off"},
+		{Config{World: W64, Mode: OnNoSwitchPCID, Entry: Syscall, Flavour: Mitigated, Global: true, Knobs: KnobsOf(VERW, IBRS)},
+			"width=64 mode=on-noswitch+pcid entry=syscall flavour=mitigated global=on knobs=verw+ibrs"},
+		{Config{World: W64, Mode: Off, Entry: Syscall, Flavour: Mitigated},
+			"width=64 mode=off entry=syscall flavour=mitigated global=off knobs=none"},
+		{Config{World: W32, Mode: On, Entry: Sysenter, Flavour: Linux, Copy: Trim, Stamps: true},
+			"width=32 mode=on entry=sysenter flavour=linux copy=trim8 stamps=on global=off"},
+		{Config{World: W32, Mode: Off, Entry: Int80, Flavour: Linux},
+			"width=32 mode=off entry=int80 flavour=linux global=off"},
+		{Config{World: W32, Mode: Off, Entry: Sysenter, Flavour: Minimal, Global: true},
+			"width=32 mode=off entry=sysenter flavour=minimal global=on"},
+	} {
+		assert.Equal(t, tc.key, tc.c.Key())
+		back, err := ParseKey(tc.key)
+		require.NoError(t, err)
+		assert.Equal(t, tc.c, back)
+		assert.NoError(t, tc.c.Check(), tc.key)
+	}
+	for _, bad := range []string{"", "width=64 mode=on", "width=64 mode=on entry=syscall flavour=linux global=maybe",
+		"width=64 mode=on mode=off entry=syscall flavour=linux global=off", "width=64 mode=on entry=syscall flavour=linux global=off colour=red"} {
+		_, err := ParseKey(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+// Check refuses what no CPU can run, with the reason.
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		c   Config
+		err error
+		msg string
+	}{
+		{Config{World: W32, Mode: OnPCID, Entry: Sysenter}, ErrNotInPAE, "PCID: not in PAE (PCIDs exist only in IA-32e mode)"},
+		{Config{World: W32, Mode: OnDefer, Entry: Sysenter}, ErrNotInPAE, "the 32-bit kernel has trampolines for off and on"},
+		{Config{World: W32, Mode: On, Entry: Sysenter, Flavour: Mitigated, Copy: Direct, Knobs: KnobsOf(IBRS)}, ErrNotIn32BitEntry, "ibrs"},
+		{Config{World: W64, Mode: On, Entry: Sysenter}, ErrNoTrampoline, "entry sysenter is the 32-bit world's"},
+		{Config{World: W64, Mode: On, Entry: Syscall, Flavour: Linux, Knobs: KnobsOf(VERW)}, nil, "need the mitigated flavour"},
+		{Config{World: W32, Mode: On, Entry: Sysenter, Flavour: Mitigated, Copy: Movsl}, nil, "SYSENTER's with the direct copy method"},
+		{Config{World: W32, Mode: On, Entry: Int80, Flavour: Linux, Copy: Trim}, nil, "copy methods and stamps are the linux SYSENTER trampoline's"},
+		{Config{World: W32, Mode: On, Entry: Sysenter, Flavour: Minimal, Stamps: true}, nil, "copy methods and stamps"},
+		{Config{World: W64, Mode: On, Entry: Syscall, Flavour: Linux, Stamps: true}, nil, "copy methods and stamps"},
+		{Config{World: 16}, nil, "no world of width 16"},
+	} {
+		err := tc.c.Check()
+		require.Error(t, err, tc.c.Key())
+		if tc.err != nil {
+			assert.ErrorIs(t, err, tc.err)
+		}
+		assert.ErrorContains(t, err, tc.msg)
+	}
+	assert.NoError(t, Config{World: W32, Mode: On, Entry: Sysenter, Flavour: Mitigated, Copy: Direct, Knobs: Knobs32()}.Check())
+}

@@ -1,0 +1,190 @@
+package experiment
+
+import (
+	"strings"
+
+	"github.com/ptilab/ptilab/experiment/sites"
+)
+
+// Mitigation is a speculative-execution mitigation of Linux's entry path,
+// one knob of the mitigated flavour: an index into knobRows, and the bit
+// of its site (package sites).
+type Mitigation uint8
+
+// The knobs, numbered as package sites numbers them.
+const (
+	VERW      Mitigation = sites.VERW
+	IBRS      Mitigation = sites.IBRS
+	IBPB      Mitigation = sites.IBPB
+	RSB       Mitigation = sites.RSB
+	BHB       Mitigation = sites.BHB
+	LFENCE    Mitigation = sites.LFENCE
+	Retpoline Mitigation = sites.Retpoline
+)
+
+// Acts says where a knob acts.
+type Acts uint8
+
+const (
+	// AtKernelEntry: in the trampoline, on the way in.
+	AtKernelEntry Acts = 1 << iota
+	// AtKernelExit: in the trampoline, on the way back to ring 3.
+	AtKernelExit
+	// AtDispatch: on the system call's dispatch.
+	AtDispatch
+	// AtProcessSwitch: in the tasks kernel's context switch to a task of
+	// another process.
+	AtProcessSwitch
+)
+
+// Need is what a CPU must have for a knob to run (beyond the instructions
+// every x86-64 CPU runs).
+type Need uint8
+
+const (
+	// NeedsNothing: the knob's instructions run everywhere.
+	NeedsNothing Need = iota
+	// NeedsSpecCtrl: IA32_SPEC_CTRL (CPUID.(EAX=07H,ECX=0):EDX[26]).
+	NeedsSpecCtrl
+	// NeedsPredCmd: IA32_PRED_CMD (CPUID.(EAX=07H,ECX=0):EDX[26]).
+	NeedsPredCmd
+)
+
+// KnobRow is what a mitigation knob is.
+type KnobRow struct {
+	// Name is the knob's name in plans, records ("verw+ibrs") and tables.
+	Name string
+	// Acts is where it acts.
+	Acts Acts
+	// Needs is what the CPU must have; NeedText says it as an
+	// unsupported row does.
+	Needs    Need
+	NeedText string
+	// In32 reports whether Linux's 32-bit entry (arch/x86/entry/entry_32.S,
+	// Linux 6.6) has it: IBRS_ENTER/EXIT, clear_bhb_loop and the SWAPGS
+	// fence are entry_64.S's only.
+	In32 bool
+	// Linux is Linux's name for it, and where it lives.
+	Linux string
+}
+
+// knobRows are the knobs, in package sites' order.
+var knobRows = [sites.Knobs]KnobRow{
+	VERW: {Name: "verw", Acts: AtKernelExit, In32: true,
+		Linux: "CLEAR_CPU_BUFFERS (arch/x86/include/asm/nospec-branch.h)"},
+	IBRS: {Name: "ibrs", Acts: AtKernelEntry | AtKernelExit, Needs: NeedsSpecCtrl,
+		NeedText: "no IA32_SPEC_CTRL (CPUID.(EAX=07H,ECX=0):EDX[26])",
+		Linux:    "IBRS_ENTER, IBRS_EXIT (arch/x86/entry/calling.h)"},
+	IBPB: {Name: "ibpb", Acts: AtProcessSwitch, Needs: NeedsPredCmd, In32: true,
+		NeedText: "no IA32_PRED_CMD (CPUID.(EAX=07H,ECX=0):EDX[26])",
+		Linux:    "cond_mitigation's IBPB (arch/x86/mm/tlb.c)"},
+	RSB: {Name: "rsb", Acts: AtProcessSwitch, In32: true,
+		Linux: "FILL_RETURN_BUFFER in __switch_to_asm (X86_FEATURE_RSB_CTXSW)"},
+	BHB: {Name: "bhb", Acts: AtKernelEntry,
+		Linux: "CLEAR_BRANCH_HISTORY, clear_bhb_loop (arch/x86/entry/entry_64.S)"},
+	LFENCE: {Name: "lfence", Acts: AtKernelEntry,
+		Linux: "FENCE_SWAPGS_KERNEL_ENTRY (arch/x86/entry/calling.h)"},
+	Retpoline: {Name: "retpoline", Acts: AtDispatch, In32: true,
+		Linux: "__x86_indirect_thunk_r11 (arch/x86/lib/retpoline.S)"},
+}
+
+var knobNames = func() []string {
+	n := make([]string, len(knobRows))
+	for i, r := range knobRows {
+		n[i] = r.Name
+	}
+	return n
+}()
+
+// Mitigations returns every knob, in the rows' order.
+func Mitigations() []Mitigation {
+	out := make([]Mitigation, len(knobRows))
+	for i := range out {
+		out[i] = Mitigation(i)
+	}
+	return out
+}
+
+// ParseMitigation returns the knob named name.
+func ParseMitigation(name string) (Mitigation, error) {
+	i, err := parse("mitigation", name, knobNames)
+	return Mitigation(i), err
+}
+
+// Row returns m's row.
+func (m Mitigation) Row() KnobRow {
+	if int(m) < len(knobRows) {
+		return knobRows[m]
+	}
+	return KnobRow{}
+}
+
+func (m Mitigation) String() string { return nameOf("mitigation", int(m), knobNames) }
+
+// Site is m's bit in a trampoline's site word (package sites).
+func (m Mitigation) Site() uint32 { return 1 << m }
+
+// Knobs is a set of mitigations: bit m for Mitigation m (the site bits).
+type Knobs uint16
+
+// KnobsOf is the set of ms.
+func KnobsOf(ms ...Mitigation) Knobs {
+	var k Knobs
+	for _, m := range ms {
+		k |= 1 << m
+	}
+	return k
+}
+
+// Has reports whether k holds m.
+func (k Knobs) Has(m Mitigation) bool { return k&(1<<m) != 0 }
+
+// List is k's knobs in the rows' order.
+func (k Knobs) List() []Mitigation {
+	var out []Mitigation
+	for _, m := range Mitigations() {
+		if k.Has(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Knobs32 are the knobs Linux's 32-bit entry has (KnobRow.In32).
+func Knobs32() Knobs {
+	var k Knobs
+	for _, m := range Mitigations() {
+		if m.Row().In32 {
+			k |= KnobsOf(m)
+		}
+	}
+	return k
+}
+
+// String names k: "none", or its knobs joined by "+" ("verw+ibrs").
+func (k Knobs) String() string {
+	if k == 0 {
+		return "none"
+	}
+	var s []string
+	for _, m := range k.List() {
+		s = append(s, m.String())
+	}
+	return strings.Join(s, "+")
+}
+
+// ParseKnobs parses a Knobs.String: "none" or names joined by "+".
+func ParseKnobs(s string) (Knobs, error) {
+	if s == "none" || s == "" {
+		return 0, nil
+	}
+	var k Knobs
+	for _, n := range strings.Split(s, "+") {
+		m, err := ParseMitigation(n)
+		if err != nil {
+			return 0, err
+		}
+		k |= KnobsOf(m)
+	}
+	return k, nil
+}

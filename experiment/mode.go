@@ -1,0 +1,144 @@
+package experiment
+
+// Mode is an isolation mode: an index into modeRows.
+type Mode uint8
+
+// The isolation modes, in the order plans and tables list them (Off
+// first: the others are compared with it).
+const (
+	Off Mode = iota
+	On
+	OnPCID
+	OnDefer
+	OnDeferPCID
+	OnNoSwitch
+	OnNoSwitchPCID
+)
+
+// Switch says where a mode writes CR3 on a system call.
+type Switch uint8
+
+const (
+	// NoSwitch: never; one table serves ring 3 and the kernel.
+	NoSwitch Switch = iota
+	// AtEntry: the trampoline switches to the kernel table on entry and
+	// back before the return (Linux's SWITCH_TO_KERNEL_CR3,
+	// arch/x86/entry/calling.h).
+	AtEntry
+	// InDispatch: the trampoline enters and leaves on the user table and
+	// a dispatcher writes CR3 around the handler (Chartre's RFC "x86/pti:
+	// Defer CR3 switch to C code", Linux 5.10-rc4, 2020).
+	InDispatch
+	// InDispatchExceptChosen: as InDispatch, but chosen system calls
+	// (getppid and work) run on the user table with no CR3 write at all:
+	// the RFC's next step.
+	InDispatchExceptChosen
+)
+
+// Exposure is a set of areas a mode's user table maps beyond the entry
+// area that every isolated mode maps (pti.Exposure gives their ranges).
+type Exposure uint8
+
+const (
+	// ExposesKernel: the user table is the kernel table (supervisor-only
+	// mappings of the whole Go kernel).
+	ExposesKernel Exposure = 1 << iota
+	// ExposesDispatch: the deferred entry text (trampolines and
+	// dispatchers) and the trampoline stack (the task's pt_regs).
+	ExposesDispatch
+	// ExposesNoSwitchHandlers: copies of the handlers that run without a
+	// CR3 write.
+	ExposesNoSwitchHandlers
+)
+
+// ModeRow is what an isolation mode is.
+type ModeRow struct {
+	// Name is the mode's name in plans, records and tables.
+	Name string
+	// Isolated: two top-level tables, the user one mapping only the
+	// task's pages and the entry area (plus Exposes).
+	Isolated bool
+	// PCID: kernel and user tables tagged by PCID (kernel 1, user
+	// 1|1<<11, as Linux's kern_pcid/user_pcid) and CR3 written with
+	// NOFLUSH (bit 63). Needs CPUID.01H:ECX.PCID and CR4.PCIDE, which
+	// exist only in IA-32e mode (SDM Vol. 3A, 4.10.1).
+	PCID bool
+	// Switch is where the CR3 switch happens.
+	Switch Switch
+	// Exposes is what the user table maps beyond the entry area.
+	Exposes Exposure
+	// Worlds are the worlds with trampolines for the mode.
+	Worlds Worlds
+	// Base is the mode without PCID: the row whose figures PCID's are
+	// set beside (itself for a mode without PCID).
+	Base Mode
+}
+
+// modeRows are the isolation modes.
+var modeRows = [...]ModeRow{
+	Off: {Name: "off", Switch: NoSwitch, Exposes: ExposesKernel, Worlds: In64 | In32, Base: Off},
+	On:  {Name: "on", Isolated: true, Switch: AtEntry, Worlds: In64 | In32, Base: On},
+	OnPCID: {Name: "on+pcid", Isolated: true, PCID: true, Switch: AtEntry,
+		Worlds: In64, Base: On},
+	OnDefer: {Name: "on-defer", Isolated: true, Switch: InDispatch, Exposes: ExposesDispatch,
+		Worlds: In64, Base: OnDefer},
+	OnDeferPCID: {Name: "on-defer+pcid", Isolated: true, PCID: true, Switch: InDispatch,
+		Exposes: ExposesDispatch, Worlds: In64, Base: OnDefer},
+	OnNoSwitch: {Name: "on-noswitch", Isolated: true, Switch: InDispatchExceptChosen,
+		Exposes: ExposesDispatch | ExposesNoSwitchHandlers, Worlds: In64, Base: OnNoSwitch},
+	OnNoSwitchPCID: {Name: "on-noswitch+pcid", Isolated: true, PCID: true, Switch: InDispatchExceptChosen,
+		Exposes: ExposesDispatch | ExposesNoSwitchHandlers, Worlds: In64, Base: OnNoSwitch},
+}
+
+var modeNames = func() []string {
+	n := make([]string, len(modeRows))
+	for i, r := range modeRows {
+		n[i] = r.Name
+	}
+	return n
+}()
+
+// Modes returns every isolation mode, in the rows' order (Off first).
+func Modes() []Mode {
+	out := make([]Mode, len(modeRows))
+	for i := range out {
+		out[i] = Mode(i)
+	}
+	return out
+}
+
+// ParseMode returns the mode named name, or an error listing the names.
+func ParseMode(name string) (Mode, error) {
+	i, err := parse("isolation mode", name, modeNames)
+	return Mode(i), err
+}
+
+// Row returns m's row (the zero row for a mode beyond the rows).
+func (m Mode) Row() ModeRow {
+	if int(m) < len(modeRows) {
+		return modeRows[m]
+	}
+	return ModeRow{}
+}
+
+func (m Mode) String() string { return nameOf("mode", int(m), modeNames) }
+
+// Isolated reports whether the mode has separate user tables.
+func (m Mode) Isolated() bool { return m.Row().Isolated }
+
+// PCID reports whether the mode tags the TLB by PCID.
+func (m Mode) PCID() bool { return m.Row().PCID }
+
+// Deferred reports whether the mode's trampolines enter and leave on the
+// user table and leave the CR3 switch to a dispatcher.
+func (m Mode) Deferred() bool {
+	s := m.Row().Switch
+	return s == InDispatch || s == InDispatchExceptChosen
+}
+
+// NoSwitch reports whether chosen system calls run on the user table
+// without a CR3 write.
+func (m Mode) NoSwitch() bool { return m.Row().Switch == InDispatchExceptChosen }
+
+// In reports whether world w has trampolines for m.
+func (m Mode) In(w Width) bool { return m.Row().Worlds.Has(w) }
