@@ -152,6 +152,22 @@ func OnOff(b bool) string {
 	return "off"
 }
 
+// keyFields parse a key's values into a Config, by name.
+var keyFields = map[string]func(c *Config, v string) error{
+	"width": func(c *Config, v string) error {
+		w, err := strconv.ParseUint(v, 10, 8)
+		c.World = Width(w)
+		return err
+	},
+	"mode":    func(c *Config, v string) (err error) { c.Mode, err = ParseMode(v); return },
+	"entry":   func(c *Config, v string) (err error) { c.Entry, err = ParseEntry(v); return },
+	"flavour": func(c *Config, v string) (err error) { c.Flavour, err = ParseFlavour(v); return },
+	"copy":    func(c *Config, v string) (err error) { c.Copy, err = ParseCopy(v); return },
+	"stamps":  func(c *Config, v string) (err error) { c.Stamps, err = parseOnOff(v); return },
+	"global":  func(c *Config, v string) (err error) { c.Global, err = parseOnOff(v); return },
+	"knobs":   func(c *Config, v string) (err error) { c.Knobs, err = ParseKnobs(v); return },
+}
+
 // ParseKey parses a Config.Key (the pairs in any order; absent copy,
 // stamps and knobs are movsl, off and none).
 func ParseKey(key string) (Config, error) {
@@ -159,34 +175,15 @@ func ParseKey(key string) (Config, error) {
 	seen := map[string]bool{}
 	for _, f := range strings.Fields(key) {
 		name, v, ok := strings.Cut(f, "=")
-		if !ok || seen[name] {
+		field := keyFields[name]
+		switch {
+		case !ok || seen[name]:
 			return c, fmt.Errorf("key %q: bad or repeated pair %q", key, f)
+		case field == nil:
+			return c, fmt.Errorf("key %q: unknown field %q", key, name)
 		}
 		seen[name] = true
-		var err error
-		switch name {
-		case "width":
-			var w int
-			w, err = strconv.Atoi(v)
-			c.World = Width(w)
-		case "mode":
-			c.Mode, err = ParseMode(v)
-		case "entry":
-			c.Entry, err = ParseEntry(v)
-		case "flavour":
-			c.Flavour, err = ParseFlavour(v)
-		case "copy":
-			c.Copy, err = ParseCopy(v)
-		case "stamps":
-			c.Stamps, err = parseOnOff(v)
-		case "global":
-			c.Global, err = parseOnOff(v)
-		case "knobs":
-			c.Knobs, err = ParseKnobs(v)
-		default:
-			err = fmt.Errorf("unknown field %q", name)
-		}
-		if err != nil {
+		if err := field(&c, v); err != nil {
 			return c, fmt.Errorf("key %q: %w", key, err)
 		}
 	}

@@ -37,38 +37,18 @@ var flavourRows = [...]FlavourRow{
 	Mitigated: {Name: "mitigated", PtRegs: true, Knobs: true},
 }
 
-var flavourNames = func() []string {
-	n := make([]string, len(flavourRows))
-	for i, r := range flavourRows {
-		n[i] = r.Name
-	}
-	return n
-}()
+var flavours = newTable[Flavour]("flavour", flavourRows[:], func(r FlavourRow) string { return r.Name })
 
 // Flavours returns every flavour, in the rows' order.
-func Flavours() []Flavour {
-	out := make([]Flavour, len(flavourRows))
-	for i := range out {
-		out[i] = Flavour(i)
-	}
-	return out
-}
+func Flavours() []Flavour { return flavours.all() }
 
 // ParseFlavour returns the flavour named name.
-func ParseFlavour(name string) (Flavour, error) {
-	i, err := parse("flavour", name, flavourNames)
-	return Flavour(i), err
-}
+func ParseFlavour(name string) (Flavour, error) { return flavours.parse(name) }
 
 // Row returns f's row.
-func (f Flavour) Row() FlavourRow {
-	if int(f) < len(flavourRows) {
-		return flavourRows[f]
-	}
-	return FlavourRow{}
-}
+func (f Flavour) Row() FlavourRow { return flavours.row(f) }
 
-func (f Flavour) String() string { return nameOf("flavour", int(f), flavourNames) }
+func (f Flavour) String() string { return flavours.name(f) }
 
 // PtRegs reports whether the flavour's trampoline builds a pt_regs frame.
 func (f Flavour) PtRegs() bool { return f.Row().PtRegs }
@@ -109,40 +89,26 @@ var entryRows = [...]EntryRow{
 	Int80: {Name: "int80", Instruction: "INT 0x80", Return: "IRET", World: W32},
 }
 
-var entryNames = func() []string {
-	n := make([]string, len(entryRows))
-	for i, r := range entryRows {
-		n[i] = r.Name
-	}
-	return n
-}()
+var entries = newTable[Entry]("entry", entryRows[:], func(r EntryRow) string { return r.Name })
 
 // Entries returns the entries of world w, its default first.
 func Entries(w Width) []Entry {
 	var out []Entry
-	for i, r := range entryRows {
-		if r.World == w {
-			out = append(out, Entry(i))
+	for _, e := range entries.all() {
+		if e.Row().World == w {
+			out = append(out, e)
 		}
 	}
 	return out
 }
 
 // ParseEntry returns the entry named name.
-func ParseEntry(name string) (Entry, error) {
-	i, err := parse("entry", name, entryNames)
-	return Entry(i), err
-}
+func ParseEntry(name string) (Entry, error) { return entries.parse(name) }
 
 // Row returns e's row.
-func (e Entry) Row() EntryRow {
-	if int(e) < len(entryRows) {
-		return entryRows[e]
-	}
-	return EntryRow{}
-}
+func (e Entry) Row() EntryRow { return entries.row(e) }
 
-func (e Entry) String() string { return nameOf("entry", int(e), entryNames) }
+func (e Entry) String() string { return entries.name(e) }
 
 // Copy is how a linux trampoline copies pt_regs between the entry stack
 // and the task stack: an index into copyRows.
@@ -170,19 +136,12 @@ var copyRows = [...]string{
 	Direct: "direct",
 }
 
+var copies = newTable[Copy]("copy method", copyRows[:], func(name string) string { return name })
+
 // Copies returns every copy method, the default first.
-func Copies() []Copy {
-	out := make([]Copy, len(copyRows))
-	for i := range out {
-		out[i] = Copy(i)
-	}
-	return out
-}
+func Copies() []Copy { return copies.all() }
 
 // ParseCopy returns the copy method named name.
-func ParseCopy(name string) (Copy, error) {
-	i, err := parse("copy method", name, copyRows[:])
-	return Copy(i), err
-}
+func ParseCopy(name string) (Copy, error) { return copies.parse(name) }
 
-func (c Copy) String() string { return nameOf("copy", int(c), copyRows[:]) }
+func (c Copy) String() string { return copies.name(c) }

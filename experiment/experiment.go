@@ -53,20 +53,56 @@ func (ws Worlds) Has(w Width) bool {
 	return false
 }
 
-// parse finds name among rows (by their names) and returns its index.
-func parse(what, name string, names []string) (int, error) {
-	for i, n := range names {
-		if n == name {
-			return i, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown %s %q (one of %s)", what, name, strings.Join(names, ", "))
+// table is a row type's rows with their names: what the Parse, Row and
+// String functions of Mode, Flavour, Mitigation, Entry and Copy look up.
+type table[T ~uint8, R any] struct {
+	what  string // the row type, as errors name it
+	rows  []R
+	names []string
 }
 
-// nameOf returns names[i], or what(i) for an index beyond the rows.
-func nameOf(what string, i int, names []string) string {
-	if i >= 0 && i < len(names) {
-		return names[i]
+func newTable[T ~uint8, R any](what string, rows []R, name func(R) string) table[T, R] {
+	t := table[T, R]{what: what, rows: rows, names: make([]string, len(rows))}
+	for i, r := range rows {
+		t.names[i] = name(r)
 	}
-	return fmt.Sprintf("%s(%d)", what, i)
+	return t
+}
+
+// all returns every value, in the rows' order.
+func (t table[T, R]) all() []T {
+	out := make([]T, len(t.rows))
+	for i := range out {
+		out[i] = T(i)
+	}
+	return out
+}
+
+// row returns i's row, or the zero row for an index beyond the rows.
+func (t table[T, R]) row(i T) R {
+	if int(i) < len(t.rows) {
+		return t.rows[i]
+	}
+	var zero R
+	return zero
+}
+
+// name returns i's name, or its type's name and number ("mode(9)")
+// beyond the rows.
+func (t table[T, R]) name(i T) string {
+	if int(i) < len(t.names) {
+		return t.names[i]
+	}
+	typ := fmt.Sprintf("%T", i)
+	return fmt.Sprintf("%s(%d)", strings.ToLower(typ[strings.LastIndex(typ, ".")+1:]), i)
+}
+
+// parse returns the value named name, or an error listing the names.
+func (t table[T, R]) parse(name string) (T, error) {
+	for i, n := range t.names {
+		if n == name {
+			return T(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown %s %q (one of %s)", t.what, name, strings.Join(t.names, ", "))
 }

@@ -42,6 +42,8 @@ func TestNamesRoundTrip(t *testing.T) {
 	_, err := ParseMode("on+pcdi")
 	assert.ErrorContains(t, err, `unknown isolation mode "on+pcdi" (one of off, on, on+pcid`)
 	assert.Equal(t, "mode(200)", Mode(200).String())
+	assert.Equal(t, "copy(9)", Copy(9).String())
+	assert.Equal(t, ModeRow{}, Mode(200).Row())
 }
 
 // The modes' derived properties come from their rows.

@@ -88,38 +88,18 @@ var knobRows = [sites.Knobs]KnobRow{
 		Linux: "__x86_indirect_thunk_r11 (arch/x86/lib/retpoline.S)"},
 }
 
-var knobNames = func() []string {
-	n := make([]string, len(knobRows))
-	for i, r := range knobRows {
-		n[i] = r.Name
-	}
-	return n
-}()
+var knobs = newTable[Mitigation]("mitigation", knobRows[:], func(r KnobRow) string { return r.Name })
 
 // Mitigations returns every knob, in the rows' order.
-func Mitigations() []Mitigation {
-	out := make([]Mitigation, len(knobRows))
-	for i := range out {
-		out[i] = Mitigation(i)
-	}
-	return out
-}
+func Mitigations() []Mitigation { return knobs.all() }
 
 // ParseMitigation returns the knob named name.
-func ParseMitigation(name string) (Mitigation, error) {
-	i, err := parse("mitigation", name, knobNames)
-	return Mitigation(i), err
-}
+func ParseMitigation(name string) (Mitigation, error) { return knobs.parse(name) }
 
 // Row returns m's row.
-func (m Mitigation) Row() KnobRow {
-	if int(m) < len(knobRows) {
-		return knobRows[m]
-	}
-	return KnobRow{}
-}
+func (m Mitigation) Row() KnobRow { return knobs.row(m) }
 
-func (m Mitigation) String() string { return nameOf("mitigation", int(m), knobNames) }
+func (m Mitigation) String() string { return knobs.name(m) }
 
 // Site is m's bit in a trampoline's site word (package sites).
 func (m Mitigation) Site() uint32 { return 1 << m }

@@ -90,38 +90,18 @@ var modeRows = [...]ModeRow{
 		Exposes: ExposesDispatch | ExposesNoSwitchHandlers, Worlds: In64, Base: OnNoSwitch},
 }
 
-var modeNames = func() []string {
-	n := make([]string, len(modeRows))
-	for i, r := range modeRows {
-		n[i] = r.Name
-	}
-	return n
-}()
+var modes = newTable[Mode]("isolation mode", modeRows[:], func(r ModeRow) string { return r.Name })
 
 // Modes returns every isolation mode, in the rows' order (Off first).
-func Modes() []Mode {
-	out := make([]Mode, len(modeRows))
-	for i := range out {
-		out[i] = Mode(i)
-	}
-	return out
-}
+func Modes() []Mode { return modes.all() }
 
 // ParseMode returns the mode named name, or an error listing the names.
-func ParseMode(name string) (Mode, error) {
-	i, err := parse("isolation mode", name, modeNames)
-	return Mode(i), err
-}
+func ParseMode(name string) (Mode, error) { return modes.parse(name) }
 
 // Row returns m's row (the zero row for a mode beyond the rows).
-func (m Mode) Row() ModeRow {
-	if int(m) < len(modeRows) {
-		return modeRows[m]
-	}
-	return ModeRow{}
-}
+func (m Mode) Row() ModeRow { return modes.row(m) }
 
-func (m Mode) String() string { return nameOf("mode", int(m), modeNames) }
+func (m Mode) String() string { return modes.name(m) }
 
 // Isolated reports whether the mode has separate user tables.
 func (m Mode) Isolated() bool { return m.Row().Isolated }
