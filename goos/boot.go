@@ -18,6 +18,7 @@
 package goos
 
 import (
+	"github.com/ptilab/ptilab/linuxabi"
 	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
@@ -346,20 +347,6 @@ func istFor(v int) uint8 {
 	return istExc
 }
 
-// Auxiliary-vector keys (include/uapi/linux/auxvec.h).
-const (
-	AT_NULL   = 0
-	AT_PAGESZ = 6
-	AT_UID    = 11
-	AT_EUID   = 12
-	AT_GID    = 13
-	AT_EGID   = 14
-	AT_HWCAP  = 16
-	AT_CLKTCK = 17
-	AT_SECURE = 23
-	AT_RANDOM = 25
-)
-
 // environment is the runtime's environment: no asynchronous preemption
 // (it works by signals, which ptilab does not deliver).
 var environment = [...]string{"GODEBUG=asyncpreemptoff=1"}
@@ -390,13 +377,13 @@ func initialStack() uint64 {
 	}
 	_, _, _, edx := amd64.CPUID(1, 0)
 	auxv := [...]uint64{
-		AT_PAGESZ, pageSize,
-		AT_CLKTCK, 100,
-		AT_HWCAP, uint64(edx),
-		AT_RANDOM, atRandom,
-		AT_UID, 0, AT_EUID, 0, AT_GID, 0, AT_EGID, 0,
-		AT_SECURE, 0,
-		AT_NULL, 0,
+		linuxabi.AT_PAGESZ, pageSize,
+		linuxabi.AT_CLKTCK, 100,
+		linuxabi.AT_HWCAP, uint64(edx),
+		linuxabi.AT_RANDOM, atRandom,
+		linuxabi.AT_UID, 0, linuxabi.AT_EUID, 0, linuxabi.AT_GID, 0, linuxabi.AT_EGID, 0,
+		linuxabi.AT_SECURE, 0,
+		linuxabi.AT_NULL, 0,
 	}
 	words := 1 + 2 + len(envp) + 1 + len(auxv)
 	sp = (sp - uint64(words)*8) &^ 15

@@ -24,21 +24,6 @@ const (
 	fdEpoll
 )
 
-// open flags (include/uapi/asm-generic/fcntl.h).
-const (
-	O_ACCMODE   = 0x3
-	O_RDONLY    = 0x0
-	O_WRONLY    = 0x1
-	O_RDWR      = 0x2
-	O_CREAT     = 0x40
-	O_EXCL      = 0x80
-	O_TRUNC     = 0x200
-	O_APPEND    = 0x400
-	O_NONBLOCK  = 0x800
-	O_DIRECTORY = 0x10000
-	O_CLOEXEC   = 0x80000
-)
-
 // maxEpollItems bounds the descriptors one epoll instance watches.
 const maxEpollItems = 8
 
@@ -65,7 +50,7 @@ var fds [maxFDs]fileDesc
 
 func initFDs() {
 	for i := 0; i < 3; i++ {
-		fds[i] = fileDesc{kind: fdConsole, flags: O_RDWR}
+		fds[i] = fileDesc{kind: fdConsole, flags: linuxabi.O_RDWR}
 	}
 }
 
@@ -79,7 +64,7 @@ func getFD(fd uint64) *fileDesc {
 func newFD(kind uint8, flags uint32) (int, *fileDesc) {
 	for i := range fds {
 		if fds[i].kind == fdFree {
-			fds[i] = fileDesc{kind: kind, flags: flags &^ O_CLOEXEC, cloexec: flags&O_CLOEXEC != 0}
+			fds[i] = fileDesc{kind: kind, flags: flags &^ linuxabi.O_CLOEXEC, cloexec: flags&linuxabi.O_CLOEXEC != 0}
 			return i, &fds[i]
 		}
 	}
@@ -141,7 +126,7 @@ func readAt(f *fileDesc, buf, n, off uint64, positioned bool) int64 {
 		f.count = 0
 		return 8
 	case fdFile:
-		if f.flags&O_ACCMODE == O_WRONLY {
+		if f.flags&linuxabi.O_ACCMODE == linuxabi.O_WRONLY {
 			return -linuxabi.EBADF
 		}
 		pos := f.pos
@@ -189,13 +174,13 @@ func writeAt(f *fileDesc, fd, buf, n, off uint64, positioned bool) int64 {
 		wakePollers(fd)
 		return 8
 	case fdFile:
-		if f.flags&O_ACCMODE == O_RDONLY {
+		if f.flags&linuxabi.O_ACCMODE == linuxabi.O_RDONLY {
 			return -linuxabi.EBADF
 		}
 		pos := f.pos
 		if positioned {
 			pos = off
-		} else if f.flags&O_APPEND != 0 {
+		} else if f.flags&linuxabi.O_APPEND != 0 {
 			size, s := efi.FileSize(f.file)
 			if s.Error() {
 				return -linuxabi.EIO
@@ -238,13 +223,6 @@ func sysClose(r *PtRegs) int64 {
 	return 0
 }
 
-// lseek whence values.
-const (
-	SEEK_SET = 0
-	SEEK_CUR = 1
-	SEEK_END = 2
-)
-
 func sysLseek(r *PtRegs) int64 {
 	f := getFD(r.DI)
 	if f == nil {
@@ -256,10 +234,10 @@ func sysLseek(r *PtRegs) int64 {
 	off := int64(r.SI)
 	var base int64
 	switch r.DX {
-	case SEEK_SET:
-	case SEEK_CUR:
+	case linuxabi.SEEK_SET:
+	case linuxabi.SEEK_CUR:
 		base = int64(f.pos)
-	case SEEK_END:
+	case linuxabi.SEEK_END:
 		size, s := efi.FileSize(f.file)
 		if s.Error() {
 			return -linuxabi.EIO
@@ -275,35 +253,24 @@ func sysLseek(r *PtRegs) int64 {
 	return int64(f.pos)
 }
 
-// fcntl commands.
-const (
-	F_DUPFD         = 0
-	F_GETFD         = 1
-	F_SETFD         = 2
-	F_GETFL         = 3
-	F_SETFL         = 4
-	F_DUPFD_CLOEXEC = 1030
-	FD_CLOEXEC      = 1
-)
-
 func sysFcntl(r *PtRegs) int64 {
 	f := getFD(r.DI)
 	if f == nil {
 		return -linuxabi.EBADF
 	}
 	switch r.SI {
-	case F_GETFD:
+	case linuxabi.F_GETFD:
 		if f.cloexec {
-			return FD_CLOEXEC
+			return linuxabi.FD_CLOEXEC
 		}
 		return 0
-	case F_SETFD:
-		f.cloexec = r.DX&FD_CLOEXEC != 0
+	case linuxabi.F_SETFD:
+		f.cloexec = r.DX&linuxabi.FD_CLOEXEC != 0
 		return 0
-	case F_GETFL:
+	case linuxabi.F_GETFL:
 		return int64(f.flags)
-	case F_SETFL:
-		f.flags = f.flags&^O_NONBLOCK | uint32(r.DX)&O_NONBLOCK
+	case linuxabi.F_SETFL:
+		f.flags = f.flags&^linuxabi.O_NONBLOCK | uint32(r.DX)&linuxabi.O_NONBLOCK
 		return 0
 	}
 	return -linuxabi.EINVAL
@@ -375,18 +342,18 @@ func openPath(path []byte, flags uint32) int64 {
 	if !ok {
 		return -linuxabi.ENOENT
 	}
-	acc := flags & O_ACCMODE
-	if flags&(O_CREAT|O_EXCL) == O_CREAT|O_EXCL {
+	acc := flags & linuxabi.O_ACCMODE
+	if flags&(linuxabi.O_CREAT|linuxabi.O_EXCL) == linuxabi.O_CREAT|linuxabi.O_EXCL {
 		if file, _, s := efi.OpenFile(p, false, false, false); !s.Error() {
 			efi.CloseFile(file)
 			return -linuxabi.EEXIST
 		}
 	}
-	file, dir, s := efi.OpenFile(p, acc != O_RDONLY, flags&O_CREAT != 0, flags&O_TRUNC != 0)
+	file, dir, s := efi.OpenFile(p, acc != linuxabi.O_RDONLY, flags&linuxabi.O_CREAT != 0, flags&linuxabi.O_TRUNC != 0)
 	if s.Error() {
 		return errnoOf(s)
 	}
-	if flags&O_DIRECTORY != 0 && !dir {
+	if flags&linuxabi.O_DIRECTORY != 0 && !dir {
 		efi.CloseFile(file)
 		return -linuxabi.ENOTDIR
 	}
@@ -481,9 +448,6 @@ const (
 	statSizeOff = 48
 	statBlksize = 56
 	statBlocks  = 64
-	S_IFCHR     = 0o020000
-	S_IFDIR     = 0o040000
-	S_IFREG     = 0o100000
 )
 
 func fillStat(f *fileDesc, st uint64) int64 {
@@ -495,11 +459,11 @@ func fillStat(f *fileDesc, st uint64) int64 {
 	var mode, size uint64
 	switch f.kind {
 	case fdConsole:
-		mode = S_IFCHR | 0o620
+		mode = linuxabi.S_IFCHR | 0o620
 	case fdDir:
-		mode = S_IFDIR | 0o755
+		mode = linuxabi.S_IFDIR | 0o755
 	case fdFile:
-		mode = S_IFREG | 0o644
+		mode = linuxabi.S_IFREG | 0o644
 		n, s := efi.FileSize(f.file)
 		if s.Error() {
 			return -linuxabi.EIO
@@ -550,7 +514,7 @@ func sysNewfstatat(r *PtRegs) int64 {
 	if path[0] != '/' && dirfd != AT_FDCWD {
 		return -linuxabi.ENOENT
 	}
-	fd := openPath(path, O_RDONLY)
+	fd := openPath(path, linuxabi.O_RDONLY)
 	if fd < 0 {
 		return fd
 	}
@@ -562,16 +526,11 @@ func sysNewfstatat(r *PtRegs) int64 {
 
 // eventfd and epoll (include/uapi/linux/eventpoll.h).
 const (
-	EFD_NONBLOCK  = O_NONBLOCK
-	EPOLL_CTL_ADD = 1
-	EPOLL_CTL_DEL = 2
-	EPOLL_CTL_MOD = 3
-	EPOLLIN       = 0x1
-	epollEvSize   = 12 // struct epoll_event is packed on x86-64
+	epollEvSize = 12 // struct epoll_event is packed on x86-64
 )
 
 func sysEventfd2(r *PtRegs) int64 {
-	fd, f := newFD(fdEventfd, uint32(r.SI)|O_RDWR)
+	fd, f := newFD(fdEventfd, uint32(r.SI)|linuxabi.O_RDWR)
 	if f == nil {
 		return -linuxabi.EMFILE
 	}
@@ -580,7 +539,7 @@ func sysEventfd2(r *PtRegs) int64 {
 }
 
 func sysEpollCreate1(r *PtRegs) int64 {
-	fd, f := newFD(fdEpoll, uint32(r.DI)|O_RDWR)
+	fd, f := newFD(fdEpoll, uint32(r.DI)|linuxabi.O_RDWR)
 	if f == nil {
 		return -linuxabi.EMFILE
 	}
@@ -606,11 +565,11 @@ func sysEpollCtl(r *PtRegs) int64 {
 		}
 	}
 	switch op {
-	case EPOLL_CTL_ADD, EPOLL_CTL_MOD:
-		if op == EPOLL_CTL_ADD && idx >= 0 {
+	case linuxabi.EPOLL_CTL_ADD, linuxabi.EPOLL_CTL_MOD:
+		if op == linuxabi.EPOLL_CTL_ADD && idx >= 0 {
 			return -linuxabi.EEXIST
 		}
-		if op == EPOLL_CTL_MOD && idx < 0 {
+		if op == linuxabi.EPOLL_CTL_MOD && idx < 0 {
 			return -linuxabi.ENOENT
 		}
 		if !userRange(ev, epollEvSize, false) {
@@ -624,7 +583,7 @@ func sysEpollCtl(r *PtRegs) int64 {
 			ep.nitems++
 		}
 		ep.items[idx] = epollItem{fd: fd, events: load32(ev), data: load64(ev + 4)}
-	case EPOLL_CTL_DEL:
+	case linuxabi.EPOLL_CTL_DEL:
 		if idx < 0 {
 			return -linuxabi.ENOENT
 		}
@@ -652,8 +611,8 @@ func sysEpollPwait(r *PtRegs) int64 {
 	n := int64(0)
 	for i := 0; i < ep.nitems && n < maxevents; i++ {
 		it := &ep.items[i]
-		if it.events&EPOLLIN != 0 && fds[it.fd].count > 0 {
-			store32(events+uint64(n)*epollEvSize, EPOLLIN)
+		if it.events&linuxabi.EPOLLIN != 0 && fds[it.fd].count > 0 {
+			store32(events+uint64(n)*epollEvSize, linuxabi.EPOLLIN)
 			store64(events+uint64(n)*epollEvSize+4, it.data)
 			n++
 		}

@@ -3,6 +3,7 @@ package goos
 import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/efi"
+	"github.com/ptilab/ptilab/linuxabi"
 )
 
 // Physical memory: frames of 4 KiB taken from the firmware at boot, handed
@@ -177,7 +178,7 @@ func backPage(va uint64, write bool) bool {
 		return false
 	}
 	prot := vm.v[i].prot
-	if prot == PROT_NONE || (write && prot&PROT_WRITE == 0) {
+	if prot == linuxabi.PROT_NONE || (write && prot&linuxabi.PROT_WRITE == 0) {
 		return false
 	}
 	pte := kernelPT.PTE(va, true)
@@ -203,10 +204,10 @@ func backPage(va uint64, write bool) bool {
 // without PROT_EXEC where the CPU has NX.
 func pteFlags(prot uint8) uint64 {
 	flags := uint64(amd64.PTE_P)
-	if prot&PROT_WRITE != 0 {
+	if prot&linuxabi.PROT_WRITE != 0 {
 		flags |= amd64.PTE_W
 	}
-	if prot&PROT_EXEC == 0 && nxEnabled {
+	if prot&linuxabi.PROT_EXEC == 0 && nxEnabled {
 		flags |= amd64.PTE_NX
 	}
 	return flags
@@ -241,7 +242,7 @@ func reprotect(start, end uint64, prot uint8) {
 		if pte == nil || *pte&(amd64.PTE_P|pteKept) == 0 {
 			continue
 		}
-		if prot == PROT_NONE {
+		if prot == linuxabi.PROT_NONE {
 			*pte = *pte&amd64.PTE_ADDR | pteKept
 		} else if *pte&amd64.PTE_P != 0 {
 			*pte = *pte&amd64.PTE_ADDR | pteFlags(prot)
@@ -282,7 +283,7 @@ func userRange(p, n uint64, write bool) bool {
 			return false
 		}
 		r := vm.v[i]
-		if r.prot&PROT_READ == 0 || (write && r.prot&PROT_WRITE == 0) {
+		if r.prot&linuxabi.PROT_READ == 0 || (write && r.prot&linuxabi.PROT_WRITE == 0) {
 			return false
 		}
 		addr = r.end

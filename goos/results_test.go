@@ -20,7 +20,7 @@ func resultsKernel(t *testing.T) *resultsFake {
 	results.written, results.flushes, results.cycles = 0, 0, 0
 	fake := &resultsFake{file: make([]byte, 4*resultsBufSize)}
 	resultsHost = fake
-	fd, f := newFD(fdFile, O_WRONLY)
+	fd, f := newFD(fdFile, linuxabi.O_WRONLY)
 	require.Equal(t, 3, fd)
 	f.file = 1
 	t.Cleanup(func() { resultsHost = nil; results.state = resultsOff })

@@ -218,22 +218,22 @@ func pageAlign(n uint64) uint64 { return (n + pageSize - 1) &^ (pageSize - 1) }
 
 func sysMmap(r *PtRegs) int64 {
 	addr, length, prot, flags, fd := r.DI, r.SI, r.DX, r.R10, int32(r.R8)
-	fixed := flags&(MAP_FIXED|MAP_FIXED_NOREPLACE) != 0
-	if length == 0 || pageAlign(length) < length || fixed && addr%pageSize != 0 || prot&^(PROT_READ|PROT_WRITE|PROT_EXEC) != 0 {
+	fixed := flags&(linuxabi.MAP_FIXED|linuxabi.MAP_FIXED_NOREPLACE) != 0
+	if length == 0 || pageAlign(length) < length || fixed && addr%pageSize != 0 || prot&^(linuxabi.PROT_READ|linuxabi.PROT_WRITE|linuxabi.PROT_EXEC) != 0 {
 		return -linuxabi.EINVAL
 	}
-	if flags&MAP_ANONYMOUS == 0 || fd != -1 && fd != 0 {
+	if flags&linuxabi.MAP_ANONYMOUS == 0 || fd != -1 && fd != 0 {
 		return -linuxabi.ENODEV // only anonymous memory
 	}
 	length = pageAlign(length)
 	var start uint64
 	switch {
-	case flags&MAP_FIXED_NOREPLACE != 0:
+	case flags&linuxabi.MAP_FIXED_NOREPLACE != 0:
 		if !vm.isFree(addr, addr+length) {
 			return -linuxabi.EEXIST
 		}
 		start = addr
-	case flags&MAP_FIXED != 0:
+	case flags&linuxabi.MAP_FIXED != 0:
 		if addr < vm.lo || addr+length > vm.hi || addr+length < addr {
 			return -linuxabi.ENOMEM
 		}
@@ -272,7 +272,7 @@ func sysMunmap(r *PtRegs) int64 {
 
 func sysMprotect(r *PtRegs) int64 {
 	addr, length, prot := r.DI, pageAlign(r.SI), r.DX
-	if addr%pageSize != 0 || prot&^(PROT_READ|PROT_WRITE|PROT_EXEC) != 0 || length < r.SI {
+	if addr%pageSize != 0 || prot&^(linuxabi.PROT_READ|linuxabi.PROT_WRITE|linuxabi.PROT_EXEC) != 0 || length < r.SI {
 		return -linuxabi.EINVAL
 	}
 	if length == 0 {
@@ -285,19 +285,13 @@ func sysMprotect(r *PtRegs) int64 {
 	return 0
 }
 
-// madvise advice values (include/uapi/asm-generic/mman-common.h).
-const (
-	MADV_DONTNEED = 4
-	MADV_FREE     = 8
-)
-
 func sysMadvise(r *PtRegs) int64 {
 	addr, length, advice := r.DI, pageAlign(r.SI), r.DX
 	if addr%pageSize != 0 || length < r.SI || addr+length < addr {
 		return -linuxabi.EINVAL
 	}
 	switch advice {
-	case MADV_DONTNEED, MADV_FREE:
+	case linuxabi.MADV_DONTNEED, linuxabi.MADV_FREE:
 		// As Linux: release what is mapped, then report the holes.
 		unbackRange(max(addr, vm.lo), min(addr+length, vm.hi))
 		if !vm.covered(addr, addr+length) {
@@ -311,10 +305,7 @@ func sysMadvise(r *PtRegs) int64 {
 
 // clone flags (include/uapi/linux/sched.h).
 const (
-	CLONE_VM      = 0x100
-	CLONE_THREAD  = 0x10000
-	CLONE_SETTLS  = 0x80000
-	cloneRequired = CLONE_VM | CLONE_THREAD
+	cloneRequired = linuxabi.CLONE_VM | linuxabi.CLONE_THREAD
 )
 
 // sysClone starts a thread: the runtime's newosproc. The child resumes
@@ -335,7 +326,7 @@ func sysClone(r *PtRegs) int64 {
 	child.Regs = *r
 	child.Regs.SP = stack
 	child.FSBase = parent.FSBase
-	if flags&CLONE_SETTLS != 0 {
+	if flags&linuxabi.CLONE_SETTLS != 0 {
 		child.FSBase = tls
 	}
 	child.FX = parent.FX
@@ -390,13 +381,6 @@ func sysRtSigaction(r *PtRegs) int64 {
 	return 0
 }
 
-// rt_sigprocmask how values.
-const (
-	SIG_BLOCK   = 0
-	SIG_UNBLOCK = 1
-	SIG_SETMASK = 2
-)
-
 func sysRtSigprocmask(r *PtRegs) int64 {
 	how, set, old := r.DI, r.SI, r.DX
 	t := (*thread)(efi.Pointer(curThread))
@@ -412,11 +396,11 @@ func sysRtSigprocmask(r *PtRegs) int64 {
 		}
 		m := load64(set)
 		switch how {
-		case SIG_BLOCK:
+		case linuxabi.SIG_BLOCK:
 			t.sigmask |= m
-		case SIG_UNBLOCK:
+		case linuxabi.SIG_UNBLOCK:
 			t.sigmask &^= m
-		case SIG_SETMASK:
+		case linuxabi.SIG_SETMASK:
 			t.sigmask = m
 		default:
 			return -linuxabi.EINVAL
@@ -447,33 +431,21 @@ func sysSigaltstack(r *PtRegs) int64 {
 	return 0
 }
 
-// prctl options the runtime uses.
-const (
-	PR_SET_NAME = 15
-	PR_SET_VMA  = 0x53564d41
-)
-
 func sysPrctl(r *PtRegs) int64 {
 	switch r.DI {
-	case PR_SET_NAME, PR_SET_VMA:
+	case linuxabi.PR_SET_NAME, linuxabi.PR_SET_VMA:
 		return 0
 	}
 	return -linuxabi.EINVAL
 }
 
-// arch_prctl codes (arch/x86/include/uapi/asm/prctl.h).
-const (
-	ARCH_SET_FS = 0x1002
-	ARCH_GET_FS = 0x1003
-)
-
 func sysArchPrctl(r *PtRegs) int64 {
 	t := (*thread)(efi.Pointer(curThread))
 	switch r.DI {
-	case ARCH_SET_FS:
+	case linuxabi.ARCH_SET_FS:
 		t.FSBase = r.SI
 		return 0
-	case ARCH_GET_FS:
+	case linuxabi.ARCH_GET_FS:
 		if !userRange(r.SI, 8, true) {
 			return -linuxabi.EFAULT
 		}
@@ -495,24 +467,16 @@ func sysSchedGetaffinity(r *PtRegs) int64 {
 	return 8
 }
 
-// futex operations (include/uapi/linux/futex.h).
-const (
-	FUTEX_WAIT         = 0
-	FUTEX_WAKE         = 1
-	FUTEX_PRIVATE_FLAG = 128
-	FUTEX_CLOCK_RT     = 256
-)
-
 // sysFutex implements FUTEX_WAIT and FUTEX_WAKE on 32-bit futex words: a
 // waiter sleeps only if the word still holds the value it expects, and
 // wakers release waiters oldest first.
 func sysFutex(r *PtRegs) int64 {
-	uaddr, op, val, timeout := r.DI, r.SI&^(FUTEX_PRIVATE_FLAG|FUTEX_CLOCK_RT), uint32(r.DX), r.R10
+	uaddr, op, val, timeout := r.DI, r.SI&^(linuxabi.FUTEX_PRIVATE_FLAG|linuxabi.FUTEX_CLOCK_REALTIME), uint32(r.DX), r.R10
 	if uaddr%4 != 0 {
 		return -linuxabi.EINVAL
 	}
 	switch op {
-	case FUTEX_WAIT:
+	case linuxabi.FUTEX_WAIT:
 		if !userRange(uaddr, 4, false) {
 			return -linuxabi.EFAULT
 		}
@@ -529,7 +493,7 @@ func sysFutex(r *PtRegs) int64 {
 		}
 		sched.block(waitFutex, uaddr, deadline, 0)
 		return 0
-	case FUTEX_WAKE:
+	case linuxabi.FUTEX_WAKE:
 		return int64(sched.wake(waitFutex, uaddr, int(min(val, maxThreads))))
 	}
 	return -linuxabi.ENOSYS
@@ -550,9 +514,7 @@ func sysNanosleep(r *PtRegs) int64 {
 
 // Resource limits (include/uapi/asm-generic/resource.h).
 const (
-	RLIMIT_STACK  = 3
-	RLIMIT_NOFILE = 7
-	rlimInfinity  = ^uint64(0)
+	rlimInfinity = ^uint64(0)
 )
 
 func sysPrlimit64(r *PtRegs) int64 {
@@ -562,9 +524,9 @@ func sysPrlimit64(r *PtRegs) int64 {
 	}
 	cur, lim := rlimInfinity, rlimInfinity
 	switch resource {
-	case RLIMIT_NOFILE:
+	case linuxabi.RLIMIT_NOFILE:
 		cur, lim = maxFDs, maxFDs
-	case RLIMIT_STACK:
+	case linuxabi.RLIMIT_STACK:
 		cur = 8 << 20
 	}
 	if old != 0 {

@@ -112,27 +112,27 @@ func TestWriteToConsole(t *testing.T) {
 func TestClockGettime(t *testing.T) {
 	hostKernel(t, 1)
 	var ts [2]uint64
-	require.Equal(t, int64(0), call(linuxabi.SYS_clock_gettime, CLOCK_MONOTONIC, ptr(&ts)))
+	require.Equal(t, int64(0), call(linuxabi.SYS_clock_gettime, linuxabi.CLOCK_MONOTONIC, ptr(&ts)))
 	mono := ts[0]*1e9 + ts[1]
 	assert.Less(t, ts[1], uint64(1e9))
 	time.Sleep(time.Millisecond)
-	require.Equal(t, int64(0), call(linuxabi.SYS_clock_gettime, CLOCK_REALTIME, ptr(&ts)))
+	require.Equal(t, int64(0), call(linuxabi.SYS_clock_gettime, linuxabi.CLOCK_REALTIME, ptr(&ts)))
 	real := ts[0]*1e9 + ts[1]
 	assert.Greater(t, real, uint64(1_700_000_000*1e9)+mono, "realtime = RTC at boot + monotonic")
 	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_clock_gettime, 99, ptr(&ts)))
-	assert.Equal(t, int64(-linuxabi.EFAULT), call(linuxabi.SYS_clock_gettime, CLOCK_MONOTONIC, 8))
+	assert.Equal(t, int64(-linuxabi.EFAULT), call(linuxabi.SYS_clock_gettime, linuxabi.CLOCK_MONOTONIC, 8))
 }
 
 func TestFutexWaitWake(t *testing.T) {
 	hostKernel(t, 2)
 	var word uint32 = 7
-	assert.Equal(t, int64(-linuxabi.EAGAIN), call(linuxabi.SYS_futex, ptr(&word), FUTEX_WAIT|FUTEX_PRIVATE_FLAG, 8, 0))
-	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_futex, ptr(&word)+1, FUTEX_WAIT, 7, 0))
+	assert.Equal(t, int64(-linuxabi.EAGAIN), call(linuxabi.SYS_futex, ptr(&word), linuxabi.FUTEX_WAIT|linuxabi.FUTEX_PRIVATE_FLAG, 8, 0))
+	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_futex, ptr(&word)+1, linuxabi.FUTEX_WAIT, 7, 0))
 	// Thread 0 waits: thread 1 becomes current.
-	call(linuxabi.SYS_futex, ptr(&word), FUTEX_WAIT|FUTEX_PRIVATE_FLAG, 7, 0)
+	call(linuxabi.SYS_futex, ptr(&word), linuxabi.FUTEX_WAIT|linuxabi.FUTEX_PRIVATE_FLAG, 7, 0)
 	require.Equal(t, addr(&threads[1]), curThread)
 	assert.Equal(t, uint8(threadBlocked), sched.t[0].state)
-	assert.Equal(t, int64(1), call(linuxabi.SYS_futex, ptr(&word), FUTEX_WAKE|FUTEX_PRIVATE_FLAG, 10, 0))
+	assert.Equal(t, int64(1), call(linuxabi.SYS_futex, ptr(&word), linuxabi.FUTEX_WAKE|linuxabi.FUTEX_PRIVATE_FLAG, 10, 0))
 	assert.Equal(t, uint8(threadRunnable), sched.t[0].state)
 	// Thread 1 yields: thread 0 resumes with result 0.
 	call(linuxabi.SYS_sched_yield)
@@ -141,28 +141,28 @@ func TestFutexWaitWake(t *testing.T) {
 
 	// A timed wait: 1 ms at 1 GHz.
 	ts := [2]uint64{0, 1_000_000}
-	call(linuxabi.SYS_futex, ptr(&word), FUTEX_WAIT, 7, ptr(&ts))
+	call(linuxabi.SYS_futex, ptr(&word), linuxabi.FUTEX_WAIT, 7, ptr(&ts))
 	require.Equal(t, addr(&threads[1]), curThread)
 	assert.InDelta(t, float64(amd64.RDTSC()+1_000_000), float64(sched.t[0].deadline), 5e8)
 	bad := [2]uint64{0, 2e9}
-	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_futex, ptr(&word), FUTEX_WAIT, 7, ptr(&bad)))
+	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_futex, ptr(&word), linuxabi.FUTEX_WAIT, 7, ptr(&bad)))
 }
 
 func TestEventfdEpoll(t *testing.T) {
 	hostKernel(t, 2)
-	efd := call(linuxabi.SYS_eventfd2, 0, O_NONBLOCK|O_CLOEXEC)
-	epfd := call(linuxabi.SYS_epoll_create1, O_CLOEXEC)
+	efd := call(linuxabi.SYS_eventfd2, 0, linuxabi.O_NONBLOCK|linuxabi.O_CLOEXEC)
+	epfd := call(linuxabi.SYS_epoll_create1, linuxabi.O_CLOEXEC)
 	require.GreaterOrEqual(t, efd, int64(3))
 	require.GreaterOrEqual(t, epfd, int64(3))
-	assert.Equal(t, int64(FD_CLOEXEC), call(linuxabi.SYS_fcntl, uint64(efd), F_GETFD))
-	assert.Equal(t, int64(O_RDWR|O_NONBLOCK), call(linuxabi.SYS_fcntl, uint64(efd), F_GETFL))
+	assert.Equal(t, int64(linuxabi.FD_CLOEXEC), call(linuxabi.SYS_fcntl, uint64(efd), linuxabi.F_GETFD))
+	assert.Equal(t, int64(linuxabi.O_RDWR|linuxabi.O_NONBLOCK), call(linuxabi.SYS_fcntl, uint64(efd), linuxabi.F_GETFL))
 
 	var ev [12]byte
-	binary.LittleEndian.PutUint32(ev[0:], EPOLLIN)
+	binary.LittleEndian.PutUint32(ev[0:], linuxabi.EPOLLIN)
 	binary.LittleEndian.PutUint64(ev[4:], 0xfeedface)
-	require.Equal(t, int64(0), call(linuxabi.SYS_epoll_ctl, uint64(epfd), EPOLL_CTL_ADD, uint64(efd), ptr(&ev)))
-	assert.Equal(t, int64(-linuxabi.EEXIST), call(linuxabi.SYS_epoll_ctl, uint64(epfd), EPOLL_CTL_ADD, uint64(efd), ptr(&ev)))
-	assert.Equal(t, int64(-linuxabi.EPERM), call(linuxabi.SYS_epoll_ctl, uint64(epfd), EPOLL_CTL_ADD, 1, ptr(&ev)), "the console is not pollable")
+	require.Equal(t, int64(0), call(linuxabi.SYS_epoll_ctl, uint64(epfd), linuxabi.EPOLL_CTL_ADD, uint64(efd), ptr(&ev)))
+	assert.Equal(t, int64(-linuxabi.EEXIST), call(linuxabi.SYS_epoll_ctl, uint64(epfd), linuxabi.EPOLL_CTL_ADD, uint64(efd), ptr(&ev)))
+	assert.Equal(t, int64(-linuxabi.EPERM), call(linuxabi.SYS_epoll_ctl, uint64(epfd), linuxabi.EPOLL_CTL_ADD, 1, ptr(&ev)), "the console is not pollable")
 
 	var out [4 * 12]byte
 	assert.Equal(t, int64(0), call(linuxabi.SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, 0), "nothing ready, timeout 0")
@@ -181,7 +181,7 @@ func TestEventfdEpoll(t *testing.T) {
 	assert.Equal(t, uint64(linuxabi.SYS_epoll_pwait), r.AX)
 	// Re-executed, the call finds the event.
 	assert.Equal(t, int64(1), call(linuxabi.SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, ^uint64(0)))
-	assert.Equal(t, uint32(EPOLLIN), binary.LittleEndian.Uint32(out[0:]))
+	assert.Equal(t, uint32(linuxabi.EPOLLIN), binary.LittleEndian.Uint32(out[0:]))
 	assert.Equal(t, uint64(0xfeedface), binary.LittleEndian.Uint64(out[4:]))
 	assert.Equal(t, int64(8), call(linuxabi.SYS_read, uint64(efd), ptr(&buf), 8))
 	assert.Equal(t, uint64(1), binary.LittleEndian.Uint64(buf[:]))
@@ -200,7 +200,7 @@ func TestEventfdEpoll(t *testing.T) {
 	assert.Equal(t, int64(0), call(linuxabi.SYS_close, uint64(efd)))
 	assert.Equal(t, int64(-linuxabi.EBADF), call(linuxabi.SYS_close, uint64(efd)))
 	assert.Equal(t, 0, fds[epfd].nitems)
-	efd2 := call(linuxabi.SYS_eventfd2, 0, O_NONBLOCK)
+	efd2 := call(linuxabi.SYS_eventfd2, 0, linuxabi.O_NONBLOCK)
 	assert.Equal(t, efd, efd2, "the descriptor number is reused")
 	assert.Equal(t, int64(0), call(linuxabi.SYS_epoll_pwait, uint64(epfd), ptr(&out), 4, 0), "the new eventfd is not watched")
 }
@@ -211,7 +211,7 @@ func TestEventfdEpoll(t *testing.T) {
 func TestTimeSlice(t *testing.T) {
 	hostKernel(t, 2)
 	var ts [2]uint64
-	require.Equal(t, int64(0), call(linuxabi.SYS_clock_gettime, CLOCK_MONOTONIC, ptr(&ts)))
+	require.Equal(t, int64(0), call(linuxabi.SYS_clock_gettime, linuxabi.CLOCK_MONOTONIC, ptr(&ts)))
 	require.Equal(t, addr(&threads[0]), curThread, "within its slice the thread keeps the CPU")
 
 	sliceCycles = 0 // the slice is used up
@@ -234,9 +234,9 @@ func TestThreadCalls(t *testing.T) {
 	hostKernel(t, 1)
 	assert.Equal(t, int64(1), call(linuxabi.SYS_getpid))
 	assert.Equal(t, int64(1), call(linuxabi.SYS_gettid))
-	require.Equal(t, int64(0), call(linuxabi.SYS_arch_prctl, ARCH_SET_FS, 0x5000))
+	require.Equal(t, int64(0), call(linuxabi.SYS_arch_prctl, linuxabi.ARCH_SET_FS, 0x5000))
 	var fs uint64
-	require.Equal(t, int64(0), call(linuxabi.SYS_arch_prctl, ARCH_GET_FS, ptr(&fs)))
+	require.Equal(t, int64(0), call(linuxabi.SYS_arch_prctl, linuxabi.ARCH_GET_FS, ptr(&fs)))
 	assert.Equal(t, uint64(0x5000), fs)
 	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_arch_prctl, 0x1001, 0)) // ARCH_SET_GS
 
@@ -245,7 +245,7 @@ func TestThreadCalls(t *testing.T) {
 	assert.Equal(t, uint64(1), mask[0], "one CPU")
 
 	// clone: the runtime's flags; the child gets the new stack and TLS.
-	flags := uint64(CLONE_VM | 0x200 | 0x400 | 0x800 | CLONE_THREAD | 0x40000 | CLONE_SETTLS)
+	flags := uint64(linuxabi.CLONE_VM | 0x200 | 0x400 | 0x800 | linuxabi.CLONE_THREAD | 0x40000 | linuxabi.CLONE_SETTLS)
 	tid := call(linuxabi.SYS_clone, flags, 0x7000, 0, 0, 0x9000)
 	assert.Equal(t, int64(2), tid)
 	child := &threads[1]
@@ -269,8 +269,8 @@ func TestSignalCallsReadBack(t *testing.T) {
 	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_rt_sigaction, 65, 0, ptr(&old), 8))
 
 	set, oldset := uint64(0b1010), uint64(0)
-	require.Equal(t, int64(0), call(linuxabi.SYS_rt_sigprocmask, SIG_SETMASK, ptr(&set), 0, 8))
-	require.Equal(t, int64(0), call(linuxabi.SYS_rt_sigprocmask, SIG_UNBLOCK, ptr(&[]uint64{2}[0]), ptr(&oldset), 8))
+	require.Equal(t, int64(0), call(linuxabi.SYS_rt_sigprocmask, linuxabi.SIG_SETMASK, ptr(&set), 0, 8))
+	require.Equal(t, int64(0), call(linuxabi.SYS_rt_sigprocmask, linuxabi.SIG_UNBLOCK, ptr(&[]uint64{2}[0]), ptr(&oldset), 8))
 	assert.Equal(t, uint64(0b1010), oldset)
 	assert.Equal(t, uint64(0b1000), threads[0].sigmask)
 
@@ -285,9 +285,9 @@ func TestSignalCallsReadBack(t *testing.T) {
 func TestResourceCalls(t *testing.T) {
 	hostKernel(t, 1)
 	var lim [2]uint64
-	require.Equal(t, int64(0), call(linuxabi.SYS_prlimit64, 0, RLIMIT_NOFILE, 0, ptr(&lim)))
+	require.Equal(t, int64(0), call(linuxabi.SYS_prlimit64, 0, linuxabi.RLIMIT_NOFILE, 0, ptr(&lim)))
 	assert.Equal(t, [2]uint64{maxFDs, maxFDs}, lim)
-	assert.Equal(t, int64(0), call(linuxabi.SYS_prctl, PR_SET_VMA, 0, 0, 0))
+	assert.Equal(t, int64(0), call(linuxabi.SYS_prctl, linuxabi.PR_SET_VMA, 0, 0, 0))
 	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_prctl, 4242))
 
 	var uts [6 * 65]byte
@@ -306,33 +306,33 @@ func TestOpenatProbedPathsDoNotExist(t *testing.T) {
 	atFDCWD := uint64(dirfd)
 	for _, p := range []string{"/proc/self/auxv", "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "/dev/null", "/etc/localtime", "proc"} {
 		b := append([]byte(p), 0)
-		assert.Equal(t, int64(-linuxabi.ENOENT), call(linuxabi.SYS_openat, atFDCWD, ptr(&b[0]), O_RDONLY, 0), p)
+		assert.Equal(t, int64(-linuxabi.ENOENT), call(linuxabi.SYS_openat, atFDCWD, ptr(&b[0]), linuxabi.O_RDONLY, 0), p)
 	}
 	for _, p := range []string{"a/b", "/procfs", "/ptilab.plan"} {
 		q, ok := volumePath([]byte(p))
 		assert.True(t, ok, p)
 		assert.NotEmpty(t, q)
 	}
-	assert.Equal(t, int64(O_RDWR), call(linuxabi.SYS_fcntl, 1, F_GETFL))
-	assert.Equal(t, int64(-linuxabi.EBADF), call(linuxabi.SYS_fcntl, 63, F_GETFL))
+	assert.Equal(t, int64(linuxabi.O_RDWR), call(linuxabi.SYS_fcntl, 1, linuxabi.F_GETFL))
+	assert.Equal(t, int64(-linuxabi.EBADF), call(linuxabi.SYS_fcntl, 63, linuxabi.F_GETFL))
 }
 
 func TestMmapBookkeeping(t *testing.T) {
 	hostKernel(t, 1)
 	vm = addressSpace{lo: 1 << 32, hi: vmHi}
-	const rw = PROT_READ | PROT_WRITE
+	const rw = linuxabi.PROT_READ | linuxabi.PROT_WRITE
 	// A reservation with a hint, as the runtime's arena reservation.
-	at := call(linuxabi.SYS_mmap, 0xc000000000, 64<<20, PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS, uint64(uint32(0xffffffff)), 0)
+	at := call(linuxabi.SYS_mmap, 0xc000000000, 64<<20, linuxabi.PROT_NONE, linuxabi.MAP_PRIVATE|linuxabi.MAP_ANONYMOUS, uint64(uint32(0xffffffff)), 0)
 	assert.Equal(t, int64(0xc000000000), at)
 	// Without a hint: from the top down. fd -1 arrives as a 32-bit value.
-	at2 := call(linuxabi.SYS_mmap, 0, 1<<20, rw, MAP_PRIVATE|MAP_ANONYMOUS, 0xffffffff, 0)
+	at2 := call(linuxabi.SYS_mmap, 0, 1<<20, rw, linuxabi.MAP_PRIVATE|linuxabi.MAP_ANONYMOUS, 0xffffffff, 0)
 	assert.Equal(t, int64(vmHi-1<<20), at2)
-	assert.Equal(t, int64(-linuxabi.EEXIST), call(linuxabi.SYS_mmap, 0xc000000000, 4096, rw, MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED_NOREPLACE, 0xffffffff, 0))
-	assert.Equal(t, int64(-linuxabi.ENODEV), call(linuxabi.SYS_mmap, 0, 4096, rw, MAP_PRIVATE, 3, 0), "no file mappings")
-	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_mmap, 0x100001234, 4096, rw, MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED, 0xffffffff, 0))
-	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_mmap, 0, 0, rw, MAP_PRIVATE|MAP_ANONYMOUS, 0xffffffff, 0))
+	assert.Equal(t, int64(-linuxabi.EEXIST), call(linuxabi.SYS_mmap, 0xc000000000, 4096, rw, linuxabi.MAP_PRIVATE|linuxabi.MAP_ANONYMOUS|linuxabi.MAP_FIXED_NOREPLACE, 0xffffffff, 0))
+	assert.Equal(t, int64(-linuxabi.ENODEV), call(linuxabi.SYS_mmap, 0, 4096, rw, linuxabi.MAP_PRIVATE, 3, 0), "no file mappings")
+	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_mmap, 0x100001234, 4096, rw, linuxabi.MAP_PRIVATE|linuxabi.MAP_ANONYMOUS|linuxabi.MAP_FIXED, 0xffffffff, 0))
+	assert.Equal(t, int64(-linuxabi.EINVAL), call(linuxabi.SYS_mmap, 0, 0, rw, linuxabi.MAP_PRIVATE|linuxabi.MAP_ANONYMOUS, 0xffffffff, 0))
 	// An unaligned hint is only a hint: rounded down, as Linux does.
-	assert.Equal(t, int64(0x100001000), call(linuxabi.SYS_mmap, 0x100001234, 4096, rw, MAP_PRIVATE|MAP_ANONYMOUS, 0xffffffff, 0))
+	assert.Equal(t, int64(0x100001000), call(linuxabi.SYS_mmap, 0x100001234, 4096, rw, linuxabi.MAP_PRIVATE|linuxabi.MAP_ANONYMOUS, 0xffffffff, 0))
 	all, acc := vm.reserved()
 	assert.Equal(t, uint64(65<<20+4096), all)
 	assert.Equal(t, uint64(1<<20+4096), acc)
@@ -341,10 +341,10 @@ func TestMmapBookkeeping(t *testing.T) {
 	// that wraps is refused.
 	n := vm.n
 	for i := 0; i < 20; i++ {
-		require.Equal(t, int64(0), call(linuxabi.SYS_mprotect, uint64(at2), 0, PROT_READ))
+		require.Equal(t, int64(0), call(linuxabi.SYS_mprotect, uint64(at2), 0, linuxabi.PROT_READ))
 	}
 	assert.Equal(t, n, vm.n)
-	assert.Equal(t, int64(-linuxabi.ENOMEM), call(linuxabi.SYS_mprotect, uint64(at2)+8192, ^uint64(0)-8191, PROT_READ))
+	assert.Equal(t, int64(-linuxabi.ENOMEM), call(linuxabi.SYS_mprotect, uint64(at2)+8192, ^uint64(0)-8191, linuxabi.PROT_READ))
 	assert.Equal(t, n, vm.n)
 }
 
@@ -408,13 +408,13 @@ func TestInitialStack(t *testing.T) {
 	assert.Equal(t, uint64(0), word(4))
 	aux := map[uint64]uint64{}
 	for i := 5; ; i += 2 {
-		if word(i) == AT_NULL {
+		if word(i) == linuxabi.AT_NULL {
 			break
 		}
 		aux[word(i)] = word(i + 1)
 	}
-	assert.Equal(t, uint64(4096), aux[AT_PAGESZ])
-	require.Contains(t, aux, uint64(AT_RANDOM))
-	r := aux[AT_RANDOM]
-	assert.True(t, r > sp && r+16 <= rtStackTop, "AT_RANDOM points at 16 bytes on the stack")
+	assert.Equal(t, uint64(4096), aux[linuxabi.AT_PAGESZ])
+	require.Contains(t, aux, uint64(linuxabi.AT_RANDOM))
+	r := aux[linuxabi.AT_RANDOM]
+	assert.True(t, r > sp && r+16 <= rtStackTop, "linuxabi.AT_RANDOM points at 16 bytes on the stack")
 }

@@ -126,27 +126,14 @@ func deadlineAfter(ns int64) uint64 {
 	return now + max(c, 1)
 }
 
-// Clock ids (include/uapi/linux/time.h).
-const (
-	CLOCK_REALTIME         = 0
-	CLOCK_MONOTONIC        = 1
-	CLOCK_PROCESS_CPUTIME  = 2
-	CLOCK_THREAD_CPUTIME   = 3
-	CLOCK_MONOTONIC_RAW    = 4
-	CLOCK_REALTIME_COARSE  = 5
-	CLOCK_MONOTONIC_COARSE = 6
-	CLOCK_BOOTTIME         = 7
-	CLOCK_TAI              = 11
-)
-
 func sysClockGettime(r *PtRegs) int64 {
 	ts := r.SI
 	var ns int64
 	switch r.DI {
-	case CLOCK_REALTIME, CLOCK_REALTIME_COARSE, CLOCK_TAI:
+	case linuxabi.CLOCK_REALTIME, linuxabi.CLOCK_REALTIME_COARSE, linuxabi.CLOCK_TAI:
 		ns = clock.realtimeBase + Monotonic()
-	case CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME,
-		CLOCK_PROCESS_CPUTIME, CLOCK_THREAD_CPUTIME:
+	case linuxabi.CLOCK_MONOTONIC, linuxabi.CLOCK_MONOTONIC_RAW, linuxabi.CLOCK_MONOTONIC_COARSE, linuxabi.CLOCK_BOOTTIME,
+		linuxabi.CLOCK_PROCESS_CPUTIME_ID, linuxabi.CLOCK_THREAD_CPUTIME_ID:
 		ns = Monotonic()
 	default:
 		return -linuxabi.EINVAL
@@ -160,7 +147,7 @@ func sysClockGettime(r *PtRegs) int64 {
 }
 
 func sysClockGetres(r *PtRegs) int64 {
-	if r.DI > CLOCK_TAI {
+	if r.DI > linuxabi.CLOCK_TAI {
 		return -linuxabi.EINVAL
 	}
 	if ts := r.SI; ts != 0 {

@@ -6,20 +6,7 @@ package goos
 // frames when they are first touched. A reservation costs an entry here,
 // no memory.
 
-// Memory protections and mmap flags (Linux, include/uapi/asm-generic/mman*.h).
-const (
-	PROT_NONE  = 0x0
-	PROT_READ  = 0x1
-	PROT_WRITE = 0x2
-	PROT_EXEC  = 0x4
-
-	MAP_SHARED          = 0x01
-	MAP_PRIVATE         = 0x02
-	MAP_FIXED           = 0x10
-	MAP_ANONYMOUS       = 0x20
-	MAP_NORESERVE       = 0x4000
-	MAP_FIXED_NOREPLACE = 0x100000
-)
+import "github.com/ptilab/ptilab/linuxabi"
 
 const pageSize = 4096
 
@@ -193,7 +180,7 @@ func (a *addressSpace) reserved() (all, accessible uint64) {
 	for i := 0; i < a.n; i++ {
 		n := a.v[i].end - a.v[i].start
 		all += n
-		if a.v[i].prot != PROT_NONE {
+		if a.v[i].prot != linuxabi.PROT_NONE {
 			accessible += n
 		}
 	}

@@ -53,13 +53,6 @@ func newFile(proc, fd int, size int64) int {
 	return -1
 }
 
-// lseek whence values (include/uapi/linux/fs.h).
-const (
-	SEEK_SET = 0
-	SEEK_CUR = 1
-	SEEK_END = 2
-)
-
 // lseek moves descriptor fd's position (man 2 lseek): EBADF for a
 // descriptor that is not open, ESPIPE for a pipe, EINVAL for a bad whence
 // or a position that would be negative or overflow.
@@ -74,10 +67,10 @@ func lseek(fd uint64, off int64, whence uint64) int64 {
 	f := &files[obj-fileObjBase]
 	var base int64
 	switch whence {
-	case SEEK_SET:
-	case SEEK_CUR:
+	case linuxabi.SEEK_SET:
+	case linuxabi.SEEK_CUR:
 		base = f.pos
-	case SEEK_END:
+	case linuxabi.SEEK_END:
 		base = f.size
 	default:
 		return -linuxabi.EINVAL

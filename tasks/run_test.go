@@ -56,8 +56,8 @@ func TestRunBuilder(t *testing.T) {
 	assert.EqualError(t, err, "tasks: no room for the task")
 
 	// lseek reaches the run's file through task 0's process.
-	assert.Equal(t, int64(0), dispatch(linuxabi.SYS_lseek, 5, 0, SEEK_SET, 0, 0, 0))
-	assert.Equal(t, int64(1000), dispatch(linuxabi.SYS_lseek, 5, 0, SEEK_END, 0, 0, 0))
+	assert.Equal(t, int64(0), dispatch(linuxabi.SYS_lseek, 5, 0, linuxabi.SEEK_SET, 0, 0, 0))
+	assert.Equal(t, int64(1000), dispatch(linuxabi.SYS_lseek, 5, 0, linuxabi.SEEK_END, 0, 0, 0))
 	assert.Equal(t, uint64(0), r.Switches())
 	assert.Equal(t, uint64(0), r.CR3Loads())
 }
