@@ -122,9 +122,9 @@ const (
 	pitGate    = 0x61
 )
 
-// PIT returns PIT channel 2 as a one-shot for amd64.Calibrator.AgainstPIT.
-func PIT() amd64.PIT8254 {
-	return amd64.PIT8254{Start: pitStart, Out2: pitOut2, Hz: PITHz}
+// PIT returns PIT channel 2 as a one-shot for Calibrator.AgainstPIT.
+func PIT() PIT8254 {
+	return PIT8254{Start: pitStart, Out2: pitOut2, Hz: PITHz}
 }
 
 // pitStart loads count into channel 2 in mode 0 (interrupt on terminal
@@ -143,6 +143,6 @@ func pitOut2() bool { return amd64.In8(pitGate)&0x20 != 0 }
 
 // PMCounter returns the ACPI PM timer as a reference counter; FindPMTimer
 // must have found it.
-func PMCounter() amd64.RefCounter {
-	return amd64.RefCounter{Read: PMTimer, Hz: PMTimerHz, Bits: pmTimer.bits}
+func PMCounter() RefCounter {
+	return RefCounter{Read: PMTimer, Hz: PMTimerHz, Bits: pmTimer.bits}
 }

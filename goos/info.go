@@ -21,8 +21,8 @@ type Info struct {
 	FreeAtBoot       uint64 // bytes of it free at boot
 	Claimed          uint64 // bytes taken for the kernel's frame pool
 	TSCHz            uint64 // TSC frequency in Hz
-	TSCSource        string // how it was found: amd64.TSCSource's names
-	TSC              amd64.TSCChoice
+	TSCSource        string // how it was found: board.TSCSource's names
+	TSC              board.TSCChoice
 	TSCLeaves        amd64.TSCLeaves // raw CPUID 15H and 16H
 	RTC              bool            // CLOCK_REALTIME was set from the firmware's clock
 	Serial           bool            // a serial port present (COM1 or the SPCR's)

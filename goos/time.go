@@ -17,7 +17,7 @@ import (
 
 var clock struct {
 	tsc          amd64.TSCClock
-	choice       amd64.TSCChoice
+	choice       board.TSCChoice
 	leaves       amd64.TSCLeaves
 	entryTSC     uint64 // TSC at the image's entry point (boot's first step)
 	runtimeTSC   uint64 // TSC when boot handed over to the runtime
@@ -32,22 +32,22 @@ const pitCalibrationMs = 50
 
 // initClock determines the TSC frequency and reads the real-time clock.
 // It returns false when no method gave a frequency; every wait in it is
-// bounded by amd64.CalBound TSC cycles.
+// bounded by board.CalBound TSC cycles.
 func initClock() bool {
 	clock.leaves = amd64.ReadTSCLeaves()
-	cpuid := clock.leaves.Frequency()
-	cal := amd64.Calibrator{TSC: amd64.TSCEndL, Bound: amd64.CalBound}
+	cpuid := board.CPUIDTSC(clock.leaves)
+	cal := board.Calibrator{TSC: amd64.TSCEndL, Bound: board.CalBound}
 	var measured uint64
-	src := amd64.TSCPMTimer
-	pmErr, pitErr := amd64.CalNoCounter, amd64.CalOK
+	src := board.TSCPMTimer
+	pmErr, pitErr := board.CalNoCounter, board.CalOK
 	if board.FindPMTimer() != 0 {
 		measured, pmErr = cal.Against(board.PMCounter(), board.PMTimerHz/2)
 	}
 	if measured == 0 {
-		src = amd64.TSCPIT
+		src = board.TSCPIT
 		measured, pitErr = cal.AgainstPIT(board.PIT(), pitCalibrationMs)
 	}
-	clock.choice = amd64.ChooseTSC(cpuid, measured, src)
+	clock.choice = board.ChooseTSC(cpuid, measured, src)
 	clock.choice.PMError, clock.choice.PITError = pmErr, pitErr
 	if clock.choice.Hz == 0 {
 		return false

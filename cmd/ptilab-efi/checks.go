@@ -121,7 +121,7 @@ func checkSegments(r *bench.Reporter) {
 // checkSleep sleeps 10 ms and measures the sleep with the TSC and, where
 // there is one, with the ACPI PM timer, an independent clock: the sleep must
 // last at least 10 ms by the TSC, and the two clocks must agree within 2% +
-// 0.2 ms. Each end reads both clocks together (amd64.RefSample), so that a
+// 0.2 ms. Each end reads both clocks together (board.RefSample), so that a
 // virtual CPU descheduled between two reads does not count against them.
 func checkSleep(r *bench.Reporter) {
 	const want = 10 * time.Millisecond
@@ -130,9 +130,9 @@ func checkSleep(r *bench.Reporter) {
 	if bits != 0 {
 		ref = board.PMTimer
 	}
-	t0, pm0 := amd64.RefSample(ref)
+	t0, pm0 := board.RefSample(ref)
 	time.Sleep(want)
-	t1, pm1 := amd64.RefSample(ref)
+	t1, pm1 := board.RefSample(ref)
 	tscNs := int64(goos.Clock().Nanoseconds(t1 - t0))
 	fields := map[string]any{"requested_ns": want.Nanoseconds(), "tsc_ns": tscNs}
 	detail := fmt.Sprintf("time.Sleep(10ms) took %.3f ms by the TSC", float64(tscNs)/1e6)

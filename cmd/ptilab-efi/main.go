@@ -160,7 +160,7 @@ func machine(r *bench.Reporter) {
 	if tc.CrossCheck {
 		rec.TSCPPM = &tc.PPM
 	}
-	if tc.PMError != amd64.CalOK {
+	if tc.PMError != board.CalOK {
 		rec.TSCPMTimerError = tc.PMError.String()
 	}
 	rec.Emulator = info.Emulator
@@ -169,7 +169,7 @@ func machine(r *bench.Reporter) {
 
 // tscEvidence says what the TSC frequency rests on: CPUID's figure and
 // the measured one, and how far apart they are.
-func tscEvidence(tc amd64.TSCChoice) string {
+func tscEvidence(tc board.TSCChoice) string {
 	cpuid := "CPUID none"
 	switch {
 	case tc.CPUID.Hz != 0:
@@ -181,7 +181,7 @@ func tscEvidence(tc amd64.TSCChoice) string {
 	if tc.MeasuredHz != 0 {
 		measured = fmt.Sprintf("measured %.6f GHz (%s)", float64(tc.MeasuredHz)/1e9, tc.Measured)
 	}
-	if tc.PMError != amd64.CalOK {
+	if tc.PMError != board.CalOK {
 		measured += fmt.Sprintf(", ACPI PM timer %s", tc.PMError)
 	}
 	s := cpuid + ", " + measured

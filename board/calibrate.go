@@ -1,0 +1,406 @@
+package board
+
+import (
+	"math/bits"
+
+	"github.com/ptilab/ptilab/amd64"
+)
+
+// TSCSource says where a TSC frequency came from (a number, not a
+// string: kernel code keeps no pointers in globals).
+type TSCSource uint8
+
+const (
+	TSCNone         TSCSource = iota
+	TSCCPUID15H               // crystal clock (CPUID.15H:ECX) times the TSC/crystal ratio
+	TSCCrystalTable           // the SDM's crystal clock of the model times CPUID.15H's ratio
+	TSCPMTimer                // measured against the ACPI PM timer
+	TSCPIT                    // measured against PIT channel 2
+)
+
+// String names the source as the records do.
+func (s TSCSource) String() string {
+	switch s {
+	case TSCCPUID15H:
+		return "cpuid-15h"
+	case TSCCrystalTable:
+		return "cpuid-15h-model"
+	case TSCPMTimer:
+		return "acpi-pm-timer"
+	case TSCPIT:
+		return "pit"
+	}
+	return ""
+}
+
+// crystalBoundPermille: CPUID.16H's base frequency bounds the CPUID
+// figure to ±2% (a 24 MHz crystal taken for 25 MHz is 4% off).
+const crystalBoundPermille = 20
+
+// ModelCrystalHz returns the nominal core crystal clock frequency in Hz of
+// Intel family-6 models whose CPUID.15H:ECX is 0, from the SDM's table
+// (Vol. 3B, "Determining the Processor Base Frequency", table "Nominal
+// Core Crystal Clock Frequency")
+// and Linux (arch/x86/kernel/tsc.c, native_calibrate_tsc, before it
+// turned to CPUID.16H): 24 MHz for 6th and 7th generation Core (Skylake
+// 06_4EH/06_5EH, Kaby Lake and Coffee Lake 06_8EH/06_9EH), 25 MHz for
+// Xeon Scalable 06_55H and Atom Denverton 06_5FH, 19.2 MHz for Atom
+// Goldmont 06_5CH; 0 for any other model. Xeon W parts share model 55H
+// with a 24 MHz crystal: CPUID.16H's bound and the PM timer catch them.
+func ModelCrystalHz(family, model uint32) uint64 {
+	if family != 6 {
+		return 0
+	}
+	switch model {
+	case 0x4e, 0x5e, 0x8e, 0x9e:
+		return 24_000_000
+	case 0x55, 0x5f:
+		return 25_000_000
+	case 0x5c:
+		return 19_200_000
+	}
+	return 0
+}
+
+// CPUIDFrequency is the TSC frequency CPUID gives (CPUIDTSC).
+type CPUIDFrequency struct {
+	Hz        uint64    // 0: none
+	Source    TSCSource // TSCCPUID15H or TSCCrystalTable
+	CrystalHz uint64    // the crystal clock used
+	BaseHz    uint64    // CPUID.16H's base frequency, 0 without it
+	// Rejected says why a figure CPUID gave was not taken: it lies
+	// outside crystalBoundPermille of CPUID.16H's base frequency.
+	Rejected bool
+}
+
+// CPUIDTSC returns the TSC frequency of the leaves l (amd64.ReadTSCLeaves)
+// from leaf 15H: the crystal (ECX, or ModelCrystalHz where ECX is 0 on an
+// Intel part) times EBX/EAX. Leaf 16H is used only as a bound: a figure
+// more than 2% from its base frequency is returned with Rejected set and
+// Hz 0. Without leaf 15H, a ratio or a known crystal, Hz is 0 (Ivy Bridge
+// has no leaf 15H).
+func CPUIDTSC(l amd64.TSCLeaves) CPUIDFrequency {
+	var f CPUIDFrequency
+	if l.Has16 {
+		f.BaseHz = uint64(l.Leaf16[0]&0xffff) * 1e6
+	}
+	den, num, crystal := l.Leaf15[0], l.Leaf15[1], uint64(l.Leaf15[2])
+	if !l.Has15 || den == 0 || num == 0 {
+		return f
+	}
+	f.Source = TSCCPUID15H
+	if crystal == 0 && l.Intel {
+		crystal, f.Source = ModelCrystalHz(l.Family, l.Model), TSCCrystalTable
+	}
+	if crystal == 0 {
+		f.Source = TSCNone
+		return f
+	}
+	f.CrystalHz = crystal
+	hz := crystal * uint64(num) / uint64(den)
+	if f.BaseHz != 0 && absDiff(hz, f.BaseHz)*1000 > f.BaseHz*crystalBoundPermille {
+		f.Rejected = true
+		return f
+	}
+	f.Hz = hz
+	return f
+}
+
+func absDiff(a, b uint64) uint64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+// PPM returns (a - b) / b in parts per million, rounded toward zero; 0
+// when b is 0.
+func PPM(a, b uint64) int64 {
+	if b == 0 {
+		return 0
+	}
+	d := int64(absDiff(a, b) * 1_000_000 / b)
+	if a < b {
+		return -d
+	}
+	return d
+}
+
+// RefSample reads a reference counter together with the TSC: it reads ref
+// between two TSC reads five times and keeps the tightest pair, returning
+// the TSC at the middle of it and the counter. Under a hypervisor the
+// virtual CPU can stop between any two instructions; the tightest of five
+// brackets is one where it did not.
+func RefSample(ref func() uint64) (tsc, r uint64) {
+	return bracket(amd64.TSCBegin, amd64.TSCEndL, ref)
+}
+
+// bracket reads ref between begin and end, the TSC reads, five times and
+// returns the middle of the tightest bracket and ref's value in it.
+func bracket(begin, end, ref func() uint64) (tsc, r uint64) {
+	best := ^uint64(0)
+	for i := 0; i < 5; i++ {
+		a := begin()
+		v := ref()
+		b := end()
+		if b-a < best {
+			best, tsc, r = b-a, a+(b-a)/2, v
+		}
+	}
+	return tsc, r
+}
+
+// RefCounter is a free-running reference counter for TSC calibration:
+// Read returns its value, which counts up at Hz and wraps at 2^Bits (the
+// ACPI PM timer: 3.579545 MHz, 24 or 32 bits).
+type RefCounter struct {
+	Read func() uint64
+	Hz   uint64
+	Bits uint
+}
+
+// PIT8254 is PIT channel 2 as a one-shot timer for calibration: Start
+// loads count into channel 2 in mode 0 with its gate high (OUT2 goes low,
+// and high again when the count reaches 0); Out2 reads OUT2 (port 61H bit
+// 5).
+type PIT8254 struct {
+	Start func(count uint16)
+	Out2  func() bool
+	Hz    uint64
+}
+
+// CalError says why a calibration failed.
+type CalError uint8
+
+const (
+	CalOK          CalError = iota
+	CalNoCounter            // no counter to calibrate against
+	CalStuck                // the counter did not advance
+	CalBackwards            // the counter went backwards (other than a wrap)
+	CalTimeout              // a wait did not end within the TSC bound
+	CalDisturbed            // the wait was disturbed (an SMI, a stalled virtual CPU)
+	CalImplausible          // the result is outside the range of real TSCs
+)
+
+func (e CalError) String() string {
+	switch e {
+	case CalOK:
+		return "ok"
+	case CalNoCounter:
+		return "not present"
+	case CalStuck:
+		return "did not advance"
+	case CalBackwards:
+		return "went backwards"
+	case CalTimeout:
+		return "did not finish within the TSC bound"
+	case CalDisturbed:
+		return "disturbed"
+	case CalImplausible:
+		return "gave an implausible frequency"
+	}
+	return "unknown error"
+}
+
+// Calibrator measures the TSC frequency against a reference counter. TSC
+// reads the TSC (serialized; amd64.TSCEndL on the machine, a fake in host
+// tests); Bound is the most TSC cycles any one wait may take, so that a
+// counter that stops or never starts ends the wait instead of hanging the
+// boot.
+type Calibrator struct {
+	TSC   func() uint64
+	Bound uint64
+}
+
+// CalBound bounds the boot's calibration waits: 2^34 TSC cycles is 3.4 s
+// at 5 GHz and 17 s at 1 GHz, far more than the 0.5 s window at any real
+// TSC rate.
+const CalBound = 1 << 34
+
+// Plausible TSC rates: 10 MHz (an emulator's instruction counter runs in
+// the tens of MHz) to 20 GHz.
+const (
+	minTSCHz = 10_000_000
+	maxTSCHz = 20_000_000_000
+)
+
+// Counter-validation rounds and reads, as Linux's ACPI PM timer check
+// (drivers/clocksource/acpi_pm.c, ACPI_PM_MONOTONICITY_CHECKS and
+// ACPI_PM_READ_CHECKS).
+const (
+	validateRounds = 10
+	validateReads  = 10000
+)
+
+// sample reads ref between two TSC reads five times and keeps the
+// tightest pair (RefSample with the calibrator's TSC).
+func (c Calibrator) sample(ref func() uint64) (tsc, r uint64) {
+	return bracket(c.TSC, c.TSC, ref)
+}
+
+// Validate checks that ref counts, as Linux checks the ACPI PM timer
+// before it trusts it (acpi_pm.c, init_acpi_pm_clocksource): in each of
+// 10 rounds the counter must change within 10000 reads and the TSC bound,
+// and move forward (or wrap).
+func (c Calibrator) Validate(ref RefCounter) CalError {
+	if ref.Read == nil || ref.Bits == 0 || ref.Hz == 0 {
+		return CalNoCounter
+	}
+	mask := uint64(1)<<ref.Bits - 1
+	for j := 0; j < validateRounds; j++ {
+		t0 := c.TSC()
+		v1 := ref.Read()
+		i := 0
+		for ; i < validateReads; i++ {
+			v2 := ref.Read()
+			if v2 == v1 {
+				if c.TSC()-t0 > c.Bound/validateRounds {
+					return CalStuck
+				}
+				continue
+			}
+			if (v2-v1)&mask > mask/2 {
+				return CalBackwards
+			}
+			break
+		}
+		if i == validateReads {
+			return CalStuck
+		}
+	}
+	return CalOK
+}
+
+// Against validates ref and measures the TSC frequency over window ticks
+// of it (the boot uses half a second), reading it all along: each step
+// must move forward by less than half its period (a wrap is counted, a
+// step back is an error), and the whole wait must end within the TSC
+// bound. It returns the frequency in Hz.
+func (c Calibrator) Against(ref RefCounter, window uint64) (uint64, CalError) {
+	if e := c.Validate(ref); e != CalOK {
+		return 0, e
+	}
+	mask := uint64(1)<<ref.Bits - 1
+	t0, prev := c.sample(ref.Read)
+	var ticks uint64
+	for ticks < window {
+		if c.TSC()-t0 > c.Bound {
+			return 0, CalTimeout
+		}
+		v := ref.Read()
+		d := (v - prev) & mask
+		if d > mask/2 {
+			return 0, CalBackwards
+		}
+		ticks += d
+		prev = v
+	}
+	t1, v := c.sample(ref.Read)
+	d := (v - prev) & mask
+	if d > mask/2 {
+		return 0, CalBackwards
+	}
+	ticks += d
+	return rate(t1-t0, ref.Hz, ticks)
+}
+
+// rate returns cycles * hz / ticks, checked against the plausible range.
+func rate(cycles, hz, ticks uint64) (uint64, CalError) {
+	hi, lo := bits.Mul64(cycles, hz)
+	if ticks == 0 || hi >= ticks {
+		return 0, CalImplausible
+	}
+	r, _ := bits.Div64(hi, lo, ticks)
+	if r < minTSCHz || r > maxTSCHz {
+		return 0, CalImplausible
+	}
+	return r, CalOK
+}
+
+// AgainstPIT measures the TSC frequency against PIT channel 2 over ms
+// milliseconds (at most 54: the count is 16 bits), as Linux's
+// pit_calibrate_tsc (arch/x86/kernel/tsc.c): it starts the one-shot and
+// spins until OUT2 rises, keeping the shortest and longest TSC step
+// between two reads; fewer than 1000 reads, or a longest step above ten
+// times the shortest (an SMI or a stall in the middle), is an error; so is
+// a wait beyond the TSC bound.
+func (c Calibrator) AgainstPIT(p PIT8254, ms uint64) (uint64, CalError) {
+	if p.Start == nil || p.Out2 == nil || p.Hz == 0 {
+		return 0, CalNoCounter
+	}
+	count := p.Hz * ms / 1000
+	if count == 0 || count > 0xffff {
+		return 0, CalImplausible
+	}
+	p.Start(uint16(count))
+	t0 := c.TSC()
+	prev := t0
+	minStep, maxStep := ^uint64(0), uint64(0)
+	reads := 0
+	for !p.Out2() {
+		t := c.TSC()
+		if t-t0 > c.Bound {
+			return 0, CalTimeout
+		}
+		step := t - prev
+		minStep, maxStep = min(minStep, step), max(maxStep, step)
+		prev = t
+		reads++
+	}
+	t1 := c.TSC()
+	const minReads = 1000 // Linux: loopmin
+	switch {
+	case reads < minReads:
+		return 0, CalStuck
+	case maxStep > 10*minStep:
+		return 0, CalDisturbed
+	}
+	return rate(t1-t0, p.Hz, count)
+}
+
+// agreePPM is how far a CPUID frequency and a measured one may differ for
+// the CPUID figure to be taken: the PM timer's crystal is good to about
+// 100 ppm, the measurement over half a second to a few; CPUID.16H taken
+// for the TSC frequency is off by 2000 to 4000 ppm on Skylake.
+const agreePPM = 1000
+
+// TSCChoice is the TSC frequency the boot settles on, with the evidence.
+type TSCChoice struct {
+	Hz         uint64
+	Source     TSCSource
+	CPUID      CPUIDFrequency
+	MeasuredHz uint64    // 0: no measurement
+	Measured   TSCSource // TSCPMTimer or TSCPIT
+	PPM        int64     // (CPUID - measured) / measured, when both exist
+	Disagree   bool      // both exist and differ by more than agreePPM: the measured one is taken
+	CrossCheck bool      // both exist
+	PMError    CalError  // why the PM timer gave no figure (CalOK when it did)
+	PITError   CalError  // why the PIT gave no figure (CalOK when it did or was not tried)
+}
+
+// ChooseTSC settles the TSC frequency from CPUID's figure and a
+// measurement (hz 0 when there is none): CPUID's when the two agree
+// within agreePPM or when nothing was measured, the measurement when they
+// disagree or CPUID has none. Hz is 0 when neither exists.
+func ChooseTSC(cpuid CPUIDFrequency, measuredHz uint64, measured TSCSource) TSCChoice {
+	c := TSCChoice{CPUID: cpuid, MeasuredHz: measuredHz}
+	if measuredHz != 0 {
+		c.Measured = measured
+	}
+	switch {
+	case cpuid.Hz != 0 && measuredHz != 0:
+		c.CrossCheck = true
+		c.PPM = PPM(cpuid.Hz, measuredHz)
+		if c.PPM > agreePPM || c.PPM < -agreePPM {
+			c.Disagree = true
+			c.Hz, c.Source = measuredHz, measured
+		} else {
+			c.Hz, c.Source = cpuid.Hz, cpuid.Source
+		}
+	case cpuid.Hz != 0:
+		c.Hz, c.Source = cpuid.Hz, cpuid.Source
+	case measuredHz != 0:
+		c.Hz, c.Source = measuredHz, measured
+	}
+	return c
+}

@@ -1,0 +1,310 @@
+package board
+
+import (
+	"math/bits"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/amd64"
+)
+
+// Real CPUID values of the reference parts and their neighbours.
+var (
+	// Core i7-3770 (Ivy Bridge, 06_3AH): the maximum basic leaf is 0DH,
+	// no leaf 15H or 16H.
+	ivyBridge = amd64.TSCLeaves{Intel: true, Family: 6, Model: 0x3a}
+	// Core i5-8350U (Kaby Lake R, a Skylake-family client part, 06_8EH
+	// stepping 10, CPUID.1:EAX 000806EAH): 15H EAX 2, EBX 158 (9EH), ECX
+	// 0; 16H base 1900 MHz, maximum 3600 MHz, bus 100 MHz. Source: `cpuid
+	// -1 --raw` of a Dell XPS 13 9370, posted by Paul Menzel to LKML on
+	// 2022-08-23 ("Re: WARNING: CPU: 1 PID: 83 at
+	// arch/x86/kernel/cpu/sgx/main.c:446"). The TSC runs at 24 MHz * 158
+	// / 2 = 1896 MHz; 16H's base is 0.21% off.
+	skylakeClient = amd64.TSCLeaves{Intel: true, Family: 6, Model: 0x8e, Has15: true, Has16: true,
+		Leaf15: [3]uint32{2, 158, 0}, Leaf16: [3]uint32{1900, 3600, 100}}
+	// Xeon Gold 6146 (Skylake server, 06_55H): 15H EAX 2, EBX 256
+	// (100H), ECX 0, as posted in anrieff/libcpuid issue 124 (2022-07-13);
+	// 25 MHz * 256 / 2 = 3200 MHz. That post gives no 16H: the one here is
+	// the part's published base and maximum turbo (3200 and 4200 MHz),
+	// only the sanity bound reads it.
+	skylakeServer = amd64.TSCLeaves{Intel: true, Family: 6, Model: 0x55, Has15: true, Has16: true,
+		Leaf15: [3]uint32{2, 256, 0}, Leaf16: [3]uint32{3200, 4200, 100}}
+	// Core i9-7900X (Skylake-X, 06_55H stepping 4, the Xeon Scalable
+	// die), AIDA64 dump in github.com/InstLatx64/InstLatx64
+	// GenuineIntel/GenuineIntel0050654_SkylakeX_CPUID.txt: 15H EAX 2, EBX
+	// 276 (114H), ECX 0; 16H 3300/4000/100 MHz. Its ratio fits a 24 MHz
+	// crystal (3312 MHz); the table's 25 MHz for 06_55H gives 3450 MHz,
+	// 4.5% above 16H's base.
+	skylakeX = amd64.TSCLeaves{Intel: true, Family: 6, Model: 0x55, Has15: true, Has16: true,
+		Leaf15: [3]uint32{2, 276, 0}, Leaf16: [3]uint32{3300, 4000, 100}}
+	// A part that enumerates its crystal in 15H:ECX (38.4 MHz).
+	enumerated = amd64.TSCLeaves{Intel: true, Family: 6, Model: 0x7e, Has15: true, Has16: true,
+		Leaf15: [3]uint32{2, 62, 38_400_000}, Leaf16: [3]uint32{1200, 3900, 100}}
+)
+
+func TestCPUIDTSC(t *testing.T) {
+	f := CPUIDTSC(ivyBridge)
+	assert.Equal(t, CPUIDFrequency{}, f, "Ivy Bridge: no CPUID figure, the PM timer gives it")
+
+	f = CPUIDTSC(skylakeClient)
+	assert.Equal(t, uint64(1_896_000_000), f.Hz)
+	assert.Equal(t, TSCCrystalTable, f.Source)
+	assert.Equal(t, uint64(24_000_000), f.CrystalHz)
+	assert.Equal(t, uint64(1_900_000_000), f.BaseHz)
+	assert.Equal(t, int64(-2105), PPM(f.Hz, f.BaseHz), "what taking 16H for the TSC frequency got wrong")
+
+	f = CPUIDTSC(skylakeServer)
+	assert.Equal(t, uint64(3_200_000_000), f.Hz)
+	assert.Equal(t, uint64(25_000_000), f.CrystalHz)
+	assert.Equal(t, TSCCrystalTable, f.Source)
+
+	f = CPUIDTSC(skylakeX)
+	assert.Zero(t, f.Hz, "25 MHz for a 24 MHz crystal: outside 16H's bound")
+	assert.True(t, f.Rejected)
+
+	f = CPUIDTSC(enumerated)
+	assert.Equal(t, uint64(1_190_400_000), f.Hz)
+	assert.Equal(t, TSCCPUID15H, f.Source)
+
+	amd := skylakeClient
+	amd.Intel = false
+	assert.Zero(t, CPUIDTSC(amd).Hz, "the crystal table is Intel's")
+	unknown := skylakeClient
+	unknown.Model = 0x3c
+	assert.Zero(t, CPUIDTSC(unknown).Hz, "a model the table does not list")
+	no16 := skylakeClient
+	no16.Has16, no16.Leaf16 = false, [3]uint32{}
+	assert.Equal(t, uint64(1_896_000_000), CPUIDTSC(no16).Hz, "no 16H: no bound")
+}
+
+// TestCPUIDTSCHost: whatever CPUIDTSC makes of the host's leaves 15H and
+// 16H is a plausible TSC rate, or none; without leaf 15H, none.
+func TestCPUIDTSCHost(t *testing.T) {
+	saved := amd64.Features
+	t.Cleanup(func() { amd64.Features = saved })
+	amd64.DetectFeatures()
+	f := CPUIDTSC(amd64.ReadTSCLeaves())
+	if f.Hz != 0 {
+		assert.Greater(t, f.Hz, uint64(minTSCHz))
+		assert.Less(t, f.Hz, uint64(maxTSCHz))
+		assert.Contains(t, []TSCSource{TSCCPUID15H, TSCCrystalTable}, f.Source)
+	}
+
+	amd64.Features.MaxLeaf = 0xd
+	assert.Zero(t, CPUIDTSC(amd64.ReadTSCLeaves()).Hz)
+}
+
+func TestModelCrystalHz(t *testing.T) {
+	for model, want := range map[uint32]uint64{
+		0x4e: 24e6, 0x5e: 24e6, 0x8e: 24e6, 0x9e: 24e6,
+		0x55: 25e6, 0x5f: 25e6, 0x5c: 19.2e6,
+		0x3a: 0, 0x3c: 0, 0x7e: 0,
+	} {
+		assert.Equal(t, want, ModelCrystalHz(6, model), "06_%02XH", model)
+	}
+	assert.Zero(t, ModelCrystalHz(0xf, 0x5e))
+}
+
+func TestPPM(t *testing.T) {
+	assert.Equal(t, int64(2000), PPM(4_008_000_000, 4_000_000_000))
+	assert.Equal(t, int64(-1996), PPM(4_000_000_000, 4_008_000_000))
+	assert.Equal(t, int64(0), PPM(5, 0))
+	assert.Equal(t, int64(0), PPM(7, 7))
+}
+
+func TestChooseTSC(t *testing.T) {
+	sky := CPUIDTSC(skylakeClient)
+	// The PM timer's figure 30 ppm off: CPUID's is taken, both reported.
+	c := ChooseTSC(sky, 1_895_945_000, TSCPMTimer)
+	assert.Equal(t, uint64(1_896_000_000), c.Hz)
+	assert.Equal(t, TSCCrystalTable, c.Source)
+	assert.True(t, c.CrossCheck)
+	assert.False(t, c.Disagree)
+	assert.Equal(t, int64(29), c.PPM)
+	assert.Equal(t, TSCPMTimer, c.Measured)
+
+	// 2000 ppm apart: the measurement is taken.
+	c = ChooseTSC(sky, 1_899_800_000, TSCPMTimer)
+	assert.Equal(t, uint64(1_899_800_000), c.Hz)
+	assert.Equal(t, TSCPMTimer, c.Source)
+	assert.True(t, c.Disagree)
+	assert.Equal(t, int64(-2000), c.PPM)
+
+	// Ivy Bridge: the measurement alone.
+	c = ChooseTSC(CPUIDTSC(ivyBridge), 3_392_300_000, TSCPMTimer)
+	assert.Equal(t, uint64(3_392_300_000), c.Hz)
+	assert.Equal(t, TSCPMTimer, c.Source)
+	assert.False(t, c.CrossCheck)
+
+	// No measurement: CPUID alone, unchecked.
+	c = ChooseTSC(sky, 0, TSCPIT)
+	assert.Equal(t, uint64(1_896_000_000), c.Hz)
+	assert.False(t, c.CrossCheck)
+	assert.Equal(t, TSCNone, c.Measured)
+
+	assert.Zero(t, ChooseTSC(CPUIDTSC(ivyBridge), 0, TSCNone).Hz)
+}
+
+// fakeClock is a simulated machine for the calibration's host tests: a
+// TSC at tscHz whose every read costs readCost cycles, a reference counter
+// at refHz, bits wide, starting at refStart, whose every read costs
+// ioCost cycles (port I/O), and a PIT one-shot. The behaviour of the
+// reference can be broken on purpose.
+type fakeClock struct {
+	now, tscHz, readCost, ioCost uint64
+	refHz, refStart              uint64
+	bits                         uint
+	reads                        int
+	stopAfter                    int    // the counter stops after this many reads (0: never)
+	stopped                      uint64 // its value from then on
+	constant                     *uint64
+	backAt                       int // at this read it jumps back by 1000 ticks (0: never)
+	pitEnd                       uint64
+	pitNever, pitAtOnce          bool
+	stallAt, stall               uint64 // one TSC read at this time takes stall cycles more
+	stalled                      bool
+}
+
+func (c *fakeClock) tsc() uint64 {
+	c.now += c.readCost
+	if !c.stalled && c.stallAt != 0 && c.now >= c.stallAt {
+		c.stalled = true
+		c.now += c.stall
+	}
+	return c.now
+}
+
+func (c *fakeClock) ref() uint64 {
+	c.now += c.ioCost
+	c.reads++
+	mask := uint64(1)<<c.bits - 1
+	if c.constant != nil {
+		return *c.constant & mask
+	}
+	if c.stopAfter != 0 && c.reads > c.stopAfter {
+		return c.stopped
+	}
+	hi, lo := bits.Mul64(c.now, c.refHz)
+	v, _ := bits.Div64(hi, lo, c.tscHz)
+	v += c.refStart
+	if c.backAt != 0 && c.reads >= c.backAt {
+		v -= 1000
+	}
+	v &= mask
+	c.stopped = v
+	return v
+}
+
+func (c *fakeClock) counter() RefCounter {
+	return RefCounter{Read: c.ref, Hz: c.refHz, Bits: c.bits}
+}
+
+func (c *fakeClock) calibrator() Calibrator { return Calibrator{TSC: c.tsc, Bound: CalBound} }
+
+func (c *fakeClock) pit() PIT8254 {
+	return PIT8254{
+		Start: func(count uint16) { c.pitEnd = c.now + uint64(count)*c.tscHz/PITHzForTest },
+		Out2: func() bool {
+			c.now += c.ioCost
+			switch {
+			case c.pitAtOnce:
+				return true
+			case c.pitNever:
+				return false
+			}
+			return c.now >= c.pitEnd
+		},
+		Hz: PITHzForTest,
+	}
+}
+
+// PITHzForTest is the 8254's input clock (board.PITHz).
+const PITHzForTest = 1193182
+
+func newFakeClock(tscHz uint64, bits uint, start uint64) *fakeClock {
+	return &fakeClock{tscHz: tscHz, readCost: 30, ioCost: 1500, refHz: 3_579_545, refStart: start, bits: bits}
+}
+
+// TestCalibrateAgainstPMTimer: half a second of a 24-bit and a 32-bit PM
+// timer, across a wrap, gives the TSC rate within 10 ppm.
+func TestCalibrateAgainstPMTimer(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		hz    uint64
+		bits  uint
+		start uint64
+	}{
+		{"24-bit, across a wrap", 2_095_999_435, 24, 1<<24 - 1000},
+		{"32-bit", 3_392_300_000, 32, 12345},
+		{"Bochs-like 50 MHz instruction counter", 50_000_000, 24, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newFakeClock(tc.hz, tc.bits, tc.start)
+			hz, e := c.calibrator().Against(c.counter(), 3_579_545/2)
+			require.Equal(t, CalOK, e, e.String())
+			assert.InDelta(t, 0, PPM(hz, tc.hz), 10, "got %d Hz, want %d", hz, tc.hz)
+			assert.GreaterOrEqual(t, c.now, tc.hz/2, "the window lasted half a second")
+		})
+	}
+}
+
+// TestCalibrateFailures: a counter that never moves, that stops in the
+// window, or that steps back ends the calibration with an error, within
+// the TSC bound, never a hang.
+func TestCalibrateFailures(t *testing.T) {
+	const hz = 3_000_000_000
+	allOnes := uint64(0xffffffff) // an absent I/O port reads all ones
+	for _, tc := range []struct {
+		name  string
+		setup func(c *fakeClock)
+		want  CalError
+	}{
+		{"absent port", func(c *fakeClock) { c.constant = &allOnes }, CalStuck},
+		{"stops in the window", func(c *fakeClock) { c.stopAfter = 50_000 }, CalTimeout},
+		{"steps back", func(c *fakeClock) { c.backAt = 20_000 }, CalBackwards},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newFakeClock(hz, 24, 0)
+			tc.setup(c)
+			got, e := c.calibrator().Against(c.counter(), 3_579_545/2)
+			assert.Equal(t, tc.want, e, e.String())
+			assert.Zero(t, got)
+			assert.LessOrEqual(t, c.now, uint64(CalBound+CalBound/4), "ended within the TSC bound")
+		})
+	}
+	var c fakeClock
+	_, e := c.calibrator().Against(RefCounter{}, 100)
+	assert.Equal(t, CalNoCounter, e)
+}
+
+// TestCalibrateAgainstPIT: 50 ms of PIT channel 2 gives the TSC rate within
+// 100 ppm; an OUT2 that never rises ends at the TSC bound, one that is
+// high at once or a stall in the middle is refused.
+func TestCalibrateAgainstPIT(t *testing.T) {
+	const hz = 2_400_000_000
+	c := newFakeClock(hz, 24, 0)
+	got, e := c.calibrator().AgainstPIT(c.pit(), 50)
+	require.Equal(t, CalOK, e, e.String())
+	assert.InDelta(t, 0, PPM(got, hz), 100, "got %d Hz", got)
+
+	c = newFakeClock(hz, 24, 0)
+	c.pitNever = true
+	_, e = c.calibrator().AgainstPIT(c.pit(), 50)
+	assert.Equal(t, CalTimeout, e)
+	assert.LessOrEqual(t, c.now, uint64(CalBound+CalBound/4))
+
+	c = newFakeClock(hz, 24, 0)
+	c.pitAtOnce = true
+	_, e = c.calibrator().AgainstPIT(c.pit(), 50)
+	assert.Equal(t, CalStuck, e)
+
+	c = newFakeClock(hz, 24, 0)
+	c.stallAt, c.stall = hz/100, hz/100 // 10 ms lost in the middle (an SMI)
+	_, e = c.calibrator().AgainstPIT(c.pit(), 50)
+	assert.Equal(t, CalDisturbed, e)
+
+	_, e = c.calibrator().AgainstPIT(c.pit(), 60)
+	assert.Equal(t, CalImplausible, e, "60 ms does not fit the 16-bit count")
+}
