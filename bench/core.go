@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 
-	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/i386pae"
@@ -11,7 +10,7 @@ import (
 )
 
 // The core clock and the disturbances of every figure: the counters of
-// an amd64.Sample (APERF, MPERF, MSR_SMI_COUNT, the NMI count) are read in ring 0 before
+// a cpustate.Sample (APERF, MPERF, MSR_SMI_COUNT, the NMI count) are read in ring 0 before
 // and after every repeat, outside its timed region: by the timing
 // programs' sample call (pti's sysSample in the 64-bit world, kernel32's
 // sample in the 32-bit one), and in Go between the runs of
@@ -23,14 +22,14 @@ import (
 
 // counters are the counters this CPU has (SetCounters): the NMI count
 // at least.
-var counters = amd64.SampleNMI
+var counters = cpustate.SampleNMI
 
 // SetCounters sets the counters read around the repeats: those src names
 // (cpustate.Power.Sources; 0 under the emulators, which have neither
 // MSR) and the NMI count, which every CPU has (ptilab's handlers count
 // NMIs).
-func SetCounters(src amd64.SampleSources) {
-	src |= amd64.SampleNMI
+func SetCounters(src cpustate.SampleSources) {
+	src |= cpustate.SampleNMI
 	counters = src
 	pti.SetSampling(src)
 	i386pae.SetSampling(src)
@@ -38,13 +37,13 @@ func SetCounters(src amd64.SampleSources) {
 
 // readSample reads the counters in Go, between runs: with the PMU's
 // (startPMU) when they count.
-func readSample() amd64.Sample {
-	var s amd64.Sample
+func readSample() cpustate.Sample {
+	var s cpustate.Sample
 	src := counters
 	if pmuNow.on {
-		src |= amd64.SamplePMU
+		src |= cpustate.SamplePMU
 	}
-	amd64.ReadSample(src, &pmuNow.msrs, &s)
+	cpustate.ReadSample(src, &pmuNow.msrs, &s)
 	return s
 }
 
@@ -59,16 +58,16 @@ const (
 // one after the last (warmup+r+1), one per measured repeat; with a sample
 // before and after the whole loop (2), the loop's alone, sampled "run".
 // Anything else gives none.
-func repeatDeltas(s []amd64.Sample, r, warmup int) ([]amd64.Sample, string) {
+func repeatDeltas(s []cpustate.Sample, r, warmup int) ([]cpustate.Sample, string) {
 	switch len(s) {
 	case warmup + r + 1:
-		d := make([]amd64.Sample, r)
+		d := make([]cpustate.Sample, r)
 		for i := range d {
 			d[i] = cpustate.Delta(s[warmup+i], s[warmup+i+1])
 		}
 		return d, sampledRepeat
 	case 2:
-		return []amd64.Sample{cpustate.Delta(s[0], s[1])}, sampledRun
+		return []cpustate.Sample{cpustate.Delta(s[0], s[1])}, sampledRun
 	}
 	return nil, ""
 }
@@ -76,8 +75,8 @@ func repeatDeltas(s []amd64.Sample, r, warmup int) ([]amd64.Sample, string) {
 // Disturb is a figure's core clock and disturbances over its measured
 // repeats.
 type Disturb struct {
-	Src     amd64.SampleSources // the counters read
-	Sampled string              // sampledRepeat or sampledRun; "" when nothing was
+	Src     cpustate.SampleSources // the counters read
+	Sampled string                 // sampledRepeat or sampledRun; "" when nothing was
 	// Ratio is sum dAPERF / sum dMPERF (0: unknown); Core the core cycles
 	// per operation, each repeat's figure times its own ratio (its run's,
 	// sampled per run).
@@ -98,7 +97,7 @@ type Disturb struct {
 // disturbOf computes a figure's Disturb from its r measured repeats'
 // figures per operation and the samples of its loop of warmup+r repeats
 // (repeatDeltas) of ops operations each.
-func disturbOf(perOp []float64, samples []amd64.Sample, r, warmup, ops int) Disturb {
+func disturbOf(perOp []float64, samples []cpustate.Sample, r, warmup, ops int) Disturb {
 	deltas, sampled := repeatDeltas(samples, r, warmup)
 	return disturbDeltas(perOp, deltas, sampled, ops)
 }
@@ -107,13 +106,13 @@ func disturbOf(perOp []float64, samples []amd64.Sample, r, warmup, ops int) Dist
 // figures per operation and their counter deltas: one per repeat, or one
 // for all (sampled "run"); a repeat is ops operations (for the
 // performance counters).
-func disturbDeltas(perOp []float64, deltas []amd64.Sample, sampled string, ops int) Disturb {
+func disturbDeltas(perOp []float64, deltas []cpustate.Sample, sampled string, ops int) Disturb {
 	d := Disturb{Src: counters, Sampled: sampled}
 	d.PMU = pmuNow.record(pmuNow.perOp(deltas, ops, sampled))
 	if len(deltas) == 0 || len(perOp) == 0 {
 		return d
 	}
-	of := func(i int) amd64.Sample {
+	of := func(i int) cpustate.Sample {
 		if sampled == sampledRun {
 			return deltas[0]
 		}
@@ -126,7 +125,7 @@ func disturbDeltas(perOp []float64, deltas []amd64.Sample, sampled string, ops i
 		d.SMIs += x.SMI
 		d.NMIs += x.NMI
 	}
-	if counters&amd64.SampleAPERF != 0 && sumM != 0 {
+	if counters&cpustate.SampleAPERF != 0 && sumM != 0 {
 		d.Ratio = float64(sumA) / float64(sumM)
 		core := make([]float64, len(perOp))
 		for i, v := range perOp {
@@ -138,7 +137,7 @@ func disturbDeltas(perOp []float64, deltas []amd64.Sample, sampled string, ops i
 		}
 		d.Core = Summarize(core)
 	}
-	if counters&(amd64.SampleSMI|amd64.SampleNMI) == 0 {
+	if counters&(cpustate.SampleSMI|cpustate.SampleNMI) == 0 {
 		return d
 	}
 	var calm []float64
@@ -167,21 +166,21 @@ func (d Disturb) headline() string {
 // core is d's record form for a TSC of hz.
 func (d Disturb) core(hz uint64) contract.Core {
 	c := contract.Core{CoreClock: cpustate.Unsupported, SMICount: cpustate.Unsupported, Sampled: d.Sampled, Headline: d.headline()}
-	if d.Src&amd64.SampleAPERF != 0 {
+	if d.Src&cpustate.SampleAPERF != 0 {
 		c.CoreClock = cpustate.ClockAPERF
 		if d.Ratio != 0 {
 			c.CoreMHz = round(float64(hz) * d.Ratio / 1e6)
 			c.CoreMean, c.CoreMedian = round(d.Core.Mean), round(d.Core.Median)
 		}
 	}
-	if d.Src&amd64.SampleSMI != 0 {
+	if d.Src&cpustate.SampleSMI != 0 {
 		c.SMICount = cpustate.SMIFromMSR
 		c.SMIs = d.SMIs
 	}
-	if d.Src&amd64.SampleNMI != 0 {
+	if d.Src&cpustate.SampleNMI != 0 {
 		c.NMIs = d.NMIs
 	}
-	if d.Src&(amd64.SampleSMI|amd64.SampleNMI) != 0 {
+	if d.Src&(cpustate.SampleSMI|cpustate.SampleNMI) != 0 {
 		c.Disturbed = d.Disturbed
 		if u := d.Undisturbed; u.N > 0 {
 			c.Undisturbed = &contract.Spread{N: u.N, Mean: round(u.Mean), Stddev: round(u.Stddev), Median: round(u.Median), Min: round(u.Min), Max: round(u.Max)}
@@ -223,7 +222,7 @@ func (d Disturb) coreCells(hz uint64, r int) string {
 		mhz = fmt.Sprintf("%.0f", float64(hz)*d.Ratio/1e6)
 		core = fmt.Sprintf("%.1f", d.Core.Mean)
 	}
-	if d.Src&(amd64.SampleSMI|amd64.SampleNMI) != 0 && d.Sampled != "" {
+	if d.Src&(cpustate.SampleSMI|cpustate.SampleNMI) != 0 && d.Sampled != "" {
 		smi = fmt.Sprintf("%d/%d", d.Disturbed, r)
 	}
 	return fmt.Sprintf(" %8s %10s %8s", mhz, core, smi) + d.pmuCells()
@@ -255,7 +254,7 @@ func (d Disturb) coreShort(hz uint64) string {
 	if d.Ratio != 0 {
 		mhz = fmt.Sprintf("%.0f", float64(hz)*d.Ratio/1e6)
 	}
-	if d.Src&(amd64.SampleSMI|amd64.SampleNMI) != 0 && d.Sampled != "" {
+	if d.Src&(cpustate.SampleSMI|cpustate.SampleNMI) != 0 && d.Sampled != "" {
 		smi = fmt.Sprintf("%d/%d", d.Disturbed, d.Disturbed+d.Undisturbed.N)
 		if d.Disturbed == 0 {
 			smi = "0"
@@ -268,10 +267,10 @@ func (d Disturb) coreShort(hz uint64) string {
 // from, or that the CPU has no such counters, and what dist rep counts.
 func countersNote() string {
 	clock, smi := "unsupported (no APERF/MPERF)", "unsupported (no MSR_SMI_COUNT)"
-	if counters&amd64.SampleAPERF != 0 {
+	if counters&cpustate.SampleAPERF != 0 {
 		clock = "APERF/MPERF around every repeat"
 	}
-	if counters&amd64.SampleSMI != 0 {
+	if counters&cpustate.SampleSMI != 0 {
 		smi = "MSR_SMI_COUNT around every repeat"
 	}
 	return "core clock: " + clock + "; SMIs: " + smi + "; NMIs: counted around every repeat" +

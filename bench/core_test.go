@@ -5,13 +5,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/cpustate"
 )
 
 // withCounters runs the test with SetCounters(src), restoring the
 // counters of a CPU without the MSRs afterwards.
-func withCounters(t *testing.T, src amd64.SampleSources) {
+func withCounters(t *testing.T, src cpustate.SampleSources) {
 	t.Helper()
 	SetCounters(src)
 	t.Cleanup(func() { SetCounters(0) })
@@ -20,9 +20,9 @@ func withCounters(t *testing.T, src amd64.SampleSources) {
 // The NMI count is always read, even on a CPU with neither MSR.
 func TestSetCountersNMI(t *testing.T) {
 	withCounters(t, 0)
-	assert.Equal(t, amd64.SampleNMI, counters)
-	SetCounters(amd64.SampleAPERF | amd64.SampleSMI)
-	assert.Equal(t, amd64.SampleAPERF|amd64.SampleSMI|amd64.SampleNMI, counters)
+	assert.Equal(t, cpustate.SampleNMI, counters)
+	SetCounters(cpustate.SampleAPERF | cpustate.SampleSMI)
+	assert.Equal(t, cpustate.SampleAPERF|cpustate.SampleSMI|cpustate.SampleNMI, counters)
 }
 
 // Without APERF/MPERF and MSR_SMI_COUNT (QEMU, Bochs), NMIs alone mark
@@ -31,7 +31,7 @@ func TestSetCountersNMI(t *testing.T) {
 func TestDisturbDeltasNMIOnly(t *testing.T) {
 	withCounters(t, 0)
 	perOp := []float64{100, 700, 100, 100}
-	deltas := []amd64.Sample{{}, {NMI: 2}, {}, {}}
+	deltas := []cpustate.Sample{{}, {NMI: 2}, {}, {}}
 	d := disturbDeltas(perOp, deltas, sampledRepeat, 1)
 	assert.Equal(t, uint64(2), d.NMIs)
 	assert.Zero(t, d.SMIs)
@@ -47,7 +47,7 @@ func TestDisturbDeltasNMIOnly(t *testing.T) {
 	assert.Equal(t, "        -          -      1/4", d.coreCells(1_000_000_000, 4))
 	assert.Equal(t, "     - MHz 1/4", d.coreShort(1_000_000_000))
 
-	calm := disturbDeltas(perOp, []amd64.Sample{{}, {}, {}, {}}, sampledRepeat, 1)
+	calm := disturbDeltas(perOp, []cpustate.Sample{{}, {}, {}, {}}, sampledRepeat, 1)
 	assert.Zero(t, calm.Disturbed)
 	assert.Equal(t, "        -          -      0/4", calm.coreCells(1_000_000_000, 4), "countable, none seen")
 	assert.Equal(t, "     - MHz 0", calm.coreShort(1_000_000_000))
@@ -58,10 +58,10 @@ func TestDisturbDeltasNMIOnly(t *testing.T) {
 // third disturb 3 of 5 repeats, each counted once; the SMIs and NMIs are
 // summed apart.
 func TestDisturbDeltasSMIAndNMI(t *testing.T) {
-	withCounters(t, amd64.SampleAPERF|amd64.SampleSMI)
+	withCounters(t, cpustate.SampleAPERF|cpustate.SampleSMI)
 	perOp := []float64{100, 200, 300, 400, 100}
-	clock := amd64.Sample{APERF: 50, MPERF: 100}
-	deltas := make([]amd64.Sample, 5)
+	clock := cpustate.Sample{APERF: 50, MPERF: 100}
+	deltas := make([]cpustate.Sample, 5)
 	for i := range deltas {
 		deltas[i] = clock
 	}
@@ -88,7 +88,7 @@ func TestDisturbDeltasSMIAndNMI(t *testing.T) {
 // repeat.
 func TestDisturbDeltasNMIPerRun(t *testing.T) {
 	withCounters(t, 0)
-	d := disturbDeltas([]float64{1, 2, 3}, []amd64.Sample{{NMI: 1}}, sampledRun, 1)
+	d := disturbDeltas([]float64{1, 2, 3}, []cpustate.Sample{{NMI: 1}}, sampledRun, 1)
 	assert.Equal(t, uint64(1), d.NMIs)
 	assert.Equal(t, 3, d.Disturbed)
 	assert.Zero(t, d.Undisturbed.N)

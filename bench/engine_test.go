@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/pti"
 )
@@ -88,7 +88,7 @@ func (w *fakeWorld) Loop(c Config, call Call, n, r int, empty bool) (Loop, error
 		per = fakeEmpty
 	}
 	l := Loop{Cycles: make([]uint64, r), Value: call.want(), HasValue: true}
-	var s amd64.Sample
+	var s cpustate.Sample
 	l.Samples = append(l.Samples, s)
 	for i := range l.Cycles {
 		l.Cycles[i] = uint64(n) * per
@@ -321,7 +321,7 @@ func TestRegistry(t *testing.T) {
 // the 32-bit world samples around its whole loops.
 func runFakeCounters(t *testing.T, plan Plan) (string, []contract.Record) {
 	t.Helper()
-	SetCounters(amd64.SampleAPERF | amd64.SampleSMI)
+	SetCounters(cpustate.SampleAPERF | cpustate.SampleSMI)
 	t.Cleanup(func() { SetCounters(0) })
 	w64 := &fakeWorld{width: 64, entries: []Entry{Syscall}, corePct: 50, smiAt: 3, smiCost: 500}
 	w32 := &fakeWorld{width: 32, entries: []Entry{Sysenter, Int80}, copies: []Copy{i386pae.Movsl, i386pae.Trim}, corePct: 50, smiAt: 3, smiCost: 500, perRun: true}

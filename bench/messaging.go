@@ -473,7 +473,7 @@ func messagingRun(w World, c Config, threads bool, p MessagingParams) (cycles ui
 // summarizes the measured ones' cycles; a failed run ends them.
 func measureMessaging(w World, c Config, threads bool, p MessagingParams) Messaging {
 	var times []uint64
-	var deltas []amd64.Sample
+	var deltas []cpustate.Sample
 	var last Messaging
 	for i := 0; i < p.Warmup+p.R; i++ {
 		before := readSample()

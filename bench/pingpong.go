@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -26,7 +26,7 @@ type PingPong struct {
 	Switches, CR3Loads uint64
 	RoundTrips         uint64 // bytes through each pipe
 	Unsup, Failure     error
-	samples            []amd64.Sample // the run's, warm-up included
+	samples            []cpustate.Sample // the run's, warm-up included
 }
 
 func (p PingPong) ok() bool { return p.Unsup == nil && p.Failure == nil }

@@ -14,12 +14,12 @@ import (
 
 // The performance counters of every figure: before the first benchmark,
 // startPMU detects the PMU (CPUID leaf 0AH), programs the fixed-function
-// counters and up to amd64.SampleGP of the plan's events (package pmu) to
+// counters and up to cpustate.SampleGP of the plan's events (package pmu) to
 // count in ring 0 and ring 3 across the whole run, and names their MSRs
 // to both worlds' sample calls (pti.SetSamplePMCs, i386pae.SetSamplePMCs:
 // the counters, programmed in long mode, count on across the switch to
 // the 32-bit world, whose kernel reads them by RDMSR) and to readSample:
-// every amd64.Sample then carries them, in slots 0-2 (fixed) and 3..
+// every cpustate.Sample then carries them, in slots 0-2 (fixed) and 3..
 // (programmable). stopPMU stops them after the benchmarks.
 
 // pmuFixedNames are the record names of the fixed-function counters
@@ -37,8 +37,8 @@ type pmuState struct {
 	// before, for stopPMU.
 	frozen   bool
 	debugctl uint64
-	names    [amd64.SamplePMCs]string // record name per slot, "" for none
-	msrs     amd64.SamplePMCMSRs
+	names    [cpustate.SamplePMCs]string // record name per slot, "" for none
+	msrs     cpustate.SamplePMCMSRs
 	skipped  []string // "name: reason"
 }
 
@@ -85,11 +85,11 @@ func programPMU(plan Plan, c pmu.CPU) string {
 			st.skipped = append(st.skipped, n+": not in the "+m.Name+" table")
 		}
 	}
-	if len(events) > amd64.SampleGP {
-		for _, e := range events[amd64.SampleGP:] {
-			st.skipped = append(st.skipped, fmt.Sprintf("%s: the sample call reads at most %d programmable counters", e.Name, amd64.SampleGP))
+	if len(events) > cpustate.SampleGP {
+		for _, e := range events[cpustate.SampleGP:] {
+			st.skipped = append(st.skipped, fmt.Sprintf("%s: the sample call reads at most %d programmable counters", e.Name, cpustate.SampleGP))
 		}
-		events = events[:amd64.SampleGP]
+		events = events[:cpustate.SampleGP]
 	}
 	sess, skipped := pmu.NewSession(caps, events)
 	for _, s := range skipped {
@@ -133,9 +133,9 @@ func programPMU(plan Plan, c pmu.CPU) string {
 // calls.
 func (st *pmuState) nameToSampleCalls() {
 	pti.SetSamplePMCs(st.msrs)
-	pti.SetSampling(counters | amd64.SamplePMU)
+	pti.SetSampling(counters | cpustate.SamplePMU)
 	i386pae.SetSamplePMCs(st.msrs)
-	i386pae.SetSampling(counters | amd64.SamplePMU)
+	i386pae.SetSampling(counters | cpustate.SamplePMU)
 }
 
 // stopPMU stops the counters startPMU started and takes them from the
@@ -149,9 +149,9 @@ func stopPMU(c pmu.CPU) {
 			pmu.Unfreeze(c, pmuNow.debugctl)
 		}
 		pti.SetSampling(counters)
-		pti.SetSamplePMCs(amd64.SamplePMCMSRs{})
+		pti.SetSamplePMCs(cpustate.SamplePMCMSRs{})
 		i386pae.SetSampling(counters)
-		i386pae.SetSamplePMCs(amd64.SamplePMCMSRs{})
+		i386pae.SetSamplePMCs(cpustate.SamplePMCMSRs{})
 	}
 	pmuNow = pmuState{reason: "stopped"}
 }
@@ -160,11 +160,11 @@ func stopPMU(c pmu.CPU) {
 // ops operations each, from their deltas (cpustate.Delta, one per
 // repeat), each counter's delta masked to its width (pmu.Session.Sub);
 // nil when nothing counts or nothing was sampled per repeat.
-func (st *pmuState) perOp(deltas []amd64.Sample, ops int, sampled string) map[string]float64 {
+func (st *pmuState) perOp(deltas []cpustate.Sample, ops int, sampled string) map[string]float64 {
 	if !st.on || sampled != sampledRepeat || len(deltas) == 0 || ops <= 0 {
 		return nil
 	}
-	var sum [amd64.SamplePMCs]uint64
+	var sum [cpustate.SamplePMCs]uint64
 	for _, d := range deltas {
 		for i, v := range st.counts(d.PMC) {
 			sum[i] += v
@@ -182,13 +182,13 @@ func (st *pmuState) perOp(deltas []amd64.Sample, ops int, sampled string) map[st
 
 // counts are a delta's counters (Sample.PMC, by slot) masked to their
 // widths (pmu.Session.Sub).
-func (st *pmuState) counts(pmc [amd64.SamplePMCs]uint64) (out [amd64.SamplePMCs]uint64) {
+func (st *pmuState) counts(pmc [cpustate.SamplePMCs]uint64) (out [cpustate.SamplePMCs]uint64) {
 	var end pmu.Sample
 	copy(end.Fixed[:], pmc[:pmu.NumFixed])
 	copy(end.GP[:], pmc[pmu.NumFixed:])
 	c := st.sess.Sub(&end, &pmu.Sample{})
 	copy(out[:pmu.NumFixed], c.Fixed[:])
-	copy(out[pmu.NumFixed:], c.GP[:amd64.SampleGP])
+	copy(out[pmu.NumFixed:], c.GP[:cpustate.SampleGP])
 	return out
 }
 

@@ -54,8 +54,8 @@ func TestStartPMUIvyBridge(t *testing.T) {
 		"DTLB_LOAD_MISSES.WALK_DURATION", "ITLB_MISSES.STLB_HIT", "DTLB_LOAD_MISSES.WALK_PENDING"}
 	withPMU(t, plan, c, func(line string) {
 		assert.True(t, pmuNow.on)
-		assert.Equal(t, amd64.SamplePMCMSRs{0x309, 0x30a, 0x30b, 0xc1, 0xc2, 0xc3, 0xc4}, pmuNow.msrs)
-		assert.Equal(t, [amd64.SamplePMCs]string{"instructions", "core_cycles", "ref_cycles", "ITLB_MISSES.WALK_COMPLETED",
+		assert.Equal(t, cpustate.SamplePMCMSRs{0x309, 0x30a, 0x30b, 0xc1, 0xc2, 0xc3, 0xc4}, pmuNow.msrs)
+		assert.Equal(t, [cpustate.SamplePMCs]string{"instructions", "core_cycles", "ref_cycles", "ITLB_MISSES.WALK_COMPLETED",
 			"DTLB_LOAD_MISSES.WALK_COMPLETED", "DTLB_LOAD_MISSES.STLB_HIT", "DTLB_LOAD_MISSES.WALK_DURATION"}, pmuNow.names)
 		assert.Equal(t, []string{"DTLB_LOAD_MISSES.WALK_PENDING: not in the Ivy Bridge table",
 			"ITLB_MISSES.STLB_HIT: the sample call reads at most 4 programmable counters"}, pmuNow.skipped)
@@ -94,7 +94,7 @@ func TestPMUPerOp(t *testing.T) {
 	c := ivyBridgePMU()
 	withPMU(t, DefaultPlan(), c, func(string) {
 		const top = 1<<48 - 100 // the fixed counter 0 wraps in the second repeat
-		samples := []amd64.Sample{
+		samples := []cpustate.Sample{
 			{PMC: [7]uint64{top - 5000, 0, 0, 0}},         // warm-up
 			{PMC: [7]uint64{top - 1000, 10, 20, 1}},       // measured 1 starts
 			{PMC: [7]uint64{top, 2010, 1020, 3, 8}},       // measured 2 starts
@@ -112,7 +112,7 @@ func TestPMUPerOp(t *testing.T) {
 		assert.Equal(t, "   inst/op pmu cyc/op", pmuColumns())
 		assert.Equal(t, 29+len(pmuColumns()), coreWidth())
 		// Sampled around the whole run: no per-repeat counts.
-		assert.Equal(t, "not sampled around every repeat", disturbDeltas([]float64{1}, []amd64.Sample{cpustate.Delta(samples[0], samples[3])}, sampledRun, 10).PMU.Unsupported)
+		assert.Equal(t, "not sampled around every repeat", disturbDeltas([]float64{1}, []cpustate.Sample{cpustate.Delta(samples[0], samples[3])}, sampledRun, 10).PMU.Unsupported)
 	})
 }
 
@@ -140,7 +140,7 @@ func TestStartPMUUnsupported(t *testing.T) {
 			withPMU(t, tt.plan, tt.c, func(line string) {
 				assert.Equal(t, "ptilab: PMU: unsupported: "+tt.reason, line)
 				assert.Empty(t, tt.c.Writes, "nothing programmed")
-				d := disturbDeltas([]float64{1}, []amd64.Sample{{}}, sampledRepeat, 10)
+				d := disturbDeltas([]float64{1}, []cpustate.Sample{{}}, sampledRepeat, 10)
 				assert.Equal(t, &contract.PMUCounts{Unsupported: tt.reason}, d.PMU)
 				assert.Equal(t, d.PMU, d.core(1e9).PMU)
 				assert.Empty(t, pmuColumns(), "no columns without counts")

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math/big"
 
-	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/pathlength"
 )
 
@@ -47,12 +47,12 @@ const notAvailable = "not available: "
 // measured repeats' (calls) and its empty loop's (empty), one per repeat,
 // nil when not sampled around every repeat.
 type xcheckIn struct {
-	calls, empty []amd64.Sample
+	calls, empty []cpustate.Sample
 }
 
 // xcheckOf takes the per-repeat deltas of a measurement's loops, samples
 // as Loop.Samples, warmup+r repeats each.
-func xcheckOf(calls, empty []amd64.Sample, r, warmup int) xcheckIn {
+func xcheckOf(calls, empty []cpustate.Sample, r, warmup int) xcheckIn {
 	var in xcheckIn
 	if d, how := repeatDeltas(calls, r, warmup); how == sampledRepeat {
 		in.calls = d
@@ -75,7 +75,7 @@ func (st *pmuState) slot(name string) int {
 
 // instructions sums slot i's deltas (masked to the counter's width, as
 // perOp) over the repeats no SMI or NMI disturbed, and counts them.
-func (st *pmuState) instructions(deltas []amd64.Sample, i int) (sum *big.Int, repeats int) {
+func (st *pmuState) instructions(deltas []cpustate.Sample, i int) (sum *big.Int, repeats int) {
 	sum = new(big.Int)
 	for _, d := range deltas {
 		if d.Disturbed() {

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/cpustate/cpustatetest"
 )
 
@@ -16,16 +16,16 @@ import (
 // measured repeats whose fixed counter 0 (slot 0) advances by
 // perRepeat[i] instructions in measured repeat i, starting at start (a
 // 48-bit counter value); nmi[i] marks repeat i as disturbed by an NMI.
-func loopSamples(start uint64, perRepeat []uint64, nmi map[int]bool) []amd64.Sample {
-	s := []amd64.Sample{{PMC: [amd64.SamplePMCs]uint64{start - 5000}}}
+func loopSamples(start uint64, perRepeat []uint64, nmi map[int]bool) []cpustate.Sample {
+	s := []cpustate.Sample{{PMC: [cpustate.SamplePMCs]uint64{start - 5000}}}
 	v, nmis := start, uint64(0)
-	s = append(s, amd64.Sample{PMC: [amd64.SamplePMCs]uint64{v & (1<<48 - 1)}})
+	s = append(s, cpustate.Sample{PMC: [cpustate.SamplePMCs]uint64{v & (1<<48 - 1)}})
 	for i, d := range perRepeat {
 		v += d
 		if nmi[i] {
 			nmis++
 		}
-		s = append(s, amd64.Sample{PMC: [amd64.SamplePMCs]uint64{v & (1<<48 - 1)}, NMI: nmis})
+		s = append(s, cpustate.Sample{PMC: [cpustate.SamplePMCs]uint64{v & (1<<48 - 1)}, NMI: nmis})
 	}
 	return s
 }
@@ -43,7 +43,7 @@ func TestPMUCheck(t *testing.T) {
 	const n, C, L, K = 10, 15, 6, 57
 	calls, empty := uint64(n*(C+L)+K), uint64(n*L+K)
 	withPMU(t, DefaultPlan(), ivyBridgePMU(), func(string) {
-		check := func(s contract.Subject, c, e []amd64.Sample) *contract.PMUCheck {
+		check := func(s contract.Subject, c, e []cpustate.Sample) *contract.PMUCheck {
 			return pmuNow.check(s, n, xcheckOf(c, e, len(c)-2, 1))
 		}
 		t.Run("match", func(t *testing.T) {
@@ -94,7 +94,7 @@ func TestPMUCheck(t *testing.T) {
 			assert.Nil(t, check(lseek, loopSamples(100, []uint64{calls}, nil), loopSamples(1000, []uint64{empty}, nil)), "Go code: no exact length")
 		})
 		t.Run("sampled around the run", func(t *testing.T) {
-			run := []amd64.Sample{{}, {PMC: [amd64.SamplePMCs]uint64{calls}}}
+			run := []cpustate.Sample{{}, {PMC: [cpustate.SamplePMCs]uint64{calls}}}
 			got := pmuNow.check(null64, n, xcheckOf(run, run, 3, 1))
 			assert.Equal(t, &contract.PMUCheck{Status: "not available: not sampled around every repeat", Expected: C}, got)
 		})

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/pti"
 )
@@ -187,7 +187,7 @@ type Loop struct {
 	// Samples are the counters read around the repeats (repeatDeltas): a
 	// sample before each repeat and one after the last, or one before and
 	// one after the loop.
-	Samples []amd64.Sample
+	Samples []cpustate.Sample
 }
 
 // Exit is how a ring-3 run ended.
@@ -253,7 +253,7 @@ type Run interface {
 	Tasks() []TaskState
 	// Samples are the counters read around the timing task's repeats in
 	// the last Start, as Loop.Samples.
-	Samples() []amd64.Sample
+	Samples() []cpustate.Sample
 }
 
 // TaskState describes a task of a run, for reports.

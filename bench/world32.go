@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/linuxabi"
@@ -110,7 +111,7 @@ func (w world32) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
 	if res.Reason != layout.ReasonExit || res.Status != 0 {
 		return Loop{}, fmt.Errorf("the 32-bit ring-3 loop ended with %v", res)
 	}
-	samples := []amd64.Sample{before, readSample()}
+	samples := []cpustate.Sample{before, readSample()}
 	if perRepeat {
 		samples = i386pae.Samples()
 	}
@@ -155,7 +156,7 @@ type run32 struct {
 	ts      *i386pae.Tasks
 	c       i386pae.Config
 	procs   procs[*i386pae.Process]
-	samples []amd64.Sample
+	samples []cpustate.Sample
 }
 
 func (w world32) NewRun(c Config) (Run, error) {
@@ -254,7 +255,7 @@ func (r *run32) Start() (Exit, error) {
 }
 
 // Samples are those of the ping task's sample calls (i386pae.Samples).
-func (r *run32) Samples() []amd64.Sample { return r.samples }
+func (r *run32) Samples() []cpustate.Sample { return r.samples }
 
 func (r *run32) PipeBytes(n int) (written, read uint64) {
 	w, rd := r.ts.PipeBytes(n)

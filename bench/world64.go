@@ -2,9 +2,10 @@ package bench
 
 import (
 	"fmt"
-	"github.com/ptilab/ptilab/amd64"
 	"slices"
 
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
@@ -159,7 +160,7 @@ func (world64) Exposure(mode pti.Mode) []pti.Area { return pti.Exposure(mode) }
 type run64 struct {
 	*tasks.Run
 	procs   procs[*pti.Process]
-	samples []amd64.Sample
+	samples []cpustate.Sample
 }
 
 // NewRun starts a run of package tasks' kernel under c.
@@ -227,7 +228,7 @@ func (r *run64) Start() (Exit, error) {
 }
 
 // Samples are those of the ping task's sample calls (pti.Samples).
-func (r *run64) Samples() []amd64.Sample { return r.samples }
+func (r *run64) Samples() []cpustate.Sample { return r.samples }
 
 func (r *run64) Counts() (switches, cr3Loads, endTSC uint64) {
 	return r.Switches(), r.CR3Loads(), r.EndTSC()

@@ -10,8 +10,8 @@ import (
 // MSR_SMI_COUNT counts in its low 32 bits and wraps there, the NMI count
 // is monotonic; the performance counters' deltas are modulo 2^64, for
 // their reader to mask to the counters' widths (pmu.Session.Sub).
-func Delta(a, b amd64.Sample) amd64.Sample {
-	d := amd64.Sample{APERF: b.APERF - a.APERF, MPERF: b.MPERF - a.MPERF, SMI: (b.SMI - a.SMI) & 0xffffffff, NMI: b.NMI - a.NMI}
+func Delta(a, b Sample) Sample {
+	d := Sample{APERF: b.APERF - a.APERF, MPERF: b.MPERF - a.MPERF, SMI: (b.SMI - a.SMI) & 0xffffffff, NMI: b.NMI - a.NMI}
 	for i := range d.PMC {
 		d.PMC[i] = b.PMC[i] - a.PMC[i]
 	}
@@ -21,7 +21,7 @@ func Delta(a, b amd64.Sample) amd64.Sample {
 // Ratio is dAPERF/dMPERF over d: the core's average clock over the
 // interval relative to the TSC's (MPERF counts at the TSC's rate, both
 // only in C0; SDM Vol. 3B, 15.2), and false when MPERF did not move.
-func Ratio(d amd64.Sample) (float64, bool) {
+func Ratio(d Sample) (float64, bool) {
 	if d.MPERF == 0 {
 		return 0, false
 	}
@@ -30,7 +30,7 @@ func Ratio(d amd64.Sample) (float64, bool) {
 
 // MHz is the effective core clock over d for a TSC of tscHz: tscHz *
 // dAPERF/dMPERF, in MHz; 0 when MPERF did not move.
-func MHz(tscHz uint64, d amd64.Sample) float64 {
+func MHz(tscHz uint64, d Sample) float64 {
 	r, ok := Ratio(d)
 	if !ok {
 		return 0
@@ -59,10 +59,10 @@ const SettleTolerance = 0.005
 func WaitSettled(c CPU, tscHz uint64, intervalMs, maxMs float64) Settle {
 	step := uint64(float64(tscHz) * intervalMs / 1e3)
 	limit := uint64(float64(tscHz) * maxMs / 1e3)
-	sample := func() amd64.Sample {
+	sample := func() Sample {
 		a, _ := c.ReadMSR(amd64.MSR_IA32_APERF)
 		m, _ := c.ReadMSR(amd64.MSR_IA32_MPERF)
-		return amd64.Sample{APERF: a, MPERF: m}
+		return Sample{APERF: a, MPERF: m}
 	}
 	start := c.TSC()
 	prev := sample()

@@ -6,7 +6,11 @@
 // #GP-safe accessors, so an MSR the CPU (or the emulator) lacks reads as
 // unsupported instead of faulting. Through the CPU interface the same
 // code runs against the hardware and, in tests, against a fake bank of
-// real CPUs' CPUID leaves and MSR values.
+// real CPUs' CPUID leaves and MSR values. The exception is the timing
+// sample (sample.go): Sample, the counters read before and after every
+// measured repeat, is read by RDMSR of MSRs already known to exist
+// (ReadSample in Go, pti's and the 32-bit kernel's sample calls in
+// assembly), and Delta and Ratio work on it.
 //
 // References: Intel SDM Vol. 3B, 15.2 (APERF/MPERF, P-states), 15.4 (HWP),
 // 34 (SMM); Vol. 4, Tables 2-2 and the model tables; Linux

@@ -197,7 +197,7 @@ func TestReadPower(t *testing.T) {
 	assert.True(t, eist && known)
 	off, _ := ivb.TurboDisabled()
 	assert.False(t, off)
-	assert.Equal(t, amd64.SampleAPERF|amd64.SampleSMI, ivb.Sources())
+	assert.Equal(t, SampleAPERF|SampleSMI, ivb.Sources())
 
 	skl := ReadPower(skylakeClient())
 	assert.True(t, skl.HWP && skl.HWPEnabled)
@@ -305,36 +305,36 @@ func TestClockArithmetic(t *testing.T) {
 	// interval from zero, at its 3.5 GHz TSC (ratio 35 * 100 MHz):
 	// 3500 MHz * 176739486592 / 151618390521 = 4079.90218697 MHz, the
 	// average clock of an overclocked part that ran up to ratio 45.
-	d := Delta(amd64.Sample{}, amd64.Sample{APERF: ivbAPERF, MPERF: ivbMPERF})
-	assert.Equal(t, amd64.Sample{APERF: 176739486592, MPERF: 151618390521}, d)
+	d := Delta(Sample{}, Sample{APERF: ivbAPERF, MPERF: ivbMPERF})
+	assert.Equal(t, Sample{APERF: 176739486592, MPERF: 151618390521}, d)
 	assert.InDelta(t, 4079.90218697, MHz(3_500_000_000, d), 1e-8)
 	r, ok := Ratio(d)
 	require.True(t, ok)
 	assert.InDelta(t, 1.16568633914, r, 1e-11)
 	// The performance counters' deltas are modulo 2^64, for their reader
 	// to mask to the counters' widths: a 48-bit counter that wrapped.
-	pmc := Delta(amd64.Sample{PMC: [amd64.SamplePMCs]uint64{1<<48 - 10, 5}}, amd64.Sample{PMC: [amd64.SamplePMCs]uint64{20, 9}})
+	pmc := Delta(Sample{PMC: [SamplePMCs]uint64{1<<48 - 10, 5}}, Sample{PMC: [SamplePMCs]uint64{20, 9}})
 	assert.Equal(t, uint64(30), pmc.PMC[0]&(1<<48-1))
 	assert.Equal(t, uint64(4), pmc.PMC[1])
 
 	// The same part at its maximum-efficiency ratio 16 (PLATFORM_INFO
 	// [47:40]) over 1 ms, from its counters as read; one SMI counted
 	// (the SMI values are constructed: no dump shows MSR_SMI_COUNT).
-	a := amd64.Sample{APERF: ivbAPERF, MPERF: ivbMPERF, SMI: 0x2a}
-	b := amd64.Sample{APERF: ivbAPERF + 1_600_000, MPERF: ivbMPERF + 3_500_000, SMI: 0x2b}
+	a := Sample{APERF: ivbAPERF, MPERF: ivbMPERF, SMI: 0x2a}
+	b := Sample{APERF: ivbAPERF + 1_600_000, MPERF: ivbMPERF + 3_500_000, SMI: 0x2b}
 	d = Delta(a, b)
-	assert.Equal(t, amd64.Sample{APERF: 1_600_000, MPERF: 3_500_000, SMI: 1}, d)
+	assert.Equal(t, Sample{APERF: 1_600_000, MPERF: 3_500_000, SMI: 1}, d)
 	assert.InDelta(t, 1600, MHz(3_500_000_000, d), 1e-9)
 	// MSR_SMI_COUNT wraps at 32 bits.
-	assert.Equal(t, uint64(2), Delta(amd64.Sample{SMI: 0xffffffff}, amd64.Sample{SMI: 1}).SMI)
+	assert.Equal(t, uint64(2), Delta(Sample{SMI: 0xffffffff}, Sample{SMI: 1}).SMI)
 	// The NMI count is a plain monotonic count: its delta is the NMIs
 	// between the samples, and marks the interval disturbed.
-	d = Delta(amd64.Sample{NMI: 40}, amd64.Sample{NMI: 43})
-	assert.Equal(t, amd64.Sample{NMI: 3}, d)
+	d = Delta(Sample{NMI: 40}, Sample{NMI: 43})
+	assert.Equal(t, Sample{NMI: 3}, d)
 	assert.True(t, d.Disturbed())
-	_, ok = Ratio(amd64.Sample{})
+	_, ok = Ratio(Sample{})
 	assert.False(t, ok, "MPERF did not move")
-	assert.Zero(t, MHz(3_500_000_000, amd64.Sample{}))
+	assert.Zero(t, MHz(3_500_000_000, Sample{}))
 }
 
 // TestWaitSettled: the i7-3770K's clock ramps from its maximum-efficiency

@@ -65,13 +65,13 @@ func ReadPower(c CPU) Power {
 }
 
 // Sources are the counters a repeat's Sample can hold on this CPU.
-func (p Power) Sources() amd64.SampleSources {
-	var s amd64.SampleSources
+func (p Power) Sources() SampleSources {
+	var s SampleSources
 	if p.APERF {
-		s |= amd64.SampleAPERF
+		s |= SampleAPERF
 	}
 	if p.SMICount.OK {
-		s |= amd64.SampleSMI
+		s |= SampleSMI
 	}
 	return s
 }

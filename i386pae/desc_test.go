@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/i386pae/layout"
 )
 
@@ -57,11 +58,11 @@ func TestHardwareNumbersAreAMD64s(t *testing.T) {
 		"VectorDF":             {amd64.VectorDF, layout.VectorDF},
 		"MSR_IA32_PRED_CMD":    {amd64.MSR_IA32_PRED_CMD, layout.MSR_IA32_PRED_CMD},
 		"PRED_CMD_IBPB":        {amd64.PRED_CMD_IBPB, layout.PRED_CMD_IBPB},
-		"SampleAPERF":          {uint64(amd64.SampleAPERF), layout.SampleAPERF},
-		"SampleSMI":            {uint64(amd64.SampleSMI), layout.SampleSMI},
-		"SampleNMI":            {uint64(amd64.SampleNMI), layout.SampleNMI},
-		"SamplePMU":            {uint64(amd64.SamplePMU), layout.SamplePMU},
-		"SamplePMCs":           {amd64.SamplePMCs, layout.SamplePMCs},
+		"SampleAPERF":          {uint64(cpustate.SampleAPERF), layout.SampleAPERF},
+		"SampleSMI":            {uint64(cpustate.SampleSMI), layout.SampleSMI},
+		"SampleNMI":            {uint64(cpustate.SampleNMI), layout.SampleNMI},
+		"SamplePMU":            {uint64(cpustate.SamplePMU), layout.SamplePMU},
+		"SamplePMCs":           {cpustate.SamplePMCs, layout.SamplePMCs},
 		"MSR_APERF":            {amd64.MSR_IA32_APERF, layout.MSR_APERF},
 		"MSR_MPERF":            {amd64.MSR_IA32_MPERF, layout.MSR_MPERF},
 		"MSR_SMI_COUNT":        {amd64.MSR_SMI_COUNT, layout.MSR_SMI_COUNT},

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/linuxabi"
 )
 
@@ -18,7 +19,7 @@ const (
 	SysExit    = linuxabi.SYS_exit          // exit(status): the task is done
 	SysGetppid = linuxabi.SYS_getppid       // the null call: returns 1
 	SysWork    = linuxabi.SYS_ptilab_work   // ptilab's: spend RDI TSC cycles in the kernel, return 0
-	SysSample  = linuxabi.SYS_ptilab_sample // ptilab's: record an amd64.Sample (samples.go), return 0
+	SysSample  = linuxabi.SYS_ptilab_sample // ptilab's: record a cpustate.Sample (samples.go), return 0
 	SysSecret  = linuxabi.SYS_ptilab_secret // ptilab's: read the oracle's secret in the kernel (oracle.go), return 0
 	SysTouch   = linuxabi.SYS_ptilab_touch  // ptilab's: read a byte in each of RDI kernel pages from RSI, RDX apart (sweep.go), return 0
 )
@@ -69,12 +70,12 @@ type entryData struct {
 	Table [nsys]uint64 // the system-call table: kernel addresses
 
 	// The sample call's (sysSample): the counters to read
-	// (amd64.SampleSources), the kernel buffer of samples, how many it
+	// (cpustate.SampleSources), the kernel buffer of samples, how many it
 	// holds and how many the run recorded.
 	SampleSrc, SampleBuf, SampleCap, SampleN uint64
-	// The performance counters' MSRs it reads with amd64.SamplePMU
-	// (amd64.SamplePMCMSRs widened), 0 for a slot not read.
-	SampleMSR [amd64.SamplePMCs]uint64
+	// The performance counters' MSRs it reads with cpustate.SamplePMU
+	// (cpustate.SamplePMCMSRs widened), 0 for a slot not read.
+	SampleMSR [cpustate.SamplePMCs]uint64
 
 	// The fault recovery of the leak oracle (StartRecovering): while
 	// Recovered < RecoverMax, a #PF from ring 3 does not end the run:
@@ -150,18 +151,18 @@ const (
 	msrAPERF          = amd64.MSR_IA32_APERF
 	msrMPERF          = amd64.MSR_IA32_MPERF
 	msrSMICount       = amd64.MSR_SMI_COUNT
-	sampleAPERF       = amd64.SampleAPERF
-	sampleSMI         = amd64.SampleSMI
-	sampleNMI         = amd64.SampleNMI
-	samplePMU         = amd64.SamplePMU
-	samplePMCs        = amd64.SamplePMCs
+	sampleAPERF       = cpustate.SampleAPERF
+	sampleSMI         = cpustate.SampleSMI
+	sampleNMI         = cpustate.SampleNMI
+	samplePMU         = cpustate.SamplePMU
+	samplePMCs        = cpustate.SamplePMCs
 	vectorPF          = amd64.VectorPF
 	msrSpecCtrl       = amd64.MSR_IA32_SPEC_CTRL
 )
 
-// sample is amd64.Sample, named here so that its size and offsets reach
+// sample is cpustate.Sample, named here so that its size and offsets reach
 // the assembly through go_asm.h (sample__size, sample_APERF ...).
-type sample = amd64.Sample
+type sample = cpustate.Sample
 
 // entryData must fit in its page: this fails to compile otherwise.
 var _ [4096 - unsafe.Sizeof(entryData{})]byte

@@ -755,8 +755,8 @@ TEXT ·sysWork(SB),NOSPLIT|NOFRAME,$0
 	WORK
 
 // func sysSample()
-// Records the counters entryData.SampleSrc names (amd64.SampleSources) in
-// the next amd64.Sample of entryData.SampleBuf (with amd64.SamplePMU the
+// Records the counters entryData.SampleSrc names (cpustate.SampleSources) in
+// the next cpustate.Sample of entryData.SampleBuf (with cpustate.SamplePMU the
 // MSRs of entryData.SampleMSR, by RDMSR, into its PMC), unless SampleCap are
 // recorded, and returns 0. Every MSR it reads exists (the sources come
 // from #GP-safe reads at boot); the NMI count is read at

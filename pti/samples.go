@@ -3,7 +3,7 @@ package pti
 import (
 	"unsafe"
 
-	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate"
 )
 
 // MaxSamples is the most samples a run records: one before each repeat of
@@ -13,19 +13,19 @@ const MaxSamples = 8192
 
 // samples is the sample call's buffer, in the kernel image (mapped on the
 // kernel side of every task's address space).
-var samples [MaxSamples]amd64.Sample
+var samples [MaxSamples]cpustate.Sample
 
 // SetSampling makes the sample call read the counters src names from the
 // next run on (0: none; the calls still count).
-func SetSampling(src amd64.SampleSources) { sampleSrc = src }
+func SetSampling(src cpustate.SampleSources) { sampleSrc = src }
 
-var sampleSrc amd64.SampleSources
+var sampleSrc cpustate.SampleSources
 
 // SetSamplePMCs names the performance counters the sample call reads with
-// amd64.SamplePMU from the next run on.
-func SetSamplePMCs(m amd64.SamplePMCMSRs) { pmcMSRs = m }
+// cpustate.SamplePMU from the next run on.
+func SetSamplePMCs(m cpustate.SamplePMCMSRs) { pmcMSRs = m }
 
-var pmcMSRs amd64.SamplePMCMSRs
+var pmcMSRs cpustate.SamplePMCMSRs
 
 // resetSamples empties the buffer for a run (Start).
 func resetSamples(d *entryData) {
@@ -41,21 +41,21 @@ func resetSamples(d *entryData) {
 // Samples returns the samples the last run recorded, in order: the
 // counters SetSampling did not name read 0. The slice is the buffer's: the
 // next run overwrites it.
-func Samples() []amd64.Sample {
+func Samples() []cpustate.Sample {
 	d := data()
 	s := samples[:min(d.SampleN, MaxSamples)]
 	for i := range s {
-		if sampleSrc&amd64.SampleAPERF == 0 {
+		if sampleSrc&cpustate.SampleAPERF == 0 {
 			s[i].APERF, s[i].MPERF = 0, 0
 		}
-		if sampleSrc&amd64.SampleSMI == 0 {
+		if sampleSrc&cpustate.SampleSMI == 0 {
 			s[i].SMI = 0
 		}
-		if sampleSrc&amd64.SampleNMI == 0 {
+		if sampleSrc&cpustate.SampleNMI == 0 {
 			s[i].NMI = 0
 		}
-		if sampleSrc&amd64.SamplePMU == 0 {
-			s[i].PMC = [amd64.SamplePMCs]uint64{}
+		if sampleSrc&cpustate.SamplePMU == 0 {
+			s[i].PMC = [cpustate.SamplePMCs]uint64{}
 		}
 	}
 	return s

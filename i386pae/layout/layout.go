@@ -417,7 +417,7 @@ type KState struct {
 	Samples            [MaxSamples]Sample
 }
 
-// Sample is amd64.Sample in 32-bit words: IA32_APERF, IA32_MPERF,
+// Sample is cpustate.Sample in 32-bit words: IA32_APERF, IA32_MPERF,
 // MSR_SMI_COUNT, the NMI count (CPUData.NMIs, the run's) and the
 // performance counters KState.SampleMSR names, each low then high.
 type Sample struct {
@@ -425,8 +425,8 @@ type Sample struct {
 	PMC                    [SamplePMCs][2]uint32
 }
 
-// The sample call: its number, the counters it reads (amd64.SampleAPERF,
-// amd64.SampleSMI, amd64.SampleNMI and amd64.SamplePMU's bits, the MSR numbers amd64's; a test of
+// The sample call: its number, the counters it reads (cpustate.SampleAPERF,
+// cpustate.SampleSMI, cpustate.SampleNMI and cpustate.SamplePMU's bits, the MSR numbers amd64's; a test of
 // package i386pae compares them), and how many samples it records: one
 // before each repeat of a timing program and one after its last.
 const (
@@ -435,7 +435,7 @@ const (
 	SampleSMI     = 1 << 1
 	SampleNMI     = 1 << 2
 	SamplePMU     = 1 << 3 // the performance counters of KState.SampleMSR
-	SamplePMCs    = 7      // amd64.SamplePMCs: 3 fixed-function, 4 programmable
+	SamplePMCs    = 7      // cpustate.SamplePMCs: 3 fixed-function, 4 programmable
 	MSR_APERF     = 0xe8
 	MSR_MPERF     = 0xe7
 	MSR_SMI_COUNT = 0x34

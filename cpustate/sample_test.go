@@ -1,9 +1,11 @@
-package amd64
+package cpustate
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/ptilab/ptilab/amd64"
 )
 
 // A repeat is disturbed when an SMI or an NMI arrived during it: the
@@ -31,8 +33,8 @@ func TestReadSampleNMI(t *testing.T) {
 	var s Sample
 	ReadSample(0, nil, &s)
 	assert.Equal(t, Sample{}, s, "no source")
-	before := NMICount()
-	AddNMIs(2)
+	before := amd64.NMICount()
+	amd64.AddNMIs(2)
 	ReadSample(SampleNMI, nil, &s)
 	assert.Equal(t, Sample{NMI: before + 2}, s)
 	ReadSample(SampleNMI|SamplePMU, &SamplePMCMSRs{}, &s)
