@@ -258,6 +258,14 @@ const (
 	CR4_CET        = 1 << 23 // control-flow enforcement technology
 )
 
+// CR3 with CR4.PCIDE = 1 (SDM Vol. 3A, 4.5, Table 4-13, and 4.10.4.1): a
+// MOV to CR3 whose bit 63 is set keeps the TLB entries of the PCID it
+// loads (bit 63 itself is not stored).
+const (
+	CR3_NOFLUSH_BIT = 63
+	CR3_NOFLUSH     = 1 << CR3_NOFLUSH_BIT
+)
+
 // XCR0 state-component bits (SDM Vol. 1, 13.1): XCR0_AVX is the upper
 // halves of YMM0-15.
 const (

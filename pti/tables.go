@@ -189,8 +189,8 @@ func Build[M TableMemory](mem M, kernel amd64.PageTable[M], f Frames, entry uint
 // CR3 bits (SDM Vol. 3A, 4.5, Table 4-13; Linux arch/x86/include/asm/tlbflush.h
 // and arch/x86/entry/calling.h).
 const (
-	CR3_NOFLUSH_BIT = 63
-	CR3_NOFLUSH     = 1 << CR3_NOFLUSH_BIT // keep the PCID's TLB entries (CR4.PCIDE = 1)
+	CR3_NOFLUSH_BIT = amd64.CR3_NOFLUSH_BIT
+	CR3_NOFLUSH     = amd64.CR3_NOFLUSH // keep the PCID's TLB entries (CR4.PCIDE = 1)
 	// PTIUserPGTableBit selects the user PML4 of a pair (bit 12: the
 	// upper 4 KiB).
 	PTIUserPGTableBit = 12
