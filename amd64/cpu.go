@@ -337,23 +337,3 @@ func FSGSSelectors() (fs, gs uint16)
 //
 // defined in cpu_amd64.s
 func LoadSegments(cs, ds uint16)
-
-// CR3Retention is the TLB retention probe of one linear address (SDM Vol.
-// 3A, 4.10.2.4 global pages, 4.10.4.1 MOV to CR3 with PCIDs and NOFLUSH).
-// With interrupts masked (RFLAGS is restored at the end) it loads CR4 with
-// cr4 and CR3 with first, and reads the 8 bytes at va (v0: the read fills
-// the TLB entry); loads CR3 with away, writes newPTE to *pte without
-// invalidating anything, loads CR3 with back and reads va again (v1: the
-// kept translation's frame, or the frame newPTE names when the CPU walked
-// the tables again). Then it writes oldPTE back to *pte, executes INVLPG
-// va (which drops the current PCID's entries and global ones for va), and
-// loads CR3 and CR4 with the values they had on entry, CR3 first: CR3 on
-// entry must have bits 11:0 clear when cr4 sets CR4.PCIDE, and a CR4 write
-// that clears PCIDE invalidates every TLB entry (SDM Vol. 3A, 4.10.4.1).
-// *pte and the code must be mapped alike under every CR3 named, and va
-// readable in ring 0 (CR4.SMAP clear in cr4 when va is a user page).
-//
-// Registers: AX..DX, SI, DI, R8..R13 are clobbered.
-//
-// defined in cpu_amd64.s
-func CR3Retention(cr4, first, away, back uint64, pte *uint64, newPTE, oldPTE uint64, va uintptr) (v0, v1 uint64)

@@ -1,8 +1,9 @@
 // Package tlb holds ptilab's TLB mechanism: the flush loops the flush-cost
-// table times (FlushLoop, FlushCost). The benchmarks of package bench
-// register, repeat and report it; what they build, run and decide is
+// table times (FlushLoop, FlushCost) and the CR3 retention probe
+// (CR3Retention, RetentionProbe). The benchmarks of package bench
+// register, repeat and report them; what they build, run and decide is
 // here.
 //
-// It imports the CPU primitives (amd64), never pti or bench. The manual
-// references are to the Intel SDM.
+// It imports the CPU primitives (amd64) and the kernel's frames (goos),
+// never pti or bench. The manual references are to the Intel SDM.
 package tlb
