@@ -15,6 +15,7 @@ import (
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/pmu"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/tlb"
 )
 
 // PlanFile is the plan's path on the boot volume.
@@ -78,7 +79,7 @@ type Plan struct {
 	// its attempts per secret byte where cache timing is observable.
 	OracleSamples, OracleAttempts int
 	// The TLB sweep's points: pages ring 3 touches between calls
-	// (SweepPages, 0 to pti.SweepMaxPages each), on the user page sizes of
+	// (SweepPages, 0 to tlb.SweepMaxPages each), on the user page sizes of
 	// SweepSizes (sweepSizeNames: "4k", "2m"); the kernel pages the touch
 	// call reads (SweepKernelPages; none: no kernel sweep); calls per
 	// repeat (SweepN).
@@ -328,14 +329,14 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		return err
 	},
 	"tlbsweep_pages": func(p *Plan, v string) error {
-		n, err := intList(v, "tlbsweep_pages", 0, pti.SweepMaxPages, false)
+		n, err := intList(v, "tlbsweep_pages", 0, tlb.SweepMaxPages, false)
 		if err == nil {
 			p.SweepPages = n
 		}
 		return err
 	},
 	"tlbsweep_kernel_pages": func(p *Plan, v string) error {
-		n, err := intList(v, "tlbsweep_kernel_pages", 0, pti.SweepMaxPages, true)
+		n, err := intList(v, "tlbsweep_kernel_pages", 0, tlb.SweepMaxPages, true)
 		if err == nil {
 			p.SweepKernelPages = n
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/tlb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,7 +29,7 @@ func TestDefaultPlan(t *testing.T) {
 	assert.Equal(t, p.SweepPages, p.SweepKernelPages)
 	assert.Equal(t, []string{"4k", "2m"}, p.SweepSizes)
 	assert.Equal(t, 100, p.SweepN)
-	assert.Equal(t, pti.SweepMaxPages, p.SweepPages[len(p.SweepPages)-1], "the default sweep spans its region")
+	assert.Equal(t, tlb.SweepMaxPages, p.SweepPages[len(p.SweepPages)-1], "the default sweep spans its region")
 }
 
 // TestSweepPlanErrorLine: a bad sweep key is reported with its line

@@ -10,6 +10,7 @@ import (
 	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/tlb"
 )
 
 // The TLB working-set sweep (lmbench's lat_ctx -s, Gregg's sweep; issue
@@ -19,7 +20,7 @@ import (
 // with PCID (NOFLUSH) it should stay nearly flat. A kernel-side variant
 // has the system call itself (ptilab's touch call, kernel text) read M
 // kernel pages: the kernel's own refill after a switch without PCID. The
-// pages are aliases (pti/sweep.go): SweepMaxPages virtual pages per
+// pages are aliases (tlb/sweep.go): SweepMaxPages virtual pages per
 // region, all mapped onto one frame, each page read at byte offset
 // (k*64) mod 4096 where k is the pages left to read (N down to 1), so that
 // the sweep has distinct TLB entries but reads at most 64 cache lines in
@@ -39,7 +40,7 @@ type sweepKind struct {
 var (
 	sweepUser4K   = sweepKind{"user 4k", "user", amd64.PageSize, pti.SweepUser4K}
 	sweepUser2M   = sweepKind{"user 2m", "user", amd64.PageSize2M, pti.SweepUser2M}
-	sweepKernel4K = sweepKind{"kernel 4k", "kernel", amd64.PageSize, pti.SweepKernel4K}
+	sweepKernel4K = sweepKind{"kernel 4k", "kernel", amd64.PageSize, tlb.SweepKernel4K}
 	sweepSizes    = map[string]sweepKind{"4k": sweepUser4K, "2m": sweepUser2M}
 )
 
@@ -51,7 +52,7 @@ var sweepSizeNames = []string{"4k", "2m"}
 var sweepOffset = fmt.Sprintf("byte (k*64) mod %d, k the pages left to read (N for the first page, 1 for the last)", amd64.PageSize)
 
 // sweepBlockOff is where the sweep process's data holds its
-// pti.SweepBlock: after the counts (world64's MaxRepeats of them).
+// tlb.SweepBlock: after the counts (world64's MaxRepeats of them).
 const sweepBlockOff = pingTokenOff
 
 // sweepState is the sweep's process and frames, made on first use.
@@ -84,7 +85,7 @@ func sweepSetup(c pti.Config) (*pti.Process, error) {
 	key := [2]bool{c.Mode.Isolated(), c.Global}
 	if !st.mapped[key] {
 		for _, k := range []sweepKind{sweepUser4K, sweepUser2M, sweepKernel4K} {
-			r := pti.SweepRegion{Base: k.base, PageSize: k.pageSize, Frame: st.frames[k.name], User: k.side == "user"}
+			r := tlb.SweepRegion{Base: k.base, PageSize: k.pageSize, Frame: st.frames[k.name], User: k.side == "user"}
 			if err := st.proc.MapSweep(c, r); err != nil {
 				return nil, err
 			}
@@ -100,7 +101,7 @@ func sweepSetup(c pti.Config) (*pti.Process, error) {
 type sweepWorld struct {
 	world64
 	nr    uint64
-	block pti.SweepBlock
+	block tlb.SweepBlock
 }
 
 func (w sweepWorld) Loop(c Config, _ Call, n, r int, empty bool) (Loop, error) {
@@ -108,7 +109,7 @@ func (w sweepWorld) Loop(c Config, _ Call, n, r int, empty bool) (Loop, error) {
 	if err != nil {
 		return Loop{}, err
 	}
-	*(*pti.SweepBlock)(unsafe.Pointer(&proc.DataPages()[sweepBlockOff])) = w.block
+	*(*tlb.SweepBlock)(unsafe.Pointer(&proc.DataPages()[sweepBlockOff])) = w.block
 	prog := pti.Sweep
 	if empty {
 		prog = pti.Empty
@@ -127,9 +128,9 @@ func (w sweepWorld) Loop(c Config, _ Call, n, r int, empty bool) (Loop, error) {
 // sweepWorldOf is the sweep's world for kind k at pages pages.
 func sweepWorldOf(k sweepKind, pages int) sweepWorld {
 	if k.side == "kernel" {
-		return sweepWorld{nr: linuxabi.SYS_ptilab_touch, block: pti.SweepBlock{Arg0: uint64(pages), Arg1: k.base, Arg2: k.pageSize}}
+		return sweepWorld{nr: linuxabi.SYS_ptilab_touch, block: tlb.SweepBlock{Arg0: uint64(pages), Arg1: k.base, Arg2: k.pageSize}}
 	}
-	return sweepWorld{nr: linuxabi.SYS_getppid, block: pti.SweepBlock{Pages: uint64(pages), Base: k.base, Stride: k.pageSize}}
+	return sweepWorld{nr: linuxabi.SYS_getppid, block: tlb.SweepBlock{Pages: uint64(pages), Base: k.base, Stride: k.pageSize}}
 }
 
 // sweepPoint is a point of the sweep: its kind's name, the pages touched
@@ -188,7 +189,7 @@ func sweepTable(x *Ctx, k sweepKind) []sweepPoint {
 	}
 	x.Printf("")
 	x.Printf("TLB working-set sweep, %s: per %s plus its touches: %s; empty-loop overhead subtracted (not the touches)", k.name, call, repeats(p.R, p.SweepN, p.Warmup))
-	x.Printf("%s N of %d %s virtual pages from %#x, %d bytes apart, all mapped onto 1 frame of %d KiB; 1 byte read per page at %s", who, pti.SweepMaxPages, pageName(k.pageSize), k.base, k.pageSize, k.pageSize>>10, sweepOffset)
+	x.Printf("%s N of %d %s virtual pages from %#x, %d bytes apart, all mapped onto 1 frame of %d KiB; 1 byte read per page at %s", who, tlb.SweepMaxPages, pageName(k.pageSize), k.base, k.pageSize, k.pageSize>>10, sweepOffset)
 	x.Printf("%s; ± as perf stat --repeat; extra: the mode's %s less off's at the same N; global: the entry area and the kernel text as global pages (the swept pages never are); %s", clk.unitNote(), clk.perCall(), clk.header())
 	x.Printf("%s", countersNote())
 	x.Printf("%-6s %6s %-*s %12s %7s %12s %12s %10s %10s %7s%s", "global", "N", x.modeWidth(), "mode", clk.perCall(), "±%", "median", "min", "ns/call", "extra", "vs off", coreColumns())
@@ -250,7 +251,7 @@ func (x *Ctx) sweepRecord(k sweepKind, pages int, m Measurement, ratio, extra fl
 		Subject: s, N: m.N, R: m.R, Warmup: x.Plan.Warmup, Stats: x.stats(m.Stats, m.Disturb, ratio),
 		NsPerCall: round(x.Clock.Ns(m.Stats.Mean)), EmptyLoopCycles: round(m.Empty),
 		Side: k.side, Region: fmt.Sprintf("%#x", k.base), PageBytes: k.pageSize, Stride: k.pageSize,
-		VirtualPages: pti.SweepMaxPages, Frames: 1, FrameBytes: k.pageSize, BytesPerTouch: 1, Offset: sweepOffset,
+		VirtualPages: tlb.SweepMaxPages, Frames: 1, FrameBytes: k.pageSize, BytesPerTouch: 1, Offset: sweepOffset,
 	}
 	if hasExtra {
 		e := round(extra)

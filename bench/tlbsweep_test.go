@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/tlb"
 )
 
 // TestSweepExtra: a mode's extra over off is the difference of the means,
@@ -36,15 +37,15 @@ func TestSweepExtra(t *testing.T) {
 func TestSweepWorldOf(t *testing.T) {
 	w := sweepWorldOf(sweepUser2M, 16)
 	assert.Equal(t, uint64(linuxabi.SYS_getppid), w.nr)
-	assert.Equal(t, pti.SweepBlock{Pages: 16, Base: pti.SweepUser2M, Stride: 2 << 20}, w.block)
+	assert.Equal(t, tlb.SweepBlock{Pages: 16, Base: pti.SweepUser2M, Stride: 2 << 20}, w.block)
 	w = sweepWorldOf(sweepKernel4K, 256)
 	assert.Equal(t, uint64(linuxabi.SYS_ptilab_touch), w.nr)
-	assert.Equal(t, pti.SweepBlock{Arg0: 256, Arg1: pti.SweepKernel4K, Arg2: 4096}, w.block)
+	assert.Equal(t, tlb.SweepBlock{Arg0: 256, Arg1: tlb.SweepKernel4K, Arg2: 4096}, w.block)
 	assert.Equal(t, uint64(pti.SysTouch), w.nr)
 	// The regions: 4096 pages each, in the user slot (the 4 KiB one ends
 	// before the 2 MiB one) and in the kernel slot of the upper half.
-	assert.Less(t, uint64(pti.SweepUser4K+pti.SweepMaxPages*4096), uint64(pti.SweepUser2M))
-	assert.Equal(t, uint64(pti.UserPML4Slot), uint64(pti.SweepUser2M+pti.SweepMaxPages<<21-1)>>39&511)
-	assert.Equal(t, uint64(pti.SweepKernelPML4Slot), uint64(pti.SweepKernel4K)>>39&511)
-	assert.Equal(t, 64, int(pti.SweepLineMask/64)+1, "64 cache lines per page")
+	assert.Less(t, uint64(pti.SweepUser4K+tlb.SweepMaxPages*4096), uint64(pti.SweepUser2M))
+	assert.Equal(t, uint64(pti.UserPML4Slot), uint64(pti.SweepUser2M+tlb.SweepMaxPages<<21-1)>>39&511)
+	assert.Equal(t, uint64(tlb.SweepKernelPML4Slot), uint64(tlb.SweepKernel4K)>>39&511)
+	assert.Equal(t, 64, int(tlb.SweepLineMask/64)+1, "64 cache lines per page")
 }

@@ -58,7 +58,7 @@ const (
 	// in bit 32. Run it with StartRecovering.
 	Oracle = Program(unsafe.Offsetof(programTable{}.Oracle))
 	// Sweep times system calls each followed by a sweep of pages (the TLB
-	// working-set sweep): args N, R, results, nr, a SweepBlock (the
+	// working-set sweep): args N, R, results, nr, a tlb.SweepBlock (the
 	// call's RDI, RSI, RDX and the pages to touch), no-RDTSCP. Empty is
 	// its empty loop.
 	Sweep = Program(unsafe.Offsetof(programTable{}.Sweep))

@@ -483,22 +483,22 @@ miss:
 	USER_END
 
 // SWEEP_ONCE is an iteration of userSweep: the system call R14 with RDI,
-// RSI and RDX from the SweepBlock at R15, then the block's sweep of Pages
+// RSI and RDX from the tlb.SweepBlock at R15, then the block's sweep of Pages
 // pages from Base, Stride apart (SWEEP, with RCX, RSI, RDX, R8 and RAX).
 #define SWEEP_ONCE \
 	MOVQ	R14, AX; \
-	MOVQ	SweepBlock_Arg0(R15), DI; \
-	MOVQ	SweepBlock_Arg1(R15), SI; \
-	MOVQ	SweepBlock_Arg2(R15), DX; \
+	MOVQ	sweepBlock_Arg0(R15), DI; \
+	MOVQ	sweepBlock_Arg1(R15), SI; \
+	MOVQ	sweepBlock_Arg2(R15), DX; \
 	SYSCALL; \
-	MOVQ	SweepBlock_Pages(R15), CX; \
-	MOVQ	SweepBlock_Base(R15), SI; \
-	MOVQ	SweepBlock_Stride(R15), DX; \
+	MOVQ	sweepBlock_Pages(R15), CX; \
+	MOVQ	sweepBlock_Base(R15), SI; \
+	MOVQ	sweepBlock_Stride(R15), DX; \
 	SWEEP(SI, DX, CX, R8, AX, touch, swept)
 
 // userSweep times system calls each followed by a sweep of pages (the TLB
 // working-set sweep, sweep.go): RDI = N, RSI = R, RDX = where to store the
-// R TSC counts, R10 = the system call number, R8 = a SweepBlock (the
+// R TSC counts, R10 = the system call number, R8 = a tlb.SweepBlock (the
 // call's RDI, RSI, RDX; the pages to read after it), R9 = the RDTSCP flag
 // (as TIMED). Its empty loop is userEmpty.
 TEXT ·userSweep(SB),NOSPLIT|NOFRAME,$0
