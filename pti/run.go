@@ -32,7 +32,7 @@ func Start(c Config, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 		return Result{}, err
 	}
 	if amd64.Features.PGE {
-		if err := setKernelTextGlobal(c.Global); err != nil {
+		if err := env.ktext.SetGlobal(c.Global); err != nil {
 			return Result{}, err
 		}
 	}

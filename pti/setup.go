@@ -10,22 +10,23 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/goos"
+	"github.com/ptilab/ptilab/tlb"
 )
 
 // env is the one CPU's entry area, the routines copied into it, the code
 // pages every process shares and the processes' address-space ids.
 var env struct {
 	ready  bool
-	entry  uint64                      // physical address of the entry area's EntryPages frames
-	code   uint64                      // physical address of the code pages every process shares
-	link   entryRoutines               // where the entry routines are linked
-	text   entryRoutines               // where they were copied, in the entry text
-	kern   kernelRoutines              // the kernel routines (they run where linked)
-	progs  programTable                // where each program starts, in every process
-	copied []Copied                    // what Setup copied
-	main   *Process                    // the process of single-task runs (Exec)
-	ktext  struct{ start, end uint64 } // the kernel text's pages
-	nasid  uint16                      // address-space ids handed out
+	entry  uint64         // physical address of the entry area's EntryPages frames
+	code   uint64         // physical address of the code pages every process shares
+	link   entryRoutines  // where the entry routines are linked
+	text   entryRoutines  // where they were copied, in the entry text
+	kern   kernelRoutines // the kernel routines (they run where linked)
+	progs  programTable   // where each program starts, in every process
+	copied []Copied       // what Setup copied
+	main   *Process       // the process of single-task runs (Exec)
+	ktext  tlb.KernelText // the kernel text's pages
+	nasid  uint16         // address-space ids handed out
 
 	recoverRIP, recoverMax uint64 // the next run's fault recovery (StartRecovering)
 	// The deferred modes' routines, where they were copied.
@@ -196,8 +197,8 @@ func Setup() error {
 	d.RunIDT.Limit, d.RunIDT.Base = 256*16-1, EntryIDT
 	d.RunGDT.Limit, d.RunGDT.Base = amd64.GDT_ENTRIES*8-1, EntryDesc
 
-	env.ktext.start, env.ktext.end = kernelTextPages()
-	if err := splitKernelText(); err != nil {
+	env.ktext = tlb.FindKernelText()
+	if err := env.ktext.Split(); err != nil {
 		return err
 	}
 	env.ready = true

@@ -1,4 +1,4 @@
-package pti
+package tlb
 
 import (
 	"errors"
@@ -9,36 +9,41 @@ import (
 	"github.com/ptilab/ptilab/goos"
 )
 
-// kernelTextPages returns the pages of the image's .text section, which
-// global pages make global (Linux leaves kernel text global for !PCID),
-// from the section table the firmware loaded with the image; none when it
-// has none.
-func kernelTextPages() (start, end uint64) {
+// KernelText is the kernel text's pages, [Start, End) in 4 KiB pages:
+// those of the image's .text section, which global pages make global
+// (Linux leaves kernel text global for !PCID).
+type KernelText struct{ Start, End uint64 }
+
+// FindKernelText returns the kernel text's pages from the section table
+// the firmware loaded with the image; none when it has none.
+func FindKernelText() KernelText {
 	addr, size, ok := efi.ImageSection(".text")
 	if !ok {
-		return 0, 0
+		return KernelText{}
 	}
-	return addr &^ (amd64.PageSize - 1), (addr + size + amd64.PageSize - 1) &^ (amd64.PageSize - 1)
+	return KernelText{addr &^ (amd64.PageSize - 1), (addr + size + amd64.PageSize - 1) &^ (amd64.PageSize - 1)}
 }
 
-// splitKernelText replaces the 2 MiB pages of the kernel's table that hold
-// the kernel text by 4 KiB pages with the same translation and attributes,
-// once, at Setup, and then invalidates every TLB entry of those 2 MiB
+// Split replaces the 2 MiB pages of the kernel's table that hold the
+// kernel text by 4 KiB pages with the same translation and attributes,
+// once (pti's Setup), and then invalidates every TLB entry of those 2 MiB
 // ranges (INVLPG invalidates the entries of any page size, global ones
 // included: SDM Vol. 3A, 4.10.4.1). The table is live: without the flush
 // the TLB could hold the 2 MiB translation and the 4 KiB ones at once,
 // and a later attribute change would meet both (SDM Vol. 3A, 4.10.2.3 and
 // 4.10.4.2; Linux flushes after it splits a large page,
-// arch/x86/mm/pat/set_memory.c, __split_large_page).
-func splitKernelText() error {
-	return splitForText(goos.KernelTable(), env.ktext.start, env.ktext.end, amd64.INVLPG)
+// arch/x86/mm/pat/set_memory.c, __split_large_page). It is an error when
+// the tables for the split run out.
+func (k KernelText) Split() error {
+	return splitForText(goos.KernelTable(), k.Start, k.End, amd64.INVLPG)
 }
 
-// setKernelTextGlobal sets or clears the global bit of the kernel text's
-// pages in the kernel's table (which every process's kernel side shares),
-// which Setup split (splitKernelText).
-func setKernelTextGlobal(on bool) error {
-	return setGlobal(goos.KernelTable(), env.ktext.start, env.ktext.end, on, amd64.INVLPG)
+// SetGlobal sets (on) or clears the global bit of the kernel text's pages
+// in the kernel's table (which every process's kernel side shares), which
+// Split split, invalidating each page whose bit changes. It is an error
+// when a page is not mapped by a 4 KiB page.
+func (k KernelText) SetGlobal(on bool) error {
+	return setGlobal(goos.KernelTable(), k.Start, k.End, on, amd64.INVLPG)
 }
 
 // splitForText splits the 2 MiB pages of pt that hold [start, end), then
@@ -48,7 +53,7 @@ func splitForText[M amd64.TableMemory](pt amd64.PageTable[M], start, end uint64,
 	end = (end + amd64.PageSize2M - 1) &^ (amd64.PageSize2M - 1)
 	for va := start; va < end; va += amd64.PageSize2M {
 		if !pt.Split(va) {
-			return errors.New("pti: out of memory splitting the kernel text's pages")
+			return errors.New("tlb: out of memory splitting the kernel text's pages")
 		}
 	}
 	for va := start; va < end; va += amd64.PageSize {
@@ -66,7 +71,7 @@ func setGlobal[M amd64.TableMemory](pt amd64.PageTable[M], start, end uint64, on
 	for va := start; va < end; va += amd64.PageSize {
 		pte := pt.PTE(va, false)
 		if pte == nil {
-			return fmt.Errorf("pti: kernel text page %#x is not mapped by a 4 KiB page", va)
+			return fmt.Errorf("tlb: kernel text page %#x is not mapped by a 4 KiB page", va)
 		}
 		want := *pte &^ amd64.PTE_G
 		if on {

@@ -1,4 +1,4 @@
-package pti
+package tlb
 
 import (
 	"testing"
