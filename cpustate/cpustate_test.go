@@ -80,7 +80,7 @@ const ivbAPERF, ivbMPERF = 0x29267e8b80, 0x234d2909f9
 // CPUID 1:EBX-EDX, 06H, 07H and 0BH are those of another 06_8EH part, the
 // i5-8350U (stepping 10) of a Dell XPS 13 9370 (`cpuid -1 --raw` posted by
 // Paul Menzel to LKML on 2022-08-23, "Re: WARNING: CPU: 1 PID: 83 at
-// arch/x86/kernel/cpu/sgx/main.c:446", amd64/tsc_test.go's skylakeClient);
+// arch/x86/kernel/cpu/sgx/main.c:446", board/calibrate_test.go's skylakeClient);
 // its 06H agrees with the decode turbostat printed for the 9360 (HWP,
 // notify, window, EPP, no package request; APERF, EPB).
 // Constructed: IA32_PERF_STATUS and IA32_PERF_CTL (turbostat does not
