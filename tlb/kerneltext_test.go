@@ -18,8 +18,7 @@ import (
 // again changes and invalidates nothing; global off clears them with their
 // INVLPGs.
 func TestKernelTextSplitOnceThenFlush(t *testing.T) {
-	mem := newHostMem(t)
-	pt := goKernel(t, mem)
+	_, pt := kernelTable(t)
 	start, end := uint64(3<<20+8<<10), uint64(5<<20-4<<10)
 	var flushed []uintptr
 	invlpg := func(va uintptr) { flushed = append(flushed, va) }

@@ -7,21 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
-	"github.com/ptilab/ptilab/testkit/hosttables"
 )
-
-type hostMem = hosttables.Memory[amd64.Table]
-
-func newHostMem(t *testing.T) *hostMem { return hosttables.New[amd64.Table](t, 64<<20, -1) }
-
-// goKernel is a fake Go kernel's table: an identity map of [2 MiB, 8 MiB)
-// in 2 MiB pages, supervisor-only.
-func goKernel(t *testing.T, mem *hostMem) amd64.PageTable[*hostMem] {
-	pt, ok := amd64.New[*hostMem](mem)
-	require.True(t, ok)
-	require.True(t, pt.Map(2<<20, 2<<20, 6<<20, amd64.PageSize2M, amd64.PTE_W))
-	return pt
-}
 
 // userSlot is a user PML4 slot's base for the tests (pti's UserBase).
 const userSlot = 0x00007f8000000000
@@ -31,8 +17,7 @@ const userSlot = 0x00007f8000000000
 // SweepMaxPages pages maps the region's frame, read-only, user or
 // supervisor; nothing else is mapped.
 func TestMapSweepRegion(t *testing.T) {
-	mem := newHostMem(t)
-	kernel := goKernel(t, mem)
+	mem, kernel := kernelTable(t)
 	root, ok := mem.NewTable()
 	require.True(t, ok)
 	user := SweepRegion{Base: userSlot + SweepUser2MOffset, PageSize: amd64.PageSize2M, Frame: 0x800000, User: true}
@@ -60,8 +45,7 @@ func TestMapSweepRegion(t *testing.T) {
 // sweep has not, a kernel region of 2 MiB pages, and a kernel whose PML4
 // slot for the kernel region is in use are errors.
 func TestMapSweepErrors(t *testing.T) {
-	mem := newHostMem(t)
-	kernel := goKernel(t, mem)
+	mem, kernel := kernelTable(t)
 	root, ok := mem.NewTable()
 	require.True(t, ok)
 	assert.ErrorContains(t, MapSweep(mem, kernel, root, SweepRegion{Base: userSlot + SweepUser2MOffset, PageSize: amd64.PageSize2M, Frame: 0x501000, User: true}, true), "want a 4 KiB or 2 MiB page on its boundary")
