@@ -147,6 +147,8 @@ type Spread struct {
 type Syscall struct {
 	Subject
 	N, R int
+	// Warmup is the repeats run before the measured ones.
+	Warmup int `json:"warmup,omitempty"`
 	Stats
 	NsPerCall       float64 `json:"ns_per_call"`
 	EmptyLoopCycles float64 `json:"empty_loop_cycles"`
@@ -193,6 +195,8 @@ type PMUCheck struct {
 type PingPong struct {
 	Subject
 	N, R int
+	// Warmup is the repeats run before the measured ones.
+	Warmup int `json:"warmup,omitempty"`
 	Stats
 	NsPerRoundTrip float64 `json:"ns_per_round_trip"`
 	RoundTrips     uint64  `json:"round_trips"`
@@ -239,6 +243,10 @@ type Phases struct {
 	EntryPathPct float64            `json:"entry_path_pct"`
 	RunCycles    uint64             `json:"run_cycles"`
 	Messages     uint64             `json:"messages"`
+	// Warmup is the runs before the instrumented one; Core the core clock
+	// and disturbances over it.
+	Warmup int   `json:"warmup,omitempty"`
+	Core   *Core `json:"core,omitempty"`
 }
 
 // Probe is one ring-3 read of the isolation probe. Fault is set when the
@@ -641,6 +649,9 @@ type Timing struct {
 	Emulated     bool   `json:"emulated"`
 	Emulator     string `json:"emulator,omitempty"`
 	Icount       bool   `json:"icount"`
+	// Modes are the plan's isolation modes, in the order the benchmarks
+	// run them (the tables' mode column is as wide as the longest).
+	Modes []string `json:"modes,omitempty"`
 }
 
 // CPUState is the processor's state as the firmware left it, printed once

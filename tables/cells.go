@@ -1,0 +1,303 @@
+package tables
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptilab/ptilab/contract"
+)
+
+// modeWidth is the width of the mode column: the longest mode name the
+// run's timing record lists (the plan's modes), at least 8, or 16 (the
+// longest name, "on-noswitch+pcid") for a log written before it listed
+// them.
+func (r *Renderer) modeWidth() int {
+	if r.timing == nil || len(r.timing.Modes) == 0 {
+		return 8
+	}
+	w := 8
+	for _, m := range r.timing.Modes {
+		w = max(w, len(m))
+	}
+	return w
+}
+
+// modeCol is the mode column.
+func (r *Renderer) modeCol() Column { return Column{Head: "mode", Width: r.modeWidth(), Left: true} }
+
+// entryCols are the entry column of a world with several entries (the
+// 32-bit one: SYSENTER and INT 0x80), none in the 64-bit world.
+func entryCols(width int) []Column {
+	if width != 32 {
+		return nil
+	}
+	return []Column{{Head: "entry", Width: 8, Left: true}}
+}
+
+func entryCells(c config) []string {
+	if c.width != 32 {
+		return nil
+	}
+	return []string{c.entry}
+}
+
+// worldTitle starts the title of a table of the 32-bit world.
+func worldTitle(width int) string {
+	if width == 32 {
+		return "32-bit PAE kernel: "
+	}
+	return ""
+}
+
+// unit is what the figures count ("tsc_cycles", "instructions").
+func (r *Renderer) unit(st *contract.Stats) string {
+	if st != nil && st.Unit != "" {
+		return st.Unit
+	}
+	if r.timing != nil && r.timing.Icount {
+		return "instructions"
+	}
+	return "tsc_cycles"
+}
+
+func (r *Renderer) icount() bool { return r.timing != nil && r.timing.Icount }
+
+// counted is insns where the TSC counts instructions, tsc where it ticks.
+func (r *Renderer) counted(insns, tsc string) string {
+	if r.icount() {
+		return insns
+	}
+	return tsc
+}
+
+func (r *Renderer) perCall() string { return r.counted("insns/call", "tsc/call") }
+func (r *Renderer) perMsg() string  { return r.counted("insns/msg", "tsc/msg") }
+
+// emulatorName names the run's emulator in headings.
+func (r *Renderer) emulatorName() string {
+	t := r.timing
+	if t == nil {
+		return "an emulator"
+	}
+	switch t.Emulator {
+	case "bochs":
+		return "Bochs"
+	case "qemu-tcg", "":
+		if t.Icount {
+			return "QEMU -icount"
+		}
+		return "QEMU TCG"
+	}
+	return t.Emulator
+}
+
+// unitNote says what the figures count.
+func (r *Renderer) unitNote() string {
+	return r.counted("INSTRUCTIONS ("+r.emulatorName()+": the TSC counts instructions; ns are virtual)", "TSC cycles (not core cycles)")
+}
+
+// clockHeader is the clock's part of a heading: the TSC frequency and its
+// source, and whether the figures are emulated.
+func (r *Renderer) clockHeader() string {
+	t := r.timing
+	if t == nil {
+		return "TSC: unknown (the log has no timing record)"
+	}
+	s := fmt.Sprintf("TSC %.3f GHz (%s)", float64(t.TSCHz)/1e9, t.TSCSource)
+	switch {
+	case t.Icount:
+		s += "; EMULATED (" + r.emulatorName() + "): path lengths, not timings"
+	case t.Emulated:
+		s += "; EMULATED (" + r.emulatorName() + "): these are not hardware timings"
+	}
+	return s
+}
+
+// countersNote says which counters the core-clock columns come from.
+func (r *Renderer) countersNote() string {
+	clock, smi := "unsupported (no APERF/MPERF)", "unsupported (no MSR_SMI_COUNT)"
+	cc, sc := "", ""
+	switch {
+	case r.core != nil:
+		cc, sc = r.core.CoreClock, r.core.SMICount
+	case r.cpu != nil:
+		cc, sc = r.cpu.CoreClock, r.cpu.SMICount
+	}
+	if cc == "aperf/mperf" {
+		clock = "APERF/MPERF around every repeat"
+	}
+	if sc == "msr" {
+		smi = "MSR_SMI_COUNT around every repeat"
+	}
+	return "core clock: " + clock + "; SMIs: " + smi + "; NMIs: counted around every repeat" +
+		"; dist rep: repeats an SMI or an NMI disturbed, of all (headline over the undisturbed when at least half are)"
+}
+
+// pmuCheckNote says what the PMU cross-check compares and whether it can.
+func (r *Renderer) pmuCheckNote() string {
+	s := "PMU cross-check (instructions retired per call less the empty loop's = the path length under QEMU -icount and Bochs, on the REP-free paths): "
+	if r.pmuOn() {
+		return s + "a mismatch is printed under its row"
+	}
+	why := "not programmed (no benchmark has run)"
+	if r.core != nil && r.core.PMU != nil && r.core.PMU.Unsupported != "" {
+		why = r.core.PMU.Unsupported
+	}
+	return s + "not available: " + why
+}
+
+// coreCols head the core-clock columns: the effective core clock, core
+// cycles per operation, the repeats an SMI or NMI disturbed; with the
+// performance counters counting, instructions and PMU core cycles per
+// operation too.
+func coreCols(pmu bool) []Column {
+	cs := []Column{{Head: "core MHz", Width: 8}, {Head: "core/op", Width: 10}, {Head: "dist rep", Width: 8}}
+	if pmu {
+		cs = append(cs, Column{Head: "inst/op", Width: 9}, Column{Head: "pmu cyc/op", Width: 10})
+	}
+	return cs
+}
+
+// coreCells are c's core-clock cells for r measured repeats: "-" where a
+// counter is unsupported.
+func coreCells(c *contract.Core, r int, pmu bool) []string {
+	mhz, core, dist := "-", "-", "-"
+	if c != nil && c.CoreMHz != 0 {
+		mhz = fmt.Sprintf("%.0f", c.CoreMHz)
+		core = fmt.Sprintf("%.1f", c.CoreMean)
+	}
+	if c != nil && c.Sampled != "" {
+		dist = fmt.Sprintf("%d/%d", c.Disturbed, r)
+	}
+	out := []string{mhz, core, dist}
+	if pmu {
+		cell := func(name string) string {
+			if c == nil || c.PMU == nil || c.PMU.PerOp == nil {
+				return "-"
+			}
+			v, ok := c.PMU.PerOp[name]
+			if !ok {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f", v)
+		}
+		out = append(out, cell("instructions"), cell("core_cycles"))
+	}
+	return out
+}
+
+// coreShort is c's core clock and disturbed repeats in one cell: "3400
+// MHz 0", "- MHz -" for an unsupported counter; the disturbed repeats
+// of all (those disturbed and those not).
+func coreShort(c *contract.Core) string {
+	mhz, dist := "-", "-"
+	if c != nil && c.CoreMHz != 0 {
+		mhz = fmt.Sprintf("%.0f", c.CoreMHz)
+	}
+	if c != nil && c.Sampled != "" {
+		all := c.Disturbed
+		if c.Undisturbed != nil {
+			all += c.Undisturbed.N
+		}
+		dist = fmt.Sprintf("%d/%d", c.Disturbed, all)
+		if c.Disturbed == 0 {
+			dist = "0"
+		}
+	}
+	return fmt.Sprintf("%5s MHz %s", mhz, dist)
+}
+
+// spread is the perf-style ± of st over r repeats; with one repeat there
+// is none.
+func spread(st *contract.Stats, r int) string {
+	if r < 2 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", st.PerfPct)
+}
+
+// ratioCell is a ratio to off, or "-" where there is none.
+func ratioCell(q float64) string {
+	if q == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", q)
+}
+
+// reason is an unsupported record's reason without the configuration's
+// name the image puts first ("on+pcid/minimal/global: PCID: not
+// supported by this CPU" is "PCID: not supported by this CPU").
+func reason(s string) string {
+	if i := strings.Index(s, ": "); i >= 0 {
+		return s[i+2:]
+	}
+	return s
+}
+
+// notRun is the cell of a configuration that did not run: "unsupported:
+// reason" or "FAILED: error", or false for a measured one.
+func notRun(rec contract.Record) (string, bool) {
+	switch v := rec.(type) {
+	case contract.Unsupported:
+		return "unsupported: " + reason(v.Reason), true
+	case contract.SeedUnsupported:
+		return "unsupported: " + reason(v.Reason), true
+	case contract.Error:
+		return "FAILED: " + v.Error, true
+	}
+	return "", false
+}
+
+// repeatsOf describes r repeats of n operations (one, many: their name)
+// after warmup repeats.
+func repeatsOf(r, n, warmup int, one, many string) string {
+	return fmt.Sprintf("%s of %s after %s", plural(r, "repeat", "repeats"), plural(n, one, many), plural(warmup, "warm-up repeat", "warm-up repeats"))
+}
+
+// runs describes r runs after warmup warm-up runs.
+func runs(r, warmup int) string {
+	return fmt.Sprintf("%s after %s", plural(r, "run", "runs"), plural(warmup, "warm-up run", "warm-up runs"))
+}
+
+func plural(k int, one, many string) string {
+	if k == 1 {
+		return fmt.Sprintf("%d %s", k, one)
+	}
+	return fmt.Sprintf("%d %s", k, many)
+}
+
+func f1(x float64) string { return fmt.Sprintf("%.1f", x) }
+
+func yn(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// left and right make columns.
+func left(head string, w int) Column  { return Column{Head: head, Width: w, Left: true} }
+func right(head string, w int) Column { return Column{Head: head, Width: w} }
+
+// entryNames name an entry's instruction in headings, and the one that
+// returns from it.
+var entryNames = map[string][2]string{"syscall": {"SYSCALL", "SYSRETQ"}, "sysenter": {"SYSENTER", "SYSEXIT"}, "int80": {"INT 0x80", "IRET"}}
+
+// upper is an entry's name in capitals ("SYSENTER", "INT 0x80").
+func upper(entry string) string { return entryNames[entry][0] }
+
+// exitOf names an entry's way back ("SYSEXIT", "SYSRETQ", "IRET").
+func exitOf(entry string) string { return entryNames[entry][1] }
+
+// notInPAE reports whether an unsupported reason says PAE paging cannot
+// have the configuration (bench.ErrNotInPAE).
+func notInPAE(reason string) bool { return strings.Contains(reason, "not in PAE") }
+
+func trimSpace(s string) string { return strings.TrimSpace(s) }

@@ -1,0 +1,119 @@
+package tables
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptilab/ptilab/contract"
+)
+
+// config is what the tables read of a record's configuration. Every
+// table reads it through configOf, the one function that looks at a
+// subject's fields, so that the experiment's model (its canonical key)
+// can replace it in one place.
+type config struct {
+	bench    string // the benchmark's plan name, without the world's suffix ("null" for "null32")
+	width    int
+	mode     string
+	entry    string
+	flavour  string
+	copy     string
+	tasks    string
+	target   string
+	mitig    string
+	global   bool
+	stamps   bool
+	deferred bool // a deferred-switch mode (on-defer, on-noswitch and their +pcid)
+	work     *int64
+	pages    *int
+	// key names the configuration: every field but what the figure is
+	// (emulated, instructions).
+	key string
+}
+
+// configOf is s as the tables read it.
+func configOf(s contract.Subject) config {
+	c := config{
+		bench: strings.TrimSuffix(s.Bench, "32"), width: s.Width, mode: s.Mode, entry: s.Entry, flavour: s.Flavour,
+		copy: s.Copy, tasks: s.Tasks, target: s.Target, mitig: s.Mitigations, global: s.Global, stamps: s.Stamps,
+		deferred: strings.HasPrefix(s.Mode, "on-defer") || strings.HasPrefix(s.Mode, "on-noswitch"),
+		work:     s.WorkNs, pages: s.SweepPages,
+	}
+	parts := []string{s.Bench, fmt.Sprintf("%d-bit", s.Width), s.Mode, s.Entry, s.Flavour, s.Copy, s.Tasks, s.Target, s.Mitigations}
+	if s.Stamps {
+		parts = append(parts, "stamps")
+	}
+	if s.Global {
+		parts = append(parts, "global")
+	}
+	if s.WorkNs != nil {
+		parts = append(parts, fmt.Sprintf("work %d ns", *s.WorkNs))
+	}
+	if s.SweepPages != nil {
+		parts = append(parts, fmt.Sprintf("%d pages", *s.SweepPages))
+	}
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	c.key = strings.Join(out, " ")
+	return c
+}
+
+// subjectOf is the subject of a record about a configuration.
+func subjectOf(rec contract.Record) (contract.Subject, bool) {
+	switch v := rec.(type) {
+	case contract.Error:
+		if v.Subject == nil {
+			return contract.Subject{}, false
+		}
+		return *v.Subject, true
+	case interface{ About() contract.Subject }:
+		return v.About(), true
+	}
+	return contract.Subject{}, false
+}
+
+// measuredKey is the configuration key of a measured figure (a syscall,
+// pingpong or messaging record), for baselines.
+func measuredKey(rec contract.Record) (string, bool) {
+	switch v := rec.(type) {
+	case contract.Syscall:
+		return configOf(v.Subject).key, true
+	case contract.PingPong:
+		return configOf(v.Subject).key, true
+	case contract.Messaging:
+		return configOf(v.Subject).key, true
+	}
+	return "", false
+}
+
+// statsOf is a measured record's statistics.
+func statsOf(rec contract.Record) *contract.Stats {
+	switch v := rec.(type) {
+	case contract.Syscall:
+		return &v.Stats
+	case contract.PingPong:
+		return &v.Stats
+	case contract.Messaging:
+		return &v.Stats
+	case contract.TLBSweep:
+		return &v.Stats
+	case contract.Seed:
+		return &v.Stats
+	}
+	return nil
+}
+
+// coreOf is a measured record's core-clock state.
+func coreOf(rec contract.Record) *contract.Core {
+	if s := statsOf(rec); s != nil {
+		return &s.Core
+	}
+	if p, ok := rec.(contract.Phases); ok && p.Core != nil {
+		return p.Core
+	}
+	return nil
+}

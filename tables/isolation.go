@@ -1,0 +1,112 @@
+package tables
+
+import (
+	"fmt"
+
+	"github.com/ptilab/ptilab/contract"
+)
+
+// The isolation tables: the probe (a ring-3 read of each target per
+// mode) and what each mode's user table maps beyond on's.
+
+// probePlace places a probe's read: a row per target, a column per mode,
+// each cell how the read ended ("read", "#PF P=0 (error 0x4)",
+// "unsupported"); a read the image did not expect is marked UNEXPECTED.
+func (r *Renderer) probePlace(rec contract.Record, c config) place {
+	id := fmt.Sprintf("probe%d", c.width)
+	addrWidth := 18
+	if c.width == 32 {
+		addrWidth = 12
+	}
+	var addr, cell string
+	switch v := rec.(type) {
+	case contract.Probe:
+		addr, cell = v.Address, "read"
+		if v.Faulted && v.ProbeFault != nil {
+			cell = fmt.Sprintf("vector %d (error %#x)", v.Vector, v.ErrorCode)
+			if v.Vector == 14 {
+				cell = fmt.Sprintf("#PF P=%d (error %#x)", b2i(v.Present), v.ErrorCode)
+			}
+		}
+		if v.AsExpected != nil && !*v.AsExpected {
+			cell += " UNEXPECTED"
+		}
+	case contract.Unsupported:
+		addr, cell = v.Address, "unsupported"
+	default:
+		cell = "FAILED"
+	}
+	why := ""
+	if v, ok := rec.(contract.Unsupported); ok {
+		why = "unsupported: " + v.Reason
+	}
+	return place{id: id, grid: true, mode: c.mode, row: c.target, size: 1,
+		cells: []string{c.target, addr, cell},
+		mark: func(o *open) {
+			if why == "" {
+				return
+			}
+			ws, _ := o.data["why"].([]string)
+			if !contains(ws, why) {
+				o.data["why"] = append(ws, why)
+			}
+		},
+		begin: func(t *Table, modes []string) {
+			t.Name = id
+			t.Title = worldTitle(c.width) + "isolation probe: a ring-3 read of each address (#PF error code: P=1 protection, P=0 not mapped)"
+			t.Columns = []Column{left("target", 14), left("address", addrWidth)}
+			for _, m := range modes {
+				t.Columns = append(t.Columns, left(m, 22))
+			}
+		},
+		ref: func(o *open) []string {
+			ws, _ := o.data["why"].([]string)
+			return append([]string{"(Linux arch/x86/mm/pti.c: the user table maps the process and the entry area, and nothing else of the kernel)"}, ws...)
+		},
+	}
+}
+
+// exposurePlace places what a mode's user table maps beyond on's: a row
+// per area, the mode named on its first ("nothing" for on's).
+func (r *Renderer) exposurePlace(e contract.Exposure) place {
+	c := configOf(e.Subject)
+	id := fmt.Sprintf("exposure%d", c.width)
+	p := place{id: id,
+		begin: func(t *Table, _ []string) {
+			t.Name = id
+			t.Title = "what each mode's user table maps beyond on's (supervisor-only; the host tests walk the tables against this list):"
+			t.Columns = []Column{left("mode", 17), left("area", 0)}
+		},
+		ref: func(*open) []string {
+			return []string{"(Chartre's RFC \"x86/pti: Defer CR3 switch to C code\", 2020, was turned down for widening what the user table maps; these are the pages ptilab's deferred modes add)"}
+		},
+	}
+	if len(e.Areas) == 0 {
+		p.cells = []string{c.mode, "nothing"}
+		return p
+	}
+	for i, a := range e.Areas {
+		name := c.mode
+		if i > 0 {
+			name = ""
+		}
+		text := a.Name + ": " + a.Holds
+		if a.Pages > 0 {
+			text = fmt.Sprintf("%s [%s, %s) %d page(s): %s", a.Name, a.Start, a.End, a.Pages, a.Holds)
+		}
+		row := []string{name, text}
+		if i == len(e.Areas)-1 {
+			p.cells = row
+		} else {
+			p.before = append(p.before, row)
+		}
+	}
+	return p
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

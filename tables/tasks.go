@@ -1,0 +1,220 @@
+package tables
+
+import (
+	"fmt"
+
+	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/reference"
+)
+
+// The tasks tables: the ping-pong and sched-messaging, a row per mode
+// (and entry) with a processes half and a threads half; where
+// sched-messaging's cycles go; the tables shaped as the reference
+// thread's (seed tables).
+
+// tasksTrampolines says which trampolines a world's tasks runs use.
+func tasksTrampolines(width int) string {
+	if width != 32 {
+		return "linux flavour"
+	}
+	return "linux trampolines (SYSENTER: Linux 4.19's shape)"
+}
+
+// pingPongPlace places a ping-pong half row: units and ns per round
+// trip, the spread, the ratio to off, CR3 loads per round trip.
+func (r *Renderer) pingPongPlace(rec contract.Record, c config) place {
+	id := fmt.Sprintf("pingpong%d", c.width)
+	pmu := r.tablePMU(id)
+	lead := append([]string{c.mode}, entryCells(c)...)
+	n := 5 + len(coreCols(pmu))
+	cells := half(rec, n, func() []string {
+		v := rec.(contract.PingPong)
+		cr3 := "-"
+		if v.RoundTrips > 0 {
+			cr3 = fmt.Sprintf("%.2f", float64(v.CR3Loads)/float64(v.RoundTrips))
+		}
+		return append([]string{f1(v.Mean), spread(&v.Stats, v.R), f1(v.NsPerRoundTrip), ratioCell(v.RatioToOff), cr3}, coreCells(&v.Core, v.R, pmu)...)
+	})
+	at := tasksAt(c, len(lead), n)
+	nn, reps, warmup := sizes(rec)
+	return place{id: id, row: rowKey(c, c.entry, c.mode), size: len(lead) + 2*n, lead: lead, at: at, cells: cells,
+		begin: func(t *Table, _ []string) {
+			t.Name = id
+			t.Title = fmt.Sprintf("%sping-pong: a 1-byte token through two pipes, per round trip (lmbench lat_ctx shape, two context switches): %s;", worldTitle(c.width), repeatsOf(reps, nn, warmup, "round trip", "round trips"))
+			t.Heading = []string{fmt.Sprintf("%s, no global pages; %s; ± as perf; %s", tasksTrampolines(c.width), r.unitNote(), r.clockHeader()), r.countersNote()}
+			t.Columns = append([]Column{r.modeCol()}, entryCols(c.width)...)
+			for _, k := range []string{"processes", "threads"} {
+				h := append([]Column{{Head: k, Width: 12, Bar: true}, right("±%", 7), right("ns", 9), right("vs off", 7), right("CR3/rt", 7)}, coreCols(pmu)...)
+				t.Columns = append(t.Columns, h...)
+			}
+		},
+	}
+}
+
+// tablePMU is whether the table id shows the PMU columns: as it began, or
+// as the last figure says.
+func (r *Renderer) tablePMU(id string) bool {
+	if r.open != nil && r.open.id == id {
+		return r.open.pmu
+	}
+	return r.pmuOn()
+}
+
+// ipcName names an IPC in the tables.
+func ipcName(ipc string) string {
+	if ipc == "pipe" {
+		return "pipes"
+	}
+	return "Unix-domain stream socket pairs"
+}
+
+// perfFlag is perf's flag for an IPC.
+func perfFlag(ipc string) string {
+	if ipc == "pipe" {
+		return "-p "
+	}
+	return ""
+}
+
+// workloadOf is a sched-messaging record's shape, or (an error record
+// has none) the last one seen.
+func (r *Renderer) workloadOf(rec contract.Record) contract.Workload {
+	switch v := rec.(type) {
+	case contract.Messaging:
+		r.wl = v.Workload
+	case contract.Phases:
+		r.wl = v.Workload
+	case contract.Unsupported:
+		if v.Workload != nil {
+			r.wl = *v.Workload
+		}
+	}
+	return r.wl
+}
+
+// messagingPlace places a sched-messaging half row: seconds per run,
+// the spread, units per message and the ratio to off.
+func (r *Renderer) messagingPlace(rec contract.Record, c config) place {
+	id := fmt.Sprintf("messaging%d", c.width)
+	pmu := r.tablePMU(id)
+	wl := r.workloadOf(rec)
+	n := 4 + len(coreCols(pmu))
+	cells := half(rec, n, func() []string {
+		v := rec.(contract.Messaging)
+		return append([]string{fmt.Sprintf("%.6f", v.Seconds), spread(&v.Stats, v.R), f1(v.PerMessage), ratioCell(v.RatioToOff)}, coreCells(&v.Core, v.R, pmu)...)
+	})
+	_, reps, warmup := sizes(rec)
+	return place{id: id, row: rowKey(c, c.mode), size: 1 + 2*n, lead: []string{c.mode}, at: tasksAt(c, 1, n), cells: cells,
+		begin: func(t *Table, _ []string) {
+			entry := "linux flavour"
+			if c.width == 32 {
+				entry = "SYSENTER with Linux 4.19's entry"
+			}
+			t.Name = id
+			t.Title = fmt.Sprintf("%ssched-messaging (perf bench sched messaging %s-g %d -l %d: %s): %d groups of %d senders and %d receivers, %d-byte messages; %s;",
+				worldTitle(c.width), perfFlag(wl.IPC), wl.Groups, wl.Loops, ipcName(wl.IPC), wl.Groups, 20, 20, wl.Size, runs(reps, warmup))
+			t.Heading = []string{fmt.Sprintf("total time from the start signal to the last exit; %s, no global pages; %s; ± as perf; %s", entry, r.unitNote(), r.clockHeader()), r.countersNote()}
+			t.Columns = []Column{r.modeCol()}
+			for _, k := range []string{"processes s", "threads s"} {
+				h := append([]Column{{Head: k, Width: 12, Bar: true}, right("±%", 7), right(r.perMsg(), 10), right("vs off", 7)}, coreCols(pmu)...)
+				t.Columns = append(t.Columns, h...)
+			}
+		},
+		ref: func(*open) []string { return reference.Messaging(c.width, orText(r.wl.IPC, "pipe")) },
+	}
+}
+
+// msgPhasesPlace places a row of where sched-messaging's cycles go: each
+// phase's share of the run, the entry path's, units per message.
+func (r *Renderer) msgPhasesPlace(rec contract.Record, c config) place {
+	id := fmt.Sprintf("msgphases%d", c.width)
+	pmu := r.tablePMU(id)
+	wl := r.workloadOf(rec)
+	cells := func() []string {
+		v := rec.(contract.Phases)
+		var out []string
+		for _, n := range []string{"cr3_in", "copy_in", "dispatch", "copy_out", "cr3_out"} {
+			out = append(out, fmt.Sprintf("%.1f%%", v.PhasePct[n]))
+		}
+		per := "-"
+		if v.Messages > 0 {
+			per = f1(float64(v.RunCycles) / float64(v.Messages))
+		}
+		return append(append(out, fmt.Sprintf("%.1f%%", v.EntryPathPct), per), coreCells(v.Core, 1, pmu)...)
+	}
+	warmup := 0
+	if v, ok := rec.(contract.Phases); ok {
+		warmup = v.Warmup
+	}
+	return place{id: id, cells: append([]string{c.mode, c.tasks}, figures(rec, cells)...),
+		begin: func(t *Table, _ []string) {
+			t.Name = id
+			t.Title = fmt.Sprintf("%ssched-messaging %s-g %d -l %d (%s): where the cycles go, %% of the run (instrumented %s entry: RDTSC at each boundary; %s)",
+				worldTitle(c.width), perfFlag(wl.IPC), wl.Groups, wl.Loops, ipcName(wl.IPC), upper(c.entry), runs(1, warmup))
+			t.Columns = append([]Column{r.modeCol(), left("tasks", 9), {Head: "cr3 in", Width: 8, Bar: true}, right("frame", 8), right("dispatch", 8),
+				right("copy out", 8), right("cr3 out", 8), {Head: "entry path", Width: 10, Bar: true}, right(r.perMsg(), 12)}, coreCols(pmu)...)
+		},
+		ref: func(*open) []string { return []string{reference.MessagingPhases} },
+	}
+}
+
+// seedPlace places a cell of a table shaped as the reference thread's:
+// a row per width and mode, a column per flavour (null call) or kind of
+// tasks (sched-messaging), each cell its figure ± (perf style), the ratio
+// to the same width's off, its core clock and disturbed repeats.
+func (r *Renderer) seedPlace(rec contract.Record) (place, bool) {
+	s, _ := subjectOf(rec)
+	c := configOf(s)
+	var cols []string
+	switch c.bench {
+	case "null":
+		cols = []string{"minimal", "linux"}
+	case "messaging":
+		cols = []string{"processes", "threads"}
+	default:
+		return place{}, false
+	}
+	col := 0
+	if c.flavour == cols[1] || c.tasks == cols[1] {
+		col = 1
+	}
+	var text string
+	switch v := rec.(type) {
+	case contract.Seed:
+		if c.bench == "messaging" {
+			text = fmt.Sprintf("%9.6f ±%5.1f%% %7.2fx", v.Seconds, v.PerfPct, v.RatioToOff)
+		} else {
+			text = fmt.Sprintf("%9.1f ±%5.1f%% %7.2fx", v.Mean, v.PerfPct, v.RatioToOff)
+		}
+		text += " " + coreShort(&v.Core)
+	case contract.SeedUnsupported:
+		text = "unsupported by this CPU"
+		if notInPAE(v.Reason) {
+			text = "not in PAE"
+		}
+	}
+	id := "seed-" + c.bench
+	return place{id: id, row: fmt.Sprint(c.width, c.mode), size: 3, at: 1 + col,
+		lead:  []string{fmt.Sprintf("%d-bit PTI %s", c.width, c.mode)},
+		cells: []string{text},
+		begin: func(t *Table, _ []string) {
+			t.Name = id
+			if c.bench == "null" {
+				t.Title = fmt.Sprintf("null system call, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL), global pages off: %s per call ± (perf style), ratio to the same width's off", r.unit(statsOf(rec)))
+			} else {
+				t.Title = fmt.Sprintf("sched-messaging over %s, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL): seconds ± (perf style), ratio to the same width's off; %s", ipcName(r.wl.IPC), reference.SeedMessaging())
+				if r.wl.IPC == "pipe" {
+					t.Heading = []string{"(" + reference.PipeNote + ")"}
+				}
+			}
+			t.Columns = []Column{left("kernel", 18), {Head: cols[0] + " (core MHz, disturbed repeats)", Width: 44, Left: true, Bar: true}, {Head: cols[1], Left: true, Bar: true}}
+		},
+	}, true
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
