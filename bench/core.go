@@ -247,22 +247,6 @@ func (d Disturb) pmuCells() string {
 	return fmt.Sprintf(" %9s %10s", cell("instructions"), cell("core_cycles"))
 }
 
-// coreShort is d's core clock and disturbed repeats in a seed table's
-// cell: " 3400 MHz 0/10", "-" for an unsupported counter.
-func (d Disturb) coreShort(hz uint64) string {
-	mhz, smi := "-", "-"
-	if d.Ratio != 0 {
-		mhz = fmt.Sprintf("%.0f", float64(hz)*d.Ratio/1e6)
-	}
-	if d.Src&(cpustate.SampleSMI|cpustate.SampleNMI) != 0 && d.Sampled != "" {
-		smi = fmt.Sprintf("%d/%d", d.Disturbed, d.Disturbed+d.Undisturbed.N)
-		if d.Disturbed == 0 {
-			smi = "0"
-		}
-	}
-	return fmt.Sprintf(" %5s MHz %s", mhz, smi)
-}
-
 // countersNote says, for table headings, what the core-clock columns come
 // from, or that the CPU has no such counters, and what dist rep counts.
 func countersNote() string {

@@ -45,12 +45,10 @@ func TestDisturbDeltasNMIOnly(t *testing.T) {
 		PMU: &contract.PMUCounts{Unsupported: pmuNow.reason},
 	}, d.core(1_000_000_000))
 	assert.Equal(t, "        -          -      1/4", d.coreCells(1_000_000_000, 4))
-	assert.Equal(t, "     - MHz 1/4", d.coreShort(1_000_000_000))
 
 	calm := disturbDeltas(perOp, []cpustate.Sample{{}, {}, {}, {}}, sampledRepeat, 1)
 	assert.Zero(t, calm.Disturbed)
 	assert.Equal(t, "        -          -      0/4", calm.coreCells(1_000_000_000, 4), "countable, none seen")
-	assert.Equal(t, "     - MHz 0", calm.coreShort(1_000_000_000))
 	assert.Equal(t, "all", calm.core(1_000_000_000).Headline)
 }
 

@@ -280,7 +280,7 @@ func TestEngineTasksFailure(t *testing.T) {
 	errs := of[contract.Error](recs)
 	assert.Len(t, errs, 2*2+2*2+2*2, "ping-pong: off, on x 2; messaging32: off, on x 2, and its phases")
 	assert.Len(t, r.Failed(), len(errs))
-	assert.Contains(t, out, "FAILED (see the error record)")
+	assert.Contains(t, out, "| FAILED: no processes here")
 	assert.Contains(t, errs[0].Error, "no processes here")
 }
 

@@ -137,7 +137,7 @@ func (x *Ctx) stats(s Stats, d Disturb, ratio float64) contract.Stats {
 func (x *Ctx) notMeasured(name string, s contract.Subject, n, r int, unsup, failure error) bool {
 	switch {
 	case unsup != nil:
-		x.Record(contract.Unsupported{Subject: s, N: n, R: r, Reason: unsup.Error()})
+		x.Record(contract.Unsupported{Subject: s, N: n, R: r, Warmup: x.Plan.Warmup, Reason: unsup.Error()})
 	case failure != nil:
 		x.Fail(contract.Error{Name: name, Error: failure.Error(), Subject: &s, N: n, R: r})
 	default:
@@ -156,7 +156,7 @@ func (x *Ctx) measurement(m Measurement, ratio float64) {
 		return
 	}
 	rec := contract.Syscall{
-		Subject: s, N: m.N, R: m.R, Stats: x.stats(m.Stats, m.Disturb, ratio),
+		Subject: s, N: m.N, R: m.R, Warmup: x.Plan.Warmup, Stats: x.stats(m.Stats, m.Disturb, ratio),
 		NsPerCall: round(x.Clock.Ns(m.Stats.Mean)), EmptyLoopCycles: round(m.Empty),
 		PMUCheck: x.pmuCheck(m),
 	}
@@ -249,11 +249,6 @@ func repeats(r, n, warmup int) string { return repeatsOf(r, n, warmup, "call", "
 // after warmup repeats.
 func repeatsOf(r, n, warmup int, one, many string) string {
 	return fmt.Sprintf("%s of %s after %s", plural(r, "repeat", "repeats"), plural(n, one, many), plural(warmup, "warm-up repeat", "warm-up repeats"))
-}
-
-// runs describes r runs after warmup warm-up runs.
-func runs(r, warmup int) string {
-	return fmt.Sprintf("%s after %s", plural(r, "run", "runs"), plural(warmup, "warm-up run", "warm-up runs"))
 }
 
 // plural says k things.

@@ -9,7 +9,6 @@ import (
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/pti"
-	"github.com/ptilab/ptilab/reference"
 )
 
 // sched-messaging as perf defines it (tools/perf/bench/sched-messaging.c):
@@ -494,53 +493,27 @@ func measureMessaging(w World, c Config, threads bool, p MessagingParams) Messag
 	return last
 }
 
-// messagingEntry says how the world's sched-messaging tasks enter the
-// kernel: the linux trampoline of its default entry.
-func messagingEntry(w World) string {
-	if len(w.Entries()) < 2 {
-		return "linux flavour"
-	}
-	return w.Entries()[0].Upper() + " with Linux 4.19's entry"
-}
-
 // messagingTable runs sched-messaging in every mode of the plan,
 // processes and threads, through the linux trampoline of the world's
-// default entry, no global pages, and prints a row per mode as it
-// finishes, shaped like the Linux threads': total time in seconds (perf's
-// "Total time"), its spread, cycles per message and the ratio to off. In
-// a world with an instrumented entry it then shows where the cycles go
-// (messagingPhases).
+// default entry, no global pages, and records each as it finishes
+// (package tables shows a row per mode, shaped like the Linux threads':
+// total time in seconds (perf's "Total time"), its spread, cycles per
+// message and the ratio to off). In a world with an instrumented entry it
+// then measures where the cycles go (messagingPhases).
 func messagingTable(x *Ctx) any {
-	p, w, clk := x.Plan.messagingParams(), x.World, x.Clock
-	x.Printf("")
-	x.Printf("%ssched-messaging (perf bench sched messaging %s-g %d -l %d: %s): %d groups of %d senders and %d receivers, %d-byte messages; %s;",
-		w.Title(), p.perfFlag(), p.Groups, p.Loops, p.ipcName(), p.Groups, MsgPerGroup, MsgPerGroup, p.Size, runs(p.R, p.Warmup))
-	x.Printf("total time from the start signal to the last exit; %s, no global pages; %s; ± as perf; %s", messagingEntry(w), clk.unitNote(), clk.header())
-	x.Printf("%s", countersNote())
-	x.Printf("%-*s | %12s %7s %10s %7s%s | %12s %7s %10s %7s%s", x.modeWidth(), "mode", "processes s", "±%", clk.perMsg(), "vs off", coreColumns(), "threads s", "±%", clk.perMsg(), "vs off", coreColumns())
+	p, w := x.Plan.messagingParams(), x.World
 	var all []Messaging
 	for _, mode := range x.Plan.Modes {
-		tasksRow(x, fmt.Sprintf("%-*s", x.modeWidth(), mode), &all,
-			func(threads bool) Messaging {
-				return measureMessaging(w, w.TasksConfig(mode, w.Entries()[0]), threads, p)
-			},
-			func(m Messaging, ratio float64) string { return messagingCells(m, clk, ratio) }, x.messaging)
+		tasksRow(&all, func(threads bool) Messaging {
+			return measureMessaging(w, w.TasksConfig(mode, w.Entries()[0]), threads, p)
+		}, x.messaging)
 	}
-	x.lines(reference.Messaging(w.Width(), p.IPC))
 	c := w.TasksConfig(pti.Off, w.Entries()[0])
 	c.Stamps = true
 	if w.Supported(c) == nil {
 		messagingPhases(x)
 	}
 	return all
-}
-
-func messagingCells(m Messaging, clk Clock, ratio float64) string {
-	if cell, ok := notMeasuredCell(39+coreWidth(), m.Unsup, m.Failure); ok {
-		return cell
-	}
-	return fmt.Sprintf("%12.6f %7s %10.1f %7.2f%s", clk.Ns(m.Stats.Mean)/1e9, spread(m.Stats), m.Stats.Mean/float64(m.Messages), ratio,
-		m.Disturb.coreCells(clk.Hz, m.P.R))
 }
 
 func (m Messaging) row() (pti.Mode, bool, Stats) { return m.Config.Mode, m.Threads, m.Stats }
@@ -585,9 +558,6 @@ func (x *Ctx) messaging(m Messaging, ratio float64) {
 func messagingPhases(x *Ctx) {
 	p, w, clk := x.Plan.messagingParams(), x.World, x.Clock
 	entry := w.Entries()[0]
-	x.Printf("")
-	x.Printf("%ssched-messaging %s-g %d -l %d (%s): where the cycles go, %% of the run (instrumented %s entry: RDTSC at each boundary; %s)", w.Title(), p.perfFlag(), p.Groups, p.Loops, p.ipcName(), entry.Upper(), runs(1, p.Warmup))
-	x.Printf("%-*s %-9s | %8s %8s %8s %8s %8s | %10s %12s%s", x.modeWidth(), "mode", "tasks", "cr3 in", "frame", "dispatch", "copy out", "cr3 out", "entry path", clk.perMsg(), coreColumns())
 	for _, mode := range x.Plan.Modes {
 		for _, threads := range []bool{false, true} {
 			c := w.TasksConfig(mode, entry)
@@ -595,36 +565,30 @@ func messagingPhases(x *Ctx) {
 			q := p
 			q.R = 1
 			m := measureMessaging(w, c, threads, q)
-			head := fmt.Sprintf("%-*s %-9s", x.modeWidth(), mode, taskKind(threads))
 			s := x.messagingSubject(c, threads)
 			wl := p.workload()
 			switch {
 			case m.Unsup != nil:
 				x.Record(contract.Unsupported{Subject: s, Workload: &wl, Reason: m.Unsup.Error()})
-				x.Printf("%s | unsupported: %s", head, reasonOf(m.Unsup))
 				continue
 			case x.notMeasured(x.Name+" phases "+mode.String()+" "+s.Tasks, s, 0, 0, nil, m.Failure):
-				x.Printf("%s | FAILED (see the error record)", head)
 				continue
 			}
 			run := float64(m.RunCycles)
-			line := head + " |"
 			entryPath := 0.0
 			pct := map[string]float64{}
 			for i, ph := range m.Phases {
-				line += fmt.Sprintf(" %7.1f%%", 100*float64(ph)/run)
 				pct[phaseNames[i]] = round(100 * float64(ph) / run)
 				if i != phaseDispatch {
 					entryPath += float64(ph)
 				}
 			}
-			line += fmt.Sprintf(" | %9.1f%% %12.1f%s", 100*entryPath/run, run/float64(m.Messages), m.Disturb.coreCells(clk.Hz, q.R))
-			x.Printf("%s", line)
+			core := m.Disturb.core(clk.Hz)
 			x.Record(contract.Phases{
 				Subject: s, Workload: wl, Unit: clk.Unit(),
 				PhasePct: pct, EntryPathPct: round(100 * entryPath / run), RunCycles: m.RunCycles, Messages: m.Messages,
+				Warmup: p.Warmup, Core: &core,
 			})
 		}
 	}
-	x.Printf("%s", reference.MessagingPhases)
 }

@@ -93,9 +93,3 @@ func TestMessagingLayout(t *testing.T) {
 		}
 	}
 }
-
-func TestRuns(t *testing.T) {
-	assert.Equal(t, "10 runs after 2 warm-up runs", runs(10, 2))
-	assert.Equal(t, "1 run after 1 warm-up run", runs(1, 1))
-	assert.Equal(t, "3 runs after 0 warm-up runs", runs(3, 0))
-}

@@ -177,38 +177,22 @@ func measurePingPong(w World, c Config, threads bool, n, r, warmup int) PingPong
 
 // pingPongTable measures the ping-pong in every mode of the plan, by
 // each of the world's entries, processes and threads, with the linux
-// trampoline and no global pages, and prints a row per mode as it
-// finishes: cycles and ns per round trip, the spread, the ratio to off
-// and the CR3 loads per round trip.
+// trampoline and no global pages, and records each as it finishes
+// (package tables shows a row per mode: cycles and ns per round trip, the
+// spread, the ratio to off and the CR3 loads per round trip).
 func pingPongTable(x *Ctx) any {
-	p, w, clk := x.Plan, x.World, x.Clock
-	x.Printf("")
-	x.Printf("%sping-pong: a 1-byte token through two pipes, per round trip (lmbench lat_ctx shape, two context switches): %s;", w.Title(), repeatsOf(p.R, p.PingPongN, p.Warmup, "round trip", "round trips"))
-	x.Printf("%s, no global pages; %s; ± as perf; %s", tasksTrampolines(w), clk.unitNote(), clk.header())
-	x.Printf("%s", countersNote())
-	x.Printf("%-*s%s | %12s %7s %9s %7s %7s%s | %12s %7s %9s %7s %7s%s", x.modeWidth(), "mode", entryColumn(w, "entry"), "processes", "±%", "ns", "vs off", "CR3/rt", coreColumns(),
-		"threads", "±%", "ns", "vs off", "CR3/rt", coreColumns())
+	p, w := x.Plan, x.World
 	var all []PingPong
 	for _, entry := range w.Entries() {
 		var rows []PingPong
 		for _, mode := range p.Modes {
-			tasksRow(x, fmt.Sprintf("%-*s%s", x.modeWidth(), mode, entryColumn(w, entry.String())), &rows,
-				func(threads bool) PingPong {
-					return measurePingPong(w, w.TasksConfig(mode, entry), threads, p.PingPongN, p.R, p.Warmup)
-				},
-				func(pp PingPong, ratio float64) string { return pingPongCells(pp, clk, ratio) }, x.pingPong)
+			tasksRow(&rows, func(threads bool) PingPong {
+				return measurePingPong(w, w.TasksConfig(mode, entry), threads, p.PingPongN, p.R, p.Warmup)
+			}, x.pingPong)
 		}
 		all = append(all, rows...)
 	}
 	return all
-}
-
-// tasksTrampolines says which trampolines the world's tasks runs use.
-func tasksTrampolines(w World) string {
-	if len(w.Entries()) < 2 {
-		return "linux flavour"
-	}
-	return fmt.Sprintf("linux trampolines (%s: Linux 4.19's shape)", w.Entries()[0].Upper())
 }
 
 // notMeasuredCell is the cells, width wide, of a result that was not
@@ -224,7 +208,8 @@ func notMeasuredCell(width int, unsup, failure error) (cell string, ok bool) {
 	return "", false
 }
 
-// pingPongCells formats one result's cells of the table.
+// pingPongCells formats one result's cells of the ladder's ping-pong
+// table.
 func pingPongCells(pp PingPong, clk Clock, ratio float64) string {
 	if cell, ok := notMeasuredCell(48+coreWidth(), pp.Unsup, pp.Failure); ok {
 		return cell
@@ -243,12 +228,10 @@ type tasksResult interface {
 	row() (mode pti.Mode, threads bool, s Stats)
 }
 
-// tasksRow prints a row of a table with a processes and a threads
-// column: head, then for each the cells of what measure gives, with its
-// ratio to the same column's off result among rows (which it joins), and
-// writes its record.
-func tasksRow[R tasksResult](x *Ctx, head string, rows *[]R, measure func(threads bool) R, cells func(R, float64) string, record func(R, float64)) {
-	line := head
+// tasksRow measures a row of a table with a processes and a threads
+// column and writes each one's record, with its ratio to the same
+// column's off result among rows (which it joins).
+func tasksRow[R tasksResult](rows *[]R, measure func(threads bool) R, record func(R, float64)) {
 	for _, threads := range []bool{false, true} {
 		m := measure(threads)
 		*rows = append(*rows, m)
@@ -258,10 +241,8 @@ func tasksRow[R tasksResult](x *Ctx, head string, rows *[]R, measure func(thread
 			_, _, b := (*base).row()
 			q = s.Mean / b.Mean
 		}
-		line += " | " + cells(m, q)
 		record(m, q)
 	}
-	x.Printf("%s", strings.TrimRight(line, " "))
 }
 
 // findTasks returns the result of mode and threads among all, or nil.
@@ -286,7 +267,7 @@ func (x *Ctx) pingPongAs(bench string, pp PingPong, ratio float64) {
 		return
 	}
 	x.Record(contract.PingPong{
-		Subject: s, N: pp.N, R: pp.R, Stats: x.stats(pp.Stats, pp.Disturb, ratio),
+		Subject: s, N: pp.N, R: pp.R, Warmup: x.Plan.Warmup, Stats: x.stats(pp.Stats, pp.Disturb, ratio),
 		NsPerRoundTrip: round(x.Clock.Ns(pp.Stats.Mean)),
 		RoundTrips:     pp.RoundTrips, Switches: pp.Switches, CR3Loads: pp.CR3Loads,
 	})

@@ -3,7 +3,6 @@ package bench
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
@@ -91,58 +90,39 @@ func probe(x *Ctx) any {
 			modes = append(modes, m)
 		}
 	}
-	x.Printf("")
-	x.Printf("%sisolation probe: a ring-3 read of each address (#PF error code: P=1 protection, P=0 not mapped)", w.Title())
-	digits := w.User().AddrDigits
-	hdr := fmt.Sprintf("%-14s %-*s", "target", digits, "address")
-	for _, m := range modes {
-		hdr += fmt.Sprintf(" %-22s", m)
-	}
-	x.Printf("%s", strings.TrimRight(hdr, " "))
 	all := true
 	for _, t := range pw.ProbeTargets() {
-		line := fmt.Sprintf("%-14s %#-*x", t.Name, digits, t.Address)
 		for _, mode := range modes {
 			c := config(mode, w.Entries()[0], pti.Minimal)
 			s := x.subject("probe", c)
 			s.Entry, s.Flavour, s.Target = "", "", t.Name // the probe's entry is the world's business
 			addr := fmt.Sprintf("%#x", t.Address)
 			if err := w.Supported(c); err != nil {
-				line += fmt.Sprintf(" %-22s", "unsupported")
 				x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: mode.String() + ": " + reasonOf(err)})
 				continue
 			}
 			e, err := w.Probe(c, t.Address)
 			if err != nil {
-				line += fmt.Sprintf(" %-22s", "FAILED")
 				x.Fail(contract.Error{Name: x.Name + " " + t.Name + " " + mode.String(), Error: err.Error(), Subject: &s})
 				all = false
 				continue
 			}
 			good := t.expected(mode, e)
 			rec := contract.Probe{Subject: s, Address: addr, Faulted: e.Faulted, AsExpected: &good}
-			cell := "read"
 			if e.Faulted {
 				rec.ProbeFault = &contract.ProbeFault{
 					Vector: e.Vector, ErrorCode: e.ErrorCode, Present: e.ErrorCode&amd64.PF_P != 0,
 					CR2: fmt.Sprintf("%#x", e.CR2), User: e.FromUser(),
 				}
-				cell = amd64.VectorName(e.Vector)
-				if e.Vector == amd64.VectorPF {
-					cell = fmt.Sprintf("#PF P=%d (error %#x)", e.ErrorCode&1, e.ErrorCode)
-				}
 			}
 			if !good {
-				cell += " UNEXPECTED"
 				all = false
 			}
 			x.Record(rec)
-			line += fmt.Sprintf(" %-22s", cell)
 		}
-		x.Printf("%s", strings.TrimRight(line, " "))
 	}
 	if e, ok := w.(exposer); ok {
-		printExposure(x, e, modes)
+		recordExposure(x, e, modes)
 	}
 	if k, ok := w.(kernelChecker); ok {
 		k.kernelChecks(x, all)
@@ -156,24 +136,15 @@ type exposer interface {
 	Exposure(mode pti.Mode) []pti.Area
 }
 
-// printExposure prints, under the probe table, what the user table of
-// each of modes maps beyond on's (the areas the world's tables are built
-// from; the host tests walk the tables against them).
-func printExposure(x *Ctx, e exposer, modes []pti.Mode) {
-	x.Printf("what each mode's user table maps beyond on's (supervisor-only; the host tests walk the tables against this list):")
+// recordExposure records, after the probe, what the user table of each
+// of modes maps beyond on's (the areas the world's tables are built from;
+// the host tests walk the tables against them).
+func recordExposure(x *Ctx, e exposer, modes []pti.Mode) {
 	for _, m := range modes {
 		areas := e.Exposure(m)
-		if len(areas) == 0 {
-			x.Printf("%-17s nothing", m)
-		}
 		rec := contract.Exposure{Subject: contract.Subject{Bench: x.Name, Width: x.World.Width(), Mode: m.String(),
 			Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}, Areas: []contract.ExposureArea{}}
-		for i, a := range areas {
-			name := m.String()
-			if i > 0 {
-				name = ""
-			}
-			x.Printf("%-17s %v", name, a)
+		for _, a := range areas {
 			ea := contract.ExposureArea{Name: a.Name, Pages: a.Pages, Holds: a.Holds}
 			if a.Pages > 0 {
 				ea.Start, ea.End = fmt.Sprintf("%#x", a.VA), fmt.Sprintf("%#x", a.VA+uint64(a.Pages)*amd64.PageSize)

@@ -6,24 +6,33 @@ import (
 	"sort"
 
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/tables"
 )
 
 // Reporter writes a run's results: human-readable lines, one
 // `PTILAB {json}` line per result (a record of package contract) and a
 // last `PTILAB-END {json}` line with the status and counts, so that a log
-// cut short is detectable (docs/how-it-works.md, "Output").
+// cut short is detectable (docs/how-it-works.md, "Output"). The tables
+// are rendered from the records as they go out (package tables), the
+// same renderer `ptilab report` uses: a row as soon as its records are
+// written, so a run cut short shows its partial tables.
 type Reporter struct {
 	w       io.Writer
+	tables  *tables.Renderer
 	records int
 	checks  int
 	failed  []string
 }
 
 // NewReporter returns a Reporter writing to w (the console).
-func NewReporter(w io.Writer) *Reporter { return &Reporter{w: w} }
+func NewReporter(w io.Writer) *Reporter {
+	return &Reporter{w: w, tables: tables.New(tables.Text{W: w})}
+}
 
-// Printf writes a human-readable line.
+// Printf writes a human-readable line (not a table's: a line ends the
+// table being rendered, which gets its reference lines first).
 func (r *Reporter) Printf(format string, args ...any) {
+	r.tables.Flush()
 	fmt.Fprintf(r.w, format+"\n", args...)
 }
 
@@ -37,6 +46,7 @@ func (r *Reporter) Record(rec contract.Record) {
 	}
 	r.records++
 	fmt.Fprintf(r.w, "%s %s\n", contract.RecordTag, b)
+	r.tables.Add(rec)
 }
 
 // Check reports a self-check: a human line and a "check" record with its
@@ -68,6 +78,7 @@ func (r *Reporter) Failed() []string { return r.failed }
 // StatusFailed), the counts and the failed names (sorted), and returns
 // the exit status.
 func (r *Reporter) End(e contract.End) int {
+	r.tables.Close()
 	e.Status, e.Exit = "ok", contract.StatusOK
 	if len(r.failed) > 0 {
 		e.Status, e.Exit = "failed", contract.StatusFailed

@@ -37,7 +37,7 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 	lfence := amd64.SerializeLFENCE()
 	r.Printf("ptilab: LFENCE serializing: %s", lfence)
 	r.Record(contract.Timing{LFENCE: lfence, TSCHz: clk.Hz, TSCSource: clk.Source, TSCInvariant: amd64.Features.InvariantTSC,
-		RDTSCP: amd64.Features.RDTSCP, Emulated: clk.Emulated(), Emulator: clk.Emulator, Icount: clk.Icount})
+		RDTSCP: amd64.Features.RDTSCP, Emulated: clk.Emulated(), Emulator: clk.Emulator, Icount: clk.Icount, Modes: modeNames(plan)})
 	results := map[string]any{}
 	ready := map[int]error{}
 	pmuStarted := false
@@ -84,9 +84,20 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 	}
 }
 
-// modeWidth is the width of the mode column of the image's tables: the
-// longest name among the plan's modes ("on-noswitch+pcid" is 16), at
-// least 8.
+// modeNames are the plan's modes' names, for the timing record (the
+// tables' mode column is as wide as the longest).
+func modeNames(plan Plan) []string {
+	var out []string
+	for _, m := range plan.Modes {
+		out = append(out, m.String())
+	}
+	return out
+}
+
+// modeWidth is the width of the mode column of the tables the image
+// still prints itself (package tables renders the others from the
+// records): the longest name among the plan's modes ("on-noswitch+pcid"
+// is 16), at least 8.
 func (x *Ctx) modeWidth() int {
 	w := 8
 	for _, m := range x.Plan.Modes {

@@ -337,14 +337,6 @@ func (MsgReceiverTask) program() string { return "msg-receiver" }
 // errNoProgram is a world's answer to a task whose program it lacks.
 func errNoProgram(t Task) error { return fmt.Errorf("no program %q in this world", t.program()) }
 
-// unsupportedText is a table cell for a configuration a world cannot run.
-func unsupportedText(err error) string {
-	if isNotInPAE(err) {
-		return "not in PAE"
-	}
-	return "unsupported"
-}
-
 // isNotInPAE reports whether err says that PAE paging cannot have a
 // configuration.
 func isNotInPAE(err error) bool { return errors.Is(err, ErrNotInPAE) }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
+
+	"github.com/ptilab/ptilab/tables"
 )
 
 // How compare tests a difference. The records carry each figure's
@@ -45,7 +47,7 @@ func Compare(a, b *Run) Document {
 		TestNote,
 	}}
 	t := Table{Name: "compare", Title: "A against B, configuration by configuration: mean ± (perf style), B/A, p-value and repeats, the change if significant",
-		Columns: []string{"configuration", "unit", "A", "B", "B/A", "test", "change"}}
+		Columns: tables.Cols("configuration", "unit", "A", "B", "B/A", "test", "change")}
 	ma, mb := a.Measurements(), b.Measurements()
 	inB := map[string]*Measurement{}
 	var order []string

@@ -74,9 +74,15 @@ func writeText(w io.Writer, d Document) {
 	}
 	for _, t := range d.Tables {
 		fmt.Fprintln(w)
+		if len(t.Text) > 0 {
+			for _, l := range t.Text {
+				fmt.Fprintln(w, l)
+			}
+			continue
+		}
 		fmt.Fprintln(w, t.Title)
 		widths := make([]int, len(t.Columns))
-		for _, row := range append([][]string{t.Columns}, t.Rows...) {
+		for _, row := range append([][]string{t.Heads()}, t.Rows...) {
 			for i, c := range row {
 				if i < len(widths) {
 					widths[i] = max(widths[i], utf8.RuneCountInString(c))
@@ -91,7 +97,7 @@ func writeText(w io.Writer, d Document) {
 				}
 			}
 		}
-		for _, row := range append([][]string{t.Columns}, t.Rows...) {
+		for _, row := range append([][]string{t.Heads()}, t.Rows...) {
 			var b strings.Builder
 			for i, c := range row {
 				if i > 0 {
@@ -107,7 +113,7 @@ func writeText(w io.Writer, d Document) {
 			}
 			fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 		}
-		for _, n := range t.under() {
+		for _, n := range t.Under() {
 			fmt.Fprintln(w, n)
 		}
 	}
@@ -127,14 +133,20 @@ func writeMarkdown(w io.Writer, d Document) {
 	}
 	for _, t := range d.Tables {
 		fmt.Fprintf(w, "\n### %s\n\n", mdEscape(t.Title))
-		fmt.Fprintf(w, "| %s |\n", strings.Join(mdRow(t.Columns), " | "))
+		for _, h := range t.Heading {
+			fmt.Fprintf(w, "%s  \n", mdEscape(h))
+		}
+		if len(t.Heading) > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(mdRow(t.Heads()), " | "))
 		fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(t.Columns)))
 		for _, row := range t.Rows {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(mdRow(row), " | "))
 		}
-		if len(t.under()) > 0 {
+		if len(t.Under()) > 0 {
 			fmt.Fprintln(w)
-			for _, n := range t.under() {
+			for _, n := range t.Under() {
 				fmt.Fprintf(w, "%s  \n", mdEscape(n))
 			}
 		}
@@ -166,17 +178,14 @@ func writeCSV(w io.Writer, d Document) error {
 	for _, t := range d.Tables {
 		cw.Write([]string{""})
 		cw.Write([]string{t.Name, t.Title})
-		cw.Write(append([]string{"table"}, t.Columns...))
+		cw.Write(append([]string{"table"}, t.Heads()...))
 		for _, row := range t.Rows {
 			cw.Write(append([]string{t.Name}, row...))
 		}
-		for _, n := range t.under() {
+		for _, n := range t.Under() {
 			cw.Write([]string{n})
 		}
 	}
 	cw.Flush()
 	return cw.Error()
 }
-
-// under is the lines under t: its reference lines, then its notes.
-func (t Table) under() []string { return append(append([]string(nil), t.Reference...), t.Notes...) }

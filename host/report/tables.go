@@ -7,20 +7,15 @@ import (
 
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/reference"
+	"github.com/ptilab/ptilab/tables"
 )
 
-// Table is a table of a report: its name (a short key: "null64",
-// "seed-null", ...), title, column heads, rows of cells as printed, and
-// the lines under it: the reference figure as the image prints it (or
-// why there is none), then notes (why configurations did not run).
-type Table struct {
-	Name      string     `json:"name"`
-	Title     string     `json:"title"`
-	Columns   []string   `json:"columns"`
-	Rows      [][]string `json:"rows"`
-	Reference []string   `json:"reference,omitempty"`
-	Notes     []string   `json:"notes,omitempty"`
-}
+// Table is a table of a report (package tables's): its name (a short
+// key: "null64", "seed-null", ...), title, columns, rows of cells as
+// printed, and the lines under it: the reference figure as the image
+// prints it (or why there is none), then notes (why configurations did
+// not run).
+type Table = tables.Table
 
 // Measurement is a benchmark's configuration as a run recorded it: a
 // measured figure (a syscall, pingpong or messaging record), or one that
@@ -87,36 +82,24 @@ type Report struct {
 }
 
 // Build makes a run's report: the machine line, the status, and the
-// seed-shaped tables the run has figures for (the null call per mode and
-// flavour, the 32-bit vs 64-bit null call and sched-messaging, lseek with
-// the global-page gain, the work curve, ping-pong, sched-messaging, the
-// mitigation ladder), each
-// with the reference figure under it as the image prints it.
+// tables: the run's records fed in order to package tables, the renderer
+// the image's console uses (the null call, the copy methods and phases,
+// the work curve, lseek, ping-pong, sched-messaging and its phases, the
+// probe and exposure, the seed-shaped tables: the same text as the
+// console), then the tables this package still makes itself (the TLB
+// sweep, flush costs, retention, the leak oracle, the mitigation ladder),
+// each with the reference figure under it as the image prints it.
 func Build(r *Run) Report {
 	rep := Report{Source: r.Source, Machine: MachineLine(r), Status: StatusLine(r), CutShort: r.CutShort()}
 	rep.Records.Machine, rep.Records.Timing, rep.Records.End = r.Machine, r.Timing, r.End
+	rep.Tables = Rendered(r)
 	ms := r.Measurements()
 	unit := unitOf(ms)
-	for _, width := range []int{64, 32} {
-		add(&rep.Tables, nullTable(ms, width, unit))
-	}
-	add(&rep.Tables, seedTable(r, "null", []string{"minimal", "linux"}, unit))
-	add(&rep.Tables, seedTable(r, "messaging", []string{"processes", "threads"}, unit))
-	add(&rep.Tables, lseekTable(ms, unit))
-	for _, width := range []int{64, 32} {
-		add(&rep.Tables, workTable(ms, width))
-	}
-	add(&rep.Tables, pingPongTable(ms, unit))
-	for _, width := range []int{64, 32} {
-		add(&rep.Tables, messagingTable(ms, width, unit))
-	}
 	for _, kind := range sweepKinds(ms) {
 		add(&rep.Tables, sweepTable(ms, kind, unit))
 	}
 	add(&rep.Tables, flushCostTable(r))
 	add(&rep.Tables, retentionTable(r))
-	add(&rep.Tables, probeTable(r))
-	add(&rep.Tables, exposureTable(r))
 	add(&rep.Tables, oracleTable(r))
 	add(&rep.Tables, ladderTable(r, unit, "ladder"))
 	add(&rep.Tables, ladderTable(r, unit, "ladder32"))
@@ -283,7 +266,7 @@ func reason(r string) string {
 // "unsupported" or "FAILED" in the first figure column, "-" in the other
 // n-1; the reason goes under t, once.
 func notRunRow(t *Table, m Measurement, n int) []string {
-	t.note(m)
+	note(t, m)
 	row := []string{m.NotRun}
 	for range n - 1 {
 		row = append(row, "-")
@@ -292,7 +275,7 @@ func notRunRow(t *Table, m Measurement, n int) []string {
 }
 
 // note adds under t why m did not run, unless it says so already.
-func (t *Table) note(m Measurement) {
+func note(t *Table, m Measurement) {
 	if m.Why == "" {
 		return
 	}
@@ -300,134 +283,6 @@ func (t *Table) note(m Measurement) {
 	if !slices.Contains(t.Notes, n) {
 		t.Notes = append(t.Notes, n)
 	}
-}
-
-// nullTable is the null call of the world of width: a row per mode,
-// entry, flavour, pt_regs copy and global setting, with the ratio to off.
-func nullTable(ms []Measurement, width int, unit string) Table {
-	t := Table{Name: fmt.Sprintf("null%d", width),
-		Title:   fmt.Sprintf("%d-bit null system call (getppid) per mode and flavour, per call; ± as perf stat --repeat (stddev of the mean)", width),
-		Columns: []string{"mode", "entry", "flavour", "copy", "global", unitPer(unit, "call"), "±%", "median", "min", "ns/call", "vs off"}}
-	for _, m := range ms {
-		if !benchOf(m, "null") || m.Width != width || m.Stamps {
-			continue
-		}
-		head := []string{m.Mode, m.Entry, m.Flavour, orDash(m.Copy), yn(m.Global)}
-		if m.Stats == nil {
-			t.Rows = append(t.Rows, append(head, notRunRow(&t, m, 6)...))
-			continue
-		}
-		s := m.Stats
-		t.Rows = append(t.Rows, append(head, f1(s.Mean), fmt.Sprintf("%.1f%%", s.PerfPct), f1(s.Median), f1(s.Min), f1(m.Ns), ratioCell(s)))
-	}
-	t.Reference = []string{"(no reference figure: the reference threads' null-call figures are 64-bit)"}
-	if width == 64 {
-		t.Reference = reference.Null()
-		for _, m := range ms {
-			if benchOf(m, "null") && (strings.HasPrefix(m.Mode, "on-defer") || strings.HasPrefix(m.Mode, "on-noswitch")) {
-				t.Reference = append(t.Reference, reference.Deferred()...)
-				break
-			}
-		}
-	}
-	return t
-}
-
-// seedTable is a table shaped as the reference thread's, from the run's
-// seed records of bench ("null" or "messaging"): a row per width (32,
-// then 64) and mode, a column per cols (flavours or task kinds), each
-// cell its figure ± (perf style) and the ratio to the same width's off.
-func seedTable(r *Run, bench string, cols []string, unit string) Table {
-	t := Table{Name: "seed-" + bench, Columns: append([]string{"kernel"}, cols...)}
-	if bench == "null" {
-		t.Title = fmt.Sprintf("null system call, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL), global pages off: %s per call ± (perf style), ratio to the same width's off", unitName(unit))
-		t.Reference = reference.Null()
-	} else {
-		t.Title = "sched-messaging, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL): seconds ± (perf style), ratio to the same width's off"
-		t.Reference = []string{reference.SeedMessaging()}
-	}
-	type key struct {
-		width int
-		mode  string
-	}
-	cells := map[key][]string{}
-	var order []key
-	for _, rec := range r.Records {
-		var sub contract.Subject
-		var text string
-		switch v := rec.Record.(type) {
-		case contract.Seed:
-			sub = v.Subject
-			if bench == "messaging" {
-				text = fmt.Sprintf("%.6f ±%.1f%% %.2fx", v.Seconds, v.PerfPct, v.RatioToOff)
-			} else {
-				text = fmt.Sprintf("%.1f ±%.1f%% %.2fx", v.Mean, v.PerfPct, v.RatioToOff)
-			}
-		case contract.SeedUnsupported:
-			sub = v.Subject
-			text = "unsupported"
-			t.note(Measurement{NotRun: text, Why: reason(v.Reason)})
-		default:
-			continue
-		}
-		if sub.Bench != bench {
-			continue
-		}
-		col := slices.Index(cols, sub.Flavour)
-		if bench == "messaging" {
-			col = slices.Index(cols, sub.Tasks)
-		}
-		if col < 0 {
-			continue
-		}
-		k := key{sub.Width, sub.Mode}
-		if cells[k] == nil {
-			cells[k] = make([]string, len(cols))
-			order = append(order, k)
-		}
-		cells[k][col] = text
-	}
-	for _, k := range order {
-		row := []string{fmt.Sprintf("%d-bit PTI %s", k.width, k.mode)}
-		for _, c := range cells[k] {
-			row = append(row, orText(c, "not measured"))
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t
-}
-
-// lseekTable is lseek in both worlds: a row per entry, mode and global
-// setting, with operations per second, the ratio to off and what global
-// pages gain over the same configuration without them.
-func lseekTable(ms []Measurement, unit string) Table {
-	t := Table{Name: "lseek", Title: "lseek(fd, 0, SEEK_SET) on a kernel file, linux trampolines; ± as perf",
-		Columns:   []string{"kernel", "entry", "mode", "global", unitPer(unit, "call"), "±%", "ns/call", "ops/s", "vs off", "global gain"},
-		Reference: reference.Lseek()}
-	var ls []Measurement
-	for _, m := range ms {
-		if benchOf(m, "lseek") {
-			ls = append(ls, m)
-		}
-	}
-	for _, m := range ls {
-		head := []string{fmt.Sprintf("%d-bit", m.Width), m.Entry, m.Mode, yn(m.Global)}
-		if m.Stats == nil {
-			t.Rows = append(t.Rows, append(head, notRunRow(&t, m, 6)...))
-			continue
-		}
-		gain := "-"
-		if m.Global {
-			ng := m.Subject
-			ng.Global = false
-			if base := findMeasured(ls, ng); base != nil {
-				gain = fmt.Sprintf("%+.2f%%", 100*(base.Stats.Mean/m.Stats.Mean-1))
-			}
-		}
-		s := m.Stats
-		t.Rows = append(t.Rows, append(head, f1(s.Mean), fmt.Sprintf("%.1f%%", s.PerfPct), f1(m.Ns), fmt.Sprintf("%.0f", 1e9/m.Ns), ratioCell(s), gain))
-	}
-	return t
 }
 
 // findMeasured returns the measured configuration s among ms, or nil.
@@ -470,175 +325,6 @@ func subjectKey(s contract.Subject) string {
 	return strings.Join(out, " ") + work
 }
 
-// workTable is the work curve of the world of width: a row per work
-// point, ns per call in each mode and each mode's overhead over off.
-func workTable(ms []Measurement, width int) Table {
-	t := Table{Name: fmt.Sprintf("work%d", width),
-		Title: fmt.Sprintf("%d-bit system call spending a given time in the kernel (minimal flavour, no global pages), ns per call; 0 ns is the work call with nothing to do", width)}
-	var modes []string
-	var points []int64
-	cell := map[string]Measurement{}
-	for _, m := range ms {
-		if !benchOf(m, "work") || m.Width != width || m.WorkNs == nil {
-			continue
-		}
-		if !slices.Contains(modes, m.Mode) {
-			modes = append(modes, m.Mode)
-		}
-		if !slices.Contains(points, *m.WorkNs) {
-			points = append(points, *m.WorkNs)
-		}
-		cell[fmt.Sprint(*m.WorkNs, m.Mode)] = m
-	}
-	if len(points) == 0 {
-		return t
-	}
-	t.Columns = []string{"work (ns)"}
-	t.Columns = append(t.Columns, modes...)
-	for _, mode := range modes[1:] {
-		t.Columns = append(t.Columns, mode+" vs off")
-	}
-	for _, p := range points {
-		row := []string{fmt.Sprint(p)}
-		for _, mode := range modes {
-			m, ok := cell[fmt.Sprint(p, mode)]
-			switch {
-			case !ok:
-				row = append(row, "not measured")
-			case m.Stats == nil:
-				t.note(m)
-				row = append(row, m.NotRun)
-			default:
-				row = append(row, f1(m.Ns))
-			}
-		}
-		for _, mode := range modes[1:] {
-			m, ok := cell[fmt.Sprint(p, mode)]
-			if !ok || m.Stats == nil || m.Stats.RatioToOff == 0 {
-				row = append(row, "-")
-				continue
-			}
-			row = append(row, fmt.Sprintf("%+.1f%%", 100*(m.Stats.RatioToOff-1)))
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	t.Reference = []string{"(no reference figure: the reference threads' work figures are 64-bit)"}
-	if width == 64 {
-		t.Reference = reference.Work()
-	}
-	return t
-}
-
-// pingPongTable is the ping-pong in both worlds: a row per width, entry
-// and mode, processes and threads: units and ns per round trip, the ratio
-// to off and the CR3 loads per round trip.
-func pingPongTable(ms []Measurement, unit string) Table {
-	t := Table{Name: "pingpong", Title: "ping-pong: a 1-byte token through two pipes, per round trip (two context switches); ± as perf",
-		Columns: []string{"kernel", "entry", "mode", "processes " + unitPer(unit, "rt"), "±%", "ns", "vs off", "CR3/rt",
-			"threads " + unitPer(unit, "rt"), "±%", "ns", "vs off", "CR3/rt"},
-		Reference: []string{"(no reference figure: the reference threads measured no ping-pong)"}}
-	tasksRows(&t, ms, "pingpong", func(m Measurement) []string {
-		pp := m.Record.Record.(contract.PingPong)
-		cr3 := "-"
-		if pp.RoundTrips > 0 {
-			cr3 = fmt.Sprintf("%.2f", float64(pp.CR3Loads)/float64(pp.RoundTrips))
-		}
-		return []string{f1(m.Stats.Mean), fmt.Sprintf("%.1f%%", m.Stats.PerfPct), f1(m.Ns), ratioCell(m.Stats), cr3}
-	}, 5, 0)
-	return t
-}
-
-// messagingIPC names the IPC of the sched-messaging records of width:
-// "socket" or "pipe" as the records say, "mixed" when they differ, and
-// "pipe" for records from before the image named it (it had pipes only).
-func messagingIPC(ms []Measurement, width int) string {
-	ipc := ""
-	for _, m := range ms {
-		mg, ok := m.Record.Record.(contract.Messaging)
-		if !ok || mg.Width != width {
-			continue
-		}
-		v := mg.IPC
-		if v == "" {
-			v = "pipe"
-		}
-		if ipc != "" && ipc != v {
-			return "mixed"
-		}
-		ipc = v
-	}
-	if ipc == "" {
-		return "pipe"
-	}
-	return ipc
-}
-
-// messagingTable is sched-messaging in the world of width: a row per
-// mode, processes and threads: seconds, units per message and the ratio
-// to off.
-func messagingTable(ms []Measurement, width int, unit string) Table {
-	ipc := messagingIPC(ms, width)
-	how := map[string]string{"pipe": " -p: pipes", "socket": ": Unix-domain stream socket pairs"}[ipc]
-	if how == "" {
-		how = ": IPC " + ipc
-	}
-	t := Table{Name: fmt.Sprintf("messaging%d", width),
-		Title: fmt.Sprintf("%d-bit sched-messaging (perf bench sched messaging%s), total time per run; ± as perf", width, how),
-		Columns: []string{"kernel", "entry", "mode", "processes s", "±%", unitPer(unit, "msg"), "vs off",
-			"threads s", "±%", unitPer(unit, "msg"), "vs off"},
-		Reference: reference.Messaging(width, ipc)}
-	tasksRows(&t, ms, "messaging", func(m Measurement) []string {
-		mg := m.Record.Record.(contract.Messaging)
-		return []string{fmt.Sprintf("%.6f", mg.Seconds), fmt.Sprintf("%.1f%%", m.Stats.PerfPct), f1(mg.PerMessage), ratioCell(m.Stats)}
-	}, 4, width)
-	return t
-}
-
-// tasksRows adds to t a row per width, entry and mode of bench's
-// measurements (of width only, unless 0; phase runs left out), with a
-// processes half and a threads half of n cells each, made by cells.
-func tasksRows(t *Table, ms []Measurement, bench string, cells func(Measurement) []string, n, width int) {
-	type key struct {
-		width       int
-		entry, mode string
-	}
-	halves := map[key][2][]string{}
-	var order []key
-	for _, m := range ms {
-		if !benchOf(m, bench) || m.Stamps || (width != 0 && m.Width != width) {
-			continue
-		}
-		if _, ok := m.Record.Record.(contract.Unsupported); ok && m.Tasks == "" {
-			continue
-		}
-		k := key{m.Width, m.Entry, m.Mode}
-		h, seen := halves[k]
-		if !seen {
-			order = append(order, k)
-		}
-		i := 0
-		if m.Tasks == "threads" {
-			i = 1
-		}
-		if m.Stats == nil {
-			h[i] = notRunRow(t, m, n)
-		} else {
-			h[i] = cells(m)
-		}
-		halves[k] = h
-	}
-	for _, k := range order {
-		row := []string{fmt.Sprintf("%d-bit", k.width), k.entry, k.mode}
-		for _, h := range halves[k] {
-			if h == nil {
-				h = notRunRow(t, Measurement{NotRun: "not measured"}, n)
-			}
-			row = append(row, h...)
-		}
-		t.Rows = append(t.Rows, row)
-	}
-}
-
 // sweepKinds are the TLB sweep's kinds (record targets: "user 4k", "user
 // 2m", "kernel 4k") among ms, in output order.
 func sweepKinds(ms []Measurement) []string {
@@ -658,7 +344,7 @@ func sweepKinds(ms []Measurement) []string {
 func sweepTable(ms []Measurement, kind, unit string) Table {
 	t := Table{Name: "tlbsweep-" + strings.ReplaceAll(kind, " ", "-"),
 		Title:   fmt.Sprintf("TLB working-set sweep, %s: per call plus its touches of N distinct pages; extra: the mode's figure less off's at the same N; ± as perf", kind),
-		Columns: []string{"global", "N", "mode", unitPer(unit, "call"), "±%", "median", "min", "ns/call", "extra", "vs off"},
+		Columns: tables.Cols("global", "N", "mode", unitPer(unit, "call"), "±%", "median", "min", "ns/call", "extra", "vs off"),
 		Reference: []string{"(no reference figure: lmbench's lat_ctx -s and Gregg's sweep measured whole context switches; " +
 			"expected on hardware: without PCID the extra grows with N, with PCID it stays nearly flat)"}}
 	var what string
@@ -719,7 +405,7 @@ func flushCostTable(r *Run) Table {
 			t.Rows = append(t.Rows, append([]string{v.Target}, notRunRow(&t, Measurement{NotRun: "unsupported", Why: v.Reason}, 8)...))
 		}
 	}
-	t.Columns = []string{"operation", unitPer(unit, "op"), "stddev", "median", "min", "max", "ns/op", "repeats x ops", "empty loop"}
+	t.Columns = tables.Cols("operation", unitPer(unit, "op"), "stddev", "median", "min", "max", "ns/op", "repeats x ops", "empty loop")
 	return t
 }
 
@@ -728,7 +414,7 @@ func flushCostTable(r *Run) Table {
 // frame (kept) or the new one (walked again), or why it did not run.
 func retentionTable(r *Run) Table {
 	t := Table{Name: "retention", Title: "TLB retention: a user page read in ring 0, its PTE pointed at another frame without invalidation between two CR3 writes, then read again",
-		Columns:   []string{"probe", "mode", "global", "address", "first CR3", "away CR3", "back CR3", "second read"},
+		Columns:   tables.Cols("probe", "mode", "global", "address", "first CR3", "away CR3", "back CR3", "second read"),
 		Reference: []string{"(SDM Vol. 3A 4.10.2.4 and 4.10.4.1: NOFLUSH and the G bit permit keeping a translation, they do not promise it; QEMU TCG walks again for both, Bochs keeps a global entry and walks again with PCIDs)"}}
 	for _, rec := range r.Records {
 		switch v := rec.Record.(type) {
@@ -758,7 +444,7 @@ func ladderTable(r *Run, unit, bench string) Table {
 		title = "32-bit PAE kernel, SYSENTER: " + title
 	}
 	t := Table{Name: bench, Title: title,
-		Columns: []string{"mode", "operation", "part", "rung", unitPer(unit, "op"), "increment", "over"}}
+		Columns: tables.Cols("mode", "operation", "part", "rung", unitPer(unit, "op"), "increment", "over")}
 	op := func(s contract.Subject) string {
 		if s.Tasks != "" {
 			return "ping-pong " + s.Tasks
