@@ -194,7 +194,7 @@ func ladderTable(x *Ctx, mode pti.Mode, rs []rung, tasks string, measure func(c 
 		x.Printf("%-8s %-8s %-36s %10s %-26s %s", mode, r.Part, r.label(), incCell, over, cells[i](q))
 		records[i](q)
 		if ok[i] {
-			rec := contract.Ladder{Subject: x.subject(x.Name, ladderConfig(x.World, mode, r.Flavour)), Part: r.Part, Over: over, Unit: x.Clock.Unit(), Mean: round(mean[i])}
+			rec := contract.Ladder{Subject: x.subject(x.Name, ladderConfig(x.World, mode, r.Flavour)), Rung: contract.Rung{Part: r.Part, Over: over}, Unit: x.Clock.Unit(), Mean: round(mean[i])}
 			rec.Mitigations, rec.Tasks = "", tasks
 			if r.Flavour == pti.Mitigated {
 				rec.Mitigations = r.Knobs.String()

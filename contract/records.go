@@ -340,14 +340,18 @@ func RetentionSummary(answers map[string]string) string {
 // "mov cr3 pcid", "invlpg", "invpcid 0" to "invpcid 3", "cr4.pge toggle"):
 // units per operation over R repeats of N operations after Warmup, the
 // empty loop's cost per iteration (EmptyLoopCycles) subtracted. Unit is as
-// Stats.Unit's.
+// Stats.Unit's. Operation is the operation in words ("MOV to CR3, no
+// PCID"), PerfPct perf stat --repeat's ± of PerOp (the standard deviation
+// of the mean, in %; absent with one repeat).
 type FlushCost struct {
 	Subject
+	Operation       string  `json:"operation,omitempty"`
 	N               int     `json:"N"`
 	R               int     `json:"R"`
 	Warmup          int     `json:"warmup"`
 	Unit            string  `json:"unit"`
 	PerOp           Spread  `json:"per_op"`
+	PerfPct         float64 `json:"perf_pm_pct,omitempty"`
 	EmptyLoopCycles float64 `json:"empty_loop_cycles"`
 	TSCHz           uint64  `json:"tsc_hz"`
 }
@@ -359,10 +363,13 @@ type FlushCost struct {
 // 90th percentile below the misses' 10th; then Threshold, halfway between
 // them, tells a hit (at most Threshold) from a miss. Verdict says it in
 // words ("oracle unavailable: cache timing not observable" when not).
+// TimedBy is how ring 3 timed a load ("RDTSCP; LFENCE", or "LFENCE;
+// RDTSC; LFENCE (no RDTSCP)").
 type OracleCalibration struct {
 	Subject
 	Samples    int               `json:"samples"`
 	Unit       string            `json:"unit"`
+	TimedBy    string            `json:"timed_by,omitempty"`
 	Hit        OraclePercentiles `json:"hit"`
 	Miss       OraclePercentiles `json:"miss"`
 	Observable bool              `json:"observable"`
@@ -393,9 +400,11 @@ type OraclePercentiles struct {
 // to the secret's (Leaked, in hex, the byte with the most hits per
 // position, "??" for none). Meltdown is the vulnerability table's line
 // for this CPU, beside the figures, not a verdict drawn from them.
+// Pattern is the secret's bytes as text.
 type Oracle struct {
 	Subject
 	Secret     string `json:"secret"`
+	Pattern    string `json:"pattern,omitempty"`
 	Bytes      int    `json:"bytes"`
 	Attempts   int    `json:"attempts"`
 	Faults     uint64 `json:"faults"`
@@ -471,14 +480,24 @@ type TLBSweep struct {
 // its increment is over (Over, a Mitigations name or "linux flavour"),
 // its mean and the increment in Unit per operation (absent when either
 // rung did not measure). The measurement itself is the syscall or
-// pingpong record of the same subject.
+// pingpong record of the same subject, written before it. Sites are the
+// mitigated null path's sites in its world (each a TEST and a taken JE
+// when disabled).
 type Ladder struct {
 	Subject
-	Part      string   `json:"part"`
-	Over      string   `json:"over,omitempty"`
+	Rung
 	Unit      string   `json:"unit"`
 	Mean      float64  `json:"mean"`
 	Increment *float64 `json:"increment,omitempty"`
+	Sites     int      `json:"sites,omitempty"`
+}
+
+// Rung is where a configuration stands in a mitigation ladder's table:
+// its part and the rung its increment is over (Ladder's); an unsupported
+// or error record of a ladder's rung carries it too.
+type Rung struct {
+	Part string `json:"part"`
+	Over string `json:"over,omitempty"`
 }
 
 // Seed is a cell of a table shaped as the reference thread's (null call
@@ -495,11 +514,13 @@ type Seed struct {
 type Unsupported struct {
 	Subject
 	*Workload
-	N       int    `json:"N,omitempty"`
-	R       int    `json:"R,omitempty"`
-	Warmup  int    `json:"warmup,omitempty"`
-	Address string `json:"address,omitempty"` // the probe's
-	Reason  string `json:"reason"`
+	*Rung            // a ladder's rung
+	N         int    `json:"N,omitempty"`
+	R         int    `json:"R,omitempty"`
+	Warmup    int    `json:"warmup,omitempty"`
+	Address   string `json:"address,omitempty"`   // the probe's
+	Operation string `json:"operation,omitempty"` // the flush cost's, in words
+	Reason    string `json:"reason"`
 }
 
 // SeedUnsupported is a seed table's cell that cannot be measured.
@@ -512,8 +533,9 @@ type Error struct {
 	Name  string `json:"name"`
 	Error string `json:"error"`
 	*Subject
-	N int `json:"N,omitempty"`
-	R int `json:"R,omitempty"`
+	*Rung     // a ladder's rung
+	N     int `json:"N,omitempty"`
+	R     int `json:"R,omitempty"`
 }
 
 // Check is a self-check: its name, whether it passed, what it saw, and

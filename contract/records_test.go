@@ -73,7 +73,7 @@ func TestEncodeDecode(t *testing.T) {
 		Fault{Vector: 14, Name: "#PF page fault", RIP: "0x1", CR2: "0x10", In: "Go code"},
 		OutOfMemory{PoolBytes: 1 << 20, Address: "0x10"},
 		End{Status: "ok", Failed: []string{}, PlanErrors: 1, UptimeMs: 5},
-		Ladder{Subject: Subject{Bench: "ladder", Width: 64, Mode: "on", Flavour: "mitigated", Mitigations: "verw+bhb"}, Part: "stacked", Over: "verw",
+		Ladder{Subject: Subject{Bench: "ladder", Width: 64, Mode: "on", Flavour: "mitigated", Mitigations: "verw+bhb"}, Rung: Rung{Part: "stacked", Over: "verw"},
 			Unit: "instructions", Mean: 160, Increment: &inc},
 	}
 	kinds := map[string]bool{}
