@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"fmt"
-
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/i386pae"
@@ -191,72 +189,4 @@ func (d Disturb) core(hz uint64) contract.Core {
 	}
 	c.PMU = d.PMU
 	return c
-}
-
-// coreColumns heads the core-clock columns of a table: the effective
-// core clock, core cycles per operation, and the repeats an SMI or an NMI
-// disturbed (of all); with the performance counters counting (startPMU),
-// instructions and PMU core cycles per operation too.
-func coreColumns() string {
-	return fmt.Sprintf(" %8s %10s %8s", "core MHz", "core/op", "dist rep") + pmuColumns()
-}
-
-// pmuColumns head the performance counters' columns: none unless they
-// count.
-func pmuColumns() string {
-	if !pmuNow.on {
-		return ""
-	}
-	return fmt.Sprintf(" %9s %10s", "inst/op", "pmu cyc/op")
-}
-
-// coreWidth is the width of the core-clock columns.
-func coreWidth() int { return 1 + 8 + 1 + 10 + 1 + 8 + len(pmuColumns()) }
-
-// coreCells are d's core-clock cells for r measured repeats: "-" where
-// the counter is unsupported (or, for the disturbed repeats, where
-// nothing was sampled).
-func (d Disturb) coreCells(hz uint64, r int) string {
-	mhz, core, smi := "-", "-", "-"
-	if d.Ratio != 0 {
-		mhz = fmt.Sprintf("%.0f", float64(hz)*d.Ratio/1e6)
-		core = fmt.Sprintf("%.1f", d.Core.Mean)
-	}
-	if d.Src&(cpustate.SampleSMI|cpustate.SampleNMI) != 0 && d.Sampled != "" {
-		smi = fmt.Sprintf("%d/%d", d.Disturbed, r)
-	}
-	return fmt.Sprintf(" %8s %10s %8s", mhz, core, smi) + d.pmuCells()
-}
-
-// pmuCells are d's instructions and core cycles per operation, "-" where
-// they were not counted; none unless the counters count.
-func (d Disturb) pmuCells() string {
-	if !pmuNow.on {
-		return ""
-	}
-	cell := func(name string) string {
-		if d.PMU == nil || d.PMU.PerOp == nil {
-			return "-"
-		}
-		v, ok := d.PMU.PerOp[name]
-		if !ok {
-			return "-"
-		}
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf(" %9s %10s", cell("instructions"), cell("core_cycles"))
-}
-
-// countersNote says, for table headings, what the core-clock columns come
-// from, or that the CPU has no such counters, and what dist rep counts.
-func countersNote() string {
-	clock, smi := "unsupported (no APERF/MPERF)", "unsupported (no MSR_SMI_COUNT)"
-	if counters&cpustate.SampleAPERF != 0 {
-		clock = "APERF/MPERF around every repeat"
-	}
-	if counters&cpustate.SampleSMI != 0 {
-		smi = "MSR_SMI_COUNT around every repeat"
-	}
-	return "core clock: " + clock + "; SMIs: " + smi + "; NMIs: counted around every repeat" +
-		"; dist rep: repeats an SMI or an NMI disturbed, of all (headline over the undisturbed when at least half are)"
 }

@@ -12,8 +12,9 @@ import (
 // their timed loop are package tlb's (tlb.FlushCost).
 
 // flushCost times each operation of tlb.FlushCost.Ops in ring 0, plan.N per
-// repeat, and prints a table and a record per operation (unsupported ones
-// say why); it returns units per operation by record name.
+// repeat, and writes a record per operation (unsupported ones say why),
+// which package tables renders; it returns units per operation by record
+// name.
 func flushCost(x *Ctx) any {
 	out := map[string]float64{}
 	if x.World.Width() != 64 {
@@ -33,17 +34,11 @@ func flushCost(x *Ctx) any {
 	}
 	empty := Summarize(loop(tlb.FlushOp{Op: tlb.FlushEmpty})).Median
 
-	x.Printf("")
-	x.Printf("TLB flush costs in ring 0, interrupts masked, per operation: %s, empty-loop overhead (%.1f per iteration) subtracted; %s",
-		repeatsOf(p.R, p.N, p.Warmup, "operation", "operations"), empty, x.Clock.unitNote())
-	x.Printf("%s; the Go kernel's table, PCID 0; INVLPG and INVPCID type 0 name a mapped page the loop never touches", x.Clock.header())
-	x.Printf("%-40s %10s %7s %10s %10s %10s", "operation", x.Clock.counted("insns/op", "tsc/op"), "+-", "median", "min", "ns/op")
 	for _, op := range fc.Ops() {
 		s := x.subject("flushcost", Config{})
 		s.Mode, s.Entry, s.Flavour, s.Target = "", "", "", op.Name
 		if op.Missing != "" {
-			x.Printf("%-40s unsupported: %s", op.Title, op.Missing)
-			x.Record(contract.Unsupported{Subject: s, N: p.N, R: p.R, Warmup: p.Warmup, Reason: op.Missing})
+			x.Record(contract.Unsupported{Subject: s, N: p.N, R: p.R, Warmup: p.Warmup, Operation: op.Title, Reason: op.Missing})
 			continue
 		}
 		per := loop(op)
@@ -52,10 +47,13 @@ func flushCost(x *Ctx) any {
 		}
 		st := Summarize(per)
 		out[op.Name] = st.Mean
-		x.Printf("%-40s %10.1f %7s %10.1f %10.1f %10.1f", op.Title, st.Mean, spread(st), st.Median, st.Min, x.Clock.Ns(st.Mean))
-		x.Record(contract.FlushCost{Subject: s, N: p.N, R: p.R, Warmup: p.Warmup, Unit: x.Clock.Unit(),
+		rec := contract.FlushCost{Subject: s, Operation: op.Title, N: p.N, R: p.R, Warmup: p.Warmup, Unit: x.Clock.Unit(),
 			PerOp:           contract.Spread{N: st.N, Mean: round(st.Mean), Stddev: round(st.Stddev), Median: round(st.Median), Min: round(st.Min), Max: round(st.Max)},
-			EmptyLoopCycles: round(empty), TSCHz: x.Clock.Hz})
+			EmptyLoopCycles: round(empty), TSCHz: x.Clock.Hz}
+		if st.N >= 2 {
+			rec.PerfPct = round(st.PerfPct())
+		}
+		x.Record(rec)
 	}
 	return out
 }

@@ -1,14 +1,12 @@
 package bench
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/pti"
-	"github.com/ptilab/ptilab/reference"
 )
 
 // The mitigation ladder (issue 14 item 4): the null call and the
@@ -148,20 +146,21 @@ func linuxKnobs(ks []cpustate.LinuxKnob) pti.Knobs {
 // others act in the context switch).
 func onEntry(m pti.Mitigation) bool { return m != pti.IBPB && m != pti.RSB }
 
-// ladderTable measures and prints one ladder under mode: the rungs of rs
-// in table order (the linux flavour, none, the knobs alone, the stacked
-// rungs top first so that each is over the line below it, linux), each
-// with its increment, what it is over, and the cells measure gives; it
-// writes each rung's measurement record (measure) and its ladder record.
-func ladderTable(x *Ctx, mode pti.Mode, rs []rung, tasks string, measure func(c Config) (mean float64, ok bool, cells func(ratio float64) string, record func(ratio float64))) {
+// ladderTable measures one ladder under mode and writes its records in
+// table order (the linux flavour, none, the knobs alone, the stacked
+// rungs top first so that each is over the line below it, linux): each
+// rung's measurement record (record, with its ratio to none; an
+// unsupported or error record carries the rung's part and what it is
+// over) and, when it measured, its ladder record with its increment over
+// the rung it is compared with. Package tables renders them.
+func ladderTable(x *Ctx, mode pti.Mode, rs []rung, tasks string, measure func(c Config) (mean float64, ok bool, record func(ratio float64))) {
 	mean := make([]float64, len(rs))
 	ok := make([]bool, len(rs))
-	cells := make([]func(float64) string, len(rs))
 	records := make([]func(float64), len(rs))
 	for i, r := range rs {
 		c := ladderConfig(x.World, mode, r.Flavour)
 		c.Knobs = r.Knobs
-		mean[i], ok[i], cells[i], records[i] = measure(c)
+		mean[i], ok[i], records[i] = measure(c)
 	}
 	inc := increments(rs, mean, ok)
 	order := make([]int, 0, len(rs))
@@ -180,21 +179,20 @@ func ladderTable(x *Ctx, mode pti.Mode, rs []rung, tasks string, measure func(c 
 	order = append(order, stacked...)
 	for _, i := range order {
 		r := rs[i]
-		incCell, over := "-", ""
+		over := ""
 		if r.Over >= 0 {
 			over = rs[r.Over].label()
-			if !math.IsNaN(inc[i]) {
-				incCell = fmt.Sprintf("%+.1f", inc[i])
-			}
 		}
 		q := 0.0
 		if ok[i] && ok[1] {
 			q = mean[i] / mean[1]
 		}
-		x.Printf("%-8s %-8s %-36s %10s %-26s %s", mode, r.Part, r.label(), incCell, over, cells[i](q))
+		x.rung = &contract.Rung{Part: r.Part, Over: over}
 		records[i](q)
+		x.rung = nil
 		if ok[i] {
-			rec := contract.Ladder{Subject: x.subject(x.Name, ladderConfig(x.World, mode, r.Flavour)), Rung: contract.Rung{Part: r.Part, Over: over}, Unit: x.Clock.Unit(), Mean: round(mean[i])}
+			rec := contract.Ladder{Subject: x.subject(x.Name, ladderConfig(x.World, mode, r.Flavour)), Rung: contract.Rung{Part: r.Part, Over: over},
+				Unit: x.Clock.Unit(), Mean: round(mean[i]), Sites: ladderSites(x.World)}
 			rec.Mitigations, rec.Tasks = "", tasks
 			if r.Flavour == pti.Mitigated {
 				rec.Mitigations = r.Knobs.String()
@@ -232,12 +230,14 @@ func ladderSites(w World) int {
 	return 6
 }
 
-// ladder runs the mitigation ladder in x's world under every mode
-// of the plan: the null call's table (the knobs that act on the entry
-// path), then the ping-pong's between processes (every knob: ibpb and
-// rsb act in its context switches).
+// ladder runs the mitigation ladder in x's world under every mode of the
+// plan: the null call's (the knobs that act on the entry path), then the
+// ping-pong's between processes (every knob: ibpb and rsb act in its
+// context switches). It prints what the ladder is and what Linux would
+// enable here (human lines); package tables renders the two tables from
+// the records.
 func ladder(x *Ctx) any {
-	p, w, clk := x.Plan, x.World, x.Clock
+	p, w := x.Plan, x.World
 	lk := cpustate.LinuxKnobs(cpustate.Hardware{})
 	linux := linuxKnobs(lk)
 	order, withLinux := ladderOrder(p.Mitigations)
@@ -261,36 +261,22 @@ func ladder(x *Ctx) any {
 			x.Printf("%s here: %s", m, how)
 		}
 	}
-	head := fmt.Sprintf("%-8s %-8s %-36s %10s %-26s", "mode", "part", "rung", "+"+clk.Unit(), "over")
 	var all []any
-
-	x.Printf("")
-	x.Printf("ladder: null system call (getppid), per call: %s; %s; %s", repeats(p.R, p.N, p.Warmup), clk.unitNote(), clk.header())
-	x.Printf("%s", countersNote())
-	x.Printf("each rung's cost is its increment over the rung named in \"over\": a knob alone over none, a stacked rung over the line below it, none over the linux flavour (the %d disabled sites of the null path: a TEST and a taken JE each); ibpb and rsb act only in context switches (the ping-pong table)", ladderSites(w))
-	x.Printf("%s %12s %7s %12s %12s %10s %7s%s", head, clk.perCall(), "±%", "median", "min", "ns/call", "vs none", coreColumns())
 	for _, mode := range p.Modes {
 		rs := ladderRungs(order, onEntry, supported, linux, withLinux)
-		ladderTable(x, mode, rs, "", func(c Config) (float64, bool, func(float64) string, func(float64)) {
+		ladderTable(x, mode, rs, "", func(c Config) (float64, bool, func(float64)) {
 			m := Measure(w, c, Call{Op: Getppid}, p.N, p.R, p.Warmup)
 			m.Bench = x.Name
 			all = append(all, m)
-			return m.Stats.Mean, m.ok(), func(q float64) string { return x.rowCells(&m, q) }, func(q float64) { x.measurement(m, q) }
+			return m.Stats.Mean, m.ok(), func(q float64) { x.measurement(m, q) }
 		})
 	}
-	if w.Width() == 64 {
-		x.lines(reference.Ladder())
-	}
-
-	x.Printf("")
-	x.Printf("ladder: ping-pong between two processes, per round trip (two context switches, each to another process: a CR3 load, an IBPB with ibpb, an RSB stuffing with rsb): %s; %s", repeatsOf(p.R, p.PingPongN, p.Warmup, "round trip", "round trips"), clk.unitNote())
-	x.Printf("%s %12s %7s %9s %7s %7s%s", head, "processes", "±%", "ns", "vs none", "CR3/rt", coreColumns())
 	for _, mode := range p.Modes {
 		rs := ladderRungs(order, func(pti.Mitigation) bool { return true }, supported, linux, withLinux)
-		ladderTable(x, mode, rs, taskKind(false), func(c Config) (float64, bool, func(float64) string, func(float64)) {
+		ladderTable(x, mode, rs, taskKind(false), func(c Config) (float64, bool, func(float64)) {
 			pp := measurePingPong(w, c, false, p.PingPongN, p.R, p.Warmup)
 			all = append(all, pp)
-			return pp.Stats.Mean, pp.ok(), func(q float64) string { return pingPongCells(pp, clk, q) }, func(q float64) { x.pingPongAs(x.Name, pp, q) }
+			return pp.Stats.Mean, pp.ok(), func(q float64) { x.pingPongAs(x.Name, pp, q) }
 		})
 	}
 	return all

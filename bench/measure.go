@@ -132,14 +132,15 @@ func (x *Ctx) stats(s Stats, d Disturb, ratio float64) contract.Stats {
 }
 
 // notMeasured records what a configuration that did not run: an
-// "unsupported" record with the reason, or an error named name; and
-// reports whether it did not.
+// "unsupported" record with the reason, or an error named name (either
+// with the ladder's rung being written, if any); and reports whether it
+// did not.
 func (x *Ctx) notMeasured(name string, s contract.Subject, n, r int, unsup, failure error) bool {
 	switch {
 	case unsup != nil:
-		x.Record(contract.Unsupported{Subject: s, N: n, R: r, Warmup: x.Plan.Warmup, Reason: unsup.Error()})
+		x.Record(contract.Unsupported{Subject: s, Rung: x.rung, N: n, R: r, Warmup: x.Plan.Warmup, Reason: unsup.Error()})
 	case failure != nil:
-		x.Fail(contract.Error{Name: name, Error: failure.Error(), Subject: &s, N: n, R: r})
+		x.Fail(contract.Error{Name: name, Error: failure.Error(), Subject: &s, Rung: x.rung, N: n, R: r})
 	default:
 		return false
 	}
@@ -199,56 +200,6 @@ func find(ms []Measurement, c Config) *Measurement {
 func offOf(c Config) Config {
 	c.Mode = pti.Off
 	return c
-}
-
-// lines prints lines as they are (the reference lines of package
-// reference, which the host tool's reports print too).
-func (x *Ctx) lines(ls []string) {
-	for _, l := range ls {
-		x.Printf("%s", l)
-	}
-}
-
-// row prints a row of a per-call table: head, then the reason the
-// configuration is unsupported, its failure, or cycles per call, the
-// spread, median, minimum, ns per call, the ratio to off and the core
-// clock's columns (coreColumns).
-// A measured row of a path the PMU cross-check knows is followed by its
-// mismatch warning, if any (checkRow).
-func (x *Ctx) row(head string, m *Measurement, ratio float64) {
-	x.Printf("%s %s", head, x.rowCells(m, ratio))
-	if m.Unsup == nil && m.Failure == nil {
-		x.checkRow(x.pmuCheck(*m))
-	}
-}
-
-// rowCells are the cells of row after its head.
-func (x *Ctx) rowCells(m *Measurement, ratio float64) string {
-	s := m.Stats
-	switch {
-	case m.Unsup != nil:
-		return "unsupported: " + reasonOf(m.Unsup)
-	case m.Failure != nil:
-		return fmt.Sprintf("FAILED: %v", m.Failure)
-	}
-	return fmt.Sprintf("%12.1f %7s %12.1f %12.1f %10.1f %7.2f%s", s.Mean, spread(s), s.Median, s.Min, x.Clock.Ns(s.Mean), ratio, m.Disturb.coreCells(x.Clock.Hz, m.R))
-}
-
-// spread formats the perf-style ± of s; with one repeat there is none.
-func spread(s Stats) string {
-	if s.N < 2 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", s.PerfPct())
-}
-
-// repeats describes the repetitions of a measurement of calls in words.
-func repeats(r, n, warmup int) string { return repeatsOf(r, n, warmup, "call", "calls") }
-
-// repeatsOf describes r repeats of n operations (one, many: their name)
-// after warmup repeats.
-func repeatsOf(r, n, warmup int, one, many string) string {
-	return fmt.Sprintf("%s of %s after %s", plural(r, "repeat", "repeats"), plural(n, one, many), plural(warmup, "warm-up repeat", "warm-up repeats"))
 }
 
 // plural says k things.

@@ -120,8 +120,9 @@ func timedBy(rdtscp bool) string {
 
 // oracle calibrates, then runs the oracle under the plan's modes and on
 // (as the probe: modes the world cannot have are left out, those the CPU
-// lacks say so), prints a table and records the calibration and a row
-// per mode; it returns the bytes recovered by mode (-1 where not tried).
+// lacks say so), records the calibration and a row per mode (package
+// tables renders the table); it returns the bytes recovered by mode (-1
+// where not tried).
 func oracle(x *Ctx) any {
 	out := map[string]int{}
 	w := x.World
@@ -137,10 +138,6 @@ func oracle(x *Ctx) any {
 	}
 	secret := pti.SecretAddr()
 	meltdown := cpustate.Vulns(cpustate.Hardware{}).Table["meltdown"]
-	x.Printf("")
-	x.Printf("leak oracle (Meltdown with Flush+Reload): ring 3 reads a kernel secret, %d bytes %q at %#x (a supervisor-only page of the kernel image),",
-		len(pti.SecretPattern), pti.SecretPattern, secret)
-	x.Printf("each read a page fault the kernel recovers; vulnerability table, meltdown: %s", meltdown)
 
 	s := x.subject("oracle", config(pti.Off, Syscall, pti.Minimal))
 	s.Entry, s.Flavour = "", ""
@@ -179,21 +176,13 @@ func oracle(x *Ctx) any {
 	if observable {
 		verdict = oracleObservable
 	}
-	unit := x.Clock.Unit()
-	x.Printf("calibration: %d loads of a cached and of a flushed line, timed by %s, %s (p10/p50/p90, min-max): hits %d/%d/%d (%d-%d), misses %d/%d/%d (%d-%d)",
-		n, timedBy(noRDTSCP == 0), unit, hit.P10, hit.P50, hit.P90, hit.Min, hit.Max, miss.P10, miss.P50, miss.P90, miss.Min, miss.Max)
-	if observable {
-		x.Printf("calibration: %s: a load of at most %d is a hit", verdict, threshold)
-	} else {
-		x.Printf("calibration: %s (the hits' p90 is not below the misses' p10); the secret is read once per byte and mode, no transient load timed", verdict)
-	}
-	x.Record(contract.OracleCalibration{Subject: s, Samples: n, Unit: unit, Hit: hit, Miss: miss, Observable: observable, Threshold: threshold, Verdict: verdict})
+	x.Record(contract.OracleCalibration{Subject: s, Samples: n, Unit: x.Clock.Unit(), TimedBy: timedBy(noRDTSCP == 0), Hit: hit, Miss: miss,
+		Observable: observable, Threshold: threshold, Verdict: verdict})
 
 	attempts := 1
 	if observable {
 		attempts = x.Plan.OracleAttempts
 	}
-	x.Printf("%-*s %-22s %-8s %-9s %s", x.modeWidth(), "mode", "secret read", "faults", "attempts", "bytes recovered")
 	secretCall := uint64(pti.SysSecret) | noRDTSCP
 	for _, mode := range modes {
 		c := config(mode, Syscall, pti.Minimal)
@@ -201,11 +190,10 @@ func oracle(x *Ctx) any {
 		s.Entry, s.Flavour = "", ""
 		if err := w.Supported(c); err != nil {
 			out[mode.String()] = -1
-			x.Printf("%-*s unsupported: %s", x.modeWidth(), mode, reasonOf(err))
 			x.Record(contract.Unsupported{Subject: s, Reason: mode.String() + ": " + reasonOf(err)})
 			continue
 		}
-		rec := contract.Oracle{Subject: s, Secret: fmt.Sprintf("%#x", secret), Bytes: len(pti.SecretPattern), Attempts: attempts,
+		rec := contract.Oracle{Subject: s, Secret: fmt.Sprintf("%#x", secret), Pattern: pti.SecretPattern, Bytes: len(pti.SecretPattern), Attempts: attempts,
 			Tried: observable, Meltdown: meltdown, SecretPage: secretPage}
 		good, recovered := true, 0
 		var leaked strings.Builder
@@ -243,30 +231,21 @@ func oracle(x *Ctx) any {
 		}
 		if failed != nil {
 			out[mode.String()] = -1
-			x.Printf("%-*s FAILED: %v", x.modeWidth(), mode, failed)
 			x.Fail(contract.Error{Name: x.Name + " " + mode.String(), Error: failed.Error(), Subject: &s})
 			continue
 		}
 		rec.Present = rec.ErrorCode&amd64.PF_P != 0
 		rec.AsExpected = &good
-		fault := fmt.Sprintf("#PF P=%d (error %#x)", rec.ErrorCode&amd64.PF_P, rec.ErrorCode)
-		if !good {
-			fault += " UNEXPECTED"
-		}
-		bytes := "not tried: " + oracleUnavailable
 		out[mode.String()] = -1
 		if observable {
 			rec.Recovered, rec.Leaked = &recovered, leaked.String()
 			out[mode.String()] = recovered
-			bytes = fmt.Sprintf("%d of %d (read %s)", recovered, rec.Bytes, rec.Leaked)
 		} else {
 			rec.Reason = oracleUnavailable
 		}
-		x.Printf("%-*s %-22s %-8d %-9d %s", x.modeWidth(), mode, fault, rec.Faults, attempts, bytes)
 		x.Record(rec)
 	}
 	oracleLimit(x, secret, secretCall)
-	x.Printf("expected on a CPU with Meltdown (Ivy Bridge, Skylake without RDCL_NO): off leaks, on does not; these rows say what was tried, not what the CPU is")
 	return out
 }
 

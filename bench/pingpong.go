@@ -195,30 +195,6 @@ func pingPongTable(x *Ctx) any {
 	return all
 }
 
-// notMeasuredCell is the cells, width wide, of a result that was not
-// measured: the reason it is unsupported or that it failed; ok is false
-// for a measured one.
-func notMeasuredCell(width int, unsup, failure error) (cell string, ok bool) {
-	switch {
-	case unsup != nil:
-		return fmt.Sprintf("%-*s", width, "unsupported: "+reasonOf(unsup)), true
-	case failure != nil:
-		return fmt.Sprintf("%-*s", width, "FAILED (see the error record)"), true
-	}
-	return "", false
-}
-
-// pingPongCells formats one result's cells of the ladder's ping-pong
-// table.
-func pingPongCells(pp PingPong, clk Clock, ratio float64) string {
-	if cell, ok := notMeasuredCell(48+coreWidth(), pp.Unsup, pp.Failure); ok {
-		return cell
-	}
-	rt := float64(pp.RoundTrips)
-	return fmt.Sprintf("%12.1f %7s %9.1f %7.2f %7.2f%s", pp.Stats.Mean, spread(pp.Stats), clk.Ns(pp.Stats.Mean), ratio, float64(pp.CR3Loads)/rt,
-		pp.Disturb.coreCells(clk.Hz, pp.R))
-}
-
 func (p PingPong) row() (pti.Mode, bool, Stats) { return p.Config.Mode, p.Threads, p.Stats }
 
 // tasksResult is a result of a benchmark whose table has a processes and

@@ -141,13 +141,6 @@ func pmuCheckNote() string {
 	return s + "a mismatch is printed under its row"
 }
 
-// checkRow prints a row's cross-check warning, if any, under it.
-func (x *Ctx) checkRow(c *contract.PMUCheck) {
-	if c != nil && c.Warning != "" {
-		x.Printf("  ! PMU cross-check mismatch: %s", c.Warning)
-	}
-}
-
 // pmuCheck is m's cross-check (nil on a path without an exact length).
 func (x *Ctx) pmuCheck(m Measurement) *contract.PMUCheck {
 	return pmuNow.check(x.subject(m.Bench, m.Config), m.N, m.xcheck)

@@ -35,19 +35,15 @@ type retentionCase struct {
 
 // retention runs the two probes in ring 0 between runs, the PCID one
 // under on+pcid (unsupported where the CPU lacks PCID) and the global one
-// under on with global pages (unsupported without PGE), prints a table
-// and records each answer; it returns the answers by probe (a result, or
-// "unsupported: <reason>").
+// under on with global pages (unsupported without PGE), and records each
+// answer (package tables renders the table); it returns
+// the answers by probe (a result, or "unsupported: <reason>").
 func retention(x *Ctx) any {
 	out := map[string]string{}
 	if x.World.Width() != 64 {
 		x.Fail(contract.Error{Name: x.Name, Error: "the retention probe runs in the 64-bit world only"})
 		return out
 	}
-	x.Printf("")
-	x.Printf("TLB retention: a user page read in ring 0, its PTE pointed at another frame without invalidation")
-	x.Printf("between two CR3 writes, then read again (SDM Vol. 3A 4.10.2.4, 4.10.4.1): kept = frame A, walked again = frame B")
-	x.Printf("%-13s %-17s %-14s %-20s %-20s %-20s %s", "probe", "mode", "address", "first CR3", "away CR3", "back CR3", "second read")
 	cases := []retentionCase{
 		{tlb.ProbePCID, config(pti.OnPCID, Syscall, pti.Minimal)},
 		{tlb.ProbeGlobal, config(pti.On, Syscall, pti.Minimal)},
@@ -57,27 +53,19 @@ func retention(x *Ctx) any {
 		s := x.subject("retention", rc.c)
 		s.Entry, s.Flavour, s.Target = "", "", rc.probe
 		addr := fmt.Sprintf("%#x", uint64(pti.UserData))
-		head := fmt.Sprintf("%-13s %-17s %-14s", rc.probe, rc.c.Mode.String()+"/"+pti.GlobalName(rc.c.Global), addr)
 		if err := x.World.Supported(rc.c); err != nil {
 			out[rc.probe] = "unsupported: " + reasonOf(err)
-			x.Printf("%s %s", head, out[rc.probe])
 			x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: reasonOf(err)})
 			continue
 		}
 		rec, err := retentionProbe(rc.probe)
 		if err != nil {
 			out[rc.probe] = "FAILED"
-			x.Printf("%s FAILED: %v", head, err)
 			x.Fail(contract.Error{Name: x.Name + " " + rc.probe, Error: err.Error(), Subject: &s})
 			continue
 		}
 		rec.Subject, rec.Address = s, addr
 		out[rc.probe] = rec.Result
-		frame := "A"
-		if rec.Result == tlb.WalkedAgain {
-			frame = "B"
-		}
-		x.Printf("%s %-20s %-20s %-20s %s (frame %s)", head, rec.First, rec.Away, rec.Back, rec.Result, frame)
 		x.Record(rec)
 	}
 	return out

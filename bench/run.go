@@ -15,6 +15,9 @@ type Ctx struct {
 	Name  string
 
 	worlds map[int]World
+	// rung is the mitigation ladder's rung whose records are being
+	// written: notMeasured puts it in an unsupported or error record.
+	rung *contract.Rung
 }
 
 // world returns the world of width.
@@ -92,16 +95,4 @@ func modeNames(plan Plan) []string {
 		out = append(out, m.String())
 	}
 	return out
-}
-
-// modeWidth is the width of the mode column of the tables the image
-// still prints itself (package tables renders the others from the
-// records): the longest name among the plan's modes ("on-noswitch+pcid"
-// is 16), at least 8.
-func (x *Ctx) modeWidth() int {
-	w := 8
-	for _, m := range x.Plan.Modes {
-		w = max(w, len(m.String()))
-	}
-	return w
 }

@@ -152,10 +152,10 @@ func sweepExtra(m, off *Measurement) (float64, bool) {
 
 // tlbSweep runs the sweep: for each of the plan's user page sizes
 // (tlbsweep_sizes) and then the kernel side (tlbsweep_kernel_pages,
-// unless none), a table with a row per global setting, point and mode:
-// units per call plus its touches, PTI's extra cost over off at the same
-// point (units and ratio), and the core and PMU columns; a record per
-// row. It returns the points.
+// unless none), a record per global setting, point and mode: units per
+// call plus its touches, PTI's extra cost over off at the same point
+// (units and ratio), the core clock and PMU counts. It returns the
+// points.
 func tlbSweep(x *Ctx) any {
 	var out []sweepPoint
 	if x.World.Width() != 64 {
@@ -176,23 +176,14 @@ func tlbSweep(x *Ctx) any {
 	return out
 }
 
-// sweepTable measures and prints the sweep of kind k.
+// sweepTable measures the sweep of kind k and writes a record per point
+// and mode, which package tables renders as a table.
 func sweepTable(x *Ctx, k sweepKind) []sweepPoint {
-	p, clk := x.Plan, x.Clock
-	points, call := p.SweepPages, "getppid call"
+	p := x.Plan
+	points := p.SweepPages
 	if k.side == "kernel" {
-		points, call = p.SweepKernelPages, "touch call (ptilab's, kernel text)"
+		points = p.SweepKernelPages
 	}
-	who := "ring 3 touches, between calls,"
-	if k.side == "kernel" {
-		who = "the call touches, in ring 0,"
-	}
-	x.Printf("")
-	x.Printf("TLB working-set sweep, %s: per %s plus its touches: %s; empty-loop overhead subtracted (not the touches)", k.name, call, repeats(p.R, p.SweepN, p.Warmup))
-	x.Printf("%s N of %d %s virtual pages from %#x, %d bytes apart, all mapped onto 1 frame of %d KiB; 1 byte read per page at %s", who, tlb.SweepMaxPages, pageName(k.pageSize), k.base, k.pageSize, k.pageSize>>10, sweepOffset)
-	x.Printf("%s; ± as perf stat --repeat; extra: the mode's %s less off's at the same N; global: the entry area and the kernel text as global pages (the swept pages never are); %s", clk.unitNote(), clk.perCall(), clk.header())
-	x.Printf("%s", countersNote())
-	x.Printf("%-6s %6s %-*s %12s %7s %12s %12s %10s %10s %7s%s", "global", "N", x.modeWidth(), "mode", clk.perCall(), "±%", "median", "min", "ns/call", "extra", "vs off", coreColumns())
 	var out []sweepPoint
 	for _, g := range p.Globals {
 		for _, n := range points {
@@ -209,35 +200,12 @@ func sweepTable(x *Ctx, k sweepKind) []sweepPoint {
 				if mode == pti.Off {
 					hasExtra = false
 				}
-				q := ratio(&m, off)
-				head := fmt.Sprintf("%-6s %6d %-*s", yn(g), n, x.modeWidth(), mode)
-				if !m.ok() {
-					x.row(head, &m, q)
-				} else {
-					ex := "-"
-					if hasExtra {
-						ex = fmt.Sprintf("%+.1f", extra)
-					}
-					s := m.Stats
-					x.Printf("%s %12.1f %7s %12.1f %12.1f %10.1f %10s %7.2f%s", head, s.Mean, spread(s), s.Median, s.Min, clk.Ns(s.Mean), ex, q, m.Disturb.coreCells(clk.Hz, m.R))
-				}
-				x.sweepRecord(k, n, m, q, extra, hasExtra)
+				x.sweepRecord(k, n, m, ratio(&m, off), extra, hasExtra)
 				out = append(out, sweepPoint{Kind: k.name, Pages: n, M: m})
 			}
 		}
 	}
-	if k.side == "user" {
-		x.Printf("(expected on hardware: without PCID the extra grows with N, with PCID it stays nearly flat; the emulators flush on every CR3 write)")
-	}
 	return out
-}
-
-// pageName names a page size in headings.
-func pageName(size uint64) string {
-	if size == amd64.PageSize2M {
-		return "2 MiB"
-	}
-	return "4 KiB"
 }
 
 // sweepRecord writes the record of kind k's point at pages pages.

@@ -110,3 +110,63 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// oraclePlace places the leak oracle's row of a mode: how ring 3's reads
+// of the secret faulted (#PF with P=1 where the user table maps it, P=0
+// where it does not; UNEXPECTED when not the faults expected), the faults
+// recovered, the attempts per byte, and the bytes recovered or why none
+// were tried. The secret and the calibration (the record before the rows)
+// head the table.
+func (r *Renderer) oraclePlace(rec contract.Record, c config) place {
+	var cells []string
+	switch v := rec.(type) {
+	case contract.Oracle:
+		read := fmt.Sprintf("#PF P=%d (error %#x)", b2i(v.Present), v.ErrorCode)
+		if v.AsExpected != nil && !*v.AsExpected {
+			read += " UNEXPECTED"
+		}
+		got := "not tried: " + v.Reason
+		if v.Tried && v.Recovered != nil {
+			got = fmt.Sprintf("%d of %d (read %s)", *v.Recovered, v.Bytes, v.Leaked)
+		}
+		cells = []string{read, fmt.Sprint(v.Faults), fmt.Sprint(v.Attempts), got}
+	default:
+		why, _ := notRun(rec)
+		cells = []string{why}
+	}
+	oracle, _ := rec.(contract.Oracle)
+	cal := r.oracleCal
+	return place{id: "oracle", cells: append([]string{c.mode}, cells...),
+		begin: func(t *Table, _ []string) {
+			t.Name = "oracle"
+			secret := fmt.Sprintf("%d bytes at %s", oracle.Bytes, oracle.Secret)
+			if oracle.Pattern != "" {
+				secret = fmt.Sprintf("%d bytes %q at %s", oracle.Bytes, oracle.Pattern, oracle.Secret)
+			}
+			t.Title = "leak oracle (Meltdown with Flush+Reload): ring 3 reads a kernel secret, " + secret + " (a supervisor-only page of the kernel image),"
+			t.Heading = []string{"each read a page fault the kernel recovers; vulnerability table, meltdown: " + oracle.Meltdown}
+			if cal != nil {
+				t.Heading = append(t.Heading, oracleCalibration(*cal)...)
+			}
+			t.Columns = []Column{r.modeCol(), left("secret read", 22), left("faults", 8), left("attempts", 9), left("bytes recovered", 0)}
+		},
+		ref: func(*open) []string {
+			return []string{"expected on a CPU with Meltdown (Ivy Bridge, Skylake without RDCL_NO): off leaks, on does not; these rows say what was tried, not what the CPU is"}
+		},
+	}
+}
+
+// oracleCalibration are the lines of the oracle's calibration: the
+// timed loads' percentiles and the verdict.
+func oracleCalibration(v contract.OracleCalibration) []string {
+	timed := ""
+	if v.TimedBy != "" {
+		timed = " timed by " + v.TimedBy + ","
+	}
+	out := []string{fmt.Sprintf("calibration: %d loads of a cached and of a flushed line,%s %s (p10/p50/p90, min-max): hits %d/%d/%d (%d-%d), misses %d/%d/%d (%d-%d)",
+		v.Samples, timed, v.Unit, v.Hit.P10, v.Hit.P50, v.Hit.P90, v.Hit.Min, v.Hit.Max, v.Miss.P10, v.Miss.P50, v.Miss.P90, v.Miss.Min, v.Miss.Max)}
+	if v.Observable {
+		return append(out, fmt.Sprintf("calibration: %s: a load of at most %d is a hit", v.Verdict, v.Threshold))
+	}
+	return append(out, fmt.Sprintf("calibration: %s (the hits' p90 is not below the misses' p10); the secret is read once per byte and mode, no transient load timed", v.Verdict))
+}

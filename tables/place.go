@@ -24,11 +24,22 @@ func (r *Renderer) place(rec contract.Record) (place, bool) {
 	}
 	c := configOf(s)
 	switch rec.(type) {
-	case contract.Syscall, contract.PingPong, contract.Messaging, contract.Probe, contract.Unsupported, contract.Error:
+	case contract.Syscall, contract.PingPong, contract.Messaging, contract.Probe, contract.Unsupported, contract.Error,
+		contract.TLBSweep, contract.FlushCost, contract.Retention, contract.Oracle, contract.Ladder:
 	default:
 		return place{}, false
 	}
 	switch c.bench {
+	case "tlbsweep":
+		return r.sweepPlace(rec, c), true
+	case "flushcost":
+		return r.flushCostPlace(rec, c), true
+	case "retention":
+		return r.retentionPlace(rec, c), true
+	case "oracle":
+		return r.oraclePlace(rec, c), true
+	case "ladder":
+		return r.ladderPlace(rec, c), true
 	case "null":
 		return r.nullPlace(rec, c, s), true
 	case "work":

@@ -26,6 +26,8 @@ type Renderer struct {
 	defaultCopy map[int]string
 	// wl is the last sched-messaging record's shape.
 	wl contract.Workload
+	// oracleCal is the leak oracle's calibration, which heads its table.
+	oracleCal *contract.OracleCalibration
 }
 
 // open is the table being rendered and its pending row.
@@ -88,6 +90,8 @@ func (r *Renderer) Add(rec contract.Record) {
 		r.timing = &v
 	case contract.CPUState:
 		r.cpu = &v
+	case contract.OracleCalibration:
+		r.oracleCal = &v
 	}
 	if c := coreOf(rec); c != nil {
 		r.core = c

@@ -114,3 +114,74 @@ func TestRuns(t *testing.T) {
 	assert.Equal(t, "1 run after 1 warm-up run", runs(1, 1))
 	assert.Equal(t, "3 runs after 0 warm-up runs", runs(3, 0))
 }
+
+// TestLadderRows: a ladder rung's row is its measurement record and its
+// ladder record; a rung that did not run is its unsupported record, with
+// the part and what it is over that the record carries.
+func TestLadderRows(t *testing.T) {
+	sub := func(mitig string) contract.Subject {
+		return contract.Subject{Bench: "ladder", Width: 64, Mode: "off", Entry: "syscall", Flavour: "mitigated", Mitigations: mitig}
+	}
+	inc := 12.0
+	out := render(timing,
+		contract.Syscall{Subject: sub("none"), N: 100, R: 3, Warmup: 1, Stats: stats(98, 1), NsPerCall: 49},
+		contract.Ladder{Subject: sub("none"), Rung: contract.Rung{Part: "none", Over: "linux flavour"}, Unit: "tsc_cycles", Mean: 98, Increment: &inc, Sites: 6},
+		contract.Unsupported{Subject: sub("ibrs"), Rung: &contract.Rung{Part: "alone", Over: "none"}, N: 100, R: 3, Warmup: 1,
+			Reason: "off/mitigated/ibrs: ibrs: no IA32_SPEC_CTRL: not supported by this CPU"})
+	assert.Contains(t, out, "(the 6 disabled sites of the null path")
+	assert.Contains(t, out, "\nmode     part     rung                                 +tsc_cycles over ")
+	assert.Regexp(t, `(?m)^off      none     none\s+\+12\.0 linux flavour\s+98\.0\s+0\.5%\s+98\.0\s+97\.0\s+49\.0\s+1\.00 `, out)
+	assert.Regexp(t, `(?m)^off      alone    ibrs\s+- none\s+unsupported: ibrs: no IA32_SPEC_CTRL: not supported by this CPU$`, out)
+	assert.Contains(t, out, "reference (docs/references.md: T-Systems")
+}
+
+// TestOracleHeading: the oracle's table is headed by the secret and the
+// calibration (the record before its rows).
+func TestOracleHeading(t *testing.T) {
+	sub := func(mode string) contract.Subject { return contract.Subject{Bench: "oracle", Width: 64, Mode: mode} }
+	yes := true
+	out := render(timing,
+		contract.OracleCalibration{Subject: sub("off"), Samples: 200, Unit: "tsc_cycles", TimedBy: "RDTSCP; LFENCE",
+			Hit: contract.OraclePercentiles{P10: 21, P50: 21, P90: 42, Min: 21, Max: 99}, Miss: contract.OraclePercentiles{P10: 21, P50: 21, P90: 42, Min: 1, Max: 99},
+			Verdict: "oracle unavailable: cache timing not observable"},
+		contract.Oracle{Subject: sub("off"), Secret: "0x1000", Pattern: "PTI:Meltdown/F+R", Bytes: 16, Attempts: 1, Faults: 16, ErrorCode: 5, Present: true,
+			AsExpected: &yes, Reason: "oracle unavailable: cache timing not observable", Meltdown: "Vulnerable"},
+		contract.Check{Name: "oracle limit", OK: true})
+	assert.Contains(t, out, `ring 3 reads a kernel secret, 16 bytes "PTI:Meltdown/F+R" at 0x1000 (a supervisor-only page`)
+	assert.Contains(t, out, "\ncalibration: 200 loads of a cached and of a flushed line, timed by RDTSCP; LFENCE, tsc_cycles (p10/p50/p90, min-max): hits 21/21/42 (21-99), misses 21/21/42 (1-99)\n")
+	assert.Contains(t, out, "\noff      #PF P=1 (error 0x5)    16       1         not tried: oracle unavailable: cache timing not observable\nexpected on a CPU with Meltdown")
+}
+
+// TestFlushCostRows: a flush operation's row names it in words, with its
+// ± (perf's) and ns; an unsupported one says why.
+func TestFlushCostRows(t *testing.T) {
+	sub := contract.Subject{Bench: "flushcost", Width: 64}
+	a, b := sub, sub
+	a.Target, b.Target = "mov cr3", "invpcid 0"
+	out := render(timing,
+		contract.FlushCost{Subject: a, Operation: "MOV to CR3, no PCID", N: 200, R: 3, Warmup: 1, Unit: "tsc_cycles", PerfPct: 2.7,
+			PerOp: contract.Spread{N: 3, Mean: 200, Median: 190, Min: 180, Max: 230}, EmptyLoopCycles: 8.6, TSCHz: 2e9},
+		contract.Unsupported{Subject: b, Operation: "INVPCID type 0 (one address)", N: 200, R: 3, Warmup: 1, Reason: "no INVPCID (CPUID.(EAX=07H,ECX=0):EBX[10])"})
+	assert.Contains(t, out, "3 repeats of 200 operations after 1 warm-up repeat, empty-loop overhead (8.6 per iteration) subtracted")
+	assert.Contains(t, out, "\nMOV to CR3, no PCID                           200.0    2.7%      190.0      180.0      100.0\n")
+	assert.Contains(t, out, "\nINVPCID type 0 (one address)             unsupported: no INVPCID (CPUID.(EAX=07H,ECX=0):EBX[10])\n")
+}
+
+// TestCoreCells (moved from bench with the cells): no core clock, one of
+// 4 repeats disturbed; none of 4; the core clock at half the TSC's; the
+// PMU's instructions and core cycles per operation; the PMU columns
+// only when the counters count; a PMU cross-check's warning under its
+// row.
+func TestCoreCells(t *testing.T) {
+	assert.Equal(t, []string{"-", "-", "1/4"}, coreCells(&contract.Core{CoreClock: "unsupported", Disturbed: 1, Sampled: "repeat"}, 4, false))
+	assert.Equal(t, []string{"-", "-", "0/4"}, coreCells(&contract.Core{CoreClock: "unsupported", Sampled: "repeat"}, 4, false))
+	assert.Equal(t, []string{"1700", "110.0", "3/5"}, coreCells(&contract.Core{CoreClock: "aperf/mperf", CoreMHz: 1700, CoreMean: 110, Disturbed: 3, Sampled: "repeat"}, 5, false))
+	pmu := &contract.PMUCounts{PerOp: map[string]float64{"instructions": 100, "core_cycles": 200}}
+	assert.Equal(t, []string{"-", "-", "0/2", "100.0", "200.0"}, coreCells(&contract.Core{Sampled: "repeat", PMU: pmu}, 2, true))
+	assert.Equal(t, []string{"core MHz", "core/op", "dist rep", "inst/op", "pmu cyc/op"}, (&Table{Columns: coreCols(true)}).Heads())
+	r := New(Text{W: &bytes.Buffer{}})
+	r.core = &contract.Core{PMU: &contract.PMUCounts{Unsupported: "AMD"}}
+	assert.False(t, r.pmuOn(), "no columns without counts")
+	assert.Nil(t, checkNotes(contract.Syscall{PMUCheck: &contract.PMUCheck{Status: "ok"}}))
+	assert.Equal(t, []string{"  ! PMU cross-check mismatch: w"}, checkNotes(contract.Syscall{PMUCheck: &contract.PMUCheck{Status: "mismatch", Warning: "w"}}))
+}

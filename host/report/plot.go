@@ -425,3 +425,15 @@ func addLine(p *plot.Plot, i int, name string, xys plotter.XYs) error {
 	p.Legend.Add(name, l, pts)
 	return nil
 }
+
+// sweepKinds are the TLB sweep's kinds (record targets: "user 4k", "user
+// 2m", "kernel 4k") among ms, in output order.
+func sweepKinds(ms []Measurement) []string {
+	var out []string
+	for _, m := range ms {
+		if m.Bench == "tlbsweep" && m.SweepPages != nil && !slices.Contains(out, m.Target) {
+			out = append(out, m.Target)
+		}
+	}
+	return out
+}

@@ -126,15 +126,14 @@ func TestReportTLBTables(t *testing.T) {
 	assert.Contains(t, rep.Machine, "; TLB retention: pcid-noflush unsupported, global walked again")
 	ret := byName["retention"]
 	require.Len(t, ret.Rows, 2)
-	assert.Equal(t, []string{"pcid-noflush", "on+pcid", "no", "0x7f8000010000", "unsupported", "-", "-", "-"}, ret.Rows[0])
+	assert.Equal(t, []string{"pcid-noflush", "on+pcid/nonglobal", "0x7f8000010000", "unsupported: PCID: not supported by this CPU"}, ret.Rows[0])
 	assert.Equal(t, "global", ret.Rows[1][0])
-	assert.Equal(t, "walked again", ret.Rows[1][7])
-	assert.Contains(t, ret.Notes, "unsupported: PCID: not supported by this CPU")
+	assert.Equal(t, "walked again (frame B)", ret.Rows[1][6])
 	fc := byName["flushcost"]
 	require.Len(t, fc.Rows, 9, "every operation, measured or not")
 	measured := 0
 	for _, row := range fc.Rows {
-		if row[1] != "unsupported" {
+		if !strings.HasPrefix(row[1], "unsupported: ") {
 			measured++
 		}
 	}
@@ -149,16 +148,16 @@ func TestReportTLBTables(t *testing.T) {
 		tb, ok := byName["tlbsweep-"+kind]
 		require.True(t, ok, kind)
 		require.Len(t, tb.Rows, rows, "%s: points x global settings x modes", kind)
-		assert.Contains(t, tb.Notes[0], "all mapped onto 1 frame(s)")
+		assert.Contains(t, tb.Heading[0], "all mapped onto 1 frame of ")
 		for _, row := range tb.Rows {
 			k := fmt.Sprintf("%s %v %s %s", strings.ReplaceAll(kind, "-", " "), row[0] == "yes", row[1], row[2])
 			if row[2] == "on+pcid" {
-				assert.Equal(t, "unsupported", row[3], k)
+				assert.Equal(t, "unsupported: PCID: not supported by this CPU", row[3], k)
 				continue
 			}
 			sw, ok := sweeps[k]
 			require.True(t, ok, k)
-			assert.Equal(t, f1(sw.Mean), row[3], k)
+			assert.Equal(t, fmt.Sprintf("%.1f", sw.Mean), row[3], k)
 			if row[2] == "off" {
 				assert.Equal(t, "-", row[8], k)
 				assert.Equal(t, "1.00", row[9], k)
@@ -185,47 +184,13 @@ func TestReportBochsTLB(t *testing.T) {
 		if !strings.HasPrefix(tb.Name, "tlbsweep-") && tb.Name != "flushcost" {
 			continue
 		}
-		assert.Contains(t, tb.Heads(), map[string]string{"flushcost": "instr/op"}[tb.Name]+map[bool]string{true: "instr/call"}[tb.Name != "flushcost"], tb.Name)
+		assert.Contains(t, tb.Heads(), map[string]string{"flushcost": "insns/op"}[tb.Name]+map[bool]string{true: "insns/call"}[tb.Name != "flushcost"], tb.Name)
 		for _, row := range tb.Rows {
 			n++
-			assert.NotContains(t, row, "unsupported", tb.Name)
+			assert.NotContains(t, strings.Join(row, " "), "unsupported", tb.Name)
 		}
 	}
 	assert.Equal(t, (5+5+3)*2*3+9, n, "the sweep's points x global settings x modes, and the 9 flush operations")
-}
-
-// TestSweepTableArithmetic: the sweep table's cells from made-up records
-// of 100 units under off and 250 under on: extra +150.0, ratio 2.50; a
-// point off did not run at has no extra.
-func TestSweepTableArithmetic(t *testing.T) {
-	pages := 16
-	sub := func(mode string) contract.Subject {
-		return contract.Subject{Bench: "tlbsweep", Width: 64, Mode: mode, Target: "user 4k", SweepPages: &pages}
-	}
-	extra := 150.0
-	var log bytes.Buffer
-	for _, r := range []contract.Record{
-		contract.TLBSweep{Subject: sub("off"), N: 20, R: 3, Stats: contract.Stats{Unit: "tsc_cycles", Mean: 100, Median: 99, Min: 98, RatioToOff: 1}, NsPerCall: 50,
-			Side: "user", Region: "0x7f8040000000", PageBytes: 4096, Stride: 4096, VirtualPages: 4096, Frames: 1, FrameBytes: 4096, BytesPerTouch: 1, Offset: "o"},
-		contract.TLBSweep{Subject: sub("on"), N: 20, R: 3, Stats: contract.Stats{Unit: "tsc_cycles", Mean: 250, Median: 249, Min: 240, RatioToOff: 2.5}, NsPerCall: 125,
-			ExtraVsOff: &extra, Side: "user", Region: "0x7f8040000000", PageBytes: 4096, Stride: 4096, VirtualPages: 4096, Frames: 1, FrameBytes: 4096, BytesPerTouch: 1, Offset: "o"},
-		contract.Unsupported{Subject: sub("on+pcid"), N: 20, R: 3, Reason: "on+pcid/minimal/nonglobal: PCID: not supported by this CPU"},
-	} {
-		b, err := contract.Encode(r)
-		require.NoError(t, err)
-		fmt.Fprintf(&log, "%s %s\n", contract.RecordTag, b)
-	}
-	run, err := Parse("made-up", log.Bytes())
-	require.NoError(t, err)
-	tb := sweepTable(run.Measurements(), "user 4k", "tsc_cycles")
-	assert.Equal(t, [][]string{
-		{"no", "16", "off", "100.0", "0.0%", "99.0", "98.0", "50.0", "-", "1.00"},
-		{"no", "16", "on", "250.0", "0.0%", "249.0", "240.0", "125.0", "+150.0", "2.50"},
-		{"no", "16", "on+pcid", "unsupported", "-", "-", "-", "-", "-", "-"},
-	}, tb.Rows)
-	assert.Equal(t, []string{"touched: N of 4096 virtual pages of 4 KiB from 0x7f8040000000, 4096 bytes apart, all mapped onto 1 frame(s) of 4 KiB; 1 byte(s) per touch at o; ring 3 reads them between calls",
-		"unsupported: PCID: not supported by this CPU"}, tb.Notes)
-	assert.Equal(t, "tsc/call", tb.Heads()[3])
 }
 
 // TestReportTables: the report holds the tables the issue asks for,
@@ -633,7 +598,8 @@ func TestBadInput(t *testing.T) {
 // probe's table (a column per mode, the deferred area P=1 only under the
 // deferred modes), the exposure lists (pages per mode beyond on's) and
 // the oracle's rows (each mode's fault, nothing tried where the
-// calibration saw no cache timing), with the calibration as a note.
+// calibration saw no cache timing), the calibration and the CPU's
+// meltdown line in its heading.
 func TestReportIsolationTables(t *testing.T) {
 	rep := Build(load1(t, isolationLog))
 	byName := map[string]Table{}
@@ -660,38 +626,58 @@ func TestReportIsolationTables(t *testing.T) {
 	assert.Equal(t, map[string]int{"off": 0, "on": 0, "on+pcid": 0, "on-defer": 2, "on-noswitch": 3}, pages)
 	oracle := byName["oracle"]
 	require.Len(t, oracle.Rows, 5)
-	assert.Equal(t, []string{"off", "#PF P=1 (error 0x5)", "16", "1", "not tried: oracle unavailable: cache timing not observable", "-"}, oracle.Rows[0])
+	assert.Equal(t, []string{"off", "#PF P=1 (error 0x5)", "16", "1", "not tried: oracle unavailable: cache timing not observable"}, oracle.Rows[0])
 	assert.Equal(t, "#PF P=0 (error 0x4)", oracle.Rows[1][1])
-	assert.Contains(t, oracle.Notes[0], "misses 21/21/42: oracle unavailable: cache timing not observable")
-	assert.Contains(t, oracle.Notes, "meltdown (the CPU's vulnerability table, as Linux would print it): Mitigation: PTI")
+	assert.Equal(t, []string{"on+pcid", "unsupported: PCID: not supported by this CPU"}, oracle.Rows[2])
+	assert.Contains(t, oracle.Heading[1], "misses 21/21/42 (1-23499)")
+	assert.Contains(t, oracle.Heading[2], "calibration: oracle unavailable: cache timing not observable")
+	assert.Equal(t, "each read a page fault the kernel recovers; vulnerability table, meltdown: Mitigation: PTI", oracle.Heading[0])
 }
 
-// TestLadderTable: the mitigation ladder's table, from a real QEMU -icount
-// run of `benchmarks = ladder` under off and on: a row per rung as the
-// image printed it, with its increment and what it is over; ibrs and ibpb
-// unsupported (TCG has neither MSR), their reasons under the table; the
-// reference line as the image printed it.
-func TestLadderTable(t *testing.T) {
-	const ladderLog = "testdata/qemu-ladder.log"
-	rep := Build(load1(t, ladderLog))
-	var tb *Table
-	for i := range rep.Tables {
-		if rep.Tables[i].Name == "ladder" {
-			tb = &rep.Tables[i]
+// ladderTables are the tables of a ladder log by name.
+func ladderTables(t *testing.T, p string) map[string]Table {
+	t.Helper()
+	out := map[string]Table{}
+	for _, tb := range Build(load1(t, p)).Tables {
+		out[tb.Name] = tb
+	}
+	return out
+}
+
+// notRunCells are the last cells of the rows that did not run.
+func notRunCells(tb Table) []string {
+	var out []string
+	for _, row := range tb.Rows {
+		if c := row[len(row)-1]; strings.HasPrefix(c, "unsupported: ") && !slices.Contains(out, c) {
+			out = append(out, c)
 		}
 	}
-	require.NotNil(t, tb)
-	assert.Equal(t, reference.Ladder(), tb.Reference)
+	return out
+}
+
+// TestLadderTable: the mitigation ladder's tables, from a real QEMU
+// -icount run of `benchmarks = ladder` under off and on: a row per rung
+// as the image measured it, with its increment and what it is over; ibrs
+// and ibpb unsupported (TCG has neither MSR), with their reasons in their
+// rows (the part and what it is over are "-": the log was written before
+// unsupported records carried them); the reference line as the image
+// printed it.
+func TestLadderTable(t *testing.T) {
+	const ladderLog = "testdata/qemu-ladder.log"
+	ts := ladderTables(t, ladderLog)
+	null, pp := ts["ladder64"], ts["ladder-pingpong64"]
+	assert.Equal(t, reference.Ladder(), null.Reference)
 	// Per mode: the null call's 11 rungs (ibpb and rsb act only in the
 	// ping-pong), the ping-pong's 14.
-	assert.Len(t, tb.Rows, 2*11+2*14)
-	assert.Equal(t, []string{"off", "null call", "none", "none", "98.0", "+12.0", "linux flavour"}, tb.Rows[1])
-	assert.Equal(t, []string{"off", "null call", "-", "ibrs", "unsupported", "-", "-"}, tb.Rows[3])
-	assert.Equal(t, []string{"on", "ping-pong processes", "alone", "rsb", "2354.4", "+220.0", "none"}, tb.Rows[2*11+14+5])
+	assert.Len(t, null.Rows, 2*11)
+	assert.Len(t, pp.Rows, 2*14)
+	assert.Equal(t, []string{"off", "none", "none", "+12.0", "linux flavour", "98.0"}, null.Rows[1][:6])
+	assert.Equal(t, []string{"off", "-", "ibrs", "-", "-", "unsupported: ibrs: no IA32_SPEC_CTRL (CPUID.(EAX=07H,ECX=0):EDX[26]): not supported by this CPU"}, null.Rows[3])
+	assert.Equal(t, []string{"on", "alone", "rsb", "+220.0", "none", "2354.4"}, pp.Rows[14+5][:6])
 	assert.Equal(t, []string{
 		"unsupported: ibrs: no IA32_SPEC_CTRL (CPUID.(EAX=07H,ECX=0):EDX[26]): not supported by this CPU",
 		"unsupported: ibpb: no IA32_PRED_CMD (CPUID.(EAX=07H,ECX=0):EDX[26]): not supported by this CPU",
-	}, tb.Notes)
+	}, notRunCells(pp))
 	data, err := os.ReadFile(ladderLog)
 	require.NoError(t, err)
 	for _, l := range reference.Ladder() {
@@ -699,39 +685,35 @@ func TestLadderTable(t *testing.T) {
 	}
 }
 
-// TestLadder32Table: the 32-bit ladder's table, from a real QEMU -icount
+// TestLadder32Table: the 32-bit ladder's tables, from a real QEMU -icount
 // run of `benchmarks = ladder32` under off and on, apart from the 64-bit
-// one: ibrs, bhb and lfence unsupported as not in 32-bit Linux's entry,
+// ones: ibrs, bhb and lfence unsupported as not in 32-bit Linux's entry,
 // ibpb as TCG's; no reference line (the reference figures are 64-bit).
 func TestLadder32Table(t *testing.T) {
-	rep := Build(load1(t, "testdata/qemu-ladder32.log"))
-	var tb *Table
-	for i := range rep.Tables {
-		assert.NotEqual(t, "ladder", rep.Tables[i].Name, "no 64-bit ladder ran")
-		if rep.Tables[i].Name == "ladder32" {
-			tb = &rep.Tables[i]
-		}
-	}
-	require.NotNil(t, tb)
-	assert.Empty(t, tb.Reference)
-	assert.True(t, strings.HasPrefix(tb.Title, "32-bit PAE kernel, SYSENTER: "), tb.Title)
+	ts := ladderTables(t, "testdata/qemu-ladder32.log")
+	assert.NotContains(t, ts, "ladder64", "no 64-bit ladder ran")
+	null, pp := ts["ladder32"], ts["ladder-pingpong32"]
+	assert.Empty(t, null.Reference)
+	assert.True(t, strings.HasPrefix(null.Title, "32-bit PAE kernel: "), null.Title)
 	// Per mode: the null call's 9 rungs, the ping-pong's 12.
-	assert.Len(t, tb.Rows, 2*9+2*12)
-	assert.Equal(t, []string{"off", "null call", "none", "none", "77.0", "+8.0", "linux flavour"}, tb.Rows[1])
-	assert.Equal(t, []string{"off", "null call", "-", "ibrs", "unsupported", "-", "-"}, tb.Rows[3])
+	assert.Len(t, null.Rows, 2*9)
+	assert.Len(t, pp.Rows, 2*12)
+	assert.Equal(t, []string{"off", "none", "none", "+8.0", "linux flavour", "77.0"}, null.Rows[1][:6])
+	assert.Equal(t, []string{"off", "-", "ibrs", "-", "-", "unsupported: ibrs: not in 32-bit Linux's entry"}, null.Rows[3])
 	assert.Equal(t, []string{
 		"unsupported: ibrs: not in 32-bit Linux's entry",
+		"unsupported: ibpb: no IA32_PRED_CMD (CPUID.(EAX=07H,ECX=0):EDX[26]): not supported by this CPU",
 		"unsupported: bhb: not in 32-bit Linux's entry",
 		"unsupported: lfence: not in 32-bit Linux's entry",
-		"unsupported: ibpb: no IA32_PRED_CMD (CPUID.(EAX=07H,ECX=0):EDX[26]): not supported by this CPU",
-	}, tb.Notes)
+	}, notRunCells(pp))
 }
 
 // TestConsoleAndReportTablesAgree: the image's console (bench's Reporter,
 // fed a log's records as the image emits them) and `ptilab report` of the
 // same records print the same table text, line for line.
 func TestConsoleAndReportTablesAgree(t *testing.T) {
-	for _, p := range []string{qemuLog, syntheticPath, isolationLog, "testdata/qemu-skylake.log"} {
+	for _, p := range []string{qemuLog, syntheticPath, isolationLog, "testdata/qemu-skylake.log", tlbLog, bochsTLBLog,
+		"testdata/qemu-ladder.log", "testdata/qemu-ladder32.log"} {
 		run := load1(t, p)
 		var console bytes.Buffer
 		rep := bench.NewReporter(&console)

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/ptilab/ptilab/contract"
-	"github.com/ptilab/ptilab/reference"
 	"github.com/ptilab/ptilab/tables"
 )
 
@@ -83,45 +82,13 @@ type Report struct {
 
 // Build makes a run's report: the machine line, the status, and the
 // tables: the run's records fed in order to package tables, the renderer
-// the image's console uses (the null call, the copy methods and phases,
-// the work curve, lseek, ping-pong, sched-messaging and its phases, the
-// probe and exposure, the seed-shaped tables: the same text as the
-// console), then the tables this package still makes itself (the TLB
-// sweep, flush costs, retention, the leak oracle, the mitigation ladder),
-// each with the reference figure under it as the image prints it.
+// the image's console uses, so that the report prints the console's
+// table text, each table with the reference figure under it.
 func Build(r *Run) Report {
 	rep := Report{Source: r.Source, Machine: MachineLine(r), Status: StatusLine(r), CutShort: r.CutShort()}
 	rep.Records.Machine, rep.Records.Timing, rep.Records.End = r.Machine, r.Timing, r.End
 	rep.Tables = Rendered(r)
-	ms := r.Measurements()
-	unit := unitOf(ms)
-	for _, kind := range sweepKinds(ms) {
-		add(&rep.Tables, sweepTable(ms, kind, unit))
-	}
-	add(&rep.Tables, flushCostTable(r))
-	add(&rep.Tables, retentionTable(r))
-	add(&rep.Tables, oracleTable(r))
-	add(&rep.Tables, ladderTable(r, unit, "ladder"))
-	add(&rep.Tables, ladderTable(r, unit, "ladder32"))
 	return rep
-}
-
-// add appends t to ts if it has rows.
-func add(ts *[]Table, t Table) {
-	if len(t.Rows) > 0 {
-		*ts = append(*ts, t)
-	}
-}
-
-// unitOf is the unit of the run's figures ("tsc_cycles" or
-// "instructions"), or "units" when it has none.
-func unitOf(ms []Measurement) string {
-	for _, m := range ms {
-		if m.Stats != nil && m.Stats.Unit != "" {
-			return m.Stats.Unit
-		}
-	}
-	return "units"
 }
 
 // MachineLine identifies the run's machine in one line: the CPU, its
@@ -227,29 +194,10 @@ func StatusLine(r *Run) string {
 	return s + unknown
 }
 
-// unitPer is a column head: the unit per operation ("tsc/call").
-func unitPer(unit, op string) string {
-	switch unit {
-	case "tsc_cycles":
-		return "tsc/" + op
-	case "instructions":
-		return "instr/" + op
-	}
-	return unit + "/" + op
-}
-
 // benchOf reports whether m is of benchmark name in either world ("null"
 // and "null32").
 func benchOf(m Measurement, name string) bool {
 	return m.Bench == name || m.Bench == name+"32"
-}
-
-// ratioCell is the ratio to off as the image prints it, or "-".
-func ratioCell(st *contract.Stats) string {
-	if st == nil || st.RatioToOff == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f", st.RatioToOff)
 }
 
 // reason is an unsupported record's reason without the configuration's
@@ -260,29 +208,6 @@ func reason(r string) string {
 		return rest
 	}
 	return r
-}
-
-// notRunRow is a row's cells for a configuration that did not run:
-// "unsupported" or "FAILED" in the first figure column, "-" in the other
-// n-1; the reason goes under t, once.
-func notRunRow(t *Table, m Measurement, n int) []string {
-	note(t, m)
-	row := []string{m.NotRun}
-	for range n - 1 {
-		row = append(row, "-")
-	}
-	return row
-}
-
-// note adds under t why m did not run, unless it says so already.
-func note(t *Table, m Measurement) {
-	if m.Why == "" {
-		return
-	}
-	n := m.NotRun + ": " + m.Why
-	if !slices.Contains(t.Notes, n) {
-		t.Notes = append(t.Notes, n)
-	}
 }
 
 // findMeasured returns the measured configuration s among ms, or nil.
@@ -325,189 +250,10 @@ func subjectKey(s contract.Subject) string {
 	return strings.Join(out, " ") + work
 }
 
-// sweepKinds are the TLB sweep's kinds (record targets: "user 4k", "user
-// 2m", "kernel 4k") among ms, in output order.
-func sweepKinds(ms []Measurement) []string {
-	var out []string
-	for _, m := range ms {
-		if m.Bench == "tlbsweep" && m.SweepPages != nil && !slices.Contains(out, m.Target) {
-			out = append(out, m.Target)
-		}
-	}
-	return out
-}
-
-// sweepTable is the TLB sweep of kind: a row per global setting, point
-// (pages touched per call) and mode, with units and ns per call plus its
-// touches, PTI's extra over off at the same point, in units and as a
-// ratio; what the sweep touched goes under it, from its records.
-func sweepTable(ms []Measurement, kind, unit string) Table {
-	t := Table{Name: "tlbsweep-" + strings.ReplaceAll(kind, " ", "-"),
-		Title:   fmt.Sprintf("TLB working-set sweep, %s: per call plus its touches of N distinct pages; extra: the mode's figure less off's at the same N; ± as perf", kind),
-		Columns: tables.Cols("global", "N", "mode", unitPer(unit, "call"), "±%", "median", "min", "ns/call", "extra", "vs off"),
-		Reference: []string{"(no reference figure: lmbench's lat_ctx -s and Gregg's sweep measured whole context switches; " +
-			"expected on hardware: without PCID the extra grows with N, with PCID it stays nearly flat)"}}
-	var what string
-	for _, m := range ms {
-		if m.Bench != "tlbsweep" || m.Target != kind || m.SweepPages == nil {
-			continue
-		}
-		head := []string{yn(m.Global), fmt.Sprint(*m.SweepPages), m.Mode}
-		if m.Stats == nil {
-			t.Rows = append(t.Rows, append(head, notRunRow(&t, m, 7)...))
-			continue
-		}
-		sw := m.Record.Record.(contract.TLBSweep)
-		if what == "" {
-			who := "ring 3 reads them between calls"
-			if sw.Side == "kernel" {
-				who = "the system call reads them in ring 0"
-			}
-			what = fmt.Sprintf("touched: N of %d virtual pages of %d KiB from %s, %d bytes apart, all mapped onto %d frame(s) of %d KiB; %d byte(s) per touch at %s; %s",
-				sw.VirtualPages, sw.PageBytes>>10, sw.Region, sw.Stride, sw.Frames, sw.FrameBytes>>10, sw.BytesPerTouch, sw.Offset, who)
-		}
-		extra := "-"
-		if sw.ExtraVsOff != nil {
-			extra = fmt.Sprintf("%+.1f", *sw.ExtraVsOff)
-		}
-		s := m.Stats
-		t.Rows = append(t.Rows, append(head, f1(s.Mean), fmt.Sprintf("%.1f%%", s.PerfPct), f1(s.Median), f1(s.Min), f1(m.Ns), extra, ratioCell(s)))
-	}
-	if what != "" {
-		t.Notes = append([]string{what}, t.Notes...)
-	}
-	return t
-}
-
-// flushCostTable is the TLB flush costs: a row per operation, units per
-// operation (the empty loop subtracted) with their spread and ns, or why
-// it did not run.
-func flushCostTable(r *Run) Table {
-	t := Table{Name: "flushcost", Title: "TLB flush costs in ring 0, interrupts masked, per operation, empty-loop overhead subtracted",
-		Reference: []string{"(reference: Linux's Documentation/arch/x86/pti.rst puts a CR3 write \"on the order of a hundred cycles\")"}}
-	unit := ""
-	for _, rec := range r.Records {
-		switch v := rec.Record.(type) {
-		case contract.FlushCost:
-			if unit == "" {
-				unit = v.Unit
-			}
-			ns := "-"
-			if v.TSCHz != 0 {
-				ns = f1(v.PerOp.Mean * 1e9 / float64(v.TSCHz))
-			}
-			t.Rows = append(t.Rows, []string{v.Target, f1(v.PerOp.Mean), f1(v.PerOp.Stddev), f1(v.PerOp.Median), f1(v.PerOp.Min), f1(v.PerOp.Max), ns,
-				fmt.Sprintf("%d x %d after %d", v.R, v.N, v.Warmup), f1(v.EmptyLoopCycles)})
-		case contract.Unsupported:
-			if v.Bench != "flushcost" {
-				continue
-			}
-			t.Rows = append(t.Rows, append([]string{v.Target}, notRunRow(&t, Measurement{NotRun: "unsupported", Why: v.Reason}, 8)...))
-		}
-	}
-	t.Columns = tables.Cols("operation", unitPer(unit, "op"), "stddev", "median", "min", "max", "ns/op", "repeats x ops", "empty loop")
-	return t
-}
-
-// retentionTable is the TLB retention proof's answers: a row per probe,
-// its mode, the CR3 values and whether the second read saw the first
-// frame (kept) or the new one (walked again), or why it did not run.
-func retentionTable(r *Run) Table {
-	t := Table{Name: "retention", Title: "TLB retention: a user page read in ring 0, its PTE pointed at another frame without invalidation between two CR3 writes, then read again",
-		Columns:   tables.Cols("probe", "mode", "global", "address", "first CR3", "away CR3", "back CR3", "second read"),
-		Reference: []string{"(SDM Vol. 3A 4.10.2.4 and 4.10.4.1: NOFLUSH and the G bit permit keeping a translation, they do not promise it; QEMU TCG walks again for both, Bochs keeps a global entry and walks again with PCIDs)"}}
-	for _, rec := range r.Records {
-		switch v := rec.Record.(type) {
-		case contract.Retention:
-			t.Rows = append(t.Rows, []string{v.Probe, v.Mode, yn(v.Global), v.Address, v.First, v.Away, v.Back, v.Result})
-		case contract.Unsupported:
-			if v.Bench != "retention" {
-				continue
-			}
-			row := append([]string{v.Target, v.Mode, yn(v.Global), orDash(v.Address)}, notRunRow(&t, Measurement{NotRun: "unsupported", Why: v.Reason}, 4)...)
-			t.Rows = append(t.Rows, row)
-		}
-	}
-	return t
-}
-
-// ladderTable is the speculation-mitigation ladder of bench ("ladder",
-// or "ladder32": the 32-bit world's, by SYSENTER, without the 64-bit
-// reference line): a row per rung in the order the image printed them, from its ladder
-// records (a rung that could not run from its unsupported or error
-// record): the mode, the operation (the null call, or a ping-pong round
-// trip between processes), the part of the ladder, the rung's knobs, its
-// figure per operation, and its increment over the rung named in "over".
-func ladderTable(r *Run, unit, bench string) Table {
-	title := "speculation-mitigation ladder (mitigated flavour): each rung's increment over the rung named in over; a disabled site costs a TEST and a taken JE"
-	if bench == "ladder32" {
-		title = "32-bit PAE kernel, SYSENTER: " + title
-	}
-	t := Table{Name: bench, Title: title,
-		Columns: tables.Cols("mode", "operation", "part", "rung", unitPer(unit, "op"), "increment", "over")}
-	op := func(s contract.Subject) string {
-		if s.Tasks != "" {
-			return "ping-pong " + s.Tasks
-		}
-		return "null call"
-	}
-	rung := func(s contract.Subject) string {
-		if s.Mitigations == "" {
-			return s.Flavour + " flavour"
-		}
-		return s.Mitigations
-	}
-	for _, rec := range r.Records {
-		switch v := rec.Record.(type) {
-		case contract.Ladder:
-			if v.Bench != bench {
-				continue
-			}
-			inc := "-"
-			if v.Increment != nil {
-				inc = fmt.Sprintf("%+.1f", *v.Increment)
-			}
-			t.Rows = append(t.Rows, []string{v.Mode, op(v.Subject), v.Part, rung(v.Subject), f1(v.Mean), inc, orDash(v.Over)})
-		case contract.Unsupported:
-			if v.Bench == bench {
-				m := Measurement{Subject: v.Subject, NotRun: "unsupported", Why: reason(v.Reason)}
-				t.Rows = append(t.Rows, append([]string{v.Mode, op(v.Subject), "-", rung(v.Subject)}, notRunRow(&t, m, 3)...))
-			}
-		case contract.Error:
-			if v.Subject != nil && v.Subject.Bench == bench {
-				m := Measurement{Subject: *v.Subject, NotRun: "FAILED", Why: v.Name + ": " + v.Error}
-				t.Rows = append(t.Rows, append([]string{v.Mode, op(*v.Subject), "-", rung(*v.Subject)}, notRunRow(&t, m, 3)...))
-			}
-		}
-	}
-	if bench == "ladder" {
-		t.Reference = reference.Ladder()
-	}
-	return t
-}
-
 // unitName is the unit as the image's headings say it.
 func unitName(unit string) string {
 	if unit == "tsc_cycles" {
 		return "TSC cycles"
 	}
 	return unit
-}
-
-func f1(x float64) string { return fmt.Sprintf("%.1f", x) }
-
-func yn(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
-func orDash(s string) string { return orText(s, "-") }
-
-func orText(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
 }
