@@ -51,7 +51,8 @@ func flushCost(x *Ctx) any {
 			PerOp:           contract.Spread{N: st.N, Mean: round(st.Mean), Stddev: round(st.Stddev), Median: round(st.Median), Min: round(st.Min), Max: round(st.Max)},
 			EmptyLoopCycles: round(empty), TSCHz: x.Clock.Hz}
 		if st.N >= 2 {
-			rec.PerfPct = round(st.PerfPct())
+			pct := round(st.PerfPct())
+			rec.PerfPct = &pct
 		}
 		x.Record(rec)
 	}

@@ -345,15 +345,15 @@ func RetentionSummary(answers map[string]string) string {
 // of the mean, in %; absent with one repeat).
 type FlushCost struct {
 	Subject
-	Operation       string  `json:"operation,omitempty"`
-	N               int     `json:"N"`
-	R               int     `json:"R"`
-	Warmup          int     `json:"warmup"`
-	Unit            string  `json:"unit"`
-	PerOp           Spread  `json:"per_op"`
-	PerfPct         float64 `json:"perf_pm_pct,omitempty"`
-	EmptyLoopCycles float64 `json:"empty_loop_cycles"`
-	TSCHz           uint64  `json:"tsc_hz"`
+	Operation       string   `json:"operation,omitempty"`
+	N               int      `json:"N"`
+	R               int      `json:"R"`
+	Warmup          int      `json:"warmup"`
+	Unit            string   `json:"unit"`
+	PerOp           Spread   `json:"per_op"`
+	PerfPct         *float64 `json:"perf_pm_pct,omitempty"`
+	EmptyLoopCycles float64  `json:"empty_loop_cycles"`
+	TSCHz           uint64   `json:"tsc_hz"`
 }
 
 // OracleCalibration is the leak oracle's calibration: Samples pairs of

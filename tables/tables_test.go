@@ -156,10 +156,11 @@ func TestOracleHeading(t *testing.T) {
 // ± (perf's) and ns; an unsupported one says why.
 func TestFlushCostRows(t *testing.T) {
 	sub := contract.Subject{Bench: "flushcost", Width: 64}
+	pct := 2.7
 	a, b := sub, sub
 	a.Target, b.Target = "mov cr3", "invpcid 0"
 	out := render(timing,
-		contract.FlushCost{Subject: a, Operation: "MOV to CR3, no PCID", N: 200, R: 3, Warmup: 1, Unit: "tsc_cycles", PerfPct: 2.7,
+		contract.FlushCost{Subject: a, Operation: "MOV to CR3, no PCID", N: 200, R: 3, Warmup: 1, Unit: "tsc_cycles", PerfPct: &pct,
 			PerOp: contract.Spread{N: 3, Mean: 200, Median: 190, Min: 180, Max: 230}, EmptyLoopCycles: 8.6, TSCHz: 2e9},
 		contract.Unsupported{Subject: b, Operation: "INVPCID type 0 (one address)", N: 200, R: 3, Warmup: 1, Reason: "no INVPCID (CPUID.(EAX=07H,ECX=0):EBX[10])"})
 	assert.Contains(t, out, "3 repeats of 200 operations after 1 warm-up repeat, empty-loop overhead (8.6 per iteration) subtracted")

@@ -80,8 +80,8 @@ func (r *Renderer) flushCostPlace(rec contract.Record, c config) place {
 		op = orText(v.Operation, v.Target)
 		empty = fmt.Sprintf(" (%.1f per iteration)", v.EmptyLoopCycles)
 		pct, ns := "-", "-"
-		if v.PerfPct != 0 {
-			pct = fmt.Sprintf("%.1f%%", v.PerfPct)
+		if v.PerfPct != nil {
+			pct = fmt.Sprintf("%.1f%%", *v.PerfPct)
 		}
 		if v.TSCHz != 0 {
 			ns = f1(v.PerOp.Mean * 1e9 / float64(v.TSCHz))
