@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment/sites"
 	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/pti"
 )
@@ -106,21 +107,21 @@ func notIn32(k pti.Knobs) error {
 	return nil
 }
 
-// sites are the mitigated trampoline's sites for knobs k
+// siteBits are the mitigated trampoline's sites for knobs k
 // (layout.CPUData.Sites).
-func sites(k pti.Knobs) uint32 {
+func siteBits(k pti.Knobs) uint32 {
 	var s uint32
 	if k.Has(pti.VERW) {
-		s |= layout.SiteVERW
+		s |= sites.SiteVERW
 	}
 	if k.Has(pti.Retpoline) {
-		s |= layout.SiteRetpoline
+		s |= sites.SiteRetpoline
 	}
 	if k.Has(pti.IBPB) {
-		s |= layout.SiteIBPB
+		s |= sites.SiteIBPB
 	}
 	if k.Has(pti.RSB) {
-		s |= layout.SiteRSB
+		s |= sites.SiteRSB
 	}
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment/sites"
 	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/pti"
 )
@@ -99,9 +100,9 @@ func TestMitigatedConfig(t *testing.T) {
 	assert.NoError(t, Supported(c))
 	c.Knobs = Mitigations32
 	assert.NoError(t, Supported(c))
-	assert.Equal(t, uint32(layout.SiteVERW|layout.SiteRetpoline|layout.SiteIBPB|layout.SiteRSB), sites(c.Knobs))
-	assert.Equal(t, uint32(layout.SiteRetpoline), sites(pti.KnobsOf(pti.Retpoline)))
-	assert.Zero(t, sites(0))
+	assert.Equal(t, uint32(sites.SiteVERW|sites.SiteRetpoline|sites.SiteIBPB|sites.SiteRSB), siteBits(c.Knobs))
+	assert.Equal(t, uint32(sites.SiteRetpoline), siteBits(pti.KnobsOf(pti.Retpoline)))
+	assert.Zero(t, siteBits(0))
 	for _, m := range []pti.Mode{pti.Off, pti.On} {
 		c.Mode = m
 		sysenter, int80 := trampoline(c)

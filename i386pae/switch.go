@@ -174,7 +174,7 @@ func start(c Config, proc *Process, eip, esp uint32, args [6]uint32, tasks bool)
 	if tasks {
 		d.Tasks = 1
 	}
-	d.Sites = sites(c.Knobs)
+	d.Sites = siteBits(c.Knobs)
 	d.VerwSel = layout.KERNEL_DS
 	d.Dispatch = kernelVA(offDispatch)
 

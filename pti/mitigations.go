@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment/sites"
 )
 
 // The speculative-execution mitigations of Linux's entry path, one knob
@@ -148,13 +149,14 @@ func readSpecCaps() SpecCaps {
 func Spec() SpecCaps { return specCaps }
 
 // Sites of the mitigated trampoline: the bits of entryData.Sites that
-// turn each on (go_asm.h: const_siteX).
+// turn each on (go_asm.h: const_siteX), numbered once for both worlds by
+// package experiment/sites.
 const (
-	siteVERW      = 1 << 0 // VERW before SYSRETQ and IRETQ
-	siteIBRS      = 1 << 1 // IA32_SPEC_CTRL written on entry and before the return
-	siteBHB       = 1 << 2 // clear_bhb_loop after the pt_regs frame
-	siteLFENCE    = 1 << 3 // LFENCE after SWAPGS
-	siteRetpoline = 1 << 4 // the dispatch through the retpoline thunk
+	siteVERW      = sites.SiteVERW      // VERW before SYSRETQ and IRETQ
+	siteIBRS      = sites.SiteIBRS      // IA32_SPEC_CTRL written on entry and before the return
+	siteBHB       = sites.SiteBHB       // clear_bhb_loop after the pt_regs frame
+	siteLFENCE    = sites.SiteLFENCE    // LFENCE after SWAPGS
+	siteRetpoline = sites.SiteRetpoline // the dispatch through the retpoline thunk
 )
 
 // MitigationPlan is how a set of knobs runs on a CPU: the trampoline's
