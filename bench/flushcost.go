@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -106,7 +107,7 @@ func flushCost(x *Ctx) any {
 	x.Printf("%s; the Go kernel's table, PCID 0; INVLPG and INVPCID type 0 name a mapped page the loop never touches", x.Clock.header())
 	x.Printf("%-40s %10s %7s %10s %10s %10s", "operation", x.Clock.counted("insns/op", "tsc/op"), "+-", "median", "min", "ns/op")
 	for _, op := range flushOps(root, target) {
-		s := x.subject("flushcost", Config{})
+		s := x.subject("flushcost", experiment.Config{})
 		s.Mode, s.Entry, s.Flavour, s.Target = "", "", "", op.name
 		if op.missing != "" {
 			x.Printf("%-40s unsupported: %s", op.title, op.missing)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/reference"
 )
 
@@ -14,8 +14,8 @@ import (
 // nullConfigs lists the null call's configurations in w: the plan's
 // modes outermost, then w's entries, the flavours (linux with w's default
 // copy) and the global settings.
-func nullConfigs(w World, p Plan) []Config {
-	var cs []Config
+func nullConfigs(w World, p Plan) []experiment.Config {
+	var cs []experiment.Config
 	for _, m := range p.Modes {
 		for _, e := range w.Entries() {
 			for _, f := range p.Flavours {
@@ -63,12 +63,12 @@ func nullSyscall(x *Ctx) any {
 	}
 	if w.Width() == 64 {
 		x.lines(reference.Null())
-		if slices.ContainsFunc(p.Modes, pti.Mode.Deferred) {
+		if slices.ContainsFunc(p.Modes, experiment.Mode.Deferred) {
 			x.lines(reference.Deferred())
 		}
 		x.Printf("(the linux flavour has Linux's entry shape, not its speculation mitigations: no VERW, IBRS or RSB stuffing)")
 	}
-	if len(w.Copies()) > 0 && slices.Contains(p.Flavours, pti.Linux) {
+	if len(w.Copies()) > 0 && slices.Contains(p.Flavours, experiment.Linux) {
 		copyMethods(x, ms)
 	}
 	return ms
@@ -93,7 +93,7 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 	entry := w.Entries()[0]
 	var ms []Measurement
 	x.Printf("")
-	x.Printf("%slinux %s trampoline: pt_regs copy methods, per null call: %s;", w.Title(), entry.Upper(), repeats(p.R, p.N, p.Warmup))
+	x.Printf("%slinux %s trampoline: pt_regs copy methods, per null call: %s;", w.Title(), entry.Row().Instruction, repeats(p.R, p.N, p.Warmup))
 	x.Printf("%s; global pages off", clk.unitNote())
 	x.Printf("%s", pmuCheckNote())
 	x.Printf("%-*s %-8s %12s %7s %12s %12s %10s %7s%s", x.modeWidth(), "mode", "copy", clk.perCall(), "±%", "median", "min", "ns/call", "vs off", coreColumns())
@@ -104,11 +104,11 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 			x.Printf("%-*s %-8s %16s %16s %16s %16s %16s %16s %10s%s", x.modeWidth(), "mode", "copy", "cr3 in", "copy in", "dispatch", "copy out", "cr3 out", "rest", "call", coreColumns())
 		}
 		for _, mode := range p.Modes {
-			if isNotInWorld(w, config(mode, entry, pti.Minimal)) {
+			if isNotInWorld(config(mode, entry, experiment.Minimal)) {
 				continue // the null table says so
 			}
 			for _, cp := range w.Copies() {
-				c := config(mode, entry, pti.Linux)
+				c := config(mode, entry, experiment.Linux)
 				c.Copy, c.Stamps = cp, stamps
 				var m Measurement
 				old := find(have, c)
@@ -140,6 +140,6 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 			}
 		}
 	}
-	x.Printf("(phases over every call of the run, warm-up included; rest: %s and %s, the register saves and restores, the vsyscall routine; the entry path is the call less the dispatch)", entry.Upper(), entry.Return())
+	x.Printf("(phases over every call of the run, warm-up included; rest: %s and %s, the register saves and restores, the vsyscall routine; the entry path is the call less the dispatch)", entry.Row().Instruction, entry.Row().Return)
 	return ms
 }

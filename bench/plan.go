@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pmu"
 	"github.com/ptilab/ptilab/pti"
 )
@@ -44,8 +45,8 @@ type Plan struct {
 	// modes (off first: the others are compared with it), the trampoline
 	// flavours and the global-page settings (the benchmarks that take
 	// them), calls per repeat, measured repeats and warm-up repeats.
-	Modes    []pti.Mode
-	Flavours []pti.Flavour
+	Modes    []experiment.Mode
+	Flavours []experiment.Flavour
 	Globals  []bool
 	N, R     int
 	Warmup   int
@@ -86,7 +87,7 @@ type Plan struct {
 	SweepSizes                   []string
 	SweepN                       int
 	// Mitigations are the mitigation ladder's rungs (the ladder
-	// benchmark): "none" first, then knobs (pti.AllMitigations's names)
+	// benchmark): "none" first, then knobs (experiment.Mitigations's names)
 	// alone and stacked in this order, and "linux", the set Linux would
 	// enable on this CPU (MitigationNames).
 	Mitigations []string
@@ -99,8 +100,8 @@ func DefaultPlan() Plan {
 		End:        board.EndAuto,
 		Screen:     true,
 		Benchmarks: PlanNames(false),
-		Modes:      []pti.Mode{pti.Off, pti.On, pti.OnPCID},
-		Flavours:   []pti.Flavour{pti.Minimal, pti.Linux},
+		Modes:      []experiment.Mode{experiment.Off, experiment.On, experiment.OnPCID},
+		Flavours:   []experiment.Flavour{experiment.Minimal, experiment.Linux},
 		Globals:    []bool{false, true},
 		N:          1000,
 		R:          10,
@@ -241,8 +242,8 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		return err
 	},
 	"modes": func(p *Plan, v string) error {
-		m, err := listOf(v, byName(pti.Modes()), "modes")
-		if err == nil && m[0] != pti.Off {
+		m, err := listOf(v, byName(experiment.Modes()), "modes")
+		if err == nil && m[0] != experiment.Off {
 			return fmt.Errorf("modes must start with off: the other modes are compared with it")
 		}
 		if err == nil {
@@ -251,7 +252,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		return err
 	},
 	"flavours": func(p *Plan, v string) error {
-		f, err := listOf(v, byName(pti.Flavours()), "flavours")
+		f, err := listOf(v, byName(experiment.Flavours()), "flavours")
 		if err == nil {
 			p.Flavours = f
 		}

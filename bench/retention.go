@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/pti"
 )
@@ -53,7 +54,7 @@ var retentionProc *pti.Process
 // retentionCase is one probe's configuration: its mode and global pages.
 type retentionCase struct {
 	probe string
-	c     Config
+	c     experiment.Config
 }
 
 // retention runs the two probes in ring 0 between runs, the PCID one
@@ -72,16 +73,16 @@ func retention(x *Ctx) any {
 	x.Printf("between two CR3 writes, then read again (SDM Vol. 3A 4.10.2.4, 4.10.4.1): kept = frame A, walked again = frame B")
 	x.Printf("%-13s %-17s %-14s %-20s %-20s %-20s %s", "probe", "mode", "address", "first CR3", "away CR3", "back CR3", "second read")
 	cases := []retentionCase{
-		{retentionPCID, config(pti.OnPCID, Syscall, pti.Minimal)},
-		{retentionGlobal, config(pti.On, Syscall, pti.Minimal)},
+		{retentionPCID, config(experiment.OnPCID, experiment.Syscall, experiment.Minimal)},
+		{retentionGlobal, config(experiment.On, experiment.Syscall, experiment.Minimal)},
 	}
 	cases[1].c.Global = true
 	for _, rc := range cases {
 		s := x.subject("retention", rc.c)
 		s.Entry, s.Flavour, s.Target = "", "", rc.probe
 		addr := fmt.Sprintf("%#x", uint64(pti.UserData))
-		head := fmt.Sprintf("%-13s %-17s %-14s", rc.probe, rc.c.Mode.String()+"/"+pti.GlobalName(rc.c.Global), addr)
-		if err := x.World.Supported(rc.c); err != nil {
+		head := fmt.Sprintf("%-13s %-17s %-14s", rc.probe, rc.c.Mode.String()+"/"+map[bool]string{false: "nonglobal", true: "global"}[rc.c.Global], addr)
+		if _, err := x.World.Plan(rc.c); err != nil {
 			out[rc.probe] = "unsupported: " + reasonOf(err)
 			x.Printf("%s %s", head, out[rc.probe])
 			x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: reasonOf(err)})
@@ -123,9 +124,9 @@ func retentionProbe(probe string) (contract.Retention, error) {
 		retentionProc = p
 	}
 	p := retentionProc
-	mode := pti.OnPCID
+	mode := experiment.OnPCID
 	if probe == retentionGlobal {
-		mode = pti.On
+		mode = experiment.On
 	}
 	sp, pte, err := p.LeafPTE(mode, pti.UserData)
 	if err != nil {

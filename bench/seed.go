@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/ptilab/ptilab/contract"
-	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/reference"
 )
 
@@ -15,7 +15,7 @@ import (
 // the benchmarks they need have run in both worlds.
 
 // seedModes are the rows of a seed table, in each width.
-var seedModes = []pti.Mode{pti.Off, pti.On, pti.OnPCID}
+var seedModes = []experiment.Mode{experiment.Off, experiment.On, experiment.OnPCID}
 
 // seedCell is a cell of a seed table: what it shows, and its record.
 type seedCell struct {
@@ -29,13 +29,13 @@ type seedCell struct {
 // a column per col; cell gives a cell's measurement and base its row's
 // off one; format formats a measured cell; subject names a cell's record,
 // seconds gives what its record's "seconds" is (0: none).
-func seedTable(x *Ctx, cols []string, cell func(width int, mode pti.Mode, col int) seedCell,
-	subject func(width int, mode pti.Mode, col int) contract.Subject, format func(s Stats, ratio float64) string, seconds func(Stats) float64) {
+func seedTable(x *Ctx, cols []string, cell func(width int, mode experiment.Mode, col int) seedCell,
+	subject func(width int, mode experiment.Mode, col int) contract.Subject, format func(s Stats, ratio float64) string, seconds func(Stats) float64) {
 	for _, width := range []int{32, 64} {
 		for _, mode := range seedModes {
 			line := fmt.Sprintf("%-18s", fmt.Sprintf("%d-bit PTI %v", width, mode))
 			for col := range cols {
-				c, base := cell(width, mode, col), cell(width, pti.Off, col)
+				c, base := cell(width, mode, col), cell(width, experiment.Off, col)
 				s := subject(width, mode, col)
 				var text string
 				switch {
@@ -72,11 +72,11 @@ func seedNull(x *Ctx, results map[string]any) {
 	x.Printf("")
 	x.Printf("null system call, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL), global pages off: %s per call ± (perf style), ratio to the same width's off", x.Clock.Unit())
 	x.Printf("%-18s | %-44s | %s", "kernel", "minimal (core MHz, disturbed repeats)", "linux")
-	flavours := []pti.Flavour{pti.Minimal, pti.Linux}
-	cell := func(width int, mode pti.Mode, col int) seedCell {
+	flavours := []experiment.Flavour{experiment.Minimal, experiment.Linux}
+	cell := func(width int, mode experiment.Mode, col int) seedCell {
 		w := x.world(width)
 		c := config(mode, w.Entries()[0], flavours[col])
-		if err := w.Supported(c); isNotInPAE(err) {
+		if err := c.Check(); isNotInPAE(err) {
 			return seedCell{unsup: err}
 		}
 		ms, _ := results[planName("null", width)].([]Measurement)
@@ -86,7 +86,7 @@ func seedNull(x *Ctx, results map[string]any) {
 		}
 		return seedCell{stats: m.Stats, disturb: m.Disturb, ok: m.ok(), unsup: m.Unsup}
 	}
-	subject := func(width int, mode pti.Mode, col int) contract.Subject {
+	subject := func(width int, mode experiment.Mode, col int) contract.Subject {
 		return contract.Subject{Bench: "null", Width: width, Mode: mode.String(), Flavour: flavours[col].String(), Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}
 	}
 	seedTable(x, []string{"minimal", "linux"}, cell, subject,
@@ -109,9 +109,9 @@ func seedMessaging(x *Ctx, results map[string]any) {
 		x.Printf("(%s)", reference.PipeNote)
 	}
 	x.Printf("%-18s | %-44s | %s", "kernel", "processes (core MHz, disturbed repeats)", "threads")
-	cell := func(width int, mode pti.Mode, col int) seedCell {
+	cell := func(width int, mode experiment.Mode, col int) seedCell {
 		w := x.world(width)
-		if err := w.Supported(w.TasksConfig(mode, w.Entries()[0])); isNotInPAE(err) {
+		if err := w.TasksConfig(mode, w.Entries()[0]).Check(); isNotInPAE(err) {
 			return seedCell{unsup: err}
 		}
 		ms, _ := results[planName("messaging", width)].([]Messaging)
@@ -121,7 +121,7 @@ func seedMessaging(x *Ctx, results map[string]any) {
 		}
 		return seedCell{stats: m.Stats, disturb: m.Disturb, ok: m.ok(), unsup: m.Unsup}
 	}
-	subject := func(width int, mode pti.Mode, col int) contract.Subject {
+	subject := func(width int, mode experiment.Mode, col int) contract.Subject {
 		return contract.Subject{Bench: "messaging", Width: width, Mode: mode.String(), Tasks: taskKind(col == 1), Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}
 	}
 	seedTable(x, []string{"processes", "threads"}, cell, subject,

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/reference"
 )
 
@@ -19,7 +19,7 @@ func workCurve(x *Ctx) any {
 	entry := w.Entries()[0]
 	how := "minimal flavour, no global pages"
 	if len(w.Entries()) > 1 {
-		how = entry.Upper() + ", minimal, no global pages"
+		how = entry.Row().Instruction + ", minimal, no global pages"
 	}
 	x.Printf("")
 	x.Printf("%ssystem call spending a given time in the kernel (%s), ns per call: %s;", w.Title(), how, repeats(p.R, p.WorkN, p.Warmup))
@@ -40,7 +40,7 @@ func workCurve(x *Ctx) any {
 	for _, ns := range p.WorkNs {
 		row := make([]Measurement, len(p.Modes))
 		for i, mode := range p.Modes {
-			m := Measure(w, config(mode, entry, pti.Minimal), Call{Op: Work, Arg: clk.Cycles(ns)}, p.WorkN, p.R, p.Warmup)
+			m := Measure(w, config(mode, entry, experiment.Minimal), Call{Op: Work, Arg: clk.Cycles(ns)}, p.WorkN, p.R, p.Warmup)
 			m.Bench, m.WorkNs, m.HasWork = x.Name, ns, true
 			row[i] = m
 		}

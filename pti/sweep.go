@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/goos"
 )
 
@@ -63,7 +64,7 @@ type SweepRegion struct {
 // EFER.NXE is on), user pages in the shared user slot or supervisor pages
 // in the kernel side's SweepKernelPML4Slot. Mapping again writes the same
 // entries. Setup must have run.
-func (p *Process) MapSweep(c Config, r SweepRegion) error {
+func (p *Process) MapSweep(c experiment.Config, r SweepRegion) error {
 	sp, err := p.space(c.Mode, c.Global)
 	if err != nil {
 		return err

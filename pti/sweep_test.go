@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // sweepRegions are the three sweep regions of a test process, each on a
@@ -24,7 +25,7 @@ var sweepRegions = []SweepRegion{
 // isolating mode has the user regions and not the kernel's; the kernel
 // side has all three; the rest of each side is as Build made it.
 func TestMapSweep(t *testing.T) {
-	for _, mode := range []Mode{Off, On} {
+	for _, mode := range []experiment.Mode{experiment.Off, experiment.On} {
 		t.Run(mode.String(), func(t *testing.T) {
 			mem := newHostMem(t)
 			kernel := goKernel(t, mem)
@@ -77,7 +78,7 @@ func TestMapSweep(t *testing.T) {
 func TestMapSweepErrors(t *testing.T) {
 	mem := newHostMem(t)
 	kernel := goKernel(t, mem)
-	sp, ok := Build(mem, kernel, testTask, testEntry, On, false, true)
+	sp, ok := Build(mem, kernel, testTask, testEntry, experiment.On, false, true)
 	require.True(t, ok)
 	assert.ErrorContains(t, mapSweep(mem, kernel, sp, SweepRegion{Base: SweepUser2M, PageSize: amd64.PageSize2M, Frame: 0x501000, User: true}, true), "want a 4 KiB or 2 MiB page on its boundary")
 	assert.ErrorContains(t, mapSweep(mem, kernel, sp, SweepRegion{Base: SweepUser4K, PageSize: amd64.PageSize1G, User: true}, true), "want a 4 KiB or 2 MiB page")
