@@ -40,6 +40,16 @@ func MitigationNames() []string {
 	return append(out, rungLinux)
 }
 
+// parseRung parses a rung's name of the plan's mitigations: none, linux
+// or a knob (experiment.ParseMitigation).
+func parseRung(n string) (string, error) {
+	if n == rungNone || n == rungLinux {
+		return n, nil
+	}
+	m, err := experiment.ParseMitigation(n)
+	return m.String(), err
+}
+
 // Parts of a ladder table (contract.Ladder.Part).
 const (
 	partFlavour = "flavour" // the linux flavour, no sites at all
@@ -118,12 +128,8 @@ func increments(rs []rung, mean []float64, ok []bool) []float64 {
 // ladderOrder is the plan's knobs in its order, and whether it lists
 // linux.
 func ladderOrder(names []string) (order []experiment.Mitigation, withLinux bool) {
-	byName := map[string]experiment.Mitigation{}
-	for _, m := range experiment.Mitigations() {
-		byName[m.String()] = m
-	}
 	for _, n := range names {
-		if m, ok := byName[n]; ok {
+		if m, err := experiment.ParseMitigation(n); err == nil {
 			order = append(order, m)
 		}
 		withLinux = withLinux || n == rungLinux
