@@ -81,7 +81,7 @@ type trampolineKey struct {
 }
 
 // copyKey picks a SYSENTER trampoline of a flavour: by copy method and
-// instrumented or not (Config.Stamps).
+// instrumented or not (experiment.Config.Stamps).
 type copyKey struct {
 	copy   experiment.Copy
 	stamps bool
@@ -90,7 +90,7 @@ type copyKey struct {
 // entryPoints are one flavour's trampolines in one mode: the SYSENTER
 // ones (the linux flavour's one per copy method, plain and instrumented;
 // the minimal flavour's movsl's only, the mitigated one direct's only:
-// Config.Check refuses the others) and the INT 0x80 gate's target (the
+// experiment.Config.Check refuses the others) and the INT 0x80 gate's target (the
 // mitigated flavour's is the linux one).
 type entryPoints struct {
 	sysenter map[copyKey]uint32
