@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/contract"
-	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // deadlock provokes a deadlock on purpose, to show how ptilab reports one:
@@ -24,7 +24,11 @@ func deadlock(x *Ctx) any {
 			}
 			second[w] = p
 		}
-		run, err := w.NewRun(w.TasksConfig(pti.Off, w.Entries()[0]))
+		s, err := w.Plan(w.TasksConfig(experiment.Off, w.Entries()[0]))
+		if err != nil {
+			return nil, err
+		}
+		run, err := w.NewRun(s)
 		if err != nil {
 			return nil, err
 		}

@@ -13,8 +13,7 @@ import (
 
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
-	"github.com/ptilab/ptilab/i386pae"
-	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // fakeWorld is a world whose timing loop returns what a configuration
@@ -22,8 +21,8 @@ import (
 // table and records, written once, in two worlds of different shapes.
 type fakeWorld struct {
 	width   int
-	entries []Entry
-	copies  []Copy
+	entries []experiment.Entry
+	copies  []experiment.Copy
 	pcid    bool // the CPU has PCIDs (64-bit)
 	loops   int  // timing loops run
 	// With counters: APERF counts corePct % of MPERF, and an SMI arrives
@@ -37,12 +36,12 @@ type fakeWorld struct {
 // cost is the cycles a call costs under c: 100, +1000 with isolation,
 // +50 linux, +7 per copy method, +3 per entry after the first; and the
 // work call's cycles.
-func (w *fakeWorld) cost(c Config, call Call) uint64 {
+func (w *fakeWorld) cost(c experiment.Config, call Call) uint64 {
 	v := uint64(100)
 	if c.Mode.Isolated() {
 		v += 1000
 	}
-	if c.Flavour == pti.Linux {
+	if c.Flavour == experiment.Linux {
 		v += 50 + 7*uint64(c.Copy)
 	}
 	v += 3 * uint64(c.Entry)
@@ -61,27 +60,34 @@ func (w *fakeWorld) Title() string {
 	}
 	return ""
 }
-func (w *fakeWorld) Setup() error     { return nil }
-func (w *fakeWorld) Entries() []Entry { return w.entries }
-func (w *fakeWorld) Copies() []Copy   { return w.copies }
+func (w *fakeWorld) Setup() error                { return nil }
+func (w *fakeWorld) Entries() []experiment.Entry { return w.entries }
+func (w *fakeWorld) Copies() []experiment.Copy   { return w.copies }
 func (w *fakeWorld) User() UserLayout {
 	return UserLayout{Data: 0x1000, StackTop: 0x100000, DataPages: 16, MaxDataPages: 16, MaxRepeats: 100, AddrDigits: 18}
 }
-func (w *fakeWorld) Supported(c Config) error {
+
+// fakeSwitch is a configuration the fake world planned.
+type fakeSwitch struct{ c experiment.Config }
+
+func (s fakeSwitch) Config() experiment.Config { return s.c }
+
+func (w *fakeWorld) Plan(c experiment.Config) (Switch, error) {
 	switch {
-	case c.Mode == pti.OnPCID && w.width == 32:
-		return fmt.Errorf("%v: PCID: %w", c, ErrNotInPAE)
-	case c.Mode == pti.OnPCID && !w.pcid:
-		return fmt.Errorf("%v: PCID: %w", c, ErrUnsupported)
+	case c.Mode == experiment.OnPCID && w.width == 32:
+		return nil, fmt.Errorf("%v: PCID: %w", c, ErrNotInPAE)
+	case c.Mode == experiment.OnPCID && !w.pcid:
+		return nil, fmt.Errorf("%v: PCID: %w", c, ErrUnsupported)
 	case c.Stamps && w.width == 64:
-		return fmt.Errorf("%v: no instrumented trampoline: %w", c, ErrUnsupported)
+		return nil, fmt.Errorf("%v: no instrumented trampoline: %w", c, ErrUnsupported)
 	}
-	return nil
+	return fakeSwitch{c}, nil
 }
-func (w *fakeWorld) TasksConfig(mode pti.Mode, e Entry) Config {
-	return config(mode, e, pti.Linux)
+func (w *fakeWorld) TasksConfig(mode experiment.Mode, e experiment.Entry) experiment.Config {
+	return config(mode, e, experiment.Linux)
 }
-func (w *fakeWorld) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
+func (w *fakeWorld) Loop(sw Switch, call Call, n, r int, empty bool) (Loop, error) {
+	c := sw.Config()
 	w.loops++
 	per := w.cost(c, call) + fakeEmpty
 	if empty {
@@ -112,11 +118,14 @@ func (w *fakeWorld) Loop(c Config, call Call, n, r int, empty bool) (Loop, error
 }
 func (w *fakeWorld) NewProcess(int) (Process, error) { return nil, errors.New("no processes here") }
 func (w *fakeWorld) MainProcess() Process            { return nil }
-func (w *fakeWorld) NewRun(Config) (Run, error)      { return nil, errors.New("no tasks kernel here") }
+func (w *fakeWorld) NewRun(Switch) (Run, error) {
+	return nil, errors.New("no tasks kernel here")
+}
 func (w *fakeWorld) ProbeTargets() []ProbeTarget {
 	return []ProbeTarget{{"kernel", 0xa000, KernelOnly}, {"entry", 0xb000, EntryArea}, {"own", 0x1000, OwnPage}}
 }
-func (w *fakeWorld) Probe(c Config, addr uint64) (Exit, error) {
+func (w *fakeWorld) Probe(s Switch, addr uint64) (Exit, error) {
+	c := s.Config()
 	switch addr {
 	case 0x1000:
 		return Exit{Exited: true, Text: "exit 0"}, nil
@@ -135,8 +144,8 @@ func (w *fakeWorld) Probe(c Config, addr uint64) (Exit, error) {
 // records.
 func runFake(t *testing.T, plan Plan) (string, []contract.Record, *Reporter) {
 	t.Helper()
-	w64 := &fakeWorld{width: 64, entries: []Entry{Syscall}}
-	w32 := &fakeWorld{width: 32, entries: []Entry{Sysenter, Int80}, copies: []Copy{i386pae.Movsl, i386pae.Trim}}
+	w64 := &fakeWorld{width: 64, entries: []experiment.Entry{experiment.Syscall}}
+	w32 := &fakeWorld{width: 32, entries: []experiment.Entry{experiment.Sysenter, experiment.Int80}, copies: []experiment.Copy{experiment.Movsl, experiment.Trim}}
 	saved := Worlds
 	Worlds = map[int]World{64: w64, 32: w32}
 	t.Cleanup(func() { Worlds = saved })
@@ -323,8 +332,8 @@ func runFakeCounters(t *testing.T, plan Plan) (string, []contract.Record) {
 	t.Helper()
 	SetCounters(cpustate.SampleAPERF | cpustate.SampleSMI)
 	t.Cleanup(func() { SetCounters(0) })
-	w64 := &fakeWorld{width: 64, entries: []Entry{Syscall}, corePct: 50, smiAt: 3, smiCost: 500}
-	w32 := &fakeWorld{width: 32, entries: []Entry{Sysenter, Int80}, copies: []Copy{i386pae.Movsl, i386pae.Trim}, corePct: 50, smiAt: 3, smiCost: 500, perRun: true}
+	w64 := &fakeWorld{width: 64, entries: []experiment.Entry{experiment.Syscall}, corePct: 50, smiAt: 3, smiCost: 500}
+	w32 := &fakeWorld{width: 32, entries: []experiment.Entry{experiment.Sysenter, experiment.Int80}, copies: []experiment.Copy{experiment.Movsl, experiment.Trim}, corePct: 50, smiAt: 3, smiCost: 500, perRun: true}
 	saved := Worlds
 	Worlds = map[int]World{64: w64, 32: w32}
 	t.Cleanup(func() { Worlds = saved })
@@ -351,7 +360,7 @@ func runFakeCounters(t *testing.T, plan Plan) (string, []contract.Record) {
 func TestEngineCoreClock(t *testing.T) {
 	plan := DefaultPlan()
 	plan.Benchmarks = []string{"null", "null32"}
-	plan.Flavours, plan.Globals = []pti.Flavour{pti.Minimal}, []bool{false}
+	plan.Flavours, plan.Globals = []experiment.Flavour{experiment.Minimal}, []bool{false}
 	plan.N, plan.R, plan.Warmup = 10, 4, 1
 	out, recs := runFakeCounters(t, plan)
 	byKey := map[string]contract.Syscall{}

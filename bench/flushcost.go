@@ -2,6 +2,7 @@ package bench
 
 import (
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/tlb"
 )
 
@@ -35,7 +36,7 @@ func flushCost(x *Ctx) any {
 	empty := Summarize(loop(tlb.FlushOp{Op: tlb.FlushEmpty})).Median
 
 	for _, op := range fc.Ops() {
-		s := x.subject("flushcost", Config{})
+		s := x.subject("flushcost", experiment.Config{})
 		s.Mode, s.Entry, s.Flavour, s.Target = "", "", "", op.Name
 		if op.Missing != "" {
 			x.Record(contract.Unsupported{Subject: s, N: p.N, R: p.R, Warmup: p.Warmup, Operation: op.Title, Reason: op.Missing})

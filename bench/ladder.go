@@ -5,7 +5,7 @@ import (
 
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
-	"github.com/ptilab/ptilab/i386pae"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -19,7 +19,7 @@ import (
 // over the linux flavour (the cost of the disabled sites). An optional
 // benchmark of both worlds: in the 32-bit one (ladder32) by SYSENTER,
 // the direct linux trampoline's mitigated variant (i386pae), with the
-// knobs Linux's entry_32.S has (i386pae.Mitigations32); the others are
+// knobs Linux's entry_32.S has (experiment.Knobs32); the others are
 // unsupported there, "not in 32-bit Linux's entry", whatever the CPU.
 
 // Names of the plan's mitigations list besides the knobs.
@@ -29,13 +29,23 @@ const (
 )
 
 // MitigationNames are what the plan's mitigations key takes: none, the
-// knobs (pti.AllMitigations) and linux.
+// knobs (experiment.Mitigations) and linux.
 func MitigationNames() []string {
 	out := []string{rungNone}
-	for _, m := range pti.AllMitigations() {
+	for _, m := range experiment.Mitigations() {
 		out = append(out, m.String())
 	}
 	return append(out, rungLinux)
+}
+
+// parseRung parses a rung's name of the plan's mitigations: none, linux
+// or a knob (experiment.ParseMitigation).
+func parseRung(n string) (string, error) {
+	if n == rungNone || n == rungLinux {
+		return n, nil
+	}
+	m, err := experiment.ParseMitigation(n)
+	return m.String(), err
 }
 
 // Parts of a ladder table (contract.Ladder.Part).
@@ -52,14 +62,14 @@ const (
 // none).
 type rung struct {
 	Part    string
-	Flavour pti.Flavour
-	Knobs   pti.Knobs
+	Flavour experiment.Flavour
+	Knobs   experiment.Knobs
 	Over    int
 }
 
 // label names r in tables and records: "linux flavour" or its knobs.
 func (r rung) label() string {
-	if r.Flavour != pti.Mitigated {
+	if r.Flavour != experiment.Mitigated {
 		return r.Flavour.String() + " flavour"
 	}
 	return r.Knobs.String()
@@ -71,31 +81,31 @@ func (r rung) label() string {
 // the knobs the CPU supports (supported) stacked one by one, each rung
 // over the one below (the first rung is the first knob alone); and, with
 // withLinux, linux's set over none.
-func ladderRungs(order []pti.Mitigation, acts, supported func(pti.Mitigation) bool, linux pti.Knobs, withLinux bool) []rung {
-	rs := []rung{{Part: partFlavour, Flavour: pti.Linux, Over: -1}, {Part: partNone, Flavour: pti.Mitigated, Over: 0}}
-	alone := map[pti.Mitigation]int{}
+func ladderRungs(order []experiment.Mitigation, acts, supported func(experiment.Mitigation) bool, linux experiment.Knobs, withLinux bool) []rung {
+	rs := []rung{{Part: partFlavour, Flavour: experiment.Linux, Over: -1}, {Part: partNone, Flavour: experiment.Mitigated, Over: 0}}
+	alone := map[experiment.Mitigation]int{}
 	for _, m := range order {
 		if acts(m) {
 			alone[m] = len(rs)
-			rs = append(rs, rung{Part: partAlone, Flavour: pti.Mitigated, Knobs: pti.KnobsOf(m), Over: 1})
+			rs = append(rs, rung{Part: partAlone, Flavour: experiment.Mitigated, Knobs: experiment.KnobsOf(m), Over: 1})
 		}
 	}
-	var acc pti.Knobs
+	var acc experiment.Knobs
 	below := 1
 	for _, m := range order {
 		if !acts(m) || !supported(m) {
 			continue
 		}
 		if acc == 0 {
-			acc, below = pti.KnobsOf(m), alone[m]
+			acc, below = experiment.KnobsOf(m), alone[m]
 			continue
 		}
-		acc |= pti.KnobsOf(m)
-		rs = append(rs, rung{Part: partStacked, Flavour: pti.Mitigated, Knobs: acc, Over: below})
+		acc |= experiment.KnobsOf(m)
+		rs = append(rs, rung{Part: partStacked, Flavour: experiment.Mitigated, Knobs: acc, Over: below})
 		below = len(rs) - 1
 	}
 	if withLinux {
-		rs = append(rs, rung{Part: partLinux, Flavour: pti.Mitigated, Knobs: linux, Over: 1})
+		rs = append(rs, rung{Part: partLinux, Flavour: experiment.Mitigated, Knobs: linux, Over: 1})
 	}
 	return rs
 }
@@ -115,13 +125,9 @@ func increments(rs []rung, mean []float64, ok []bool) []float64 {
 
 // ladderOrder is the plan's knobs in its order, and whether it lists
 // linux.
-func ladderOrder(names []string) (order []pti.Mitigation, withLinux bool) {
-	byName := map[string]pti.Mitigation{}
-	for _, m := range pti.AllMitigations() {
-		byName[m.String()] = m
-	}
+func ladderOrder(names []string) (order []experiment.Mitigation, withLinux bool) {
 	for _, n := range names {
-		if m, ok := byName[n]; ok {
+		if m, err := experiment.ParseMitigation(n); err == nil {
 			order = append(order, m)
 		}
 		withLinux = withLinux || n == rungLinux
@@ -130,12 +136,12 @@ func ladderOrder(names []string) (order []pti.Mitigation, withLinux bool) {
 }
 
 // linuxKnobs is the set of cpustate's decisions that are on.
-func linuxKnobs(ks []cpustate.LinuxKnob) pti.Knobs {
-	var k pti.Knobs
-	for _, m := range pti.AllMitigations() {
+func linuxKnobs(ks []cpustate.LinuxKnob) experiment.Knobs {
+	var k experiment.Knobs
+	for _, m := range experiment.Mitigations() {
 		for _, lk := range ks {
 			if lk.On && lk.Name == m.String() {
-				k |= pti.KnobsOf(m)
+				k |= experiment.KnobsOf(m)
 			}
 		}
 	}
@@ -144,7 +150,7 @@ func linuxKnobs(ks []cpustate.LinuxKnob) pti.Knobs {
 
 // onEntry reports whether knob m acts on the system-call path (the
 // others act in the context switch).
-func onEntry(m pti.Mitigation) bool { return m != pti.IBPB && m != pti.RSB }
+func onEntry(m experiment.Mitigation) bool { return m != experiment.IBPB && m != experiment.RSB }
 
 // ladderTable measures one ladder under mode and writes its records in
 // table order (the linux flavour, none, the knobs alone, the stacked
@@ -153,7 +159,7 @@ func onEntry(m pti.Mitigation) bool { return m != pti.IBPB && m != pti.RSB }
 // unsupported or error record carries the rung's part and what it is
 // over) and, when it measured, its ladder record with its increment over
 // the rung it is compared with. Package tables renders them.
-func ladderTable(x *Ctx, mode pti.Mode, rs []rung, tasks string, measure func(c Config) (mean float64, ok bool, record func(ratio float64))) {
+func ladderTable(x *Ctx, mode experiment.Mode, rs []rung, tasks string, measure func(c experiment.Config) (mean float64, ok bool, record func(ratio float64))) {
 	mean := make([]float64, len(rs))
 	ok := make([]bool, len(rs))
 	records := make([]func(float64), len(rs))
@@ -194,7 +200,7 @@ func ladderTable(x *Ctx, mode pti.Mode, rs []rung, tasks string, measure func(c 
 			rec := contract.Ladder{Subject: x.subject(x.Name, ladderConfig(x.World, mode, r.Flavour)), Rung: contract.Rung{Part: r.Part, Over: over},
 				Unit: x.Clock.Unit(), Mean: round(mean[i]), Sites: ladderSites(x.World)}
 			rec.Mitigations, rec.Tasks = "", tasks
-			if r.Flavour == pti.Mitigated {
+			if r.Flavour == experiment.Mitigated {
 				rec.Mitigations = r.Knobs.String()
 			}
 			if !math.IsNaN(inc[i]) {
@@ -210,13 +216,12 @@ func ladderTable(x *Ctx, mode pti.Mode, rs []rung, tasks string, measure func(c 
 // mode in world w: SYSCALL in the 64-bit world; SYSENTER in the 32-bit
 // one, whose mitigated trampoline is the direct linux one's variant (the
 // linux flavour's rung is that direct trampoline).
-func ladderConfig(w World, mode pti.Mode, f pti.Flavour) Config {
-	if w.Width() == 32 {
-		c := config(mode, Sysenter, f)
-		c.Copy = i386pae.Direct
-		return c
+func ladderConfig(w World, mode experiment.Mode, f experiment.Flavour) experiment.Config {
+	c := config(mode, w.Entries()[0], f)
+	if c.Entry.Row().Copies {
+		c.Copy = experiment.Direct
 	}
-	return config(mode, Syscall, f)
+	return c
 }
 
 // ladderSites are the sites of the mitigated null path in world w, each
@@ -242,16 +247,17 @@ func ladder(x *Ctx) any {
 	linux := linuxKnobs(lk)
 	order, withLinux := ladderOrder(p.Mitigations)
 	caps := pti.Spec()
-	supported := func(m pti.Mitigation) bool {
-		c := ladderConfig(w, pti.Off, pti.Mitigated)
-		c.Knobs = pti.KnobsOf(m)
-		return w.Supported(c) == nil
+	supported := func(m experiment.Mitigation) bool {
+		c := ladderConfig(w, experiment.Off, experiment.Mitigated)
+		c.Knobs = experiment.KnobsOf(m)
+		_, err := w.Plan(c)
+		return err == nil
 	}
 	x.Printf("")
 	if w.Width() == 32 {
-		linux &= i386pae.Mitigations32
+		linux &= experiment.Knobs32()
 		x.Printf("mitigation ladder: the mitigated flavour (the direct linux SYSENTER trampoline with a site per knob: TEST of its bit and a JE over it when off; ibpb and rsb after the dispatch when it switched to another process)")
-		x.Printf("%s; in 32-bit: linux = %v (entry_32.S has %v only)", cpustate.LinuxKnobLine(lk), linux, i386pae.Mitigations32)
+		x.Printf("%s; in 32-bit: linux = %v (entry_32.S has %v only)", cpustate.LinuxKnobLine(lk), linux, experiment.Knobs32())
 	} else {
 		x.Printf("mitigation ladder: the mitigated flavour (the linux trampoline with a site per knob: TEST of its bit and a JE over it when off) and the tasks kernel's context switch")
 		x.Printf("%s", cpustate.LinuxKnobLine(lk))
@@ -264,7 +270,7 @@ func ladder(x *Ctx) any {
 	var all []any
 	for _, mode := range p.Modes {
 		rs := ladderRungs(order, onEntry, supported, linux, withLinux)
-		ladderTable(x, mode, rs, "", func(c Config) (float64, bool, func(float64)) {
+		ladderTable(x, mode, rs, "", func(c experiment.Config) (float64, bool, func(float64)) {
 			m := Measure(w, c, Call{Op: Getppid}, p.N, p.R, p.Warmup)
 			m.Bench = x.Name
 			all = append(all, m)
@@ -272,8 +278,8 @@ func ladder(x *Ctx) any {
 		})
 	}
 	for _, mode := range p.Modes {
-		rs := ladderRungs(order, func(pti.Mitigation) bool { return true }, supported, linux, withLinux)
-		ladderTable(x, mode, rs, taskKind(false), func(c Config) (float64, bool, func(float64)) {
+		rs := ladderRungs(order, func(experiment.Mitigation) bool { return true }, supported, linux, withLinux)
+		ladderTable(x, mode, rs, taskKind(false), func(c experiment.Config) (float64, bool, func(float64)) {
 			pp := measurePingPong(w, c, false, p.PingPongN, p.R, p.Warmup)
 			all = append(all, pp)
 			return pp.Stats.Mean, pp.ok(), func(q float64) { x.pingPongAs(x.Name, pp, q) }

@@ -8,8 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/cpustate"
-	"github.com/ptilab/ptilab/i386pae"
-	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 func TestPlanMitigations(t *testing.T) {
@@ -38,10 +37,10 @@ func TestPlanMitigations(t *testing.T) {
 // below, and linux's set over none.
 func TestLadderRungs(t *testing.T) {
 	order, withLinux := ladderOrder([]string{"none", "retpoline", "ibrs", "verw", "rsb", "bhb", "linux"})
-	assert.Equal(t, []pti.Mitigation{pti.Retpoline, pti.IBRS, pti.VERW, pti.RSB, pti.BHB}, order)
+	assert.Equal(t, []experiment.Mitigation{experiment.Retpoline, experiment.IBRS, experiment.VERW, experiment.RSB, experiment.BHB}, order)
 	assert.True(t, withLinux)
-	noMSR := func(m pti.Mitigation) bool { return m != pti.IBRS && m != pti.IBPB }
-	linux := pti.KnobsOf(pti.VERW, pti.RSB, pti.Retpoline)
+	noMSR := func(m experiment.Mitigation) bool { return m != experiment.IBRS && m != experiment.IBPB }
+	linux := experiment.KnobsOf(experiment.VERW, experiment.RSB, experiment.Retpoline)
 	rs := ladderRungs(order, onEntry, noMSR, linux, withLinux)
 	var got []string
 	for _, r := range rs {
@@ -64,7 +63,7 @@ func TestLadderRungs(t *testing.T) {
 	}, got)
 
 	// Every knob acts on the ping-pong; without linux no linux rung.
-	rs = ladderRungs(order, func(pti.Mitigation) bool { return true }, noMSR, linux, false)
+	rs = ladderRungs(order, func(experiment.Mitigation) bool { return true }, noMSR, linux, false)
 	assert.Len(t, rs, 2+5+3)
 	assert.Equal(t, partStacked, rs[len(rs)-1].Part)
 	assert.Equal(t, "verw+rsb+bhb+retpoline", rs[len(rs)-1].label())
@@ -87,9 +86,9 @@ func TestLadderIncrements(t *testing.T) {
 
 func TestLinuxKnobSet(t *testing.T) {
 	ks := []cpustate.LinuxKnob{{Name: "verw", On: true}, {Name: "ibrs"}, {Name: "rsb", On: true}, {Name: "retpoline", On: true}}
-	assert.Equal(t, pti.KnobsOf(pti.VERW, pti.RSB, pti.Retpoline), linuxKnobs(ks))
-	require.Equal(t, len(cpustate.LinuxKnobNames), len(pti.AllMitigations()))
-	for i, m := range pti.AllMitigations() {
+	assert.Equal(t, experiment.KnobsOf(experiment.VERW, experiment.RSB, experiment.Retpoline), linuxKnobs(ks))
+	require.Equal(t, len(cpustate.LinuxKnobNames), len(experiment.Mitigations()))
+	for i, m := range experiment.Mitigations() {
 		assert.Equal(t, cpustate.LinuxKnobNames[i], m.String(), "cpustate names pti's knobs")
 	}
 }
@@ -99,22 +98,23 @@ func TestLinuxKnobSet(t *testing.T) {
 // features: the knobs it has fail on SYSENTER, a CPU feature, instead);
 // its ladder rungs are SYSENTER's, with the direct trampoline.
 func TestMitigated32(t *testing.T) {
-	for _, m := range []pti.Mitigation{pti.IBRS, pti.BHB, pti.LFENCE} {
-		c := config(pti.Off, Sysenter, pti.Mitigated)
-		c.Knobs = pti.KnobsOf(pti.VERW, m)
-		err := World32.Supported(c)
-		assert.ErrorIs(t, err, i386pae.ErrNotIn32BitEntry, "%v", m)
+	for _, m := range []experiment.Mitigation{experiment.IBRS, experiment.BHB, experiment.LFENCE} {
+		c := config(experiment.Off, experiment.Sysenter, experiment.Mitigated)
+		c.Knobs = experiment.KnobsOf(experiment.VERW, m)
+		_, err := World32.Plan(c)
+		assert.ErrorIs(t, err, experiment.ErrNotIn32BitEntry, "%v", m)
 		assert.Equal(t, m.String()+": not in 32-bit Linux's entry", reasonOf(err), "%v", m)
 	}
-	for _, m := range []pti.Mitigation{pti.VERW, pti.IBPB, pti.RSB, pti.Retpoline} {
-		c := config(pti.Off, Sysenter, pti.Mitigated)
-		c.Knobs = pti.KnobsOf(m)
-		assert.NotErrorIs(t, World32.Supported(c), i386pae.ErrNotIn32BitEntry, "%v", m)
+	for _, m := range []experiment.Mitigation{experiment.VERW, experiment.IBPB, experiment.RSB, experiment.Retpoline} {
+		c := config(experiment.Off, experiment.Sysenter, experiment.Mitigated)
+		c.Knobs = experiment.KnobsOf(m)
+		_, err := World32.Plan(c)
+		assert.NotErrorIs(t, err, experiment.ErrNotIn32BitEntry, "%v", m)
 	}
-	c := ladderConfig(World32, pti.On, pti.Mitigated)
-	assert.Equal(t, Sysenter, c.Entry)
-	assert.Equal(t, i386pae.Direct, config32(c).Copy)
-	assert.Equal(t, Syscall, ladderConfig(World64, pti.On, pti.Linux).Entry)
+	c := ladderConfig(World32, experiment.On, experiment.Mitigated)
+	assert.Equal(t, experiment.Sysenter, c.Entry)
+	assert.Equal(t, experiment.Direct, c.Copy)
+	assert.Equal(t, experiment.Syscall, ladderConfig(World64, experiment.On, experiment.Linux).Entry)
 	assert.Equal(t, 4, ladderSites(World32))
 	assert.Equal(t, 6, ladderSites(World64))
 }

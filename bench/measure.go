@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/i386pae/layout"
-	"github.com/ptilab/ptilab/pti"
 )
 
 // Timing loops: the null call, the work curve and lseek time a system
@@ -32,7 +32,7 @@ var phaseNames = [PhaseCount]string{
 // repeats of N calls.
 type Measurement struct {
 	Width  int // the world's
-	Config Config
+	Config experiment.Config
 	Bench  string // the benchmark's plan name: "null", "work32", ...
 	// WorkNs is the work curve's point: the time the call spends in the
 	// kernel (HasWork).
@@ -54,15 +54,16 @@ type Measurement struct {
 
 func (m *Measurement) ok() bool { return m.Unsup == nil && m.Failure == nil }
 
-// Measure times call under c in world w: warm-up repeats, then r repeats
+// Measure times call under c in world w, planned once (World.Plan): warm-up repeats, then r repeats
 // of n calls, less the empty loop's cost per iteration (the median of its
 // repeats, measured the same way). A run whose last call did not return
 // what the call returns fails, where the world's loop keeps it. With
 // c.Stamps it also gives the phases' cycles per call, over every call of
 // the run.
-func Measure(w World, c Config, call Call, n, r, warmup int) Measurement {
+func Measure(w World, c experiment.Config, call Call, n, r, warmup int) Measurement {
 	m := Measurement{Width: w.Width(), Config: c, N: n, R: r}
-	if err := w.Supported(c); err != nil {
+	s, err := w.Plan(c)
+	if err != nil {
 		m.Unsup = err
 		return m
 	}
@@ -70,13 +71,13 @@ func Measure(w World, c Config, call Call, n, r, warmup int) Measurement {
 		m.Failure = fmt.Errorf("%d repeats: the task's data pages hold at most %d", r+warmup, max)
 		return m
 	}
-	empty, err := w.Loop(c, call, n, r+warmup, true)
+	empty, err := w.Loop(s, call, n, r+warmup, true)
 	if err != nil {
 		m.Failure = err
 		return m
 	}
 	m.Empty = Summarize(PerOp(empty.Cycles[warmup:], n, 0)).Median
-	calls, err := w.Loop(c, call, n, r+warmup, false)
+	calls, err := w.Loop(s, call, n, r+warmup, false)
 	if err != nil {
 		m.Failure = err
 		return m
@@ -106,16 +107,16 @@ func Measure(w World, c Config, call Call, n, r, warmup int) Measurement {
 var callNames = [...]string{Getppid: "getppid", Work: "work", Lseek: "lseek"}
 
 // subject is the record subject of a configuration of x's world.
-func (x *Ctx) subject(bench string, c Config) contract.Subject {
+func (x *Ctx) subject(bench string, c experiment.Config) contract.Subject {
 	s := contract.Subject{
 		Bench: bench, Width: x.World.Width(), Mode: c.Mode.String(), Entry: c.Entry.String(),
 		Flavour: c.Flavour.String(), Global: c.Global, Stamps: c.Stamps,
 		Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount,
 	}
-	if len(x.World.Copies()) > 0 && c.Flavour == pti.Linux {
+	if len(x.World.Copies()) > 0 && c.Flavour == experiment.Linux {
 		s.Copy = c.Copy.String()
 	}
-	if c.Flavour == pti.Mitigated {
+	if c.Flavour == experiment.Mitigated {
 		s.Mitigations = c.Knobs.String()
 	}
 	return s
@@ -187,7 +188,7 @@ func ratio(m, base *Measurement) float64 {
 }
 
 // find returns the measurement of c among ms, or nil.
-func find(ms []Measurement, c Config) *Measurement {
+func find(ms []Measurement, c experiment.Config) *Measurement {
 	for i := range ms {
 		if ms[i].Config == c {
 			return &ms[i]
@@ -197,8 +198,8 @@ func find(ms []Measurement, c Config) *Measurement {
 }
 
 // offOf is c under PTI off: the configuration c is compared with.
-func offOf(c Config) Config {
-	c.Mode = pti.Off
+func offOf(c experiment.Config) experiment.Config {
+	c.Mode = experiment.Off
 	return c
 }
 

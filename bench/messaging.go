@@ -8,7 +8,7 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
-	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // sched-messaging as perf defines it (tools/perf/bench/sched-messaging.c):
@@ -73,7 +73,7 @@ const (
 
 // Messaging is one configuration's result.
 type Messaging struct {
-	Config  Config
+	Config  experiment.Config
 	Threads bool
 	P       MessagingParams
 	Stats   Stats // TSC cycles per run, start signal to last exit
@@ -371,15 +371,11 @@ func (c *procCache) get(l msgLayout, pages, max int, newProc func(int) (Process,
 // msgProcs are each world's processes of messaging runs.
 var msgProcs = map[World]*procCache{}
 
-// messagingRun makes one sched-messaging run in w under c and returns
+// messagingRun makes one sched-messaging run in w under sw and returns
 // the TSC cycles from the start signal to the last exit, after checking
 // that every message arrived whole.
-func messagingRun(w World, c Config, threads bool, p MessagingParams) (cycles uint64, res Messaging) {
-	res = Messaging{Config: c, Threads: threads, P: p}
-	if err := w.Supported(c); err != nil {
-		res.Unsup = err
-		return 0, res
-	}
+func messagingRun(w World, sw Switch, threads bool, p MessagingParams) (cycles uint64, res Messaging) {
+	res = Messaging{Config: sw.Config(), Threads: threads, P: p}
 	fail := func(err error) (uint64, Messaging) { res.Failure = err; return 0, res }
 	if p.Groups < 1 || p.Groups > MaxGroups || p.Size < 8 || p.Size > MaxMessageSize || p.Loops < 1 {
 		return fail(fmt.Errorf("groups %d, message size %d, loops %d: out of range", p.Groups, p.Size, p.Loops))
@@ -396,7 +392,7 @@ func messagingRun(w World, c Config, threads bool, p MessagingParams) (cycles ui
 	if err != nil {
 		return fail(err)
 	}
-	run, err := w.NewRun(c)
+	run, err := w.NewRun(sw)
 	if err != nil {
 		return fail(err)
 	}
@@ -468,15 +464,20 @@ func messagingRun(w World, c Config, threads bool, p MessagingParams) (cycles ui
 	return cycles, res
 }
 
-// measureMessaging makes p's warm-up and measured runs in w under c and
-// summarizes the measured ones' cycles; a failed run ends them.
-func measureMessaging(w World, c Config, threads bool, p MessagingParams) Messaging {
+// measureMessaging makes p's warm-up and measured runs in w under c,
+// planned once, and summarizes the measured ones' cycles; a failed run
+// ends them.
+func measureMessaging(w World, c experiment.Config, threads bool, p MessagingParams) Messaging {
+	sw, err := w.Plan(c)
+	if err != nil {
+		return Messaging{Config: c, Threads: threads, P: p, Unsup: err}
+	}
 	var times []uint64
 	var deltas []cpustate.Sample
 	var last Messaging
 	for i := 0; i < p.Warmup+p.R; i++ {
 		before := readSample()
-		cycles, res := messagingRun(w, c, threads, p)
+		cycles, res := messagingRun(w, sw, threads, p)
 		after := readSample()
 		last = res
 		if !res.ok() {
@@ -508,19 +509,19 @@ func messagingTable(x *Ctx) any {
 			return measureMessaging(w, w.TasksConfig(mode, w.Entries()[0]), threads, p)
 		}, x.messaging)
 	}
-	c := w.TasksConfig(pti.Off, w.Entries()[0])
+	c := w.TasksConfig(experiment.Off, w.Entries()[0])
 	c.Stamps = true
-	if w.Supported(c) == nil {
+	if _, err := w.Plan(c); err == nil {
 		messagingPhases(x)
 	}
 	return all
 }
 
-func (m Messaging) row() (pti.Mode, bool, Stats) { return m.Config.Mode, m.Threads, m.Stats }
+func (m Messaging) row() (experiment.Mode, bool, Stats) { return m.Config.Mode, m.Threads, m.Stats }
 
 // messagingSubject is the record subject of a sched-messaging
 // configuration.
-func (x *Ctx) messagingSubject(c Config, threads bool) contract.Subject {
+func (x *Ctx) messagingSubject(c experiment.Config, threads bool) contract.Subject {
 	s := x.subject("messaging", c)
 	s.Tasks = taskKind(threads)
 	return s

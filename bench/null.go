@@ -3,7 +3,7 @@ package bench
 import (
 	"slices"
 
-	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // The null system call (getppid) under each isolation mode: the figure the
@@ -12,8 +12,8 @@ import (
 // nullConfigs lists the null call's configurations in w: the plan's
 // modes outermost, then w's entries, the flavours (linux with w's default
 // copy) and the global settings.
-func nullConfigs(w World, p Plan) []Config {
-	var cs []Config
+func nullConfigs(w World, p Plan) []experiment.Config {
+	var cs []experiment.Config
 	for _, m := range p.Modes {
 		for _, e := range w.Entries() {
 			for _, f := range p.Flavours {
@@ -42,7 +42,7 @@ func nullSyscall(x *Ctx) any {
 		ms = append(ms, m)
 		x.measurement(m, ratio(&m, find(ms, offOf(c))))
 	}
-	if len(w.Copies()) > 0 && slices.Contains(p.Flavours, pti.Linux) {
+	if len(w.Copies()) > 0 && slices.Contains(p.Flavours, experiment.Linux) {
 		copyMethods(x, ms)
 	}
 	return ms
@@ -68,11 +68,11 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 	var ms []Measurement
 	for _, stamps := range []bool{false, true} {
 		for _, mode := range p.Modes {
-			if isNotInWorld(w, config(mode, entry, pti.Minimal)) {
+			if isNotInWorld(config(mode, entry, experiment.Minimal)) {
 				continue // the null table says so
 			}
 			for _, cp := range w.Copies() {
-				c := config(mode, entry, pti.Linux)
+				c := config(mode, entry, experiment.Linux)
 				c.Copy, c.Stamps = cp, stamps
 				var m Measurement
 				old := find(have, c)

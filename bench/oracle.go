@@ -9,6 +9,7 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -101,7 +102,7 @@ func leakedByte(counters []uint64) (byte, bool) {
 // fault per attempt, the last at addr, a user-mode read (U=1, W=0) with
 // P=1 where the mode's user side maps the secret (off) and P=0 where it
 // does not (isolation).
-func oracleFaultExpected(mode pti.Mode, res pti.Result, attempts int, addr uint64) bool {
+func oracleFaultExpected(mode experiment.Mode, res pti.Result, attempts int, addr uint64) bool {
 	want := uint64(amd64.PF_U)
 	if !mode.Isolated() {
 		want |= amd64.PF_P
@@ -130,16 +131,16 @@ func oracle(x *Ctx) any {
 		x.Fail(contract.Error{Name: x.Name, Error: "the leak oracle runs in the 64-bit world only"})
 		return out
 	}
-	var modes []pti.Mode
-	for _, m := range append([]pti.Mode{pti.Off}, append(slices.Clone(x.Plan.Modes), pti.On)...) {
-		if !slices.Contains(modes, m) && !isNotInWorld(w, config(m, Syscall, pti.Minimal)) {
+	var modes []experiment.Mode
+	for _, m := range append([]experiment.Mode{experiment.Off}, append(slices.Clone(x.Plan.Modes), experiment.On)...) {
+		if !slices.Contains(modes, m) && !isNotInWorld(config(m, experiment.Syscall, experiment.Minimal)) {
 			modes = append(modes, m)
 		}
 	}
 	secret := pti.SecretAddr()
 	meltdown := cpustate.Vulns(cpustate.Hardware{}).Table["meltdown"]
 
-	s := x.subject("oracle", config(pti.Off, Syscall, pti.Minimal))
+	s := x.subject("oracle", config(experiment.Off, experiment.Syscall, experiment.Minimal))
 	s.Entry, s.Flavour = "", ""
 	var noRDTSCP uint64
 	if !amd64.Features.RDTSCP {
@@ -157,9 +158,12 @@ func oracle(x *Ctx) any {
 
 	// The calibration, under off (any mode times its own data alike).
 	n := x.Plan.OracleSamples
-	c := config(pti.Off, Syscall, pti.Minimal)
-	res, err := pti.Start(c.Config, oracleProc, pti.OracleCal, pti.UserStackTop,
-		[6]uint64{pti.UserData + oracleCalLine, uint64(n), pti.UserData + oracleSamplesOff, noRDTSCP})
+	var res pti.Result
+	off, err := pti.Plan(config(experiment.Off, experiment.Syscall, experiment.Minimal))
+	if err == nil {
+		res, err = pti.Start(off, oracleProc, pti.OracleCal, pti.UserStackTop,
+			[6]uint64{pti.UserData + oracleCalLine, uint64(n), pti.UserData + oracleSamplesOff, noRDTSCP})
+	}
 	if err == nil && (res.Reason != pti.ReasonExit || res.Status != 0) {
 		err = fmt.Errorf("the calibration ended with %v", res)
 	}
@@ -185,10 +189,11 @@ func oracle(x *Ctx) any {
 	}
 	secretCall := uint64(pti.SysSecret) | noRDTSCP
 	for _, mode := range modes {
-		c := config(mode, Syscall, pti.Minimal)
+		c := config(mode, experiment.Syscall, experiment.Minimal)
 		s := x.subject("oracle", c)
 		s.Entry, s.Flavour = "", ""
-		if err := w.Supported(c); err != nil {
+		sw, err := pti.Plan(c)
+		if err != nil {
 			out[mode.String()] = -1
 			x.Record(contract.Unsupported{Subject: s, Reason: mode.String() + ": " + reasonOf(err)})
 			continue
@@ -201,7 +206,7 @@ func oracle(x *Ctx) any {
 		for i := range len(pti.SecretPattern) {
 			clear(data[oracleCounters : oracleCounters+8*pti.OracleLines])
 			addr := secret + uint64(i)
-			res, err := pti.StartRecovering(c.Config, oracleProc, pti.Oracle, pti.UserStackTop,
+			res, err := pti.StartRecovering(sw, oracleProc, pti.Oracle, pti.UserStackTop,
 				[6]uint64{addr, pti.UserData + oracleProbe, uint64(attempts), pti.UserData + oracleCounters, threshold, secretCall}, uint64(attempts))
 			if err == nil && (res.Reason != pti.ReasonExit || res.Status != 0) {
 				err = fmt.Errorf("byte %d: the run ended with %v after %d recovered faults", i, res, res.Recovered)
@@ -254,9 +259,12 @@ func oracle(x *Ctx) any {
 // the first and end at the second, a ring-3 #PF at the secret, as a run
 // without recovery ends.
 func oracleLimit(x *Ctx, secret, secretCall uint64) {
-	c := config(pti.Off, Syscall, pti.Minimal)
-	res, err := pti.StartRecovering(c.Config, oracleProc, pti.Oracle, pti.UserStackTop,
-		[6]uint64{secret, pti.UserData + oracleProbe, 2, pti.UserData + oracleCounters, 0, secretCall}, 1)
+	var res pti.Result
+	off, err := pti.Plan(config(experiment.Off, experiment.Syscall, experiment.Minimal))
+	if err == nil {
+		res, err = pti.StartRecovering(off, oracleProc, pti.Oracle, pti.UserStackTop,
+			[6]uint64{secret, pti.UserData + oracleProbe, 2, pti.UserData + oracleCounters, 0, secretCall}, 1)
+	}
 	ok := err == nil && res.Reason == pti.ReasonFault && res.Vector == amd64.VectorPF && res.FromUser() &&
 		res.CR2 == secret && res.Recovered == 1
 	detail := fmt.Sprintf("2 faulting reads, 1 to recover: %d recovered, then the run ended: %v", res.Recovered, res)

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -98,15 +99,15 @@ func TestOracleLayout(t *testing.T) {
 func TestOracleFaultExpected(t *testing.T) {
 	const addr = 0x10203004
 	ok := pti.Result{Reason: pti.ReasonExit, Recovered: 3, RecoverCR2: addr, RecoverError: amd64.PF_U | amd64.PF_P}
-	assert.True(t, oracleFaultExpected(pti.Off, ok, 3, addr))
-	assert.False(t, oracleFaultExpected(pti.On, ok, 3, addr), "P=1 under on")
+	assert.True(t, oracleFaultExpected(experiment.Off, ok, 3, addr))
+	assert.False(t, oracleFaultExpected(experiment.On, ok, 3, addr), "P=1 under on")
 	on := ok
 	on.RecoverError = amd64.PF_U
-	assert.True(t, oracleFaultExpected(pti.On, on, 3, addr))
-	assert.True(t, oracleFaultExpected(pti.OnPCID, on, 3, addr))
-	assert.False(t, oracleFaultExpected(pti.Off, ok, 4, addr), "a fault short")
-	assert.False(t, oracleFaultExpected(pti.Off, ok, 3, addr+1), "another address")
+	assert.True(t, oracleFaultExpected(experiment.On, on, 3, addr))
+	assert.True(t, oracleFaultExpected(experiment.OnPCID, on, 3, addr))
+	assert.False(t, oracleFaultExpected(experiment.Off, ok, 4, addr), "a fault short")
+	assert.False(t, oracleFaultExpected(experiment.Off, ok, 3, addr+1), "another address")
 	bad := ok
 	bad.Reason = pti.ReasonFault
-	assert.False(t, oracleFaultExpected(pti.Off, bad, 3, addr), "the run ended with a fault")
+	assert.False(t, oracleFaultExpected(experiment.Off, bad, 3, addr), "the run ended with a fault")
 }

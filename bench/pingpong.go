@@ -7,7 +7,7 @@ import (
 
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
-	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // The ping-pong: two tasks pass a 1-byte token back and forth through two
@@ -17,7 +17,7 @@ import (
 
 // PingPong is one configuration's result.
 type PingPong struct {
-	Config  Config
+	Config  experiment.Config
 	Threads bool // both tasks in one process
 	N, R    int
 	Stats   Stats // TSC cycles per round trip
@@ -47,11 +47,12 @@ const pongMark = 0x5a
 // each, made once.
 var second = map[World]Process{}
 
-// pingPongRun makes one ping-pong run in w under c: r repeats of n round
-// trips, checked, and returns the r counts.
-func pingPongRun(w World, c Config, threads bool, n, r int) (PingPong, []uint64) {
+// pingPongRun makes one ping-pong run in w under c, planned once: r
+// repeats of n round trips, checked, and returns the r counts.
+func pingPongRun(w World, c experiment.Config, threads bool, n, r int) (PingPong, []uint64) {
 	res := PingPong{Config: c, Threads: threads, N: n, R: r}
-	if err := w.Supported(c); err != nil {
+	sw, err := w.Plan(c)
+	if err != nil {
 		res.Unsup = err
 		return res, nil
 	}
@@ -70,7 +71,7 @@ func pingPongRun(w World, c Config, threads bool, n, r int) (PingPong, []uint64)
 		}
 		pong = second[w]
 	}
-	run, err := w.NewRun(c)
+	run, err := w.NewRun(sw)
 	if err != nil {
 		return fail(err)
 	}
@@ -164,7 +165,7 @@ func describeTasks(ts []TaskState) string {
 // measurePingPong runs the ping-pong under c with both tasks in one
 // process or each in its own: r repeats of n round trips after warmup
 // repeats, TSC cycles per round trip.
-func measurePingPong(w World, c Config, threads bool, n, r, warmup int) PingPong {
+func measurePingPong(w World, c experiment.Config, threads bool, n, r, warmup int) PingPong {
 	res, counts := pingPongRun(w, c, threads, n, r+warmup)
 	res.R = r
 	if res.ok() {
@@ -195,13 +196,13 @@ func pingPongTable(x *Ctx) any {
 	return all
 }
 
-func (p PingPong) row() (pti.Mode, bool, Stats) { return p.Config.Mode, p.Threads, p.Stats }
+func (p PingPong) row() (experiment.Mode, bool, Stats) { return p.Config.Mode, p.Threads, p.Stats }
 
 // tasksResult is a result of a benchmark whose table has a processes and
 // a threads column.
 type tasksResult interface {
 	ok() bool
-	row() (mode pti.Mode, threads bool, s Stats)
+	row() (mode experiment.Mode, threads bool, s Stats)
 }
 
 // tasksRow measures a row of a table with a processes and a threads
@@ -212,7 +213,7 @@ func tasksRow[R tasksResult](rows *[]R, measure func(threads bool) R, record fun
 		m := measure(threads)
 		*rows = append(*rows, m)
 		q := 0.0
-		if base := findTasks(*rows, pti.Off, threads); base != nil && (*base).ok() && m.ok() {
+		if base := findTasks(*rows, experiment.Off, threads); base != nil && (*base).ok() && m.ok() {
 			_, _, s := m.row()
 			_, _, b := (*base).row()
 			q = s.Mean / b.Mean
@@ -222,7 +223,7 @@ func tasksRow[R tasksResult](rows *[]R, measure func(threads bool) R, record fun
 }
 
 // findTasks returns the result of mode and threads among all, or nil.
-func findTasks[R tasksResult](all []R, mode pti.Mode, threads bool) *R {
+func findTasks[R tasksResult](all []R, mode experiment.Mode, threads bool) *R {
 	for i := range all {
 		if m, t, _ := all[i].row(); m == mode && t == threads {
 			return &all[i]

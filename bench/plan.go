@@ -13,8 +13,8 @@ import (
 
 	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pmu"
-	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tlb"
 )
 
@@ -45,8 +45,8 @@ type Plan struct {
 	// modes (off first: the others are compared with it), the trampoline
 	// flavours and the global-page settings (the benchmarks that take
 	// them), calls per repeat, measured repeats and warm-up repeats.
-	Modes    []pti.Mode
-	Flavours []pti.Flavour
+	Modes    []experiment.Mode
+	Flavours []experiment.Flavour
 	Globals  []bool
 	N, R     int
 	Warmup   int
@@ -87,7 +87,7 @@ type Plan struct {
 	SweepSizes                   []string
 	SweepN                       int
 	// Mitigations are the mitigation ladder's rungs (the ladder
-	// benchmark): "none" first, then knobs (pti.AllMitigations's names)
+	// benchmark): "none" first, then knobs (experiment.Mitigations's names)
 	// alone and stacked in this order, and "linux", the set Linux would
 	// enable on this CPU (MitigationNames).
 	Mitigations []string
@@ -100,8 +100,8 @@ func DefaultPlan() Plan {
 		End:        board.EndAuto,
 		Screen:     true,
 		Benchmarks: PlanNames(false),
-		Modes:      []pti.Mode{pti.Off, pti.On, pti.OnPCID},
-		Flavours:   []pti.Flavour{pti.Minimal, pti.Linux},
+		Modes:      []experiment.Mode{experiment.Off, experiment.On, experiment.OnPCID},
+		Flavours:   []experiment.Flavour{experiment.Minimal, experiment.Linux},
 		Globals:    []bool{false, true},
 		N:          1000,
 		R:          10,
@@ -125,38 +125,44 @@ func DefaultPlan() Plan {
 	}
 }
 
-// byName maps each of xs's names to it.
-func byName[T fmt.Stringer](xs []T) map[string]T {
-	m := make(map[string]T, len(xs))
-	for _, x := range xs {
-		m[x.String()] = x
-	}
-	return m
-}
-
-// listOf parses a comma-separated list of names, each one of allowed, in
-// the order given, without repeats.
-func listOf[T any](v string, allowed map[string]T, what string) ([]T, error) {
+// listOf parses a comma-separated list of values, each by parse (the
+// model's Parse functions: experiment.ParseMode, ParseFlavour, ...), in
+// the order given, without repeats; a value parse refuses makes an error
+// that lists the valid names (names, sorted).
+func listOf[T comparable](v string, parse func(string) (T, error), names []string, what string) ([]T, error) {
 	var out []T
-	var seen []string
 	for _, f := range strings.Split(v, ",") {
 		f = strings.TrimSpace(f)
-		x, ok := allowed[f]
-		if !ok {
-			names := make([]string, 0, len(allowed))
-			for n := range allowed {
-				names = append(names, n)
-			}
-			slices.Sort(names)
-			return nil, fmt.Errorf("%s must be a comma-separated list of %s", what, strings.Join(names, ", "))
+		x, err := parse(f)
+		if err != nil {
+			sorted := slices.Sorted(slices.Values(names))
+			return nil, fmt.Errorf("%s must be a comma-separated list of %s", what, strings.Join(sorted, ", "))
 		}
-		if slices.Contains(seen, f) {
+		if slices.Contains(out, x) {
 			return nil, fmt.Errorf("%s lists %s twice", what, f)
 		}
-		seen = append(seen, f)
 		out = append(out, x)
 	}
 	return out, nil
+}
+
+// namesOf are the names of xs (the model's rows).
+func namesOf[T fmt.Stringer](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.String()
+	}
+	return out
+}
+
+// oneOf parses a name that must be one of names.
+func oneOf(names []string) func(string) (string, error) {
+	return func(n string) (string, error) {
+		if !slices.Contains(names, n) {
+			return "", fmt.Errorf("%q is not one of %s", n, strings.Join(names, ", "))
+		}
+		return n, nil
+	}
 }
 
 // intIn parses an integer between lo and hi.
@@ -231,19 +237,16 @@ var planKeys = map[string]func(p *Plan, v string) error{
 			p.Benchmarks = nil
 			return nil
 		}
-		names := map[string]string{}
-		for _, n := range PlanNames(true) {
-			names[n] = n
-		}
-		b, err := listOf(v, names, "benchmarks")
+		names := PlanNames(true)
+		b, err := listOf(v, oneOf(names), names, "benchmarks")
 		if err == nil {
 			p.Benchmarks = b
 		}
 		return err
 	},
 	"modes": func(p *Plan, v string) error {
-		m, err := listOf(v, byName(pti.Modes()), "modes")
-		if err == nil && m[0] != pti.Off {
+		m, err := listOf(v, experiment.ParseMode, namesOf(experiment.Modes()), "modes")
+		if err == nil && m[0] != experiment.Off {
 			return fmt.Errorf("modes must start with off: the other modes are compared with it")
 		}
 		if err == nil {
@@ -252,7 +255,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		return err
 	},
 	"flavours": func(p *Plan, v string) error {
-		f, err := listOf(v, byName(pti.Flavours()), "flavours")
+		f, err := listOf(v, experiment.ParseFlavour, namesOf(experiment.Flavours()), "flavours")
 		if err == nil {
 			p.Flavours = f
 		}
@@ -282,11 +285,8 @@ var planKeys = map[string]func(p *Plan, v string) error{
 			p.PMUEvents = nil
 			return nil
 		}
-		names := map[string]string{}
-		for _, n := range pmu.EventNames() {
-			names[n] = n
-		}
-		e, err := listOf(v, names, "pmu_events")
+		names := pmu.EventNames()
+		e, err := listOf(v, oneOf(names), names, "pmu_events")
 		if err == nil {
 			p.PMUEvents = e
 		}
@@ -315,11 +315,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		return nil
 	},
 	"mitigations": func(p *Plan, v string) error {
-		names := map[string]string{}
-		for _, n := range MitigationNames() {
-			names[n] = n
-		}
-		m, err := listOf(v, names, "mitigations")
+		m, err := listOf(v, parseRung, MitigationNames(), "mitigations")
 		if err == nil && m[0] != rungNone {
 			return fmt.Errorf("mitigations must start with none: the knobs are compared with it")
 		}
@@ -343,11 +339,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		return err
 	},
 	"tlbsweep_sizes": func(p *Plan, v string) error {
-		names := map[string]string{}
-		for _, n := range sweepSizeNames {
-			names[n] = n
-		}
-		sz, err := listOf(v, names, "tlbsweep_sizes")
+		sz, err := listOf(v, oneOf(sweepSizeNames), sweepSizeNames, "tlbsweep_sizes")
 		if err == nil {
 			p.SweepSizes = sz
 		}

@@ -5,11 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptilab/ptilab/board"
-	"github.com/ptilab/ptilab/pti"
-	"github.com/ptilab/ptilab/tlb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/board"
+	"github.com/ptilab/ptilab/experiment"
+	"github.com/ptilab/ptilab/tlb"
 )
 
 func TestDefaultPlan(t *testing.T) {
@@ -20,8 +21,8 @@ func TestDefaultPlan(t *testing.T) {
 	assert.Equal(t, []string{"null", "work", "lseek", "pingpong", "messaging", "probe", "null32", "work32", "lseek32", "pingpong32", "messaging32", "probe32"}, p.Benchmarks, "everything but the deadlock demonstration")
 	assert.Equal(t, MessagingParams{Groups: 2, Loops: 10, Size: 100, R: 10, Warmup: 2, IPC: IPCSocket}, p.messagingParams(), "small enough for the emulator; sockets as perf")
 	assert.Equal(t, 200, p.PingPongN)
-	assert.Equal(t, []pti.Mode{pti.Off, pti.On, pti.OnPCID}, p.Modes, "the whole 64-bit matrix")
-	assert.Equal(t, []pti.Flavour{pti.Minimal, pti.Linux}, p.Flavours)
+	assert.Equal(t, []experiment.Mode{experiment.Off, experiment.On, experiment.OnPCID}, p.Modes, "the whole 64-bit matrix")
+	assert.Equal(t, []experiment.Flavour{experiment.Minimal, experiment.Linux}, p.Flavours)
 	assert.Equal(t, []bool{false, true}, p.Globals)
 	assert.NotEqual(t, Plan{}, p, "the zero plan is not the default")
 	assert.Equal(t, "/ptilab.plan", PlanFile)
@@ -81,7 +82,7 @@ func TestParsePlanValid(t *testing.T) {
 				p.Fault, p.End, p.Screen = "pf", board.EndReturn, false
 				p.Benchmarks = []string{"probe", "null"}
 				p.PingPongN = 9
-				p.Modes, p.Flavours, p.Globals = []pti.Mode{pti.Off, pti.On}, []pti.Flavour{pti.Linux}, []bool{true}
+				p.Modes, p.Flavours, p.Globals = []experiment.Mode{experiment.Off, experiment.On}, []experiment.Flavour{experiment.Linux}, []bool{true}
 				p.N, p.R, p.Warmup, p.WorkN, p.WorkNs = 50, 3, 0, 7, []int64{0, 1000}
 			}),
 		},

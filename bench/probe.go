@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -43,7 +44,7 @@ const (
 
 // expected reports whether exit is what a ring-3 read of t under mode
 // must give.
-func (t ProbeTarget) expected(mode pti.Mode, e Exit) bool {
+func (t ProbeTarget) expected(mode experiment.Mode, e Exit) bool {
 	if t.Kind == OwnPage {
 		return e.ok()
 	}
@@ -84,24 +85,25 @@ func probe(x *Ctx) any {
 		x.Fail(contract.Error{Name: x.Name, Error: "this world has no probe targets"})
 		return false
 	}
-	var modes []pti.Mode
-	for _, m := range append(slices.Clone(x.Plan.Modes), pti.On) {
-		if !slices.Contains(modes, m) && !isNotInWorld(w, config(m, w.Entries()[0], pti.Minimal)) {
+	var modes []experiment.Mode
+	for _, m := range append(slices.Clone(x.Plan.Modes), experiment.On) {
+		if !slices.Contains(modes, m) && !isNotInWorld(config(m, w.Entries()[0], experiment.Minimal)) {
 			modes = append(modes, m)
 		}
 	}
 	all := true
 	for _, t := range pw.ProbeTargets() {
 		for _, mode := range modes {
-			c := config(mode, w.Entries()[0], pti.Minimal)
+			c := config(mode, w.Entries()[0], experiment.Minimal)
 			s := x.subject("probe", c)
 			s.Entry, s.Flavour, s.Target = "", "", t.Name // the probe's entry is the world's business
 			addr := fmt.Sprintf("%#x", t.Address)
-			if err := w.Supported(c); err != nil {
+			sw, err := w.Plan(c)
+			if err != nil {
 				x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: mode.String() + ": " + reasonOf(err)})
 				continue
 			}
-			e, err := w.Probe(c, t.Address)
+			e, err := w.Probe(sw, t.Address)
 			if err != nil {
 				x.Fail(contract.Error{Name: x.Name + " " + t.Name + " " + mode.String(), Error: err.Error(), Subject: &s})
 				all = false
@@ -133,13 +135,13 @@ func probe(x *Ctx) any {
 // exposer is a world that says what each mode's user table maps beyond
 // on's.
 type exposer interface {
-	Exposure(mode pti.Mode) []pti.Area
+	Exposure(mode experiment.Mode) []pti.Area
 }
 
 // recordExposure records, after the probe, what the user table of each
 // of modes maps beyond on's (the areas the world's tables are built from;
 // the host tests walk the tables against them).
-func recordExposure(x *Ctx, e exposer, modes []pti.Mode) {
+func recordExposure(x *Ctx, e exposer, modes []experiment.Mode) {
 	for _, m := range modes {
 		areas := e.Exposure(m)
 		rec := contract.Exposure{Subject: contract.Subject{Bench: x.Name, Width: x.World.Width(), Mode: m.String(),

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -13,7 +14,7 @@ import (
 // those modes only, off included among the others (P=0: not mapped).
 func TestProbeDeferredArea(t *testing.T) {
 	target := ProbeTarget{Name: "defer area", Address: pti.EntryTrampStack, Kind: DeferredArea}
-	for _, m := range pti.Modes() {
+	for _, m := range experiment.Modes() {
 		fault := func(ec uint64) Exit {
 			return Exit{Faulted: true, Vector: amd64.VectorPF, ErrorCode: ec, CS: 0x33, CR2: pti.EntryTrampStack}
 		}

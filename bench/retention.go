@@ -5,6 +5,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tlb"
 )
@@ -30,7 +31,7 @@ var retentionProc *pti.Process
 // retentionCase is one probe's configuration: its mode and global pages.
 type retentionCase struct {
 	probe string
-	c     Config
+	c     experiment.Config
 }
 
 // retention runs the two probes in ring 0 between runs, the PCID one
@@ -45,15 +46,15 @@ func retention(x *Ctx) any {
 		return out
 	}
 	cases := []retentionCase{
-		{tlb.ProbePCID, config(pti.OnPCID, Syscall, pti.Minimal)},
-		{tlb.ProbeGlobal, config(pti.On, Syscall, pti.Minimal)},
+		{tlb.ProbePCID, config(experiment.OnPCID, experiment.Syscall, experiment.Minimal)},
+		{tlb.ProbeGlobal, config(experiment.On, experiment.Syscall, experiment.Minimal)},
 	}
 	cases[1].c.Global = true
 	for _, rc := range cases {
 		s := x.subject("retention", rc.c)
 		s.Entry, s.Flavour, s.Target = "", "", rc.probe
 		addr := fmt.Sprintf("%#x", uint64(pti.UserData))
-		if err := x.World.Supported(rc.c); err != nil {
+		if _, err := x.World.Plan(rc.c); err != nil {
 			out[rc.probe] = "unsupported: " + reasonOf(err)
 			x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: reasonOf(err)})
 			continue
@@ -85,9 +86,9 @@ func retentionProbe(probe string) (contract.Retention, error) {
 		retentionProc = p
 	}
 	p := retentionProc
-	mode := pti.OnPCID
+	mode := experiment.OnPCID
 	if probe == tlb.ProbeGlobal {
-		mode = pti.On
+		mode = experiment.On
 	}
 	sp, pte, err := p.LeafPTE(mode, pti.UserData)
 	if err != nil {

@@ -2,7 +2,7 @@ package bench
 
 import (
 	"github.com/ptilab/ptilab/contract"
-	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // Tables shaped as the reference thread's: the 32-bit PAE and the 64-bit
@@ -11,7 +11,7 @@ import (
 // the benchmarks they need have run in both worlds.
 
 // seedModes are the rows of a seed table, in each width.
-var seedModes = []pti.Mode{pti.Off, pti.On, pti.OnPCID}
+var seedModes = []experiment.Mode{experiment.Off, experiment.On, experiment.OnPCID}
 
 // seedCell is a cell of a seed table: what it shows, and its record.
 type seedCell struct {
@@ -27,12 +27,12 @@ type seedCell struct {
 // record, seconds gives what its record's "seconds" is (0: none). A
 // configuration not measured (not in the plan, or failed: reported
 // above) has no record.
-func seedTable(x *Ctx, cols []string, cell func(width int, mode pti.Mode, col int) seedCell,
-	subject func(width int, mode pti.Mode, col int) contract.Subject, seconds func(Stats) float64) {
+func seedTable(x *Ctx, cols []string, cell func(width int, mode experiment.Mode, col int) seedCell,
+	subject func(width int, mode experiment.Mode, col int) contract.Subject, seconds func(Stats) float64) {
 	for _, width := range []int{32, 64} {
 		for _, mode := range seedModes {
 			for col := range cols {
-				c, base := cell(width, mode, col), cell(width, pti.Off, col)
+				c, base := cell(width, mode, col), cell(width, experiment.Off, col)
 				s := subject(width, mode, col)
 				switch {
 				case c.unsup != nil:
@@ -56,11 +56,11 @@ func seedTable(x *Ctx, cols []string, cell func(width int, mode pti.Mode, col in
 // ratio to the same width's PTI-off row. A missing or unsupported
 // configuration says so. It records one "seed" record per cell.
 func seedNull(x *Ctx, results map[string]any) {
-	flavours := []pti.Flavour{pti.Minimal, pti.Linux}
-	cell := func(width int, mode pti.Mode, col int) seedCell {
+	flavours := []experiment.Flavour{experiment.Minimal, experiment.Linux}
+	cell := func(width int, mode experiment.Mode, col int) seedCell {
 		w := x.world(width)
 		c := config(mode, w.Entries()[0], flavours[col])
-		if err := w.Supported(c); isNotInPAE(err) {
+		if err := c.Check(); isNotInPAE(err) {
 			return seedCell{unsup: err}
 		}
 		ms, _ := results[planName("null", width)].([]Measurement)
@@ -70,7 +70,7 @@ func seedNull(x *Ctx, results map[string]any) {
 		}
 		return seedCell{stats: m.Stats, disturb: m.Disturb, ok: m.ok(), unsup: m.Unsup}
 	}
-	subject := func(width int, mode pti.Mode, col int) contract.Subject {
+	subject := func(width int, mode experiment.Mode, col int) contract.Subject {
 		return contract.Subject{Bench: "null", Width: width, Mode: mode.String(), Flavour: flavours[col].String(), Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}
 	}
 	seedTable(x, []string{"minimal", "linux"}, cell, subject, func(Stats) float64 { return 0 })
@@ -82,9 +82,9 @@ func seedNull(x *Ctx, results map[string]any) {
 // style) and the ratio to the same width's off. It records one "seed"
 // record per cell.
 func seedMessaging(x *Ctx, results map[string]any) {
-	cell := func(width int, mode pti.Mode, col int) seedCell {
+	cell := func(width int, mode experiment.Mode, col int) seedCell {
 		w := x.world(width)
-		if err := w.Supported(w.TasksConfig(mode, w.Entries()[0])); isNotInPAE(err) {
+		if err := w.TasksConfig(mode, w.Entries()[0]).Check(); isNotInPAE(err) {
 			return seedCell{unsup: err}
 		}
 		ms, _ := results[planName("messaging", width)].([]Messaging)
@@ -94,7 +94,7 @@ func seedMessaging(x *Ctx, results map[string]any) {
 		}
 		return seedCell{stats: m.Stats, disturb: m.Disturb, ok: m.ok(), unsup: m.Unsup}
 	}
-	subject := func(width int, mode pti.Mode, col int) contract.Subject {
+	subject := func(width int, mode experiment.Mode, col int) contract.Subject {
 		return contract.Subject{Bench: "messaging", Width: width, Mode: mode.String(), Tasks: taskKind(col == 1), Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}
 	}
 	seedTable(x, []string{"processes", "threads"}, cell, subject, func(s Stats) float64 { return x.Clock.Ns(s.Mean) / 1e9 })

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
@@ -65,7 +66,7 @@ var sweepState struct {
 // sweepSetup makes the sweep's process and frames (a 4 KiB frame for each
 // 4 KiB region, a 2 MiB one for the 2 MiB region) once, and maps every
 // region into the process's address space of c.
-func sweepSetup(c pti.Config) (*pti.Process, error) {
+func sweepSetup(c experiment.Config) (*pti.Process, error) {
 	st := &sweepState
 	if st.proc == nil {
 		p, err := pti.NewProcessData(pti.UserDataPages)
@@ -104,8 +105,12 @@ type sweepWorld struct {
 	block tlb.SweepBlock
 }
 
-func (w sweepWorld) Loop(c Config, _ Call, n, r int, empty bool) (Loop, error) {
-	proc, err := sweepSetup(c.Config)
+func (w sweepWorld) Loop(sw Switch, _ Call, n, r int, empty bool) (Loop, error) {
+	s, err := switchOf[pti.Switch](sw, "64-bit")
+	if err != nil {
+		return Loop{}, err
+	}
+	proc, err := sweepSetup(s.Config())
 	if err != nil {
 		return Loop{}, err
 	}
@@ -115,7 +120,7 @@ func (w sweepWorld) Loop(c Config, _ Call, n, r int, empty bool) (Loop, error) {
 		prog = pti.Empty
 	}
 	args := [6]uint64{uint64(n), uint64(r), pti.UserData, w.nr, pti.UserData + sweepBlockOff, rdtscpFlag()}
-	res, err := pti.Start(c.Config, proc, prog, pti.UserStackTop, args)
+	res, err := pti.Start(s, proc, prog, pti.UserStackTop, args)
 	if err != nil {
 		return Loop{}, err
 	}
@@ -189,15 +194,15 @@ func sweepTable(x *Ctx, k sweepKind) []sweepPoint {
 		for _, n := range points {
 			var off *Measurement
 			for _, mode := range p.Modes {
-				c := config(mode, Syscall, pti.Minimal)
+				c := config(mode, experiment.Syscall, experiment.Minimal)
 				c.Global = g
 				m := Measure(sweepWorldOf(k, n), c, Call{Op: Getppid}, p.SweepN, p.R, p.Warmup)
 				m.Bench = x.Name
-				if mode == pti.Off {
+				if mode == experiment.Off {
 					off = &m
 				}
 				extra, hasExtra := sweepExtra(&m, off)
-				if mode == pti.Off {
+				if mode == experiment.Off {
 					hasExtra = false
 				}
 				x.sweepRecord(k, n, m, ratio(&m, off), extra, hasExtra)

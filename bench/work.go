@@ -1,6 +1,6 @@
 package bench
 
-import "github.com/ptilab/ptilab/pti"
+import "github.com/ptilab/ptilab/experiment"
 
 // workCurve measures a system call that spends a given time in the
 // kernel (the plan's work_ns points), minimal trampoline of the world's
@@ -15,7 +15,7 @@ func workCurve(x *Ctx) any {
 	for _, ns := range p.WorkNs {
 		row := make([]Measurement, len(p.Modes))
 		for i, mode := range p.Modes {
-			m := Measure(w, config(mode, entry, pti.Minimal), Call{Op: Work, Arg: clk.Cycles(ns)}, p.WorkN, p.R, p.Warmup)
+			m := Measure(w, config(mode, entry, experiment.Minimal), Call{Op: Work, Arg: clk.Cycles(ns)}, p.WorkN, p.R, p.Warmup)
 			m.Bench, m.WorkNs, m.HasWork = x.Name, ns, true
 			row[i] = m
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/cpustate"
-	"github.com/ptilab/ptilab/i386pae"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -26,32 +26,35 @@ type World interface {
 	// benchmark, and again is a no-op.
 	Setup() error
 	// Entries are the ways into the kernel, the first the default (the
-	// one the work curve and sched-messaging use).
-	Entries() []Entry
+	// one the work curve and sched-messaging use): the model's entries of
+	// the world (experiment.Entries).
+	Entries() []experiment.Entry
 	// Copies are the pt_regs copy methods of the linux trampoline of the
 	// default entry, the first the default; none where there is one way.
-	Copies() []Copy
-	// Supported returns nil when the world and this CPU can run c, and
-	// otherwise an error wrapping ErrUnsupported or ErrNotInPAE that says
-	// why.
-	Supported(c Config) error
+	Copies() []experiment.Copy
+	// Plan validates c once for the world and this CPU and returns what
+	// the world switches for it (pti.Switch, i386pae.Switch), which its
+	// runs (Loop, NewRun, Probe) take without checking again; otherwise
+	// an error wrapping ErrUnsupported or ErrNotInPAE that says why.
+	Plan(c experiment.Config) (Switch, error)
 	// TasksConfig is the configuration runs of the world's tasks kernel
 	// use under mode with entry e: the linux trampoline, whose pt_regs
 	// frame the context switch needs.
-	TasksConfig(mode pti.Mode, e Entry) Config
-	// Loop runs the timing loop in ring 3 under c: r repeats of n calls
+	TasksConfig(mode experiment.Mode, e experiment.Entry) experiment.Config
+	// Loop runs the timing loop in ring 3 under s: r repeats of n calls
 	// of call (none with empty: the loop's own cost), and returns the r
 	// counts and what the loop and the trampoline measured.
-	Loop(c Config, call Call, n, r int, empty bool) (Loop, error)
+	Loop(s Switch, call Call, n, r int, empty bool) (Loop, error)
 	// NewProcess makes a process with dataPages data pages (at most
 	// UserLayout.MaxDataPages) for tasks runs.
 	NewProcess(dataPages int) (Process, error)
 	// MainProcess is the process of the single-task runs (Loop, Probe).
 	MainProcess() Process
-	// NewRun starts a run of the tasks kernel under c (from TasksConfig).
-	NewRun(c Config) (Run, error)
-	// Probe reads addr from ring 3 under c and says how the read ended.
-	Probe(c Config, addr uint64) (Exit, error)
+	// NewRun starts a run of the tasks kernel under s (planned from
+	// TasksConfig).
+	NewRun(s Switch) (Run, error)
+	// Probe reads addr from ring 3 under s and says how the read ended.
+	Probe(s Switch, addr uint64) (Exit, error)
 	// User gives the places of the world's task address space.
 	User() UserLayout
 }
@@ -77,72 +80,41 @@ type UserLayout struct {
 	AddrDigits int
 }
 
+// Switch is a configuration a world validated once (World.Plan): the
+// world's own immutable description of what to switch for it
+// (pti.Switch, i386pae.Switch), which only that world's runs take.
+type Switch interface {
+	// Config is the configuration the switch was planned for.
+	Config() experiment.Config
+}
+
+// switchOf is s as a world's own switch type S (pti.Switch,
+// i386pae.Switch): s must come from that world's Plan.
+func switchOf[S Switch](s Switch, world string) (S, error) {
+	ws, ok := s.(S)
+	if !ok {
+		return ws, fmt.Errorf("%T is not a switch of the %s world", s, world)
+	}
+	return ws, nil
+}
+
 // Errors of configurations a world cannot run: ErrUnsupported for this
 // CPU, ErrNotInPAE for PAE paging.
 var (
 	ErrUnsupported = pti.ErrUnsupported
-	ErrNotInPAE    = i386pae.ErrNotInPAE
+	ErrNotInPAE    = experiment.ErrNotInPAE
 )
 
-// Entry is a way into the kernel.
-type Entry uint8
-
-const (
-	// Syscall: SYSCALL, back by SYSRETQ (or IRETQ), the 64-bit world's.
-	Syscall Entry = iota
-	// Sysenter: SYSENTER through the vsyscall routine (Linux's
-	// __kernel_vsyscall), back by SYSEXIT: the 32-bit world's default.
-	Sysenter
-	// Int80: INT 0x80 through a DPL-3 gate, back by IRET.
-	Int80
-)
-
-var entryNames = [...]string{Syscall: "syscall", Sysenter: "sysenter", Int80: "int80"}
-
-func (e Entry) String() string { return entryNames[e] }
-
-// Upper names the entry's instruction, for headings.
-func (e Entry) Upper() string {
-	return [...]string{Syscall: "SYSCALL", Sysenter: "SYSENTER", Int80: "INT 0x80"}[e]
-}
-
-// Return names the instruction that returns from the entry, for
-// headings.
-func (e Entry) Return() string {
-	return [...]string{Syscall: "SYSRETQ", Sysenter: "SYSEXIT", Int80: "IRET"}[e]
-}
-
-// Copy is how a 32-bit linux trampoline copies pt_regs (i386pae.Copy).
-type Copy = i386pae.Copy
-
-// Config is one configuration of a world's kernel: package pti's (the
-// isolation mode, the trampoline's flavour, global pages), the way in, and
-// the options of the 32-bit world's linux trampolines.
-type Config struct {
-	pti.Config
-	Entry Entry
-	// Copy is the linux trampoline's pt_regs copy, where the world has
-	// several (Copies).
-	Copy Copy
-	// Stamps selects the instrumented trampoline, which sums the cycles of
-	// each phase (Loop.Phases).
-	Stamps bool
-}
-
-// config is a configuration of mode, entry e and flavour f, without
-// global pages.
-func config(mode pti.Mode, e Entry, f pti.Flavour) Config {
-	return Config{Config: pti.Config{Mode: mode, Flavour: f}, Entry: e}
-}
-
-// String names c as its world does: mode/flavour/global for SYSCALL (as
-// pti.Config), mode/entry/flavour[/copy[/stamps]]/global for the 32-bit
-// entries (as i386pae.Config).
-func (c Config) String() string {
-	if c.Entry == Syscall {
-		return c.Config.String()
+// config is the configuration of mode, entry e and flavour f in e's
+// world, without global pages: the mitigated flavour's copy method, where
+// the entry has a choice, is direct, the only one its 32-bit trampoline
+// has.
+func config(mode experiment.Mode, e experiment.Entry, f experiment.Flavour) experiment.Config {
+	c := experiment.Config{World: e.Row().World, Mode: mode, Entry: e, Flavour: f}
+	if f == experiment.Mitigated && e.Row().Copies {
+		c.Copy = experiment.Direct
 	}
-	return config32(c).String()
+	return c
 }
 
 // Op is a system call the timing loop makes.
@@ -200,7 +172,7 @@ type Exit struct {
 	Faulted                        bool
 	Vector, ErrorCode, IP, CS, CR2 uint64
 	// Phases are the instrumented trampoline's cycles in each phase,
-	// summed over the run's system calls (with Config.Stamps).
+	// summed over the run's system calls (with experiment.Config.Stamps).
 	Phases []uint64
 	Text   string // the world's own description
 }
@@ -341,9 +313,10 @@ func errNoProgram(t Task) error { return fmt.Errorf("no program %q in this world
 // configuration.
 func isNotInPAE(err error) bool { return errors.Is(err, ErrNotInPAE) }
 
-// isNotInWorld reports whether the world cannot have c at all (as PAE
-// paging cannot have PCIDs), whatever the CPU.
-func isNotInWorld(w World, c Config) bool { return isNotInPAE(w.Supported(c)) }
+// isNotInWorld reports whether c's world cannot have c at all (as PAE
+// paging cannot have PCIDs), whatever the CPU: the model says so
+// (experiment.Config.Check).
+func isNotInWorld(c experiment.Config) bool { return isNotInPAE(c.Check()) }
 
 // procs are a run's processes by number, of a world's process type P.
 type procs[P Process] []P

@@ -6,10 +6,10 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/linuxabi"
-	"github.com/ptilab/ptilab/pti"
 )
 
 // World32 is the 32-bit PAE world: the CPU leaves long mode for package
@@ -23,14 +23,11 @@ type world32 struct{}
 // and the vsyscall routine's saves there.
 const threadStack32 = 128
 
-func (world32) Width() int       { return 32 }
-func (world32) Title() string    { return "32-bit PAE kernel: " }
-func (world32) Setup() error     { return i386pae.Setup() }
-func (world32) Entries() []Entry { return []Entry{Sysenter, Int80} }
-
-func (world32) Copies() []Copy {
-	return []Copy{i386pae.Movsl, i386pae.Movsb, i386pae.Trim, i386pae.Direct}
-}
+func (world32) Width() int                  { return 32 }
+func (world32) Title() string               { return "32-bit PAE kernel: " }
+func (world32) Setup() error                { return i386pae.Setup() }
+func (world32) Entries() []experiment.Entry { return experiment.Entries(experiment.W32) }
+func (world32) Copies() []experiment.Copy   { return experiment.Copies() }
 
 func (world32) User() UserLayout {
 	return UserLayout{
@@ -39,41 +36,16 @@ func (world32) User() UserLayout {
 	}
 }
 
-// entries32 are the 32-bit world's entries as package i386pae's.
-var entries32 = map[Entry]i386pae.Entry{Sysenter: i386pae.Sysenter, Int80: i386pae.Int80}
-
-// config32 is c as package i386pae's configuration (c.Entry one of
-// entries32); the mitigated flavour's copy method is Direct, its only one.
-func config32(c Config) i386pae.Config {
-	if c.Flavour == pti.Mitigated {
-		c.Copy = i386pae.Direct
-	}
-	return i386pae.Config{Mode: c.Mode, Entry: entries32[c.Entry], Flavour: c.Flavour, Copy: c.Copy, Stamps: c.Stamps, Global: c.Global, Knobs: c.Knobs}
-}
-
-// config is c as package i386pae's configuration, or why the world has
-// none.
-func (world32) config(c Config) (i386pae.Config, error) {
-	if _, ok := entries32[c.Entry]; !ok {
-		return i386pae.Config{}, fmt.Errorf("%v: the 32-bit world enters by SYSENTER or INT 0x80: %w", c, ErrUnsupported)
-	}
-	return config32(c), nil
-}
-
-func (w world32) Supported(c Config) error {
-	ic, err := w.config(c)
-	if err != nil {
-		return err
-	}
-	return i386pae.Supported(ic)
-}
+// Plan: package i386pae's plan of c (i386pae.Plan: SYSENTER or INT
+// 0x80, the trampolines of the model's rows, what this CPU has).
+func (world32) Plan(c experiment.Config) (Switch, error) { return i386pae.Plan(c) }
 
 // TasksConfig: the linux trampolines, SYSENTER with Linux 4.19's entry
 // (no copy in, the trimmed exit).
-func (world32) TasksConfig(mode pti.Mode, e Entry) Config {
-	c := config(mode, e, pti.Linux)
-	if e == Sysenter {
-		c.Copy = i386pae.Direct
+func (world32) TasksConfig(mode experiment.Mode, e experiment.Entry) experiment.Config {
+	c := config(mode, e, experiment.Linux)
+	if e.Row().Copies {
+		c.Copy = experiment.Direct
 	}
 	return c
 }
@@ -86,8 +58,8 @@ func (world32) nr(op Op) uint32 {
 // Loop runs the 32-bit timing program in the main process; Lseek's file
 // is a kernel file of the 32-bit tasks kernel at i386pae.FileFD. The
 // program keeps the last call's result.
-func (w world32) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
-	ic, err := w.config(c)
+func (w world32) Loop(sw Switch, call Call, n, r int, empty bool) (Loop, error) {
+	s, err := switchOf[i386pae.Switch](sw, "32-bit")
 	if err != nil {
 		return Loop{}, err
 	}
@@ -99,9 +71,9 @@ func (w world32) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
 	// calls' entry: the PMU cross-check subtracts its counts), but in the
 	// instrumented runs, whose phase sums would count it: those are
 	// sampled around the whole loop.
-	perRepeat := counters != 0 && !c.Stamps
+	perRepeat := counters != 0 && !s.Config().Stamps
 	before := readSample()
-	res, err := i386pae.Run(ic, i386pae.Syscalls, i386pae.Params{
+	res, err := i386pae.Run(s, i386pae.Syscalls, i386pae.Params{
 		N: uint32(n), R: uint32(r), Nr: w.nr(call.Op), Arg: arg, Empty: empty,
 		NoRDTSCP: !amd64.Features.RDTSCP, File: uint32(call.File), Sample: perRepeat,
 	})
@@ -130,14 +102,21 @@ func exit32(r i386pae.Result) Exit {
 	}
 }
 
-// Probe reads addr by the 32-bit probe program, which exits by INT 0x80.
-func (w world32) Probe(c Config, addr uint64) (Exit, error) {
-	c.Entry = Int80
-	ic, err := w.config(c)
+// Probe reads addr by the 32-bit probe program, which exits by INT 0x80:
+// under s's configuration entered by INT 0x80 (planned here, where s's
+// entry is another).
+func (w world32) Probe(sw Switch, addr uint64) (Exit, error) {
+	s, err := switchOf[i386pae.Switch](sw, "32-bit")
 	if err != nil {
 		return Exit{}, err
 	}
-	res, err := i386pae.Run(ic, i386pae.Probe, i386pae.Params{Addr: uint32(addr)})
+	if c := s.Config(); c.Entry != experiment.Int80 {
+		c.Entry = experiment.Int80
+		if s, err = i386pae.Plan(c); err != nil {
+			return Exit{}, err
+		}
+	}
+	res, err := i386pae.Run(s, i386pae.Probe, i386pae.Params{Addr: uint32(addr)})
 	return exit32(res), err
 }
 
@@ -154,21 +133,21 @@ func (world32) ProbeTargets() []ProbeTarget {
 // run32 is a run of the 32-bit tasks kernel.
 type run32 struct {
 	ts      *i386pae.Tasks
-	c       i386pae.Config
+	s       i386pae.Switch
 	procs   procs[*i386pae.Process]
 	samples []cpustate.Sample
 }
 
-func (w world32) NewRun(c Config) (Run, error) {
-	ic, err := w.config(c)
+func (w world32) NewRun(sw Switch) (Run, error) {
+	s, err := switchOf[i386pae.Switch](sw, "32-bit")
 	if err != nil {
 		return nil, err
 	}
-	ts, err := i386pae.NewTasks(ic)
+	ts, err := i386pae.NewTasks(s)
 	if err != nil {
 		return nil, err
 	}
-	return &run32{ts: ts, c: ic}, nil
+	return &run32{ts: ts, s: s}, nil
 }
 
 // AddProcess adds p, its first data page cleared but for the entry its
@@ -182,12 +161,12 @@ func (r *run32) AddProcess(p Process, nfds int) (int, error) {
 	}
 	d := pp.DataPages()[:4096]
 	clear(d)
-	put32(d, layout.ParamEntry, uint32(r.c.Entry))
+	put32(d, layout.ParamEntry, r.s.CallEntry())
 	if !amd64.Features.RDTSCP {
 		put32(d, layout.ParamNoRDTSCP, 1)
 	}
 	if counters != 0 {
-		put32(d, layout.ParamSample, i386pae.SampleBy(r.c.Entry)) // the ping task's sample calls (the ping-pong never runs instrumented)
+		put32(d, layout.ParamSample, i386pae.SampleBy(r.s.CallEntry())) // the ping task's sample calls (the ping-pong never runs instrumented)
 	}
 	return i, nil
 }

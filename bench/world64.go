@@ -7,6 +7,7 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/efi"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tasks"
@@ -27,11 +28,11 @@ const (
 	pongTokenOff = 0xf100
 )
 
-func (world64) Width() int       { return 64 }
-func (world64) Title() string    { return "" }
-func (world64) Setup() error     { return pti.Setup() }
-func (world64) Entries() []Entry { return []Entry{Syscall} }
-func (world64) Copies() []Copy   { return nil }
+func (world64) Width() int                  { return 64 }
+func (world64) Title() string               { return "" }
+func (world64) Setup() error                { return pti.Setup() }
+func (world64) Entries() []experiment.Entry { return experiment.Entries(experiment.W64) }
+func (world64) Copies() []experiment.Copy   { return nil }
 
 func (world64) User() UserLayout {
 	return UserLayout{
@@ -50,23 +51,12 @@ func rdtscpFlag() uint64 {
 	return 1
 }
 
-// config is c as package pti's configuration.
-func (world64) config(c Config) pti.Config { return c.Config }
+// Plan: package pti's plan of c (pti.Plan: SYSCALL, the trampolines of
+// the model's rows, what this CPU has).
+func (world64) Plan(c experiment.Config) (Switch, error) { return pti.Plan(c) }
 
-// Supported: SYSCALL, the minimal and linux trampolines (one copy, no
-// instrumented one), and the modes package pti has on this CPU.
-func (w world64) Supported(c Config) error {
-	switch {
-	case c.Entry != Syscall:
-		return fmt.Errorf("%v: the 64-bit world enters by SYSCALL only: %w", c, ErrUnsupported)
-	case c.Copy != 0 || c.Stamps:
-		return fmt.Errorf("%v: the 64-bit trampolines have one pt_regs copy and no instrumented variant: %w", c, ErrUnsupported)
-	}
-	return pti.Supported(w.config(c))
-}
-
-func (world64) TasksConfig(mode pti.Mode, _ Entry) Config {
-	return config(mode, Syscall, pti.Linux)
+func (world64) TasksConfig(mode experiment.Mode, _ experiment.Entry) experiment.Config {
+	return config(mode, experiment.Syscall, experiment.Linux)
 }
 
 // nr is the 64-bit number of op (Linux x86-64's, ptilab's for Work).
@@ -77,19 +67,22 @@ func (world64) nr(op Op) uint64 {
 // Loop runs pti's timing program (or its empty loop) in the main
 // process; Lseek's file is a kernel object of package tasks at
 // descriptor lseekFD, the loop then running alone under its kernel.
-func (w world64) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
+func (w world64) Loop(sw Switch, call Call, n, r int, empty bool) (Loop, error) {
+	s, err := switchOf[pti.Switch](sw, "64-bit")
+	if err != nil {
+		return Loop{}, err
+	}
 	prog := pti.Syscalls
 	if empty {
 		prog = pti.Empty
 	}
 	args := [6]uint64{uint64(n), uint64(r), pti.UserData, w.nr(call.Op), call.Arg, rdtscpFlag()}
 	var res pti.Result
-	var err error
 	if call.Op == Lseek {
 		args[4] = lseekFD
-		res, err = w.alone(c, prog, args, call.File)
+		res, err = w.alone(s, prog, args, call.File)
 	} else {
-		res, err = pti.Exec(w.config(c), prog, args)
+		res, err = pti.Exec(s, prog, args)
 	}
 	if err != nil {
 		return Loop{}, err
@@ -105,13 +98,10 @@ func (w world64) Loop(c Config, call Call, n, r int, empty bool) (Loop, error) {
 const lseekFD = 3
 
 // alone runs program prog of the main process as the one task of a run of
-// the tasks kernel under c, with descriptor lseekFD open on a kernel file
+// the tasks kernel under s, with descriptor lseekFD open on a kernel file
 // of size bytes.
-func (w world64) alone(c Config, prog pti.Program, args [6]uint64, size int64) (pti.Result, error) {
-	run, err := tasks.NewRun(w.config(c))
-	if err != nil {
-		return pti.Result{}, err
-	}
+func (w world64) alone(s pti.Switch, prog pti.Program, args [6]uint64, size int64) (pti.Result, error) {
+	run := tasks.NewRun(s)
 	proc, err := run.AddProcess(pti.MainProcess(), lseekFD+1)
 	if err != nil {
 		return pti.Result{}, err
@@ -137,8 +127,12 @@ func exit64(r pti.Result) Exit {
 	}
 }
 
-func (w world64) Probe(c Config, addr uint64) (Exit, error) {
-	res, err := pti.Exec(w.config(c), pti.Probe, [6]uint64{addr, pti.UserData + 8*1024})
+func (w world64) Probe(sw Switch, addr uint64) (Exit, error) {
+	s, err := switchOf[pti.Switch](sw, "64-bit")
+	if err != nil {
+		return Exit{}, err
+	}
+	res, err := pti.Exec(s, pti.Probe, [6]uint64{addr, pti.UserData + 8*1024})
 	return exit64(res), err
 }
 
@@ -154,7 +148,7 @@ func (world64) ProbeTargets() []ProbeTarget {
 }
 
 // Exposure is what mode's user table maps beyond on's: pti.Exposure.
-func (world64) Exposure(mode pti.Mode) []pti.Area { return pti.Exposure(mode) }
+func (world64) Exposure(mode experiment.Mode) []pti.Area { return pti.Exposure(mode) }
 
 // run64 is a run of package tasks' kernel.
 type run64 struct {
@@ -163,16 +157,13 @@ type run64 struct {
 	samples []cpustate.Sample
 }
 
-// NewRun starts a run of package tasks' kernel under c.
-func (w world64) NewRun(c Config) (Run, error) {
-	if err := w.Supported(c); err != nil {
-		return nil, err
-	}
-	r, err := tasks.NewRun(w.config(c))
+// NewRun starts a run of package tasks' kernel under s.
+func (w world64) NewRun(sw Switch) (Run, error) {
+	s, err := switchOf[pti.Switch](sw, "64-bit")
 	if err != nil {
 		return nil, err
 	}
-	return &run64{Run: r}, nil
+	return &run64{Run: tasks.NewRun(s)}, nil
 }
 
 func (r *run64) AddProcess(p Process, nfds int) (int, error) {

@@ -50,7 +50,9 @@ func (c Config) HasKnobs() bool { return c.Flavour.Row().Knobs }
 
 // Check reports whether any CPU could run c in its world, from the rows:
 // the entry must be the world's, the mode one the world has trampolines
-// for (else ErrNotInPAE), knobs only with the mitigated flavour and, in
+// for (else ErrNotInPAE: a PCID mode whose base mode the world has says
+// "PCID"), the flavour one the mode has trampolines for
+// (ErrNoTrampoline), knobs only with the mitigated flavour and, in
 // the 32-bit world, only those Linux's 32-bit entry has
 // (ErrNotIn32BitEntry); copy methods and stamps are the linux SYSENTER
 // trampoline's, and the 32-bit mitigated trampoline is SYSENTER's with
@@ -72,12 +74,14 @@ func (c Config) Check() error {
 		return fmt.Errorf("%v: %w", c, ErrNoTrampoline)
 	case c.Entry.Row().World != c.World:
 		return fmt.Errorf("%v: entry %v is the %d-bit world's: %w", c, c.Entry, c.Entry.Row().World, ErrNoTrampoline)
-	case !c.Mode.In(c.World) && c.World == W32 && c.Mode.PCID():
+	case !c.Mode.In(c.World) && c.World == W32 && c.Mode.PCID() && c.Mode.Row().Base.In(c.World):
 		return fmt.Errorf("%v: PCID: %w (PCIDs exist only in IA-32e mode)", c, ErrNotInPAE)
 	case !c.Mode.In(c.World) && c.World == W32:
 		return fmt.Errorf("%v: isolation mode %v: %w (the 32-bit kernel has trampolines for %s)", c, c.Mode, ErrNotInPAE, modesIn(W32))
 	case !c.Mode.In(c.World):
 		return fmt.Errorf("%v: isolation mode %v: %w", c, c.Mode, ErrNoTrampoline)
+	case !c.Mode.Has(c.Flavour):
+		return fmt.Errorf("%v: the %v flavour in isolation mode %v: %w", c, c.Flavour, c.Mode, ErrNoTrampoline)
 	case c.Knobs != 0 && !c.HasKnobs():
 		return fmt.Errorf("%v: mitigations %v need the mitigated flavour", c, c.Knobs)
 	case c.World == W32 && c.Flavour == Mitigated && (c.Entry != Sysenter || c.Copy != Direct || c.Stamps):

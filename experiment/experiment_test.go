@@ -73,6 +73,19 @@ func TestModeRows(t *testing.T) {
 	assert.Equal(t, []Entry{Sysenter, Int80}, Entries(W32))
 }
 
+// A mode and its PCID variant share a process's tables; the deferred
+// modes have their own. Every mode has the minimal and linux flavours;
+// the deferred ones no mitigated trampoline.
+func TestTableClass(t *testing.T) {
+	classes := map[Mode]Mode{Off: Off, On: On, OnPCID: On, OnDefer: OnDefer, OnDeferPCID: OnDefer, OnNoSwitch: OnNoSwitch, OnNoSwitchPCID: OnNoSwitch}
+	for _, m := range Modes() {
+		assert.Equal(t, classes[m], m.TableClass(), "%v", m)
+		assert.True(t, m.Has(Minimal) && m.Has(Linux), "%v", m)
+		assert.Equal(t, !m.Deferred(), m.Has(Mitigated), "%v", m)
+	}
+	assert.False(t, Mode(200).Has(Minimal))
+}
+
 // One numbering of the knobs and their sites.
 func TestKnobs(t *testing.T) {
 	assert.EqualValues(t, sites.SiteVERW, VERW.Site())
@@ -103,8 +116,10 @@ func TestKey(t *testing.T) {
 	}{
 		{Config{World: W64, Mode: On, Entry: Syscall, Flavour: Linux},
 			"width=64 mode=on entry=syscall flavour=linux global=off"},
-		{Config{World: W64, Mode: OnNoSwitchPCID, Entry: Syscall, Flavour: Mitigated, Global: true, Knobs: KnobsOf(VERW, IBRS)},
-			"width=64 mode=on-noswitch+pcid entry=syscall flavour=mitigated global=on knobs=verw+ibrs"},
+		{Config{World: W64, Mode: OnPCID, Entry: Syscall, Flavour: Mitigated, Global: true, Knobs: KnobsOf(VERW, IBRS)},
+			"width=64 mode=on+pcid entry=syscall flavour=mitigated global=on knobs=verw+ibrs"},
+		{Config{World: W64, Mode: OnNoSwitchPCID, Entry: Syscall, Flavour: Linux, Global: true},
+			"width=64 mode=on-noswitch+pcid entry=syscall flavour=linux global=on"},
 		{Config{World: W64, Mode: Off, Entry: Syscall, Flavour: Mitigated},
 			"width=64 mode=off entry=syscall flavour=mitigated global=off knobs=none"},
 		{Config{World: W32, Mode: On, Entry: Sysenter, Flavour: Linux, Copy: Trim, Stamps: true},
@@ -136,6 +151,8 @@ func TestCheck(t *testing.T) {
 	}{
 		{Config{World: W32, Mode: OnPCID, Entry: Sysenter}, ErrNotInPAE, "PCID: not in PAE (PCIDs exist only in IA-32e mode)"},
 		{Config{World: W32, Mode: OnDefer, Entry: Sysenter}, ErrNotInPAE, "the 32-bit kernel has trampolines for off and on"},
+		{Config{World: W32, Mode: OnDeferPCID, Entry: Sysenter}, ErrNotInPAE, "isolation mode on-defer+pcid: not in PAE"},
+		{Config{World: W64, Mode: OnDefer, Entry: Syscall, Flavour: Mitigated}, ErrNoTrampoline, "the mitigated flavour in isolation mode on-defer"},
 		{Config{World: W32, Mode: On, Entry: Sysenter, Flavour: Mitigated, Copy: Direct, Knobs: KnobsOf(IBRS)}, ErrNotIn32BitEntry, "ibrs"},
 		{Config{World: W64, Mode: On, Entry: Sysenter}, ErrNoTrampoline, "entry sysenter is the 32-bit world's"},
 		{Config{World: W64, Mode: On, Entry: Syscall, Flavour: Linux, Knobs: KnobsOf(VERW)}, nil, "need the mitigated flavour"},

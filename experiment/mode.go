@@ -1,5 +1,7 @@
 package experiment
 
+import "slices"
+
 // Mode is an isolation mode: an index into modeRows.
 type Mode uint8
 
@@ -69,6 +71,9 @@ type ModeRow struct {
 	Exposes Exposure
 	// Worlds are the worlds with trampolines for the mode.
 	Worlds Worlds
+	// Flavours are the flavours with trampolines for the mode, in each
+	// world of Worlds.
+	Flavours []Flavour
 	// Base is the mode without PCID: the row whose figures PCID's are
 	// set beside (itself for a mode without PCID).
 	Base Mode
@@ -76,21 +81,29 @@ type ModeRow struct {
 
 // modeRows are the isolation modes.
 var modeRows = [...]ModeRow{
-	Off: {Name: "off", Switch: NoSwitch, Exposes: ExposesKernel, Worlds: In64 | In32, Base: Off},
-	On:  {Name: "on", Isolated: true, Switch: AtEntry, Worlds: In64 | In32, Base: On},
+	Off: {Name: "off", Switch: NoSwitch, Exposes: ExposesKernel, Worlds: In64 | In32,
+		Flavours: allFlavours, Base: Off},
+	On: {Name: "on", Isolated: true, Switch: AtEntry, Worlds: In64 | In32,
+		Flavours: allFlavours, Base: On},
 	OnPCID: {Name: "on+pcid", Isolated: true, PCID: true, Switch: AtEntry,
-		Worlds: In64, Base: On},
+		Worlds: In64, Flavours: allFlavours, Base: On},
+	// The deferred modes have no mitigated trampoline.
 	OnDefer: {Name: "on-defer", Isolated: true, Switch: InDispatch, Exposes: ExposesDispatch,
-		Worlds: In64, Base: OnDefer},
+		Worlds: In64, Flavours: []Flavour{Minimal, Linux}, Base: OnDefer},
 	OnDeferPCID: {Name: "on-defer+pcid", Isolated: true, PCID: true, Switch: InDispatch,
-		Exposes: ExposesDispatch, Worlds: In64, Base: OnDefer},
+		Exposes: ExposesDispatch, Worlds: In64, Flavours: []Flavour{Minimal, Linux}, Base: OnDefer},
 	OnNoSwitch: {Name: "on-noswitch", Isolated: true, Switch: InDispatchExceptChosen,
-		Exposes: ExposesDispatch | ExposesNoSwitchHandlers, Worlds: In64, Base: OnNoSwitch},
+		Exposes: ExposesDispatch | ExposesNoSwitchHandlers, Worlds: In64,
+		Flavours: []Flavour{Minimal, Linux}, Base: OnNoSwitch},
 	OnNoSwitchPCID: {Name: "on-noswitch+pcid", Isolated: true, PCID: true, Switch: InDispatchExceptChosen,
-		Exposes: ExposesDispatch | ExposesNoSwitchHandlers, Worlds: In64, Base: OnNoSwitch},
+		Exposes: ExposesDispatch | ExposesNoSwitchHandlers, Worlds: In64,
+		Flavours: []Flavour{Minimal, Linux}, Base: OnNoSwitch},
 }
 
 var modes = newTable[Mode]("isolation mode", modeRows[:], func(r ModeRow) string { return r.Name })
+
+// allFlavours are every flavour.
+var allFlavours = []Flavour{Minimal, Linux, Mitigated}
 
 // Modes returns every isolation mode, in the rows' order (Off first).
 func Modes() []Mode { return modes.all() }
@@ -122,3 +135,11 @@ func (m Mode) NoSwitch() bool { return m.Row().Switch == InDispatchExceptChosen 
 
 // In reports whether world w has trampolines for m.
 func (m Mode) In(w Width) bool { return m.Row().Worlds.Has(w) }
+
+// Has reports whether m has trampolines of flavour f (in each world it
+// is in).
+func (m Mode) Has(f Flavour) bool { return slices.Contains(m.Row().Flavours, f) }
+
+// TableClass is the mode whose tables m uses: its Base (a PCID mode's
+// tables are its base mode's; only CR3 and CR4 differ).
+func (m Mode) TableClass() Mode { return m.Row().Base }

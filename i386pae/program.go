@@ -68,9 +68,10 @@ type Params struct {
 	File uint32
 }
 
-// Run runs program p in ring 3 of the 32-bit world under c with params,
-// in the main process, and returns how it ended. Setup must have run.
-func Run(c Config, p Program, params Params) (Result, error) {
+// Run runs program p in ring 3 of the 32-bit world under s (from Plan)
+// with params, in the main process, and returns how it ended. Setup must
+// have run.
+func Run(s Switch, p Program, params Params) (Result, error) {
 	if !world.ready {
 		return Result{}, errors.New("i386pae: Setup has not run")
 	}
@@ -84,7 +85,7 @@ func Run(c Config, p Program, params Params) (Result, error) {
 	data := world.main.DataPages()[:4096]
 	clear(data)
 	put := func(off int, v uint32) { binary.LittleEndian.PutUint32(data[off:], v) }
-	entry := uint32(c.Entry)
+	entry := s.entry
 	if params.Empty {
 		entry = layout.EntryNone
 	}
@@ -97,16 +98,16 @@ func Run(c Config, p Program, params Params) (Result, error) {
 		put(layout.ParamNoRDTSCP, 1)
 	}
 	if params.Sample {
-		put(layout.ParamSample, SampleBy(c.Entry)) // the calls' entry, in the empty loop too
+		put(layout.ParamSample, SampleBy(s.entry)) // the calls' entry, in the empty loop too
 	}
 	put(layout.ParamAddr, params.Addr)
 
 	var r Result
 	var err error
 	if params.File != 0 {
-		r, err = runWithFile(c, p, params.File)
+		r, err = runWithFile(s, p, params.File)
 	} else {
-		r, err = start(c, world.main, eip, layout.UserStackTop, [6]uint32{}, false)
+		r, err = start(s, world.main, eip, layout.UserStackTop, [6]uint32{}, false)
 	}
 	if err != nil {
 		return r, err

@@ -19,10 +19,10 @@ type Result struct {
 	// Value is what Probe read, or the last result of Syscalls' calls.
 	Value uint32
 	// Phases are the TSC cycles of each phase (layout.Phase*) summed over
-	// the run's calls, with Config.Stamps.
+	// the run's calls, with experiment.Config.Stamps.
 	Phases [layout.PhaseCount]uint64
 	// IBPBs and RSBFills are the mitigated trampoline's IBPBs and RSB
-	// stuffings after switches to another process (Config.Knobs ibpb,
+	// stuffings after switches to another process (experiment.Config.Knobs ibpb,
 	// rsb).
 	IBPBs, RSBFills uint32
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
+	"github.com/ptilab/ptilab/experiment/sites"
 	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/pti"
 )
@@ -23,46 +25,73 @@ func TestResultIsPTIs(t *testing.T) {
 		Result{Reason: layout.ReasonFault, Vector: 14, ErrorCode: 4, EIP: 0x401000, CS: layout.USER_CS}.String())
 }
 
-// Supported lists the modes the 32-bit world has: any other is refused,
-// a PCID one as not in PAE.
-func TestSupportedModes(t *testing.T) {
-	assert.ErrorIs(t, Supported(Config{Mode: pti.OnPCID}), ErrNotInPAE)
-	assert.EqualError(t, Supported(Config{Mode: pti.OnPCID}), "on+pcid/sysenter/minimal/nonglobal: PCID: not in PAE (PCIDs exist only in IA-32e mode)")
-	err := Supported(Config{Mode: pti.Mode(len(pti.Modes())), Entry: Int80})
-	assert.ErrorIs(t, err, ErrNotInPAE)
-	assert.EqualError(t, err, "mode(7)/int80/minimal/nonglobal: isolation mode mode(7): not in PAE (the 32-bit kernel has trampolines for off and on)")
-	// The deferred modes are the 64-bit world's, with PCIDs or without.
-	for _, m := range []pti.Mode{pti.OnDefer, pti.OnDeferPCID, pti.OnNoSwitch, pti.OnNoSwitchPCID} {
-		err := Supported(Config{Mode: m})
-		assert.ErrorIs(t, err, ErrNotInPAE, "%v", m)
-		assert.EqualError(t, err, m.String()+"/sysenter/minimal/nonglobal: isolation mode "+m.String()+": not in PAE (the deferred and no-switch trampolines are the 64-bit world's)")
-	}
-	for _, m := range []pti.Mode{pti.Off, pti.On} {
-		assert.NoError(t, Supported(Config{Mode: m, Entry: Int80}), "%v", m)
-		assert.NoError(t, Supported(Config{Mode: m, Entry: Int80, Flavour: pti.Linux}), "%v", m)
-	}
+// w32 is a configuration of the 32-bit world.
+func w32(m experiment.Mode, e experiment.Entry, f experiment.Flavour) experiment.Config {
+	return experiment.Config{World: experiment.W32, Mode: m, Entry: e, Flavour: f}
 }
 
-// Every mode's trampolines are routines of the blob, none shared between
-// modes or roles.
+// Plan refuses the modes the 32-bit world has no trampolines for (the
+// model's rows say which), a PCID one as not in PAE.
+func TestPlanModes(t *testing.T) {
+	_, err := Plan(w32(experiment.OnPCID, experiment.Sysenter, experiment.Minimal))
+	assert.ErrorIs(t, err, experiment.ErrNotInPAE)
+	assert.ErrorContains(t, err, "PCID: not in PAE (PCIDs exist only in IA-32e mode)")
+	_, err = Plan(w32(experiment.OnDefer, experiment.Int80, experiment.Minimal))
+	assert.ErrorIs(t, err, experiment.ErrNotInPAE)
+	assert.ErrorContains(t, err, "isolation mode on-defer: not in PAE (the 32-bit kernel has trampolines for off and on)")
+	_, err = Plan(w32(experiment.Mode(len(experiment.Modes())), experiment.Int80, experiment.Minimal))
+	assert.ErrorIs(t, err, experiment.ErrNoTrampoline)
+	for _, m := range experiment.Modes() {
+		for _, f := range []experiment.Flavour{experiment.Minimal, experiment.Linux} {
+			_, err := Plan(w32(m, experiment.Int80, f))
+			if !m.In(experiment.W32) {
+				assert.ErrorIs(t, err, experiment.ErrNotInPAE, "%v", m)
+				continue
+			}
+			assert.NoError(t, err, "%v", m)
+		}
+	}
+	_, err = Plan(experiment.Config{World: experiment.W64, Mode: experiment.Off, Entry: experiment.Syscall})
+	assert.ErrorIs(t, err, pti.ErrUnsupported, "the 64-bit world's configurations are pti's")
+}
+
+// The trampoline table instantiates the model's rows: every flavour of
+// every mode the 32-bit world has, none other; each one a routine of the
+// blob, none shared between modes or roles but the mitigated flavour's
+// INT 0x80 gate, which is the linux one.
 func TestModeTrampolines(t *testing.T) {
 	starts := map[uint32]string{}
 	for _, s := range blobSymbols {
 		starts[s.off] = s.name
 	}
 	seen := map[uint32]bool{}
-	for m, tr := range modes {
-		offs := []uint32{tr.sysenterMinimal, tr.int80Minimal, tr.int80Linux, tr.sysenterMitigated}
-		for _, c := range tr.sysenterLinux {
-			offs = append(offs, c[:]...)
-		}
-		for _, off := range offs {
-			name, ok := starts[off]
-			assert.True(t, ok, "%v: %#x is no routine", m, off)
-			assert.False(t, seen[off], "%v: %s twice", m, name)
-			seen[off] = true
+	n := 0
+	for _, m := range experiment.Modes() {
+		for _, f := range experiment.Flavours() {
+			tr, ok := trampolines[trampolineKey{f, m}]
+			assert.Equal(t, m.In(experiment.W32) && m.Has(f), ok, "%v/%v", f, m)
+			if !ok {
+				continue
+			}
+			n++
+			offs := []uint32{}
+			if f != experiment.Mitigated {
+				offs = append(offs, tr.int80)
+			} else {
+				assert.Equal(t, trampolines[trampolineKey{experiment.Linux, m}].int80, tr.int80, "%v/%v", f, m)
+			}
+			for _, off := range tr.sysenter {
+				offs = append(offs, off)
+			}
+			for _, off := range offs {
+				name, ok := starts[off]
+				assert.True(t, ok, "%v/%v: %#x is no routine", f, m, off)
+				assert.False(t, seen[off], "%v/%v: %s twice", f, m, name)
+				seen[off] = true
+			}
 		}
 	}
+	assert.Len(t, trampolines, n)
 }
 
 // The mitigated flavour: SYSENTER with the direct copy method only; the
@@ -71,42 +100,59 @@ func TestModeTrampolines(t *testing.T) {
 // with the mitigated flavour; each knob its site bit; the mitigated
 // trampoline its own routine per mode, with the linux INT 0x80 gate.
 func TestMitigatedConfig(t *testing.T) {
-	mit := Config{Mode: pti.Off, Entry: Sysenter, Flavour: pti.Mitigated, Copy: Direct}
-	for _, m := range []pti.Mitigation{pti.IBRS, pti.BHB, pti.LFENCE} {
+	mit := w32(experiment.Off, experiment.Sysenter, experiment.Mitigated)
+	mit.Copy = experiment.Direct
+	for _, m := range experiment.Mitigations() {
+		if m.Row().In32 {
+			continue
+		}
 		c := mit
-		c.Knobs = pti.KnobsOf(pti.VERW, m)
-		err := Supported(c)
-		assert.ErrorIs(t, err, ErrNotIn32BitEntry, "%v", m)
-		assert.EqualError(t, err, "off/sysenter/mitigated/"+c.Knobs.String()+"/nonglobal: "+m.String()+": not in 32-bit Linux's entry")
+		c.Knobs = experiment.KnobsOf(experiment.VERW, m)
+		_, err := Plan(c)
+		assert.ErrorIs(t, err, experiment.ErrNotIn32BitEntry, "%v", m)
+		assert.ErrorContains(t, err, c.Key()+": "+m.String()+": not in 32-bit Linux's entry")
 	}
-	assert.Equal(t, pti.KnobsOf(pti.VERW, pti.IBPB, pti.RSB, pti.Retpoline), Mitigations32)
 	old := amd64.Features
 	defer func() { amd64.Features = old }()
 	amd64.Features.SEP = true
-	assert.NoError(t, Supported(mit))
-	for _, c := range []Config{
-		{Mode: pti.Off, Entry: Int80, Flavour: pti.Mitigated},
-		{Mode: pti.Off, Entry: Sysenter, Flavour: pti.Mitigated, Copy: Movsl},
-		{Mode: pti.Off, Entry: Sysenter, Flavour: pti.Mitigated, Copy: Direct, Stamps: true},
+	_, err := Plan(mit)
+	assert.NoError(t, err)
+	for _, c := range []experiment.Config{
+		w32(experiment.Off, experiment.Int80, experiment.Mitigated),
+		w32(experiment.Off, experiment.Sysenter, experiment.Mitigated),
+		{World: experiment.W32, Mode: experiment.Off, Entry: experiment.Sysenter, Flavour: experiment.Mitigated, Copy: experiment.Direct, Stamps: true},
 	} {
-		assert.ErrorContains(t, Supported(c), "the mitigated trampoline is SYSENTER's with the direct copy method, without stamps", "%v", c)
+		_, err := Plan(c)
+		assert.ErrorContains(t, err, "the mitigated trampoline is SYSENTER's with the direct copy method, without stamps", "%v", c)
 	}
-	assert.ErrorContains(t, Supported(Config{Mode: pti.Off, Entry: Sysenter, Flavour: pti.Linux, Copy: Direct, Knobs: pti.KnobsOf(pti.VERW)}), "need the mitigated flavour")
+	_, err = Plan(experiment.Config{World: experiment.W32, Mode: experiment.Off, Entry: experiment.Sysenter, Flavour: experiment.Linux, Copy: experiment.Direct, Knobs: experiment.KnobsOf(experiment.VERW)})
+	assert.ErrorContains(t, err, "need the mitigated flavour")
 	c := mit
-	c.Knobs = pti.KnobsOf(pti.IBPB)
-	assert.ErrorIs(t, Supported(c), pti.ErrUnsupported, "no IA32_PRED_CMD")
+	c.Knobs = experiment.KnobsOf(experiment.IBPB)
+	_, err = Plan(c)
+	assert.ErrorIs(t, err, pti.ErrUnsupported, "no IA32_PRED_CMD")
+	assert.ErrorContains(t, err, "ibpb: no IA32_PRED_CMD")
 	amd64.Features.PredCmd = true
-	assert.NoError(t, Supported(c))
-	c.Knobs = Mitigations32
-	assert.NoError(t, Supported(c))
-	assert.Equal(t, uint32(layout.SiteVERW|layout.SiteRetpoline|layout.SiteIBPB|layout.SiteRSB), sites(c.Knobs))
-	assert.Equal(t, uint32(layout.SiteRetpoline), sites(pti.KnobsOf(pti.Retpoline)))
-	assert.Zero(t, sites(0))
-	for _, m := range []pti.Mode{pti.Off, pti.On} {
+	_, err = Plan(c)
+	assert.NoError(t, err)
+	c.Knobs = experiment.Knobs32()
+	s, err := Plan(c)
+	assert.NoError(t, err)
+	assert.Equal(t, uint32(sites.SiteVERW|sites.SiteRetpoline|sites.SiteIBPB|sites.SiteRSB), s.sites)
+	c.Knobs = experiment.KnobsOf(experiment.Retpoline)
+	s, err = Plan(c)
+	assert.NoError(t, err)
+	assert.Equal(t, uint32(sites.SiteRetpoline), s.sites)
+	c.Knobs = 0
+	s, err = Plan(c)
+	assert.NoError(t, err)
+	assert.Zero(t, s.sites)
+	for _, m := range []experiment.Mode{experiment.Off, experiment.On} {
 		c.Mode = m
-		sysenter, int80 := trampoline(c)
-		assert.Equal(t, modes[m].sysenterMitigated, sysenter, "%v", m)
-		assert.Equal(t, modes[m].int80Linux, int80, "%v", m)
+		s, err := Plan(c)
+		assert.NoError(t, err)
+		assert.Equal(t, trampolines[trampolineKey{experiment.Mitigated, m}].sysenter[copyKey{experiment.Direct, false}], s.sysenter, "%v", m)
+		assert.Equal(t, trampolines[trampolineKey{experiment.Linux, m}].int80, s.int80, "%v", m)
+		assert.Equal(t, uint32(layout.EntrySysenter), s.CallEntry())
 	}
-	assert.Equal(t, "on/sysenter/mitigated/verw+ibpb+rsb+retpoline/nonglobal", c.String())
 }

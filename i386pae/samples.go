@@ -23,8 +23,8 @@ func SetSamplePMCs(m cpustate.SamplePMCMSRs) { pmcMSRs = m }
 var pmcMSRs cpustate.SamplePMCMSRs
 
 // SampleBy is layout.ParamSample's value for sample calls made by the
-// entry e (EntrySysenter or EntryInt80).
-func SampleBy(e Entry) uint32 { return layout.SampleSysenter + uint32(e) - layout.EntrySysenter }
+// entry e (layout.EntrySysenter or EntryInt80: Switch.CallEntry).
+func SampleBy(e uint32) uint32 { return layout.SampleSysenter + e - layout.EntrySysenter }
 
 // Samples returns the samples the last run's sample calls recorded, in
 // order, as cpustate.Samples (the counters SetSampling did not name read 0).

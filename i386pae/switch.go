@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/i386pae/layout"
 )
@@ -65,8 +66,8 @@ func run32(cpu uint64)
 func back64Addr() uint64
 
 // writeDescriptors fills the GDT, the TSS, the #DF TSS and the IDT for a
-// run of c on the kernel PDPT kernelPDPT.
-func writeDescriptors(c Config, kernelPDPT uint32) {
+// run under s on the kernel PDPT kernelPDPT.
+func writeDescriptors(s Switch, kernelPDPT uint32) {
 	desc := kernelPage(layout.Desc, 1)
 	gdt := GDT(layout.Desc+layout.DescTSS, layout.Desc+layout.DescDFTSS)
 	for i, d := range gdt {
@@ -90,8 +91,7 @@ func writeDescriptors(c Config, kernelPDPT uint32) {
 		case v < 32:
 			g = InterruptGate(kernelVA(offExcEntries+16*uint32(v)), layout.KERNEL_CS, 0)
 		case v == 0x80:
-			_, off := trampoline(c)
-			g = InterruptGate(kernelVA(off), layout.KERNEL_CS, 3)
+			g = InterruptGate(kernelVA(s.int80), layout.KERNEL_CS, 3)
 		}
 		binary.LittleEndian.PutUint64(desc[layout.DescIDT+8*v:], g)
 	}
@@ -116,13 +116,15 @@ func switchIDT(legacy, ia32e uint32) (idt [layout.SwitchIDTSize / 4]uint32) {
 	return idt
 }
 
-// start runs a task of process proc in ring 3 under c, from eip with its
+// start runs a task of process proc in ring 3 under sw (from Plan, which
+// validated it: start checks nothing again), from eip with its
 // stack at esp and arguments args (EBX, ECX, EDX, ESI, EDI, EBP), and
 // returns how the run ended; with tasks, the tasks kernel (its state
 // prepared by the caller) answers the calls the assembly does not.
-func start(c Config, proc *Process, eip, esp uint32, args [6]uint32, tasks bool) (Result, error) {
-	if err := Supported(c); err != nil {
-		return Result{}, err
+func start(sw Switch, proc *Process, eip, esp uint32, args [6]uint32, tasks bool) (Result, error) {
+	c := sw.c
+	if c.World != experiment.W32 {
+		return Result{}, errors.New("i386pae: a run needs a Switch from Plan")
 	}
 	cr4 := amd64.CR4()
 	if cr4&amd64.CR4_PCIDE != 0 {
@@ -132,7 +134,7 @@ func start(c Config, proc *Process, eip, esp uint32, args [6]uint32, tasks bool)
 	if err != nil {
 		return Result{}, err
 	}
-	writeDescriptors(c, uint32(sp.KernelPDPT))
+	writeDescriptors(sw, uint32(sp.KernelPDPT))
 
 	// The low PML4: the Go kernel's top-level entries, refreshed for each
 	// run (the runtime may have added some).
@@ -174,15 +176,14 @@ func start(c Config, proc *Process, eip, esp uint32, args [6]uint32, tasks bool)
 	if tasks {
 		d.Tasks = 1
 	}
-	d.Sites = sites(c.Knobs)
+	d.Sites = sw.sites
 	d.VerwSel = layout.KERNEL_DS
 	d.Dispatch = kernelVA(offDispatch)
 
 	s := (*saveArea)(unsafe.Pointer(&page[layout.SaveArea]))
 	s.RunSysenterCS = layout.KERNEL_CS
 	s.RunSysenterESP = layout.EntryStackTop
-	sysenter, _ := trampoline(c)
-	s.RunSysenterEIP = uint64(kernelVA(sysenter))
+	s.RunSysenterEIP = uint64(kernelVA(sw.sysenter))
 	s.RunGDT.Limit = layout.GDT_ENTRIES*8 - 1
 	s.RunGDT.Base = world.kernel + (layout.Desc - layout.KernelBase) + layout.DescGDT
 	s.Enter32 = physical(offEnter32)

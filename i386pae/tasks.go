@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/i386pae/layout"
 )
@@ -98,27 +99,25 @@ func kstate() *layout.KState {
 // Tasks builds the state of a run of the tasks kernel: processes, tasks,
 // pipes and files, then runs it (RunTasks). Get one from NewTasks.
 type Tasks struct {
-	c     Config
+	s     Switch
 	procs []*Process
 	k     *layout.KState
 }
 
-// NewTasks starts the state of a tasks run under c (linux trampolines:
-// Sysenter with Copy Direct, or Int80, or the mitigated flavour's; the tasks switch by the pt_regs
-// frame). Setup must have run.
-func NewTasks(c Config) (*Tasks, error) {
+// NewTasks starts the state of a tasks run under s (from Plan; linux
+// trampolines: SYSENTER with the direct copy method, or INT 0x80, or the
+// mitigated flavour's; the tasks switch by the pt_regs frame). Setup must
+// have run.
+func NewTasks(s Switch) (*Tasks, error) {
 	if !world.ready {
 		return nil, errors.New("i386pae: Setup has not run")
 	}
-	if err := Supported(c); err != nil {
-		return nil, err
-	}
-	if !c.Flavour.PtRegs() || c.Entry == Sysenter && c.Copy != Direct || c.Entry == Int80 && c.Stamps {
+	if c := s.c; !c.Flavour.PtRegs() || c.Entry == experiment.Sysenter && c.Copy != experiment.Direct {
 		return nil, fmt.Errorf("i386pae: %v: the tasks kernel runs under the linux trampolines, SYSENTER with copy direct (stamped or not, or mitigated) or INT 0x80", c)
 	}
 	k := kstate()
 	k.Reset()
-	return &Tasks{c: c, k: k}, nil
+	return &Tasks{s: s, k: k}, nil
 }
 
 // State returns the tasks kernel's state: after RunTasks, its counts.
@@ -228,8 +227,8 @@ func (ts *Tasks) AddFile(proc, fd int, size uint32) (int, error) {
 
 // runWithFile runs program p of the main process alone under the tasks
 // kernel, with descriptor FileFD open on a file of size bytes.
-func runWithFile(c Config, p Program, size uint32) (Result, error) {
-	ts, err := NewTasks(c)
+func runWithFile(s Switch, p Program, size uint32) (Result, error) {
+	ts, err := NewTasks(s)
 	if err != nil {
 		return Result{}, err
 	}
@@ -258,7 +257,7 @@ func (ts *Tasks) RunTasks() (Result, error) {
 	}
 	// Every process's kernel side, and its rings, for this configuration.
 	for i, p := range ts.procs {
-		sp, err := p.space(ts.c.Mode.Isolated(), ts.c.Global)
+		sp, err := p.space(ts.s.c.Mode.Isolated(), ts.s.c.Global)
 		if err != nil {
 			return Result{}, err
 		}
@@ -267,5 +266,5 @@ func (ts *Tasks) RunTasks() (Result, error) {
 	k.MappedRings = uint32(len(world.rings)) // space mapped them all
 	t0 := &k.Tasks[0]
 	r := &t0.Regs
-	return start(ts.c, ts.procs[t0.Proc], r.IP, r.SP, [6]uint32{r.BX, r.CX, r.DX, r.SI, r.DI, r.BP}, true)
+	return start(ts.s, ts.procs[t0.Proc], r.IP, r.SP, [6]uint32{r.BX, r.CX, r.DX, r.SI, r.DI, r.BP}, true)
 }

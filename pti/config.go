@@ -5,97 +5,84 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 )
-
-// Flavour is a shape of the system-call trampoline.
-type Flavour uint8
-
-const (
-	// Minimal: SWAPGS, stack switch, CR3 switch, dispatch, switch back,
-	// SYSRETQ: the mechanism alone.
-	Minimal Flavour = iota
-	// Linux: also saves and restores a full pt_regs frame, clears the
-	// registers and checks that SYSRET is safe, as Linux's
-	// entry_SYSCALL_64.
-	Linux
-	// Mitigated: the linux flavour's trampoline with a site for each
-	// speculation mitigation of Linux's entry (mitigations.go), turned on
-	// by Config.Knobs.
-	Mitigated
-)
-
-var flavourNames = [...]string{Minimal: "minimal", Linux: "linux", Mitigated: "mitigated"}
-
-// PtRegs reports whether the flavour's trampoline builds a pt_regs frame,
-// which the tasks kernel's context switch needs.
-func (f Flavour) PtRegs() bool { return f == Linux || f == Mitigated }
-
-// Flavours returns every trampoline flavour: what a plan may name.
-func Flavours() []Flavour {
-	out := make([]Flavour, len(flavourNames))
-	for i := range out {
-		out[i] = Flavour(i)
-	}
-	return out
-}
-
-func (f Flavour) String() string {
-	if int(f) < len(flavourNames) {
-		return flavourNames[f]
-	}
-	return fmt.Sprintf("flavour(%d)", f)
-}
-
-// Config is one configuration of the kernel a task runs under.
-type Config struct {
-	Mode    Mode
-	Flavour Flavour
-	// Global makes the entry area and the kernel text global pages
-	// (PTE.G with CR4.PGE): their TLB entries survive CR3 writes.
-	Global bool
-	// Knobs are the mitigated flavour's speculation mitigations (none for
-	// the other flavours).
-	Knobs Knobs
-}
-
-func (c Config) String() string {
-	if c.Flavour == Mitigated {
-		return fmt.Sprintf("%v/%v/%s/%v", c.Mode, c.Flavour, GlobalName(c.Global), c.Knobs)
-	}
-	return fmt.Sprintf("%v/%v/%s", c.Mode, c.Flavour, GlobalName(c.Global))
-}
-
-// GlobalName names a configuration's global-pages setting, as the names of
-// configurations of both worlds spell it: "global" or "nonglobal".
-func GlobalName(global bool) string {
-	if global {
-		return "global"
-	}
-	return "nonglobal"
-}
 
 // ErrUnsupported is returned for a configuration the CPU cannot run.
 var ErrUnsupported = errors.New("not supported by this CPU")
 
-// Supported reports whether the CPU can run c: there must be a trampoline
-// for its flavour and mode (trampolines, deferTrampolines), its mode may
-// need PCID (Mode.PCID), Global needs PGE, and its knobs (mitigated
-// flavour only) the speculation controls they use (PlanMitigations).
-func Supported(c Config) error {
-	if _, ok := trampolineAt(trampolineKey{c.Flavour, c.Mode}); !ok {
-		return fmt.Errorf("%v: no such trampoline", c)
+// Switch is what the 64-bit world switches for one configuration, decided
+// once by Plan, as gVisor's ring0 SwitchOpts: the SYSCALL trampoline (a
+// routine of the entry text or of the deferred entry text, resolved to
+// its address when a run starts), the tables (the mode's table class and
+// global pages: Process.space), how the CR3 values are composed (KernelCR3
+// and UserCR3 of the mode's row: PCID or not, isolated or not), CR4's
+// PGE and PCIDE, the dispatcher of the deferred trampolines, and the
+// mitigation plan: the trampoline's site bits, IA32_SPEC_CTRL's bits set
+// once for the run, IBPB and RSB stuffing on a switch between processes.
+// Its fields are unexported: a Switch is a validated configuration and
+// cannot be changed into one that is not.
+type Switch struct {
+	c     experiment.Config
+	tramp trampoline
+	mit   MitigationPlan
+}
+
+// Plan validates c once for this CPU and returns what to switch for it:
+// c.Check first (any CPU: the world, the mode's trampolines, the knobs'
+// flavour), then this CPU's features: CPUID.01H:ECX.PCID for a PCID mode
+// (SDM Vol. 3A, 4.10.1), PGE for global pages, and what each knob needs
+// (its row's Needs, said by its NeedText). An unsupported configuration
+// is an error wrapping ErrUnsupported, or the model's error (ErrNoTrampoline)
+// that says why no CPU runs it.
+func Plan(c experiment.Config) (Switch, error) {
+	if c.World != experiment.W64 {
+		return Switch{}, fmt.Errorf("%v: the 64-bit world enters by SYSCALL only: %w", c, ErrUnsupported)
+	}
+	if err := c.Check(); err != nil {
+		return Switch{}, err
+	}
+	t, ok := trampolines[trampolineKey{c.Flavour, c.Mode}]
+	if !ok {
+		return Switch{}, fmt.Errorf("%v: %w", c, experiment.ErrNoTrampoline)
 	}
 	if c.Mode.PCID() && !amd64.Features.PCID {
-		return fmt.Errorf("%v: PCID: %w", c, ErrUnsupported)
+		return Switch{}, fmt.Errorf("%v: PCID: %w", c, ErrUnsupported)
 	}
 	if c.Global && !amd64.Features.PGE {
-		return fmt.Errorf("%v: global pages: %w", c, ErrUnsupported)
+		return Switch{}, fmt.Errorf("%v: global pages: %w", c, ErrUnsupported)
 	}
-	if c.Knobs != 0 && c.Flavour != Mitigated {
-		return fmt.Errorf("%v: mitigations %v need the mitigated flavour", c, c.Knobs)
+	mit, err := PlanMitigations(c.Knobs, specCaps)
+	if err != nil {
+		return Switch{}, fmt.Errorf("%v: %w", c, err)
 	}
-	if _, err := PlanMitigations(c.Knobs, specCaps); err != nil {
-		return fmt.Errorf("%v: %w", c, err)
+	return Switch{c: c, tramp: t, mit: mit}, nil
+}
+
+// Config is the configuration s was planned for.
+func (s Switch) Config() experiment.Config { return s.c }
+
+// Mitigations is how s's knobs run on this CPU.
+func (s Switch) Mitigations() MitigationPlan { return s.mit }
+
+// RegsInR11 reports whether s's trampoline passes its pt_regs frame's
+// address to the handlers in R11 (the deferred linux trampolines, whose
+// frame is on the trampoline stack while the handler runs on the kernel
+// stack) rather than leaving the frame just above the handler's return
+// address (SYS_LINUX).
+func (s Switch) RegsInR11() bool { return s.c.Mode.Deferred() && s.c.Flavour == experiment.Linux }
+
+// runCR4 is CR4 during a run under s, from Go's cr4: PGE where the CPU
+// has it (the G bits decide what is global), PCIDE with a PCID mode, and
+// neither TSD (ring 3 reads the TSC) nor SMAP (the tasks kernel copies
+// user memory without STAC).
+func (s Switch) runCR4(cr4 uint64) uint64 {
+	cr4 &^= amd64.CR4_PGE | amd64.CR4_PCIDE | amd64.CR4_TSD | amd64.CR4_SMAP
+	if amd64.Features.PGE {
+		cr4 |= amd64.CR4_PGE
 	}
-	return nil
+	if s.c.Mode.PCID() {
+		cr4 |= amd64.CR4_PCIDE
+	}
+	return cr4
 }

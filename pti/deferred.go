@@ -2,13 +2,13 @@ package pti
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/goos"
 )
 
-// The deferred modes (OnDefer, OnNoSwitch and their PCID variants), as
+// The deferred modes (on-defer, on-noswitch and their PCID variants), as
 // Alexandre Chartre's RFC "x86/pti: Defer CR3 switch to C code" (Linux
 // 5.10-rc4, November 2020) shaped them: the SYSCALL trampoline stays on
 // the user table, moves to a stack mapped in both tables (the RFC's
@@ -48,21 +48,25 @@ var NoSwitchAreas = []Area{
 }
 
 // Exposure returns what the user table of mode m maps beyond On's, from
-// the mode's definition (the same lists Build maps): nothing for On and
-// OnPCID, DeferredAreas for OnDefer, and NoSwitchAreas too for
-// OnNoSwitch. Off's user table is its kernel table: its Exposure is one
-// Area with no pages, for the Go kernel's whole address space
+// its row's Exposes (the same lists Build maps): nothing for on and
+// on+pcid, DeferredAreas for the deferred modes (ExposesDispatch), and
+// NoSwitchAreas too for the no-switch ones (ExposesNoSwitchHandlers).
+// Off's user table is its kernel table (ExposesKernel): its Exposure is
+// one Area with no pages, for the Go kernel's whole address space
 // (supervisor-only).
-func Exposure(m Mode) []Area {
-	switch {
-	case m == Off:
+func Exposure(m experiment.Mode) []Area {
+	e := m.Row().Exposes
+	if e&experiment.ExposesKernel != 0 {
 		return []Area{{Name: "the kernel", Holds: "every mapping of the Go kernel's table, supervisor-only: its text, heap, stacks and the direct map"}}
-	case m.NoSwitch():
-		return append(append([]Area{}, DeferredAreas...), NoSwitchAreas...)
-	case m.Deferred():
-		return DeferredAreas
 	}
-	return nil
+	var out []Area
+	if e&experiment.ExposesDispatch != 0 {
+		out = append(out, DeferredAreas...)
+	}
+	if e&experiment.ExposesNoSwitchHandlers != 0 {
+		out = append(out, NoSwitchAreas...)
+	}
+	return out
 }
 
 // String describes a: its range, size and contents.
@@ -73,11 +77,11 @@ func (a Area) String() string {
 	return fmt.Sprintf("%s [%#x, %#x) %d page(s): %s", a.Name, a.VA, a.VA+uint64(a.Pages)*amd64.PageSize, a.Pages, a.Holds)
 }
 
-// mapAreas maps the areas of m's Exposure (none for Off: its user table is
-// the kernel's) into pt, at entry + their offset in the entry area, with
-// NX mask nxMask and global bit g.
-func mapAreas[M amd64.TableMemory](pt amd64.PageTable[M], m Mode, entry, nxMask, g uint64) bool {
-	if m == Off {
+// mapAreas maps the areas of m's Exposure (none when it exposes the
+// kernel: its user table is the kernel's) into pt, at entry + their
+// offset in the entry area, with NX mask nxMask and global bit g.
+func mapAreas[M amd64.TableMemory](pt amd64.PageTable[M], m experiment.Mode, entry, nxMask, g uint64) bool {
+	if !m.Isolated() {
 		return true
 	}
 	for _, a := range Exposure(m) {
@@ -86,20 +90,6 @@ func mapAreas[M amd64.TableMemory](pt amd64.PageTable[M], m Mode, entry, nxMask,
 		}
 	}
 	return true
-}
-
-// tableClass is the mode whose tables m uses: the PCID variants use their
-// base mode's (only CR3 and CR4 differ).
-func (m Mode) tableClass() Mode {
-	switch m {
-	case OnPCID:
-		return On
-	case OnDeferPCID:
-		return OnDefer
-	case OnNoSwitchPCID:
-		return OnNoSwitch
-	}
-	return m
 }
 
 // deferRoutines are the routines of entry_amd64.s that Setup copies into
@@ -128,46 +118,14 @@ type noSwitchRoutines struct {
 //go:noescape
 func deferRoutinesTable(d *deferRoutines, n *noSwitchRoutines)
 
-// deferTrampolines are the deferred modes' SYSCALL trampolines, as
-// trampolines (offsets in deferRoutines).
-var deferTrampolines = map[trampolineKey]uintptr{
-	{Minimal, OnDefer}:        unsafe.Offsetof(deferRoutines{}.SysMinimalDefer),
-	{Minimal, OnDeferPCID}:    unsafe.Offsetof(deferRoutines{}.SysMinimalDefer),
-	{Linux, OnDefer}:          unsafe.Offsetof(deferRoutines{}.SysLinuxDefer),
-	{Linux, OnDeferPCID}:      unsafe.Offsetof(deferRoutines{}.SysLinuxDefer),
-	{Minimal, OnNoSwitch}:     unsafe.Offsetof(deferRoutines{}.SysMinimalNoSwitch),
-	{Minimal, OnNoSwitchPCID}: unsafe.Offsetof(deferRoutines{}.SysMinimalNoSwitch),
-	{Linux, OnNoSwitch}:       unsafe.Offsetof(deferRoutines{}.SysLinuxNoSwitch),
-	{Linux, OnNoSwitchPCID}:   unsafe.Offsetof(deferRoutines{}.SysLinuxNoSwitch),
-}
-
-// trampolineAt returns where the SYSCALL trampoline of k runs (in the
-// entry text or the deferred entry text); false when there is none.
-func trampolineAt(k trampolineKey) (uint64, bool) {
-	if r, ok := trampolines[k]; ok {
-		return *env.text.at(r), true
-	}
-	if off, ok := deferTrampolines[k]; ok {
-		return *(*uint64)(unsafe.Add(unsafe.Pointer(&env.deferText), off)), true
-	}
-	return 0, false
-}
-
-// dispatcher returns the dispatcher the trampolines of m call: the CR3
-// switch with PCIDs or without.
-func dispatcher(m Mode) uint64 {
+// dispatcher returns the dispatcher the deferred trampolines of mode m
+// call: the CR3 switch with PCIDs or without.
+func dispatcher(m experiment.Mode) uint64 {
 	if m.PCID() {
 		return env.deferText.DispatchPCID
 	}
 	return env.deferText.DispatchOn
 }
-
-// RegsInR11 reports whether c's trampoline passes its pt_regs frame's
-// address to the handlers in R11 (the deferred linux trampolines, whose
-// frame is on the trampoline stack while the handler runs on the kernel
-// stack) rather than leaving the frame just above the handler's return
-// address (SYS_LINUX).
-func RegsInR11(c Config) bool { return c.Mode.Deferred() && c.Flavour == Linux }
 
 // eTrampStackTop is the trampoline stack's top, negative for the
 // assembly's immediates.

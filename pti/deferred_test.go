@@ -11,24 +11,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 )
 
-var deferredModes = []Mode{OnDefer, OnDeferPCID, OnNoSwitch, OnNoSwitchPCID}
-
-func TestDeferredModeNames(t *testing.T) {
-	assert.Equal(t, []string{"off", "on", "on+pcid", "on-defer", "on-defer+pcid", "on-noswitch", "on-noswitch+pcid"}, func() []string {
-		var out []string
-		for _, m := range Modes() {
-			out = append(out, m.String())
+// deferredModes are the model's deferred modes.
+func deferredModes() []experiment.Mode {
+	var out []experiment.Mode
+	for _, m := range experiment.Modes() {
+		if m.Deferred() {
+			out = append(out, m)
 		}
-		return out
-	}())
-	for _, m := range Modes() {
-		assert.Equal(t, slices.Contains(deferredModes, m), m.Deferred(), "%v", m)
-		assert.Equal(t, m == OnNoSwitch || m == OnNoSwitchPCID, m.NoSwitch(), "%v", m)
-		assert.Equal(t, strings.HasSuffix(m.String(), "+pcid"), m.PCID(), "%v", m)
-		assert.Equal(t, m != Off, m.Isolated(), "%v", m)
 	}
+	return out
 }
 
 // The deferred routines' filler sets every field to the symbol of its
@@ -42,38 +36,48 @@ func TestDeferRoutineTablesByName(t *testing.T) {
 }
 
 // Every flavour of every deferred mode has a trampoline of deferRoutines:
-// a mode and its PCID variant share it (only the dispatcher differs);
-// OnDefer's and OnNoSwitch's differ; Supported knows them all. The
-// mitigated flavour has none: its knobs are measured on on's switch.
+// a mode and its PCID variant share it (only the dispatcher differs); the
+// defer and no-switch trampolines differ; Plan knows them all. The
+// mitigated flavour has none (the mode rows say so): its knobs are
+// measured on on's switch.
 func TestDeferredTrampolines(t *testing.T) {
-	for _, m := range deferredModes {
-		_, ok := deferTrampolines[trampolineKey{Mitigated, m}]
-		assert.False(t, ok, "mitigated/%v", m)
-		assert.ErrorContains(t, Supported(Config{Mode: m, Flavour: Mitigated}), "no such trampoline")
-	}
-	for _, f := range []Flavour{Minimal, Linux} {
-		for _, m := range deferredModes {
+	shared := map[trampolineKey]trampoline{}
+	for _, m := range deferredModes() {
+		for _, f := range experiment.Flavours() {
 			k := trampolineKey{f, m}
-			off, ok := deferTrampolines[k]
-			require.True(t, ok, "%v/%v", f, m)
-			field, ok := fieldAt(reflect.TypeFor[deferRoutines](), off)
-			require.True(t, ok, "%v/%v", f, m)
-			assert.True(t, strings.HasPrefix(field.Name, "Sys"+strings.ToUpper(f.String()[:1])+f.String()[1:]), "%v/%v: %s", f, m, field.Name)
-			want := "Defer"
-			if m.NoSwitch() {
-				want = "NoSwitch"
+			tr, ok := trampolines[k]
+			c := experiment.Config{World: experiment.W64, Mode: m, Entry: experiment.Syscall, Flavour: f}
+			if !m.Has(f) {
+				assert.False(t, ok, "%v/%v", f, m)
+				_, err := Plan(c)
+				assert.ErrorIs(t, err, experiment.ErrNoTrampoline, "%v/%v", f, m)
+				continue
 			}
-			assert.True(t, strings.HasSuffix(field.Name, want), "%v/%v: %s", f, m, field.Name)
-			_, old := trampolines[k]
-			assert.False(t, old, "%v/%v: not in the entry text's table", f, m)
+			require.True(t, ok, "%v/%v", f, m)
+			assert.True(t, tr.deferred, "%v/%v: in the deferred entry text", f, m)
+			field, ok := fieldAt(reflect.TypeFor[deferRoutines](), tr.off)
+			require.True(t, ok, "%v/%v", f, m)
+			assert.Contains(t, field.Name, "Sys"+strings.ToUpper(f.String()[:1])+f.String()[1:], "%v/%v", f, m)
+			base := trampolineKey{f, m.Row().Base}
+			if prev, ok := shared[base]; ok {
+				assert.Equal(t, prev, tr, "%v/%v shares its base mode's trampoline", f, m)
+			}
+			shared[base] = tr
 			if !m.PCID() {
-				assert.NoError(t, Supported(Config{Mode: m, Flavour: f}))
+				_, err := Plan(c)
+				assert.NoError(t, err)
 			}
-			assert.Equal(t, RegsInR11(Config{Mode: m, Flavour: f}), f == Linux, "%v/%v", f, m)
+			sw := Switch{c: c}
+			assert.Equal(t, f == experiment.Linux, sw.RegsInR11(), "%v/%v", f, m)
 		}
 	}
-	assert.False(t, RegsInR11(Config{Mode: On, Flavour: Linux}), "SYS_LINUX leaves the frame above the return address")
-	assert.Len(t, deferTrampolines, 2*len(deferredModes))
+	on := Switch{c: experiment.Config{World: experiment.W64, Mode: experiment.On, Entry: experiment.Syscall, Flavour: experiment.Linux}}
+	assert.False(t, on.RegsInR11(), "SYS_LINUX leaves the frame above the return address")
+	distinct := map[trampoline]bool{}
+	for _, tr := range shared {
+		distinct[tr] = true
+	}
+	assert.Len(t, distinct, len(shared), "the defer and no-switch trampolines differ")
 	assert.Equal(t, uintptr(0), unsafe.Offsetof(deferRoutines{}.SysMinimalDefer), "a zero offset is a trampoline too")
 }
 
@@ -83,7 +87,7 @@ func TestDeferredLayout(t *testing.T) {
 	assert.Equal(t, uint64(EntryBase+EntryPages*amd64.PageSize), uint64(EntryDeferText))
 	assert.Equal(t, uint64(EntryTrampStack+amd64.PageSize), uint64(EntryTrampStackTop))
 	pages := 0
-	for _, a := range Exposure(OnNoSwitch) {
+	for _, a := range Exposure(experiment.OnNoSwitch) {
 		pages += a.Pages
 		assert.GreaterOrEqual(t, a.VA, uint64(EntryDeferText), a.Name)
 		assert.LessOrEqual(t, a.VA+uint64(a.Pages)*amd64.PageSize, uint64(EntryDeferText+DeferPages*amd64.PageSize), a.Name)
@@ -117,39 +121,49 @@ func TestExposure(t *testing.T) {
 		{VA: EntryTrampStack, PA: testEntry + 0xb000, Size: 4096, Flags: p | w | nx},
 	}
 	noswitch := append(slices.Clone(deferred), amd64.Mapping{VA: EntryNoSwitchText, PA: testEntry + 0xc000, Size: 4096, Flags: p})
-	want := map[Mode][]amd64.Mapping{
-		Off: kernelMappings, On: nil, OnPCID: nil,
-		OnDefer: deferred, OnDeferPCID: deferred, OnNoSwitch: noswitch, OnNoSwitchPCID: noswitch,
+	// What each exposure of a mode's row maps, written out page by page.
+	wantOf := func(m experiment.Mode) []amd64.Mapping {
+		e := m.Row().Exposes
+		switch {
+		case e&experiment.ExposesKernel != 0:
+			return kernelMappings
+		case e&experiment.ExposesNoSwitchHandlers != 0:
+			return noswitch
+		case e&experiment.ExposesDispatch != 0:
+			return deferred
+		}
+		return nil
 	}
 	mem := newHostMem(t)
 	kernel := goKernel(t, mem)
-	on, ok := Build(mem, kernel, testTask, testEntry, On, false, true)
+	on, ok := Build(mem, kernel, testTask, testEntry, experiment.On, false, true)
 	require.True(t, ok)
 	onUser, onKernel := walk(mem, on.UserRoot), walk(mem, on.KernelRoot)
-	for _, m := range Modes() {
+	for _, m := range experiment.Modes() {
 		t.Run(m.String(), func(t *testing.T) {
 			sp, ok := Build(mem, kernel, testTask, testEntry, m, false, true)
 			require.True(t, ok)
+			want := wantOf(m)
 			got := extra(walk(mem, sp.UserRoot), onUser)
-			assert.Equal(t, want[m], got, "what the user table maps beyond on's")
+			assert.Equal(t, want, got, "what the user table maps beyond on's")
 			assert.Empty(t, extra(onUser, walk(mem, sp.UserRoot)), "it maps everything on's does")
-			if m != Off {
-				assert.Equal(t, want[m], extra(walk(mem, sp.KernelRoot), onKernel), "the kernel side maps the same extra pages")
+			if m.Isolated() {
+				assert.Equal(t, want, extra(walk(mem, sp.KernelRoot), onKernel), "the kernel side maps the same extra pages")
 			}
 			for _, x := range got {
 				assert.Zero(t, x.Flags&amd64.PTE_U, "%#x: supervisor-only", x.VA)
 			}
 
 			areas := Exposure(m)
-			if m == Off {
+			if !m.Isolated() {
 				require.Len(t, areas, 1)
 				assert.Zero(t, areas[0].Pages, "the whole kernel")
 				assert.Contains(t, areas[0].String(), "the kernel: every mapping of the Go kernel's table")
 				return
 			}
-			require.Len(t, areas, len(want[m]))
+			require.Len(t, areas, len(want))
 			for i, a := range areas {
-				x := want[m][i]
+				x := want[i]
 				assert.Equal(t, x.VA, a.VA, a.Name)
 				assert.Equal(t, x.Size, uint64(a.Pages)*amd64.PageSize, a.Name)
 				assert.Equal(t, x.Flags&^amd64.PTE_P, a.Flags, a.Name)
@@ -158,14 +172,5 @@ func TestExposure(t *testing.T) {
 		})
 	}
 	assert.Equal(t, "trampoline stack [0xffffffffffe0b000, 0xffffffffffe0c000) 1 page(s): the task's pt_regs (its user registers) and the dispatcher's return address and saved stack pointer",
-		Exposure(OnDefer)[1].String())
-}
-
-// A mode and its PCID variant share a process's tables; the deferred
-// modes have their own.
-func TestTableClass(t *testing.T) {
-	classes := map[Mode]Mode{Off: Off, On: On, OnPCID: On, OnDefer: OnDefer, OnDeferPCID: OnDefer, OnNoSwitch: OnNoSwitch, OnNoSwitchPCID: OnNoSwitch}
-	for _, m := range Modes() {
-		assert.Equal(t, classes[m], m.tableClass(), "%v", m)
-	}
+		Exposure(experiment.OnDefer)[1].String())
 }

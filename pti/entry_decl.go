@@ -1,6 +1,10 @@
 package pti
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/ptilab/ptilab/experiment"
+)
 
 // Assembly of entry_amd64.s. The trampolines (sysMinimal*, sysLinux*),
 // toUser and excCommon are copied into the entry area and run there; see
@@ -58,32 +62,61 @@ type kernelRoutines struct {
 //go:noescape
 func routines(e *entryRoutines, k *kernelRoutines, p *programTable)
 
-// A routine is an entry routine: the offset of its field in
-// entryRoutines.
-type routine uintptr
-
-// at returns the field of routine r in t.
-func (t *entryRoutines) at(r routine) *uint64 { return (*uint64)(unsafe.Add(unsafe.Pointer(t), r)) }
-
-// trampolineKey picks a SYSCALL trampoline.
+// trampolineKey picks a SYSCALL trampoline: a flavour and an isolation
+// mode.
 type trampolineKey struct {
-	Flavour Flavour
-	Mode    Mode
+	Flavour experiment.Flavour
+	Mode    experiment.Mode
 }
 
-// trampolines are the SYSCALL trampolines of each flavour and mode, by
-// name. A configuration without one is not supported (Supported says so):
-// a new mode or flavour needs its row here before it can run.
-var trampolines = map[trampolineKey]routine{
-	{Minimal, Off}:      routine(unsafe.Offsetof(entryRoutines{}.SysMinimalOff)),
-	{Minimal, On}:       routine(unsafe.Offsetof(entryRoutines{}.SysMinimalOn)),
-	{Minimal, OnPCID}:   routine(unsafe.Offsetof(entryRoutines{}.SysMinimalPCID)),
-	{Linux, Off}:        routine(unsafe.Offsetof(entryRoutines{}.SysLinuxOff)),
-	{Linux, On}:         routine(unsafe.Offsetof(entryRoutines{}.SysLinuxOn)),
-	{Linux, OnPCID}:     routine(unsafe.Offsetof(entryRoutines{}.SysLinuxPCID)),
-	{Mitigated, Off}:    routine(unsafe.Offsetof(entryRoutines{}.SysMitigatedOff)),
-	{Mitigated, On}:     routine(unsafe.Offsetof(entryRoutines{}.SysMitigatedOn)),
-	{Mitigated, OnPCID}: routine(unsafe.Offsetof(entryRoutines{}.SysMitigatedPCID)),
+// trampoline is where a SYSCALL trampoline is: the offset of its field in
+// entryRoutines (copied into the entry text), or in deferRoutines when
+// deferred (copied into the deferred entry text).
+type trampoline struct {
+	deferred bool
+	off      uintptr
+}
+
+// at returns where t runs, once Setup has copied it.
+func (t trampoline) at() uint64 {
+	base := unsafe.Pointer(&env.text)
+	if t.deferred {
+		base = unsafe.Pointer(&env.deferText)
+	}
+	return *(*uint64)(unsafe.Add(base, t.off))
+}
+
+// entryText and deferText are the trampoline of field off of
+// entryRoutines and of deferRoutines.
+func entryText(off uintptr) trampoline { return trampoline{off: off} }
+func deferText(off uintptr) trampoline { return trampoline{deferred: true, off: off} }
+
+// trampolines are the SYSCALL trampolines of each flavour and mode: the
+// instantiations of the model's rows (experiment.Mode.In(W64) and
+// Mode.Has(flavour)), which a test checks against the rows. A deferred
+// mode and its PCID variant share a trampoline (only the dispatcher
+// differs: entryData.Dispatch).
+var trampolines = map[trampolineKey]trampoline{
+	{experiment.Minimal, experiment.Off}:    entryText(unsafe.Offsetof(entryRoutines{}.SysMinimalOff)),
+	{experiment.Minimal, experiment.On}:     entryText(unsafe.Offsetof(entryRoutines{}.SysMinimalOn)),
+	{experiment.Minimal, experiment.OnPCID}: entryText(unsafe.Offsetof(entryRoutines{}.SysMinimalPCID)),
+
+	{experiment.Linux, experiment.Off}:    entryText(unsafe.Offsetof(entryRoutines{}.SysLinuxOff)),
+	{experiment.Linux, experiment.On}:     entryText(unsafe.Offsetof(entryRoutines{}.SysLinuxOn)),
+	{experiment.Linux, experiment.OnPCID}: entryText(unsafe.Offsetof(entryRoutines{}.SysLinuxPCID)),
+
+	{experiment.Mitigated, experiment.Off}:    entryText(unsafe.Offsetof(entryRoutines{}.SysMitigatedOff)),
+	{experiment.Mitigated, experiment.On}:     entryText(unsafe.Offsetof(entryRoutines{}.SysMitigatedOn)),
+	{experiment.Mitigated, experiment.OnPCID}: entryText(unsafe.Offsetof(entryRoutines{}.SysMitigatedPCID)),
+
+	{experiment.Minimal, experiment.OnDefer}:        deferText(unsafe.Offsetof(deferRoutines{}.SysMinimalDefer)),
+	{experiment.Minimal, experiment.OnDeferPCID}:    deferText(unsafe.Offsetof(deferRoutines{}.SysMinimalDefer)),
+	{experiment.Linux, experiment.OnDefer}:          deferText(unsafe.Offsetof(deferRoutines{}.SysLinuxDefer)),
+	{experiment.Linux, experiment.OnDeferPCID}:      deferText(unsafe.Offsetof(deferRoutines{}.SysLinuxDefer)),
+	{experiment.Minimal, experiment.OnNoSwitch}:     deferText(unsafe.Offsetof(deferRoutines{}.SysMinimalNoSwitch)),
+	{experiment.Minimal, experiment.OnNoSwitchPCID}: deferText(unsafe.Offsetof(deferRoutines{}.SysMinimalNoSwitch)),
+	{experiment.Linux, experiment.OnNoSwitch}:       deferText(unsafe.Offsetof(deferRoutines{}.SysLinuxNoSwitch)),
+	{experiment.Linux, experiment.OnNoSwitchPCID}:   deferText(unsafe.Offsetof(deferRoutines{}.SysLinuxNoSwitch)),
 }
 
 // ExitRun ends the run from a Go system-call handler (package tasks) with

@@ -2,121 +2,51 @@ package pti
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
+	"github.com/ptilab/ptilab/experiment/sites"
 )
 
-// The speculative-execution mitigations of Linux's entry path, one knob
-// each, for the mitigated flavour (Mitigated): the linux flavour's
-// trampoline with a site per knob, and the tasks kernel's context switch.
+// The speculative-execution mitigations of Linux's entry path (the knobs
+// of package experiment's rows), for the mitigated flavour: the linux
+// flavour's trampoline with a site per knob, and the tasks kernel's
+// context switch.
 //
 // Linux patches each site with ALTERNATIVE at boot (the disabled site is
 // NOPs or a JMP over it). ptilab tests and branches instead: each site of
 // the mitigated trampoline is TEST of a bit of entryData.Sites and a JEQ
-// over the site's code (siteBits), so one copy of the trampoline runs
-// every set of knobs and the plain linux trampoline stays as it was. A
-// disabled site costs that TEST and the taken JEQ: the mitigated
+// over the site's code (the siteX bits), so one copy of the trampoline
+// runs every set of knobs and the plain linux trampoline stays as it was.
+// A disabled site costs that TEST and the taken JEQ: the mitigated
 // flavour's "none" row against the linux flavour's null call says how
 // much (the ladder table prints it).
-type Mitigation uint8
-
-const (
-	// VERW: VERW of the kernel data selector just before SYSRETQ or IRETQ,
-	// as Linux's CLEAR_CPU_BUFFERS (arch/x86/include/asm/nospec-branch.h:
-	// verw mds_verw_sel, which holds __KERNEL_DS). With MD_CLEAR
-	// (CPUID.(07H,0):EDX[10]) it overwrites the CPU's buffers; without it
-	// the instruction runs and clears nothing (Linux: "Clear CPU buffers
-	// attempted, no microcode").
-	VERW Mitigation = iota
-	// IBRS: IA32_SPEC_CTRL.IBRS written on entry and cleared before the
-	// return, as Linux's IBRS_ENTER and IBRS_EXIT
-	// (arch/x86/entry/calling.h). With enhanced IBRS
-	// (IA32_ARCH_CAPABILITIES.IBRS_ALL) it is set once for the run and the
-	// sites stay off, as Linux's eIBRS mode.
-	IBRS
-	// IBPB: IA32_PRED_CMD.IBPB written when the tasks kernel switches to a
-	// task of another process (Linux: switch_mm_irqs_off, cond_mitigation,
-	// with IBPB always on).
-	IBPB
-	// RSB: the return stack buffer stuffed with 32 harmless entries when
-	// the tasks kernel switches to a task of another process, as Linux's
-	// FILL_RETURN_BUFFER with RSB_CLEAR_LOOPS (__switch_to_asm,
-	// X86_FEATURE_RSB_CTXSW), which Linux runs on every switch, between
-	// threads too: here it rides on the CR3 load (tasks.switchMM), so that
-	// the plain switch carries no test of the knob.
-	RSB
-	// BHB: Linux's clear_bhb_loop on entry (arch/x86/entry/entry_64.S,
-	// CLEAR_BRANCH_HISTORY), or, where IA32_SPEC_CTRL has BHI_DIS_S
-	// (CPUID.(07H,2):EDX[4]), that bit set once for the run instead.
-	BHB
-	// LFENCE: LFENCE after the entry's SWAPGS, as Linux's
-	// FENCE_SWAPGS_KERNEL_ENTRY (arch/x86/entry/calling.h; Linux puts it
-	// on the exception entries' conditional SWAPGS, not on SYSCALL's).
-	LFENCE
-	// Retpoline: the dispatch's indirect call through a retpoline thunk,
-	// as Linux's __x86_indirect_thunk_r11
-	// (arch/x86/lib/retpoline.S).
-	Retpoline
-
-	nMitigations
-)
-
-var mitigationNames = [nMitigations]string{VERW: "verw", IBRS: "ibrs", IBPB: "ibpb", RSB: "rsb", BHB: "bhb", LFENCE: "lfence", Retpoline: "retpoline"}
-
-// AllMitigations returns every knob, in the order above.
-func AllMitigations() []Mitigation {
-	out := make([]Mitigation, nMitigations)
-	for i := range out {
-		out[i] = Mitigation(i)
-	}
-	return out
-}
-
-func (m Mitigation) String() string {
-	if m < nMitigations {
-		return mitigationNames[m]
-	}
-	return fmt.Sprintf("mitigation(%d)", m)
-}
-
-// Knobs is a set of mitigations: bit m for Mitigation m.
-type Knobs uint16
-
-// KnobsOf is the set of ms.
-func KnobsOf(ms ...Mitigation) Knobs {
-	var k Knobs
-	for _, m := range ms {
-		k |= 1 << m
-	}
-	return k
-}
-
-// Has reports whether k holds m.
-func (k Knobs) Has(m Mitigation) bool { return k&(1<<m) != 0 }
-
-// List is k's knobs in Mitigation order.
-func (k Knobs) List() []Mitigation {
-	var out []Mitigation
-	for _, m := range AllMitigations() {
-		if k.Has(m) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// String names k: "none", or its knobs joined by "+" ("verw+ibrs").
-func (k Knobs) String() string {
-	if k == 0 {
-		return "none"
-	}
-	var s []string
-	for _, m := range k.List() {
-		s = append(s, m.String())
-	}
-	return strings.Join(s, "+")
-}
+//
+// What each knob does here: verw, VERW of the kernel data selector just
+// before SYSRETQ or IRETQ, as Linux's CLEAR_CPU_BUFFERS
+// (arch/x86/include/asm/nospec-branch.h: verw mds_verw_sel, which holds
+// __KERNEL_DS); with MD_CLEAR (CPUID.(07H,0):EDX[10]) it overwrites the
+// CPU's buffers, without it the instruction runs and clears nothing
+// (Linux: "Clear CPU buffers attempted, no microcode"). ibrs,
+// IA32_SPEC_CTRL.IBRS written on entry and cleared before the return, as
+// Linux's IBRS_ENTER and IBRS_EXIT (arch/x86/entry/calling.h); with
+// enhanced IBRS (IA32_ARCH_CAPABILITIES.IBRS_ALL) it is set once for the
+// run and the sites stay off, as Linux's eIBRS mode. ibpb,
+// IA32_PRED_CMD.IBPB written when the tasks kernel switches to a task of
+// another process (Linux: switch_mm_irqs_off, cond_mitigation, with IBPB
+// always on). rsb, the return stack buffer stuffed with 32 harmless
+// entries on such a switch, as Linux's FILL_RETURN_BUFFER with
+// RSB_CLEAR_LOOPS (__switch_to_asm, X86_FEATURE_RSB_CTXSW), which Linux
+// runs on every switch, between threads too: here it rides on the CR3
+// load (tasks.switchMM), so that the plain switch carries no test of the
+// knob. bhb, Linux's clear_bhb_loop on entry (arch/x86/entry/entry_64.S,
+// CLEAR_BRANCH_HISTORY), or, where IA32_SPEC_CTRL has BHI_DIS_S
+// (CPUID.(07H,2):EDX[4]), that bit set once for the run instead. lfence,
+// LFENCE after the entry's SWAPGS, as Linux's FENCE_SWAPGS_KERNEL_ENTRY
+// (arch/x86/entry/calling.h; Linux puts it on the exception entries'
+// conditional SWAPGS, not on SYSCALL's). retpoline, the dispatch's
+// indirect call through a retpoline thunk, as Linux's
+// __x86_indirect_thunk_r11 (arch/x86/lib/retpoline.S).
 
 // SpecCaps are the CPU's speculation controls the knobs use: from CPUID
 // (amd64.Features) and IA32_ARCH_CAPABILITIES.
@@ -131,11 +61,19 @@ type SpecCaps struct {
 // specCaps are this CPU's, read by Setup.
 var specCaps SpecCaps
 
+// CPUIDCaps are this CPU's speculation controls as CPUID enumerates them
+// (amd64.Features), without IA32_ARCH_CAPABILITIES' EIBRS: what the
+// knobs' Needs are checked against in a world that reads no MSR for it.
+func CPUIDCaps() SpecCaps {
+	f := &amd64.Features
+	return SpecCaps{SpecCtrl: f.SpecCtrl, PredCmd: f.PredCmd, MDClear: f.MDClear, BHIDisS: f.SpecCtrl && f.BHICtrl}
+}
+
 // readSpecCaps reads this CPU's speculation controls: IA32_ARCH_CAPABILITIES
 // only where CPUID enumerates it, #GP-safe.
 func readSpecCaps() SpecCaps {
 	f := &amd64.Features
-	c := SpecCaps{SpecCtrl: f.SpecCtrl, PredCmd: f.PredCmd, MDClear: f.MDClear, BHIDisS: f.SpecCtrl && f.BHICtrl}
+	c := CPUIDCaps()
 	if f.ArchCaps {
 		if v, ok := amd64.ReadMSRSafe(amd64.MSR_IA32_ARCH_CAPABILITIES); ok {
 			c.EIBRS = c.SpecCtrl && v&amd64.ARCH_CAP_IBRS_ALL != 0
@@ -148,13 +86,14 @@ func readSpecCaps() SpecCaps {
 func Spec() SpecCaps { return specCaps }
 
 // Sites of the mitigated trampoline: the bits of entryData.Sites that
-// turn each on (go_asm.h: const_siteX).
+// turn each on (go_asm.h: const_siteX), numbered once for both worlds by
+// package experiment/sites.
 const (
-	siteVERW      = 1 << 0 // VERW before SYSRETQ and IRETQ
-	siteIBRS      = 1 << 1 // IA32_SPEC_CTRL written on entry and before the return
-	siteBHB       = 1 << 2 // clear_bhb_loop after the pt_regs frame
-	siteLFENCE    = 1 << 3 // LFENCE after SWAPGS
-	siteRetpoline = 1 << 4 // the dispatch through the retpoline thunk
+	siteVERW      = sites.SiteVERW      // VERW before SYSRETQ and IRETQ
+	siteIBRS      = sites.SiteIBRS      // IA32_SPEC_CTRL written on entry and before the return
+	siteBHB       = sites.SiteBHB       // clear_bhb_loop after the pt_regs frame
+	siteLFENCE    = sites.SiteLFENCE    // LFENCE after SWAPGS
+	siteRetpoline = sites.SiteRetpoline // the dispatch through the retpoline thunk
 )
 
 // MitigationPlan is how a set of knobs runs on a CPU: the trampoline's
@@ -167,42 +106,59 @@ type MitigationPlan struct {
 	RSB      bool   // RSB stuffing on a switch to another process
 }
 
+// Has reports whether a CPU with caps has what a knob needs
+// (experiment.KnobRow.Needs).
+func (caps SpecCaps) Has(n experiment.Need) bool {
+	switch n {
+	case experiment.NeedsSpecCtrl:
+		return caps.SpecCtrl
+	case experiment.NeedsPredCmd:
+		return caps.PredCmd
+	}
+	return true
+}
+
+// CheckKnobs says which knob of k a CPU with caps lacks what it needs
+// for, as "<knob>: <its row's NeedText>" wrapping ErrUnsupported; nil when
+// it has all they need. Both worlds check their knobs by it.
+func CheckKnobs(k experiment.Knobs, caps SpecCaps) error {
+	for _, m := range k.List() {
+		if r := m.Row(); !caps.Has(r.Needs) {
+			return fmt.Errorf("%v: %s: %w", m, r.NeedText, ErrUnsupported)
+		}
+	}
+	return nil
+}
+
 // PlanMitigations decides how knobs k run on a CPU with caps, or says
-// which knob it lacks (an error wrapping ErrUnsupported): ibrs needs
-// IA32_SPEC_CTRL, ibpb IA32_PRED_CMD; the others are instructions every
-// x86-64 CPU runs (verw clears buffers only with MD_CLEAR).
-func PlanMitigations(k Knobs, caps SpecCaps) (MitigationPlan, error) {
+// which knob it lacks (CheckKnobs): ibrs needs IA32_SPEC_CTRL, ibpb
+// IA32_PRED_CMD; the others are instructions every x86-64 CPU runs (verw
+// clears buffers only with MD_CLEAR).
+func PlanMitigations(k experiment.Knobs, caps SpecCaps) (MitigationPlan, error) {
 	var p MitigationPlan
+	if err := CheckKnobs(k, caps); err != nil {
+		return p, err
+	}
 	for _, m := range k.List() {
 		switch m {
-		case VERW:
-			p.Sites |= siteVERW
-		case IBRS:
-			switch {
-			case !caps.SpecCtrl:
-				return p, fmt.Errorf("ibrs: no IA32_SPEC_CTRL (CPUID.(EAX=07H,ECX=0):EDX[26]): %w", ErrUnsupported)
-			case caps.EIBRS:
+		case experiment.VERW, experiment.LFENCE, experiment.Retpoline:
+			p.Sites |= uint64(m.Site()) // the site's bit is the knob's (experiment/sites)
+		case experiment.IBRS:
+			if caps.EIBRS {
 				p.SpecOnce |= amd64.SPEC_CTRL_IBRS
-			default:
-				p.Sites |= siteIBRS
+			} else {
+				p.Sites |= uint64(m.Site())
 			}
-		case IBPB:
-			if !caps.PredCmd {
-				return p, fmt.Errorf("ibpb: no IA32_PRED_CMD (CPUID.(EAX=07H,ECX=0):EDX[26]): %w", ErrUnsupported)
-			}
+		case experiment.IBPB:
 			p.IBPB = true
-		case RSB:
+		case experiment.RSB:
 			p.RSB = true
-		case BHB:
+		case experiment.BHB:
 			if caps.BHIDisS {
 				p.SpecOnce |= amd64.SPEC_CTRL_BHI_DIS_S
 			} else {
-				p.Sites |= siteBHB
+				p.Sites |= uint64(m.Site())
 			}
-		case LFENCE:
-			p.Sites |= siteLFENCE
-		case Retpoline:
-			p.Sites |= siteRetpoline
 		}
 	}
 	return p, nil
@@ -211,13 +167,13 @@ func PlanMitigations(k Knobs, caps SpecCaps) (MitigationPlan, error) {
 // How describes how knob m runs on a CPU with caps, for the tables: ""
 // when as its name says, else the variant ("eIBRS: set once", "BHI_DIS_S:
 // set once", "no MD_CLEAR: clears nothing").
-func How(m Mitigation, caps SpecCaps) string {
+func How(m experiment.Mitigation, caps SpecCaps) string {
 	switch {
-	case m == VERW && !caps.MDClear:
+	case m == experiment.VERW && !caps.MDClear:
 		return "no MD_CLEAR: VERW clears nothing"
-	case m == IBRS && caps.SpecCtrl && caps.EIBRS:
+	case m == experiment.IBRS && caps.SpecCtrl && caps.EIBRS:
 		return "eIBRS: set once for the run"
-	case m == BHB && caps.BHIDisS:
+	case m == experiment.BHB && caps.BHIDisS:
 		return "BHI_DIS_S set once for the run"
 	}
 	return ""

@@ -64,8 +64,8 @@ func writeSecret() {
 // program's contract). Result.Recovered counts them, RecoverCR2 and
 // RecoverError are the last one's CR2 and error code. Any other exception,
 // and a page fault past max, ends the run as under Start.
-func StartRecovering(c Config, proc *Process, p Program, rsp uint64, args [6]uint64, max uint64) (Result, error) {
+func StartRecovering(s Switch, proc *Process, p Program, rsp uint64, args [6]uint64, max uint64) (Result, error) {
 	env.recoverRIP, env.recoverMax = ProgramEntry(p), max
 	defer func() { env.recoverRIP, env.recoverMax = 0, 0 }()
-	return Start(c, proc, p, rsp, args)
+	return Start(s, proc, p, rsp, args)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/goos"
 )
 
@@ -52,9 +53,9 @@ func (p *Process) DataPages() []byte { return goos.Frames(p.Data, p.dataPages())
 
 // space returns p's address space in mode with global entry pages or not,
 // building it the first time. The tables are the same for a mode and its
-// PCID variant (Mode.tableClass).
-func (p *Process) space(mode Mode, global bool) (Space, error) {
-	k := spaceKey{mode.tableClass(), global}
+// PCID variant (experiment.Mode.TableClass).
+func (p *Process) space(mode experiment.Mode, global bool) (Space, error) {
+	k := spaceKey{mode.TableClass(), global}
 	sp, ok := p.spaces[k]
 	if !ok {
 		if sp, ok = Build(goos.PhysTables{}, goos.KernelTable(), p.Frames, env.entry, mode, global, amd64.Features.NX); !ok {
@@ -69,7 +70,7 @@ func (p *Process) space(mode Mode, global bool) (Space, error) {
 
 // CR3 returns the CR3 values of p's kernel and user sides under c; the
 // tasks kernel loads the first when it switches to one of p's tasks.
-func (p *Process) CR3(c Config) (kernel, user uint64, err error) {
+func (p *Process) CR3(c experiment.Config) (kernel, user uint64, err error) {
 	sp, err := p.space(c.Mode, c.Global)
 	if err != nil {
 		return 0, 0, err
@@ -80,7 +81,7 @@ func (p *Process) CR3(c Config) (kernel, user uint64, err error) {
 // spaceKey picks a process's address space: the mode's table class and
 // the global setting.
 type spaceKey struct {
-	class  Mode
+	class  experiment.Mode
 	global bool
 }
 
@@ -92,7 +93,7 @@ func MainProcess() *Process { return env.main }
 // side's tables; under isolation the user side shares the tables of the
 // user half (UserPML4Slot), so the same PTE maps va there. It is an error
 // when va is not mapped by a 4 KiB page.
-func (p *Process) LeafPTE(mode Mode, va uint64) (Space, *uint64, error) {
+func (p *Process) LeafPTE(mode experiment.Mode, va uint64) (Space, *uint64, error) {
 	sp, err := p.space(mode, false)
 	if err != nil {
 		return Space{}, nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // symbolOf returns the name of the function at pc, without the package
@@ -54,27 +55,43 @@ func TestRoutineTablesByName(t *testing.T) {
 	checkTable(t, &p, "user")
 }
 
-// Every flavour and mode has its trampoline, each a different field of
-// entryRoutines; a flavour or mode without one is unsupported rather than
-// run with another's.
+// The trampoline table instantiates the model's rows: a trampoline for
+// every flavour of every mode the 64-bit world has (experiment.Mode.In
+// and Mode.Has), none for any other; those of the entry text each a
+// different field of entryRoutines. A flavour or mode without one is
+// refused by Plan rather than run with another's.
 func TestTrampolineTable(t *testing.T) {
-	seen := map[routine]trampolineKey{}
-	for _, f := range Flavours() {
-		for _, m := range []Mode{Off, On, OnPCID} {
+	seen := map[uintptr]trampolineKey{}
+	n := 0
+	for _, f := range experiment.Flavours() {
+		for _, m := range experiment.Modes() {
 			k := trampolineKey{f, m}
 			r, ok := trampolines[k]
-			require.True(t, ok, "%v/%v", f, m)
-			field, ok := fieldAt(reflect.TypeFor[entryRoutines](), uintptr(r))
-			require.True(t, ok, "%v/%v: offset %d", f, m, r)
-			assert.True(t, strings.HasPrefix(field.Name, "Sys"), "%v/%v: %s", f, m, field.Name)
-			prev, dup := seen[r]
+			assert.Equal(t, m.In(experiment.W64) && m.Has(f), ok, "%v/%v", f, m)
+			if !ok {
+				continue
+			}
+			n++
+			if r.deferred {
+				continue // TestDeferredTrampolines
+			}
+			field, ok := fieldAt(reflect.TypeFor[entryRoutines](), r.off)
+			require.True(t, ok, "%v/%v: offset %d", f, m, r.off)
+			assert.Contains(t, field.Name, "Sys"+strings.ToUpper(f.String()[:1])+f.String()[1:], "%v/%v", f, m)
+			prev, dup := seen[r.off]
 			assert.False(t, dup, "%v/%v shares %s with %v", f, m, field.Name, prev)
-			seen[r] = k
+			seen[r.off] = k
 		}
 	}
-	assert.Len(t, trampolines, len(seen))
-	assert.ErrorContains(t, Supported(Config{Mode: Mode(len(modeNames))}), "mode(7)/minimal/nonglobal: no such trampoline")
-	assert.ErrorContains(t, Supported(Config{Flavour: Mitigated + 1}), "off/flavour(3)/nonglobal: no such trampoline")
+	assert.Len(t, trampolines, n)
+	beyond := experiment.Mode(len(experiment.Modes()))
+	_, err := Plan(experiment.Config{World: experiment.W64, Mode: beyond})
+	assert.ErrorIs(t, err, experiment.ErrNoTrampoline)
+	assert.ErrorContains(t, err, "mode="+beyond.String())
+	_, err = Plan(experiment.Config{World: experiment.W64, Flavour: experiment.Flavour(len(experiment.Flavours()))})
+	assert.ErrorIs(t, err, experiment.ErrNoTrampoline)
+	_, err = Plan(experiment.Config{World: experiment.W32, Entry: experiment.Sysenter})
+	assert.ErrorIs(t, err, ErrUnsupported, "the 32-bit world's configurations are i386pae's")
 }
 
 func TestProgramNames(t *testing.T) {

@@ -2,6 +2,7 @@ package pti
 
 import (
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/tlb"
 )
@@ -28,7 +29,7 @@ type sweepBlock = tlb.SweepBlock
 // MapSweep maps the sweep region r into p's address space under c
 // (tlb.MapSweep on its kernel side, with execute-disable where EFER.NXE is
 // on). Setup must have run.
-func (p *Process) MapSweep(c Config, r tlb.SweepRegion) error {
+func (p *Process) MapSweep(c experiment.Config, r tlb.SweepRegion) error {
 	sp, err := p.space(c.Mode, c.Global)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/tlb"
 )
 
@@ -25,7 +26,7 @@ var sweepRegions = []tlb.SweepRegion{
 // isolating mode has the user regions and not the kernel's; the kernel
 // side has all three; the rest of each side is as Build made it.
 func TestMapSweep(t *testing.T) {
-	for _, mode := range []Mode{Off, On} {
+	for _, mode := range []experiment.Mode{experiment.Off, experiment.On} {
 		t.Run(mode.String(), func(t *testing.T) {
 			mem := newHostMem(t)
 			kernel := goKernel(t, mem)

@@ -1,78 +1,9 @@
 package pti
 
 import (
-	"fmt"
-
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 )
-
-// Mode is an isolation mode.
-type Mode uint8
-
-const (
-	// Off: one table, the kernel mapped supervisor-only beside the process.
-	Off Mode = iota
-	// On: two tables; every entry and exit writes CR3, flushing the TLB
-	// of non-global entries.
-	On
-	// OnPCID: two tables with different PCIDs (kernel PCID 1, user PCID
-	// 1|1<<11, as Linux's kern_pcid/user_pcid) and CR3 writes with
-	// NOFLUSH (bit 63), so that each side's TLB entries survive the
-	// other's turn. Needs CPUID.01H:ECX.PCID and CR4.PCIDE.
-	OnPCID
-	// OnDefer: as On, but the trampoline enters and leaves on the user
-	// table: it builds pt_regs on the trampoline stack and calls a
-	// dispatcher, which writes CR3 before the handler runs and after it
-	// returns (Chartre's RFC "x86/pti: Defer CR3 switch to C code", Linux
-	// 5.10-rc4, 2020). Its user table also maps the dispatch text and the
-	// trampoline stack (DeferredAreas).
-	OnDefer
-	// OnDeferPCID: OnDefer with OnPCID's PCIDs and NOFLUSH.
-	OnDeferPCID
-	// OnNoSwitch: as OnDefer, but the system calls of entryData.NoSwitch
-	// (getppid and work) run on the user table, with no CR3 write at all,
-	// from copies of their handlers mapped in its user table
-	// (NoSwitchAreas): the RFC's next step.
-	OnNoSwitch
-	// OnNoSwitchPCID: OnNoSwitch with OnPCID's PCIDs and NOFLUSH.
-	OnNoSwitchPCID
-)
-
-var modeNames = [...]string{Off: "off", On: "on", OnPCID: "on+pcid",
-	OnDefer: "on-defer", OnDeferPCID: "on-defer+pcid", OnNoSwitch: "on-noswitch", OnNoSwitchPCID: "on-noswitch+pcid"}
-
-func (m Mode) String() string {
-	if int(m) < len(modeNames) {
-		return modeNames[m]
-	}
-	return fmt.Sprintf("mode(%d)", m)
-}
-
-// Modes returns every isolation mode, Off first (the others are compared
-// with it): what a plan may name.
-func Modes() []Mode {
-	out := make([]Mode, len(modeNames))
-	for i := range out {
-		out[i] = Mode(i)
-	}
-	return out
-}
-
-// Isolated reports whether the mode has separate user tables.
-func (m Mode) Isolated() bool { return m != Off }
-
-// PCID reports whether the mode tags the TLB by PCID (CR4.PCIDE): it needs
-// CPUID.01H:ECX.PCID and exists only in IA-32e mode.
-func (m Mode) PCID() bool { return m == OnPCID || m == OnDeferPCID || m == OnNoSwitchPCID }
-
-// Deferred reports whether the mode's trampolines enter and leave on the
-// user table and leave the CR3 switch to a dispatcher (OnDefer,
-// OnNoSwitch and their PCID variants).
-func (m Mode) Deferred() bool { return m >= OnDefer && m <= OnNoSwitchPCID }
-
-// NoSwitch reports whether chosen system calls run on the user table
-// without a CR3 write (OnNoSwitch, OnNoSwitchPCID).
-func (m Mode) NoSwitch() bool { return m == OnNoSwitch || m == OnNoSwitchPCID }
 
 // TableMemory is where a process's tables live: amd64.TableMemory and pairs of
 // 8 KiB-aligned tables for the two PML4s.
@@ -103,9 +34,10 @@ func (f Frames) dataPages() uint64 {
 	return uint64(f.DataPages)
 }
 
-// Space is a process's address space in one mode.
+// Space is a process's address space in one isolation mode (its row says
+// whether the tables are a pair and whether CR3 carries a PCID).
 type Space struct {
-	Mode Mode
+	Mode experiment.Mode
 	// KernelRoot is the PML4 the kernel side runs on: the Go kernel's
 	// mappings, the process's pages and the entry area.
 	KernelRoot uint64
@@ -138,7 +70,7 @@ const (
 // entry area's pages are global when global is set (and CR4.PGE is on);
 // nx selects execute-disable on data pages (EFER.NXE). It returns false
 // when memory for tables runs out.
-func Build[M TableMemory](mem M, kernel amd64.PageTable[M], f Frames, entry uint64, mode Mode, global, nx bool) (Space, bool) {
+func Build[M TableMemory](mem M, kernel amd64.PageTable[M], f Frames, entry uint64, mode experiment.Mode, global, nx bool) (Space, bool) {
 	var root uint64
 	var ok bool
 	if mode.Isolated() {
@@ -207,7 +139,7 @@ const (
 )
 
 // KernelCR3 composes the CR3 value of the kernel side of sp: the PML4 and,
-// in OnPCID mode, its kernel PCID (KernelPCID+ASID) with NOFLUSH when
+// in a PCID mode, its kernel PCID (KernelPCID+ASID) with NOFLUSH when
 // noflush is set.
 func KernelCR3(sp Space, noflush bool) uint64 {
 	v := sp.KernelRoot

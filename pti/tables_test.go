@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/testkit/hosttables"
 )
 
@@ -67,7 +68,7 @@ var kernelMappings = []amd64.Mapping{
 // the exact mappings it must have: the user table of an isolating mode has
 // nothing of the kernel but the entry area.
 func TestBuildTables(t *testing.T) {
-	for _, mode := range []Mode{Off, On, OnPCID} {
+	for _, mode := range []experiment.Mode{experiment.Off, experiment.On, experiment.OnPCID} {
 		for _, global := range []bool{false, true} {
 			t.Run(mode.String(), func(t *testing.T) {
 				mem := newHostMem(t)
@@ -94,7 +95,7 @@ func TestBuildTables(t *testing.T) {
 
 func TestBuildWithoutNX(t *testing.T) {
 	mem := newHostMem(t)
-	sp, ok := Build(mem, goKernel(t, mem), testTask, testEntry, On, false, false)
+	sp, ok := Build(mem, goKernel(t, mem), testTask, testEntry, experiment.On, false, false)
 	require.True(t, ok)
 	for _, m := range walk(mem, sp.UserRoot) {
 		assert.Zero(t, m.Flags&amd64.PTE_NX, "%#x: no NX without EFER.NXE", m.VA)
@@ -102,9 +103,9 @@ func TestBuildWithoutNX(t *testing.T) {
 }
 
 func TestCR3(t *testing.T) {
-	off := Space{Mode: Off, KernelRoot: 0x10000, UserRoot: 0x10000}
-	on := Space{Mode: On, KernelRoot: 0x10000, UserRoot: 0x11000}
-	pcid := Space{Mode: OnPCID, KernelRoot: 0x10000, UserRoot: 0x11000}
+	off := Space{Mode: experiment.Off, KernelRoot: 0x10000, UserRoot: 0x10000}
+	on := Space{Mode: experiment.On, KernelRoot: 0x10000, UserRoot: 0x11000}
+	pcid := Space{Mode: experiment.OnPCID, KernelRoot: 0x10000, UserRoot: 0x11000}
 	for _, c := range []struct {
 		sp         Space
 		noflush    bool
@@ -120,7 +121,7 @@ func TestCR3(t *testing.T) {
 		assert.Equal(t, c.user, UserCR3(c.sp, c.noflush), "%v %v", c.sp.Mode, c.noflush)
 		// The trampolines' arithmetic: OR the mask in to go to the user
 		// side, clear it to come back.
-		if c.sp.Mode == OnPCID {
+		if c.sp.Mode == experiment.OnPCID {
 			assert.Equal(t, KernelCR3(c.sp, c.noflush)|PTIUserMask, UserCR3(c.sp, c.noflush))
 			assert.Equal(t, UserCR3(c.sp, c.noflush)&^PTIUserMask, KernelCR3(c.sp, c.noflush))
 		}

@@ -26,7 +26,7 @@ import (
 //
 // The package's kernel state is one: NewRun forgets the previous run's.
 type Run struct {
-	c     pti.Config
+	s     pti.Switch     // the run's configuration, validated once (pti.Plan)
 	procs []*pti.Process // by process number
 	rings int            // rings of the run's pipes and socket pairs: the first rings of ringFrames
 	// Task 0, which pti.Start runs first.
@@ -45,29 +45,24 @@ const PipeCapacity = 16 * 4096
 // and reused by every run (pipe n of a run has ring n).
 var ringFrames [][]byte
 
-// NewRun forgets the tasks kernel's state and starts a run under c: with
-// the linux and mitigated flavours the tasks switch by their pt_regs
-// frames (the mitigated flavour's ibpb and rsb knobs act in the switch
-// between processes); with the minimal one a task that would block or
-// yield ends the run (pti.ReasonNoSwitch). It fails for a configuration pti does not support.
-func NewRun(c pti.Config) (*Run, error) {
-	if err := pti.Supported(c); err != nil {
-		return nil, err
-	}
-	mit, err := pti.PlanMitigations(c.Knobs, pti.Spec())
-	if err != nil {
-		return nil, err
-	}
-	Reset(c.Flavour.PtRegs())
+// NewRun forgets the tasks kernel's state and starts a run under s (from
+// pti.Plan, which validated its configuration): with the linux and
+// mitigated flavours the tasks switch by their pt_regs frames (the
+// mitigated flavour's ibpb and rsb knobs act in the switch between
+// processes, as s's mitigation plan says); with the minimal one a task
+// that would block or yield ends the run (pti.ReasonNoSwitch).
+func NewRun(s pti.Switch) *Run {
+	mit := s.Mitigations()
+	Reset(s.Config().Flavour.PtRegs())
 	SetSwitchMitigations(mit.IBPB, mit.RSB)
-	return &Run{c: c}, nil
+	return &Run{s: s}
 }
 
 // AddProcess adds process p with descriptors 0 to nfds-1, all closed, and
 // returns its number; its kernel side under the run's configuration is
 // built now if it was not yet.
 func (r *Run) AddProcess(p *pti.Process, nfds int) (int, error) {
-	kcr3, _, err := p.CR3(r.c)
+	kcr3, _, err := p.CR3(r.s.Config())
 	if err != nil {
 		return -1, err
 	}
@@ -167,7 +162,7 @@ func (r *Run) AddFile(proc, fd int, size int64) (int, error) {
 // run (NewRun sets them from the run's knobs): with ibpbOn an IBPB, with
 // rsbOn an RSB stuffing, at every switch to a task of another process
 // (switchMM); with neither the switch loads CR3 and nothing more. The
-// caller checks that the CPU has IA32_PRED_CMD (pti.PlanMitigations).
+// caller checks that the CPU has IA32_PRED_CMD (pti.Plan).
 func SetSwitchMitigations(ibpbOn, rsbOn bool) {
 	ibpbOnSwitch, rsbOnSwitch = ibpbOn, rsbOn
 	switchCR3 = setCR3
@@ -177,7 +172,7 @@ func SetSwitchMitigations(ibpbOn, rsbOn bool) {
 }
 
 // RunTasks runs the tasks: it points the system calls Syscall answers
-// (Calls) at Entry (EntryR11 where pti.RegsInR11), starts task 0 in ring 3 (pti.Start) and points them
+// (Calls) at Entry (EntryR11 where pti.Switch.RegsInR11), starts task 0 in ring 3 (pti.Start) and points them
 // back at pti's built-in handlers when the run is over. The tasks kernel
 // switches to the other tasks in their system calls. It returns when the
 // last task has exited (pti.ReasonExit, with the first nonzero exit
@@ -190,7 +185,7 @@ func (r *Run) RunTasks() (pti.Result, error) {
 	}
 	defer pti.ResetSyscalls()
 	handler := Entry()
-	if pti.RegsInR11(r.c) {
+	if r.s.RegsInR11() {
 		handler = EntryR11()
 	}
 	for _, nr := range Calls {
@@ -198,7 +193,7 @@ func (r *Run) RunTasks() (pti.Result, error) {
 			return pti.Result{}, err
 		}
 	}
-	return pti.Start(r.c, r.procs[tasks[0].proc], r.first.prog, r.first.rsp, r.first.args)
+	return pti.Start(r.s, r.procs[tasks[0].proc], r.first.prog, r.first.rsp, r.first.args)
 }
 
 // EndTSC returns the TSC when the last task exited.

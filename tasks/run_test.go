@@ -1,31 +1,36 @@
 package tasks
 
 import (
-	"github.com/ptilab/ptilab/linuxabi"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/experiment"
+	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
 )
 
+// plan is pti's switch for the 64-bit configuration of mode and flavour f.
+func plan(t *testing.T, mode experiment.Mode, f experiment.Flavour) pti.Switch {
+	t.Helper()
+	s, err := pti.Plan(experiment.Config{World: experiment.W64, Mode: mode, Entry: experiment.Syscall, Flavour: f})
+	require.NoError(t, err)
+	return s
+}
+
 // The run builder's parts that need no pti process (those need pti.Setup:
-// the boot tests run them): the configuration check, the state it resets,
-// files, shared descriptors and task 0.
+// the boot tests run them): the state it resets, files, shared
+// descriptors and task 0.
 func TestRunBuilder(t *testing.T) {
 	t.Cleanup(func() { Reset(true) })
-	_, err := NewRun(pti.Config{Mode: pti.Mode(len(pti.Modes()))})
-	assert.ErrorContains(t, err, "no such trampoline")
 
 	NewProcess(0, nfds) // state of an earlier run
-	_, err = NewRun(pti.Config{Mode: pti.Off, Flavour: pti.Minimal})
-	require.NoError(t, err)
+	NewRun(plan(t, experiment.Off, experiment.Minimal))
 	assert.False(t, framed, "the minimal flavour has no pt_regs frame to switch by")
-	r, err := NewRun(pti.Config{Mode: pti.Off, Flavour: pti.Linux})
-	require.NoError(t, err)
+	r := NewRun(plan(t, experiment.Off, experiment.Linux))
 	assert.True(t, framed)
-	_, err = r.RunTasks()
+	_, err := r.RunTasks()
 	assert.EqualError(t, err, "tasks: no tasks")
 
 	p, q := NewProcess(0, nfds), NewProcess(0, nfds)

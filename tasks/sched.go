@@ -115,7 +115,7 @@ var (
 
 // Reset forgets every task, process, pipe and file and zeroes the
 // counters. ptRegs says whether the run's trampoline is Linux-shaped
-// (pti.Linux), building the pt_regs frame that a context switch needs;
+// (experiment.Linux), building the pt_regs frame that a context switch needs;
 // without it a task that would block or yield ends the run
 // (pti.ReasonNoSwitch).
 func Reset(ptRegs bool) {

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/bench"
-	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // The image is a GPT disk with one FAT32 ESP of at least 64 MiB holding
@@ -105,5 +105,5 @@ func TestHardwarePlan(t *testing.T) {
 	// Every benchmark but the provoked deadlock, in the registry's order.
 	want := slices.DeleteFunc(bench.PlanNames(true), func(n string) bool { return n == "deadlock" })
 	assert.Equal(t, want, plan.Benchmarks)
-	assert.Equal(t, []pti.Mode{pti.Off, pti.On, pti.OnPCID}, plan.Modes)
+	assert.Equal(t, []experiment.Mode{experiment.Off, experiment.On, experiment.OnPCID}, plan.Modes)
 }

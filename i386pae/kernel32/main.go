@@ -23,6 +23,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/exitstatus"
+	"github.com/ptilab/ptilab/experiment/sites"
 	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/linuxabi"
 )
@@ -98,11 +99,11 @@ const (
 	tssBusy              = layout.TSSBusy
 	descTypeByte         = layout.DescTypeByte
 	vectorDF             = layout.VectorDF
-	siteVERW             = layout.SiteVERW
-	siteRetpoline        = layout.SiteRetpoline
-	siteIBPB             = layout.SiteIBPB
-	siteRSB              = layout.SiteRSB
-	siteSwitch           = layout.SiteIBPB | layout.SiteRSB
+	siteVERW             = sites.SiteVERW
+	siteRetpoline        = sites.SiteRetpoline
+	siteIBPB             = sites.SiteIBPB
+	siteRSB              = sites.SiteRSB
+	siteSwitch           = sites.SiteIBPB | sites.SiteRSB
 	msrPredCmd           = layout.MSR_IA32_PRED_CMD
 	predCmdIBPB          = layout.PRED_CMD_IBPB
 	PhaseCR3In           = layout.PhaseCR3In

@@ -193,7 +193,9 @@ type CPUData struct {
 	SwitchStack  uint32
 
 	// The mitigated SYSENTER trampoline's. Set by the 64-bit side: Sites,
-	// its knobs' bits (Site*); VerwSel, the selector VERW checks
+	// its knobs' site bits (package experiment/sites: the 32-bit kernel
+	// tests const_siteX, each a TEST of its bit and a JEQ over its code
+	// when clear); VerwSel, the selector VERW checks
 	// (KERNEL_DS, as Linux's mds_verw_sel holds __KERNEL_DS); Dispatch,
 	// dispatch's address, the retpoline's target. Its own: Loads, the
 	// tasks kernel's KState.CR3Loads at the entry (a switch to another
@@ -202,15 +204,6 @@ type CPUData struct {
 	Sites, VerwSel, Dispatch, Loads uint32
 	IBPBs, RSBFills                 uint32
 }
-
-// The mitigated SYSENTER trampoline's sites (CPUData.Sites): each a TEST
-// of its bit and a JEQ over its code when clear.
-const (
-	SiteVERW      = 1 << 0 // VERW before SYSEXIT and IRET (CLEAR_CPU_BUFFERS)
-	SiteRetpoline = 1 << 1 // the dispatch's call through a retpoline thunk
-	SiteIBPB      = 1 << 2 // IA32_PRED_CMD.IBPB after a switch to another process
-	SiteRSB       = 1 << 3 // the RSB stuffed after a switch to another process
-)
 
 // SwitchIDTSize is the size of CPUData.SwitchIDT in bytes: NMI's gate of
 // both formats, the 8-byte legacy one at 16 and the 16-byte IA-32e one at
