@@ -1148,11 +1148,11 @@ var ladder32PathLength = map[string]int64{
 	"ladder32 null/none":              77,
 	"ladder32 null/verw":              78,
 	"ladder32 null/retpoline":         82,
-	"ladder32 pingpong/linux flavour": 1961,
-	"ladder32 pingpong/none":          1993,
-	"ladder32 pingpong/verw":          1997,
-	"ladder32 pingpong/rsb":           2089,
-	"ladder32 pingpong/retpoline":     2013,
+	"ladder32 pingpong/linux flavour": 1989,
+	"ladder32 pingpong/none":          2021,
+	"ladder32 pingpong/verw":          2025,
+	"ladder32 pingpong/rsb":           2117,
+	"ladder32 pingpong/retpoline":     2041,
 }
 
 // ladderKey names a ladder rung's figure as ladderPathLength and

@@ -83,24 +83,24 @@ var ICount = map[string]Path{
 	// The 32-bit ping-pong, per round trip, under the 32-bit tasks kernel
 	// (Go compiled for 386, pipe copies as Linux's memcpy): SYSENTER
 	// (Linux 4.19's entry) and INT 0x80.
-	"pingpong32 off/sysenter/processes": {1961, false},
-	"pingpong32 on/sysenter/processes":  {1985, false},
-	"pingpong32 off/sysenter/threads":   {1933, false},
-	"pingpong32 on/sysenter/threads":    {1957, false},
-	"pingpong32 off/int80/processes":    {2009, false},
-	"pingpong32 on/int80/processes":     {2033, false},
-	"pingpong32 off/int80/threads":      {1981, false},
-	"pingpong32 on/int80/threads":       {2005, false},
+	"pingpong32 off/sysenter/processes": {1989, false},
+	"pingpong32 on/sysenter/processes":  {2013, false},
+	"pingpong32 off/sysenter/threads":   {1957, false},
+	"pingpong32 on/sysenter/threads":    {1981, false},
+	"pingpong32 off/int80/processes":    {2037, false},
+	"pingpong32 on/int80/processes":     {2061, false},
+	"pingpong32 off/int80/threads":      {2005, false},
+	"pingpong32 on/int80/threads":       {2029, false},
 	// lseek in the 32-bit tasks kernel (Go compiled for 386).
 	"lseek32 off/sysenter/linux/direct/false": {163, false},
 	"lseek32 on/sysenter/linux/direct/false":  {169, false},
 	"lseek32 off/int80/linux/movsl/false":     {177, false},
 	"lseek32 on/int80/linux/movsl/false":      {183, false},
 	// 32-bit sched-messaging, per message (SYSENTER, Linux 4.19's entry).
-	"messaging32 off/processes": {767, false},
-	"messaging32 on/processes":  {779, false},
-	"messaging32 off/threads":   {736, false},
-	"messaging32 on/threads":    {748, false},
+	"messaging32 off/processes": {754, false},
+	"messaging32 on/processes":  {766, false},
+	"messaging32 off/threads":   {717, false},
+	"messaging32 on/threads":    {729, false},
 	// sched-messaging over AF_UNIX stream socket pairs (perf's default),
 	// per message, in both worlds: the skb accounting against sk_sndbuf
 	// on top of a pipe's copy.
@@ -108,10 +108,10 @@ var ICount = map[string]Path{
 	"messaging socket on/processes":    {1072, false},
 	"messaging socket off/threads":     {1010, false},
 	"messaging socket on/threads":      {1022, false},
-	"messaging32 socket off/processes": {927, false},
-	"messaging32 socket on/processes":  {939, false},
-	"messaging32 socket off/threads":   {892, false},
-	"messaging32 socket on/threads":    {905, false},
+	"messaging32 socket off/processes": {924, false},
+	"messaging32 socket on/processes":  {936, false},
+	"messaging32 socket off/threads":   {873, false},
+	"messaging32 socket on/threads":    {885, false},
 }
 
 // Bochs are the paths only Bochs runs, on+pcid's (QEMU's TCG has no

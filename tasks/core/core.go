@@ -22,7 +22,9 @@
 //   - no division or remainder by a variable (a zero check would call
 //     runtime.panicdivide): the rings are RingSize bytes, a power of two;
 //     no copy() or struct copies (runtime.memmove, duffcopy): bytes move
-//     by copyBytes, the world's machine's (mem_*.go).
+//     by fromRing and toRing, the world's machine's (the blob's assembly
+//     in mem_386.s; Go in ring.go for the 64-bit kernel and the 32-bit
+//     kernel's host tests).
 //
 // Results are a byte count or a negative errno (linuxabi's), as the
 // system call returns it; addresses and lengths are uintptr, 32 or 64

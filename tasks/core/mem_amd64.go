@@ -10,9 +10,6 @@ import "unsafe"
 //
 //go:nosplit
 func copyBytes(dst, src, n uintptr) {
-	if n == 0 {
-		return
-	}
 	copy(unsafe.Slice((*byte)(pointer(dst)), n), unsafe.Slice((*byte)(pointer(src)), n))
 }
 

@@ -93,28 +93,6 @@ func (k *Kernel) PipeWrite(p uint32, ring, buf, room, n uintptr) int32 {
 	return int32(c)
 }
 
-// fromRing copies c bytes from the ring at ring, from position pos, to
-// buf.
-//
-//go:nosplit
-func fromRing(buf, ring uintptr, pos uint32, c uintptr) {
-	off := uintptr(pos & (RingSize - 1))
-	first := min(c, RingSize-off)
-	copyBytes(buf, ring+off, first)
-	copyBytes(buf+first, ring, c-first) // the ring wraps
-}
-
-// toRing copies c bytes from buf into the ring at ring, from position
-// pos.
-//
-//go:nosplit
-func toRing(ring uintptr, pos uint32, buf, c uintptr) {
-	off := uintptr(pos & (RingSize - 1))
-	first := min(c, RingSize-off)
-	copyBytes(ring+off, buf, first)
-	copyBytes(ring, buf+first, c-first) // the ring wraps
-}
-
 // CloseRead drops a reference to pipe p's read end: the last one wakes
 // the writers, which then fail with EPIPE.
 //
