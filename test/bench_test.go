@@ -1126,13 +1126,13 @@ var ladderPathLength = map[string]int64{
 	"ladder null/bhb":               206,
 	"ladder null/lfence":            99,
 	"ladder null/retpoline":         103,
-	"ladder pingpong/linux flavour": 2063,
-	"ladder pingpong/none":          2111,
-	"ladder pingpong/verw":          2115,
-	"ladder pingpong/rsb":           2331,
-	"ladder pingpong/bhb":           2543,
-	"ladder pingpong/lfence":        2115,
-	"ladder pingpong/retpoline":     2131,
+	"ladder pingpong/linux flavour": 2110,
+	"ladder pingpong/none":          2158,
+	"ladder pingpong/verw":          2162,
+	"ladder pingpong/rsb":           2378,
+	"ladder pingpong/bhb":           2590,
+	"ladder pingpong/lfence":        2162,
+	"ladder pingpong/retpoline":     2178,
 }
 
 // ladder32Plan is ladderPlan in the 32-bit world.
