@@ -10,6 +10,7 @@ import (
 	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/linuxabi"
+	"github.com/ptilab/ptilab/tasks/core"
 )
 
 // World32 is the 32-bit PAE world: the CPU leaves long mode for package
@@ -246,20 +247,20 @@ func (r *run32) Counts() (switches, cr3Loads, endTSC uint64) {
 }
 
 var taskStates32 = map[uint32]string{
-	layout.TaskRunnable: "runnable", layout.TaskRunning: "running", layout.TaskBlocked: "blocked", layout.TaskExited: "exited",
+	core.TaskRunnable: "runnable", core.TaskRunning: "running", core.TaskBlocked: "blocked", core.TaskExited: "exited",
 }
 
 func (r *run32) Tasks() []TaskState {
 	k := r.ts.State()
 	out := make([]TaskState, 0, k.NTasks)
 	for i := 0; i < int(k.NTasks); i++ {
-		t := &k.Tasks[i]
-		s := TaskState{Task: i, Proc: int(t.Proc), State: taskStates32[t.State], IP: uint64(t.Regs.IP), Status: int64(int32(t.Status))}
+		t, c := &k.Tasks[i], &k.Core.Tasks[i]
+		s := TaskState{Task: i, Proc: int(t.Proc), State: taskStates32[c.State], IP: uint64(t.Regs.IP), Status: int64(int32(c.Status))}
 		if s.State == "" {
-			s.State = fmt.Sprintf("state %d", t.State)
+			s.State = fmt.Sprintf("state %d", c.State)
 		}
-		if t.State == layout.TaskBlocked {
-			s.Wait, s.Pipe = [...]string{"", "read", "write", "write"}[min(t.Wait, layout.WaitSockWrite)], int(t.Obj)
+		if c.State == core.TaskBlocked {
+			s.Wait, s.Pipe = [...]string{"", "read", "write", "write"}[min(c.Wait, core.WaitSockWrite)], int(c.Obj)
 		}
 		out = append(out, s)
 	}

@@ -96,6 +96,17 @@ func TestBlobRoutinesDecode(t *testing.T) {
 		assert.Greater(t, blobSymbols[i].off, blobSymbols[i-1].off)
 	}
 	assert.Equal(t, "userTextEnd", blobSymbols[len(blobSymbols)-1].name)
+	// The tasks kernel's core (package tasks/core) is in the blob, first,
+	// so that the tests below cover it.
+	var core []string
+	for _, s := range blobSymbols {
+		if strings.HasPrefix(s.name, "core.") {
+			core = append(core, s.name)
+		}
+	}
+	assert.Subset(t, core, []string{"core.(*Kernel).Read", "core.(*Kernel).PipeWrite", "core.(*Kernel).sockRead",
+		"core.(*Kernel).SockWrite", "core.(*Kernel).Next", "core.fromRing", "core.toRing"})
+	assert.True(t, strings.HasPrefix(blobSymbols[0].name, "core."), "core's text first: %s", blobSymbols[0].name)
 }
 
 // TestBlobIsSelfContained checks what position independence and the

@@ -209,7 +209,7 @@ func (ts *Tasks) CR3Loads() uint64 { return uint64(ts.k.CR3Loads) }
 
 // PipeBytes returns the bytes written into and read from pipe n.
 func (ts *Tasks) PipeBytes(n int) (written, read uint32) {
-	return ts.k.Pipes[n].WPos, ts.k.Pipes[n].RPos
+	return ts.k.Core.Pipes[n].WPos, ts.k.Core.Pipes[n].RPos
 }
 
 // FileFD is the descriptor AddFile and Params.File open a file at.

@@ -51,16 +51,16 @@ var ICount = map[string]Path{
 	"lseek off/linux":  {245, false}, // through tasks.Syscall, in Go, with per-process descriptors
 	"lseek on/linux":   {251, false},
 	// Per round trip: two writes, two reads, two context switches.
-	"pingpong off/processes": {2100, false},
-	"pingpong on/processes":  {2124, false},
-	"pingpong off/threads":   {2036, false},
-	"pingpong on/threads":    {2060, false},
+	"pingpong off/processes": {2110, false},
+	"pingpong on/processes":  {2134, false},
+	"pingpong off/threads":   {2042, false},
+	"pingpong on/threads":    {2066, false},
 	// Per message, start protocol included: a write and its share of
 	// reads and switches.
-	"messaging off/processes": {916, false},
-	"messaging on/processes":  {929, false},
-	"messaging off/threads":   {869, false},
-	"messaging on/threads":    {882, false},
+	"messaging off/processes": {892, false},
+	"messaging on/processes":  {905, false},
+	"messaging off/threads":   {837, false},
+	"messaging on/threads":    {849, false},
 	// The 32-bit PAE kernel: SYSENTER through the vsyscall routine, INT
 	// 0x80 straight; minimal trampolines, and linux ones with pt_regs
 	// copied by REP MOVSL, REP MOVSB (QEMU counts each iteration of a REP
@@ -83,35 +83,35 @@ var ICount = map[string]Path{
 	// The 32-bit ping-pong, per round trip, under the 32-bit tasks kernel
 	// (Go compiled for 386, pipe copies as Linux's memcpy): SYSENTER
 	// (Linux 4.19's entry) and INT 0x80.
-	"pingpong32 off/sysenter/processes": {1961, false},
-	"pingpong32 on/sysenter/processes":  {1985, false},
-	"pingpong32 off/sysenter/threads":   {1933, false},
-	"pingpong32 on/sysenter/threads":    {1957, false},
-	"pingpong32 off/int80/processes":    {2009, false},
-	"pingpong32 on/int80/processes":     {2033, false},
-	"pingpong32 off/int80/threads":      {1981, false},
-	"pingpong32 on/int80/threads":       {2005, false},
+	"pingpong32 off/sysenter/processes": {1989, false},
+	"pingpong32 on/sysenter/processes":  {2013, false},
+	"pingpong32 off/sysenter/threads":   {1957, false},
+	"pingpong32 on/sysenter/threads":    {1981, false},
+	"pingpong32 off/int80/processes":    {2037, false},
+	"pingpong32 on/int80/processes":     {2061, false},
+	"pingpong32 off/int80/threads":      {2005, false},
+	"pingpong32 on/int80/threads":       {2029, false},
 	// lseek in the 32-bit tasks kernel (Go compiled for 386).
 	"lseek32 off/sysenter/linux/direct/false": {163, false},
 	"lseek32 on/sysenter/linux/direct/false":  {169, false},
 	"lseek32 off/int80/linux/movsl/false":     {177, false},
 	"lseek32 on/int80/linux/movsl/false":      {183, false},
 	// 32-bit sched-messaging, per message (SYSENTER, Linux 4.19's entry).
-	"messaging32 off/processes": {767, false},
-	"messaging32 on/processes":  {779, false},
-	"messaging32 off/threads":   {736, false},
-	"messaging32 on/threads":    {748, false},
+	"messaging32 off/processes": {754, false},
+	"messaging32 on/processes":  {766, false},
+	"messaging32 off/threads":   {717, false},
+	"messaging32 on/threads":    {729, false},
 	// sched-messaging over AF_UNIX stream socket pairs (perf's default),
 	// per message, in both worlds: the skb accounting against sk_sndbuf
 	// on top of a pipe's copy.
-	"messaging socket off/processes":   {1060, false},
-	"messaging socket on/processes":    {1072, false},
-	"messaging socket off/threads":     {1010, false},
-	"messaging socket on/threads":      {1022, false},
-	"messaging32 socket off/processes": {927, false},
-	"messaging32 socket on/processes":  {939, false},
-	"messaging32 socket off/threads":   {892, false},
-	"messaging32 socket on/threads":    {905, false},
+	"messaging socket off/processes":   {1064, false},
+	"messaging socket on/processes":    {1076, false},
+	"messaging socket off/threads":     {995, false},
+	"messaging socket on/threads":      {1008, false},
+	"messaging32 socket off/processes": {924, false},
+	"messaging32 socket on/processes":  {936, false},
+	"messaging32 socket off/threads":   {873, false},
+	"messaging32 socket on/threads":    {885, false},
 }
 
 // Bochs are the paths only Bochs runs, on+pcid's (QEMU's TCG has no
@@ -120,12 +120,12 @@ var ICount = map[string]Path{
 var Bochs = map[string]Path{
 	"null on+pcid/minimal": {23, true}, // a BTS of CR3's NOFLUSH bit each way
 	"null on+pcid/linux":   {94, true},
-	"lseek on+pcid/linux":  {251, false},
+	"lseek on+pcid/linux":  {253, false},
 	// Per round trip and per message (truncated).
-	"pingpong on+pcid/processes":  {2096, false},
-	"pingpong on+pcid/threads":    {2026, false},
-	"messaging on+pcid/processes": {928, false},
-	"messaging on+pcid/threads":   {881, false},
+	"pingpong on+pcid/processes":  {2142, false},
+	"pingpong on+pcid/threads":    {2074, false},
+	"messaging on+pcid/processes": {909, false},
+	"messaging on+pcid/threads":   {854, false},
 	// The deferred modes' PCID variants (truncated likewise): on-defer+pcid
 	// pays on-defer's dispatcher over on+pcid; on-noswitch+pcid's getppid
 	// writes no CR3 (off's path), its other calls switch as on-defer+pcid's
@@ -134,16 +134,16 @@ var Bochs = map[string]Path{
 	"null on-defer+pcid/linux":             {100, true},
 	"null on-noswitch+pcid/minimal":        {15, true},
 	"null on-noswitch+pcid/linux":          {85, true},
-	"lseek on-defer+pcid/linux":            {257, false},
-	"lseek on-noswitch+pcid/linux":         {259, false},
-	"pingpong on-defer+pcid/processes":     {2118, false},
-	"pingpong on-defer+pcid/threads":       {2048, false},
-	"pingpong on-noswitch+pcid/processes":  {2126, false},
-	"pingpong on-noswitch+pcid/threads":    {2056, false},
-	"messaging on-defer+pcid/processes":    {940, false},
-	"messaging on-defer+pcid/threads":      {892, false},
-	"messaging on-noswitch+pcid/processes": {944, false},
-	"messaging on-noswitch+pcid/threads":   {896, false},
+	"lseek on-defer+pcid/linux":            {259, false},
+	"lseek on-noswitch+pcid/linux":         {261, false},
+	"pingpong on-defer+pcid/processes":     {2166, false},
+	"pingpong on-defer+pcid/threads":       {2098, false},
+	"pingpong on-noswitch+pcid/processes":  {2174, false},
+	"pingpong on-noswitch+pcid/threads":    {2106, false},
+	"messaging on-defer+pcid/processes":    {921, false},
+	"messaging on-defer+pcid/threads":      {866, false},
+	"messaging on-noswitch+pcid/processes": {925, false},
+	"messaging on-noswitch+pcid/threads":   {870, false},
 }
 
 // Deferred are the deferred modes' paths under QEMU -icount shift=0, held
@@ -159,8 +159,8 @@ var Deferred = map[string]Path{
 	"null on-defer/linux":      {98, true},
 	"null on-noswitch/minimal": {15, true},
 	"null on-noswitch/linux":   {85, true},
-	"lseek on-defer/linux":     {255, false},
-	"lseek on-noswitch/linux":  {257, false},
+	"lseek on-defer/linux":     {257, false},
+	"lseek on-noswitch/linux":  {259, false},
 }
 
 // Key names a timing loop's record in the tables: "bench mode/flavour"

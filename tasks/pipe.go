@@ -4,63 +4,47 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/linuxabi"
+	"github.com/ptilab/ptilab/tasks/core"
 )
 
-// Pipes: a byte ring with a read end and a write end, as Linux's pipe(2)
-// (fs/pipe.c) for blocking descriptors: a read takes what is there,
-// blocking while the pipe is empty and a writer remains, and returns 0 at
-// the end; a write of at most PipeBuf bytes is atomic, blocking until
-// there is room, and fails with EPIPE without readers (no SIGPIPE: there
-// are no signals). Unlike Linux, a longer write writes what fits and
-// returns that short count.
+// Pipes: core's (Linux's pipe(2) for blocking descriptors; see there),
+// each with its ring here, kernel memory the run gives.
 
 const (
-	maxPipes = 1024 // pipes and socket pairs' channels
+	maxPipes = core.MaxPipes // pipes and socket pairs' channels
 	// PipeBuf is the most bytes a write puts in a pipe at once, whole
 	// (Linux's PIPE_BUF).
-	PipeBuf = 4096
+	PipeBuf = core.PipeBuf
 )
 
-type pipe struct {
-	used             bool
-	readers, writers int16
-	rwait, wwait     waitList // tasks waiting to read, to write
-	rpos, wpos       uint64   // bytes read and written so far
-	ring             uint64   // address of the ring: memory the caller of NewPipe keeps
-	size             uint64   // bytes of the ring
-}
-
-var pipes [maxPipes]pipe
+// rings are the pipe slots' rings, core.RingSize bytes each at these
+// addresses (memory the caller of NewPipe or NewSocketPair keeps); 0 for
+// a free slot.
+var rings [maxPipes]uint64
 
 func resetPipes() {
-	for i := range pipes {
-		if pipes[i].used {
-			pipes[i] = pipe{}
-		}
-	}
+	rings = [maxPipes]uint64{}
 	nspare = 0
 }
-
-// buf returns the pipe's ring.
-func (pp *pipe) buf() []byte { return unsafe.Slice((*byte)(pointer(pp.ring)), pp.size) }
 
 // Descriptor objects: pipe p's read end is object 2p, its write end 2p+1;
 // file f is object fileObjBase+f.
 const fileObjBase = 2 * maxPipes
 
 // NewPipe makes a pipe whose read end is descriptor rfd of process rproc
-// and write end wfd of wproc, with ring as its buffer (its capacity: Linux
-// has 16 pages; the caller keeps the memory, mapped in the kernel side of
-// every process, until Reset). It returns the pipe, or -1 when the table
-// is full, a descriptor is out of range or taken, or the ring is empty.
+// and write end wfd of wproc, with ring as its buffer (core.RingSize
+// bytes: Linux's 16 pages; the caller keeps the memory, mapped in the
+// kernel side of every process, until Reset). It returns the pipe, or -1
+// when the table is full, a descriptor is out of range or taken, or the
+// ring is not core.RingSize bytes.
 func NewPipe(rproc, rfd, wproc, wfd int, ring []byte) int {
-	if !fdFree(rproc, rfd) || !fdFree(wproc, wfd) || rproc == wproc && rfd == wfd || len(ring) == 0 {
+	if !fdFree(rproc, rfd) || !fdFree(wproc, wfd) || rproc == wproc && rfd == wfd || len(ring) != core.RingSize {
 		return -1
 	}
-	for i := range pipes {
-		if !pipes[i].used {
-			pipes[i] = pipe{used: true, readers: 1, writers: 1, rwait: waitList{-1, -1}, wwait: waitList{-1, -1},
-				ring: uint64(uintptr(unsafe.Pointer(&ring[0]))), size: uint64(len(ring))}
+	for i := range rings {
+		if rings[i] == 0 {
+			rings[i] = uint64(uintptr(unsafe.Pointer(&ring[0])))
+			kernel.OpenPipe(uint32(i))
 			procs[rproc].fds()[rfd] = int16(2*i) + 1
 			procs[wproc].fds()[wfd] = int16(2*i+1) + 1
 			return i
@@ -80,14 +64,14 @@ func ShareFD(from, to, fd int) bool {
 	procs[to].fds()[fd] = int16(obj + 1)
 	switch {
 	case obj >= sockObjBase:
-		pipes[obj-sockObjBase].readers++
-		pipes[(obj-sockObjBase)^1].writers++
+		kernel.Pipes[obj-sockObjBase].Readers++
+		kernel.Pipes[(obj-sockObjBase)^1].Writers++
 	case obj >= fileObjBase:
 		files[obj-fileObjBase].refs++
 	case obj%2 == 0:
-		pipes[obj/2].readers++
+		kernel.Pipes[obj/2].Readers++
 	default:
-		pipes[obj/2].writers++
+		kernel.Pipes[obj/2].Writers++
 	}
 	return true
 }
@@ -99,10 +83,10 @@ func fdFree(proc, fd int) bool {
 // object returns the object behind descriptor fd of the running task's
 // process, -1 when none.
 func object(fd uint64) int {
-	if cur < 0 {
+	if kernel.Cur == core.NoTask {
 		return -1
 	}
-	p := &procs[tasks[cur].proc]
+	p := &procs[tasks[kernel.Cur].proc]
 	if fd >= uint64(p.nfds) {
 		return -1
 	}
@@ -110,117 +94,23 @@ func object(fd uint64) int {
 }
 
 // PipeBytes returns the bytes written into and read from pipe p.
-func PipeBytes(p int) (written, read uint64) { return pipes[p].wpos, pipes[p].rpos }
+func PipeBytes(p int) (written, read uint64) {
+	return uint64(kernel.Pipes[p].WPos), uint64(kernel.Pipes[p].RPos)
+}
 
-// userBuf returns the n bytes of the running task's memory at va, or nil
-// when they are not all in the tasks' part of the address space (PML4 slot
-// 255). The kernel side of the running task's process maps them.
-func userBuf(va, n uint64) []byte {
+// userRoom returns the bytes from va to the end of the tasks' part of the
+// address space (PML4 slot 255), 0 when va is not in it: the kernel side
+// of the running task's process maps it, and core's copies stay within it,
+// so that a bad buffer is EFAULT instead of a fault in the kernel.
+func userRoom(va uint64) uintptr {
 	const lo, hi = 0x00007f8000000000, 0x0000800000000000
-	if va < lo || va > hi || n > hi-va {
-		return nil
+	if va < lo || va >= hi {
+		return 0
 	}
-	if n == 0 {
-		return []byte{}
-	}
-	return unsafe.Slice((*byte)(pointer(va)), n)
+	return uintptr(hi - va)
 }
 
 func pointer(va uint64) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&va)) }
-
-func pipeRead(p int, buf, n uint64) int64 {
-	pp := &pipes[p]
-	if n == 0 {
-		return 0
-	}
-	avail := pp.wpos - pp.rpos
-	if avail == 0 {
-		if pp.writers == 0 {
-			return 0
-		}
-		block(waitRead, p, &pp.rwait)
-		return 0
-	}
-	k := min(n, avail)
-	dst := userBuf(buf, k)
-	if dst == nil {
-		return -linuxabi.EFAULT
-	}
-	ring := pp.buf()
-	if c := copy(dst, ring[pp.rpos%pp.size:]); c < len(dst) {
-		copy(dst[c:], ring) // the ring wraps
-	}
-	pp.rpos += k
-	// Room for the writers: each checks its own need when picked.
-	wake(&pp.wwait)
-	return int64(k)
-}
-
-// writable reports whether a write of n bytes can go ahead in pipe pp: a
-// write of at most PipeBuf bytes needs room for all of them, a longer one
-// room for one.
-func (pp *pipe) writable(n uint64) bool {
-	need := n
-	if n > PipeBuf {
-		need = 1
-	}
-	return pp.size-(pp.wpos-pp.rpos) >= need
-}
-
-func pipeWrite(p int, buf, n uint64) int64 {
-	pp := &pipes[p]
-	if n == 0 {
-		return 0
-	}
-	if pp.readers == 0 {
-		return -linuxabi.EPIPE
-	}
-	if !pp.writable(n) {
-		block(waitWrite, p, &pp.wwait)
-		return 0
-	}
-	k := min(n, pp.size-(pp.wpos-pp.rpos))
-	src := userBuf(buf, k)
-	if src == nil {
-		return -linuxabi.EFAULT
-	}
-	ring := pp.buf()
-	if c := copy(ring[pp.wpos%pp.size:], src); c < len(src) {
-		copy(ring, src[c:]) // the ring wraps
-	}
-	wasEmpty := pp.wpos == pp.rpos
-	pp.wpos += k
-	if wasEmpty { // readers wait only on an empty pipe
-		wake(&pp.rwait)
-	}
-	return int64(k)
-}
-
-// ready reports whether blocked task t's call can go ahead now; a task
-// woken by a wake-up that others used up goes back to waiting, before its
-// address space is loaded.
-func (t *task) ready() bool {
-	pp := &pipes[t.obj]
-	switch t.wait {
-	case waitRead:
-		return pp.wpos != pp.rpos || pp.writers == 0
-	case waitWrite:
-		return pp.readers == 0 || pp.writable(t.regs.DX)
-	}
-	// A socket's writer (waitSockWrite) is woken only when its call can
-	// go ahead (sockRead, closeFD); should others have filled the queue
-	// again first, its retried call waits again, as in Linux, where the
-	// woken task runs and checks.
-	return true
-}
-
-// waitListOf returns the list pipe obj keeps for waiters of kind.
-func waitListOf(kind Wait, obj int) *waitList {
-	if kind == waitRead {
-		return &pipes[obj].rwait
-	}
-	return &pipes[obj].wwait
-}
 
 // closeFD closes descriptor fd of process proc, if open: the last
 // reference to a pipe end wakes the tasks that then see the end of the
@@ -238,26 +128,11 @@ func closeFD(proc, fd int) int64 {
 			files[obj-fileObjBase].refs--
 			break
 		}
-		// Here, off the pipes' path: the endpoint reads channel c and
-		// writes c^1; the last descriptor ends both streams at this end
-		// (the peer's reader sees the end of file, its writer EPIPE).
-		c := obj - sockObjBase
-		if pipes[c].readers--; pipes[c].readers == 0 {
-			wake(&pipes[c].wwait)
-		}
-		if pipes[c^1].writers--; pipes[c^1].writers == 0 {
-			wake(&pipes[c^1].rwait)
-		}
+		kernel.CloseSocket(uint32(obj - sockObjBase)) // here, off the pipes' path
 	case obj%2 == 0:
-		pp := &pipes[obj/2]
-		if pp.readers--; pp.readers == 0 {
-			wake(&pp.wwait)
-		}
+		kernel.CloseRead(uint32(obj / 2))
 	default:
-		pp := &pipes[obj/2]
-		if pp.writers--; pp.writers == 0 {
-			wake(&pp.rwait)
-		}
+		kernel.CloseWrite(uint32(obj / 2))
 	}
 	return 0
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/tasks/core"
 )
 
 // The run builder: a run's processes, pipes, files and tasks, made from
@@ -38,8 +39,8 @@ type Run struct {
 }
 
 // PipeCapacity is the bytes a pipe of a run holds: Linux's default pipe
-// size, 16 pages.
-const PipeCapacity = 16 * 4096
+// size, 16 pages (core.RingSize).
+const PipeCapacity = core.RingSize
 
 // ringFrames are the pipes' buffers: kernel frames, made when first needed
 // and reused by every run (pipe n of a run has ring n).

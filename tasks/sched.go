@@ -4,6 +4,7 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/tasks/core"
 )
 
 // Ring-3 tasks: processes (address spaces with descriptor tables) and
@@ -17,10 +18,10 @@ import (
 // when the next task is in another process.
 
 // Bounds of the tables: enough for sched-messaging with 25 groups (1001
-// tasks, each in its own process).
+// tasks, each in its own process). Tasks and pipes are package core's.
 const (
 	maxProcs   = 1024
-	maxTasks   = 1024
+	maxTasks   = core.MaxTasks
 	maxFDSlots = 16384 // descriptors of all processes together
 )
 
@@ -28,43 +29,22 @@ const (
 // on the kernel stack: Linux's x86-64 struct pt_regs (linuxabi.PtRegs).
 type PtRegs = linuxabi.PtRegs
 
-// State is a task's state.
+// State is a task's state: core's Task.State.
 type State uint8
-
-const (
-	taskFree State = iota
-	taskRunnable
-	taskRunning
-	taskBlocked
-	taskExited
-)
 
 func (s State) String() string {
 	return [...]string{"free", "runnable", "running", "blocked", "exited"}[s]
 }
 
-// Wait is what a blocked task waits for.
+// Wait is what a blocked task waits for: core's Task.Wait.
 type Wait uint8
-
-const (
-	waitNone  Wait = iota
-	waitRead       // data in, or the last writer gone from, a pipe
-	waitWrite      // room in, or the last reader gone from, a pipe
-	// room in a socket pair's channel (socket.go): its charge against
-	// sk_sndbuf; or the peer gone. A socket's reader waits as a pipe's.
-	waitSockWrite
-)
 
 func (w Wait) String() string { return [...]string{"", "read", "write", "write"}[w] }
 
+// task is what this kernel keeps of a task beside core's (kernel.Tasks).
 type task struct {
-	state  State
-	wait   Wait  // what it waits for, blocked or woken: its call is retried; none when running or yielded
-	obj    int16 // the pipe (or socket channel) waited on
-	proc   int16
-	next   int16 // run-queue or wait-list link
-	status int64 // exit status
-	regs   PtRegs
+	proc int16
+	regs PtRegs
 }
 
 type process struct {
@@ -78,17 +58,16 @@ type process struct {
 
 // Kernel state of a run.
 var (
-	procs      [maxProcs]process
-	tasks      [maxTasks]task
-	fdSlots    [maxFDSlots]int16
-	nfdSlots   int32 // slots handed out
-	ntasks     int
-	cur        int16 = -1 // the running task
-	loaded     int16 = -1 // the process whose CR3 is loaded
-	head, tail int16 = -1, -1
-	live       int   // tasks that have not exited
-	runStatus  int64 // the first nonzero exit status of the run
-	framed     bool  // the trampoline builds a pt_regs frame: tasks can switch
+	// kernel is the core's state: the running task, the run queue, the
+	// tasks' states, the pipes and socket channels.
+	kernel   core.Kernel
+	procs    [maxProcs]process
+	tasks    [maxTasks]task
+	fdSlots  [maxFDSlots]int16
+	nfdSlots int32 // slots handed out
+	ntasks   int
+	loaded   int16 = -1 // the process whose CR3 is loaded
+	framed   bool       // the trampoline builds a pt_regs frame: tasks can switch
 
 	// The machine operations, variables for the host tests.
 	setCR3  = amd64.SetCR3
@@ -122,8 +101,8 @@ func Reset(ptRegs bool) {
 	procs = [maxProcs]process{}
 	tasks = [maxTasks]task{}
 	fdSlots = [maxFDSlots]int16{}
-	ntasks, nfdSlots, cur, loaded, head, tail = 0, 0, -1, -1, -1, -1
-	live, runStatus, framed = 0, 0, ptRegs
+	kernel.Reset()
+	ntasks, nfdSlots, loaded, framed = 0, 0, -1, ptRegs
 	Switches, CR3Loads, EndTSC, IBPBs, RSBFills = 0, 0, 0, 0, 0
 	resetPipes()
 	resetFiles()
@@ -187,7 +166,7 @@ func NewTask(proc int, rip, rsp uint64, args [6]uint64) int {
 	i := ntasks
 	ntasks++
 	t := &tasks[i]
-	*t = task{proc: int16(proc), next: -1}
+	*t = task{proc: int16(proc)}
 	t.regs = PtRegs{
 		IP: rip, SP: rsp, Flags: userFlags, CS: userCS, SS: userDS,
 		DI: args[0], SI: args[1], DX: args[2], R10: args[3], R8: args[4], R9: args[5],
@@ -196,12 +175,9 @@ func NewTask(proc int, rip, rsp uint64, args [6]uint64) int {
 	// task may be a SYSRET.
 	t.regs.CX, t.regs.R11 = rip, userFlags
 	procs[proc].threads++
-	live++
+	kernel.AddTask(uint32(i))
 	if i == 0 {
-		t.state = taskRunning
-		cur, loaded = 0, int16(proc)
-	} else {
-		enqueue(i)
+		loaded = int16(proc)
 	}
 	return i
 }
@@ -214,129 +190,53 @@ const (
 	userFlags = amd64.RFLAGS_FIXED
 )
 
-// enqueue puts task i at the end of the run queue; a woken task keeps
-// what it waited for until it runs: its call is then retried.
-func enqueue(i int) {
-	t := &tasks[i]
-	t.state = taskRunnable
-	t.next = -1
-	if tail < 0 {
-		head = int16(i)
-	} else {
-		tasks[tail].next = int16(i)
-	}
-	tail = int16(i)
-}
-
-func dequeue() int {
-	i := head
-	if i < 0 {
-		return -1
-	}
-	head = tasks[i].next
-	if head < 0 {
-		tail = -1
-	}
-	tasks[i].next = -1
-	return int(i)
-}
-
-// waitList is a FIFO of blocked tasks, linked through task.next.
-type waitList struct{ head, tail int16 }
-
-// block makes the running task wait for kind on pipe obj, at the end of
-// list; its system call is retried when a wake-up makes it runnable and
-// the scheduler picks it.
-func block(kind Wait, obj int, list *waitList) { park(int(cur), kind, obj, list) }
-
-// park makes task i wait for kind on pipe obj, at the end of list.
-func park(i int, kind Wait, obj int, list *waitList) {
-	t := &tasks[i]
-	t.state = taskBlocked
-	t.wait = kind
-	t.obj = int16(obj)
-	t.next = -1
-	if list.tail < 0 {
-		list.head = int16(i)
-	} else {
-		tasks[list.tail].next = int16(i)
-	}
-	list.tail = int16(i)
-}
-
-// wake makes every task of list runnable, in the order they blocked. Linux
-// wakes one exclusive waiter (fs/pipe.c); here each woken task checks its
-// condition when picked and goes back to waiting, without a switch, when
-// another used the wake-up.
-func wake(list *waitList) {
-	for i := list.head; i >= 0; {
-		next := tasks[i].next
-		enqueue(int(i))
-		i = next
-	}
-	list.head, list.tail = -1, -1
-}
-
-// yield puts the running task at the end of the run queue (sched_yield).
-func yield() int64 {
-	enqueue(int(cur))
-	return 0
-}
-
 // exit ends the running task with status; the process's descriptors close
 // with its last thread.
 func exit(status int64) {
-	t := &tasks[cur]
-	t.state = taskExited
-	t.status = status
-	live--
-	if status != 0 && runStatus == 0 {
-		runStatus = status
-	}
+	t := &tasks[kernel.Cur]
+	last := kernel.Exit(uint32(status))
 	p := &procs[t.proc]
 	if p.threads--; p.threads == 0 {
 		for fd := range p.fds() {
 			closeFD(int(t.proc), fd)
 		}
 	}
-	if live == 0 {
+	if last {
 		EndTSC = amd64.RDTSC()
 	}
 }
 
-// What pick found.
-const (
-	outcomeRun      = iota // a task was picked
-	outcomeDone            // every task has exited
-	outcomeDeadlock        // tasks remain, none can run
-)
+// runStatus is the first nonzero exit status of the run, an int as exit's
+// argument.
+func runStatus() uint64 { return uint64(int64(int32(kernel.Status))) }
 
 // schedule parks the running task, which blocked, yielded or exited in
 // the system call that returned r, with its registers from regs (the
 // pt_regs frame on the kernel stack), and resumes the next task that can
-// run: its registers go into regs and its RAX is returned, for the
-// trampoline to store there too. When no task can run it ends the run.
+// run (core's Next): its registers go into regs and its RAX is returned,
+// for the trampoline to store there too. When no task can run it ends the
+// run.
 func schedule(regs *PtRegs, r int64) int64 {
 	if !framed {
-		if live == 0 {
-			exitRun(pti.ReasonExit, uint64(runStatus))
+		if kernel.Live == 0 {
+			exitRun(pti.ReasonExit, runStatus())
 		}
 		exitRun(pti.ReasonNoSwitch, 0)
 	}
-	prev := cur
+	prev := kernel.Cur
 	t := &tasks[prev]
 	t.regs = *regs
 	t.regs.AX = uint64(r)
 	for {
-		next, outcome := pick()
-		switch outcome {
-		case outcomeDone:
-			exitRun(pti.ReasonExit, uint64(runStatus))
-		case outcomeDeadlock:
+		next := kernel.Next()
+		if next == core.NoTask {
+			if kernel.Live == 0 {
+				exitRun(pti.ReasonExit, runStatus())
+			}
 			exitRun(pti.ReasonDeadlock, 0)
 		}
 		if resume(next) {
-			if next != int(prev) {
+			if next != prev {
 				Switches++
 			}
 			*regs = tasks[next].regs
@@ -345,32 +245,12 @@ func schedule(regs *PtRegs, r int64) int64 {
 	}
 }
 
-// pick takes the next task off the run queue and says what to do when
-// there is none.
-func pick() (next int, outcome int) {
-	if i := dequeue(); i >= 0 {
-		return i, outcomeRun
-	}
-	if live == 0 {
-		return -1, outcomeDone
-	}
-	return -1, outcomeDeadlock
-}
-
 // resume makes task i the running one, in its process's address space,
 // and retries the system call it blocked in; it reports false when the
-// call cannot go ahead yet (the task waits again, before its CR3 is
-// loaded) or blocked again.
-func resume(i int) bool {
+// call blocked again.
+func resume(i uint32) bool {
+	retry := kernel.Resume(i)
 	t := &tasks[i]
-	pending := t.wait != waitNone // woken in a system call, to retry
-	if pending && !t.ready() {
-		park(i, t.wait, int(t.obj), waitListOf(t.wait, int(t.obj)))
-		return false
-	}
-	cur = int16(i)
-	t.state = taskRunning
-	t.wait = waitNone
 	if t.proc != loaded {
 		loaded = t.proc
 		if kcr3 := procs[t.proc].kcr3; kcr3 != 0 {
@@ -378,11 +258,11 @@ func resume(i int) bool {
 			CR3Loads++
 		}
 	}
-	if !pending {
+	if !retry {
 		return true
 	}
 	r := dispatch(t.regs.OrigAX, t.regs.DI, t.regs.SI, t.regs.DX, t.regs.R10, t.regs.R8, t.regs.R9)
-	if t.state != taskRunning {
+	if !kernel.Running() {
 		return false
 	}
 	t.regs.AX = uint64(r)
@@ -406,10 +286,10 @@ func Count() int { return ntasks }
 func Tasks(dst []Task) int {
 	n := 0
 	for i := 0; i < ntasks && n < len(dst); i++ {
-		t := &tasks[i]
-		dst[n] = Task{Task: i, Proc: int(t.proc), State: t.state, RIP: t.regs.IP, Status: t.status}
-		if t.state == taskBlocked {
-			dst[n].Wait, dst[n].Pipe = t.wait, int(t.obj)
+		t, c := &tasks[i], &kernel.Tasks[i]
+		dst[n] = Task{Task: i, Proc: int(t.proc), State: State(c.State), RIP: t.regs.IP, Status: int64(int32(c.Status))}
+		if c.State == core.TaskBlocked {
+			dst[n].Wait, dst[n].Pipe = Wait(c.Wait), int(c.Obj)
 		}
 		n++
 	}

@@ -2,7 +2,9 @@
 // its system calls, with Linux's numbers and semantics where Linux has
 // them, the kernel objects they work on (pipes, AF_UNIX stream socket
 // pairs, files), and the tasks themselves: processes, threads, a run
-// queue and the context switch.
+// queue and the context switch. The pipe and socket rings, the wait
+// queues and the scheduler's decisions are package tasks/core's, which
+// the 32-bit world's kernel (i386pae/kernel32) runs too.
 //
 // Its handlers run in kernel mode, as goos's do: on the kernel stack under
 // goos's kernelG (the run sets the FS base to goos's kernel TLS), so they
@@ -12,7 +14,10 @@
 // Syscall with the task's pt_regs frame.
 package tasks
 
-import "github.com/ptilab/ptilab/linuxabi"
+import (
+	"github.com/ptilab/ptilab/linuxabi"
+	"github.com/ptilab/ptilab/tasks/core"
+)
 
 // Calls lists the system calls Syscall answers, for pti's table: Linux
 // x86-64 numbers (linuxabi's, from arch/x86/entry/syscalls/syscall_64.tbl).
@@ -28,7 +33,7 @@ var Calls = [...]int{linuxabi.SYS_read, linuxabi.SYS_write, linuxabi.SYS_close, 
 // (pti.ExitRun).
 func Syscall(regs *PtRegs, nr, a0, a1, a2, a3, a4, a5 uint64) int64 {
 	r := dispatch(nr, a0, a1, a2, a3, a4, a5)
-	if cur < 0 || tasks[cur].state == taskRunning {
+	if kernel.Cur == core.NoTask || kernel.Running() {
 		return r
 	}
 	return schedule(regs, r)
@@ -41,36 +46,40 @@ func dispatch(nr, a0, a1, a2, a3, a4, a5 uint64) int64 {
 		obj := object(a0)
 		if obj < 0 || obj >= fileObjBase || obj%2 != 0 {
 			if obj >= sockObjBase { // here, off the pipes' path
-				return sockRead(obj-sockObjBase, a1, a2)
+				c := uint32(obj - sockObjBase)
+				return int64(kernel.Read(c, uintptr(rings[c]), uintptr(a1), userRoom(a1), uintptr(a2)))
 			}
 			return -linuxabi.EBADF // files here have no contents to read
 		}
-		return pipeRead(obj/2, a1, a2)
+		p := uint32(obj / 2)
+		return int64(kernel.Read(p, uintptr(rings[p]), uintptr(a1), userRoom(a1), uintptr(a2)))
 	case linuxabi.SYS_write:
 		obj := object(a0)
 		if obj < 0 || obj >= fileObjBase || obj%2 != 1 {
 			if obj >= sockObjBase { // here, off the pipes' path
-				return sockWrite((obj-sockObjBase)^1, a1, a2)
+				c := uint32(obj-sockObjBase) ^ 1
+				return int64(kernel.SockWrite(c, uintptr(rings[c]), uintptr(a1), userRoom(a1), uintptr(a2)))
 			}
 			return -linuxabi.EBADF
 		}
-		return pipeWrite(obj/2, a1, a2)
+		p := uint32(obj / 2)
+		return int64(kernel.PipeWrite(p, uintptr(rings[p]), uintptr(a1), userRoom(a1), uintptr(a2)))
 	case linuxabi.SYS_close:
-		if cur < 0 {
+		if kernel.Cur == core.NoTask {
 			return -linuxabi.EBADF
 		}
-		return closeFD(int(tasks[cur].proc), int(a0))
+		return closeFD(int(tasks[kernel.Cur].proc), int(a0))
 	case linuxabi.SYS_lseek:
 		return lseek(a0, int64(a1), a2)
 	case linuxabi.SYS_sched_yield:
-		if cur < 0 {
-			return 0
+		if kernel.Cur != core.NoTask {
+			kernel.Yield()
 		}
-		return yield()
+		return 0
 	case linuxabi.SYS_socketpair:
 		return socketpair(a0, a1, a2, a3)
 	case linuxabi.SYS_exit:
-		if cur >= 0 {
+		if kernel.Cur != core.NoTask {
 			exit(int64(int32(a0))) // the status is an int
 		}
 		return 0

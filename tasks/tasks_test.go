@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
+	"github.com/ptilab/ptilab/tasks/core"
 	"github.com/ptilab/ptilab/testkit/taskscenario"
 )
 
@@ -69,7 +70,7 @@ func (m *machine) call(nr uint64, args ...uint64) (running int, ax int64) {
 		return -1, 0
 	}
 	m.regs.AX = uint64(r)
-	return int(cur), r
+	return int(int32(kernel.Cur)), r // -1: none
 }
 
 // userMem maps n bytes at va, in the tasks' slot of the address space.
@@ -86,16 +87,16 @@ func userMem(t *testing.T, va uintptr, n int) []byte {
 // nfds is the descriptors of the tests' processes.
 const nfds = 16
 
-// ringSize is the capacity of the tests' pipes.
-const ringSize = 4096
+// ringSize is the capacity of the tests' pipes: core's.
+const ringSize = core.RingSize
 
-// rings keeps the tests' pipe rings alive: the kernel holds their
+// testRings keeps the tests' pipe rings alive: the kernel holds their
 // addresses only.
-var rings [][]byte
+var testRings [][]byte
 
 func ring() []byte {
 	r := make([]byte, ringSize)
-	rings = append(rings, r)
+	testRings = append(testRings, r)
 	return r
 }
 
@@ -140,14 +141,16 @@ func TestTablesFull(t *testing.T) {
 		require.Equal(t, i, NewTask(i%maxProcs, 0, 0, [6]uint64{}))
 	}
 	assert.Equal(t, -1, NewTask(0, 0, 0, [6]uint64{}))
+	shared := ring() // the pipes' bytes do not matter here
 	for i := 0; i < maxPipes; i++ {
-		require.Equal(t, i, NewPipe(i, 0, i, 1, ring()))
+		require.Equal(t, i, NewPipe(i, 0, i, 1, shared))
 	}
-	assert.Equal(t, -1, NewPipe(maxPipes, 0, maxPipes, 1, ring()), "no pipe left")
-	assert.Equal(t, -1, NewPipe(maxPipes, 2, maxPipes, 2, ring()), "one descriptor for both ends")
-	assert.Equal(t, -1, NewPipe(maxPipes, maxFDSlots/maxProcs, maxPipes, 2, ring()), "out of range")
-	assert.Equal(t, -1, NewPipe(0, 0, 1, 2, ring()), "taken")
+	assert.Equal(t, -1, NewPipe(maxPipes, 0, maxPipes, 1, shared), "no pipe left")
+	assert.Equal(t, -1, NewPipe(maxPipes, 2, maxPipes, 2, shared), "one descriptor for both ends")
+	assert.Equal(t, -1, NewPipe(maxPipes, maxFDSlots/maxProcs, maxPipes, 2, shared), "out of range")
+	assert.Equal(t, -1, NewPipe(0, 0, 1, 2, shared), "taken")
 	assert.Equal(t, -1, NewPipe(maxPipes, 4, maxPipes, 5, nil), "no ring")
+	assert.Equal(t, -1, NewPipe(maxPipes, 4, maxPipes, 5, shared[:4096]), "a ring of another size")
 
 	Reset(true)
 	assert.Equal(t, -1, NewTask(0, 0, 0, [6]uint64{}), "no such process")
@@ -166,15 +169,16 @@ func TestLastExitWithoutFrame(t *testing.T) {
 }
 
 func TestStateNames(t *testing.T) {
-	assert.Equal(t, "blocked", taskBlocked.String())
-	assert.Equal(t, "read", waitRead.String())
-	assert.Equal(t, "write", waitWrite.String())
+	assert.Equal(t, "blocked", State(core.TaskBlocked).String())
+	assert.Equal(t, "read", Wait(core.WaitRead).String())
+	assert.Equal(t, "write", Wait(core.WaitWrite).String())
+	assert.Equal(t, "write", Wait(core.WaitSockWrite).String())
 }
 
 // TestScenarios runs the scenarios both tasks kernels share.
 func TestScenarios(t *testing.T) {
 	taskscenario.Run(t, func(t *testing.T) taskscenario.Kernel {
-		return &kernel64{machine: newMachine(t), mem: userMem(t, memBase, 0x10000)}
+		return &kernel64{machine: newMachine(t), mem: userMem(t, memBase, 0x40000)}
 	})
 }
 
@@ -214,12 +218,12 @@ func (k *kernel64) SocketRings(pairs int) {
 	for i := 0; i < 2*pairs; i++ {
 		rs = append(rs, uint64(uintptr(unsafe.Pointer(&sockRing()[0]))))
 	}
-	SetSocketRings(rs, PipeCapacity)
+	SetSocketRings(rs)
 }
 
 func sockRing() []byte {
 	r := make([]byte, PipeCapacity)
-	rings = append(rings, r)
+	testRings = append(testRings, r)
 	return r
 }
 
@@ -251,10 +255,10 @@ func (k *kernel64) Task(i int) taskscenario.Task {
 	ts := make([]Task, Count())
 	require.Less(k.t, i, Tasks(ts))
 	t := ts[i]
-	state := map[State]taskscenario.State{taskRunnable: taskscenario.Runnable, taskRunning: taskscenario.Running,
-		taskBlocked: taskscenario.Blocked, taskExited: taskscenario.Exited}[t.State]
-	wait := map[Wait]taskscenario.Wait{waitNone: taskscenario.WaitNone, waitRead: taskscenario.WaitRead,
-		waitWrite: taskscenario.WaitWrite, waitSockWrite: taskscenario.WaitWrite}[t.Wait]
+	state := map[State]taskscenario.State{core.TaskRunnable: taskscenario.Runnable, core.TaskRunning: taskscenario.Running,
+		core.TaskBlocked: taskscenario.Blocked, core.TaskExited: taskscenario.Exited}[t.State]
+	wait := map[Wait]taskscenario.Wait{core.WaitNone: taskscenario.WaitNone, core.WaitRead: taskscenario.WaitRead,
+		core.WaitWrite: taskscenario.WaitWrite, core.WaitSockWrite: taskscenario.WaitWrite}[t.Wait]
 	return taskscenario.Task{Proc: t.Proc, State: state, Wait: wait, Pipe: t.Pipe, IP: t.RIP, Status: t.Status}
 }
 

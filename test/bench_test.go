@@ -1126,13 +1126,13 @@ var ladderPathLength = map[string]int64{
 	"ladder null/bhb":               206,
 	"ladder null/lfence":            99,
 	"ladder null/retpoline":         103,
-	"ladder pingpong/linux flavour": 2063,
-	"ladder pingpong/none":          2111,
-	"ladder pingpong/verw":          2115,
-	"ladder pingpong/rsb":           2331,
-	"ladder pingpong/bhb":           2543,
-	"ladder pingpong/lfence":        2115,
-	"ladder pingpong/retpoline":     2131,
+	"ladder pingpong/linux flavour": 2110,
+	"ladder pingpong/none":          2158,
+	"ladder pingpong/verw":          2162,
+	"ladder pingpong/rsb":           2378,
+	"ladder pingpong/bhb":           2590,
+	"ladder pingpong/lfence":        2162,
+	"ladder pingpong/retpoline":     2178,
 }
 
 // ladder32Plan is ladderPlan in the 32-bit world.
@@ -1148,11 +1148,11 @@ var ladder32PathLength = map[string]int64{
 	"ladder32 null/none":              77,
 	"ladder32 null/verw":              78,
 	"ladder32 null/retpoline":         82,
-	"ladder32 pingpong/linux flavour": 1961,
-	"ladder32 pingpong/none":          1993,
-	"ladder32 pingpong/verw":          1997,
-	"ladder32 pingpong/rsb":           2089,
-	"ladder32 pingpong/retpoline":     2013,
+	"ladder32 pingpong/linux flavour": 1989,
+	"ladder32 pingpong/none":          2021,
+	"ladder32 pingpong/verw":          2025,
+	"ladder32 pingpong/rsb":           2117,
+	"ladder32 pingpong/retpoline":     2041,
 }
 
 // ladderKey names a ladder rung's figure as ladderPathLength and

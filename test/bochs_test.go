@@ -52,7 +52,7 @@ var bochsDeferredPCID = []string{"on-defer+pcid", "on-noswitch+pcid"}
 // socket pairs on the path QEMU cannot run, on+pcid's, per message
 // (truncated), measured with pathLengthSocketPlan under Bochs.
 var bochsSocketPathLength = map[string]int64{
-	"messaging socket on+pcid/processes": 1076,
+	"messaging socket on+pcid/processes": 1080,
 	"messaging socket on+pcid/threads":   1026,
 }
 

@@ -27,6 +27,7 @@ var kernelPackages = []string{
 	"github.com/ptilab/ptilab/efi.",
 	"github.com/ptilab/ptilab/board.",
 	"github.com/ptilab/ptilab/tasks.",
+	"github.com/ptilab/ptilab/tasks/core.",
 	"github.com/ptilab/ptilab/linuxabi.",
 	"github.com/usbarmory/tamago/soc/intel/uart.",
 	"github.com/usbarmory/tamago/internal/reg.",

@@ -885,26 +885,6 @@ TEXT ·endRun(SB),NOSPLIT,$0-8
 	MOVL	AX, (const_cpu+cpuData_Status)
 	JMP	·leave32(SB)
 
-// func copyBytes(dst, src, n uint32)
-//
-// Copies n bytes from src to dst (not overlapping) as Linux's x86_32
-// memcpy: REP MOVSL, then REP MOVSB for the rest (the tasks kernel's pipe
-// copies). DF is clear in the kernel (SAVE_ALL's CLD).
-TEXT ·copyBytes(SB),NOSPLIT,$0-12
-	MOVL	DI, DX			// ESI and EDI back before returning to Go
-	MOVL	SI, AX
-	MOVL	dst+0(FP), DI
-	MOVL	src+4(FP), SI
-	MOVL	n+8(FP), CX
-	SHRL	$2, CX
-	REP; MOVSL
-	MOVL	n+8(FP), CX
-	ANDL	$3, CX
-	REP; MOVSB
-	MOVL	DX, DI
-	MOVL	AX, SI
-	RET
-
 // The mitigated trampolines come last in the kernel text, so that the
 // routines before them keep their bytes (their CALLs to dispatch too).
 SYSENTER_MITIGATED(·sysenterMitigatedOff, TO_KERNEL_OFF, TO_USER_OFF)

@@ -23,11 +23,6 @@ func setCR3(v uint32)
 // defined in entry_386.s
 func rdtsc() (lo, hi uint32)
 
-// copyBytes copies n bytes from src to dst (REP MOVSL, REP MOVSB).
-//
-// defined in entry_386.s
-func copyBytes(dst, src, n uint32)
-
 // sample records the core-clock and disturbance counters in the next of
 // KState.Samples: the sample call.
 //

@@ -7,11 +7,12 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/i386pae/layout"
+	"github.com/ptilab/ptilab/tasks/core"
 )
 
 // The host seam: with the kernel32host build tag, which i386pae/mkblob
 // never sets, this file replaces machine.go and the assembly, so that the
-// tasks kernel's Go code (tasks.go), unchanged, runs in an ordinary
+// tasks kernel's Go code (tasks.go and package tasks/core), unchanged, runs in an ordinary
 // GOARCH=386 test process (the host tests, tasks_test.go). What the blob
 // reaches by address, this file maps to host memory, as the 32-bit
 // world's page tables would: the state at layout.State, the pipes' rings
@@ -99,12 +100,17 @@ func rdtsc() (lo, hi uint32) {
 }
 
 // copyBytes copies n bytes from src to dst, both mapped (dst writable),
-// as REP MOVS does: nothing is touched when n is 0.
+// as REP MOVS does: nothing is touched when n is 0. It is package core's
+// copy (core.HostCopy) in the host tests.
 func copyBytes(dst, src, n uint32) {
 	if n == 0 {
 		return
 	}
 	copy(bytesAt(dst, n, true), bytesAt(src, n, false))
+}
+
+func init() {
+	core.HostCopy = func(dst, src, n uintptr) { copyBytes(uint32(dst), uint32(src), uint32(n)) }
 }
 
 func endRun(reason, status uint32) { panic(runEnd{reason, status}) }

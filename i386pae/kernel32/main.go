@@ -205,22 +205,59 @@ func userMsgSender()
 func userMsgReceiver()
 func userTextEnd()
 
-// keep makes the linker keep the routines: nothing calls them.
+// main is never run: it makes the linker keep the routines, which
+// nothing else calls. It lies in the blob, between package tasks/core's
+// text and this package's (host/blob32), so it is go:nosplit (no
+// stack check) and calls them directly: relative calls, no function
+// values, whose addresses would be the executable's.
 //
-//go:noinline
-func keep(...func()) {}
-
+//go:nosplit
 func main() {
-	keep(enter32, enter32high, leave32, leave32low, landing64,
-		sysenterMinimalOff, sysenterMinimalOn, int80MinimalOff, int80MinimalOn,
-		sysenterLinuxMovsbOff, sysenterLinuxMovsbOn, sysenterLinuxMovslOff, sysenterLinuxMovslOn,
-		sysenterLinuxTrimOff, sysenterLinuxTrimOn, sysenterStampMovsbOff, sysenterStampMovsbOn,
-		sysenterStampMovslOff, sysenterStampMovslOn, sysenterStampTrimOff, sysenterStampTrimOn,
-		sysenterLinuxDirectOff, sysenterLinuxDirectOn, sysenterStampDirectOff, sysenterStampDirectOn,
-		sysenterMitigatedOff, sysenterMitigatedOn,
-		int80LinuxOff, int80LinuxOn,
-		excEntries, doubleFault, nmi, nmiSwitch, nmiSwitch64, dispatch,
-		userText, vsyscall, vsyscallRet, userSyscalls, userProbe, userPing, userPong,
-		userMsgStart, userMsgSender, userMsgReceiver, userTextEnd)
+	enter32()
+	enter32high()
+	leave32()
+	leave32low()
+	landing64()
+	sysenterMinimalOff()
+	sysenterMinimalOn()
+	int80MinimalOff()
+	int80MinimalOn()
+	sysenterLinuxMovsbOff()
+	sysenterLinuxMovsbOn()
+	sysenterLinuxMovslOff()
+	sysenterLinuxMovslOn()
+	sysenterLinuxTrimOff()
+	sysenterLinuxTrimOn()
+	sysenterStampMovsbOff()
+	sysenterStampMovsbOn()
+	sysenterStampMovslOff()
+	sysenterStampMovslOn()
+	sysenterStampTrimOff()
+	sysenterStampTrimOn()
+	sysenterLinuxDirectOff()
+	sysenterLinuxDirectOn()
+	sysenterStampDirectOff()
+	sysenterStampDirectOn()
+	sysenterMitigatedOff()
+	sysenterMitigatedOn()
+	int80LinuxOff()
+	int80LinuxOn()
+	excEntries()
+	doubleFault()
+	nmi()
+	nmiSwitch()
+	nmiSwitch64()
+	dispatch()
+	userText()
+	vsyscall()
+	vsyscallRet()
+	userSyscalls()
+	userProbe()
+	userPing()
+	userPong()
+	userMsgStart()
+	userMsgSender()
+	userMsgReceiver()
+	userTextEnd()
 	syscall32(nil)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/linuxabi"
+	"github.com/ptilab/ptilab/tasks/core"
 	"github.com/ptilab/ptilab/testkit/taskscenario"
 )
 
@@ -139,7 +140,7 @@ func (k *kernel32) Call(c taskscenario.Call, args ...uint64) (running int, r int
 		return -1, 0
 	}
 	f.AX = ax
-	return int(machine.k.Cur), int64(int32(ax))
+	return int(machine.k.Core.Cur), int64(int32(ax))
 }
 
 func (k *kernel32) Ended() *taskscenario.End {
@@ -153,13 +154,13 @@ func (k *kernel32) Ended() *taskscenario.End {
 
 func (k *kernel32) Task(i int) taskscenario.Task {
 	require.Less(k.t, uint32(i), machine.k.NTasks)
-	t := &machine.k.Tasks[i]
-	state := map[uint32]taskscenario.State{layout.TaskRunnable: taskscenario.Runnable, layout.TaskRunning: taskscenario.Running,
-		layout.TaskBlocked: taskscenario.Blocked, layout.TaskExited: taskscenario.Exited}[t.State]
-	d := taskscenario.Task{Proc: int(t.Proc), State: state, IP: uint64(t.Regs.IP), Status: int64(int32(t.Status))}
-	if t.State == layout.TaskBlocked {
-		d.Wait = map[uint32]taskscenario.Wait{layout.WaitRead: taskscenario.WaitRead, layout.WaitWrite: taskscenario.WaitWrite, layout.WaitSockWrite: taskscenario.WaitWrite}[t.Wait]
-		d.Pipe = int(t.Obj)
+	t, c := &machine.k.Tasks[i], &machine.k.Core.Tasks[i]
+	state := map[uint32]taskscenario.State{core.TaskRunnable: taskscenario.Runnable, core.TaskRunning: taskscenario.Running,
+		core.TaskBlocked: taskscenario.Blocked, core.TaskExited: taskscenario.Exited}[c.State]
+	d := taskscenario.Task{Proc: int(t.Proc), State: state, IP: uint64(t.Regs.IP), Status: int64(int32(c.Status))}
+	if c.State == core.TaskBlocked {
+		d.Wait = map[uint32]taskscenario.Wait{core.WaitRead: taskscenario.WaitRead, core.WaitWrite: taskscenario.WaitWrite, core.WaitSockWrite: taskscenario.WaitWrite}[c.Wait]
+		d.Pipe = int(c.Obj)
 	}
 	return d
 }
@@ -182,7 +183,7 @@ func (k *kernel32) Bad(b taskscenario.Buffer) (addr, n uint64) {
 }
 
 func (k *kernel32) PipeBytes(p int) (written, read uint64) {
-	return uint64(machine.k.Pipes[p].WPos), uint64(machine.k.Pipes[p].RPos)
+	return uint64(machine.k.Core.Pipes[p].WPos), uint64(machine.k.Core.Pipes[p].RPos)
 }
 
 func (k *kernel32) Switches() uint64 { return uint64(machine.k.Switches) }
@@ -202,7 +203,7 @@ func TestScenarios(t *testing.T) {
 }
 
 // The 32-bit kernel checks a user buffer against the process's mappings
-// (userOK): the data and stack pages both ways, the code pages only as a
+// (userRoom): the data and stack pages both ways, the code pages only as a
 // source; elsewhere, and across the top of the address space, EFAULT.
 func TestUserBuffers32(t *testing.T) {
 	k := newKernel32(t)

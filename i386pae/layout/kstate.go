@@ -9,11 +9,8 @@ package layout
 // link NoTask, the counts zero.
 func (k *KState) Reset() {
 	*k = KState{}
-	k.Cur, k.Loaded, k.Head, k.Tail = NoTask, NoTask, NoTask, NoTask
-	for i := range k.Pipes {
-		pp := &k.Pipes[i]
-		pp.ReadHead, pp.ReadTail, pp.WriteHead, pp.WriteTail = NoTask, NoTask, NoTask, NoTask
-	}
+	k.Loaded = NoTask
+	k.Core.Reset()
 }
 
 // AddProcess adds a process with descriptors 0 to nfds-1, all closed,
@@ -62,22 +59,13 @@ func (k *KState) AddTask(proc int, eip, esp uint32, args [6]uint32) int {
 	}
 	k.NTasks++
 	t := &k.Tasks[i]
-	t.Proc, t.Next = uint32(proc), NoTask
+	t.Proc = uint32(proc)
 	t.Regs = PtRegs{IP: eip, CS: USER_CS, Flags: EFLAGS_FIXED, SP: esp, SS: USER_DS, DS: USER_DS, ES: USER_DS,
 		BX: args[0], CX: args[1], DX: args[2], SI: args[3], DI: args[4], BP: args[5]}
 	k.Procs[proc].Threads++
-	k.Live++
+	k.Core.AddTask(uint32(i))
 	if i == 0 {
-		t.State = TaskRunning
-		k.Cur, k.Loaded = 0, uint32(proc)
-	} else {
-		t.State = TaskRunnable
-		if k.Tail == NoTask {
-			k.Head = uint32(i)
-		} else {
-			k.Tasks[k.Tail].Next = uint32(i)
-		}
-		k.Tail = uint32(i)
+		k.Loaded = uint32(proc)
 	}
 	return i
 }
@@ -87,7 +75,7 @@ func (k *KState) AddTask(proc int, eip, esp uint32, args [6]uint32) int {
 // side, which the caller maps.
 func (k *KState) FreePipe() int {
 	n := 0
-	for n < MaxPipes && k.Pipes[n].Ring != 0 {
+	for n < MaxPipes && k.Rings[n] != 0 {
 		n++
 	}
 	return n
@@ -101,8 +89,8 @@ func (k *KState) AddPipe(rproc, rfd, wproc, wfd int) int {
 	if n == MaxPipes || !k.fdFree(rproc, rfd) || !k.fdFree(wproc, wfd) || rproc == wproc && rfd == wfd {
 		return -1
 	}
-	k.Pipes[n].Ring = PipeBase + uint32(n)*PipeSize
-	k.Pipes[n].Readers, k.Pipes[n].Writers = 1, 1
+	k.Rings[n] = PipeBase + uint32(n)*PipeSize
+	k.Core.OpenPipe(uint32(n))
 	*k.FD(rproc, rfd) = FDPipeRead + 2*uint32(n)
 	*k.FD(wproc, wfd) = FDPipeWrite + 2*uint32(n)
 	return n
@@ -113,7 +101,7 @@ func (k *KState) AddPipe(rproc, rfd, wproc, wfd int) int {
 // are at PipeBase + c*PipeSize and the next, which the caller maps.
 func (k *KState) FreePair() int {
 	c := 0
-	for c < MaxPipes && (k.Pipes[c].Ring != 0 || k.Pipes[c+1].Ring != 0) {
+	for c < MaxPipes && (k.Rings[c] != 0 || k.Rings[c+1] != 0) {
 		c += 2
 	}
 	return c
@@ -139,12 +127,8 @@ func (k *KState) AddSocketPair(aproc, afd, bproc, bfd int) int {
 //
 //go:nosplit
 func (k *KState) OpenPair(c uint32) {
-	for i := c; i < c+2; i++ {
-		pp := &k.Pipes[i]
-		pp.Ring, pp.Readers, pp.Writers = PipeBase+i*PipeSize, 1, 1
-		sc := &k.Socks[i]
-		sc.WMem, sc.Used, sc.Head, sc.N = 0, 0, 0, 0
-	}
+	k.Rings[c], k.Rings[c+1] = PipeBase+c*PipeSize, PipeBase+(c+1)*PipeSize
+	k.Core.OpenPair(c)
 }
 
 // ShareFD gives process to descriptor fd of process from, the same open
@@ -158,14 +142,14 @@ func (k *KState) ShareFD(from, to, fd int) bool {
 	obj := *src
 	switch {
 	case obj >= FDSocket && obj < FDFile:
-		k.Pipes[obj-FDSocket].Readers++
-		k.Pipes[(obj-FDSocket)^1].Writers++
+		k.Core.Pipes[obj-FDSocket].Readers++
+		k.Core.Pipes[(obj-FDSocket)^1].Writers++
 	case obj == 0 || obj >= FDFile:
 		return false
 	case obj&1 == FDPipeRead:
-		k.Pipes[obj>>1].Readers++
+		k.Core.Pipes[obj>>1].Readers++
 	default:
-		k.Pipes[(obj-FDPipeWrite)>>1].Writers++
+		k.Core.Pipes[(obj-FDPipeWrite)>>1].Writers++
 	}
 	*k.FD(to, fd) = obj
 	return true

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/linuxabi"
+	"github.com/ptilab/ptilab/tasks/core"
 )
 
 // The 32-bit world's virtual layout (PAE paging, 4 GiB).
@@ -282,37 +283,21 @@ const (
 
 // The tasks kernel of the 32-bit world: processes (each a PAE address
 // space), threads sharing one, a FIFO run queue, pipes with Linux's
-// semantics and files for lseek. Its state, KState at State, is written
-// by the 64-bit side before a run (the processes, tasks, pipes and files)
-// and read after it (the counts); the kernel's Go code (package kernel32,
-// tasks.go) runs the system calls on it. It mirrors package tasks, the
-// 64-bit one, with indexes instead of pointers.
+// semantics, AF_UNIX stream socket pairs and files for lseek. Its state,
+// KState at State, is written by the 64-bit side before a run (the
+// processes, tasks, pipes and files) and read after it (the counts); the
+// kernel's Go code (package kernel32, tasks.go) runs the system calls on
+// it. The rings, wait queues and scheduler decisions are package
+// tasks/core's, which the 64-bit tasks kernel runs too: KState.Core.
 const (
-	MaxTasks   = 1024
+	MaxTasks   = core.MaxTasks
 	MaxProcs   = 1024
-	MaxPipes   = 1024  // pipes and socket pairs' channels (two each)
-	MaxFDSlots = 16384 // descriptors of all processes: sched-messaging -g 25 has 14504
+	MaxPipes   = core.MaxPipes // pipes and socket pairs' channels (two each)
+	MaxFDSlots = 16384         // descriptors of all processes: sched-messaging -g 25 has 14504
 	MaxFiles   = 16
-	PipeSize   = 65536 // a pipe's ring: Linux's default 16 pages; also each way of a socket pair
-	// MaxSkbs bounds a socket channel's queue of skbs (kernel32/socket.go).
-	MaxSkbs = linuxabi.UnixMaxSkbs
+	PipeSize   = core.RingSize // a pipe's ring: Linux's default 16 pages; also each way of a socket pair
 
-	NoTask = 0xffffffff // an empty link
-)
-
-// Task states and waits.
-const (
-	TaskRunnable = 1
-	TaskRunning  = 2
-	TaskBlocked  = 3
-	TaskExited   = 4
-
-	WaitNone  = 0
-	WaitRead  = 1
-	WaitWrite = 2
-	// WaitSockWrite: room in a socket pair's channel (its charge against
-	// sk_sndbuf) or the peer gone. A socket's reader waits as a pipe's.
-	WaitSockWrite = 3
+	NoTask = core.NoTask // an empty link
 )
 
 // Run end reasons of the tasks kernel, beside ReasonExit and ReasonFault.
@@ -324,15 +309,16 @@ const (
 // the linux trampolines build it.
 type PtRegs = linuxabi.PtRegs32
 
-// Task is a task of the tasks kernel.
+// Task is what the 32-bit world keeps of a task beside the core's
+// (KState.Core.Tasks, by task).
 type Task struct {
-	Regs   PtRegs // its registers while it does not run
-	Proc   uint32 // its process
-	State  uint32 // Task*
-	Wait   uint32 // Wait*: what a blocked (or woken, not yet resumed) task waits for
-	Obj    uint32 // the pipe it waits on
-	Next   uint32 // the run queue's or a wait list's link
-	Status uint32 // an exited task's exit status
+	Regs PtRegs // its registers while it does not run
+	Proc uint32 // its process
+	// 76 bytes, not 72: the compiler reaches Tasks[i].Proc by IMUL and a
+	// load where a 72-byte stride takes two LEAs and a load, an
+	// instruction more on every system call of the tasks kernel (lseek32's
+	// path included, which must keep its length).
+	_ uint32
 }
 
 // Proc is a process: its kernel side's CR3, its descriptors (NFDs slots
@@ -355,24 +341,6 @@ const (
 	FDFile   = FDSocket + MaxPipes
 )
 
-// Pipe is a pipe: its ring (PipeSize bytes at Ring), the bytes written
-// and read so far (positions modulo PipeSize in the ring), its open ends
-// and the tasks waiting to read and to write.
-type Pipe struct {
-	Ring, WPos, RPos, Readers, Writers uint32
-	ReadHead, ReadTail                 uint32
-	WriteHead, WriteTail               uint32
-}
-
-// SockChan is what a socket pair's channel keeps beside its pipe slot
-// (KState.Socks, by slot): the truesize of its queued skbs, charged to
-// the writing endpoint's sk_sndbuf (WMem), and the skbs' lengths, N of
-// them in Len from Head, the first read Used bytes into.
-type SockChan struct {
-	WMem, Used, Head, N uint32
-	Len                 [MaxSkbs]uint16
-}
-
 // File is a kernel file for lseek: its position and size.
 type File struct {
 	Pos, Size uint32
@@ -380,24 +348,24 @@ type File struct {
 
 // KState is the tasks kernel's state.
 type KState struct {
-	Cur, Loaded  uint32 // the running task; the process whose CR3 is loaded
-	NTasks, Live uint32 // tasks made; tasks that have not exited
-	Head, Tail   uint32 // the run queue
-	RunStatus    uint32 // the first nonzero exit status of the run
-	Switches     uint32 // switches from one task to another
-	CR3Loads     uint32 // CR3 writes by the context switch
-	EndTSC       [2]uint32
-	NFiles       uint32
+	Core     core.Kernel // the running task, the run queue, the tasks' states, the pipes and sockets
+	Loaded   uint32      // the process whose CR3 is loaded
+	NTasks   uint32      // tasks made
+	Switches uint32      // switches from one task to another
+	CR3Loads uint32      // CR3 writes by the context switch
+	EndTSC   [2]uint32
+	NFiles   uint32
 	// MappedRings is the pipe slots whose rings every process's kernel
 	// side maps: socketpair(2) takes its two channels among them.
 	MappedRings uint32
 	Files       [MaxFiles]File
-	Pipes       [MaxPipes]Pipe
-	Socks       [MaxPipes]SockChan
-	Procs       [MaxProcs]Proc
-	Tasks       [MaxTasks]Task
-	NFDSlots    uint32 // descriptor slots handed out
-	FDSlots     [MaxFDSlots]uint32
+	// Rings are the pipe slots' rings, PipeSize bytes at PipeBase +
+	// slot*PipeSize; 0 for a slot the run does not use.
+	Rings    [MaxPipes]uint32
+	Procs    [MaxProcs]Proc
+	Tasks    [MaxTasks]Task
+	NFDSlots uint32 // descriptor slots handed out
+	FDSlots  [MaxFDSlots]uint32
 
 	// The sample call's (SysSample; the 64-bit side sets them before
 	// every run, tasks or not): the counters to read (SampleAPERF,
