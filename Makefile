@@ -52,9 +52,11 @@ bochs: $(IMAGE)
 # The packages with tests built for GOARCH=386: the i386 ABI's check
 # against golang.org/x/sys for linux/386, and the 32-bit tasks kernel's
 # host tests, which need the kernel32host tag (the blob's build never sets
-# it: kernel32 is vetted both ways). test/run386 runs their test binaries,
-# natively or under qemu-i386.
-PKGS386 := ./linuxabi/ ./i386pae/kernel32/
+# it: kernel32 is vetted both ways), and the tasks core both kernels run
+# (with the tag its rings copy as the host tests' machine does, without
+# it by the blob's assembly, which its tests run too). test/run386 runs
+# their test binaries, natively or under qemu-i386.
+PKGS386 := ./linuxabi/ ./i386pae/kernel32/ ./tasks/core/
 
 # Host unit tests (amd64, then 386), then the QEMU and Bochs boot tests
 # (which build the image themselves), verbosely, so that the log shows each
@@ -65,6 +67,7 @@ test:
 	GOARCH=386 $(GO) vet -tags kernel32host $(PKGS386)
 	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/test$$')
 	GOARCH=386 $(GO) test -count=1 -timeout 20m -tags kernel32host -exec $(CURDIR)/test/run386 $(PKGS386)
+	GOARCH=386 $(GO) test -count=1 -timeout 20m -exec $(CURDIR)/test/run386 ./tasks/core/
 	$(GO) test -count=1 -timeout 30m -v ./test/
 
 # Install QEMU, Bochs, OVMF, binutils (objcopy) and qemu-user (qemu-i386,
