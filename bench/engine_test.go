@@ -84,7 +84,7 @@ func (w *fakeWorld) Plan(c experiment.Config) (Switch, error) {
 	return fakeSwitch{c}, nil
 }
 func (w *fakeWorld) TasksConfig(mode experiment.Mode, e experiment.Entry) experiment.Config {
-	return config(mode, e, experiment.Linux)
+	return ConfigOf(mode, e, experiment.Linux)
 }
 func (w *fakeWorld) Loop(sw Switch, call Call, n, r int, empty bool) (Loop, error) {
 	c := sw.Config()
@@ -233,7 +233,7 @@ func TestEngineNull(t *testing.T) {
 func TestEngineWorkAndLseek(t *testing.T) {
 	plan := DefaultPlan()
 	plan.Benchmarks = []string{"work32", "lseek", "lseek32"}
-	plan.WorkNs = []int64{0, 1000}
+	workNs.Set(&plan, []int64{0, 1000})
 	plan.R, plan.Warmup = 2, 0
 	out, recs, r := runFake(t, plan)
 	assert.Empty(t, r.Failed())
@@ -304,17 +304,17 @@ func TestRegistry(t *testing.T) {
 		require.True(t, ok, n)
 		assert.Equal(t, n, planName(e.b.Name, e.width))
 	}
-	for _, b := range Registry {
+	for _, b := range registry {
 		assert.NotEmpty(t, b.Summary, b.Name)
 		assert.NotNil(t, b.Run, b.Name)
 		for _, k := range b.Keys {
-			assert.Contains(t, planKeys, k, "%s reads plan key %s", b.Name, k)
+			assert.True(t, isKey(k), "%s reads plan key %s", b.Name, k)
 		}
 		for _, w := range b.Worlds {
 			assert.Contains(t, Worlds, w, b.Name)
 		}
 	}
-	for _, s := range PostSteps {
+	for _, s := range postSteps {
 		for _, n := range s.Needs {
 			assert.True(t, seen[n], "%s needs %s", s.Name, n)
 		}

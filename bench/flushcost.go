@@ -36,7 +36,7 @@ func flushCost(x *Ctx) any {
 	empty := Summarize(loop(tlb.FlushOp{Op: tlb.FlushEmpty})).Median
 
 	for _, op := range fc.Ops() {
-		s := x.subject("flushcost", experiment.Config{})
+		s := x.Subject("flushcost", experiment.Config{})
 		s.Mode, s.Entry, s.Flavour, s.Target = "", "", "", op.Name
 		if op.Missing != "" {
 			x.Record(contract.Unsupported{Subject: s, N: p.N, R: p.R, Warmup: p.Warmup, Operation: op.Title, Reason: op.Missing})
@@ -49,10 +49,10 @@ func flushCost(x *Ctx) any {
 		st := Summarize(per)
 		out[op.Name] = st.Mean
 		rec := contract.FlushCost{Subject: s, Operation: op.Title, N: p.N, R: p.R, Warmup: p.Warmup, Unit: x.Clock.Unit(),
-			PerOp:           contract.Spread{N: st.N, Mean: round(st.Mean), Stddev: round(st.Stddev), Median: round(st.Median), Min: round(st.Min), Max: round(st.Max)},
-			EmptyLoopCycles: round(empty), TSCHz: x.Clock.Hz}
+			PerOp:           contract.Spread{N: st.N, Mean: Round(st.Mean), Stddev: Round(st.Stddev), Median: Round(st.Median), Min: Round(st.Min), Max: Round(st.Max)},
+			EmptyLoopCycles: Round(empty), TSCHz: x.Clock.Hz}
 		if st.N >= 2 {
-			pct := round(st.PerfPct())
+			pct := Round(st.PerfPct())
 			rec.PerfPct = &pct
 		}
 		x.Record(rec)

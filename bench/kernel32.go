@@ -21,7 +21,7 @@ func (world32) kernelChecks(x *Ctx, probeOK bool) {
 
 	// A page fault in the 32-bit kernel (a read of address 0 in the
 	// dispatcher): a record, and the run goes on.
-	res, err := syscalls32(config(experiment.On, experiment.Int80, experiment.Minimal),
+	res, err := syscalls32(ConfigOf(experiment.On, experiment.Int80, experiment.Minimal),
 		i386pae.Params{N: 1, R: 1, Nr: layout.SysKernelFault, NoRDTSCP: noRDTSCP})
 	good := err == nil && res.Reason == layout.ReasonFault && res.Vector == amd64.VectorPF && !res.FromUser() && res.CR2 == 0
 	x.Check("kernel32 fault", good, "a #PF in the 32-bit kernel came back as: "+describe32(res, err, false),
@@ -31,7 +31,7 @@ func (world32) kernelChecks(x *Ctx, probeOK bool) {
 	// pushed on an unmapped stack): the #DF task's record, and the run
 	// goes on (with CR0.TS clear, or the Go side's next SSE instruction
 	// would fault).
-	res, err = syscalls32(config(experiment.On, experiment.Int80, experiment.Minimal),
+	res, err = syscalls32(ConfigOf(experiment.On, experiment.Int80, experiment.Minimal),
 		i386pae.Params{N: 1, R: 1, Nr: layout.SysKernelDoubleFault, NoRDTSCP: noRDTSCP})
 	good = err == nil && res.Reason == layout.ReasonFault && res.Vector == amd64.VectorDF && !res.FromUser() && res.ESP == 0x1000
 	x.Check("kernel32 double fault", good, "a #DF in the 32-bit kernel came back through its task gate as: "+describe32(res, err, true),
@@ -42,7 +42,7 @@ func (world32) kernelChecks(x *Ctx, probeOK bool) {
 	var failed []string
 	var trips [2]i386pae.Switch
 	for i, m := range []experiment.Mode{experiment.Off, experiment.On} {
-		if trips[i], err = i386pae.Plan(config(m, experiment.Sysenter, experiment.Minimal)); err != nil {
+		if trips[i], err = i386pae.Plan(ConfigOf(m, experiment.Sysenter, experiment.Minimal)); err != nil {
 			failed = append(failed, err.Error())
 		}
 	}

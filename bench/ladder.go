@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ptilab/ptilab/contract"
@@ -37,6 +38,17 @@ func MitigationNames() []string {
 	}
 	return append(out, rungLinux)
 }
+
+// mitigations is the plan key of the ladder's rungs: "none" first, then
+// knobs (experiment.Mitigations's names) alone and stacked in this
+// order, and "linux", the set Linux would enable on this CPU.
+var mitigations = NewKey("mitigations", MitigationNames(), func(v string) ([]string, error) {
+	m, err := ListOf(v, parseRung, MitigationNames(), "mitigations")
+	if err == nil && m[0] != rungNone {
+		return nil, fmt.Errorf("mitigations must start with none: the knobs are compared with it")
+	}
+	return m, err
+})
 
 // parseRung parses a rung's name of the plan's mitigations: none, linux
 // or a knob (experiment.ParseMitigation).
@@ -193,18 +205,18 @@ func ladderTable(x *Ctx, mode experiment.Mode, rs []rung, tasks string, measure 
 		if ok[i] && ok[1] {
 			q = mean[i] / mean[1]
 		}
-		x.rung = &contract.Rung{Part: r.Part, Over: over}
+		x.Rung = &contract.Rung{Part: r.Part, Over: over}
 		records[i](q)
-		x.rung = nil
+		x.Rung = nil
 		if ok[i] {
-			rec := contract.Ladder{Subject: x.subject(x.Name, ladderConfig(x.World, mode, r.Flavour)), Rung: contract.Rung{Part: r.Part, Over: over},
-				Unit: x.Clock.Unit(), Mean: round(mean[i]), Sites: ladderSites(x.World)}
+			rec := contract.Ladder{Subject: x.Subject(x.Name, ladderConfig(x.World, mode, r.Flavour)), Rung: contract.Rung{Part: r.Part, Over: over},
+				Unit: x.Clock.Unit(), Mean: Round(mean[i]), Sites: ladderSites(x.World)}
 			rec.Mitigations, rec.Tasks = "", tasks
 			if r.Flavour == experiment.Mitigated {
 				rec.Mitigations = r.Knobs.String()
 			}
 			if !math.IsNaN(inc[i]) {
-				v := round(inc[i])
+				v := Round(inc[i])
 				rec.Increment = &v
 			}
 			x.Record(rec)
@@ -217,7 +229,7 @@ func ladderTable(x *Ctx, mode experiment.Mode, rs []rung, tasks string, measure 
 // one, whose mitigated trampoline is the direct linux one's variant (the
 // linux flavour's rung is that direct trampoline).
 func ladderConfig(w World, mode experiment.Mode, f experiment.Flavour) experiment.Config {
-	c := config(mode, w.Entries()[0], f)
+	c := ConfigOf(mode, w.Entries()[0], f)
 	if c.Entry.Row().Copies {
 		c.Copy = experiment.Direct
 	}
@@ -245,7 +257,7 @@ func ladder(x *Ctx) any {
 	p, w := x.Plan, x.World
 	lk := cpustate.LinuxKnobs(cpustate.Hardware{})
 	linux := linuxKnobs(lk)
-	order, withLinux := ladderOrder(p.Mitigations)
+	order, withLinux := ladderOrder(mitigations.Of(p))
 	caps := pti.Spec()
 	supported := func(m experiment.Mitigation) bool {
 		c := ladderConfig(w, experiment.Off, experiment.Mitigated)
@@ -274,15 +286,15 @@ func ladder(x *Ctx) any {
 			m := Measure(w, c, Call{Op: Getppid}, p.N, p.R, p.Warmup)
 			m.Bench = x.Name
 			all = append(all, m)
-			return m.Stats.Mean, m.ok(), func(q float64) { x.measurement(m, q) }
+			return m.Stats.Mean, m.OK(), func(q float64) { x.RecordMeasurement(m, q) }
 		})
 	}
 	for _, mode := range p.Modes {
 		rs := ladderRungs(order, func(experiment.Mitigation) bool { return true }, supported, linux, withLinux)
-		ladderTable(x, mode, rs, taskKind(false), func(c experiment.Config) (float64, bool, func(float64)) {
-			pp := measurePingPong(w, c, false, p.PingPongN, p.R, p.Warmup)
+		ladderTable(x, mode, rs, TaskKind(false), func(c experiment.Config) (float64, bool, func(float64)) {
+			pp := measurePingPong(w, c, false, pingPongN.Of(p), p.R, p.Warmup)
 			all = append(all, pp)
-			return pp.Stats.Mean, pp.ok(), func(q float64) { x.pingPongAs(x.Name, pp, q) }
+			return pp.Stats.Mean, pp.OK(), func(q float64) { x.pingPongAs(x.Name, pp, q) }
 		})
 	}
 	return all

@@ -12,11 +12,11 @@ import (
 )
 
 func TestPlanMitigations(t *testing.T) {
-	assert.Equal(t, []string{"none", "verw", "ibrs", "ibpb", "rsb", "bhb", "lfence", "retpoline", "linux"}, DefaultPlan().Mitigations)
+	assert.Equal(t, []string{"none", "verw", "ibrs", "ibpb", "rsb", "bhb", "lfence", "retpoline", "linux"}, mitigations.Of(DefaultPlan()))
 	p, errs := ParsePlan([]byte("benchmarks = ladder\nmitigations = none, retpoline,verw ,linux\n"))
 	require.Empty(t, errs)
 	assert.Equal(t, []string{"ladder"}, p.Benchmarks)
-	assert.Equal(t, []string{"none", "retpoline", "verw", "linux"}, p.Mitigations)
+	assert.Equal(t, []string{"none", "retpoline", "verw", "linux"}, mitigations.Of(p))
 
 	for _, tc := range []struct{ in, err string }{
 		{"mitigations = verw,none", "mitigations must start with none: the knobs are compared with it"},
@@ -27,7 +27,7 @@ func TestPlanMitigations(t *testing.T) {
 		require.Len(t, errs, 1, tc.in)
 		assert.Equal(t, 2, errs[0].Line, "the plan line's number")
 		assert.Equal(t, tc.err, errs[0].Err)
-		assert.Equal(t, DefaultPlan().Mitigations, p.Mitigations, "the default stays")
+		assert.Equal(t, mitigations.Of(DefaultPlan()), mitigations.Of(p), "the default stays")
 	}
 }
 
@@ -99,14 +99,14 @@ func TestLinuxKnobSet(t *testing.T) {
 // its ladder rungs are SYSENTER's, with the direct trampoline.
 func TestMitigated32(t *testing.T) {
 	for _, m := range []experiment.Mitigation{experiment.IBRS, experiment.BHB, experiment.LFENCE} {
-		c := config(experiment.Off, experiment.Sysenter, experiment.Mitigated)
+		c := ConfigOf(experiment.Off, experiment.Sysenter, experiment.Mitigated)
 		c.Knobs = experiment.KnobsOf(experiment.VERW, m)
 		_, err := World32.Plan(c)
 		assert.ErrorIs(t, err, experiment.ErrNotIn32BitEntry, "%v", m)
-		assert.Equal(t, m.String()+": not in 32-bit Linux's entry", reasonOf(err), "%v", m)
+		assert.Equal(t, m.String()+": not in 32-bit Linux's entry", ReasonOf(err), "%v", m)
 	}
 	for _, m := range []experiment.Mitigation{experiment.VERW, experiment.IBPB, experiment.RSB, experiment.Retpoline} {
-		c := config(experiment.Off, experiment.Sysenter, experiment.Mitigated)
+		c := ConfigOf(experiment.Off, experiment.Sysenter, experiment.Mitigated)
 		c.Knobs = experiment.KnobsOf(m)
 		_, err := World32.Plan(c)
 		assert.NotErrorIs(t, err, experiment.ErrNotIn32BitEntry, "%v", m)

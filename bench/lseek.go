@@ -21,7 +21,7 @@ func lseek(x *Ctx) any {
 				m := Measure(w, c, Call{Op: Lseek, File: lseekFileBytes}, p.N, p.R, p.Warmup)
 				m.Bench = x.Name
 				ms = append(ms, m)
-				x.measurement(m, ratio(&m, find(ms, offOf(c))))
+				x.RecordMeasurement(m, Ratio(&m, Find(ms, OffOf(c))))
 			}
 		}
 	}

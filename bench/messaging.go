@@ -58,10 +58,25 @@ func (p MessagingParams) workload() contract.Workload {
 	return contract.Workload{Groups: p.Groups, Loops: p.Loops, Size: p.Size, IPC: p.IPC}
 }
 
-// messagingParams are the plan's.
-func (p Plan) messagingParams() MessagingParams {
-	return MessagingParams{Groups: p.MsgGroups, Loops: p.MsgLoops, Size: p.MsgSize, R: p.R, Warmup: p.Warmup, IPC: p.MsgIPC}
+// messagingParams are plan p's.
+func messagingParams(p Plan) MessagingParams {
+	return MessagingParams{Groups: MessagingGroups.Of(p), Loops: msgLoops.Of(p), Size: msgSize.Of(p), R: p.R, Warmup: p.Warmup, IPC: msgIPC.Of(p)}
 }
+
+// sched-messaging's plan keys: its groups, loops and message size in
+// bytes, and its IPC. The defaults are small enough for the emulator;
+// perf's are 10 groups and 100 loops, the reference figures' 20 groups.
+var (
+	MessagingGroups = IntKey("messaging_groups", 2, 1, MaxGroups)
+	msgLoops        = IntKey("messaging_loops", 10, 1, 100_000)
+	msgSize         = IntKey("messaging_size", 100, 8, MaxMessageSize)
+	msgIPC          = NewKey("messaging_ipc", IPCSocket, func(v string) (string, error) {
+		if v != IPCSocket && v != IPCPipe {
+			return "", fmt.Errorf("messaging_ipc must be %s or %s", IPCSocket, IPCPipe)
+		}
+		return v, nil
+	})
+)
 
 // Bounds of the messaging parameters: the task table, and a message's
 // room in a task's data.
@@ -89,7 +104,7 @@ type Messaging struct {
 	RunCycles uint64
 }
 
-func (m Messaging) ok() bool { return m.Unsup == nil && m.Failure == nil }
+func (m Messaging) OK() bool { return m.Unsup == nil && m.Failure == nil }
 
 // Descriptors of the messaging tasks: the ready pipe (every task writes,
 // the starter reads) and the wake pipe (the starter writes a byte for
@@ -450,7 +465,7 @@ func messagingRun(w World, sw Switch, threads bool, p MessagingParams) (cycles u
 	}
 	var endTSC uint64
 	res.Switches, res.CR3Loads, endTSC = run.Counts()
-	if !end.ok() {
+	if !end.OK() {
 		return fail(fmt.Errorf("the run ended with %v%s", end, describeTasks(run.Tasks())))
 	}
 	res.Phases, res.RunCycles = end.Phases, endTSC-t0
@@ -476,11 +491,11 @@ func measureMessaging(w World, c experiment.Config, threads bool, p MessagingPar
 	var deltas []cpustate.Sample
 	var last Messaging
 	for i := 0; i < p.Warmup+p.R; i++ {
-		before := readSample()
+		before := ReadSample()
 		cycles, res := messagingRun(w, sw, threads, p)
-		after := readSample()
+		after := ReadSample()
 		last = res
-		if !res.ok() {
+		if !res.OK() {
 			return res
 		}
 		if i >= p.Warmup {
@@ -490,7 +505,7 @@ func measureMessaging(w World, c experiment.Config, threads bool, p MessagingPar
 	}
 	perRun := PerOp(times, 1, 0)
 	last.Stats = Summarize(perRun)
-	last.Disturb = disturbDeltas(perRun, deltas, sampledRepeat, 1)
+	last.Disturb = DisturbDeltas(perRun, deltas, SampledRepeat, 1)
 	return last
 }
 
@@ -502,7 +517,7 @@ func measureMessaging(w World, c experiment.Config, threads bool, p MessagingPar
 // message and the ratio to off). In a world with an instrumented entry it
 // then measures where the cycles go (messagingPhases).
 func messagingTable(x *Ctx) any {
-	p, w := x.Plan.messagingParams(), x.World
+	p, w := messagingParams(x.Plan), x.World
 	var all []Messaging
 	for _, mode := range x.Plan.Modes {
 		tasksRow(&all, func(threads bool) Messaging {
@@ -522,8 +537,8 @@ func (m Messaging) row() (experiment.Mode, bool, Stats) { return m.Config.Mode, 
 // messagingSubject is the record subject of a sched-messaging
 // configuration.
 func (x *Ctx) messagingSubject(c experiment.Config, threads bool) contract.Subject {
-	s := x.subject("messaging", c)
-	s.Tasks = taskKind(threads)
+	s := x.Subject("messaging", c)
+	s.Tasks = TaskKind(threads)
 	return s
 }
 
@@ -535,13 +550,13 @@ func (x *Ctx) messaging(m Messaging, ratio float64) {
 		x.Record(contract.Unsupported{Subject: s, Workload: &wl, R: m.P.R, Warmup: m.P.Warmup, Reason: m.Unsup.Error()})
 		return
 	}
-	if x.notMeasured(x.Name+" "+m.Config.Mode.String()+" "+s.Tasks, s, 0, m.P.R, nil, m.Failure) {
+	if x.NotMeasured(x.Name+" "+m.Config.Mode.String()+" "+s.Tasks, s, 0, m.P.R, nil, m.Failure) {
 		return
 	}
 	x.Record(contract.Messaging{
 		Subject: s, Workload: wl, R: m.P.R, Warmup: m.P.Warmup,
-		Stats: x.stats(m.Stats, m.Disturb, ratio), Seconds: x.Clock.Ns(m.Stats.Mean) / 1e9, Messages: m.Messages,
-		PerMessage: round(m.Stats.Mean / float64(m.Messages)), Switches: m.Switches, CR3Loads: m.CR3Loads, ChecksumsOK: true,
+		Stats: x.StatsOf(m.Stats, m.Disturb, ratio), Seconds: x.Clock.Ns(m.Stats.Mean) / 1e9, Messages: m.Messages,
+		PerMessage: Round(m.Stats.Mean / float64(m.Messages)), Switches: m.Switches, CR3Loads: m.CR3Loads, ChecksumsOK: true,
 	})
 }
 
@@ -557,7 +572,7 @@ func (x *Ctx) messaging(m Messaging, ratio float64) {
 // "about 25% of the cycles in entry_SYSENTER_32 with PTI against 2.5%
 // without".
 func messagingPhases(x *Ctx) {
-	p, w, clk := x.Plan.messagingParams(), x.World, x.Clock
+	p, w, clk := messagingParams(x.Plan), x.World, x.Clock
 	entry := w.Entries()[0]
 	for _, mode := range x.Plan.Modes {
 		for _, threads := range []bool{false, true} {
@@ -572,22 +587,22 @@ func messagingPhases(x *Ctx) {
 			case m.Unsup != nil:
 				x.Record(contract.Unsupported{Subject: s, Workload: &wl, Reason: m.Unsup.Error()})
 				continue
-			case x.notMeasured(x.Name+" phases "+mode.String()+" "+s.Tasks, s, 0, 0, nil, m.Failure):
+			case x.NotMeasured(x.Name+" phases "+mode.String()+" "+s.Tasks, s, 0, 0, nil, m.Failure):
 				continue
 			}
 			run := float64(m.RunCycles)
 			entryPath := 0.0
 			pct := map[string]float64{}
 			for i, ph := range m.Phases {
-				pct[phaseNames[i]] = round(100 * float64(ph) / run)
-				if i != phaseDispatch {
+				pct[PhaseNames[i]] = Round(100 * float64(ph) / run)
+				if i != PhaseDispatch {
 					entryPath += float64(ph)
 				}
 			}
-			core := m.Disturb.core(clk.Hz)
+			core := m.Disturb.CoreRecord(clk.Hz)
 			x.Record(contract.Phases{
 				Subject: s, Workload: wl, Unit: clk.Unit(),
-				PhasePct: pct, EntryPathPct: round(100 * entryPath / run), RunCycles: m.RunCycles, Messages: m.Messages,
+				PhasePct: pct, EntryPathPct: Round(100 * entryPath / run), RunCycles: m.RunCycles, Messages: m.Messages,
 				Warmup: p.Warmup, Core: &core,
 			})
 		}

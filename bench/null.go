@@ -18,7 +18,7 @@ func nullConfigs(w World, p Plan) []experiment.Config {
 		for _, e := range w.Entries() {
 			for _, f := range p.Flavours {
 				for _, g := range p.Globals {
-					c := config(m, e, f)
+					c := ConfigOf(m, e, f)
 					c.Global = g
 					cs = append(cs, c)
 				}
@@ -40,7 +40,7 @@ func nullSyscall(x *Ctx) any {
 		m := Measure(w, c, Call{Op: Getppid}, p.N, p.R, p.Warmup)
 		m.Bench = x.Name
 		ms = append(ms, m)
-		x.measurement(m, ratio(&m, find(ms, offOf(c))))
+		x.RecordMeasurement(m, Ratio(&m, Find(ms, OffOf(c))))
 	}
 	if len(w.Copies()) > 0 && slices.Contains(p.Flavours, experiment.Linux) {
 		copyMethods(x, ms)
@@ -68,14 +68,14 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 	var ms []Measurement
 	for _, stamps := range []bool{false, true} {
 		for _, mode := range p.Modes {
-			if isNotInWorld(config(mode, entry, experiment.Minimal)) {
+			if NotInWorld(ConfigOf(mode, entry, experiment.Minimal)) {
 				continue // the null table says so
 			}
 			for _, cp := range w.Copies() {
-				c := config(mode, entry, experiment.Linux)
+				c := ConfigOf(mode, entry, experiment.Linux)
 				c.Copy, c.Stamps = cp, stamps
 				var m Measurement
-				old := find(have, c)
+				old := Find(have, c)
 				if old != nil {
 					m = *old
 				} else {
@@ -84,7 +84,7 @@ func copyMethods(x *Ctx, have []Measurement) []Measurement {
 				}
 				ms = append(ms, m)
 				if old == nil {
-					x.measurement(m, ratio(&m, find(ms, offOf(c))))
+					x.RecordMeasurement(m, Ratio(&m, Find(ms, OffOf(c))))
 				}
 			}
 		}

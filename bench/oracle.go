@@ -45,6 +45,14 @@ const (
 	MaxOracleSamples = (oracleCalLine - oracleSamplesOff) / 16
 )
 
+// The oracle's plan keys: its calibration samples (each a hit and a
+// miss) and its attempts per secret byte where cache timing is
+// observable.
+var (
+	oracleSamples  = IntKey("oracle_samples", 1000, 10, MaxOracleSamples)
+	oracleAttempts = IntKey("oracle_attempts", 100, 1, 1000)
+)
+
 // The calibration's verdicts.
 const (
 	oracleUnavailable = "oracle unavailable: cache timing not observable"
@@ -133,14 +141,14 @@ func oracle(x *Ctx) any {
 	}
 	var modes []experiment.Mode
 	for _, m := range append([]experiment.Mode{experiment.Off}, append(slices.Clone(x.Plan.Modes), experiment.On)...) {
-		if !slices.Contains(modes, m) && !isNotInWorld(config(m, experiment.Syscall, experiment.Minimal)) {
+		if !slices.Contains(modes, m) && !NotInWorld(ConfigOf(m, experiment.Syscall, experiment.Minimal)) {
 			modes = append(modes, m)
 		}
 	}
 	secret := pti.SecretAddr()
 	meltdown := cpustate.Vulns(cpustate.Hardware{}).Table["meltdown"]
 
-	s := x.subject("oracle", config(experiment.Off, experiment.Syscall, experiment.Minimal))
+	s := x.Subject("oracle", ConfigOf(experiment.Off, experiment.Syscall, experiment.Minimal))
 	s.Entry, s.Flavour = "", ""
 	var noRDTSCP uint64
 	if !amd64.Features.RDTSCP {
@@ -157,9 +165,9 @@ func oracle(x *Ctx) any {
 	data := oracleProc.DataPages()
 
 	// The calibration, under off (any mode times its own data alike).
-	n := x.Plan.OracleSamples
+	n := oracleSamples.Of(x.Plan)
 	var res pti.Result
-	off, err := pti.Plan(config(experiment.Off, experiment.Syscall, experiment.Minimal))
+	off, err := pti.Plan(ConfigOf(experiment.Off, experiment.Syscall, experiment.Minimal))
 	if err == nil {
 		res, err = pti.Start(off, oracleProc, pti.OracleCal, pti.UserStackTop,
 			[6]uint64{pti.UserData + oracleCalLine, uint64(n), pti.UserData + oracleSamplesOff, noRDTSCP})
@@ -185,17 +193,17 @@ func oracle(x *Ctx) any {
 
 	attempts := 1
 	if observable {
-		attempts = x.Plan.OracleAttempts
+		attempts = oracleAttempts.Of(x.Plan)
 	}
 	secretCall := uint64(pti.SysSecret) | noRDTSCP
 	for _, mode := range modes {
-		c := config(mode, experiment.Syscall, experiment.Minimal)
-		s := x.subject("oracle", c)
+		c := ConfigOf(mode, experiment.Syscall, experiment.Minimal)
+		s := x.Subject("oracle", c)
 		s.Entry, s.Flavour = "", ""
 		sw, err := pti.Plan(c)
 		if err != nil {
 			out[mode.String()] = -1
-			x.Record(contract.Unsupported{Subject: s, Reason: mode.String() + ": " + reasonOf(err)})
+			x.Record(contract.Unsupported{Subject: s, Reason: mode.String() + ": " + ReasonOf(err)})
 			continue
 		}
 		rec := contract.Oracle{Subject: s, Secret: fmt.Sprintf("%#x", secret), Pattern: pti.SecretPattern, Bytes: len(pti.SecretPattern), Attempts: attempts,
@@ -260,7 +268,7 @@ func oracle(x *Ctx) any {
 // without recovery ends.
 func oracleLimit(x *Ctx, secret, secretCall uint64) {
 	var res pti.Result
-	off, err := pti.Plan(config(experiment.Off, experiment.Syscall, experiment.Minimal))
+	off, err := pti.Plan(ConfigOf(experiment.Off, experiment.Syscall, experiment.Minimal))
 	if err == nil {
 		res, err = pti.StartRecovering(off, oracleProc, pti.Oracle, pti.UserStackTop,
 			[6]uint64{secret, pti.UserData + oracleProbe, 2, pti.UserData + oracleCounters, 0, secretCall}, 1)

@@ -91,7 +91,7 @@ func TestOracleLayout(t *testing.T) {
 	assert.LessOrEqual(t, oracleSamplesOff+16*MaxOracleSamples, oracleCalLine)
 	assert.LessOrEqual(t, oracleCalLine+64, oracleProbe)
 	assert.Zero(t, oracleProbe%amd64.PageSize)
-	assert.LessOrEqual(t, DefaultPlan().OracleSamples, MaxOracleSamples)
+	assert.LessOrEqual(t, oracleSamples.Of(DefaultPlan()), MaxOracleSamples)
 }
 
 // A recovered read is as expected only with one fault per attempt at the

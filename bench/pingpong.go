@@ -15,6 +15,10 @@ import (
 // reads and two context switches; between processes each switch loads
 // CR3, between threads of one process none does.
 
+// pingPongN is the plan key of the ping-pong's round trips per repeat
+// (the mitigation ladder's ping-pong reads it too).
+var pingPongN = IntKey("pingpong_n", 200, 1, 1_000_000)
+
 // PingPong is one configuration's result.
 type PingPong struct {
 	Config  experiment.Config
@@ -29,7 +33,7 @@ type PingPong struct {
 	samples            []cpustate.Sample // the run's, warm-up included
 }
 
-func (p PingPong) ok() bool { return p.Unsup == nil && p.Failure == nil }
+func (p PingPong) OK() bool { return p.Unsup == nil && p.Failure == nil }
 
 // Ping-pong's descriptors: pipe A from ping (fd 1) to pong (fd 0), pipe B
 // from pong (fd 3) to ping (fd 2).
@@ -106,7 +110,7 @@ func pingPongRun(w World, c experiment.Config, threads bool, n, r int) (PingPong
 		return fail(err)
 	}
 	res.Switches, res.CR3Loads, _ = run.Counts()
-	if !end.ok() {
+	if !end.OK() {
 		return fail(fmt.Errorf("the run ended with %v%s", end, describeTasks(run.Tasks())))
 	}
 	// Nothing lost: every token went through both pipes, and the kernel
@@ -128,12 +132,12 @@ func pingPongRun(w World, c experiment.Config, threads bool, n, r int) (PingPong
 		return fail(fmt.Errorf("%d context switches and %d CR3 loads; want %d and %d", res.Switches, res.CR3Loads, 2*want+1, wantCR3))
 	}
 	res.samples = run.Samples()
-	return res, results(w, ping, r)
+	return res, ReadCounts(w, ping, r)
 }
 
 // results reads the r counts a timing program of w stored in process p's
 // data pages.
-func results(w World, p Process, r int) []uint64 {
+func ReadCounts(w World, p Process, r int) []uint64 {
 	d := p.DataPages()[w.User().Results:]
 	out := make([]uint64, r)
 	for i := range out {
@@ -168,10 +172,10 @@ func describeTasks(ts []TaskState) string {
 func measurePingPong(w World, c experiment.Config, threads bool, n, r, warmup int) PingPong {
 	res, counts := pingPongRun(w, c, threads, n, r+warmup)
 	res.R = r
-	if res.ok() {
+	if res.OK() {
 		perOp := PerOp(counts[warmup:], n, 0)
 		res.Stats = Summarize(perOp)
-		res.Disturb = disturbOf(perOp, res.samples, r, warmup, n)
+		res.Disturb = DisturbOf(perOp, res.samples, r, warmup, n)
 	}
 	return res
 }
@@ -188,7 +192,7 @@ func pingPongTable(x *Ctx) any {
 		var rows []PingPong
 		for _, mode := range p.Modes {
 			tasksRow(&rows, func(threads bool) PingPong {
-				return measurePingPong(w, w.TasksConfig(mode, entry), threads, p.PingPongN, p.R, p.Warmup)
+				return measurePingPong(w, w.TasksConfig(mode, entry), threads, pingPongN.Of(p), p.R, p.Warmup)
 			}, x.pingPong)
 		}
 		all = append(all, rows...)
@@ -201,7 +205,7 @@ func (p PingPong) row() (experiment.Mode, bool, Stats) { return p.Config.Mode, p
 // tasksResult is a result of a benchmark whose table has a processes and
 // a threads column.
 type tasksResult interface {
-	ok() bool
+	OK() bool
 	row() (mode experiment.Mode, threads bool, s Stats)
 }
 
@@ -213,7 +217,7 @@ func tasksRow[R tasksResult](rows *[]R, measure func(threads bool) R, record fun
 		m := measure(threads)
 		*rows = append(*rows, m)
 		q := 0.0
-		if base := findTasks(*rows, experiment.Off, threads); base != nil && (*base).ok() && m.ok() {
+		if base := findTasks(*rows, experiment.Off, threads); base != nil && (*base).OK() && m.OK() {
 			_, _, s := m.row()
 			_, _, b := (*base).row()
 			q = s.Mean / b.Mean
@@ -237,15 +241,15 @@ func (x *Ctx) pingPong(pp PingPong, ratio float64) { x.pingPongAs("pingpong", pp
 
 // pingPongAs writes pp's record as benchmark bench's.
 func (x *Ctx) pingPongAs(bench string, pp PingPong, ratio float64) {
-	s := x.subject(bench, pp.Config)
-	s.Tasks = taskKind(pp.Threads)
+	s := x.Subject(bench, pp.Config)
+	s.Tasks = TaskKind(pp.Threads)
 	s.Copy = "" // the tasks runs' trampoline is the entry's
-	if x.notMeasured(x.Name+" "+pp.Config.Mode.String()+" "+s.Tasks, s, pp.N, pp.R, pp.Unsup, pp.Failure) {
+	if x.NotMeasured(x.Name+" "+pp.Config.Mode.String()+" "+s.Tasks, s, pp.N, pp.R, pp.Unsup, pp.Failure) {
 		return
 	}
 	x.Record(contract.PingPong{
-		Subject: s, N: pp.N, R: pp.R, Warmup: x.Plan.Warmup, Stats: x.stats(pp.Stats, pp.Disturb, ratio),
-		NsPerRoundTrip: round(x.Clock.Ns(pp.Stats.Mean)),
+		Subject: s, N: pp.N, R: pp.R, Warmup: x.Plan.Warmup, Stats: x.StatsOf(pp.Stats, pp.Disturb, ratio),
+		NsPerRoundTrip: Round(x.Clock.Ns(pp.Stats.Mean)),
 		RoundTrips:     pp.RoundTrips, Switches: pp.Switches, CR3Loads: pp.CR3Loads,
 	})
 }

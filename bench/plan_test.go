@@ -19,18 +19,18 @@ func TestDefaultPlan(t *testing.T) {
 	assert.Equal(t, board.EndAuto, p.End)
 	assert.True(t, p.Screen)
 	assert.Equal(t, []string{"null", "work", "lseek", "pingpong", "messaging", "probe", "null32", "work32", "lseek32", "pingpong32", "messaging32", "probe32"}, p.Benchmarks, "everything but the deadlock demonstration")
-	assert.Equal(t, MessagingParams{Groups: 2, Loops: 10, Size: 100, R: 10, Warmup: 2, IPC: IPCSocket}, p.messagingParams(), "small enough for the emulator; sockets as perf")
-	assert.Equal(t, 200, p.PingPongN)
+	assert.Equal(t, MessagingParams{Groups: 2, Loops: 10, Size: 100, R: 10, Warmup: 2, IPC: IPCSocket}, messagingParams(p), "small enough for the emulator; sockets as perf")
+	assert.Equal(t, 200, pingPongN.Of(p))
 	assert.Equal(t, []experiment.Mode{experiment.Off, experiment.On, experiment.OnPCID}, p.Modes, "the whole 64-bit matrix")
 	assert.Equal(t, []experiment.Flavour{experiment.Minimal, experiment.Linux}, p.Flavours)
 	assert.Equal(t, []bool{false, true}, p.Globals)
 	assert.NotEqual(t, Plan{}, p, "the zero plan is not the default")
 	assert.Equal(t, "/ptilab.plan", PlanFile)
-	assert.Equal(t, []int{0, 1, 4, 16, 64, 256, 1024, 4096}, p.SweepPages, "lat_ctx -s's span: nothing to beyond the STLB")
-	assert.Equal(t, p.SweepPages, p.SweepKernelPages)
-	assert.Equal(t, []string{"4k", "2m"}, p.SweepSizes)
-	assert.Equal(t, 100, p.SweepN)
-	assert.Equal(t, tlb.SweepMaxPages, p.SweepPages[len(p.SweepPages)-1], "the default sweep spans its region")
+	assert.Equal(t, []int{0, 1, 4, 16, 64, 256, 1024, 4096}, sweepPages.Of(p), "lat_ctx -s's span: nothing to beyond the STLB")
+	assert.Equal(t, sweepPages.Of(p), sweepKernelPages.Of(p))
+	assert.Equal(t, []string{"4k", "2m"}, sweepSizesKey.Of(p))
+	assert.Equal(t, 100, sweepN.Of(p))
+	assert.Equal(t, tlb.SweepMaxPages, sweepPages.Of(p)[len(sweepPages.Of(p))-1], "the default sweep spans its region")
 }
 
 // TestSweepPlanErrorLine: a bad sweep key is reported with its line
@@ -40,8 +40,8 @@ func TestSweepPlanErrorLine(t *testing.T) {
 	require.Len(t, errs, 1)
 	assert.Equal(t, 3, errs[0].Line)
 	assert.Equal(t, "tlbsweep_pages = 1,8192", errs[0].Text)
-	assert.Equal(t, DefaultPlan().SweepPages, p.SweepPages)
-	assert.Equal(t, 5, p.SweepN)
+	assert.Equal(t, sweepPages.Of(DefaultPlan()), sweepPages.Of(p))
+	assert.Equal(t, 5, sweepN.Of(p))
 	assert.Equal(t, []string{"tlbsweep"}, p.Benchmarks)
 }
 
@@ -78,16 +78,21 @@ func TestParsePlanValid(t *testing.T) {
 			"all keys",
 			"fault = pf\nend = return\nscreen = off\nbenchmarks = probe,null\nmodes = off,on\nflavours = linux\nglobal = on\nn = 50\nr = 3\nwarmup = 0\nwork_n = 7\nwork_ns = 0, 1000\npingpong_n = 9\nmessaging_groups = 20\nmessaging_loops = 100\nmessaging_size = 13\nmessaging_ipc = pipe\n",
 			planWith(func(p *Plan) {
-				p.MsgGroups, p.MsgLoops, p.MsgSize, p.MsgIPC = 20, 100, 13, IPCPipe
+				MessagingGroups.Set(p, 20)
+				msgLoops.Set(p, 100)
+				msgSize.Set(p, 13)
+				msgIPC.Set(p, IPCPipe)
 				p.Fault, p.End, p.Screen = "pf", board.EndReturn, false
 				p.Benchmarks = []string{"probe", "null"}
-				p.PingPongN = 9
+				pingPongN.Set(p, 9)
 				p.Modes, p.Flavours, p.Globals = []experiment.Mode{experiment.Off, experiment.On}, []experiment.Flavour{experiment.Linux}, []bool{true}
-				p.N, p.R, p.Warmup, p.WorkN, p.WorkNs = 50, 3, 0, 7, []int64{0, 1000}
+				p.N, p.R, p.Warmup = 50, 3, 0
+				workN.Set(p, 7)
+				workNs.Set(p, []int64{0, 1000})
 			}),
 		},
 		{"no benchmarks", "benchmarks = none", planWith(func(p *Plan) { p.Benchmarks = nil })},
-		{"messaging bounds", "messaging_groups = 25\nmessaging_size = 8", planWith(func(p *Plan) { p.MsgGroups, p.MsgSize = 25, 8 })},
+		{"messaging bounds", "messaging_groups = 25\nmessaging_size = 8", planWith(func(p *Plan) { MessagingGroups.Set(p, 25); msgSize.Set(p, 8) })},
 		{"pingpong and deadlock", "benchmarks = deadlock, pingpong", planWith(func(p *Plan) { p.Benchmarks = []string{"deadlock", "pingpong"} })},
 		{"global both", "global = both", DefaultPlan()},
 		{"global off", "global = off", planWith(func(p *Plan) { p.Globals = []bool{false} })},
@@ -96,14 +101,17 @@ func TestParsePlanValid(t *testing.T) {
 		{"pmu on", "pmu = on", DefaultPlan()},
 		{"pmu off", "pmu = off", planWith(func(p *Plan) { p.PMU = false })},
 		{"pmu_events default", "pmu_events = default", DefaultPlan()},
-		{"oracle_samples", "oracle_samples = 1280", planWith(func(p *Plan) { p.OracleSamples = 1280 })},
-		{"oracle_attempts", "oracle_attempts = 1", planWith(func(p *Plan) { p.OracleAttempts = 1 })},
+		{"oracle_samples", "oracle_samples = 1280", planWith(func(p *Plan) { oracleSamples.Set(p, 1280) })},
+		{"oracle_attempts", "oracle_attempts = 1", planWith(func(p *Plan) { oracleAttempts.Set(p, 1) })},
 		{"pmu_events named", "pmu_events = ITLB_MISSES.WALK_COMPLETED, DTLB_LOAD_MISSES.WALK_PENDING",
 			planWith(func(p *Plan) { p.PMUEvents = []string{"ITLB_MISSES.WALK_COMPLETED", "DTLB_LOAD_MISSES.WALK_PENDING"} })},
 		{"tlbsweep keys", "tlbsweep_pages = 4096, 0, 16\ntlbsweep_kernel_pages = 1\ntlbsweep_sizes = 2m\ntlbsweep_n = 7\n", planWith(func(p *Plan) {
-			p.SweepPages, p.SweepKernelPages, p.SweepSizes, p.SweepN = []int{4096, 0, 16}, []int{1}, []string{"2m"}, 7
+			sweepPages.Set(p, []int{4096, 0, 16})
+			sweepKernelPages.Set(p, []int{1})
+			sweepSizesKey.Set(p, []string{"2m"})
+			sweepN.Set(p, 7)
 		})},
-		{"no kernel sweep", "tlbsweep_kernel_pages = none", planWith(func(p *Plan) { p.SweepKernelPages = nil })},
+		{"no kernel sweep", "tlbsweep_kernel_pages = none", planWith(func(p *Plan) { sweepKernelPages.Set(p, nil) })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

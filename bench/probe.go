@@ -46,7 +46,7 @@ const (
 // must give.
 func (t ProbeTarget) expected(mode experiment.Mode, e Exit) bool {
 	if t.Kind == OwnPage {
-		return e.ok()
+		return e.OK()
 	}
 	present := t.Kind == EntryArea || !mode.Isolated()
 	if t.Kind == DeferredArea {
@@ -87,20 +87,20 @@ func probe(x *Ctx) any {
 	}
 	var modes []experiment.Mode
 	for _, m := range append(slices.Clone(x.Plan.Modes), experiment.On) {
-		if !slices.Contains(modes, m) && !isNotInWorld(config(m, w.Entries()[0], experiment.Minimal)) {
+		if !slices.Contains(modes, m) && !NotInWorld(ConfigOf(m, w.Entries()[0], experiment.Minimal)) {
 			modes = append(modes, m)
 		}
 	}
 	all := true
 	for _, t := range pw.ProbeTargets() {
 		for _, mode := range modes {
-			c := config(mode, w.Entries()[0], experiment.Minimal)
-			s := x.subject("probe", c)
+			c := ConfigOf(mode, w.Entries()[0], experiment.Minimal)
+			s := x.Subject("probe", c)
 			s.Entry, s.Flavour, s.Target = "", "", t.Name // the probe's entry is the world's business
 			addr := fmt.Sprintf("%#x", t.Address)
 			sw, err := w.Plan(c)
 			if err != nil {
-				x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: mode.String() + ": " + reasonOf(err)})
+				x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: mode.String() + ": " + ReasonOf(err)})
 				continue
 			}
 			e, err := w.Probe(sw, t.Address)

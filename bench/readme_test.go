@@ -50,7 +50,7 @@ func TestREADME(t *testing.T) {
 		}
 		out = append(out, l)
 	}
-	for k := range planKeys {
+	for _, k := range PlanKeys() {
 		assert.True(t, keys[k], "README documents plan key %s", k)
 	}
 	got := strings.Join(out, "\n")

@@ -46,17 +46,17 @@ func retention(x *Ctx) any {
 		return out
 	}
 	cases := []retentionCase{
-		{tlb.ProbePCID, config(experiment.OnPCID, experiment.Syscall, experiment.Minimal)},
-		{tlb.ProbeGlobal, config(experiment.On, experiment.Syscall, experiment.Minimal)},
+		{tlb.ProbePCID, ConfigOf(experiment.OnPCID, experiment.Syscall, experiment.Minimal)},
+		{tlb.ProbeGlobal, ConfigOf(experiment.On, experiment.Syscall, experiment.Minimal)},
 	}
 	cases[1].c.Global = true
 	for _, rc := range cases {
-		s := x.subject("retention", rc.c)
+		s := x.Subject("retention", rc.c)
 		s.Entry, s.Flavour, s.Target = "", "", rc.probe
 		addr := fmt.Sprintf("%#x", uint64(pti.UserData))
 		if _, err := x.World.Plan(rc.c); err != nil {
-			out[rc.probe] = "unsupported: " + reasonOf(err)
-			x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: reasonOf(err)})
+			out[rc.probe] = "unsupported: " + ReasonOf(err)
+			x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: ReasonOf(err)})
 			continue
 		}
 		rec, err := retentionProbe(rc.probe)
@@ -110,4 +110,12 @@ func retentionProbe(probe string) (contract.Retention, error) {
 		return contract.Retention{}, err
 	}
 	return contract.Retention{Probe: probe, First: fmt.Sprintf("%#x", rp.First), Away: fmt.Sprintf("%#x", rp.Away), Back: fmt.Sprintf("%#x", rp.Back), Result: result}, nil
+}
+
+// retentionSummary prints the retention answers (retention's result) in
+// a machine line, after every benchmark.
+func retentionSummary(x *Ctx, results map[string]any) {
+	if answers, ok := results["retention"].(map[string]string); ok && len(answers) > 0 {
+		x.Printf("ptilab machine: TLB retention: %s", contract.RetentionSummary(answers))
+	}
 }

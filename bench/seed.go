@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"errors"
+
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/experiment"
 )
@@ -42,7 +44,7 @@ func seedTable(x *Ctx, cols []string, cell func(width int, mode experiment.Mode,
 					if base.ok {
 						ratio = c.stats.Mean / base.stats.Mean
 					}
-					x.Record(contract.Seed{Subject: s, Stats: x.stats(c.stats, c.disturb, ratio), Seconds: seconds(c.stats)})
+					x.Record(contract.Seed{Subject: s, Stats: x.StatsOf(c.stats, c.disturb, ratio), Seconds: seconds(c.stats)})
 				}
 			}
 		}
@@ -58,17 +60,17 @@ func seedTable(x *Ctx, cols []string, cell func(width int, mode experiment.Mode,
 func seedNull(x *Ctx, results map[string]any) {
 	flavours := []experiment.Flavour{experiment.Minimal, experiment.Linux}
 	cell := func(width int, mode experiment.Mode, col int) seedCell {
-		w := x.world(width)
-		c := config(mode, w.Entries()[0], flavours[col])
-		if err := c.Check(); isNotInPAE(err) {
+		w := Worlds[width]
+		c := ConfigOf(mode, w.Entries()[0], flavours[col])
+		if err := c.Check(); errors.Is(err, ErrNotInPAE) {
 			return seedCell{unsup: err}
 		}
 		ms, _ := results[planName("null", width)].([]Measurement)
-		m := find(ms, c)
+		m := Find(ms, c)
 		if m == nil {
 			return seedCell{}
 		}
-		return seedCell{stats: m.Stats, disturb: m.Disturb, ok: m.ok(), unsup: m.Unsup}
+		return seedCell{stats: m.Stats, disturb: m.Disturb, ok: m.OK(), unsup: m.Unsup}
 	}
 	subject := func(width int, mode experiment.Mode, col int) contract.Subject {
 		return contract.Subject{Bench: "null", Width: width, Mode: mode.String(), Flavour: flavours[col].String(), Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}
@@ -83,8 +85,8 @@ func seedNull(x *Ctx, results map[string]any) {
 // record per cell.
 func seedMessaging(x *Ctx, results map[string]any) {
 	cell := func(width int, mode experiment.Mode, col int) seedCell {
-		w := x.world(width)
-		if err := w.TasksConfig(mode, w.Entries()[0]).Check(); isNotInPAE(err) {
+		w := Worlds[width]
+		if err := w.TasksConfig(mode, w.Entries()[0]).Check(); errors.Is(err, ErrNotInPAE) {
 			return seedCell{unsup: err}
 		}
 		ms, _ := results[planName("messaging", width)].([]Messaging)
@@ -92,10 +94,10 @@ func seedMessaging(x *Ctx, results map[string]any) {
 		if m == nil {
 			return seedCell{}
 		}
-		return seedCell{stats: m.Stats, disturb: m.Disturb, ok: m.ok(), unsup: m.Unsup}
+		return seedCell{stats: m.Stats, disturb: m.Disturb, ok: m.OK(), unsup: m.Unsup}
 	}
 	subject := func(width int, mode experiment.Mode, col int) contract.Subject {
-		return contract.Subject{Bench: "messaging", Width: width, Mode: mode.String(), Tasks: taskKind(col == 1), Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}
+		return contract.Subject{Bench: "messaging", Width: width, Mode: mode.String(), Tasks: TaskKind(col == 1), Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}
 	}
 	seedTable(x, []string{"processes", "threads"}, cell, subject, func(s Stats) float64 { return x.Clock.Ns(s.Mean) / 1e9 })
 }

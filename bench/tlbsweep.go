@@ -49,6 +49,25 @@ var (
 // plan's order.
 var sweepSizeNames = []string{"4k", "2m"}
 
+// The sweep's plan keys: its points, pages ring 3 touches between calls
+// (0 to tlb.SweepMaxPages each), on the user page sizes of
+// tlbsweep_sizes (sweepSizeNames); the kernel pages the touch call reads
+// (none: no kernel sweep); calls per repeat. lmbench's lat_ctx -s and
+// Gregg's sweep span a working set from nothing to beyond the STLB (1536
+// entries on Skylake).
+var (
+	sweepPages = NewKey("tlbsweep_pages", []int{0, 1, 4, 16, 64, 256, 1024, 4096}, func(v string) ([]int, error) {
+		return IntList(v, "tlbsweep_pages", 0, tlb.SweepMaxPages, false)
+	})
+	sweepKernelPages = NewKey("tlbsweep_kernel_pages", []int{0, 1, 4, 16, 64, 256, 1024, 4096}, func(v string) ([]int, error) {
+		return IntList(v, "tlbsweep_kernel_pages", 0, tlb.SweepMaxPages, true)
+	})
+	sweepSizesKey = NewKey("tlbsweep_sizes", sweepSizeNames, func(v string) ([]string, error) {
+		return ListOf(v, OneOf(sweepSizeNames), sweepSizeNames, "tlbsweep_sizes")
+	})
+	sweepN = IntKey("tlbsweep_n", 100, 1, 1_000_000)
+)
+
 // sweepOffset says where a touch reads in its page, for records.
 var sweepOffset = fmt.Sprintf("byte (k*64) mod %d, k the pages left to read (N for the first page, 1 for the last)", amd64.PageSize)
 
@@ -119,7 +138,7 @@ func (w sweepWorld) Loop(sw Switch, _ Call, n, r int, empty bool) (Loop, error) 
 	if empty {
 		prog = pti.Empty
 	}
-	args := [6]uint64{uint64(n), uint64(r), pti.UserData, w.nr, pti.UserData + sweepBlockOff, rdtscpFlag()}
+	args := [6]uint64{uint64(n), uint64(r), pti.UserData, w.nr, pti.UserData + sweepBlockOff, RDTSCPFlag()}
 	res, err := pti.Start(s, proc, prog, pti.UserStackTop, args)
 	if err != nil {
 		return Loop{}, err
@@ -127,7 +146,7 @@ func (w sweepWorld) Loop(sw Switch, _ Call, n, r int, empty bool) (Loop, error) 
 	if res.Reason != pti.ReasonExit || res.Status != 0 {
 		return Loop{}, fmt.Errorf("the ring-3 sweep ended with %v", res)
 	}
-	return Loop{Cycles: results(w, proc, r), Samples: slices.Clone(pti.Samples())}, nil
+	return Loop{Cycles: ReadCounts(w, proc, r), Samples: slices.Clone(pti.Samples())}, nil
 }
 
 // sweepWorldOf is the sweep's world for kind k at pages pages.
@@ -149,7 +168,7 @@ type sweepPoint struct {
 // sweepExtra is a point's units per call over off's at the same point,
 // and whether both measured.
 func sweepExtra(m, off *Measurement) (float64, bool) {
-	if m == nil || off == nil || !m.ok() || !off.ok() {
+	if m == nil || off == nil || !m.OK() || !off.OK() {
 		return 0, false
 	}
 	return m.Stats.Mean - off.Stats.Mean, true
@@ -169,10 +188,10 @@ func tlbSweep(x *Ctx) any {
 	}
 	p := x.Plan
 	var kinds []sweepKind
-	for _, s := range p.SweepSizes {
+	for _, s := range sweepSizesKey.Of(p) {
 		kinds = append(kinds, sweepSizes[s])
 	}
-	if len(p.SweepKernelPages) > 0 {
+	if len(sweepKernelPages.Of(p)) > 0 {
 		kinds = append(kinds, sweepKernel4K)
 	}
 	for _, k := range kinds {
@@ -185,18 +204,18 @@ func tlbSweep(x *Ctx) any {
 // and mode, which package tables renders as a table.
 func sweepTable(x *Ctx, k sweepKind) []sweepPoint {
 	p := x.Plan
-	points := p.SweepPages
+	points := sweepPages.Of(p)
 	if k.side == "kernel" {
-		points = p.SweepKernelPages
+		points = sweepKernelPages.Of(p)
 	}
 	var out []sweepPoint
 	for _, g := range p.Globals {
 		for _, n := range points {
 			var off *Measurement
 			for _, mode := range p.Modes {
-				c := config(mode, experiment.Syscall, experiment.Minimal)
+				c := ConfigOf(mode, experiment.Syscall, experiment.Minimal)
 				c.Global = g
-				m := Measure(sweepWorldOf(k, n), c, Call{Op: Getppid}, p.SweepN, p.R, p.Warmup)
+				m := Measure(sweepWorldOf(k, n), c, Call{Op: Getppid}, sweepN.Of(p), p.R, p.Warmup)
 				m.Bench = x.Name
 				if mode == experiment.Off {
 					off = &m
@@ -205,7 +224,7 @@ func sweepTable(x *Ctx, k sweepKind) []sweepPoint {
 				if mode == experiment.Off {
 					hasExtra = false
 				}
-				x.sweepRecord(k, n, m, ratio(&m, off), extra, hasExtra)
+				x.sweepRecord(k, n, m, Ratio(&m, off), extra, hasExtra)
 				out = append(out, sweepPoint{Kind: k.name, Pages: n, M: m})
 			}
 		}
@@ -215,19 +234,19 @@ func sweepTable(x *Ctx, k sweepKind) []sweepPoint {
 
 // sweepRecord writes the record of kind k's point at pages pages.
 func (x *Ctx) sweepRecord(k sweepKind, pages int, m Measurement, ratio, extra float64, hasExtra bool) {
-	s := x.subject(m.Bench, m.Config)
+	s := x.Subject(m.Bench, m.Config)
 	s.Target, s.SweepPages = k.name, &pages
-	if x.notMeasured(m.Bench+" "+k.name+" "+fmt.Sprint(pages)+" "+m.Config.String(), s, m.N, m.R, m.Unsup, m.Failure) {
+	if x.NotMeasured(m.Bench+" "+k.name+" "+fmt.Sprint(pages)+" "+m.Config.String(), s, m.N, m.R, m.Unsup, m.Failure) {
 		return
 	}
 	rec := contract.TLBSweep{
-		Subject: s, N: m.N, R: m.R, Warmup: x.Plan.Warmup, Stats: x.stats(m.Stats, m.Disturb, ratio),
-		NsPerCall: round(x.Clock.Ns(m.Stats.Mean)), EmptyLoopCycles: round(m.Empty),
+		Subject: s, N: m.N, R: m.R, Warmup: x.Plan.Warmup, Stats: x.StatsOf(m.Stats, m.Disturb, ratio),
+		NsPerCall: Round(x.Clock.Ns(m.Stats.Mean)), EmptyLoopCycles: Round(m.Empty),
 		Side: k.side, Region: fmt.Sprintf("%#x", k.base), PageBytes: k.pageSize, Stride: k.pageSize,
 		VirtualPages: tlb.SweepMaxPages, Frames: 1, FrameBytes: k.pageSize, BytesPerTouch: 1, Offset: sweepOffset,
 	}
 	if hasExtra {
-		e := round(extra)
+		e := Round(extra)
 		rec.ExtraVsOff = &e
 	}
 	x.Record(rec)

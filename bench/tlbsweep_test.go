@@ -19,7 +19,7 @@ func TestSweepExtra(t *testing.T) {
 	e, ok := sweepExtra(&on, &off)
 	assert.True(t, ok)
 	assert.InDelta(t, 330.5, e, 1e-9)
-	assert.InDelta(t, 450.5/120, ratio(&on, &off), 1e-9)
+	assert.InDelta(t, 450.5/120, Ratio(&on, &off), 1e-9)
 	_, ok = sweepExtra(&on, nil)
 	assert.False(t, ok, "off did not run")
 	unsup := Measurement{Unsup: errors.New("PCID")}

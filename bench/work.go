@@ -1,6 +1,28 @@
 package bench
 
-import "github.com/ptilab/ptilab/experiment"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptilab/ptilab/experiment"
+)
+
+// The work curve's plan keys: its calls per repeat and its points (ns
+// spent in the kernel per call).
+var (
+	workN  = IntKey("work_n", 200, 1, 1_000_000)
+	workNs = NewKey("work_ns", []int64{0, 100, 500, 2000, 5000}, func(v string) ([]int64, error) {
+		var ws []int64
+		for _, f := range strings.Split(v, ",") {
+			n, err := IntIn(strings.TrimSpace(f), "work_ns", 0, 1_000_000)
+			if err != nil {
+				return nil, fmt.Errorf("work_ns must be a comma-separated list of integers from 0 to 1000000")
+			}
+			ws = append(ws, int64(n))
+		}
+		return ws, nil
+	})
+)
 
 // workCurve measures a system call that spends a given time in the
 // kernel (the plan's work_ns points), minimal trampoline of the world's
@@ -12,16 +34,16 @@ func workCurve(x *Ctx) any {
 	p, w, clk := x.Plan, x.World, x.Clock
 	entry := w.Entries()[0]
 	var ms []Measurement
-	for _, ns := range p.WorkNs {
+	for _, ns := range workNs.Of(p) {
 		row := make([]Measurement, len(p.Modes))
 		for i, mode := range p.Modes {
-			m := Measure(w, config(mode, entry, experiment.Minimal), Call{Op: Work, Arg: clk.Cycles(ns)}, p.WorkN, p.R, p.Warmup)
+			m := Measure(w, ConfigOf(mode, entry, experiment.Minimal), Call{Op: Work, Arg: clk.Cycles(ns)}, workN.Of(p), p.R, p.Warmup)
 			m.Bench, m.WorkNs, m.HasWork = x.Name, ns, true
 			row[i] = m
 		}
 		base := &row[0] // modes start with off
 		for i := range row {
-			x.measurement(row[i], ratio(&row[i], base))
+			x.RecordMeasurement(row[i], Ratio(&row[i], base))
 		}
 		ms = append(ms, row...)
 	}

@@ -109,7 +109,7 @@ var (
 // world, without global pages: the mitigated flavour's copy method, where
 // the entry has a choice, is direct, the only one its 32-bit trampoline
 // has.
-func config(mode experiment.Mode, e experiment.Entry, f experiment.Flavour) experiment.Config {
+func ConfigOf(mode experiment.Mode, e experiment.Entry, f experiment.Flavour) experiment.Config {
 	c := experiment.Config{World: e.Row().World, Mode: mode, Entry: e, Flavour: f}
 	if f == experiment.Mitigated && e.Row().Copies {
 		c.Copy = experiment.Direct
@@ -181,7 +181,7 @@ type Exit struct {
 func (e Exit) FromUser() bool { return e.CS&3 == 3 }
 
 // ok reports whether the run exited with status 0.
-func (e Exit) ok() bool { return e.Exited && e.Status == 0 }
+func (e Exit) OK() bool { return e.Exited && e.Status == 0 }
 
 func (e Exit) String() string { return e.Text }
 
@@ -309,14 +309,10 @@ func (MsgReceiverTask) program() string { return "msg-receiver" }
 // errNoProgram is a world's answer to a task whose program it lacks.
 func errNoProgram(t Task) error { return fmt.Errorf("no program %q in this world", t.program()) }
 
-// isNotInPAE reports whether err says that PAE paging cannot have a
-// configuration.
-func isNotInPAE(err error) bool { return errors.Is(err, ErrNotInPAE) }
-
-// isNotInWorld reports whether c's world cannot have c at all (as PAE
+// NotInWorld reports whether c's world cannot have c at all (as PAE
 // paging cannot have PCIDs), whatever the CPU: the model says so
 // (experiment.Config.Check).
-func isNotInWorld(c experiment.Config) bool { return isNotInPAE(c.Check()) }
+func NotInWorld(c experiment.Config) bool { return errors.Is(c.Check(), ErrNotInPAE) }
 
 // procs are a run's processes by number, of a world's process type P.
 type procs[P Process] []P
