@@ -226,11 +226,3 @@ func ReasonOf(err error) string {
 	}
 	return s
 }
-
-// TaskKind names a run's kind of tasks.
-func TaskKind(threads bool) string {
-	if threads {
-		return "threads"
-	}
-	return "processes"
-}

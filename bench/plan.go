@@ -1,6 +1,13 @@
-// Package bench runs ptilab's measurements and reports them: the run plan
-// read from the boot volume, the result records (a human line and a
-// `PTILAB {json}` line each) and the final `PTILAB-END {json}` line.
+// Package bench is the benchmark engine: it runs ptilab's measurements
+// and reports them. It holds the run plan read from the boot volume (the
+// engine's keys; the families register theirs, key.go), the registry
+// the families fill (registry.go; package bench/all registers them in the
+// default plan's order), the two worlds behind one interface (world.go,
+// world64.go, world32.go), Measure and the statistics, the counters read
+// around every repeat, and the Reporter: the result records (a human line
+// and a `PTILAB {json}` line each) and the final `PTILAB-END {json}` line.
+// The benchmark bodies are its subpackages, by family: syscalls,
+// taskbench, isolation, tlbbench, ladder, seed.
 package bench
 
 import (

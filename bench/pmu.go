@@ -204,5 +204,7 @@ func (st *pmuState) record(perOp map[string]float64) *contract.PMUCounts {
 	return &contract.PMUCounts{PerOp: perOp, Skipped: st.skipped}
 }
 
-// pmuHardware is the CPU the counters are programmed on.
-var pmuHardware pmu.CPU = cpustate.Hardware{}
+// PMUCPU is the CPU the counters are programmed on: the hardware; the
+// host tests of the engine set a CPU without a PMU (cpustatetest.CPU),
+// as the host has no WRMSR.
+var PMUCPU pmu.CPU = cpustate.Hardware{}

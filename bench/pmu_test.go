@@ -148,5 +148,5 @@ func TestStartPMUUnsupported(t *testing.T) {
 // The engine tests run RunPlan on the host: the PMU there is a CPU
 // without one (no WRMSR on the host).
 func init() {
-	pmuHardware = &fakePMU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intelLeaf0}), MSRs: map[uint32]uint64{}}
+	PMUCPU = &fakePMU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intelLeaf0}), MSRs: map[uint32]uint64{}}
 }

@@ -55,8 +55,8 @@ func Register(bs ...Benchmark) {
 			panic(fmt.Sprintf("bench: benchmark %q: a name, a summary, its worlds and a Run function", b.Name))
 		}
 		for _, w := range b.Worlds {
-			if _, ok := lookup(planName(b.Name, w)); ok {
-				panic("bench: benchmark " + planName(b.Name, w) + " registered twice")
+			if _, ok := lookup(PlanName(b.Name, w)); ok {
+				panic("bench: benchmark " + PlanName(b.Name, w) + " registered twice")
 			}
 			if _, ok := Worlds[w]; !ok {
 				panic(fmt.Sprintf("bench: benchmark %s: no %d-bit world", b.Name, w))
@@ -85,8 +85,8 @@ func RegisterPostSteps(ss ...PostStep) {
 	}
 }
 
-// planName is a benchmark's plan name in the world of width.
-func planName(name string, width int) string {
+// PlanName is a benchmark's plan name in the world of width.
+func PlanName(name string, width int) string {
 	if width == 32 {
 		return name + "32"
 	}
@@ -104,7 +104,7 @@ func lookup(name string) (entry, bool) {
 	for i := range registry {
 		b := &registry[i]
 		for _, w := range b.Worlds {
-			if planName(b.Name, w) == name {
+			if PlanName(b.Name, w) == name {
 				return entry{b, w}, true
 			}
 		}
@@ -120,7 +120,7 @@ func PlanNames(optional bool) []string {
 	for _, width := range []int{64, 32} {
 		for _, b := range registry {
 			if slices.Contains(b.Worlds, width) && (optional || !b.Optional) {
-				out = append(out, planName(b.Name, width))
+				out = append(out, PlanName(b.Name, width))
 			}
 		}
 	}
@@ -135,7 +135,7 @@ func PlanTable() []string {
 	for _, b := range registry {
 		var names []string
 		for _, w := range b.Worlds {
-			names = append(names, "`"+planName(b.Name, w)+"`")
+			names = append(names, "`"+PlanName(b.Name, w)+"`")
 		}
 		keys := "-"
 		if len(b.Keys) > 0 {
@@ -156,7 +156,7 @@ func AppliesTo(k string) string {
 	for _, width := range []int{64, 32} {
 		for _, b := range registry {
 			if slices.Contains(b.Worlds, width) && slices.Contains(b.Keys, k) {
-				names = append(names, planName(b.Name, width))
+				names = append(names, PlanName(b.Name, width))
 			}
 		}
 	}

@@ -61,8 +61,8 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 		}
 		if !pmuStarted {
 			pmuStarted = true
-			r.Printf("%s", startPMU(plan, pmuHardware))
-			defer stopPMU(pmuHardware)
+			r.Printf("%s", startPMU(plan, PMUCPU))
+			defer stopPMU(PMUCPU)
 		}
 		x := &Ctx{Reporter: r, Plan: plan, Clock: clk, World: w, Name: name}
 		results[name] = e.b.Run(x)

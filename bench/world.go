@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -79,6 +80,35 @@ type UserLayout struct {
 	// AddrDigits is the width of an address in the world's tables.
 	AddrDigits int
 }
+
+// ProbeTarget is an address the isolation probe reads from ring 3, and
+// what the read must do.
+type ProbeTarget struct {
+	Name    string
+	Address uint64
+	Kind    TargetKind
+}
+
+// TargetKind says how a probe target is mapped, and so what a ring-3
+// read of it does.
+type TargetKind uint8
+
+const (
+	// KernelOnly: mapped supervisor-only in the kernel's tables only: a
+	// read faults with P=1 (protection) without isolation and P=0 (not
+	// mapped) with it.
+	KernelOnly TargetKind = iota
+	// EntryArea: mapped supervisor-only in both tables: a read faults
+	// with P=1 in every mode.
+	EntryArea
+	// OwnPage: the task's own data: the read succeeds.
+	OwnPage
+	// DeferredArea: the deferred modes' pages of the entry area
+	// (pti.DeferredAreas), mapped supervisor-only in both tables of those
+	// modes and in no table of the others: a read faults with P=1 under a
+	// deferred mode and P=0 under the others, off included.
+	DeferredArea
+)
 
 // Switch is a configuration a world validated once (World.Plan): the
 // world's own immutable description of what to switch for it
@@ -305,6 +335,17 @@ func (PongTask) program() string        { return "pong" }
 func (MsgStartTask) program() string    { return "msg-start" }
 func (MsgSenderTask) program() string   { return "msg-sender" }
 func (MsgReceiverTask) program() string { return "msg-receiver" }
+
+// ReadCounts reads the r counts a timing program of w stored in process p's
+// data pages.
+func ReadCounts(w World, p Process, r int) []uint64 {
+	d := p.DataPages()[w.User().Results:]
+	out := make([]uint64, r)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(d[8*i:])
+	}
+	return out
+}
 
 // errNoProgram is a world's answer to a task whose program it lacks.
 func errNoProgram(t Task) error { return fmt.Errorf("no program %q in this world", t.program()) }
