@@ -226,3 +226,11 @@ func ReasonOf(err error) string {
 	}
 	return s
 }
+
+// The engine's own names for Round, SampledRepeat and Subject, which
+// pmucheck.go uses.
+var round = Round
+
+const sampledRepeat = SampledRepeat
+
+func (x *Ctx) subject(bench string, c experiment.Config) contract.Subject { return x.Subject(bench, c) }

@@ -54,10 +54,10 @@ type xcheckIn struct {
 // as Loop.Samples, warmup+r repeats each.
 func xcheckOf(calls, empty []cpustate.Sample, r, warmup int) xcheckIn {
 	var in xcheckIn
-	if d, how := repeatDeltas(calls, r, warmup); how == SampledRepeat {
+	if d, how := repeatDeltas(calls, r, warmup); how == sampledRepeat {
 		in.calls = d
 	}
-	if d, how := repeatDeltas(empty, r, warmup); how == SampledRepeat {
+	if d, how := repeatDeltas(empty, r, warmup); how == sampledRepeat {
 		in.empty = d
 	}
 	return in
@@ -121,7 +121,7 @@ func (st *pmuState) check(s contract.Subject, n int, in xcheckIn) *contract.PMUC
 	rhs.Mul(rhs, big.NewInt(int64(n)*int64(rc)*int64(re)))
 	fc, _ := new(big.Float).SetInt(sc).Float64()
 	fe, _ := new(big.Float).SetInt(se).Float64()
-	c.Measured = Round(fc/float64(n*rc) - fe/float64(n*re))
+	c.Measured = round(fc/float64(n*rc) - fe/float64(n*re))
 	if lhs.Cmp(rhs) == 0 {
 		c.Status = "ok"
 		return c
@@ -143,5 +143,5 @@ func pmuCheckNote() string {
 
 // pmuCheck is m's cross-check (nil on a path without an exact length).
 func (x *Ctx) pmuCheck(m Measurement) *contract.PMUCheck {
-	return pmuNow.check(x.Subject(m.Bench, m.Config), m.N, m.xcheck)
+	return pmuNow.check(x.subject(m.Bench, m.Config), m.N, m.xcheck)
 }
