@@ -33,9 +33,9 @@ func SetCounters(src cpustate.SampleSources) {
 	i386pae.SetSampling(src)
 }
 
-// readSample reads the counters in Go, between runs: with the PMU's
+// ReadSample reads the counters in Go, between runs: with the PMU's
 // (startPMU) when they count.
-func readSample() cpustate.Sample {
+func ReadSample() cpustate.Sample {
 	var s cpustate.Sample
 	src := counters
 	if pmuNow.on {
@@ -47,7 +47,7 @@ func readSample() cpustate.Sample {
 
 // How a figure's counters were read (contract.Core.Sampled).
 const (
-	sampledRepeat = "repeat" // around every repeat
+	SampledRepeat = "repeat" // around every repeat
 	sampledRun    = "run"    // around all the repeats of a loop at once
 )
 
@@ -63,7 +63,7 @@ func repeatDeltas(s []cpustate.Sample, r, warmup int) ([]cpustate.Sample, string
 		for i := range d {
 			d[i] = cpustate.Delta(s[warmup+i], s[warmup+i+1])
 		}
-		return d, sampledRepeat
+		return d, SampledRepeat
 	case 2:
 		return []cpustate.Sample{cpustate.Delta(s[0], s[1])}, sampledRun
 	}
@@ -74,7 +74,7 @@ func repeatDeltas(s []cpustate.Sample, r, warmup int) ([]cpustate.Sample, string
 // repeats.
 type Disturb struct {
 	Src     cpustate.SampleSources // the counters read
-	Sampled string                 // sampledRepeat or sampledRun; "" when nothing was
+	Sampled string                 // SampledRepeat or sampledRun; "" when nothing was
 	// Ratio is sum dAPERF / sum dMPERF (0: unknown); Core the core cycles
 	// per operation, each repeat's figure times its own ratio (its run's,
 	// sampled per run).
@@ -92,19 +92,19 @@ type Disturb struct {
 	PMU *contract.PMUCounts
 }
 
-// disturbOf computes a figure's Disturb from its r measured repeats'
+// DisturbOf computes a figure's Disturb from its r measured repeats'
 // figures per operation and the samples of its loop of warmup+r repeats
 // (repeatDeltas) of ops operations each.
-func disturbOf(perOp []float64, samples []cpustate.Sample, r, warmup, ops int) Disturb {
+func DisturbOf(perOp []float64, samples []cpustate.Sample, r, warmup, ops int) Disturb {
 	deltas, sampled := repeatDeltas(samples, r, warmup)
-	return disturbDeltas(perOp, deltas, sampled, ops)
+	return DisturbDeltas(perOp, deltas, sampled, ops)
 }
 
-// disturbDeltas computes a figure's Disturb from its measured repeats'
+// DisturbDeltas computes a figure's Disturb from its measured repeats'
 // figures per operation and their counter deltas: one per repeat, or one
 // for all (sampled "run"); a repeat is ops operations (for the
 // performance counters).
-func disturbDeltas(perOp []float64, deltas []cpustate.Sample, sampled string, ops int) Disturb {
+func DisturbDeltas(perOp []float64, deltas []cpustate.Sample, sampled string, ops int) Disturb {
 	d := Disturb{Src: counters, Sampled: sampled}
 	d.PMU = pmuNow.record(pmuNow.perOp(deltas, ops, sampled))
 	if len(deltas) == 0 || len(perOp) == 0 {
@@ -162,13 +162,13 @@ func (d Disturb) headline() string {
 }
 
 // core is d's record form for a TSC of hz.
-func (d Disturb) core(hz uint64) contract.Core {
+func (d Disturb) CoreRecord(hz uint64) contract.Core {
 	c := contract.Core{CoreClock: cpustate.Unsupported, SMICount: cpustate.Unsupported, Sampled: d.Sampled, Headline: d.headline()}
 	if d.Src&cpustate.SampleAPERF != 0 {
 		c.CoreClock = cpustate.ClockAPERF
 		if d.Ratio != 0 {
-			c.CoreMHz = round(float64(hz) * d.Ratio / 1e6)
-			c.CoreMean, c.CoreMedian = round(d.Core.Mean), round(d.Core.Median)
+			c.CoreMHz = Round(float64(hz) * d.Ratio / 1e6)
+			c.CoreMean, c.CoreMedian = Round(d.Core.Mean), Round(d.Core.Median)
 		}
 	}
 	if d.Src&cpustate.SampleSMI != 0 {
@@ -181,7 +181,7 @@ func (d Disturb) core(hz uint64) contract.Core {
 	if d.Src&(cpustate.SampleSMI|cpustate.SampleNMI) != 0 {
 		c.Disturbed = d.Disturbed
 		if u := d.Undisturbed; u.N > 0 {
-			c.Undisturbed = &contract.Spread{N: u.N, Mean: round(u.Mean), Stddev: round(u.Stddev), Median: round(u.Median), Min: round(u.Min), Max: round(u.Max)}
+			c.Undisturbed = &contract.Spread{N: u.N, Mean: Round(u.Mean), Stddev: Round(u.Stddev), Median: Round(u.Median), Min: Round(u.Min), Max: Round(u.Max)}
 		}
 	}
 	if d.Src == 0 {

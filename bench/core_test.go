@@ -32,7 +32,7 @@ func TestDisturbDeltasNMIOnly(t *testing.T) {
 	withCounters(t, 0)
 	perOp := []float64{100, 700, 100, 100}
 	deltas := []cpustate.Sample{{}, {NMI: 2}, {}, {}}
-	d := disturbDeltas(perOp, deltas, sampledRepeat, 1)
+	d := DisturbDeltas(perOp, deltas, SampledRepeat, 1)
 	assert.Equal(t, uint64(2), d.NMIs)
 	assert.Zero(t, d.SMIs)
 	assert.Equal(t, 1, d.Disturbed)
@@ -43,11 +43,11 @@ func TestDisturbDeltasNMIOnly(t *testing.T) {
 		CoreClock: "unsupported", SMICount: "unsupported", NMIs: 2, Disturbed: 1, Sampled: "repeat",
 		Undisturbed: &contract.Spread{N: 3, Mean: 100, Median: 100, Min: 100, Max: 100}, Headline: "undisturbed",
 		PMU: &contract.PMUCounts{Unsupported: pmuNow.reason},
-	}, d.core(1_000_000_000))
+	}, d.CoreRecord(1_000_000_000))
 
-	calm := disturbDeltas(perOp, []cpustate.Sample{{}, {}, {}, {}}, sampledRepeat, 1)
+	calm := DisturbDeltas(perOp, []cpustate.Sample{{}, {}, {}, {}}, SampledRepeat, 1)
 	assert.Zero(t, calm.Disturbed)
-	assert.Equal(t, "all", calm.core(1_000_000_000).Headline)
+	assert.Equal(t, "all", calm.CoreRecord(1_000_000_000).Headline)
 }
 
 // With every counter: an SMI in one repeat, NMIs in another and both in a
@@ -64,13 +64,13 @@ func TestDisturbDeltasSMIAndNMI(t *testing.T) {
 	deltas[1].SMI = 1
 	deltas[2].NMI = 1
 	deltas[3].SMI, deltas[3].NMI = 1, 4
-	d := disturbDeltas(perOp, deltas, sampledRepeat, 1)
+	d := DisturbDeltas(perOp, deltas, SampledRepeat, 1)
 	assert.Equal(t, uint64(2), d.SMIs)
 	assert.Equal(t, uint64(5), d.NMIs)
 	assert.Equal(t, 3, d.Disturbed)
 	assert.Equal(t, 2, d.Undisturbed.N)
 	assert.Equal(t, "all", d.headline(), "fewer than half undisturbed")
-	c := d.core(3_400_000_000)
+	c := d.CoreRecord(3_400_000_000)
 	assert.Equal(t, "msr", c.SMICount)
 	assert.Equal(t, uint64(2), c.SMIs)
 	assert.Equal(t, uint64(5), c.NMIs)
@@ -83,11 +83,11 @@ func TestDisturbDeltasSMIAndNMI(t *testing.T) {
 // repeat.
 func TestDisturbDeltasNMIPerRun(t *testing.T) {
 	withCounters(t, 0)
-	d := disturbDeltas([]float64{1, 2, 3}, []cpustate.Sample{{NMI: 1}}, sampledRun, 1)
+	d := DisturbDeltas([]float64{1, 2, 3}, []cpustate.Sample{{NMI: 1}}, sampledRun, 1)
 	assert.Equal(t, uint64(1), d.NMIs)
 	assert.Equal(t, 3, d.Disturbed)
 	assert.Zero(t, d.Undisturbed.N)
-	c := d.core(1)
+	c := d.CoreRecord(1)
 	assert.Equal(t, "run", c.Sampled)
 	assert.Nil(t, c.Undisturbed)
 	assert.Equal(t, "all", c.Headline)

@@ -18,12 +18,12 @@ import (
 // switch out (layout.Phase*).
 const PhaseCount = layout.PhaseCount
 
-// phaseDispatch is the phase of the system call's own work: the rest is
+// PhaseDispatch is the phase of the system call's own work: the rest is
 // the entry path.
-const phaseDispatch = layout.PhaseDispatch
+const PhaseDispatch = layout.PhaseDispatch
 
-// phaseNames name the phases in records.
-var phaseNames = [PhaseCount]string{
+// PhaseNames name the phases in records.
+var PhaseNames = [PhaseCount]string{
 	layout.PhaseCR3In: "cr3_in", layout.PhaseCopyIn: "copy_in", layout.PhaseDispatch: "dispatch",
 	layout.PhaseCopyOut: "copy_out", layout.PhaseCR3Out: "cr3_out",
 }
@@ -52,7 +52,7 @@ type Measurement struct {
 	Failure   error    // the run went wrong
 }
 
-func (m *Measurement) ok() bool { return m.Unsup == nil && m.Failure == nil }
+func (m *Measurement) OK() bool { return m.Unsup == nil && m.Failure == nil }
 
 // Measure times call under c in world w, planned once (World.Plan): warm-up repeats, then r repeats
 // of n calls, less the empty loop's cost per iteration (the median of its
@@ -88,7 +88,7 @@ func Measure(w World, c experiment.Config, call Call, n, r, warmup int) Measurem
 	}
 	perOp := PerOp(calls.Cycles[warmup:], n, m.Empty)
 	m.Stats = Summarize(perOp)
-	m.Disturb = disturbOf(perOp, calls.Samples, r, warmup, n)
+	m.Disturb = DisturbOf(perOp, calls.Samples, r, warmup, n)
 	m.xcheck = xcheckOf(calls.Samples, empty.Samples, r, warmup)
 	if c.Stamps && len(calls.Phases) == PhaseCount {
 		all := float64(n * (r + warmup))
@@ -107,7 +107,7 @@ func Measure(w World, c experiment.Config, call Call, n, r, warmup int) Measurem
 var callNames = [...]string{Getppid: "getppid", Work: "work", Lseek: "lseek"}
 
 // subject is the record subject of a configuration of x's world.
-func (x *Ctx) subject(bench string, c experiment.Config) contract.Subject {
+func (x *Ctx) Subject(bench string, c experiment.Config) contract.Subject {
 	s := contract.Subject{
 		Bench: bench, Width: x.World.Width(), Mode: c.Mode.String(), Entry: c.Entry.String(),
 		Flavour: c.Flavour.String(), Global: c.Global, Stamps: c.Stamps,
@@ -124,24 +124,24 @@ func (x *Ctx) subject(bench string, c experiment.Config) contract.Subject {
 
 // stats is the record form of s, in the clock's unit, with the ratio to
 // off (absent when 0) and the core clock and disturbances d.
-func (x *Ctx) stats(s Stats, d Disturb, ratio float64) contract.Stats {
+func (x *Ctx) StatsOf(s Stats, d Disturb, ratio float64) contract.Stats {
 	return contract.Stats{
-		Unit: x.Clock.Unit(), Mean: round(s.Mean), Stddev: round(s.Stddev), StddevPct: round(s.StddevPct()),
-		PerfPct: round(s.PerfPct()), Median: round(s.Median), Min: round(s.Min), Max: round(s.Max),
-		TSCHz: x.Clock.Hz, RatioToOff: round(ratio), Core: d.core(x.Clock.Hz),
+		Unit: x.Clock.Unit(), Mean: Round(s.Mean), Stddev: Round(s.Stddev), StddevPct: Round(s.StddevPct()),
+		PerfPct: Round(s.PerfPct()), Median: Round(s.Median), Min: Round(s.Min), Max: Round(s.Max),
+		TSCHz: x.Clock.Hz, RatioToOff: Round(ratio), Core: d.CoreRecord(x.Clock.Hz),
 	}
 }
 
-// notMeasured records what a configuration that did not run: an
+// NotMeasured records what a configuration that did not run: an
 // "unsupported" record with the reason, or an error named name (either
 // with the ladder's rung being written, if any); and reports whether it
 // did not.
-func (x *Ctx) notMeasured(name string, s contract.Subject, n, r int, unsup, failure error) bool {
+func (x *Ctx) NotMeasured(name string, s contract.Subject, n, r int, unsup, failure error) bool {
 	switch {
 	case unsup != nil:
-		x.Record(contract.Unsupported{Subject: s, Rung: x.rung, N: n, R: r, Warmup: x.Plan.Warmup, Reason: unsup.Error()})
+		x.Record(contract.Unsupported{Subject: s, Rung: x.Rung, N: n, R: r, Warmup: x.Plan.Warmup, Reason: unsup.Error()})
 	case failure != nil:
-		x.Fail(contract.Error{Name: name, Error: failure.Error(), Subject: &s, Rung: x.rung, N: n, R: r})
+		x.Fail(contract.Error{Name: name, Error: failure.Error(), Subject: &s, Rung: x.Rung, N: n, R: r})
 	default:
 		return false
 	}
@@ -149,46 +149,46 @@ func (x *Ctx) notMeasured(name string, s contract.Subject, n, r int, unsup, fail
 }
 
 // measurement writes m's record.
-func (x *Ctx) measurement(m Measurement, ratio float64) {
-	s := x.subject(m.Bench, m.Config)
+func (x *Ctx) RecordMeasurement(m Measurement, ratio float64) {
+	s := x.Subject(m.Bench, m.Config)
 	if m.HasWork {
 		s.WorkNs = &m.WorkNs
 	}
-	if x.notMeasured(m.Bench+" "+m.Config.String(), s, m.N, m.R, m.Unsup, m.Failure) {
+	if x.NotMeasured(m.Bench+" "+m.Config.String(), s, m.N, m.R, m.Unsup, m.Failure) {
 		return
 	}
 	rec := contract.Syscall{
-		Subject: s, N: m.N, R: m.R, Warmup: x.Plan.Warmup, Stats: x.stats(m.Stats, m.Disturb, ratio),
-		NsPerCall: round(x.Clock.Ns(m.Stats.Mean)), EmptyLoopCycles: round(m.Empty),
+		Subject: s, N: m.N, R: m.R, Warmup: x.Plan.Warmup, Stats: x.StatsOf(m.Stats, m.Disturb, ratio),
+		NsPerCall: Round(x.Clock.Ns(m.Stats.Mean)), EmptyLoopCycles: Round(m.Empty),
 		PMUCheck: x.pmuCheck(m),
 	}
 	if m.Config.Stamps {
 		rec.Phases = map[string]float64{}
 		for i, c := range m.Phases {
-			rec.Phases[phaseNames[i]] = round(c)
+			rec.Phases[PhaseNames[i]] = Round(c)
 		}
-		rec.PhaseCall = round(m.PhaseCall)
+		rec.PhaseCall = Round(m.PhaseCall)
 	}
 	x.Record(rec)
 }
 
-func round(x float64) float64 {
+func Round(x float64) float64 {
 	if x < 0 {
-		return -round(-x)
+		return -Round(-x)
 	}
 	return float64(int64(x*1000+0.5)) / 1000
 }
 
 // ratio is m's mean over base's, or 0 when either did not measure.
-func ratio(m, base *Measurement) float64 {
-	if m == nil || base == nil || !m.ok() || !base.ok() {
+func Ratio(m, base *Measurement) float64 {
+	if m == nil || base == nil || !m.OK() || !base.OK() {
 		return 0
 	}
 	return m.Stats.Mean / base.Stats.Mean
 }
 
 // find returns the measurement of c among ms, or nil.
-func find(ms []Measurement, c experiment.Config) *Measurement {
+func Find(ms []Measurement, c experiment.Config) *Measurement {
 	for i := range ms {
 		if ms[i].Config == c {
 			return &ms[i]
@@ -197,8 +197,8 @@ func find(ms []Measurement, c experiment.Config) *Measurement {
 	return nil
 }
 
-// offOf is c under PTI off: the configuration c is compared with.
-func offOf(c experiment.Config) experiment.Config {
+// OffOf is c under PTI off: the configuration c is compared with.
+func OffOf(c experiment.Config) experiment.Config {
 	c.Mode = experiment.Off
 	return c
 }
@@ -218,8 +218,8 @@ func yn(b bool) string {
 	return "no"
 }
 
-// reasonOf shortens an unsupported configuration's error to its cause.
-func reasonOf(err error) string {
+// ReasonOf shortens an unsupported configuration's error to its cause.
+func ReasonOf(err error) string {
 	s := err.Error()
 	if i := strings.Index(s, ": "); i >= 0 {
 		s = s[i+2:]
@@ -227,10 +227,10 @@ func reasonOf(err error) string {
 	return s
 }
 
-// taskKind names a run's kind of tasks.
-func taskKind(threads bool) string {
-	if threads {
-		return "threads"
-	}
-	return "processes"
-}
+// The engine's own names for Round, SampledRepeat and Subject, which
+// pmucheck.go uses.
+var round = Round
+
+const sampledRepeat = SampledRepeat
+
+func (x *Ctx) subject(bench string, c experiment.Config) contract.Subject { return x.Subject(bench, c) }

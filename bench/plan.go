@@ -1,21 +1,26 @@
-// Package bench runs ptilab's measurements and reports them: the run plan
-// read from the boot volume, the result records (a human line and a
-// `PTILAB {json}` line each) and the final `PTILAB-END {json}` line.
+// Package bench is the benchmark engine: it runs ptilab's measurements
+// and reports them. It holds the run plan read from the boot volume (the
+// engine's keys; the families register theirs, key.go), the registry
+// the families fill (registry.go; package bench/all registers them in the
+// default plan's order), the two worlds behind one interface (world.go,
+// world64.go, world32.go), Measure and the statistics, the counters read
+// around every repeat, and the Reporter: the result records (a human line
+// and a `PTILAB {json}` line each) and the final `PTILAB-END {json}` line.
+// The benchmark bodies are its subpackages, by family: syscalls,
+// taskbench, isolation, tlbbench, ladder, seed.
 package bench
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pmu"
-	"github.com/ptilab/ptilab/tlb"
 )
 
 // PlanFile is the plan's path on the boot volume.
@@ -38,7 +43,7 @@ type Plan struct {
 	// Screen selects whether the console is also drawn on the displays.
 	Screen bool
 	// Benchmarks are the plan names of the benchmarks to run, in this
-	// order (Registry; PlanNames lists them).
+	// order (the registry's plan names: PlanNames).
 	Benchmarks []string
 
 	// The matrix every benchmark of the registry runs over: the isolation
@@ -50,17 +55,6 @@ type Plan struct {
 	Globals  []bool
 	N, R     int
 	Warmup   int
-
-	// The work curve's calls per repeat and points (ns spent in the kernel
-	// per call).
-	WorkN  int
-	WorkNs []int64
-	// PingPongN is the ping-pong's round trips per repeat.
-	PingPongN int
-	// Messaging's groups, loops and message size in bytes, and its IPC:
-	// IPCSocket (perf's default) or IPCPipe (perf -p).
-	MsgGroups, MsgLoops, MsgSize int
-	MsgIPC                       string
 
 	// PState is what the run does to the core's P-state before the
 	// benchmarks: cpustate.PStateNominal (request the maximum non-turbo
@@ -75,22 +69,9 @@ type Plan struct {
 	PMU       bool
 	PMUEvents []string
 
-	// The leak oracle's calibration samples (each a hit and a miss) and
-	// its attempts per secret byte where cache timing is observable.
-	OracleSamples, OracleAttempts int
-	// The TLB sweep's points: pages ring 3 touches between calls
-	// (SweepPages, 0 to tlb.SweepMaxPages each), on the user page sizes of
-	// SweepSizes (sweepSizeNames: "4k", "2m"); the kernel pages the touch
-	// call reads (SweepKernelPages; none: no kernel sweep); calls per
-	// repeat (SweepN).
-	SweepPages, SweepKernelPages []int
-	SweepSizes                   []string
-	SweepN                       int
-	// Mitigations are the mitigation ladder's rungs (the ladder
-	// benchmark): "none" first, then knobs (experiment.Mitigations's names)
-	// alone and stacked in this order, and "linux", the set Linux would
-	// enable on this CPU (MitigationNames).
-	Mitigations []string
+	// values are the families' plan keys' values (Key), by name: every
+	// registered key's, its default where the plan has no line.
+	values map[string]any
 }
 
 // DefaultPlan is the plan without a plan file: every benchmark of the
@@ -106,72 +87,10 @@ func DefaultPlan() Plan {
 		N:          1000,
 		R:          10,
 		Warmup:     2,
-		WorkN:      200,
-		WorkNs:     []int64{0, 100, 500, 2000, 5000},
-		PingPongN:  200,
-		// Small enough for the emulator; perf's defaults are 10 groups
-		// and 100 loops, the reference figures' 20 groups.
-		MsgGroups: 2, MsgLoops: 10, MsgSize: 100, MsgIPC: IPCSocket,
-		PState:        cpustate.PStateNominal,
-		PMU:           true,
-		Mitigations:   MitigationNames(),
-		OracleSamples: 1000, OracleAttempts: 100,
-		// lmbench's lat_ctx -s and Gregg's sweep span a working set from
-		// nothing to beyond the STLB (1536 entries on Skylake).
-		SweepPages:       []int{0, 1, 4, 16, 64, 256, 1024, 4096},
-		SweepKernelPages: []int{0, 1, 4, 16, 64, 256, 1024, 4096},
-		SweepSizes:       sweepSizeNames,
-		SweepN:           100,
+		PState:     cpustate.PStateNominal,
+		PMU:        true,
+		values:     defaultValues(),
 	}
-}
-
-// listOf parses a comma-separated list of values, each by parse (the
-// model's Parse functions: experiment.ParseMode, ParseFlavour, ...), in
-// the order given, without repeats; a value parse refuses makes an error
-// that lists the valid names (names, sorted).
-func listOf[T comparable](v string, parse func(string) (T, error), names []string, what string) ([]T, error) {
-	var out []T
-	for _, f := range strings.Split(v, ",") {
-		f = strings.TrimSpace(f)
-		x, err := parse(f)
-		if err != nil {
-			sorted := slices.Sorted(slices.Values(names))
-			return nil, fmt.Errorf("%s must be a comma-separated list of %s", what, strings.Join(sorted, ", "))
-		}
-		if slices.Contains(out, x) {
-			return nil, fmt.Errorf("%s lists %s twice", what, f)
-		}
-		out = append(out, x)
-	}
-	return out, nil
-}
-
-// namesOf are the names of xs (the model's rows).
-func namesOf[T fmt.Stringer](xs []T) []string {
-	out := make([]string, len(xs))
-	for i, x := range xs {
-		out[i] = x.String()
-	}
-	return out
-}
-
-// oneOf parses a name that must be one of names.
-func oneOf(names []string) func(string) (string, error) {
-	return func(n string) (string, error) {
-		if !slices.Contains(names, n) {
-			return "", fmt.Errorf("%q is not one of %s", n, strings.Join(names, ", "))
-		}
-		return n, nil
-	}
-}
-
-// intIn parses an integer between lo and hi.
-func intIn(v, what string, lo, hi int) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("%s must be an integer from %d to %d", what, lo, hi)
-	}
-	return n, nil
 }
 
 // PlanError is a line of the plan file that could not be used; the run
@@ -238,14 +157,14 @@ var planKeys = map[string]func(p *Plan, v string) error{
 			return nil
 		}
 		names := PlanNames(true)
-		b, err := listOf(v, oneOf(names), names, "benchmarks")
+		b, err := ListOf(v, OneOf(names), names, "benchmarks")
 		if err == nil {
 			p.Benchmarks = b
 		}
 		return err
 	},
 	"modes": func(p *Plan, v string) error {
-		m, err := listOf(v, experiment.ParseMode, namesOf(experiment.Modes()), "modes")
+		m, err := ListOf(v, experiment.ParseMode, namesOf(experiment.Modes()), "modes")
 		if err == nil && m[0] != experiment.Off {
 			return fmt.Errorf("modes must start with off: the other modes are compared with it")
 		}
@@ -255,7 +174,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		return err
 	},
 	"flavours": func(p *Plan, v string) error {
-		f, err := listOf(v, experiment.ParseFlavour, namesOf(experiment.Flavours()), "flavours")
+		f, err := ListOf(v, experiment.ParseFlavour, namesOf(experiment.Flavours()), "flavours")
 		if err == nil {
 			p.Flavours = f
 		}
@@ -286,7 +205,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 			return nil
 		}
 		names := pmu.EventNames()
-		e, err := listOf(v, oneOf(names), names, "pmu_events")
+		e, err := ListOf(v, OneOf(names), names, "pmu_events")
 		if err == nil {
 			p.PMUEvents = e
 		}
@@ -300,113 +219,50 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		p.Globals = g
 		return nil
 	},
-	"n":                intKey("n", 1, 1_000_000, func(p *Plan) *int { return &p.N }),
-	"r":                intKey("r", 1, 4000, func(p *Plan) *int { return &p.R }),
-	"warmup":           intKey("warmup", 0, 100, func(p *Plan) *int { return &p.Warmup }),
-	"pingpong_n":       intKey("pingpong_n", 1, 1_000_000, func(p *Plan) *int { return &p.PingPongN }),
-	"messaging_groups": intKey("messaging_groups", 1, MaxGroups, func(p *Plan) *int { return &p.MsgGroups }),
-	"messaging_loops":  intKey("messaging_loops", 1, 100_000, func(p *Plan) *int { return &p.MsgLoops }),
-	"messaging_size":   intKey("messaging_size", 8, MaxMessageSize, func(p *Plan) *int { return &p.MsgSize }),
-	"messaging_ipc": func(p *Plan, v string) error {
-		if v != IPCSocket && v != IPCPipe {
-			return fmt.Errorf("messaging_ipc must be %s or %s", IPCSocket, IPCPipe)
-		}
-		p.MsgIPC = v
-		return nil
-	},
-	"mitigations": func(p *Plan, v string) error {
-		m, err := listOf(v, parseRung, MitigationNames(), "mitigations")
-		if err == nil && m[0] != rungNone {
-			return fmt.Errorf("mitigations must start with none: the knobs are compared with it")
-		}
-		if err == nil {
-			p.Mitigations = m
-		}
-		return err
-	},
-	"tlbsweep_pages": func(p *Plan, v string) error {
-		n, err := intList(v, "tlbsweep_pages", 0, tlb.SweepMaxPages, false)
-		if err == nil {
-			p.SweepPages = n
-		}
-		return err
-	},
-	"tlbsweep_kernel_pages": func(p *Plan, v string) error {
-		n, err := intList(v, "tlbsweep_kernel_pages", 0, tlb.SweepMaxPages, true)
-		if err == nil {
-			p.SweepKernelPages = n
-		}
-		return err
-	},
-	"tlbsweep_sizes": func(p *Plan, v string) error {
-		sz, err := listOf(v, oneOf(sweepSizeNames), sweepSizeNames, "tlbsweep_sizes")
-		if err == nil {
-			p.SweepSizes = sz
-		}
-		return err
-	},
-	"tlbsweep_n": intKey("tlbsweep_n", 1, 1_000_000, func(p *Plan) *int { return &p.SweepN }),
-	"work_n":     intKey("work_n", 1, 1_000_000, func(p *Plan) *int { return &p.WorkN }),
-	"work_ns": func(p *Plan, v string) error {
-		var ws []int64
-		for _, f := range strings.Split(v, ",") {
-			n, err := intIn(strings.TrimSpace(f), "work_ns", 0, 1_000_000)
-			if err != nil {
-				return fmt.Errorf("work_ns must be a comma-separated list of integers from 0 to 1000000")
-			}
-			ws = append(ws, int64(n))
-		}
-		p.WorkNs = ws
-		return nil
-	},
-	"oracle_samples":  intKey("oracle_samples", 10, MaxOracleSamples, func(p *Plan) *int { return &p.OracleSamples }),
-	"oracle_attempts": intKey("oracle_attempts", 1, 1000, func(p *Plan) *int { return &p.OracleAttempts }),
+	"n":      intField("n", 1, 1_000_000, func(p *Plan) *int { return &p.N }),
+	"r":      intField("r", 1, 4000, func(p *Plan) *int { return &p.R }),
+	"warmup": intField("warmup", 0, 100, func(p *Plan) *int { return &p.Warmup }),
 }
 
-// intList parses a comma-separated list of integers from lo to hi,
-// without repeats; with none, "none" is the empty list.
-func intList(v, what string, lo, hi int, none bool) ([]int, error) {
-	if none && v == "none" {
-		return nil, nil
-	}
-	var out []int
-	for _, f := range strings.Split(v, ",") {
-		n, err := intIn(strings.TrimSpace(f), what, lo, hi)
-		if err != nil {
-			msg := fmt.Sprintf("%s must be a comma-separated list of integers from %d to %d", what, lo, hi)
-			if none {
-				msg += ", or none"
-			}
-			return nil, errors.New(msg)
-		}
-		if slices.Contains(out, n) {
-			return nil, fmt.Errorf("%s lists %d twice", what, n)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// PlanKeys returns the keys a plan may set, sorted.
-func PlanKeys() []string {
-	keys := make([]string, 0, len(planKeys))
-	for k := range planKeys {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// intKey parses the integer key name, from lo to hi, into the field of
+// intField parses the integer key name, from lo to hi, into the field of
 // the plan that at gives, which keeps its value when the value is bad.
-func intKey(name string, lo, hi int, at func(*Plan) *int) func(*Plan, string) error {
+func intField(name string, lo, hi int, at func(*Plan) *int) func(*Plan, string) error {
 	return func(p *Plan, v string) error {
-		n, err := intIn(v, name, lo, hi)
+		n, err := IntIn(v, name, lo, hi)
 		if err == nil {
 			*at(p) = n
 		}
 		return err
 	}
+}
+
+// PlanKeys returns the keys a plan may set, sorted: the engine's and
+// the families' (NewKey).
+func PlanKeys() []string {
+	keys := slices.Collect(maps.Keys(planKeys))
+	keys = slices.AppendSeq(keys, maps.Keys(familyKeys))
+	slices.Sort(keys)
+	return keys
+}
+
+// isKey reports whether key is a plan key: the engine's or a family's.
+func isKey(key string) bool {
+	_, engine := planKeys[key]
+	_, family := familyKeys[key]
+	return engine || family
+}
+
+// setKey sets plan key key (isKey) of p from a plan line's value: an
+// engine key by its parser, a family's by its own (NewKey).
+func setKey(p *Plan, key, val string) error {
+	if set, ok := planKeys[key]; ok {
+		return set(p, val)
+	}
+	v, err := familyKeys[key].parse(val)
+	if err == nil {
+		p.set(key, v)
+	}
+	return err
 }
 
 // ParsePlan reads a plan file: one `key = value` per line; '#' starts a
@@ -433,8 +289,7 @@ func ParsePlan(data []byte) (Plan, []PlanError) {
 			continue
 		}
 		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
-		set, known := planKeys[key]
-		if !known {
+		if !isKey(key) {
 			fail(fmt.Sprintf("unknown key %q", key))
 			continue
 		}
@@ -442,7 +297,7 @@ func ParsePlan(data []byte) (Plan, []PlanError) {
 			errs = append(errs, PlanError{i + 1, text, fmt.Sprintf("%s already set on line %d", key, prev), prev})
 			continue
 		}
-		if err := set(&p, val); err != nil {
+		if err := setKey(&p, key, val); err != nil {
 			fail(err.Error())
 			continue
 		}

@@ -18,7 +18,7 @@ import (
 // count in ring 0 and ring 3 across the whole run, and names their MSRs
 // to both worlds' sample calls (pti.SetSamplePMCs, i386pae.SetSamplePMCs:
 // the counters, programmed in long mode, count on across the switch to
-// the 32-bit world, whose kernel reads them by RDMSR) and to readSample:
+// the 32-bit world, whose kernel reads them by RDMSR) and to ReadSample:
 // every cpustate.Sample then carries them, in slots 0-2 (fixed) and 3..
 // (programmable). stopPMU stops them after the benchmarks.
 
@@ -161,7 +161,7 @@ func stopPMU(c pmu.CPU) {
 // repeat), each counter's delta masked to its width (pmu.Session.Sub);
 // nil when nothing counts or nothing was sampled per repeat.
 func (st *pmuState) perOp(deltas []cpustate.Sample, ops int, sampled string) map[string]float64 {
-	if !st.on || sampled != sampledRepeat || len(deltas) == 0 || ops <= 0 {
+	if !st.on || sampled != SampledRepeat || len(deltas) == 0 || ops <= 0 {
 		return nil
 	}
 	var sum [cpustate.SamplePMCs]uint64
@@ -174,7 +174,7 @@ func (st *pmuState) perOp(deltas []cpustate.Sample, ops int, sampled string) map
 	all := float64(ops * len(deltas))
 	for i, n := range st.names {
 		if n != "" {
-			out[n] = round(float64(sum[i]) / all)
+			out[n] = Round(float64(sum[i]) / all)
 		}
 	}
 	return out
@@ -204,5 +204,7 @@ func (st *pmuState) record(perOp map[string]float64) *contract.PMUCounts {
 	return &contract.PMUCounts{PerOp: perOp, Skipped: st.skipped}
 }
 
-// pmuHardware is the CPU the counters are programmed on.
-var pmuHardware pmu.CPU = cpustate.Hardware{}
+// PMUCPU is the CPU the counters are programmed on: the hardware; the
+// host tests of the engine set a CPU without a PMU (cpustatetest.CPU),
+// as the host has no WRMSR.
+var PMUCPU pmu.CPU = cpustate.Hardware{}

@@ -100,7 +100,7 @@ func TestPMUPerOp(t *testing.T) {
 			{PMC: [7]uint64{top, 2010, 1020, 3, 8}},       // measured 2 starts
 			{PMC: [7]uint64{900, 4010, 2020, 5, 8, 1, 2}}, // after the last
 		}
-		d := disturbOf([]float64{1, 1}, samples, 2, 1, 10)
+		d := DisturbOf([]float64{1, 1}, samples, 2, 1, 10)
 		require.NotNil(t, d.PMU)
 		assert.Empty(t, d.PMU.Unsupported)
 		assert.Equal(t, map[string]float64{
@@ -109,7 +109,7 @@ func TestPMUPerOp(t *testing.T) {
 			"DTLB_LOAD_MISSES.STLB_HIT": 0.05, "DTLB_LOAD_MISSES.WALK_DURATION": 0.1,
 		}, d.PMU.PerOp)
 		// Sampled around the whole run: no per-repeat counts.
-		assert.Equal(t, "not sampled around every repeat", disturbDeltas([]float64{1}, []cpustate.Sample{cpustate.Delta(samples[0], samples[3])}, sampledRun, 10).PMU.Unsupported)
+		assert.Equal(t, "not sampled around every repeat", DisturbDeltas([]float64{1}, []cpustate.Sample{cpustate.Delta(samples[0], samples[3])}, sampledRun, 10).PMU.Unsupported)
 	})
 }
 
@@ -137,9 +137,9 @@ func TestStartPMUUnsupported(t *testing.T) {
 			withPMU(t, tt.plan, tt.c, func(line string) {
 				assert.Equal(t, "ptilab: PMU: unsupported: "+tt.reason, line)
 				assert.Empty(t, tt.c.Writes, "nothing programmed")
-				d := disturbDeltas([]float64{1}, []cpustate.Sample{{}}, sampledRepeat, 10)
+				d := DisturbDeltas([]float64{1}, []cpustate.Sample{{}}, SampledRepeat, 10)
 				assert.Equal(t, &contract.PMUCounts{Unsupported: tt.reason}, d.PMU)
-				assert.Equal(t, d.PMU, d.core(1e9).PMU)
+				assert.Equal(t, d.PMU, d.CoreRecord(1e9).PMU)
 			})
 		})
 	}
@@ -148,5 +148,5 @@ func TestStartPMUUnsupported(t *testing.T) {
 // The engine tests run RunPlan on the host: the PMU there is a CPU
 // without one (no WRMSR on the host).
 func init() {
-	pmuHardware = &fakePMU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intelLeaf0}), MSRs: map[uint32]uint64{}}
+	PMUCPU = &fakePMU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intelLeaf0}), MSRs: map[uint32]uint64{}}
 }

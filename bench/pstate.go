@@ -30,7 +30,7 @@ func SetPState(r *Reporter, mode string, p cpustate.Power, cpu cpustate.CPU, tsc
 		rec.Applied = req.Apply(cpu)
 		if rec.Applied && p.APERF {
 			s := cpustate.WaitSettled(cpu, tscHz, settleIntervalMs, settleMaxMs)
-			rec.Settled, rec.SettleMs, rec.CoreMHz = s.Settled, round(s.Ms), round(s.MHz)
+			rec.Settled, rec.SettleMs, rec.CoreMHz = s.Settled, Round(s.Ms), Round(s.MHz)
 		}
 	}
 	r.Printf("ptilab pstate: %s: %s%s", mode, req.Why, pstateOutcome(rec))

@@ -1,4 +1,4 @@
-package bench
+package bench_test
 
 import (
 	"flag"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/bench"
 )
 
 var update = flag.Bool("update", false, "rewrite the README's generated parts from the registry")
@@ -17,7 +19,8 @@ var update = flag.Bool("update", false, "rewrite the README's generated parts fr
 // default | applies to |.
 var readmeRow = regexp.MustCompile("^\\| `([a-z_0-9]+)` \\| (.*) \\| (.*) \\| (.*?) ?\\|$")
 
-// TestREADME checks the README against the registry: the benchmarks
+// TestREADME checks the README against the registry (every family's,
+// registered by package bench/all, which plan_test.go imports): the benchmarks
 // table between its markers is PlanTable's, and the plan table's
 // "applies to" column lists the benchmarks that read each key. With
 // -update it rewrites both.
@@ -33,7 +36,7 @@ func TestREADME(t *testing.T) {
 		case strings.HasPrefix(l, "<!-- benchmarks:"):
 			in = true
 			out = append(out, l)
-			out = append(out, PlanTable()...)
+			out = append(out, bench.PlanTable()...)
 			continue
 		case strings.HasPrefix(l, "<!-- /benchmarks -->"):
 			in = false
@@ -42,7 +45,7 @@ func TestREADME(t *testing.T) {
 		}
 		if m := readmeRow.FindStringSubmatch(l); m != nil {
 			keys[m[1]] = true
-			applies := AppliesTo(m[1])
+			applies := bench.AppliesTo(m[1])
 			if applies != "" {
 				applies = " " + applies
 			}
@@ -50,7 +53,7 @@ func TestREADME(t *testing.T) {
 		}
 		out = append(out, l)
 	}
-	for k := range planKeys {
+	for _, k := range bench.PlanKeys() {
 		assert.True(t, keys[k], "README documents plan key %s", k)
 	}
 	got := strings.Join(out, "\n")

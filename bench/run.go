@@ -13,17 +13,13 @@ type Ctx struct {
 	Clock Clock
 	World World
 	Name  string
-
-	worlds map[int]World
-	// rung is the mitigation ladder's rung whose records are being
-	// written: notMeasured puts it in an unsupported or error record.
-	rung *contract.Rung
+	// Rung is the mitigation ladder's rung whose records are being
+	// written: NotMeasured puts it in an unsupported or error record.
+	Rung *contract.Rung
 }
 
-// world returns the world of width.
-func (x *Ctx) world(width int) World { return x.worlds[width] }
-
-// Worlds are the worlds benchmarks run in, by width.
+// Worlds are the worlds benchmarks run in, by width (the post-steps
+// find theirs here).
 var Worlds = map[int]World{64: World64, 32: World32}
 
 // setupNames name a world's setup in error records.
@@ -31,7 +27,7 @@ var setupNames = map[int]string{64: "ring3 setup", 32: "32-bit setup"}
 
 // RunPlan runs the plan's benchmarks in its order, each in its world (set
 // up before its first benchmark), then the post-steps whose benchmarks
-// all ran; it prints a line and writes a record of how the benchmarks
+// all ran, in their order; it prints a line and writes a record of how the benchmarks
 // time first.
 func RunPlan(r *Reporter, plan Plan, clk Clock) {
 	if len(plan.Benchmarks) == 0 {
@@ -65,13 +61,13 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 		}
 		if !pmuStarted {
 			pmuStarted = true
-			r.Printf("%s", startPMU(plan, pmuHardware))
-			defer stopPMU(pmuHardware)
+			r.Printf("%s", startPMU(plan, PMUCPU))
+			defer stopPMU(PMUCPU)
 		}
-		x := &Ctx{Reporter: r, Plan: plan, Clock: clk, World: w, Name: name, worlds: Worlds}
+		x := &Ctx{Reporter: r, Plan: plan, Clock: clk, World: w, Name: name}
 		results[name] = e.b.Run(x)
 	}
-	for _, s := range PostSteps {
+	for _, s := range postSteps {
 		all := true
 		for _, n := range s.Needs {
 			if _, ok := results[n]; !ok {
@@ -79,11 +75,8 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 			}
 		}
 		if all {
-			s.Run(&Ctx{Reporter: r, Plan: plan, Clock: clk, Name: s.Name, worlds: Worlds}, results)
+			s.Run(&Ctx{Reporter: r, Plan: plan, Clock: clk, Name: s.Name}, results)
 		}
-	}
-	if answers, ok := results["retention"].(map[string]string); ok && len(answers) > 0 {
-		r.Printf("ptilab machine: TLB retention: %s", contract.RetentionSummary(answers))
 	}
 }
 

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -80,6 +81,35 @@ type UserLayout struct {
 	AddrDigits int
 }
 
+// ProbeTarget is an address the isolation probe reads from ring 3, and
+// what the read must do.
+type ProbeTarget struct {
+	Name    string
+	Address uint64
+	Kind    TargetKind
+}
+
+// TargetKind says how a probe target is mapped, and so what a ring-3
+// read of it does.
+type TargetKind uint8
+
+const (
+	// KernelOnly: mapped supervisor-only in the kernel's tables only: a
+	// read faults with P=1 (protection) without isolation and P=0 (not
+	// mapped) with it.
+	KernelOnly TargetKind = iota
+	// EntryArea: mapped supervisor-only in both tables: a read faults
+	// with P=1 in every mode.
+	EntryArea
+	// OwnPage: the task's own data: the read succeeds.
+	OwnPage
+	// DeferredArea: the deferred modes' pages of the entry area
+	// (pti.DeferredAreas), mapped supervisor-only in both tables of those
+	// modes and in no table of the others: a read faults with P=1 under a
+	// deferred mode and P=0 under the others, off included.
+	DeferredArea
+)
+
 // Switch is a configuration a world validated once (World.Plan): the
 // world's own immutable description of what to switch for it
 // (pti.Switch, i386pae.Switch), which only that world's runs take.
@@ -109,7 +139,7 @@ var (
 // world, without global pages: the mitigated flavour's copy method, where
 // the entry has a choice, is direct, the only one its 32-bit trampoline
 // has.
-func config(mode experiment.Mode, e experiment.Entry, f experiment.Flavour) experiment.Config {
+func ConfigOf(mode experiment.Mode, e experiment.Entry, f experiment.Flavour) experiment.Config {
 	c := experiment.Config{World: e.Row().World, Mode: mode, Entry: e, Flavour: f}
 	if f == experiment.Mitigated && e.Row().Copies {
 		c.Copy = experiment.Direct
@@ -181,7 +211,7 @@ type Exit struct {
 func (e Exit) FromUser() bool { return e.CS&3 == 3 }
 
 // ok reports whether the run exited with status 0.
-func (e Exit) ok() bool { return e.Exited && e.Status == 0 }
+func (e Exit) OK() bool { return e.Exited && e.Status == 0 }
 
 func (e Exit) String() string { return e.Text }
 
@@ -306,17 +336,24 @@ func (MsgStartTask) program() string    { return "msg-start" }
 func (MsgSenderTask) program() string   { return "msg-sender" }
 func (MsgReceiverTask) program() string { return "msg-receiver" }
 
+// ReadCounts reads the r counts a timing program of w stored in process p's
+// data pages.
+func ReadCounts(w World, p Process, r int) []uint64 {
+	d := p.DataPages()[w.User().Results:]
+	out := make([]uint64, r)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(d[8*i:])
+	}
+	return out
+}
+
 // errNoProgram is a world's answer to a task whose program it lacks.
 func errNoProgram(t Task) error { return fmt.Errorf("no program %q in this world", t.program()) }
 
-// isNotInPAE reports whether err says that PAE paging cannot have a
-// configuration.
-func isNotInPAE(err error) bool { return errors.Is(err, ErrNotInPAE) }
-
-// isNotInWorld reports whether c's world cannot have c at all (as PAE
+// NotInWorld reports whether c's world cannot have c at all (as PAE
 // paging cannot have PCIDs), whatever the CPU: the model says so
 // (experiment.Config.Check).
-func isNotInWorld(c experiment.Config) bool { return isNotInPAE(c.Check()) }
+func NotInWorld(c experiment.Config) bool { return errors.Is(c.Check(), ErrNotInPAE) }
 
 // procs are a run's processes by number, of a world's process type P.
 type procs[P Process] []P

@@ -44,7 +44,7 @@ func (world32) Plan(c experiment.Config) (Switch, error) { return i386pae.Plan(c
 // TasksConfig: the linux trampolines, SYSENTER with Linux 4.19's entry
 // (no copy in, the trimmed exit).
 func (world32) TasksConfig(mode experiment.Mode, e experiment.Entry) experiment.Config {
-	c := config(mode, e, experiment.Linux)
+	c := ConfigOf(mode, e, experiment.Linux)
 	if e.Row().Copies {
 		c.Copy = experiment.Direct
 	}
@@ -73,7 +73,7 @@ func (w world32) Loop(sw Switch, call Call, n, r int, empty bool) (Loop, error) 
 	// instrumented runs, whose phase sums would count it: those are
 	// sampled around the whole loop.
 	perRepeat := counters != 0 && !s.Config().Stamps
-	before := readSample()
+	before := ReadSample()
 	res, err := i386pae.Run(s, i386pae.Syscalls, i386pae.Params{
 		N: uint32(n), R: uint32(r), Nr: w.nr(call.Op), Arg: arg, Empty: empty,
 		NoRDTSCP: !amd64.Features.RDTSCP, File: uint32(call.File), Sample: perRepeat,
@@ -84,7 +84,7 @@ func (w world32) Loop(sw Switch, call Call, n, r int, empty bool) (Loop, error) 
 	if res.Reason != layout.ReasonExit || res.Status != 0 {
 		return Loop{}, fmt.Errorf("the 32-bit ring-3 loop ended with %v", res)
 	}
-	samples := []cpustate.Sample{before, readSample()}
+	samples := []cpustate.Sample{before, ReadSample()}
 	if perRepeat {
 		samples = i386pae.Samples()
 	}

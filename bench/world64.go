@@ -41,10 +41,10 @@ func (world64) User() UserLayout {
 	}
 }
 
-// rdtscpFlag is the 64-bit timing programs' argument choosing how they
+// RDTSCPFlag is the 64-bit timing programs' argument choosing how they
 // end a timed region: 0 with RDTSCP where the CPU has it, 1 with LFENCE;
 // RDTSC; LFENCE.
-func rdtscpFlag() uint64 {
+func RDTSCPFlag() uint64 {
 	if amd64.Features.RDTSCP {
 		return 0
 	}
@@ -56,7 +56,7 @@ func rdtscpFlag() uint64 {
 func (world64) Plan(c experiment.Config) (Switch, error) { return pti.Plan(c) }
 
 func (world64) TasksConfig(mode experiment.Mode, _ experiment.Entry) experiment.Config {
-	return config(mode, experiment.Syscall, experiment.Linux)
+	return ConfigOf(mode, experiment.Syscall, experiment.Linux)
 }
 
 // nr is the 64-bit number of op (Linux x86-64's, ptilab's for Work).
@@ -76,7 +76,7 @@ func (w world64) Loop(sw Switch, call Call, n, r int, empty bool) (Loop, error) 
 	if empty {
 		prog = pti.Empty
 	}
-	args := [6]uint64{uint64(n), uint64(r), pti.UserData, w.nr(call.Op), call.Arg, rdtscpFlag()}
+	args := [6]uint64{uint64(n), uint64(r), pti.UserData, w.nr(call.Op), call.Arg, RDTSCPFlag()}
 	var res pti.Result
 	if call.Op == Lseek {
 		args[4] = lseekFD
@@ -90,7 +90,7 @@ func (w world64) Loop(sw Switch, call Call, n, r int, empty bool) (Loop, error) 
 	if res.Reason != pti.ReasonExit || res.Status != 0 {
 		return Loop{}, fmt.Errorf("the ring-3 loop ended with %v", res)
 	}
-	return Loop{Cycles: results(w, pti.MainProcess(), r), Samples: slices.Clone(pti.Samples())}, nil
+	return Loop{Cycles: ReadCounts(w, pti.MainProcess(), r), Samples: slices.Clone(pti.Samples())}, nil
 }
 
 // lseekFD is the descriptor of lseek's file: the first after the
@@ -185,7 +185,7 @@ func (r *run64) AddTask(proc int, stack uint64, t Task) (int, error) {
 	switch t := t.(type) {
 	case PingTask:
 		prog = pti.Ping
-		args = [6]uint64{uint64(t.N), uint64(t.R), data, uint64(t.Out) | uint64(t.In)<<32, data + pingTokenOff, rdtscpFlag()}
+		args = [6]uint64{uint64(t.N), uint64(t.R), data, uint64(t.Out) | uint64(t.In)<<32, data + pingTokenOff, RDTSCPFlag()}
 		d[pingTokenOff+2] = t.Mark
 		d[pongTokenOff+1] = 0
 	case PongTask:

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/bench"
+	_ "github.com/ptilab/ptilab/bench/all" // every benchmark family, registered in the default plan's order
 	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/goos"

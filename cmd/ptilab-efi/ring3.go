@@ -7,7 +7,8 @@ import (
 	"github.com/ptilab/ptilab/goos"
 )
 
-// runBenchmarks runs the plan's benchmarks (bench.Registry) with the
+// runBenchmarks runs the plan's benchmarks (bench's registry, which
+// package bench/all fills) with the
 // clock of this machine: the TSC's frequency and source, whether its
 // figures are emulated and by which emulator (QEMU's TCG, Bochs), and
 // whether the TSC counts instructions (QEMU -icount, Bochs); with the

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/bench"
+	_ "github.com/ptilab/ptilab/bench/all"
+	"github.com/ptilab/ptilab/bench/taskbench"
 	"github.com/ptilab/ptilab/experiment"
 )
 
@@ -100,7 +102,7 @@ func TestHardwarePlan(t *testing.T) {
 	for _, k := range bench.PlanKeys() {
 		assert.True(t, set[k], "the stick's plan sets %s", k)
 	}
-	assert.Equal(t, 20, plan.MsgGroups)
+	assert.Equal(t, 20, taskbench.MessagingGroups.Of(plan))
 	assert.Equal(t, 10, plan.R)
 	// Every benchmark but the provoked deadlock, in the registry's order.
 	want := slices.DeleteFunc(bench.PlanNames(true), func(n string) bool { return n == "deadlock" })

@@ -1,4 +1,4 @@
-package bench
+package all_test
 
 import (
 	"bytes"
@@ -11,8 +11,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/bench"
+	_ "github.com/ptilab/ptilab/bench/all"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/cpustate/cpustatetest"
 	"github.com/ptilab/ptilab/experiment"
 )
 
@@ -36,7 +39,7 @@ type fakeWorld struct {
 // cost is the cycles a call costs under c: 100, +1000 with isolation,
 // +50 linux, +7 per copy method, +3 per entry after the first; and the
 // work call's cycles.
-func (w *fakeWorld) cost(c experiment.Config, call Call) uint64 {
+func (w *fakeWorld) cost(c experiment.Config, call bench.Call) uint64 {
 	v := uint64(100)
 	if c.Mode.Isolated() {
 		v += 1000
@@ -45,10 +48,18 @@ func (w *fakeWorld) cost(c experiment.Config, call Call) uint64 {
 		v += 50 + 7*uint64(c.Copy)
 	}
 	v += 3 * uint64(c.Entry)
-	if call.Op == Work {
+	if call.Op == bench.Work {
 		v += call.Arg
 	}
 	return v
+}
+
+// want is what call returns: getppid 1, the others 0.
+func want(call bench.Call) int64 {
+	if call.Op == bench.Getppid {
+		return 1
+	}
+	return 0
 }
 
 const fakeEmpty = 2 // cycles per iteration of the empty loop
@@ -63,8 +74,8 @@ func (w *fakeWorld) Title() string {
 func (w *fakeWorld) Setup() error                { return nil }
 func (w *fakeWorld) Entries() []experiment.Entry { return w.entries }
 func (w *fakeWorld) Copies() []experiment.Copy   { return w.copies }
-func (w *fakeWorld) User() UserLayout {
-	return UserLayout{Data: 0x1000, StackTop: 0x100000, DataPages: 16, MaxDataPages: 16, MaxRepeats: 100, AddrDigits: 18}
+func (w *fakeWorld) User() bench.UserLayout {
+	return bench.UserLayout{Data: 0x1000, StackTop: 0x100000, DataPages: 16, MaxDataPages: 16, MaxRepeats: 100, AddrDigits: 18}
 }
 
 // fakeSwitch is a configuration the fake world planned.
@@ -72,28 +83,28 @@ type fakeSwitch struct{ c experiment.Config }
 
 func (s fakeSwitch) Config() experiment.Config { return s.c }
 
-func (w *fakeWorld) Plan(c experiment.Config) (Switch, error) {
+func (w *fakeWorld) Plan(c experiment.Config) (bench.Switch, error) {
 	switch {
 	case c.Mode == experiment.OnPCID && w.width == 32:
-		return nil, fmt.Errorf("%v: PCID: %w", c, ErrNotInPAE)
+		return nil, fmt.Errorf("%v: PCID: %w", c, bench.ErrNotInPAE)
 	case c.Mode == experiment.OnPCID && !w.pcid:
-		return nil, fmt.Errorf("%v: PCID: %w", c, ErrUnsupported)
+		return nil, fmt.Errorf("%v: PCID: %w", c, bench.ErrUnsupported)
 	case c.Stamps && w.width == 64:
-		return nil, fmt.Errorf("%v: no instrumented trampoline: %w", c, ErrUnsupported)
+		return nil, fmt.Errorf("%v: no instrumented trampoline: %w", c, bench.ErrUnsupported)
 	}
 	return fakeSwitch{c}, nil
 }
 func (w *fakeWorld) TasksConfig(mode experiment.Mode, e experiment.Entry) experiment.Config {
-	return config(mode, e, experiment.Linux)
+	return bench.ConfigOf(mode, e, experiment.Linux)
 }
-func (w *fakeWorld) Loop(sw Switch, call Call, n, r int, empty bool) (Loop, error) {
+func (w *fakeWorld) Loop(sw bench.Switch, call bench.Call, n, r int, empty bool) (bench.Loop, error) {
 	c := sw.Config()
 	w.loops++
 	per := w.cost(c, call) + fakeEmpty
 	if empty {
 		per = fakeEmpty
 	}
-	l := Loop{Cycles: make([]uint64, r), Value: call.want(), HasValue: true}
+	l := bench.Loop{Cycles: make([]uint64, r), Value: want(call), HasValue: true}
 	var s cpustate.Sample
 	l.Samples = append(l.Samples, s)
 	for i := range l.Cycles {
@@ -116,42 +127,61 @@ func (w *fakeWorld) Loop(sw Switch, call Call, n, r int, empty bool) (Loop, erro
 	}
 	return l, nil
 }
-func (w *fakeWorld) NewProcess(int) (Process, error) { return nil, errors.New("no processes here") }
-func (w *fakeWorld) MainProcess() Process            { return nil }
-func (w *fakeWorld) NewRun(Switch) (Run, error) {
+func (w *fakeWorld) NewProcess(int) (bench.Process, error) {
+	return nil, errors.New("no processes here")
+}
+func (w *fakeWorld) MainProcess() bench.Process { return nil }
+func (w *fakeWorld) NewRun(bench.Switch) (bench.Run, error) {
 	return nil, errors.New("no tasks kernel here")
 }
-func (w *fakeWorld) ProbeTargets() []ProbeTarget {
-	return []ProbeTarget{{"kernel", 0xa000, KernelOnly}, {"entry", 0xb000, EntryArea}, {"own", 0x1000, OwnPage}}
+func (w *fakeWorld) ProbeTargets() []bench.ProbeTarget {
+	return []bench.ProbeTarget{
+		{Name: "kernel", Address: 0xa000, Kind: bench.KernelOnly},
+		{Name: "entry", Address: 0xb000, Kind: bench.EntryArea},
+		{Name: "own", Address: 0x1000, Kind: bench.OwnPage},
+	}
 }
-func (w *fakeWorld) Probe(s Switch, addr uint64) (Exit, error) {
+func (w *fakeWorld) Probe(s bench.Switch, addr uint64) (bench.Exit, error) {
 	c := s.Config()
 	switch addr {
 	case 0x1000:
-		return Exit{Exited: true, Text: "exit 0"}, nil
+		return bench.Exit{Exited: true, Text: "exit 0"}, nil
 	case 0xb000:
-		return Exit{Faulted: true, Vector: 14, ErrorCode: 5, CS: 0x33, CR2: addr}, nil
+		return bench.Exit{Faulted: true, Vector: 14, ErrorCode: 5, CS: 0x33, CR2: addr}, nil
 	}
 	ec := uint64(5)
 	if c.Mode.Isolated() {
 		ec = 4
 	}
-	return Exit{Faulted: true, Vector: 14, ErrorCode: ec, CS: 0x33, CR2: addr}, nil
+	return bench.Exit{Faulted: true, Vector: 14, ErrorCode: ec, CS: 0x33, CR2: addr}, nil
+}
+
+// The engine runs on the host here: the PMU there is a CPU without one
+// (no WRMSR on the host), an Intel CPU whose CPUID has no leaf 0AH.
+func init() {
+	bench.PMUCPU = &cpustatetest.CPU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: {0x0d, 0x756e6547, 0x6c65746e, 0x49656e69}}), MSRs: map[uint32]uint64{}}
 }
 
 // runFake runs plan in a 64-bit world (without PCID) and a 32-bit one
 // (two entries, two copy methods), and returns the output and the
 // records.
-func runFake(t *testing.T, plan Plan) (string, []contract.Record, *Reporter) {
+func runFake(t *testing.T, plan bench.Plan) (string, []contract.Record, *bench.Reporter) {
 	t.Helper()
 	w64 := &fakeWorld{width: 64, entries: []experiment.Entry{experiment.Syscall}}
 	w32 := &fakeWorld{width: 32, entries: []experiment.Entry{experiment.Sysenter, experiment.Int80}, copies: []experiment.Copy{experiment.Movsl, experiment.Trim}}
-	saved := Worlds
-	Worlds = map[int]World{64: w64, 32: w32}
-	t.Cleanup(func() { Worlds = saved })
+	return runIn(t, plan, w64, w32, 1e9)
+}
+
+// runIn runs plan in the worlds w64 and w32 with a TSC of hz, and
+// returns the output, the records and the reporter.
+func runIn(t *testing.T, plan bench.Plan, w64, w32 *fakeWorld, hz uint64) (string, []contract.Record, *bench.Reporter) {
+	t.Helper()
+	saved := bench.Worlds
+	bench.Worlds = map[int]bench.World{64: w64, 32: w32}
+	t.Cleanup(func() { bench.Worlds = saved })
 	var out bytes.Buffer
-	r := NewReporter(&out)
-	RunPlan(r, plan, Clock{Hz: 1e9, Source: "test"})
+	r := bench.NewReporter(&out)
+	bench.RunPlan(r, plan, bench.Clock{Hz: hz, Source: "test"})
 	var recs []contract.Record
 	for _, l := range strings.Split(out.String(), "\n") {
 		js, ok := strings.CutPrefix(l, "PTILAB ")
@@ -182,7 +212,7 @@ func of[T contract.Record](recs []contract.Record) []T {
 // empty loop, ratios to the same entry's off, PCID unsupported by the
 // 64-bit CPU and not in PAE, the copy methods in the 32-bit world only.
 func TestEngineNull(t *testing.T) {
-	plan := DefaultPlan()
+	plan := bench.DefaultPlan()
 	plan.Benchmarks = []string{"null", "null32"}
 	plan.N, plan.R, plan.Warmup = 10, 3, 1
 	out, recs, r := runFake(t, plan)
@@ -231,9 +261,8 @@ func TestEngineNull(t *testing.T) {
 
 // TestEngineWorkAndLseek runs the work curve and lseek in both worlds.
 func TestEngineWorkAndLseek(t *testing.T) {
-	plan := DefaultPlan()
-	plan.Benchmarks = []string{"work32", "lseek", "lseek32"}
-	plan.WorkNs = []int64{0, 1000}
+	plan, errs := bench.ParsePlan([]byte("benchmarks = work32, lseek, lseek32\nwork_ns = 0, 1000\n"))
+	require.Empty(t, errs)
 	plan.R, plan.Warmup = 2, 0
 	out, recs, r := runFake(t, plan)
 	assert.Empty(t, r.Failed())
@@ -264,7 +293,7 @@ func TestEngineWorkAndLseek(t *testing.T) {
 // recorded as such, PCID left out of the 32-bit world and unsupported in
 // the 64-bit one.
 func TestEngineProbe(t *testing.T) {
-	plan := DefaultPlan()
+	plan := bench.DefaultPlan()
 	plan.Benchmarks = []string{"probe", "probe32"}
 	out, recs, _ := runFake(t, plan)
 	probes := of[contract.Probe](recs)
@@ -283,7 +312,7 @@ func TestEngineProbe(t *testing.T) {
 // each configuration of the ping-pong and sched-messaging, with an error
 // record each, and the tables say so.
 func TestEngineTasksFailure(t *testing.T) {
-	plan := DefaultPlan()
+	plan := bench.DefaultPlan()
 	plan.Benchmarks = []string{"pingpong", "messaging32"}
 	out, recs, r := runFake(t, plan)
 	errs := of[contract.Error](recs)
@@ -293,34 +322,20 @@ func TestEngineTasksFailure(t *testing.T) {
 	assert.Contains(t, errs[0].Error, "no processes here")
 }
 
-// TestRegistry checks the registry: names unique in every world, plan
-// keys known, the default plan every benchmark but the optional ones.
+// TestRegistry checks the registry this package fills: plan names
+// unique in every world, in the default plan's order (the 64-bit ones
+// first, then the 32-bit ones), the optional benchmarks left out of it.
 func TestRegistry(t *testing.T) {
 	seen := map[string]bool{}
-	for _, n := range PlanNames(true) {
+	for _, n := range bench.PlanNames(true) {
 		assert.False(t, seen[n], "plan name %s given twice", n)
 		seen[n] = true
-		e, ok := lookup(n)
-		require.True(t, ok, n)
-		assert.Equal(t, n, planName(e.b.Name, e.width))
 	}
-	for _, b := range Registry {
-		assert.NotEmpty(t, b.Summary, b.Name)
-		assert.NotNil(t, b.Run, b.Name)
-		for _, k := range b.Keys {
-			assert.Contains(t, planKeys, k, "%s reads plan key %s", b.Name, k)
-		}
-		for _, w := range b.Worlds {
-			assert.Contains(t, Worlds, w, b.Name)
-		}
-	}
-	for _, s := range PostSteps {
-		for _, n := range s.Needs {
-			assert.True(t, seen[n], "%s needs %s", s.Name, n)
-		}
-	}
-	assert.NotContains(t, PlanNames(false), "deadlock")
-	assert.Contains(t, PlanNames(true), "deadlock")
+	assert.Equal(t, []string{"null", "work", "lseek", "pingpong", "messaging", "probe", "retention", "flushcost", "tlbsweep", "oracle", "deadlock", "ladder",
+		"null32", "work32", "lseek32", "pingpong32", "messaging32", "probe32", "ladder32"}, bench.PlanNames(true))
+	assert.Equal(t, []string{"null", "work", "lseek", "pingpong", "messaging", "probe", "null32", "work32", "lseek32", "pingpong32", "messaging32", "probe32"},
+		bench.PlanNames(false), "everything but the optional ones")
+	assert.Equal(t, bench.PlanNames(false), bench.DefaultPlan().Benchmarks)
 }
 
 // runFakeCounters runs plan as runFake does, on a CPU with APERF/MPERF
@@ -328,29 +343,14 @@ func TestRegistry(t *testing.T) {
 // TSC's rate and take an SMI in the third repeat of every loop (the
 // second measured one after a warm-up), which costs 500 cycles per call;
 // the 32-bit world samples around its whole loops.
-func runFakeCounters(t *testing.T, plan Plan) (string, []contract.Record) {
+func runFakeCounters(t *testing.T, plan bench.Plan) (string, []contract.Record) {
 	t.Helper()
-	SetCounters(cpustate.SampleAPERF | cpustate.SampleSMI)
-	t.Cleanup(func() { SetCounters(0) })
+	bench.SetCounters(cpustate.SampleAPERF | cpustate.SampleSMI)
+	t.Cleanup(func() { bench.SetCounters(0) })
 	w64 := &fakeWorld{width: 64, entries: []experiment.Entry{experiment.Syscall}, corePct: 50, smiAt: 3, smiCost: 500}
 	w32 := &fakeWorld{width: 32, entries: []experiment.Entry{experiment.Sysenter, experiment.Int80}, copies: []experiment.Copy{experiment.Movsl, experiment.Trim}, corePct: 50, smiAt: 3, smiCost: 500, perRun: true}
-	saved := Worlds
-	Worlds = map[int]World{64: w64, 32: w32}
-	t.Cleanup(func() { Worlds = saved })
-	var out bytes.Buffer
-	r := NewReporter(&out)
-	RunPlan(r, plan, Clock{Hz: 3_400_000_000, Source: "test"})
-	var recs []contract.Record
-	for _, l := range strings.Split(out.String(), "\n") {
-		if js, ok := strings.CutPrefix(l, "PTILAB "); ok {
-			var k struct{ Kind string }
-			require.NoError(t, json.Unmarshal([]byte(js), &k))
-			rec, err := contract.Decode(k.Kind, []byte(js))
-			require.NoError(t, err, l)
-			recs = append(recs, rec)
-		}
-	}
-	return out.String(), recs
+	out, recs, _ := runIn(t, plan, w64, w32, 3_400_000_000)
+	return out, recs
 }
 
 // TestEngineCoreClock: the core clock and the SMIs of every repeat reach
@@ -358,7 +358,7 @@ func runFakeCounters(t *testing.T, plan Plan) (string, []contract.Record) {
 // repeats disturbed, the headline over the other 3; per run (32-bit):
 // every repeat of the loop disturbed, the headline over all.
 func TestEngineCoreClock(t *testing.T) {
-	plan := DefaultPlan()
+	plan := bench.DefaultPlan()
 	plan.Benchmarks = []string{"null", "null32"}
 	plan.Flavours, plan.Globals = []experiment.Flavour{experiment.Minimal}, []bool{false}
 	plan.N, plan.R, plan.Warmup = 10, 4, 1

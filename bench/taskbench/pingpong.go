@@ -1,27 +1,38 @@
-package bench
+// Package taskbench holds the benchmark family of the tasks kernel: the
+// ping-pong, sched-messaging and the deadlock check, run on each world's
+// tasks kernel (bench.Run), with their plan keys.
+package taskbench
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
 
+	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/experiment"
 )
+
+// PingPong is the ping-pong's registry row, with its key.
+var PingPong = bench.Benchmark{Name: "pingpong", Summary: "a token through two pipes between two tasks (context switches), processes and threads",
+	Worlds: []int{64, 32}, Keys: []string{"modes", PingPongN.Name(), "r", "warmup"}, Run: pingPongTable}
 
 // The ping-pong: two tasks pass a 1-byte token back and forth through two
 // pipes, lmbench's lat_ctx shape. Each round trip is two writes, two
 // reads and two context switches; between processes each switch loads
 // CR3, between threads of one process none does.
 
-// PingPong is one configuration's result.
-type PingPong struct {
+// PingPongN is the plan key of the ping-pong's round trips per repeat
+// (the mitigation ladder's ping-pong reads it too).
+var PingPongN = bench.IntKey("pingpong_n", 200, 1, 1_000_000)
+
+// PingPongResult is one configuration's result.
+type PingPongResult struct {
 	Config  experiment.Config
 	Threads bool // both tasks in one process
 	N, R    int
-	Stats   Stats // TSC cycles per round trip
-	Disturb Disturb
+	Stats   bench.Stats // TSC cycles per round trip
+	Disturb bench.Disturb
 	// What the kernel counted over the run, warm-up included.
 	Switches, CR3Loads uint64
 	RoundTrips         uint64 // bytes through each pipe
@@ -29,7 +40,7 @@ type PingPong struct {
 	samples            []cpustate.Sample // the run's, warm-up included
 }
 
-func (p PingPong) ok() bool { return p.Unsup == nil && p.Failure == nil }
+func (p PingPongResult) OK() bool { return p.Unsup == nil && p.Failure == nil }
 
 // Ping-pong's descriptors: pipe A from ping (fd 1) to pong (fd 0), pipe B
 // from pong (fd 3) to ping (fd 2).
@@ -45,18 +56,18 @@ const pongMark = 0x5a
 
 // second are the second processes of the process-mode runs, a world's
 // each, made once.
-var second = map[World]Process{}
+var second = map[bench.World]bench.Process{}
 
 // pingPongRun makes one ping-pong run in w under c, planned once: r
 // repeats of n round trips, checked, and returns the r counts.
-func pingPongRun(w World, c experiment.Config, threads bool, n, r int) (PingPong, []uint64) {
-	res := PingPong{Config: c, Threads: threads, N: n, R: r}
+func pingPongRun(w bench.World, c experiment.Config, threads bool, n, r int) (PingPongResult, []uint64) {
+	res := PingPongResult{Config: c, Threads: threads, N: n, R: r}
 	sw, err := w.Plan(c)
 	if err != nil {
 		res.Unsup = err
 		return res, nil
 	}
-	fail := func(err error) (PingPong, []uint64) { res.Failure = err; return res, nil }
+	fail := func(err error) (PingPongResult, []uint64) { res.Failure = err; return res, nil }
 	if max := w.User().MaxRepeats; r > max {
 		return fail(fmt.Errorf("%d repeats: the task's data pages hold at most %d", r, max))
 	}
@@ -95,10 +106,10 @@ func pingPongRun(w World, c experiment.Config, threads bool, n, r int) (PingPong
 	if threads {
 		pongStack -= 4096 // the threads share the stack pages
 	}
-	if i, err := run.AddTask(p0, top, PingTask{N: n, R: r, Out: pingOut, In: pingIn, Mark: pongMark}); err != nil || i != 0 {
+	if i, err := run.AddTask(p0, top, bench.PingTask{N: n, R: r, Out: pingOut, In: pingIn, Mark: pongMark}); err != nil || i != 0 {
 		return fail(fmt.Errorf("ping's task: %v", err))
 	}
-	if i, err := run.AddTask(p1, pongStack, PongTask{In: pongIn, Out: pongOut, Mark: pongMark}); err != nil || i != 1 {
+	if i, err := run.AddTask(p1, pongStack, bench.PongTask{In: pongIn, Out: pongOut, Mark: pongMark}); err != nil || i != 1 {
 		return fail(fmt.Errorf("pong's task: %v", err))
 	}
 	end, err := run.Start()
@@ -106,7 +117,7 @@ func pingPongRun(w World, c experiment.Config, threads bool, n, r int) (PingPong
 		return fail(err)
 	}
 	res.Switches, res.CR3Loads, _ = run.Counts()
-	if !end.ok() {
+	if !end.OK() {
 		return fail(fmt.Errorf("the run ended with %v%s", end, describeTasks(run.Tasks())))
 	}
 	// Nothing lost: every token went through both pipes, and the kernel
@@ -128,23 +139,12 @@ func pingPongRun(w World, c experiment.Config, threads bool, n, r int) (PingPong
 		return fail(fmt.Errorf("%d context switches and %d CR3 loads; want %d and %d", res.Switches, res.CR3Loads, 2*want+1, wantCR3))
 	}
 	res.samples = run.Samples()
-	return res, results(w, ping, r)
-}
-
-// results reads the r counts a timing program of w stored in process p's
-// data pages.
-func results(w World, p Process, r int) []uint64 {
-	d := p.DataPages()[w.User().Results:]
-	out := make([]uint64, r)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint64(d[8*i:])
-	}
-	return out
+	return res, bench.ReadCounts(w, ping, r)
 }
 
 // describeTasks describes the tasks of a run that did not exit 0, the
 // first 8 of them.
-func describeTasks(ts []TaskState) string {
+func describeTasks(ts []bench.TaskState) string {
 	var s []string
 	for _, t := range ts {
 		if t.State == "exited" && t.Status == 0 {
@@ -162,16 +162,16 @@ func describeTasks(ts []TaskState) string {
 	return "; " + strings.Join(s, "; ")
 }
 
-// measurePingPong runs the ping-pong under c with both tasks in one
+// MeasurePingPong runs the ping-pong under c with both tasks in one
 // process or each in its own: r repeats of n round trips after warmup
 // repeats, TSC cycles per round trip.
-func measurePingPong(w World, c experiment.Config, threads bool, n, r, warmup int) PingPong {
+func MeasurePingPong(w bench.World, c experiment.Config, threads bool, n, r, warmup int) PingPongResult {
 	res, counts := pingPongRun(w, c, threads, n, r+warmup)
 	res.R = r
-	if res.ok() {
-		perOp := PerOp(counts[warmup:], n, 0)
-		res.Stats = Summarize(perOp)
-		res.Disturb = disturbOf(perOp, res.samples, r, warmup, n)
+	if res.OK() {
+		perOp := bench.PerOp(counts[warmup:], n, 0)
+		res.Stats = bench.Summarize(perOp)
+		res.Disturb = bench.DisturbOf(perOp, res.samples, r, warmup, n)
 	}
 	return res
 }
@@ -181,28 +181,30 @@ func measurePingPong(w World, c experiment.Config, threads bool, n, r, warmup in
 // trampoline and no global pages, and records each as it finishes
 // (package tables shows a row per mode: cycles and ns per round trip, the
 // spread, the ratio to off and the CR3 loads per round trip).
-func pingPongTable(x *Ctx) any {
+func pingPongTable(x *bench.Ctx) any {
 	p, w := x.Plan, x.World
-	var all []PingPong
+	var all []PingPongResult
 	for _, entry := range w.Entries() {
-		var rows []PingPong
+		var rows []PingPongResult
 		for _, mode := range p.Modes {
-			tasksRow(&rows, func(threads bool) PingPong {
-				return measurePingPong(w, w.TasksConfig(mode, entry), threads, p.PingPongN, p.R, p.Warmup)
-			}, x.pingPong)
+			tasksRow(&rows, func(threads bool) PingPongResult {
+				return MeasurePingPong(w, w.TasksConfig(mode, entry), threads, PingPongN.Of(p), p.R, p.Warmup)
+			}, func(pp PingPongResult, q float64) { pingPong(x, pp, q) })
 		}
 		all = append(all, rows...)
 	}
 	return all
 }
 
-func (p PingPong) row() (experiment.Mode, bool, Stats) { return p.Config.Mode, p.Threads, p.Stats }
+func (p PingPongResult) row() (experiment.Mode, bool, bench.Stats) {
+	return p.Config.Mode, p.Threads, p.Stats
+}
 
 // tasksResult is a result of a benchmark whose table has a processes and
 // a threads column.
 type tasksResult interface {
-	ok() bool
-	row() (mode experiment.Mode, threads bool, s Stats)
+	OK() bool
+	row() (mode experiment.Mode, threads bool, s bench.Stats)
 }
 
 // tasksRow measures a row of a table with a processes and a threads
@@ -213,7 +215,7 @@ func tasksRow[R tasksResult](rows *[]R, measure func(threads bool) R, record fun
 		m := measure(threads)
 		*rows = append(*rows, m)
 		q := 0.0
-		if base := findTasks(*rows, experiment.Off, threads); base != nil && (*base).ok() && m.ok() {
+		if base := FindTasks(*rows, experiment.Off, threads); base != nil && (*base).OK() && m.OK() {
 			_, _, s := m.row()
 			_, _, b := (*base).row()
 			q = s.Mean / b.Mean
@@ -222,8 +224,8 @@ func tasksRow[R tasksResult](rows *[]R, measure func(threads bool) R, record fun
 	}
 }
 
-// findTasks returns the result of mode and threads among all, or nil.
-func findTasks[R tasksResult](all []R, mode experiment.Mode, threads bool) *R {
+// FindTasks returns the result of mode and threads among all, or nil.
+func FindTasks[R tasksResult](all []R, mode experiment.Mode, threads bool) *R {
 	for i := range all {
 		if m, t, _ := all[i].row(); m == mode && t == threads {
 			return &all[i]
@@ -233,19 +235,30 @@ func findTasks[R tasksResult](all []R, mode experiment.Mode, threads bool) *R {
 }
 
 // pingPong writes pp's record.
-func (x *Ctx) pingPong(pp PingPong, ratio float64) { x.pingPongAs("pingpong", pp, ratio) }
+func pingPong(x *bench.Ctx, pp PingPongResult, ratio float64) {
+	RecordPingPong(x, "pingpong", pp, ratio)
+}
 
-// pingPongAs writes pp's record as benchmark bench's.
-func (x *Ctx) pingPongAs(bench string, pp PingPong, ratio float64) {
-	s := x.subject(bench, pp.Config)
-	s.Tasks = taskKind(pp.Threads)
+// RecordPingPong writes pp's record as benchmark name's (the ladder's
+// ping-pong rungs are the ladder's).
+func RecordPingPong(x *bench.Ctx, name string, pp PingPongResult, ratio float64) {
+	s := x.Subject(name, pp.Config)
+	s.Tasks = TaskKind(pp.Threads)
 	s.Copy = "" // the tasks runs' trampoline is the entry's
-	if x.notMeasured(x.Name+" "+pp.Config.Mode.String()+" "+s.Tasks, s, pp.N, pp.R, pp.Unsup, pp.Failure) {
+	if x.NotMeasured(x.Name+" "+pp.Config.Mode.String()+" "+s.Tasks, s, pp.N, pp.R, pp.Unsup, pp.Failure) {
 		return
 	}
 	x.Record(contract.PingPong{
-		Subject: s, N: pp.N, R: pp.R, Warmup: x.Plan.Warmup, Stats: x.stats(pp.Stats, pp.Disturb, ratio),
-		NsPerRoundTrip: round(x.Clock.Ns(pp.Stats.Mean)),
+		Subject: s, N: pp.N, R: pp.R, Warmup: x.Plan.Warmup, Stats: x.StatsOf(pp.Stats, pp.Disturb, ratio),
+		NsPerRoundTrip: bench.Round(x.Clock.Ns(pp.Stats.Mean)),
 		RoundTrips:     pp.RoundTrips, Switches: pp.Switches, CR3Loads: pp.CR3Loads,
 	})
+}
+
+// TaskKind names a run's kind of tasks.
+func TaskKind(threads bool) string {
+	if threads {
+		return "threads"
+	}
+	return "processes"
 }

@@ -1,10 +1,15 @@
-package bench
+package tlbbench
 
 import (
+	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/tlb"
 )
+
+// FlushCost is the flush costs' registry row.
+var FlushCost = bench.Benchmark{Name: "flushcost", Summary: "TLB flush costs in ring 0, per operation, empty loop subtracted: MOV to CR3 without PCID, with PCID and NOFLUSH, with PCID without NOFLUSH; INVLPG; INVPCID types 0 to 3; the CR4.PGE toggle",
+	Worlds: []int{64}, Keys: []string{"n", "r", "warmup"}, Run: flushCost, Optional: true}
 
 // Flush costs: what the TLB invalidations PTI and its alternatives use
 // cost in ring 0 (SDM Vol. 3A, 4.10.4.1; Vol. 2A INVLPG, INVPCID; Linux
@@ -16,7 +21,7 @@ import (
 // repeat, and writes a record per operation (unsupported ones say why),
 // which package tables renders; it returns units per operation by record
 // name.
-func flushCost(x *Ctx) any {
+func flushCost(x *bench.Ctx) any {
 	out := map[string]float64{}
 	if x.World.Width() != 64 {
 		x.Fail(contract.Error{Name: x.Name, Error: "the flush costs are measured in the 64-bit world only"})
@@ -31,12 +36,12 @@ func flushCost(x *Ctx) any {
 	loop := func(op tlb.FlushOp) []float64 {
 		cycles := make([]uint64, p.Warmup+p.R)
 		fc.Time(op, uint64(p.N), cycles)
-		return PerOp(cycles[p.Warmup:], p.N, 0)
+		return bench.PerOp(cycles[p.Warmup:], p.N, 0)
 	}
-	empty := Summarize(loop(tlb.FlushOp{Op: tlb.FlushEmpty})).Median
+	empty := bench.Summarize(loop(tlb.FlushOp{Op: tlb.FlushEmpty})).Median
 
 	for _, op := range fc.Ops() {
-		s := x.subject("flushcost", experiment.Config{})
+		s := x.Subject("flushcost", experiment.Config{})
 		s.Mode, s.Entry, s.Flavour, s.Target = "", "", "", op.Name
 		if op.Missing != "" {
 			x.Record(contract.Unsupported{Subject: s, N: p.N, R: p.R, Warmup: p.Warmup, Operation: op.Title, Reason: op.Missing})
@@ -46,13 +51,13 @@ func flushCost(x *Ctx) any {
 		for i := range per {
 			per[i] -= empty
 		}
-		st := Summarize(per)
+		st := bench.Summarize(per)
 		out[op.Name] = st.Mean
 		rec := contract.FlushCost{Subject: s, Operation: op.Title, N: p.N, R: p.R, Warmup: p.Warmup, Unit: x.Clock.Unit(),
-			PerOp:           contract.Spread{N: st.N, Mean: round(st.Mean), Stddev: round(st.Stddev), Median: round(st.Median), Min: round(st.Min), Max: round(st.Max)},
-			EmptyLoopCycles: round(empty), TSCHz: x.Clock.Hz}
+			PerOp:           contract.Spread{N: st.N, Mean: bench.Round(st.Mean), Stddev: bench.Round(st.Stddev), Median: bench.Round(st.Median), Min: bench.Round(st.Min), Max: bench.Round(st.Max)},
+			EmptyLoopCycles: bench.Round(empty), TSCHz: x.Clock.Hz}
 		if st.N >= 2 {
-			pct := round(st.PerfPct())
+			pct := bench.Round(st.PerfPct())
 			rec.PerfPct = &pct
 		}
 		x.Record(rec)

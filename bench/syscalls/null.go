@@ -1,10 +1,19 @@
-package bench
+// Package syscalls holds the benchmark family of system-call loops: the
+// null call (getppid), the work curve and lseek, each timed in a ring-3
+// loop by the engine's Measure in both worlds, and the work curve's plan
+// keys.
+package syscalls
 
 import (
 	"slices"
 
+	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/experiment"
 )
+
+// Null is the null call's registry row.
+var Null = bench.Benchmark{Name: "null", Summary: "the null system call (getppid) under each mode, flavour and global setting; in the 32-bit world by SYSENTER and INT 0x80, and with the linux flavour also the pt_regs copy methods and the phase breakdown",
+	Worlds: []int{64, 32}, Keys: []string{"modes", "flavours", "global", "n", "r", "warmup"}, Run: nullSyscall}
 
 // The null system call (getppid) under each isolation mode: the figure the
 // Linux threads measured at 0.079 µs without PTI and 0.203 µs with it.
@@ -12,13 +21,13 @@ import (
 // nullConfigs lists the null call's configurations in w: the plan's
 // modes outermost, then w's entries, the flavours (linux with w's default
 // copy) and the global settings.
-func nullConfigs(w World, p Plan) []experiment.Config {
+func nullConfigs(w bench.World, p bench.Plan) []experiment.Config {
 	var cs []experiment.Config
 	for _, m := range p.Modes {
 		for _, e := range w.Entries() {
 			for _, f := range p.Flavours {
 				for _, g := range p.Globals {
-					c := config(m, e, f)
+					c := bench.ConfigOf(m, e, f)
 					c.Global = g
 					cs = append(cs, c)
 				}
@@ -33,14 +42,14 @@ func nullConfigs(w World, p Plan) []experiment.Config {
 // configuration: cycles and ns per call, the spread, and the ratio to PTI
 // off with the same entry, flavour and global pages). In a world with
 // copy methods it then measures those (copyMethods).
-func nullSyscall(x *Ctx) any {
+func nullSyscall(x *bench.Ctx) any {
 	p, w := x.Plan, x.World
-	var ms []Measurement
+	var ms []bench.Measurement
 	for _, c := range nullConfigs(w, p) {
-		m := Measure(w, c, Call{Op: Getppid}, p.N, p.R, p.Warmup)
+		m := bench.Measure(w, c, bench.Call{Op: bench.Getppid}, p.N, p.R, p.Warmup)
 		m.Bench = x.Name
 		ms = append(ms, m)
-		x.measurement(m, ratio(&m, find(ms, offOf(c))))
+		x.RecordMeasurement(m, bench.Ratio(&m, bench.Find(ms, bench.OffOf(c))))
 	}
 	if len(w.Copies()) > 0 && slices.Contains(p.Flavours, experiment.Linux) {
 		copyMethods(x, ms)
@@ -62,29 +71,29 @@ func nullSyscall(x *Ctx) any {
 //
 // A configuration measured already in have (the null table's linux rows
 // with the default copy) is reused, not measured and recorded again.
-func copyMethods(x *Ctx, have []Measurement) []Measurement {
+func copyMethods(x *bench.Ctx, have []bench.Measurement) []bench.Measurement {
 	p, w := x.Plan, x.World
 	entry := w.Entries()[0]
-	var ms []Measurement
+	var ms []bench.Measurement
 	for _, stamps := range []bool{false, true} {
 		for _, mode := range p.Modes {
-			if isNotInWorld(config(mode, entry, experiment.Minimal)) {
+			if bench.NotInWorld(bench.ConfigOf(mode, entry, experiment.Minimal)) {
 				continue // the null table says so
 			}
 			for _, cp := range w.Copies() {
-				c := config(mode, entry, experiment.Linux)
+				c := bench.ConfigOf(mode, entry, experiment.Linux)
 				c.Copy, c.Stamps = cp, stamps
-				var m Measurement
-				old := find(have, c)
+				var m bench.Measurement
+				old := bench.Find(have, c)
 				if old != nil {
 					m = *old
 				} else {
-					m = Measure(w, c, Call{Op: Getppid}, p.N, p.R, p.Warmup)
+					m = bench.Measure(w, c, bench.Call{Op: bench.Getppid}, p.N, p.R, p.Warmup)
 					m.Bench = x.Name
 				}
 				ms = append(ms, m)
 				if old == nil {
-					x.measurement(m, ratio(&m, find(ms, offOf(c))))
+					x.RecordMeasurement(m, bench.Ratio(&m, bench.Find(ms, bench.OffOf(c))))
 				}
 			}
 		}

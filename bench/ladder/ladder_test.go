@@ -1,4 +1,4 @@
-package bench
+package ladder
 
 import (
 	"math"
@@ -7,27 +7,27 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/experiment"
 )
 
 func TestPlanMitigations(t *testing.T) {
-	assert.Equal(t, []string{"none", "verw", "ibrs", "ibpb", "rsb", "bhb", "lfence", "retpoline", "linux"}, DefaultPlan().Mitigations)
-	p, errs := ParsePlan([]byte("benchmarks = ladder\nmitigations = none, retpoline,verw ,linux\n"))
+	assert.Equal(t, []string{"none", "verw", "ibrs", "ibpb", "rsb", "bhb", "lfence", "retpoline", "linux"}, mitigations.Of(bench.DefaultPlan()))
+	p, errs := bench.ParsePlan([]byte("mitigations = none, retpoline,verw ,linux\n"))
 	require.Empty(t, errs)
-	assert.Equal(t, []string{"ladder"}, p.Benchmarks)
-	assert.Equal(t, []string{"none", "retpoline", "verw", "linux"}, p.Mitigations)
+	assert.Equal(t, []string{"none", "retpoline", "verw", "linux"}, mitigations.Of(p))
 
 	for _, tc := range []struct{ in, err string }{
 		{"mitigations = verw,none", "mitigations must start with none: the knobs are compared with it"},
 		{"mitigations = none,ibrs,spectre", "mitigations must be a comma-separated list of bhb, ibpb, ibrs, lfence, linux, none, retpoline, rsb, verw"},
 		{"mitigations = none,verw,verw", "mitigations lists verw twice"},
 	} {
-		p, errs := ParsePlan([]byte("n = 5\n" + tc.in + "\n"))
+		p, errs := bench.ParsePlan([]byte("n = 5\n" + tc.in + "\n"))
 		require.Len(t, errs, 1, tc.in)
 		assert.Equal(t, 2, errs[0].Line, "the plan line's number")
 		assert.Equal(t, tc.err, errs[0].Err)
-		assert.Equal(t, DefaultPlan().Mitigations, p.Mitigations, "the default stays")
+		assert.Equal(t, mitigations.Of(bench.DefaultPlan()), mitigations.Of(p), "the default stays")
 	}
 }
 
@@ -99,22 +99,22 @@ func TestLinuxKnobSet(t *testing.T) {
 // its ladder rungs are SYSENTER's, with the direct trampoline.
 func TestMitigated32(t *testing.T) {
 	for _, m := range []experiment.Mitigation{experiment.IBRS, experiment.BHB, experiment.LFENCE} {
-		c := config(experiment.Off, experiment.Sysenter, experiment.Mitigated)
+		c := bench.ConfigOf(experiment.Off, experiment.Sysenter, experiment.Mitigated)
 		c.Knobs = experiment.KnobsOf(experiment.VERW, m)
-		_, err := World32.Plan(c)
+		_, err := bench.World32.Plan(c)
 		assert.ErrorIs(t, err, experiment.ErrNotIn32BitEntry, "%v", m)
-		assert.Equal(t, m.String()+": not in 32-bit Linux's entry", reasonOf(err), "%v", m)
+		assert.Equal(t, m.String()+": not in 32-bit Linux's entry", bench.ReasonOf(err), "%v", m)
 	}
 	for _, m := range []experiment.Mitigation{experiment.VERW, experiment.IBPB, experiment.RSB, experiment.Retpoline} {
-		c := config(experiment.Off, experiment.Sysenter, experiment.Mitigated)
+		c := bench.ConfigOf(experiment.Off, experiment.Sysenter, experiment.Mitigated)
 		c.Knobs = experiment.KnobsOf(m)
-		_, err := World32.Plan(c)
+		_, err := bench.World32.Plan(c)
 		assert.NotErrorIs(t, err, experiment.ErrNotIn32BitEntry, "%v", m)
 	}
-	c := ladderConfig(World32, experiment.On, experiment.Mitigated)
+	c := ladderConfig(bench.World32, experiment.On, experiment.Mitigated)
 	assert.Equal(t, experiment.Sysenter, c.Entry)
 	assert.Equal(t, experiment.Direct, c.Copy)
-	assert.Equal(t, experiment.Syscall, ladderConfig(World64, experiment.On, experiment.Linux).Entry)
-	assert.Equal(t, 4, ladderSites(World32))
-	assert.Equal(t, 6, ladderSites(World64))
+	assert.Equal(t, experiment.Syscall, ladderConfig(bench.World64, experiment.On, experiment.Linux).Entry)
+	assert.Equal(t, 4, ladderSites(bench.World32))
+	assert.Equal(t, 6, ladderSites(bench.World64))
 }

@@ -1,71 +1,44 @@
-package bench
+// Package isolation holds the benchmark family of isolation: the probe
+// (ring-3 reads of kernel, entry-area and own pages, and the 32-bit
+// kernel's exception checks) and the leak oracle, with the oracle's plan
+// keys.
+package isolation
 
 import (
 	"fmt"
 	"slices"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pti"
 )
 
+// Probe is the isolation probe's registry row.
+var Probe = bench.Benchmark{Name: "probe", Summary: "the isolation probe: ring 3 reads a kernel address, the entry area and its own page; in the 64-bit world also the deferred modes' trampoline stack, and the list of what each mode's user table maps beyond on's; in the 32-bit world also a page fault and a double fault in its kernel and 100 round trips out of long mode",
+	Worlds: []int{64, 32}, Keys: []string{"modes"}, Run: probe}
+
 // The isolation probe: ring 3 reads kernel addresses and its own page
 // under each mode, and the page fault says whether the page was mapped.
 
-// ProbeTarget is an address the isolation probe reads from ring 3, and
-// what the read must do.
-type ProbeTarget struct {
-	Name    string
-	Address uint64
-	Kind    TargetKind
-}
-
-// TargetKind says how a probe target is mapped, and so what a ring-3
-// read of it does.
-type TargetKind uint8
-
-const (
-	// KernelOnly: mapped supervisor-only in the kernel's tables only: a
-	// read faults with P=1 (protection) without isolation and P=0 (not
-	// mapped) with it.
-	KernelOnly TargetKind = iota
-	// EntryArea: mapped supervisor-only in both tables: a read faults
-	// with P=1 in every mode.
-	EntryArea
-	// OwnPage: the task's own data: the read succeeds.
-	OwnPage
-	// DeferredArea: the deferred modes' pages of the entry area
-	// (pti.DeferredAreas), mapped supervisor-only in both tables of those
-	// modes and in no table of the others: a read faults with P=1 under a
-	// deferred mode and P=0 under the others, off included.
-	DeferredArea
-)
-
 // expected reports whether exit is what a ring-3 read of t under mode
 // must give.
-func (t ProbeTarget) expected(mode experiment.Mode, e Exit) bool {
-	if t.Kind == OwnPage {
-		return e.ok()
+func expected(t bench.ProbeTarget, mode experiment.Mode, e bench.Exit) bool {
+	if t.Kind == bench.OwnPage {
+		return e.OK()
 	}
-	present := t.Kind == EntryArea || !mode.Isolated()
-	if t.Kind == DeferredArea {
+	present := t.Kind == bench.EntryArea || !mode.Isolated()
+	if t.Kind == bench.DeferredArea {
 		present = mode.Deferred()
 	}
 	return e.Faulted && e.Vector == amd64.VectorPF && e.FromUser() && e.CR2 == t.Address &&
 		(e.ErrorCode&amd64.PF_P != 0) == present
 }
 
-// prober is a world with targets for the isolation probe, and checks of
-// its own kernel's exceptions to run after it.
+// prober is a world with targets for the isolation probe.
 type prober interface {
-	ProbeTargets() []ProbeTarget
-}
-
-// kernelChecker is a world whose kernel's exception paths the probe
-// checks too.
-type kernelChecker interface {
-	kernelChecks(x *Ctx, probeOK bool)
+	ProbeTargets() []bench.ProbeTarget
 }
 
 // probe reads each of the world's targets from ring 3 under the plan's
@@ -76,9 +49,9 @@ type kernelChecker interface {
 // supervisor-only in every mode; the task's own page reads. An outcome
 // other than that is marked UNEXPECTED; the deferred modes' area is
 // present under those modes only. Then, in a world that says what its
-// modes expose, that list, and in a world with its own kernel checks,
-// those.
-func probe(x *Ctx) any {
+// modes expose, that list, and in the 32-bit world the checks of its
+// kernel's exceptions (kernelChecks32).
+func probe(x *bench.Ctx) any {
 	w := x.World
 	pw, ok := w.(prober)
 	if !ok {
@@ -87,20 +60,20 @@ func probe(x *Ctx) any {
 	}
 	var modes []experiment.Mode
 	for _, m := range append(slices.Clone(x.Plan.Modes), experiment.On) {
-		if !slices.Contains(modes, m) && !isNotInWorld(config(m, w.Entries()[0], experiment.Minimal)) {
+		if !slices.Contains(modes, m) && !bench.NotInWorld(bench.ConfigOf(m, w.Entries()[0], experiment.Minimal)) {
 			modes = append(modes, m)
 		}
 	}
 	all := true
 	for _, t := range pw.ProbeTargets() {
 		for _, mode := range modes {
-			c := config(mode, w.Entries()[0], experiment.Minimal)
-			s := x.subject("probe", c)
+			c := bench.ConfigOf(mode, w.Entries()[0], experiment.Minimal)
+			s := x.Subject("probe", c)
 			s.Entry, s.Flavour, s.Target = "", "", t.Name // the probe's entry is the world's business
 			addr := fmt.Sprintf("%#x", t.Address)
 			sw, err := w.Plan(c)
 			if err != nil {
-				x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: mode.String() + ": " + reasonOf(err)})
+				x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: mode.String() + ": " + bench.ReasonOf(err)})
 				continue
 			}
 			e, err := w.Probe(sw, t.Address)
@@ -109,7 +82,7 @@ func probe(x *Ctx) any {
 				all = false
 				continue
 			}
-			good := t.expected(mode, e)
+			good := expected(t, mode, e)
 			rec := contract.Probe{Subject: s, Address: addr, Faulted: e.Faulted, AsExpected: &good}
 			if e.Faulted {
 				rec.ProbeFault = &contract.ProbeFault{
@@ -126,8 +99,8 @@ func probe(x *Ctx) any {
 	if e, ok := w.(exposer); ok {
 		recordExposure(x, e, modes)
 	}
-	if k, ok := w.(kernelChecker); ok {
-		k.kernelChecks(x, all)
+	if w == bench.World32 {
+		kernelChecks32(x, all)
 	}
 	return all
 }
@@ -141,7 +114,7 @@ type exposer interface {
 // recordExposure records, after the probe, what the user table of each
 // of modes maps beyond on's (the areas the world's tables are built from;
 // the host tests walk the tables against them).
-func recordExposure(x *Ctx, e exposer, modes []experiment.Mode) {
+func recordExposure(x *bench.Ctx, e exposer, modes []experiment.Mode) {
 	for _, m := range modes {
 		areas := e.Exposure(m)
 		rec := contract.Exposure{Subject: contract.Subject{Bench: x.Name, Width: x.World.Width(), Mode: m.String(),

@@ -1,4 +1,4 @@
-package bench
+package taskbench
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package bench
+package tlbbench
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tlb"
@@ -14,18 +15,18 @@ import (
 // TestSweepExtra: a mode's extra over off is the difference of the means,
 // absent when either did not measure.
 func TestSweepExtra(t *testing.T) {
-	off := Measurement{Stats: Stats{Mean: 120}}
-	on := Measurement{Stats: Stats{Mean: 450.5}}
+	off := bench.Measurement{Stats: bench.Stats{Mean: 120}}
+	on := bench.Measurement{Stats: bench.Stats{Mean: 450.5}}
 	e, ok := sweepExtra(&on, &off)
 	assert.True(t, ok)
 	assert.InDelta(t, 330.5, e, 1e-9)
-	assert.InDelta(t, 450.5/120, ratio(&on, &off), 1e-9)
+	assert.InDelta(t, 450.5/120, bench.Ratio(&on, &off), 1e-9)
 	_, ok = sweepExtra(&on, nil)
 	assert.False(t, ok, "off did not run")
-	unsup := Measurement{Unsup: errors.New("PCID")}
+	unsup := bench.Measurement{Unsup: errors.New("PCID")}
 	_, ok = sweepExtra(&unsup, &off)
 	assert.False(t, ok)
-	failed := Measurement{Failure: errors.New("fault")}
+	failed := bench.Measurement{Failure: errors.New("fault")}
 	_, ok = sweepExtra(&on, &failed)
 	assert.False(t, ok)
 }

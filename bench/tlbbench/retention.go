@@ -1,14 +1,26 @@
-package bench
+// Package tlbbench holds the TLB benchmark family: the retention proof,
+// the flush costs and the working-set sweep, whose mechanism is package
+// tlb's, with the sweep's plan keys and the retention answers' machine
+// line (a post-step).
+package tlbbench
 
 import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tlb"
 )
+
+// Retention is the TLB retention proof's registry row.
+var Retention = bench.Benchmark{Name: "retention", Summary: "the TLB retention proof, in ring 0: a user page's PTE pointed at another frame without invalidation between two CR3 writes; does the second read see the old frame (the translation kept: PCID with NOFLUSH, a global page without PCID) or the new one (walked again)",
+	Worlds: []int{64}, Run: retention, Optional: true}
+
+// RetentionSummary is the post-step that prints the retention answers.
+var RetentionSummary = bench.PostStep{Name: "retention summary", Summary: "the TLB retention answers, in a machine line", Needs: []string{"retention"}, Run: retentionSummary}
 
 // The TLB retention proof (tlb.RetentionProbe): does the CPU keep a
 // translation across CR3 writes that permit it to? on+pcid's figures
@@ -39,24 +51,24 @@ type retentionCase struct {
 // under on with global pages (unsupported without PGE), and records each
 // answer (package tables renders the table); it returns
 // the answers by probe (a result, or "unsupported: <reason>").
-func retention(x *Ctx) any {
+func retention(x *bench.Ctx) any {
 	out := map[string]string{}
 	if x.World.Width() != 64 {
 		x.Fail(contract.Error{Name: x.Name, Error: "the retention probe runs in the 64-bit world only"})
 		return out
 	}
 	cases := []retentionCase{
-		{tlb.ProbePCID, config(experiment.OnPCID, experiment.Syscall, experiment.Minimal)},
-		{tlb.ProbeGlobal, config(experiment.On, experiment.Syscall, experiment.Minimal)},
+		{tlb.ProbePCID, bench.ConfigOf(experiment.OnPCID, experiment.Syscall, experiment.Minimal)},
+		{tlb.ProbeGlobal, bench.ConfigOf(experiment.On, experiment.Syscall, experiment.Minimal)},
 	}
 	cases[1].c.Global = true
 	for _, rc := range cases {
-		s := x.subject("retention", rc.c)
+		s := x.Subject("retention", rc.c)
 		s.Entry, s.Flavour, s.Target = "", "", rc.probe
 		addr := fmt.Sprintf("%#x", uint64(pti.UserData))
 		if _, err := x.World.Plan(rc.c); err != nil {
-			out[rc.probe] = "unsupported: " + reasonOf(err)
-			x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: reasonOf(err)})
+			out[rc.probe] = "unsupported: " + bench.ReasonOf(err)
+			x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: bench.ReasonOf(err)})
 			continue
 		}
 		rec, err := retentionProbe(rc.probe)
@@ -110,4 +122,12 @@ func retentionProbe(probe string) (contract.Retention, error) {
 		return contract.Retention{}, err
 	}
 	return contract.Retention{Probe: probe, First: fmt.Sprintf("%#x", rp.First), Away: fmt.Sprintf("%#x", rp.Away), Back: fmt.Sprintf("%#x", rp.Back), Result: result}, nil
+}
+
+// retentionSummary prints the retention answers (retention's result) in
+// a machine line, after every benchmark.
+func retentionSummary(x *bench.Ctx, results map[string]any) {
+	if answers, ok := results["retention"].(map[string]string); ok && len(answers) > 0 {
+		x.Printf("ptilab machine: TLB retention: %s", contract.RetentionSummary(answers))
+	}
 }

@@ -1,4 +1,10 @@
-package bench
+package syscalls
+
+import "github.com/ptilab/ptilab/bench"
+
+// Lseek is lseek's registry row.
+var Lseek = bench.Benchmark{Name: "lseek", Summary: "lseek on a kernel file of the tasks kernel (a real system call, handled in Go), linux flavour, global pages off and on",
+	Worlds: []int{64, 32}, Keys: []string{"modes", "n", "r", "warmup"}, Run: lseek}
 
 // lseekFileBytes is the size of lseek's kernel file.
 const lseekFileBytes = 1 << 20
@@ -10,18 +16,18 @@ const lseekFileBytes = 1 << 20
 // (package tables shows cycles and ns per call, operations per second and
 // what global pages change; the reference: +1.72% ops/s on Skylake with
 // PCID under PTI, for will-it-scale's lseek1).
-func lseek(x *Ctx) any {
+func lseek(x *bench.Ctx) any {
 	p, w := x.Plan, x.World
-	var ms []Measurement
+	var ms []bench.Measurement
 	for _, entry := range w.Entries() {
 		for _, mode := range p.Modes {
 			for _, g := range []bool{false, true} {
 				c := w.TasksConfig(mode, entry)
 				c.Global = g
-				m := Measure(w, c, Call{Op: Lseek, File: lseekFileBytes}, p.N, p.R, p.Warmup)
+				m := bench.Measure(w, c, bench.Call{Op: bench.Lseek, File: lseekFileBytes}, p.N, p.R, p.Warmup)
 				m.Bench = x.Name
 				ms = append(ms, m)
-				x.measurement(m, ratio(&m, find(ms, offOf(c))))
+				x.RecordMeasurement(m, bench.Ratio(&m, bench.Find(ms, bench.OffOf(c))))
 			}
 		}
 	}

@@ -1,13 +1,22 @@
-package bench
+// Package ladder holds the speculation-mitigation ladder, a benchmark of
+// both worlds, with its plan key (mitigations).
+package ladder
 
 import (
+	"fmt"
 	"math"
 
+	"github.com/ptilab/ptilab/bench"
+	"github.com/ptilab/ptilab/bench/taskbench"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pti"
 )
+
+// Ladder is the mitigation ladder's registry row, with its key.
+var Ladder = bench.Benchmark{Name: "ladder", Summary: "the speculation-mitigation ladder: the null call and the ping-pong between processes under the mitigated flavour, each knob of `mitigations` alone, stacked in its order and as the set Linux would enable on this CPU, each rung's increment over the one below; knobs the CPU lacks unsupported; in the 32-bit world by SYSENTER, with the knobs Linux's entry_32.S has (verw, ibpb, rsb, retpoline; the others unsupported: not in 32-bit Linux's entry)",
+	Worlds: []int{64, 32}, Keys: []string{"modes", mitigations.Name(), "n", taskbench.PingPongN.Name(), "r", "warmup"}, Run: ladder, Optional: true}
 
 // The mitigation ladder (issue 14 item 4): the null call and the
 // ping-pong between processes under the mitigated flavour (package pti's
@@ -37,6 +46,17 @@ func MitigationNames() []string {
 	}
 	return append(out, rungLinux)
 }
+
+// mitigations is the plan key of the ladder's rungs: "none" first, then
+// knobs (experiment.Mitigations's names) alone and stacked in this
+// order, and "linux", the set Linux would enable on this CPU.
+var mitigations = bench.NewKey("mitigations", MitigationNames(), func(v string) ([]string, error) {
+	m, err := bench.ListOf(v, parseRung, MitigationNames(), "mitigations")
+	if err == nil && m[0] != rungNone {
+		return nil, fmt.Errorf("mitigations must start with none: the knobs are compared with it")
+	}
+	return m, err
+})
 
 // parseRung parses a rung's name of the plan's mitigations: none, linux
 // or a knob (experiment.ParseMitigation).
@@ -159,7 +179,7 @@ func onEntry(m experiment.Mitigation) bool { return m != experiment.IBPB && m !=
 // unsupported or error record carries the rung's part and what it is
 // over) and, when it measured, its ladder record with its increment over
 // the rung it is compared with. Package tables renders them.
-func ladderTable(x *Ctx, mode experiment.Mode, rs []rung, tasks string, measure func(c experiment.Config) (mean float64, ok bool, record func(ratio float64))) {
+func ladderTable(x *bench.Ctx, mode experiment.Mode, rs []rung, tasks string, measure func(c experiment.Config) (mean float64, ok bool, record func(ratio float64))) {
 	mean := make([]float64, len(rs))
 	ok := make([]bool, len(rs))
 	records := make([]func(float64), len(rs))
@@ -193,18 +213,18 @@ func ladderTable(x *Ctx, mode experiment.Mode, rs []rung, tasks string, measure 
 		if ok[i] && ok[1] {
 			q = mean[i] / mean[1]
 		}
-		x.rung = &contract.Rung{Part: r.Part, Over: over}
+		x.Rung = &contract.Rung{Part: r.Part, Over: over}
 		records[i](q)
-		x.rung = nil
+		x.Rung = nil
 		if ok[i] {
-			rec := contract.Ladder{Subject: x.subject(x.Name, ladderConfig(x.World, mode, r.Flavour)), Rung: contract.Rung{Part: r.Part, Over: over},
-				Unit: x.Clock.Unit(), Mean: round(mean[i]), Sites: ladderSites(x.World)}
+			rec := contract.Ladder{Subject: x.Subject(x.Name, ladderConfig(x.World, mode, r.Flavour)), Rung: contract.Rung{Part: r.Part, Over: over},
+				Unit: x.Clock.Unit(), Mean: bench.Round(mean[i]), Sites: ladderSites(x.World)}
 			rec.Mitigations, rec.Tasks = "", tasks
 			if r.Flavour == experiment.Mitigated {
 				rec.Mitigations = r.Knobs.String()
 			}
 			if !math.IsNaN(inc[i]) {
-				v := round(inc[i])
+				v := bench.Round(inc[i])
 				rec.Increment = &v
 			}
 			x.Record(rec)
@@ -216,8 +236,8 @@ func ladderTable(x *Ctx, mode experiment.Mode, rs []rung, tasks string, measure 
 // mode in world w: SYSCALL in the 64-bit world; SYSENTER in the 32-bit
 // one, whose mitigated trampoline is the direct linux one's variant (the
 // linux flavour's rung is that direct trampoline).
-func ladderConfig(w World, mode experiment.Mode, f experiment.Flavour) experiment.Config {
-	c := config(mode, w.Entries()[0], f)
+func ladderConfig(w bench.World, mode experiment.Mode, f experiment.Flavour) experiment.Config {
+	c := bench.ConfigOf(mode, w.Entries()[0], f)
 	if c.Entry.Row().Copies {
 		c.Copy = experiment.Direct
 	}
@@ -228,7 +248,7 @@ func ladderConfig(w World, mode experiment.Mode, f experiment.Flavour) experimen
 // a TEST and a taken JE when off: 64-bit, LFENCE, IBRS twice, BHB,
 // retpoline, VERW; 32-bit, the CR3-load count's save, retpoline, the
 // switch's mitigations, VERW.
-func ladderSites(w World) int {
+func ladderSites(w bench.World) int {
 	if w.Width() == 32 {
 		return 4
 	}
@@ -241,11 +261,11 @@ func ladderSites(w World) int {
 // context switches). It prints what the ladder is and what Linux would
 // enable here (human lines); package tables renders the two tables from
 // the records.
-func ladder(x *Ctx) any {
+func ladder(x *bench.Ctx) any {
 	p, w := x.Plan, x.World
 	lk := cpustate.LinuxKnobs(cpustate.Hardware{})
 	linux := linuxKnobs(lk)
-	order, withLinux := ladderOrder(p.Mitigations)
+	order, withLinux := ladderOrder(mitigations.Of(p))
 	caps := pti.Spec()
 	supported := func(m experiment.Mitigation) bool {
 		c := ladderConfig(w, experiment.Off, experiment.Mitigated)
@@ -271,18 +291,18 @@ func ladder(x *Ctx) any {
 	for _, mode := range p.Modes {
 		rs := ladderRungs(order, onEntry, supported, linux, withLinux)
 		ladderTable(x, mode, rs, "", func(c experiment.Config) (float64, bool, func(float64)) {
-			m := Measure(w, c, Call{Op: Getppid}, p.N, p.R, p.Warmup)
+			m := bench.Measure(w, c, bench.Call{Op: bench.Getppid}, p.N, p.R, p.Warmup)
 			m.Bench = x.Name
 			all = append(all, m)
-			return m.Stats.Mean, m.ok(), func(q float64) { x.measurement(m, q) }
+			return m.Stats.Mean, m.OK(), func(q float64) { x.RecordMeasurement(m, q) }
 		})
 	}
 	for _, mode := range p.Modes {
 		rs := ladderRungs(order, func(experiment.Mitigation) bool { return true }, supported, linux, withLinux)
-		ladderTable(x, mode, rs, taskKind(false), func(c experiment.Config) (float64, bool, func(float64)) {
-			pp := measurePingPong(w, c, false, p.PingPongN, p.R, p.Warmup)
+		ladderTable(x, mode, rs, taskbench.TaskKind(false), func(c experiment.Config) (float64, bool, func(float64)) {
+			pp := taskbench.MeasurePingPong(w, c, false, taskbench.PingPongN.Of(p), p.R, p.Warmup)
 			all = append(all, pp)
-			return pp.Stats.Mean, pp.ok(), func(q float64) { x.pingPongAs(x.Name, pp, q) }
+			return pp.Stats.Mean, pp.OK(), func(q float64) { taskbench.RecordPingPong(x, x.Name, pp, q) }
 		})
 	}
 	return all

@@ -1,9 +1,10 @@
-package bench
+package taskbench
 
 import (
 	"errors"
 	"fmt"
 
+	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/experiment"
 )
@@ -12,11 +13,11 @@ import (
 // two tasks in two processes each read a pipe that only the other writes.
 // The run ends with every task blocked; the report lists them. It fails
 // when the run does not end that way.
-func deadlock(x *Ctx) any {
+func deadlock(x *bench.Ctx) any {
 	w := x.World
 	x.Printf("")
 	x.Printf("deadlock check: two tasks each wait to read what only the other would write")
-	run, err := func() (Run, error) {
+	run, err := func() (bench.Run, error) {
 		if second[w] == nil {
 			p, err := w.NewProcess(w.User().DataPages)
 			if err != nil {
@@ -44,7 +45,7 @@ func deadlock(x *Ctx) any {
 			return nil, err
 		}
 		top := w.User().StackTop
-		t := PongTask{In: 0, Out: 1}
+		t := bench.PongTask{In: 0, Out: 1}
 		if _, err := run.AddTask(p0, top, t); err != nil {
 			return nil, err
 		}
@@ -65,13 +66,17 @@ func deadlock(x *Ctx) any {
 		x.Printf("deadlock check FAILED: %v", err)
 		return err
 	}
-	x.reportDeadlock(x.Name, true, run.Tasks())
+	reportDeadlock(x, x.Name, true, run.Tasks())
 	return nil
 }
 
+// Deadlock is the deadlock check's registry row.
+var Deadlock = bench.Benchmark{Name: "deadlock", Summary: "a deadlock provoked on purpose, to show its report",
+	Worlds: []int{64}, Run: deadlock, Optional: true}
+
 // reportDeadlock prints and records the tasks of a run that deadlocked:
 // each of the first maxReported, and how many there were in each state.
-func (x *Ctx) reportDeadlock(bench string, provoked bool, ts []TaskState) {
+func reportDeadlock(x *bench.Ctx, name string, provoked bool, ts []bench.TaskState) {
 	const maxReported = 64
 	states := map[string]int{}
 	for _, t := range ts {
@@ -88,5 +93,5 @@ func (x *Ctx) reportDeadlock(bench string, provoked bool, ts []TaskState) {
 		list = append(list, contract.DeadlockTask{Task: t.Task, Process: t.Proc, State: t.State,
 			Wait: t.Wait, Pipe: t.Pipe, RIP: fmt.Sprintf("%#x", t.IP)})
 	}
-	x.Record(contract.Deadlock{Bench: bench, Provoked: provoked, Tasks: list, TaskCount: len(ts), States: states})
+	x.Record(contract.Deadlock{Bench: name, Provoked: provoked, Tasks: list, TaskCount: len(ts), States: states})
 }

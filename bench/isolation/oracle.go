@@ -1,4 +1,4 @@
-package bench
+package isolation
 
 import (
 	"encoding/binary"
@@ -7,11 +7,16 @@ import (
 	"strings"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pti"
 )
+
+// Oracle is the leak oracle's registry row, with its keys.
+var Oracle = bench.Benchmark{Name: "oracle", Summary: "the leak oracle: a calibration of cached and flushed loads timed with RDTSCP, then per mode ring 3 reads a kernel secret (Meltdown: the page fault recovered, a transient load of a probe line, Flush+Reload) and counts the bytes recovered; \"unavailable\" where cache timing is not observable (the emulators), where the secret is still read once per byte to show each mode's fault",
+	Worlds: []int{64}, Keys: []string{"modes", oracleSamples.Name(), oracleAttempts.Name()}, Run: oracle, Optional: true}
 
 // The leak oracle (Meltdown, Lipp et al., USENIX Security 2018, with
 // Flush+Reload, Yarom and Falkner, USENIX Security 2014): does ring 3 read
@@ -43,6 +48,14 @@ const (
 	oracleDataPages  = (oracleProbe + pti.OracleLines*pti.OracleStride) / amd64.PageSize
 	// MaxOracleSamples is the most calibration samples the data holds.
 	MaxOracleSamples = (oracleCalLine - oracleSamplesOff) / 16
+)
+
+// The oracle's plan keys: its calibration samples (each a hit and a
+// miss) and its attempts per secret byte where cache timing is
+// observable.
+var (
+	oracleSamples  = bench.IntKey("oracle_samples", 1000, 10, MaxOracleSamples)
+	oracleAttempts = bench.IntKey("oracle_attempts", 100, 1, 1000)
 )
 
 // The calibration's verdicts.
@@ -124,7 +137,7 @@ func timedBy(rdtscp bool) string {
 // lacks say so), records the calibration and a row per mode (package
 // tables renders the table); it returns the bytes recovered by mode (-1
 // where not tried).
-func oracle(x *Ctx) any {
+func oracle(x *bench.Ctx) any {
 	out := map[string]int{}
 	w := x.World
 	if w.Width() != 64 {
@@ -133,14 +146,14 @@ func oracle(x *Ctx) any {
 	}
 	var modes []experiment.Mode
 	for _, m := range append([]experiment.Mode{experiment.Off}, append(slices.Clone(x.Plan.Modes), experiment.On)...) {
-		if !slices.Contains(modes, m) && !isNotInWorld(config(m, experiment.Syscall, experiment.Minimal)) {
+		if !slices.Contains(modes, m) && !bench.NotInWorld(bench.ConfigOf(m, experiment.Syscall, experiment.Minimal)) {
 			modes = append(modes, m)
 		}
 	}
 	secret := pti.SecretAddr()
 	meltdown := cpustate.Vulns(cpustate.Hardware{}).Table["meltdown"]
 
-	s := x.subject("oracle", config(experiment.Off, experiment.Syscall, experiment.Minimal))
+	s := x.Subject("oracle", bench.ConfigOf(experiment.Off, experiment.Syscall, experiment.Minimal))
 	s.Entry, s.Flavour = "", ""
 	var noRDTSCP uint64
 	if !amd64.Features.RDTSCP {
@@ -157,9 +170,9 @@ func oracle(x *Ctx) any {
 	data := oracleProc.DataPages()
 
 	// The calibration, under off (any mode times its own data alike).
-	n := x.Plan.OracleSamples
+	n := oracleSamples.Of(x.Plan)
 	var res pti.Result
-	off, err := pti.Plan(config(experiment.Off, experiment.Syscall, experiment.Minimal))
+	off, err := pti.Plan(bench.ConfigOf(experiment.Off, experiment.Syscall, experiment.Minimal))
 	if err == nil {
 		res, err = pti.Start(off, oracleProc, pti.OracleCal, pti.UserStackTop,
 			[6]uint64{pti.UserData + oracleCalLine, uint64(n), pti.UserData + oracleSamplesOff, noRDTSCP})
@@ -185,17 +198,17 @@ func oracle(x *Ctx) any {
 
 	attempts := 1
 	if observable {
-		attempts = x.Plan.OracleAttempts
+		attempts = oracleAttempts.Of(x.Plan)
 	}
 	secretCall := uint64(pti.SysSecret) | noRDTSCP
 	for _, mode := range modes {
-		c := config(mode, experiment.Syscall, experiment.Minimal)
-		s := x.subject("oracle", c)
+		c := bench.ConfigOf(mode, experiment.Syscall, experiment.Minimal)
+		s := x.Subject("oracle", c)
 		s.Entry, s.Flavour = "", ""
 		sw, err := pti.Plan(c)
 		if err != nil {
 			out[mode.String()] = -1
-			x.Record(contract.Unsupported{Subject: s, Reason: mode.String() + ": " + reasonOf(err)})
+			x.Record(contract.Unsupported{Subject: s, Reason: mode.String() + ": " + bench.ReasonOf(err)})
 			continue
 		}
 		rec := contract.Oracle{Subject: s, Secret: fmt.Sprintf("%#x", secret), Pattern: pti.SecretPattern, Bytes: len(pti.SecretPattern), Attempts: attempts,
@@ -258,9 +271,9 @@ func oracle(x *Ctx) any {
 // two attempts at the secret's first byte allowed one fault must recover
 // the first and end at the second, a ring-3 #PF at the secret, as a run
 // without recovery ends.
-func oracleLimit(x *Ctx, secret, secretCall uint64) {
+func oracleLimit(x *bench.Ctx, secret, secretCall uint64) {
 	var res pti.Result
-	off, err := pti.Plan(config(experiment.Off, experiment.Syscall, experiment.Minimal))
+	off, err := pti.Plan(bench.ConfigOf(experiment.Off, experiment.Syscall, experiment.Minimal))
 	if err == nil {
 		res, err = pti.StartRecovering(off, oracleProc, pti.Oracle, pti.UserStackTop,
 			[6]uint64{secret, pti.UserData + oracleProbe, 2, pti.UserData + oracleCounters, 0, secretCall}, 1)

@@ -1,4 +1,4 @@
-package bench
+package isolation
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/pti"
 )
@@ -91,7 +92,7 @@ func TestOracleLayout(t *testing.T) {
 	assert.LessOrEqual(t, oracleSamplesOff+16*MaxOracleSamples, oracleCalLine)
 	assert.LessOrEqual(t, oracleCalLine+64, oracleProbe)
 	assert.Zero(t, oracleProbe%amd64.PageSize)
-	assert.LessOrEqual(t, DefaultPlan().OracleSamples, MaxOracleSamples)
+	assert.LessOrEqual(t, oracleSamples.Of(bench.DefaultPlan()), MaxOracleSamples)
 }
 
 // A recovered read is as expected only with one fault per attempt at the
@@ -110,4 +111,19 @@ func TestOracleFaultExpected(t *testing.T) {
 	bad := ok
 	bad.Reason = pti.ReasonFault
 	assert.False(t, oracleFaultExpected(experiment.Off, bad, 3, addr), "the run ended with a fault")
+}
+
+// The deferred modes' area is present (a protection fault, P=1) under
+// those modes only, off included among the others (P=0: not mapped).
+func TestProbeDeferredArea(t *testing.T) {
+	target := bench.ProbeTarget{Name: "defer area", Address: pti.EntryTrampStack, Kind: bench.DeferredArea}
+	for _, m := range experiment.Modes() {
+		fault := func(ec uint64) bench.Exit {
+			return bench.Exit{Faulted: true, Vector: amd64.VectorPF, ErrorCode: ec, CS: 0x33, CR2: pti.EntryTrampStack}
+		}
+		present, absent := fault(amd64.PF_P|amd64.PF_U), fault(amd64.PF_U)
+		assert.Equal(t, m.Deferred(), expected(target, m, present), "%v: P=1", m)
+		assert.Equal(t, !m.Deferred(), expected(target, m, absent), "%v: P=0", m)
+		assert.False(t, expected(target, m, bench.Exit{Exited: true}), "%v: a read that succeeds", m)
+	}
 }

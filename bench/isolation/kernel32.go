@@ -1,27 +1,28 @@
-package bench
+package isolation
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/i386pae/layout"
 )
 
-// kernelChecks are the 32-bit world's checks after its probe: the probe's
+// kernelChecks32 are the 32-bit world's checks after its probe: the probe's
 // outcome (probeOK), then a deliberate page fault in the 32-bit kernel,
 // which must come back as a record while the run goes on; a double fault;
 // and roundTrips32 round trips long mode -> 32-bit -> long mode, which
 // must all come back.
-func (world32) kernelChecks(x *Ctx, probeOK bool) {
+func kernelChecks32(x *bench.Ctx, probeOK bool) {
 	x.Check("kernel32 probe", probeOK, "the ring-3 reads faulted (P bit as the mode maps the page) or read as expected", nil)
 	noRDTSCP := !amd64.Features.RDTSCP
 
 	// A page fault in the 32-bit kernel (a read of address 0 in the
 	// dispatcher): a record, and the run goes on.
-	res, err := syscalls32(config(experiment.On, experiment.Int80, experiment.Minimal),
+	res, err := syscalls32(bench.ConfigOf(experiment.On, experiment.Int80, experiment.Minimal),
 		i386pae.Params{N: 1, R: 1, Nr: layout.SysKernelFault, NoRDTSCP: noRDTSCP})
 	good := err == nil && res.Reason == layout.ReasonFault && res.Vector == amd64.VectorPF && !res.FromUser() && res.CR2 == 0
 	x.Check("kernel32 fault", good, "a #PF in the 32-bit kernel came back as: "+describe32(res, err, false),
@@ -31,7 +32,7 @@ func (world32) kernelChecks(x *Ctx, probeOK bool) {
 	// pushed on an unmapped stack): the #DF task's record, and the run
 	// goes on (with CR0.TS clear, or the Go side's next SSE instruction
 	// would fault).
-	res, err = syscalls32(config(experiment.On, experiment.Int80, experiment.Minimal),
+	res, err = syscalls32(bench.ConfigOf(experiment.On, experiment.Int80, experiment.Minimal),
 		i386pae.Params{N: 1, R: 1, Nr: layout.SysKernelDoubleFault, NoRDTSCP: noRDTSCP})
 	good = err == nil && res.Reason == layout.ReasonFault && res.Vector == amd64.VectorDF && !res.FromUser() && res.ESP == 0x1000
 	x.Check("kernel32 double fault", good, "a #DF in the 32-bit kernel came back through its task gate as: "+describe32(res, err, true),
@@ -42,7 +43,7 @@ func (world32) kernelChecks(x *Ctx, probeOK bool) {
 	var failed []string
 	var trips [2]i386pae.Switch
 	for i, m := range []experiment.Mode{experiment.Off, experiment.On} {
-		if trips[i], err = i386pae.Plan(config(m, experiment.Sysenter, experiment.Minimal)); err != nil {
+		if trips[i], err = i386pae.Plan(bench.ConfigOf(m, experiment.Sysenter, experiment.Minimal)); err != nil {
 			failed = append(failed, err.Error())
 		}
 	}

@@ -1,4 +1,4 @@
-package bench
+package tlbbench
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/goos"
@@ -13,6 +14,10 @@ import (
 	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tlb"
 )
+
+// TLBSweep is the TLB working-set sweep's registry row, with its keys.
+var TLBSweep = bench.Benchmark{Name: "tlbsweep", Summary: "the TLB working-set sweep: a null call plus ring 3's reads of N distinct pages between calls (4 KiB and 2 MiB pages, aliases of one frame), and the kernel-side variant where the call reads M kernel pages; PTI's extra cost over off against N",
+	Worlds: []int{64}, Keys: []string{"modes", "global", sweepPages.Name(), sweepSizesKey.Name(), sweepKernelPages.Name(), sweepN.Name(), "r", "warmup"}, Run: tlbSweep, Optional: true}
 
 // The TLB working-set sweep (lmbench's lat_ctx -s, Gregg's sweep; issue
 // 13): between consecutive null calls ring 3 reads a byte in each of N
@@ -49,12 +54,32 @@ var (
 // plan's order.
 var sweepSizeNames = []string{"4k", "2m"}
 
+// The sweep's plan keys: its points, pages ring 3 touches between calls
+// (0 to tlb.SweepMaxPages each), on the user page sizes of
+// tlbsweep_sizes (sweepSizeNames); the kernel pages the touch call reads
+// (none: no kernel sweep); calls per repeat. lmbench's lat_ctx -s and
+// Gregg's sweep span a working set from nothing to beyond the STLB (1536
+// entries on Skylake).
+var (
+	sweepPages = bench.NewKey("tlbsweep_pages", []int{0, 1, 4, 16, 64, 256, 1024, 4096}, func(v string) ([]int, error) {
+		return bench.IntList(v, "tlbsweep_pages", 0, tlb.SweepMaxPages, false)
+	})
+	sweepKernelPages = bench.NewKey("tlbsweep_kernel_pages", []int{0, 1, 4, 16, 64, 256, 1024, 4096}, func(v string) ([]int, error) {
+		return bench.IntList(v, "tlbsweep_kernel_pages", 0, tlb.SweepMaxPages, true)
+	})
+	sweepSizesKey = bench.NewKey("tlbsweep_sizes", sweepSizeNames, func(v string) ([]string, error) {
+		return bench.ListOf(v, bench.OneOf(sweepSizeNames), sweepSizeNames, "tlbsweep_sizes")
+	})
+	sweepN = bench.IntKey("tlbsweep_n", 100, 1, 1_000_000)
+)
+
 // sweepOffset says where a touch reads in its page, for records.
 var sweepOffset = fmt.Sprintf("byte (k*64) mod %d, k the pages left to read (N for the first page, 1 for the last)", amd64.PageSize)
 
 // sweepBlockOff is where the sweep process's data holds its
-// tlb.SweepBlock: after the counts (world64's MaxRepeats of them).
-const sweepBlockOff = pingTokenOff
+// tlb.SweepBlock: after the counts (the 64-bit world's MaxRepeats of
+// them).
+var sweepBlockOff = uint64(bench.World64.User().MaxRepeats) * 8
 
 // sweepState is the sweep's process and frames, made on first use.
 var sweepState struct {
@@ -100,42 +125,42 @@ func sweepSetup(c experiment.Config) (*pti.Process, error) {
 // Sweep program in the sweep's process, each call followed by block's
 // touches (its empty loop: the Empty program there).
 type sweepWorld struct {
-	world64
-	nr    uint64
-	block tlb.SweepBlock
+	bench.World // World64
+	nr          uint64
+	block       tlb.SweepBlock
 }
 
-func (w sweepWorld) Loop(sw Switch, _ Call, n, r int, empty bool) (Loop, error) {
-	s, err := switchOf[pti.Switch](sw, "64-bit")
-	if err != nil {
-		return Loop{}, err
+func (w sweepWorld) Loop(sw bench.Switch, _ bench.Call, n, r int, empty bool) (bench.Loop, error) {
+	s, ok := sw.(pti.Switch)
+	if !ok {
+		return bench.Loop{}, fmt.Errorf("%T is not a switch of the 64-bit world", sw)
 	}
 	proc, err := sweepSetup(s.Config())
 	if err != nil {
-		return Loop{}, err
+		return bench.Loop{}, err
 	}
 	*(*tlb.SweepBlock)(unsafe.Pointer(&proc.DataPages()[sweepBlockOff])) = w.block
 	prog := pti.Sweep
 	if empty {
 		prog = pti.Empty
 	}
-	args := [6]uint64{uint64(n), uint64(r), pti.UserData, w.nr, pti.UserData + sweepBlockOff, rdtscpFlag()}
+	args := [6]uint64{uint64(n), uint64(r), pti.UserData, w.nr, pti.UserData + sweepBlockOff, bench.RDTSCPFlag()}
 	res, err := pti.Start(s, proc, prog, pti.UserStackTop, args)
 	if err != nil {
-		return Loop{}, err
+		return bench.Loop{}, err
 	}
 	if res.Reason != pti.ReasonExit || res.Status != 0 {
-		return Loop{}, fmt.Errorf("the ring-3 sweep ended with %v", res)
+		return bench.Loop{}, fmt.Errorf("the ring-3 sweep ended with %v", res)
 	}
-	return Loop{Cycles: results(w, proc, r), Samples: slices.Clone(pti.Samples())}, nil
+	return bench.Loop{Cycles: bench.ReadCounts(w, proc, r), Samples: slices.Clone(pti.Samples())}, nil
 }
 
 // sweepWorldOf is the sweep's world for kind k at pages pages.
 func sweepWorldOf(k sweepKind, pages int) sweepWorld {
 	if k.side == "kernel" {
-		return sweepWorld{nr: linuxabi.SYS_ptilab_touch, block: tlb.SweepBlock{Arg0: uint64(pages), Arg1: k.base, Arg2: k.pageSize}}
+		return sweepWorld{World: bench.World64, nr: linuxabi.SYS_ptilab_touch, block: tlb.SweepBlock{Arg0: uint64(pages), Arg1: k.base, Arg2: k.pageSize}}
 	}
-	return sweepWorld{nr: linuxabi.SYS_getppid, block: tlb.SweepBlock{Pages: uint64(pages), Base: k.base, Stride: k.pageSize}}
+	return sweepWorld{World: bench.World64, nr: linuxabi.SYS_getppid, block: tlb.SweepBlock{Pages: uint64(pages), Base: k.base, Stride: k.pageSize}}
 }
 
 // sweepPoint is a point of the sweep: its kind's name, the pages touched
@@ -143,13 +168,13 @@ func sweepWorldOf(k sweepKind, pages int) sweepWorld {
 type sweepPoint struct {
 	Kind  string
 	Pages int
-	M     Measurement
+	M     bench.Measurement
 }
 
 // sweepExtra is a point's units per call over off's at the same point,
 // and whether both measured.
-func sweepExtra(m, off *Measurement) (float64, bool) {
-	if m == nil || off == nil || !m.ok() || !off.ok() {
+func sweepExtra(m, off *bench.Measurement) (float64, bool) {
+	if m == nil || off == nil || !m.OK() || !off.OK() {
 		return 0, false
 	}
 	return m.Stats.Mean - off.Stats.Mean, true
@@ -161,7 +186,7 @@ func sweepExtra(m, off *Measurement) (float64, bool) {
 // call plus its touches, PTI's extra cost over off at the same point
 // (units and ratio), the core clock and PMU counts. It returns the
 // points.
-func tlbSweep(x *Ctx) any {
+func tlbSweep(x *bench.Ctx) any {
 	var out []sweepPoint
 	if x.World.Width() != 64 {
 		x.Fail(contract.Error{Name: x.Name, Error: "the TLB sweep runs in the 64-bit world only"})
@@ -169,10 +194,10 @@ func tlbSweep(x *Ctx) any {
 	}
 	p := x.Plan
 	var kinds []sweepKind
-	for _, s := range p.SweepSizes {
+	for _, s := range sweepSizesKey.Of(p) {
 		kinds = append(kinds, sweepSizes[s])
 	}
-	if len(p.SweepKernelPages) > 0 {
+	if len(sweepKernelPages.Of(p)) > 0 {
 		kinds = append(kinds, sweepKernel4K)
 	}
 	for _, k := range kinds {
@@ -183,20 +208,20 @@ func tlbSweep(x *Ctx) any {
 
 // sweepTable measures the sweep of kind k and writes a record per point
 // and mode, which package tables renders as a table.
-func sweepTable(x *Ctx, k sweepKind) []sweepPoint {
+func sweepTable(x *bench.Ctx, k sweepKind) []sweepPoint {
 	p := x.Plan
-	points := p.SweepPages
+	points := sweepPages.Of(p)
 	if k.side == "kernel" {
-		points = p.SweepKernelPages
+		points = sweepKernelPages.Of(p)
 	}
 	var out []sweepPoint
 	for _, g := range p.Globals {
 		for _, n := range points {
-			var off *Measurement
+			var off *bench.Measurement
 			for _, mode := range p.Modes {
-				c := config(mode, experiment.Syscall, experiment.Minimal)
+				c := bench.ConfigOf(mode, experiment.Syscall, experiment.Minimal)
 				c.Global = g
-				m := Measure(sweepWorldOf(k, n), c, Call{Op: Getppid}, p.SweepN, p.R, p.Warmup)
+				m := bench.Measure(sweepWorldOf(k, n), c, bench.Call{Op: bench.Getppid}, sweepN.Of(p), p.R, p.Warmup)
 				m.Bench = x.Name
 				if mode == experiment.Off {
 					off = &m
@@ -205,7 +230,7 @@ func sweepTable(x *Ctx, k sweepKind) []sweepPoint {
 				if mode == experiment.Off {
 					hasExtra = false
 				}
-				x.sweepRecord(k, n, m, ratio(&m, off), extra, hasExtra)
+				sweepRecord(x, k, n, m, bench.Ratio(&m, off), extra, hasExtra)
 				out = append(out, sweepPoint{Kind: k.name, Pages: n, M: m})
 			}
 		}
@@ -214,20 +239,20 @@ func sweepTable(x *Ctx, k sweepKind) []sweepPoint {
 }
 
 // sweepRecord writes the record of kind k's point at pages pages.
-func (x *Ctx) sweepRecord(k sweepKind, pages int, m Measurement, ratio, extra float64, hasExtra bool) {
-	s := x.subject(m.Bench, m.Config)
+func sweepRecord(x *bench.Ctx, k sweepKind, pages int, m bench.Measurement, ratio, extra float64, hasExtra bool) {
+	s := x.Subject(m.Bench, m.Config)
 	s.Target, s.SweepPages = k.name, &pages
-	if x.notMeasured(m.Bench+" "+k.name+" "+fmt.Sprint(pages)+" "+m.Config.String(), s, m.N, m.R, m.Unsup, m.Failure) {
+	if x.NotMeasured(m.Bench+" "+k.name+" "+fmt.Sprint(pages)+" "+m.Config.String(), s, m.N, m.R, m.Unsup, m.Failure) {
 		return
 	}
 	rec := contract.TLBSweep{
-		Subject: s, N: m.N, R: m.R, Warmup: x.Plan.Warmup, Stats: x.stats(m.Stats, m.Disturb, ratio),
-		NsPerCall: round(x.Clock.Ns(m.Stats.Mean)), EmptyLoopCycles: round(m.Empty),
+		Subject: s, N: m.N, R: m.R, Warmup: x.Plan.Warmup, Stats: x.StatsOf(m.Stats, m.Disturb, ratio),
+		NsPerCall: bench.Round(x.Clock.Ns(m.Stats.Mean)), EmptyLoopCycles: bench.Round(m.Empty),
 		Side: k.side, Region: fmt.Sprintf("%#x", k.base), PageBytes: k.pageSize, Stride: k.pageSize,
 		VirtualPages: tlb.SweepMaxPages, Frames: 1, FrameBytes: k.pageSize, BytesPerTouch: 1, Offset: sweepOffset,
 	}
 	if hasExtra {
-		e := round(extra)
+		e := bench.Round(extra)
 		rec.ExtraVsOff = &e
 	}
 	x.Record(rec)

@@ -1,4 +1,4 @@
-package bench
+package taskbench
 
 import (
 	"encoding/binary"
@@ -6,10 +6,15 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/experiment"
 )
+
+// Messaging is sched-messaging's registry row, with its keys.
+var Messaging = bench.Benchmark{Name: "messaging", Summary: "perf's sched-messaging over Unix-domain stream socket pairs (perf's default) or pipes (messaging_ipc), processes and threads, every message counted and checksummed; in the 32-bit world also where its cycles go",
+	Worlds: []int{64, 32}, Keys: []string{"modes", MessagingGroups.Name(), msgLoops.Name(), msgSize.Name(), msgIPC.Name(), "r", "warmup"}, Run: messagingTable}
 
 // sched-messaging as perf defines it (tools/perf/bench/sched-messaging.c):
 // G groups, each of 20 senders and 20 receivers; each receiver owns a
@@ -58,10 +63,25 @@ func (p MessagingParams) workload() contract.Workload {
 	return contract.Workload{Groups: p.Groups, Loops: p.Loops, Size: p.Size, IPC: p.IPC}
 }
 
-// messagingParams are the plan's.
-func (p Plan) messagingParams() MessagingParams {
-	return MessagingParams{Groups: p.MsgGroups, Loops: p.MsgLoops, Size: p.MsgSize, R: p.R, Warmup: p.Warmup, IPC: p.MsgIPC}
+// messagingParams are plan p's.
+func messagingParams(p bench.Plan) MessagingParams {
+	return MessagingParams{Groups: MessagingGroups.Of(p), Loops: msgLoops.Of(p), Size: msgSize.Of(p), R: p.R, Warmup: p.Warmup, IPC: msgIPC.Of(p)}
 }
+
+// sched-messaging's plan keys: its groups, loops and message size in
+// bytes, and its IPC. The defaults are small enough for the emulator;
+// perf's are 10 groups and 100 loops, the reference figures' 20 groups.
+var (
+	MessagingGroups = bench.IntKey("messaging_groups", 2, 1, MaxGroups)
+	msgLoops        = bench.IntKey("messaging_loops", 10, 1, 100_000)
+	msgSize         = bench.IntKey("messaging_size", 100, 8, MaxMessageSize)
+	msgIPC          = bench.NewKey("messaging_ipc", IPCSocket, func(v string) (string, error) {
+		if v != IPCSocket && v != IPCPipe {
+			return "", fmt.Errorf("messaging_ipc must be %s or %s", IPCSocket, IPCPipe)
+		}
+		return v, nil
+	})
+)
 
 // Bounds of the messaging parameters: the task table, and a message's
 // room in a task's data.
@@ -71,13 +91,13 @@ const (
 	MaxMessageSize = 1024
 )
 
-// Messaging is one configuration's result.
-type Messaging struct {
+// MessagingResult is one configuration's result.
+type MessagingResult struct {
 	Config  experiment.Config
 	Threads bool
 	P       MessagingParams
-	Stats   Stats // TSC cycles per run, start signal to last exit
-	Disturb Disturb
+	Stats   bench.Stats // TSC cycles per run, start signal to last exit
+	Disturb bench.Disturb
 	// Per run: messages each way, and the kernel's counts of the last.
 	Messages           uint64
 	Switches, CR3Loads uint64
@@ -89,7 +109,7 @@ type Messaging struct {
 	RunCycles uint64
 }
 
-func (m Messaging) ok() bool { return m.Unsup == nil && m.Failure == nil }
+func (m MessagingResult) OK() bool { return m.Unsup == nil && m.Failure == nil }
 
 // Descriptors of the messaging tasks: the ready pipe (every task writes,
 // the starter reads) and the wake pipe (the starter writes a byte for
@@ -162,7 +182,7 @@ func (l msgLayout) dataPages() int {
 // stackTop returns the top of task w's stack in a world with layout u: a
 // slice of the data pages for a thread that needs a stack, else the stack
 // pages (threads of programs that use no stack share them).
-func (l msgLayout) stackTop(w int, u UserLayout) uint64 {
+func (l msgLayout) stackTop(w int, u bench.UserLayout) uint64 {
 	if !l.threads || l.stack == 0 {
 		return u.StackTop
 	}
@@ -259,7 +279,7 @@ func (l msgLayout) pipes(kproc []int, mk func(rproc, rfd, wproc, wfd int) (int, 
 // read bytes); processes loaded CR3 at every switch, threads never; the
 // last exit (end) came after the start signal, the TSC in the starter's
 // data. It sets res.Messages and returns the run's cycles.
-func checkMessaging(l msgLayout, p MessagingParams, res *Messaging, data func(w int) []byte, pipeBytes func(int) (uint64, uint64), pipeOf []int, ready, wake int, end uint64) (uint64, error) {
+func checkMessaging(l msgLayout, p MessagingParams, res *MessagingResult, data func(w int) []byte, pipeBytes func(int) (uint64, uint64), pipeOf []int, ready, wake int, end uint64) (uint64, error) {
 	perPipe := uint64(MsgPerGroup * p.Loops * p.Size)
 	for w := 1; w <= l.workers(); w++ {
 		recv, g, j := l.role(w)
@@ -335,13 +355,13 @@ func expectedSum(g, j, loops, size int) uint64 {
 // procCache keeps the processes of messaging runs, made when first needed
 // and reused: a process per task, or one for all the threads.
 type procCache struct {
-	each    []Process
-	threads Process // nil until made
+	each    []bench.Process
+	threads bench.Process // nil until made
 }
 
 // get returns the processes of a run with l, each with pages data pages
 // (at most max), made by newProc when there are too few or too small.
-func (c *procCache) get(l msgLayout, pages, max int, newProc func(int) (Process, error)) ([]Process, error) {
+func (c *procCache) get(l msgLayout, pages, max int, newProc func(int) (bench.Process, error)) ([]bench.Process, error) {
 	if pages > max {
 		return nil, fmt.Errorf("%d groups of %d-byte buffers need %d data pages; a process has at most %d", l.groups, l.slot, pages, max)
 	}
@@ -353,7 +373,7 @@ func (c *procCache) get(l msgLayout, pages, max int, newProc func(int) (Process,
 			}
 			c.threads = p
 		}
-		return []Process{c.threads}, nil
+		return []bench.Process{c.threads}, nil
 	}
 	if len(c.each) > 0 && len(c.each[0].DataPages()) < pages*4096 {
 		c.each = nil // too small for these messages: make new ones
@@ -369,14 +389,14 @@ func (c *procCache) get(l msgLayout, pages, max int, newProc func(int) (Process,
 }
 
 // msgProcs are each world's processes of messaging runs.
-var msgProcs = map[World]*procCache{}
+var msgProcs = map[bench.World]*procCache{}
 
 // messagingRun makes one sched-messaging run in w under sw and returns
 // the TSC cycles from the start signal to the last exit, after checking
 // that every message arrived whole.
-func messagingRun(w World, sw Switch, threads bool, p MessagingParams) (cycles uint64, res Messaging) {
-	res = Messaging{Config: sw.Config(), Threads: threads, P: p}
-	fail := func(err error) (uint64, Messaging) { res.Failure = err; return 0, res }
+func messagingRun(w bench.World, sw bench.Switch, threads bool, p MessagingParams) (cycles uint64, res MessagingResult) {
+	res = MessagingResult{Config: sw.Config(), Threads: threads, P: p}
+	fail := func(err error) (uint64, MessagingResult) { res.Failure = err; return 0, res }
 	if p.Groups < 1 || p.Groups > MaxGroups || p.Size < 8 || p.Size > MaxMessageSize || p.Loops < 1 {
 		return fail(fmt.Errorf("groups %d, message size %d, loops %d: out of range", p.Groups, p.Size, p.Loops))
 	}
@@ -424,18 +444,18 @@ func messagingRun(w World, sw Switch, threads bool, p MessagingParams) (cycles u
 	}
 
 	// The tasks, in perf's order, with their buffers.
-	start := MsgStartTask{ReadyIn: msgReadyIn, WakeOut: msgWakeOut, Tasks: l.workers(), Buf: msgStarterBuf, StartTSC: 0}
+	start := bench.MsgStartTask{ReadyIn: msgReadyIn, WakeOut: msgWakeOut, Tasks: l.workers(), Buf: msgStarterBuf, StartTSC: 0}
 	if i, err := run.AddTask(kproc[0], l.stackTop(0, u), start); err != nil || i != 0 {
 		return fail(fmt.Errorf("the starter task could not be made: %v", err))
 	}
 	for w := 1; w <= l.workers(); w++ {
 		recv, g, j := l.role(w)
-		var t Task
+		var t bench.Task
 		if recv {
-			t = MsgReceiverTask{In: l.readFD(g, j), Messages: MsgPerGroup * p.Loops, Size: p.Size, Buf: l.buf(w), Results: l.result(w), ReadyOut: msgReadyOut, WakeIn: msgWakeIn}
+			t = bench.MsgReceiverTask{In: l.readFD(g, j), Messages: MsgPerGroup * p.Loops, Size: p.Size, Buf: l.buf(w), Results: l.result(w), ReadyOut: msgReadyOut, WakeIn: msgWakeIn}
 			binary.LittleEndian.PutUint64(data(w)[l.result(w):], ^uint64(0))
 		} else {
-			t = MsgSenderTask{FirstOut: l.writeFD(g, 0), Receivers: MsgPerGroup, Loops: p.Loops, Msg: l.buf(w), Size: p.Size, ReadyOut: msgReadyOut, WakeIn: msgWakeIn}
+			t = bench.MsgSenderTask{FirstOut: l.writeFD(g, 0), Receivers: MsgPerGroup, Loops: p.Loops, Msg: l.buf(w), Size: p.Size, ReadyOut: msgReadyOut, WakeIn: msgWakeIn}
 			copy(data(w)[l.buf(w):], message(g*MsgPerGroup+j, 0, 0, p.Size))
 		}
 		if i, err := run.AddTask(kproc[w], l.stackTop(w, u), t); err != nil || i != w {
@@ -450,7 +470,7 @@ func messagingRun(w World, sw Switch, threads bool, p MessagingParams) (cycles u
 	}
 	var endTSC uint64
 	res.Switches, res.CR3Loads, endTSC = run.Counts()
-	if !end.ok() {
+	if !end.OK() {
 		return fail(fmt.Errorf("the run ended with %v%s", end, describeTasks(run.Tasks())))
 	}
 	res.Phases, res.RunCycles = end.Phases, endTSC-t0
@@ -467,20 +487,20 @@ func messagingRun(w World, sw Switch, threads bool, p MessagingParams) (cycles u
 // measureMessaging makes p's warm-up and measured runs in w under c,
 // planned once, and summarizes the measured ones' cycles; a failed run
 // ends them.
-func measureMessaging(w World, c experiment.Config, threads bool, p MessagingParams) Messaging {
+func measureMessaging(w bench.World, c experiment.Config, threads bool, p MessagingParams) MessagingResult {
 	sw, err := w.Plan(c)
 	if err != nil {
-		return Messaging{Config: c, Threads: threads, P: p, Unsup: err}
+		return MessagingResult{Config: c, Threads: threads, P: p, Unsup: err}
 	}
 	var times []uint64
 	var deltas []cpustate.Sample
-	var last Messaging
+	var last MessagingResult
 	for i := 0; i < p.Warmup+p.R; i++ {
-		before := readSample()
+		before := bench.ReadSample()
 		cycles, res := messagingRun(w, sw, threads, p)
-		after := readSample()
+		after := bench.ReadSample()
 		last = res
-		if !res.ok() {
+		if !res.OK() {
 			return res
 		}
 		if i >= p.Warmup {
@@ -488,9 +508,9 @@ func measureMessaging(w World, c experiment.Config, threads bool, p MessagingPar
 			deltas = append(deltas, cpustate.Delta(before, after))
 		}
 	}
-	perRun := PerOp(times, 1, 0)
-	last.Stats = Summarize(perRun)
-	last.Disturb = disturbDeltas(perRun, deltas, sampledRepeat, 1)
+	perRun := bench.PerOp(times, 1, 0)
+	last.Stats = bench.Summarize(perRun)
+	last.Disturb = bench.DisturbDeltas(perRun, deltas, bench.SampledRepeat, 1)
 	return last
 }
 
@@ -501,13 +521,13 @@ func measureMessaging(w World, c experiment.Config, threads bool, p MessagingPar
 // total time in seconds (perf's "Total time"), its spread, cycles per
 // message and the ratio to off). In a world with an instrumented entry it
 // then measures where the cycles go (messagingPhases).
-func messagingTable(x *Ctx) any {
-	p, w := x.Plan.messagingParams(), x.World
-	var all []Messaging
+func messagingTable(x *bench.Ctx) any {
+	p, w := messagingParams(x.Plan), x.World
+	var all []MessagingResult
 	for _, mode := range x.Plan.Modes {
-		tasksRow(&all, func(threads bool) Messaging {
+		tasksRow(&all, func(threads bool) MessagingResult {
 			return measureMessaging(w, w.TasksConfig(mode, w.Entries()[0]), threads, p)
-		}, x.messaging)
+		}, func(m MessagingResult, q float64) { messaging(x, m, q) })
 	}
 	c := w.TasksConfig(experiment.Off, w.Entries()[0])
 	c.Stamps = true
@@ -517,31 +537,33 @@ func messagingTable(x *Ctx) any {
 	return all
 }
 
-func (m Messaging) row() (experiment.Mode, bool, Stats) { return m.Config.Mode, m.Threads, m.Stats }
+func (m MessagingResult) row() (experiment.Mode, bool, bench.Stats) {
+	return m.Config.Mode, m.Threads, m.Stats
+}
 
 // messagingSubject is the record subject of a sched-messaging
 // configuration.
-func (x *Ctx) messagingSubject(c experiment.Config, threads bool) contract.Subject {
-	s := x.subject("messaging", c)
-	s.Tasks = taskKind(threads)
+func messagingSubject(x *bench.Ctx, c experiment.Config, threads bool) contract.Subject {
+	s := x.Subject("messaging", c)
+	s.Tasks = TaskKind(threads)
 	return s
 }
 
 // messaging writes m's record.
-func (x *Ctx) messaging(m Messaging, ratio float64) {
-	s := x.messagingSubject(m.Config, m.Threads)
+func messaging(x *bench.Ctx, m MessagingResult, ratio float64) {
+	s := messagingSubject(x, m.Config, m.Threads)
 	wl := m.P.workload()
 	if m.Unsup != nil {
 		x.Record(contract.Unsupported{Subject: s, Workload: &wl, R: m.P.R, Warmup: m.P.Warmup, Reason: m.Unsup.Error()})
 		return
 	}
-	if x.notMeasured(x.Name+" "+m.Config.Mode.String()+" "+s.Tasks, s, 0, m.P.R, nil, m.Failure) {
+	if x.NotMeasured(x.Name+" "+m.Config.Mode.String()+" "+s.Tasks, s, 0, m.P.R, nil, m.Failure) {
 		return
 	}
 	x.Record(contract.Messaging{
 		Subject: s, Workload: wl, R: m.P.R, Warmup: m.P.Warmup,
-		Stats: x.stats(m.Stats, m.Disturb, ratio), Seconds: x.Clock.Ns(m.Stats.Mean) / 1e9, Messages: m.Messages,
-		PerMessage: round(m.Stats.Mean / float64(m.Messages)), Switches: m.Switches, CR3Loads: m.CR3Loads, ChecksumsOK: true,
+		Stats: x.StatsOf(m.Stats, m.Disturb, ratio), Seconds: x.Clock.Ns(m.Stats.Mean) / 1e9, Messages: m.Messages,
+		PerMessage: bench.Round(m.Stats.Mean / float64(m.Messages)), Switches: m.Switches, CR3Loads: m.CR3Loads, ChecksumsOK: true,
 	})
 }
 
@@ -556,8 +578,8 @@ func (x *Ctx) messaging(m Messaging, ratio float64) {
 // are not in it) is the figure to set beside the reference thread's
 // "about 25% of the cycles in entry_SYSENTER_32 with PTI against 2.5%
 // without".
-func messagingPhases(x *Ctx) {
-	p, w, clk := x.Plan.messagingParams(), x.World, x.Clock
+func messagingPhases(x *bench.Ctx) {
+	p, w, clk := messagingParams(x.Plan), x.World, x.Clock
 	entry := w.Entries()[0]
 	for _, mode := range x.Plan.Modes {
 		for _, threads := range []bool{false, true} {
@@ -566,28 +588,28 @@ func messagingPhases(x *Ctx) {
 			q := p
 			q.R = 1
 			m := measureMessaging(w, c, threads, q)
-			s := x.messagingSubject(c, threads)
+			s := messagingSubject(x, c, threads)
 			wl := p.workload()
 			switch {
 			case m.Unsup != nil:
 				x.Record(contract.Unsupported{Subject: s, Workload: &wl, Reason: m.Unsup.Error()})
 				continue
-			case x.notMeasured(x.Name+" phases "+mode.String()+" "+s.Tasks, s, 0, 0, nil, m.Failure):
+			case x.NotMeasured(x.Name+" phases "+mode.String()+" "+s.Tasks, s, 0, 0, nil, m.Failure):
 				continue
 			}
 			run := float64(m.RunCycles)
 			entryPath := 0.0
 			pct := map[string]float64{}
 			for i, ph := range m.Phases {
-				pct[phaseNames[i]] = round(100 * float64(ph) / run)
-				if i != phaseDispatch {
+				pct[bench.PhaseNames[i]] = bench.Round(100 * float64(ph) / run)
+				if i != bench.PhaseDispatch {
 					entryPath += float64(ph)
 				}
 			}
-			core := m.Disturb.core(clk.Hz)
+			core := m.Disturb.CoreRecord(clk.Hz)
 			x.Record(contract.Phases{
 				Subject: s, Workload: wl, Unit: clk.Unit(),
-				PhasePct: pct, EntryPathPct: round(100 * entryPath / run), RunCycles: m.RunCycles, Messages: m.Messages,
+				PhasePct: pct, EntryPathPct: bench.Round(100 * entryPath / run), RunCycles: m.RunCycles, Messages: m.Messages,
 				Warmup: p.Warmup, Core: &core,
 			})
 		}
