@@ -43,6 +43,7 @@ package pathlength
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/ptilab/ptilab/experiment"
@@ -107,14 +108,7 @@ func Exact(key string) (int64, bool) {
 
 // Keys returns the table's keys, sorted: the configurations that have a
 // row (global pages off).
-func Keys() []string {
-	keys := make([]string, 0, len(table))
-	for k := range table {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func Keys() []string { return slices.Sorted(maps.Keys(table)) }
 
 // table is every path length, keyed by the record's canonical key with
 // global pages off (contract.Subject.Key; Of applies the rules).
@@ -277,43 +271,43 @@ var table = map[string]Path{
 	// off, 26 under on, 28 under on+pcid: a BTS of CR3's NOFLUSH bit each
 	// way, Bochs only), 7 per page touched; the kernel's touch call 9 more
 	// than getppid. Measured under QEMU -icount and Bochs alike.
-	`bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target="user 4k" sweep_pages=0`:        {20, false},
-	`bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target="user 4k" sweep_pages=1`:        {27, false},
-	`bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target="user 4k" sweep_pages=16`:       {132, false},
-	`bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target="user 4k" sweep_pages=0`:         {26, false},
-	`bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target="user 4k" sweep_pages=1`:         {33, false},
-	`bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target="user 4k" sweep_pages=16`:        {138, false},
-	`bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target="user 4k" sweep_pages=0`:    {28, false},
-	`bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target="user 4k" sweep_pages=1`:    {35, false},
-	`bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target="user 4k" sweep_pages=16`:   {140, false},
-	`bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target="user 2m" sweep_pages=0`:        {20, false},
-	`bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target="user 2m" sweep_pages=1`:        {27, false},
-	`bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target="user 2m" sweep_pages=16`:       {132, false},
-	`bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target="user 2m" sweep_pages=0`:         {26, false},
-	`bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target="user 2m" sweep_pages=1`:         {33, false},
-	`bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target="user 2m" sweep_pages=16`:        {138, false},
-	`bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target="user 2m" sweep_pages=0`:    {28, false},
-	`bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target="user 2m" sweep_pages=1`:    {35, false},
-	`bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target="user 2m" sweep_pages=16`:   {140, false},
-	`bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target="kernel 4k" sweep_pages=0`:      {29, false},
-	`bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target="kernel 4k" sweep_pages=1`:      {36, false},
-	`bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target="kernel 4k" sweep_pages=16`:     {141, false},
-	`bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target="kernel 4k" sweep_pages=0`:       {35, false},
-	`bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target="kernel 4k" sweep_pages=1`:       {42, false},
-	`bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target="kernel 4k" sweep_pages=16`:      {147, false},
-	`bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target="kernel 4k" sweep_pages=0`:  {37, false},
-	`bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target="kernel 4k" sweep_pages=1`:  {44, false},
-	`bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target="kernel 4k" sweep_pages=16`: {149, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=0":        {20, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=1":        {27, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=16":       {132, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=0":         {26, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=1":         {33, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=16":        {138, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=0":    {28, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=1":    {35, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=16":   {140, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=0":        {20, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=1":        {27, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=16":       {132, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=0":         {26, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=1":         {33, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=16":        {138, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=0":    {28, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=1":    {35, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=16":   {140, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=0":      {29, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=1":      {36, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=16":     {141, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=0":       {35, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=1":       {42, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=16":      {147, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=0":  {37, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=1":  {44, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=16": {149, false},
 	// The TLB flush operations (bench flushcost, no configuration: the
 	// Go kernel's table, PCID 0), per operation: the operation alone, the
 	// loop's DEC and JNZ subtracted (two MOVs for the CR4.PGE toggle).
-	`bench=flushcost width=64 target="mov cr3"`:              {1, false},
-	`bench=flushcost width=64 target="mov cr3 pcid noflush"`: {1, false},
-	`bench=flushcost width=64 target="mov cr3 pcid"`:         {1, false},
-	`bench=flushcost width=64 target="invlpg"`:               {1, false},
-	`bench=flushcost width=64 target="invpcid 0"`:            {1, false},
-	`bench=flushcost width=64 target="invpcid 1"`:            {1, false},
-	`bench=flushcost width=64 target="invpcid 2"`:            {1, false},
-	`bench=flushcost width=64 target="invpcid 3"`:            {1, false},
-	`bench=flushcost width=64 target="cr4.pge toggle"`:       {2, false},
+	"bench=flushcost width=64 target=\"mov cr3\"":              {1, false},
+	"bench=flushcost width=64 target=\"mov cr3 pcid noflush\"": {1, false},
+	"bench=flushcost width=64 target=\"mov cr3 pcid\"":         {1, false},
+	"bench=flushcost width=64 target=\"invlpg\"":               {1, false},
+	"bench=flushcost width=64 target=\"invpcid 0\"":            {1, false},
+	"bench=flushcost width=64 target=\"invpcid 1\"":            {1, false},
+	"bench=flushcost width=64 target=\"invpcid 2\"":            {1, false},
+	"bench=flushcost width=64 target=\"invpcid 3\"":            {1, false},
+	"bench=flushcost width=64 target=\"cr4.pge toggle\"":       {2, false},
 }
