@@ -155,6 +155,20 @@ var table = map[string]Path{
 	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=trim8 global=off":   {89, false},
 	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=direct global=off": {69, true},
 	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=direct global=off":  {75, true},
+	// The instrumented SYSENTER trampolines (stamps: an RDTSC and its
+	// sum at each phase boundary, test/bench_test.go checkStamps), measured
+	// under QEMU -icount when the canonical key gave them a row; Bochs
+	// counts their REP MOVSL and REP MOVSB copies one less each (131 for
+	// movsl under off, 233 for movsb, 114 for trim8). Not exact: the PMU
+	// cross-check does not sample them around every repeat.
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=movsl stamps=on global=off":  {133, false},
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=movsl stamps=on global=off":   {139, false},
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=movsb stamps=on global=off":  {235, false},
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=movsb stamps=on global=off":   {241, false},
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=trim8 stamps=on global=off":  {115, false},
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=trim8 stamps=on global=off":   {121, false},
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=direct stamps=on global=off": {103, false},
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=direct stamps=on global=off":  {109, false},
 	// The 32-bit ping-pong, per round trip, under the 32-bit tasks kernel
 	// (Go compiled for 386, pipe copies as Linux's memcpy): SYSENTER
 	// (Linux 4.19's entry) and INT 0x80.
@@ -253,6 +267,18 @@ var table = map[string]Path{
 	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=bhb tasks=processes":       {2543, false},
 	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=lfence tasks=processes":    {2115, false},
 	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=retpoline tasks=processes": {2131, false},
+	// The stacked rungs and the linux set of QEMU's default CPU
+	// (rsb+retpoline), measured under QEMU -icount when the canonical key
+	// gave them a row (per round trip truncated).
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+bhb":                                      {207, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+bhb+lfence":                               {208, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+bhb+lfence+retpoline":                     {213, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=rsb+retpoline":                                 {103, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+rsb tasks=processes":                      {2334, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+rsb+bhb tasks=processes":                  {2766, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+rsb+bhb+lfence tasks=processes":           {2770, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+rsb+bhb+lfence+retpoline tasks=processes": {2790, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=rsb+retpoline tasks=processes":                 {2350, false},
 	// The 32-bit ladder's rungs (bench ladder32) as the 64-bit one's,
 	// measured when the mitigated SYSENTER trampoline was written: the
 	// linux flavour (the direct trampoline), the mitigated one with every
@@ -266,6 +292,12 @@ var table = map[string]Path{
 	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw tasks=processes":      {1997, false},
 	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=rsb tasks=processes":       {2089, false},
 	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=retpoline tasks=processes": {2013, false},
+	// Its stacked rungs and QEMU's linux set, measured likewise.
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw+retpoline":                     {83, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=rsb+retpoline":                      {87, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw+rsb tasks=processes":           {2093, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw+rsb+retpoline tasks=processes": {2113, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=rsb+retpoline tasks=processes":      {2109, false},
 	// The TLB sweep (bench tlbsweep), per call plus its touches, global
 	// pages off: the null call and the block's loads (20 per call under
 	// off, 26 under on, 28 under on+pcid: a BTS of CR3's NOFLUSH bit each
@@ -304,7 +336,7 @@ var table = map[string]Path{
 	"bench=flushcost width=64 target=\"mov cr3\"":              {1, false},
 	"bench=flushcost width=64 target=\"mov cr3 pcid noflush\"": {1, false},
 	"bench=flushcost width=64 target=\"mov cr3 pcid\"":         {1, false},
-	"bench=flushcost width=64 target=\"invlpg\"":               {1, false},
+	"bench=flushcost width=64 target=invlpg":                   {1, false},
 	"bench=flushcost width=64 target=\"invpcid 0\"":            {1, false},
 	"bench=flushcost width=64 target=\"invpcid 1\"":            {1, false},
 	"bench=flushcost width=64 target=\"invpcid 2\"":            {1, false},

@@ -64,6 +64,7 @@ func TestRules(t *testing.T) {
 	for _, k := range Keys() {
 		pairs, err := experiment.SplitPairs(k)
 		require.NoError(t, err, k)
+		assert.Equal(t, k, experiment.JoinPairs(pairs), "%s: as JoinPairs writes it", k)
 		f := map[string]string{}
 		for _, p := range pairs {
 			f[p[0]] = p[1]
