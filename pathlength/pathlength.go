@@ -279,6 +279,25 @@ var table = map[string]Path{
 	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+rsb+bhb+lfence tasks=processes":           {2770, false},
 	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+rsb+bhb+lfence+retpoline tasks=processes": {2790, false},
 	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=rsb+retpoline tasks=processes":                 {2350, false},
+	// The rungs only Bochs's tigerlake model runs (IA32_SPEC_CTRL,
+	// IA32_PRED_CMD: TestBochsLadder), measured there when the canonical
+	// key gave them a row: ibrs is eIBRS, set once for the run (none's
+	// path), ibpb an IBPB at each switch between processes; its stacked
+	// rungs and linux set (verw+ibrs+bhb).
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=ibrs":                                                    {98, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs":                                               {99, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+bhb":                                           {207, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+bhb+lfence":                                    {208, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+bhb+lfence+retpoline":                          {213, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=ibrs tasks=processes":                                    {2110, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=ibpb tasks=processes":                                    {2190, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs tasks=processes":                               {2114, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+bhb tasks=processes":                           {2546, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+ibpb tasks=processes":                          {2194, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+ibpb+rsb tasks=processes":                      {2384, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+ibpb+rsb+bhb tasks=processes":                  {2816, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+ibpb+rsb+bhb+lfence tasks=processes":           {2820, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+ibpb+rsb+bhb+lfence+retpoline tasks=processes": {2840, false},
 	// The 32-bit ladder's rungs (bench ladder32) as the 64-bit one's,
 	// measured when the mitigated SYSENTER trampoline was written: the
 	// linux flavour (the direct trampoline), the mitigated one with every
@@ -298,6 +317,13 @@ var table = map[string]Path{
 	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw+rsb tasks=processes":           {2093, false},
 	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw+rsb+retpoline tasks=processes": {2113, false},
 	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=rsb+retpoline tasks=processes":      {2109, false},
+	// The rungs only Bochs's tigerlake model runs in the 32-bit world
+	// (IA32_PRED_CMD: TestBochsLadder32), measured there likewise: ibpb
+	// alone and stacked.
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=ibpb tasks=processes":                    {2027, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw+ibpb tasks=processes":               {2031, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw+ibpb+rsb tasks=processes":           {2099, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw+ibpb+rsb+retpoline tasks=processes": {2119, false},
 	// The TLB sweep (bench tlbsweep), per call plus its touches, global
 	// pages off: the null call and the block's loads (20 per call under
 	// off, 26 under on, 28 under on+pcid: a BTS of CR3's NOFLUSH bit each
