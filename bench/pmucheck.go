@@ -90,7 +90,7 @@ func (st *pmuState) instructions(deltas []cpustate.Sample, i int) (sum *big.Int,
 // check is the cross-check of a figure of subject s, n calls per repeat:
 // nil when s's path has no exact length.
 func (st *pmuState) check(s contract.Subject, n int, in xcheckIn) *contract.PMUCheck {
-	want, ok := pathlength.Exact(s)
+	want, ok := pathlength.Exact(s.Key())
 	if !ok {
 		return nil
 	}

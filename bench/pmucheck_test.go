@@ -30,7 +30,7 @@ func loopSamples(start uint64, perRepeat []uint64, nmi map[int]bool) []cpustate.
 }
 
 // null64 is the minimal flavour's null call under PTI off, whose path is
-// 15 instructions (pathlength.ICount).
+// 15 instructions (pathlength).
 var null64 = contract.Subject{Bench: "null", Width: 64, Mode: "off", Entry: "syscall", Flavour: "minimal"}
 
 // TestPMUCheck: the cross-check's arithmetic on an Ivy Bridge's counters.

@@ -2,9 +2,11 @@
 // tags of the image's serial lines, the run statuses, the QEMU devices the
 // runner sets up for the image, and the records a run writes (records.go).
 //
-// It imports nothing, so that kernel-mode code of the image (goos, board)
-// and the host tool (cmd/ptilab, host/qemu) both use it; its constants
-// are safe anywhere, its record types are for Go code outside kernel mode.
+// It imports no project package but the model (package experiment, which
+// imports the standard library only), so that kernel-mode code of the
+// image (goos, board) and the host tool (cmd/ptilab, host/qemu) both use
+// it; its constants are safe anywhere, its record types (and their
+// canonical keys, key.go) are for Go code outside kernel mode.
 package contract
 
 // Tags that start the image's machine-readable serial lines (the design

@@ -134,7 +134,9 @@ func (c Config) Key() string { return JoinPairs(c.Pairs()) }
 
 func (c Config) String() string { return c.Key() }
 
-// JoinPairs joins name=value pairs with spaces.
+// JoinPairs joins name=value pairs with spaces, a value that holds a
+// space, a quote or nothing quoted as Go quotes it (target="kernel text").
+// SplitPairs reverses it.
 func JoinPairs(pairs [][2]string) string {
 	var b strings.Builder
 	for i, p := range pairs {
@@ -143,9 +145,40 @@ func JoinPairs(pairs [][2]string) string {
 		}
 		b.WriteString(p[0])
 		b.WriteByte('=')
-		b.WriteString(p[1])
+		if p[1] == "" || strings.ContainsAny(p[1], " \t\"") {
+			b.WriteString(strconv.Quote(p[1]))
+		} else {
+			b.WriteString(p[1])
+		}
 	}
 	return b.String()
+}
+
+// SplitPairs splits a JoinPairs string into its name=value pairs, or
+// says where it is not one.
+func SplitPairs(s string) ([][2]string, error) {
+	var out [][2]string
+	for rest := strings.TrimLeft(s, " "); rest != ""; rest = strings.TrimLeft(rest, " ") {
+		name, v, ok := strings.Cut(rest, "=")
+		if !ok || name == "" || strings.Contains(name, " ") {
+			return nil, fmt.Errorf("%q: %q is no name=value pair", s, rest)
+		}
+		if strings.HasPrefix(v, `"`) {
+			q, err := strconv.QuotedPrefix(v)
+			if err != nil {
+				return nil, fmt.Errorf("%q: %s: %w", s, name, err)
+			}
+			rest = v[len(q):]
+			v, _ = strconv.Unquote(q)
+			if rest != "" && rest[0] != ' ' {
+				return nil, fmt.Errorf("%q: %s: text after the quoted value", s, name)
+			}
+		} else {
+			v, rest, _ = strings.Cut(v, " ")
+		}
+		out = append(out, [2]string{name, v})
+	}
+	return out, nil
 }
 
 // OnOff names a setting: "on" or "off".

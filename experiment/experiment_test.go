@@ -171,3 +171,18 @@ func TestCheck(t *testing.T) {
 	}
 	assert.NoError(t, Config{World: W32, Mode: On, Entry: Sysenter, Flavour: Mitigated, Copy: Direct, Knobs: Knobs32()}.Check())
 }
+
+// JoinPairs quotes the values that hold a space, and SplitPairs reads
+// them back.
+func TestPairs(t *testing.T) {
+	pairs := [][2]string{{"bench", "flushcost"}, {"width", "64"}, {"target", "mov cr3 pcid"}, {"ipc", ""}, {"x", `a"b`}}
+	s := JoinPairs(pairs)
+	assert.Equal(t, `bench=flushcost width=64 target="mov cr3 pcid" ipc="" x="a\"b"`, s)
+	back, err := SplitPairs(s)
+	require.NoError(t, err)
+	assert.Equal(t, pairs, back)
+	for _, bad := range []string{"bench", "=x", `target="mov cr3`, `target="a"b`} {
+		_, err := SplitPairs(bad)
+		assert.Error(t, err, bad)
+	}
+}

@@ -1,11 +1,15 @@
 // Package pathlength holds ptilab's path lengths: the instructions per
-// system call (per round trip, per message) of its timed loops, counted by
-// the emulators whose TSC counts instructions (QEMU -icount shift=0 and
-// Bochs with clock: sync=none; host/qemu, host/bochs). It is the
-// one table of them: the boot tests (test/bench_test.go TestPathLengths)
-// hold the measured figures to it, and the image (package bench) compares
-// the instructions retired per call that the CPU's fixed counter 0
-// (INST_RETIRED.ANY) counts with its exact entries (bench's PMU
+// system call (per round trip, per message, per flush operation) of its
+// timed loops, counted by the emulators whose TSC counts instructions
+// (QEMU -icount shift=0 and Bochs with clock: sync=none; host/qemu,
+// host/bochs). It is the one table of them, keyed by the records'
+// canonical key (contract.Subject.Key, with sched-messaging's IPC:
+// contract.Messaging.Key): the boot tests (test/bench_test.go
+// TestPathLengths, the deferred, ladder, Bochs and TLB tests) hold every
+// figure their plans measure under an emulator to it and fail naming a
+// record that has no row, and the image (package bench) compares the
+// instructions retired per call that the CPU's fixed counter 0
+// (INST_RETIRED.ANY) counts with its exact rows (bench's PMU
 // cross-check).
 //
 // A figure is the TSC difference of a repeat of N calls divided by N,
@@ -14,12 +18,35 @@
 // RDTSCP) cancel, and what is left is the call's path: from the ring-3
 // SYSCALL (SYSENTER, INT 0x80, the vsyscall routine's CALL) to the
 // instruction after the return, kernel and trampolines included.
+//
+// The rules, which Of applies:
+//   - Global pages change no path: a record with global=on has the row of
+//     the same key with global=off (the Bochs matrix checks that the
+//     figures are equal). The table holds global=off rows only.
+//   - A work row (a record with work_ns: the work curve) has no length:
+//     the work call spins in the kernel until the TSC passes its point, so
+//     the TSC, not the path, sets its instructions. Of says so with
+//     ErrTSCSet.
+//   - One row serves both emulators. They count the same instructions
+//     except that a REP string instruction counts its iterations under
+//     Bochs and one more under QEMU (README "Bochs"), and that the
+//     ping-pong's repeat boundary, which no empty loop cancels, counts one
+//     more under QEMU per repeat: where they differ, Bochs's figure is the
+//     smaller, so the row, measured under QEMU, bounds both, and no such
+//     path is exact. The rows of paths QEMU cannot run (PCID: TCG has none)
+//     are Bochs's.
+//   - Every other key has no row: Of fails with ErrNoBound, and the boot
+//     tests fail naming the record. A new mode, flavour, knob or benchmark
+//     whose figures the tests' plans measure adds its rows here.
 package pathlength
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
-	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // Path is a path's length in instructions per operation.
@@ -34,167 +61,311 @@ type Path struct {
 	// web.eece.maine.edu/~vweaver/projects/perf_counters), no branch on
 	// what the CPU has, and no Go code (whose paths depend on the CPU's
 	// features).
-	// TestPathLengths checks that the emulators measure exactly Bound, and
+	// The boot tests check that the emulators measure exactly Bound, and
 	// the image's PMU cross-check that the CPU retires exactly Bound.
 	Exact bool
 }
 
-// ICount are the paths both QEMU (-icount shift=0) and Bochs run, held
-// under QEMU: keyed by Key, from the records with global pages off (global
-// pages change no path: the Bochs boot test checks it). A longer
-// trampoline fails the test; isolation must cost instructions.
-var ICount = map[string]Path{
-	"null off/minimal": {15, true},
-	"null on/minimal":  {21, true},
-	"null off/linux":   {86, true},
-	"null on/linux":    {92, true},
-	"lseek off/linux":  {245, false}, // through tasks.Syscall, in Go, with per-process descriptors
-	"lseek on/linux":   {251, false},
-	// Per round trip: two writes, two reads, two context switches.
-	"pingpong off/processes": {2110, false},
-	"pingpong on/processes":  {2134, false},
-	"pingpong off/threads":   {2042, false},
-	"pingpong on/threads":    {2066, false},
-	// Per message, start protocol included: a write and its share of
-	// reads and switches.
-	"messaging off/processes": {892, false},
-	"messaging on/processes":  {905, false},
-	"messaging off/threads":   {837, false},
-	"messaging on/threads":    {849, false},
+// Errors of Of.
+var (
+	// ErrNoBound: the table has no row for the key.
+	ErrNoBound = errors.New("no path-length bound")
+	// ErrTSCSet: a work row, whose instructions the TSC sets.
+	ErrTSCSet = errors.New("no path length: the work loop spins on the TSC")
+)
+
+// Of returns the path of the record whose canonical key is key, by the
+// package's rules: global=on takes global=off's row; a work row
+// (work_ns) is ErrTSCSet; a key without a row ErrNoBound; a key that is
+// not name=value pairs an error.
+func Of(key string) (Path, error) {
+	pairs, err := experiment.SplitPairs(key)
+	if err != nil {
+		return Path{}, err
+	}
+	for i, p := range pairs {
+		switch {
+		case p[0] == "work_ns":
+			return Path{}, fmt.Errorf("%s: %w", key, ErrTSCSet)
+		case p == [2]string{"global", "on"}:
+			pairs[i][1] = "off"
+		}
+	}
+	p, ok := table[experiment.JoinPairs(pairs)]
+	if !ok {
+		return Path{}, fmt.Errorf("%s: %w", key, ErrNoBound)
+	}
+	return p, nil
+}
+
+// Exact returns the exact length of the path of the record keyed key in
+// instructions per call, whatever its global pages (they change no path),
+// and whether the table holds one (Path.Exact).
+func Exact(key string) (int64, bool) {
+	p, err := Of(key)
+	return p.Bound, err == nil && p.Exact
+}
+
+// Keys returns the table's keys, sorted: the configurations that have a
+// row (global pages off).
+func Keys() []string { return slices.Sorted(maps.Keys(table)) }
+
+// table is every path length, keyed by the record's canonical key with
+// global pages off (contract.Subject.Key; Of applies the rules).
+var table = map[string]Path{
+	// The 64-bit null call (getppid: the trampoline's path) and lseek
+	// (through tasks.Syscall, in Go, with per-process descriptors), under
+	// QEMU -icount and Bochs alike.
+	"bench=null width=64 mode=off entry=syscall flavour=minimal global=off": {15, true},
+	"bench=null width=64 mode=on entry=syscall flavour=minimal global=off":  {21, true},
+	"bench=null width=64 mode=off entry=syscall flavour=linux global=off":   {86, true},
+	"bench=null width=64 mode=on entry=syscall flavour=linux global=off":    {92, true},
+	"bench=lseek width=64 mode=off entry=syscall flavour=linux global=off":  {245, false},
+	"bench=lseek width=64 mode=on entry=syscall flavour=linux global=off":   {251, false},
+	// The ping-pong, per round trip: two writes, two reads, two context
+	// switches.
+	"bench=pingpong width=64 mode=off entry=syscall flavour=linux global=off tasks=processes": {2110, false},
+	"bench=pingpong width=64 mode=on entry=syscall flavour=linux global=off tasks=processes":  {2134, false},
+	"bench=pingpong width=64 mode=off entry=syscall flavour=linux global=off tasks=threads":   {2042, false},
+	"bench=pingpong width=64 mode=on entry=syscall flavour=linux global=off tasks=threads":    {2066, false},
+	// sched-messaging over pipes (perf -p), per message, start protocol
+	// included: a write and its share of reads and switches.
+	"bench=messaging width=64 mode=off entry=syscall flavour=linux global=off tasks=processes ipc=pipe": {892, false},
+	"bench=messaging width=64 mode=on entry=syscall flavour=linux global=off tasks=processes ipc=pipe":  {905, false},
+	"bench=messaging width=64 mode=off entry=syscall flavour=linux global=off tasks=threads ipc=pipe":   {837, false},
+	"bench=messaging width=64 mode=on entry=syscall flavour=linux global=off tasks=threads ipc=pipe":    {849, false},
 	// The 32-bit PAE kernel: SYSENTER through the vsyscall routine, INT
 	// 0x80 straight; minimal trampolines, and linux ones with pt_regs
 	// copied by REP MOVSL, REP MOVSB (QEMU counts each iteration of a REP
-	// string instruction) and the exit copy trimmed to 8 bytes; direct
-	// (Linux 4.19's shape) copies nothing and has no REP.
-	"null32 off/sysenter/minimal/false":      {21, true},
-	"null32 on/sysenter/minimal/false":       {27, true},
-	"null32 off/int80/minimal/false":         {13, true},
-	"null32 on/int80/minimal/false":          {19, true},
-	"null32 off/sysenter/linux/movsl/false":  {101, false},
-	"null32 on/sysenter/linux/movsl/false":   {107, false},
-	"null32 off/int80/linux/movsl/false":     {83, false},
-	"null32 on/int80/linux/movsl/false":      {89, false},
-	"null32 off/sysenter/linux/movsb/false":  {203, false},
-	"null32 on/sysenter/linux/movsb/false":   {209, false},
-	"null32 off/sysenter/linux/trim8/false":  {83, false},
-	"null32 on/sysenter/linux/trim8/false":   {89, false},
-	"null32 off/sysenter/linux/direct/false": {69, true}, // with the check of the frame's EIP before SYSEXIT
-	"null32 on/sysenter/linux/direct/false":  {75, true},
+	// string instruction and one more, Bochs each iteration) and the exit
+	// copy trimmed to 8 bytes; direct (Linux 4.19's shape) copies nothing,
+	// has no REP, and checks the frame's EIP before SYSEXIT. INT 0x80's
+	// linux trampoline copies by REP MOVSL, its only method.
+	"bench=null32 width=32 mode=off entry=sysenter flavour=minimal global=off":           {21, true},
+	"bench=null32 width=32 mode=on entry=sysenter flavour=minimal global=off":            {27, true},
+	"bench=null32 width=32 mode=off entry=int80 flavour=minimal global=off":              {13, true},
+	"bench=null32 width=32 mode=on entry=int80 flavour=minimal global=off":               {19, true},
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=movsl global=off":  {101, false},
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=movsl global=off":   {107, false},
+	"bench=null32 width=32 mode=off entry=int80 flavour=linux global=off":                {83, false},
+	"bench=null32 width=32 mode=on entry=int80 flavour=linux global=off":                 {89, false},
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=movsb global=off":  {203, false},
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=movsb global=off":   {209, false},
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=trim8 global=off":  {83, false},
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=trim8 global=off":   {89, false},
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=direct global=off": {69, true},
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=direct global=off":  {75, true},
+	// The instrumented SYSENTER trampolines (stamps: an RDTSC and its
+	// sum at each phase boundary, test/bench_test.go checkStamps), measured
+	// under QEMU -icount when the canonical key gave them a row; Bochs
+	// counts their REP MOVSL and REP MOVSB copies one less each (131 for
+	// movsl under off, 233 for movsb, 114 for trim8). Not exact: the PMU
+	// cross-check does not sample them around every repeat.
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=movsl stamps=on global=off":  {133, false},
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=movsl stamps=on global=off":   {139, false},
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=movsb stamps=on global=off":  {235, false},
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=movsb stamps=on global=off":   {241, false},
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=trim8 stamps=on global=off":  {115, false},
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=trim8 stamps=on global=off":   {121, false},
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=direct stamps=on global=off": {103, false},
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=direct stamps=on global=off":  {109, false},
 	// The 32-bit ping-pong, per round trip, under the 32-bit tasks kernel
 	// (Go compiled for 386, pipe copies as Linux's memcpy): SYSENTER
 	// (Linux 4.19's entry) and INT 0x80.
-	"pingpong32 off/sysenter/processes": {1989, false},
-	"pingpong32 on/sysenter/processes":  {2013, false},
-	"pingpong32 off/sysenter/threads":   {1957, false},
-	"pingpong32 on/sysenter/threads":    {1981, false},
-	"pingpong32 off/int80/processes":    {2037, false},
-	"pingpong32 on/int80/processes":     {2061, false},
-	"pingpong32 off/int80/threads":      {2005, false},
-	"pingpong32 on/int80/threads":       {2029, false},
+	"bench=pingpong width=32 mode=off entry=sysenter flavour=linux copy=direct global=off tasks=processes": {1989, false},
+	"bench=pingpong width=32 mode=on entry=sysenter flavour=linux copy=direct global=off tasks=processes":  {2013, false},
+	"bench=pingpong width=32 mode=off entry=sysenter flavour=linux copy=direct global=off tasks=threads":   {1957, false},
+	"bench=pingpong width=32 mode=on entry=sysenter flavour=linux copy=direct global=off tasks=threads":    {1981, false},
+	"bench=pingpong width=32 mode=off entry=int80 flavour=linux global=off tasks=processes":                {2037, false},
+	"bench=pingpong width=32 mode=on entry=int80 flavour=linux global=off tasks=processes":                 {2061, false},
+	"bench=pingpong width=32 mode=off entry=int80 flavour=linux global=off tasks=threads":                  {2005, false},
+	"bench=pingpong width=32 mode=on entry=int80 flavour=linux global=off tasks=threads":                   {2029, false},
 	// lseek in the 32-bit tasks kernel (Go compiled for 386).
-	"lseek32 off/sysenter/linux/direct/false": {163, false},
-	"lseek32 on/sysenter/linux/direct/false":  {169, false},
-	"lseek32 off/int80/linux/movsl/false":     {177, false},
-	"lseek32 on/int80/linux/movsl/false":      {183, false},
-	// 32-bit sched-messaging, per message (SYSENTER, Linux 4.19's entry).
-	"messaging32 off/processes": {754, false},
-	"messaging32 on/processes":  {766, false},
-	"messaging32 off/threads":   {717, false},
-	"messaging32 on/threads":    {729, false},
+	"bench=lseek32 width=32 mode=off entry=sysenter flavour=linux copy=direct global=off": {163, false},
+	"bench=lseek32 width=32 mode=on entry=sysenter flavour=linux copy=direct global=off":  {169, false},
+	"bench=lseek32 width=32 mode=off entry=int80 flavour=linux global=off":                {177, false},
+	"bench=lseek32 width=32 mode=on entry=int80 flavour=linux global=off":                 {183, false},
+	// 32-bit sched-messaging over pipes, per message (SYSENTER, Linux
+	// 4.19's entry).
+	"bench=messaging width=32 mode=off entry=sysenter flavour=linux copy=direct global=off tasks=processes ipc=pipe": {754, false},
+	"bench=messaging width=32 mode=on entry=sysenter flavour=linux copy=direct global=off tasks=processes ipc=pipe":  {766, false},
+	"bench=messaging width=32 mode=off entry=sysenter flavour=linux copy=direct global=off tasks=threads ipc=pipe":   {717, false},
+	"bench=messaging width=32 mode=on entry=sysenter flavour=linux copy=direct global=off tasks=threads ipc=pipe":    {729, false},
 	// sched-messaging over AF_UNIX stream socket pairs (perf's default),
 	// per message, in both worlds: the skb accounting against sk_sndbuf
 	// on top of a pipe's copy.
-	"messaging socket off/processes":   {1064, false},
-	"messaging socket on/processes":    {1076, false},
-	"messaging socket off/threads":     {995, false},
-	"messaging socket on/threads":      {1008, false},
-	"messaging32 socket off/processes": {924, false},
-	"messaging32 socket on/processes":  {936, false},
-	"messaging32 socket off/threads":   {873, false},
-	"messaging32 socket on/threads":    {885, false},
-}
-
-// Bochs are the paths only Bochs runs, on+pcid's (QEMU's TCG has no
-// PCID), held under Bochs 2.7 (corei7_haswell_4770 and broadwell_ult
-// alike); per round trip and per message truncated.
-var Bochs = map[string]Path{
-	"null on+pcid/minimal": {23, true}, // a BTS of CR3's NOFLUSH bit each way
-	"null on+pcid/linux":   {94, true},
-	"lseek on+pcid/linux":  {253, false},
-	// Per round trip and per message (truncated).
-	"pingpong on+pcid/processes":  {2142, false},
-	"pingpong on+pcid/threads":    {2074, false},
-	"messaging on+pcid/processes": {909, false},
-	"messaging on+pcid/threads":   {854, false},
-	// The deferred modes' PCID variants (truncated likewise): on-defer+pcid
-	// pays on-defer's dispatcher over on+pcid; on-noswitch+pcid's getppid
-	// writes no CR3 (off's path), its other calls switch as on-defer+pcid's
-	// after the no-switch check.
-	"null on-defer+pcid/minimal":           {29, true},
-	"null on-defer+pcid/linux":             {100, true},
-	"null on-noswitch+pcid/minimal":        {15, true},
-	"null on-noswitch+pcid/linux":          {85, true},
-	"lseek on-defer+pcid/linux":            {259, false},
-	"lseek on-noswitch+pcid/linux":         {261, false},
-	"pingpong on-defer+pcid/processes":     {2166, false},
-	"pingpong on-defer+pcid/threads":       {2098, false},
-	"pingpong on-noswitch+pcid/processes":  {2174, false},
-	"pingpong on-noswitch+pcid/threads":    {2106, false},
-	"messaging on-defer+pcid/processes":    {921, false},
-	"messaging on-defer+pcid/threads":      {866, false},
-	"messaging on-noswitch+pcid/processes": {925, false},
-	"messaging on-noswitch+pcid/threads":   {870, false},
-}
-
-// Deferred are the deferred modes' paths under QEMU -icount shift=0, held
-// by their own boot (test/deferred_test.go, null and lseek under off, on,
-// on-defer and on-noswitch): on-defer pays, beyond on, the dispatcher's
-// call and return, its save of RDI and its two stack moves (6 per call);
-// on-noswitch's getppid runs on the user table: no CR3 write, the path of
-// off's minimal trampoline, one less than off's linux one (which leaves by
-// the entry stack); its lseek goes through the dispatcher as on-defer's,
-// after the no-switch table's check (CMP, JEQ: 2 more).
-var Deferred = map[string]Path{
-	"null on-defer/minimal":    {27, true},
-	"null on-defer/linux":      {98, true},
-	"null on-noswitch/minimal": {15, true},
-	"null on-noswitch/linux":   {85, true},
-	"lseek on-defer/linux":     {257, false},
-	"lseek on-noswitch/linux":  {259, false},
-}
-
-// Key names a timing loop's record in the tables: "bench mode/flavour"
-// in the 64-bit world, "bench Key32" in the 32-bit one.
-func Key(s contract.Subject) string {
-	if s.Width == 32 {
-		return s.Bench + " " + Key32(s)
-	}
-	return fmt.Sprintf("%v %v/%v", s.Bench, s.Mode, s.Flavour)
-}
-
-// Key32 names a 32-bit record's configuration:
-// mode/entry/flavour[/copy][/stamps]/global.
-func Key32(s contract.Subject) string {
-	k := fmt.Sprintf("%v/%v/%v", s.Mode, s.Entry, s.Flavour)
-	if s.Copy != "" {
-		k += "/" + s.Copy
-	}
-	if s.Stamps {
-		k += "/stamps"
-	}
-	return k + fmt.Sprintf("/%v", s.Global)
-}
-
-// Exact returns the exact length of s's path in instructions per call,
-// whatever its global pages (they change no path), and whether the
-// tables hold one (Path.Exact).
-func Exact(s contract.Subject) (int64, bool) {
-	s.Global = false
-	k := Key(s)
-	for _, m := range []map[string]Path{ICount, Bochs, Deferred} {
-		if p, ok := m[k]; ok {
-			return p.Bound, p.Exact
-		}
-	}
-	return 0, false
+	"bench=messaging width=64 mode=off entry=syscall flavour=linux global=off tasks=processes ipc=socket":              {1064, false},
+	"bench=messaging width=64 mode=on entry=syscall flavour=linux global=off tasks=processes ipc=socket":               {1076, false},
+	"bench=messaging width=64 mode=off entry=syscall flavour=linux global=off tasks=threads ipc=socket":                {995, false},
+	"bench=messaging width=64 mode=on entry=syscall flavour=linux global=off tasks=threads ipc=socket":                 {1008, false},
+	"bench=messaging width=32 mode=off entry=sysenter flavour=linux copy=direct global=off tasks=processes ipc=socket": {924, false},
+	"bench=messaging width=32 mode=on entry=sysenter flavour=linux copy=direct global=off tasks=processes ipc=socket":  {936, false},
+	"bench=messaging width=32 mode=off entry=sysenter flavour=linux copy=direct global=off tasks=threads ipc=socket":   {873, false},
+	"bench=messaging width=32 mode=on entry=sysenter flavour=linux copy=direct global=off tasks=threads ipc=socket":    {885, false},
+	// The deferred modes under QEMU -icount (test/deferred_test.go, null
+	// and lseek): on-defer pays, beyond on, the dispatcher's call and
+	// return, its save of RDI and its two stack moves (6 per call);
+	// on-noswitch's getppid runs on the user table: no CR3 write, the path
+	// of off's minimal trampoline, one less than off's linux one (which
+	// leaves by the entry stack); its lseek goes through the dispatcher as
+	// on-defer's, after the no-switch table's check (CMP, JEQ: 2 more).
+	"bench=null width=64 mode=on-defer entry=syscall flavour=minimal global=off":    {27, true},
+	"bench=null width=64 mode=on-defer entry=syscall flavour=linux global=off":      {98, true},
+	"bench=null width=64 mode=on-noswitch entry=syscall flavour=minimal global=off": {15, true},
+	"bench=null width=64 mode=on-noswitch entry=syscall flavour=linux global=off":   {85, true},
+	"bench=lseek width=64 mode=on-defer entry=syscall flavour=linux global=off":     {257, false},
+	"bench=lseek width=64 mode=on-noswitch entry=syscall flavour=linux global=off":  {259, false},
+	// The paths only Bochs runs, on+pcid's (QEMU's TCG has no PCID), held
+	// under Bochs 2.7 (corei7_haswell_4770 and broadwell_ult alike); per
+	// round trip and per message truncated. on+pcid's null call: a BTS of
+	// CR3's NOFLUSH bit each way.
+	"bench=null width=64 mode=on+pcid entry=syscall flavour=minimal global=off":                             {23, true},
+	"bench=null width=64 mode=on+pcid entry=syscall flavour=linux global=off":                               {94, true},
+	"bench=lseek width=64 mode=on+pcid entry=syscall flavour=linux global=off":                              {253, false},
+	"bench=pingpong width=64 mode=on+pcid entry=syscall flavour=linux global=off tasks=processes":           {2142, false},
+	"bench=pingpong width=64 mode=on+pcid entry=syscall flavour=linux global=off tasks=threads":             {2074, false},
+	"bench=messaging width=64 mode=on+pcid entry=syscall flavour=linux global=off tasks=processes ipc=pipe": {909, false},
+	"bench=messaging width=64 mode=on+pcid entry=syscall flavour=linux global=off tasks=threads ipc=pipe":   {854, false},
+	// The deferred modes' PCID variants (truncated likewise):
+	// on-defer+pcid pays on-defer's dispatcher over on+pcid;
+	// on-noswitch+pcid's getppid writes no CR3 (off's path), its other
+	// calls switch as on-defer+pcid's after the no-switch check.
+	"bench=null width=64 mode=on-defer+pcid entry=syscall flavour=minimal global=off":                                {29, true},
+	"bench=null width=64 mode=on-defer+pcid entry=syscall flavour=linux global=off":                                  {100, true},
+	"bench=null width=64 mode=on-noswitch+pcid entry=syscall flavour=minimal global=off":                             {15, true},
+	"bench=null width=64 mode=on-noswitch+pcid entry=syscall flavour=linux global=off":                               {85, true},
+	"bench=lseek width=64 mode=on-defer+pcid entry=syscall flavour=linux global=off":                                 {259, false},
+	"bench=lseek width=64 mode=on-noswitch+pcid entry=syscall flavour=linux global=off":                              {261, false},
+	"bench=pingpong width=64 mode=on-defer+pcid entry=syscall flavour=linux global=off tasks=processes":              {2166, false},
+	"bench=pingpong width=64 mode=on-defer+pcid entry=syscall flavour=linux global=off tasks=threads":                {2098, false},
+	"bench=pingpong width=64 mode=on-noswitch+pcid entry=syscall flavour=linux global=off tasks=processes":           {2174, false},
+	"bench=pingpong width=64 mode=on-noswitch+pcid entry=syscall flavour=linux global=off tasks=threads":             {2106, false},
+	"bench=messaging width=64 mode=on-defer+pcid entry=syscall flavour=linux global=off tasks=processes ipc=pipe":    {921, false},
+	"bench=messaging width=64 mode=on-defer+pcid entry=syscall flavour=linux global=off tasks=threads ipc=pipe":      {866, false},
+	"bench=messaging width=64 mode=on-noswitch+pcid entry=syscall flavour=linux global=off tasks=processes ipc=pipe": {925, false},
+	"bench=messaging width=64 mode=on-noswitch+pcid entry=syscall flavour=linux global=off tasks=threads ipc=pipe":   {870, false},
+	// sched-messaging over socket pairs on on+pcid's path, which only
+	// Bochs runs, per message (truncated).
+	"bench=messaging width=64 mode=on+pcid entry=syscall flavour=linux global=off tasks=processes ipc=socket": {1080, false},
+	"bench=messaging width=64 mode=on+pcid entry=syscall flavour=linux global=off tasks=threads ipc=socket":   {1026, false},
+	// The mitigation ladder's rungs under off (bench ladder), per null
+	// call and per ping-pong round trip (processes), measured under QEMU
+	// -icount (its default CPU) when the mitigated flavour was written and
+	// holding under Bochs: the linux flavour, the mitigated one with every
+	// site off (6 disabled sites on the null path, a TEST and a taken JE
+	// each), and each knob alone.
+	"bench=ladder width=64 mode=off entry=syscall flavour=linux global=off":                                     {86, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=none":                      {98, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw":                      {99, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=bhb":                       {206, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=lfence":                    {99, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=retpoline":                 {103, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=linux global=off tasks=processes":                     {2110, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=none tasks=processes":      {2158, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw tasks=processes":      {2162, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=rsb tasks=processes":       {2378, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=bhb tasks=processes":       {2590, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=lfence tasks=processes":    {2162, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=retpoline tasks=processes": {2178, false},
+	// The stacked rungs and the linux set of QEMU's default CPU
+	// (rsb+retpoline), measured under QEMU -icount when the canonical key
+	// gave them a row (per round trip truncated).
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+bhb":                                      {207, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+bhb+lfence":                               {208, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+bhb+lfence+retpoline":                     {213, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=rsb+retpoline":                                 {103, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+rsb tasks=processes":                      {2381, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+rsb+bhb tasks=processes":                  {2813, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+rsb+bhb+lfence tasks=processes":           {2817, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+rsb+bhb+lfence+retpoline tasks=processes": {2837, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=rsb+retpoline tasks=processes":                 {2397, false},
+	// The rungs only Bochs's tigerlake model runs (IA32_SPEC_CTRL,
+	// IA32_PRED_CMD: TestBochsLadder), measured there when the canonical
+	// key gave them a row: ibrs is eIBRS, set once for the run (none's
+	// path), ibpb an IBPB at each switch between processes; its stacked
+	// rungs and linux set (verw+ibrs+bhb).
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=ibrs":                                                    {98, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs":                                               {99, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+bhb":                                           {207, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+bhb+lfence":                                    {208, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+bhb+lfence+retpoline":                          {213, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=ibrs tasks=processes":                                    {2157, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=ibpb tasks=processes":                                    {2237, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs tasks=processes":                               {2161, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+bhb tasks=processes":                           {2593, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+ibpb tasks=processes":                          {2241, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+ibpb+rsb tasks=processes":                      {2431, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+ibpb+rsb+bhb tasks=processes":                  {2863, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+ibpb+rsb+bhb+lfence tasks=processes":           {2867, false},
+	"bench=ladder width=64 mode=off entry=syscall flavour=mitigated global=off knobs=verw+ibrs+ibpb+rsb+bhb+lfence+retpoline tasks=processes": {2887, false},
+	// The 32-bit ladder's rungs (bench ladder32) as the 64-bit one's,
+	// measured when the mitigated SYSENTER trampoline was written: the
+	// linux flavour (the direct trampoline), the mitigated one with every
+	// site off (4 disabled sites on the null path), each knob alone.
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=linux copy=direct global=off":                                     {69, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=none":                      {77, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw":                      {78, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=retpoline":                 {82, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=linux copy=direct global=off tasks=processes":                     {1989, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=none tasks=processes":      {2021, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw tasks=processes":      {2025, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=rsb tasks=processes":       {2117, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=retpoline tasks=processes": {2041, false},
+	// Its stacked rungs and QEMU's linux set, measured likewise.
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw+retpoline":                     {83, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=rsb+retpoline":                      {87, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw+rsb tasks=processes":           {2121, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw+rsb+retpoline tasks=processes": {2141, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=rsb+retpoline tasks=processes":      {2137, false},
+	// The rungs only Bochs's tigerlake model runs in the 32-bit world
+	// (IA32_PRED_CMD: TestBochsLadder32), measured there likewise: ibpb
+	// alone and stacked.
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=ibpb tasks=processes":                    {2055, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw+ibpb tasks=processes":               {2059, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw+ibpb+rsb tasks=processes":           {2127, false},
+	"bench=ladder32 width=32 mode=off entry=sysenter flavour=mitigated copy=direct global=off knobs=verw+ibpb+rsb+retpoline tasks=processes": {2147, false},
+	// The TLB sweep (bench tlbsweep), per call plus its touches, global
+	// pages off: the null call and the block's loads (20 per call under
+	// off, 26 under on, 28 under on+pcid: a BTS of CR3's NOFLUSH bit each
+	// way, Bochs only), 7 per page touched; the kernel's touch call 9 more
+	// than getppid. Measured under QEMU -icount and Bochs alike.
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=0":        {20, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=1":        {27, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=16":       {132, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=0":         {26, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=1":         {33, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=16":        {138, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=0":    {28, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=1":    {35, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"user 4k\" sweep_pages=16":   {140, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=0":        {20, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=1":        {27, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=16":       {132, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=0":         {26, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=1":         {33, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=16":        {138, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=0":    {28, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=1":    {35, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"user 2m\" sweep_pages=16":   {140, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=0":      {29, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=1":      {36, false},
+	"bench=tlbsweep width=64 mode=off entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=16":     {141, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=0":       {35, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=1":       {42, false},
+	"bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=16":      {147, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=0":  {37, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=1":  {44, false},
+	"bench=tlbsweep width=64 mode=on+pcid entry=syscall flavour=minimal global=off target=\"kernel 4k\" sweep_pages=16": {149, false},
+	// The TLB flush operations (bench flushcost, no configuration: the
+	// Go kernel's table, PCID 0), per operation: the operation alone, the
+	// loop's DEC and JNZ subtracted (two MOVs for the CR4.PGE toggle).
+	"bench=flushcost width=64 target=\"mov cr3\"":              {1, false},
+	"bench=flushcost width=64 target=\"mov cr3 pcid noflush\"": {1, false},
+	"bench=flushcost width=64 target=\"mov cr3 pcid\"":         {1, false},
+	"bench=flushcost width=64 target=invlpg":                   {1, false},
+	"bench=flushcost width=64 target=\"invpcid 0\"":            {1, false},
+	"bench=flushcost width=64 target=\"invpcid 1\"":            {1, false},
+	"bench=flushcost width=64 target=\"invpcid 2\"":            {1, false},
+	"bench=flushcost width=64 target=\"invpcid 3\"":            {1, false},
+	"bench=flushcost width=64 target=\"cr4.pge toggle\"":       {2, false},
 }

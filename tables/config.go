@@ -1,7 +1,6 @@
 package tables
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/ptilab/ptilab/contract"
@@ -9,8 +8,8 @@ import (
 
 // config is what the tables read of a record's configuration. Every
 // table reads it through configOf, the one function that looks at a
-// subject's fields, so that the experiment's model (its canonical key)
-// can replace it in one place.
+// subject's fields; what a mode is comes from the experiment's model
+// (Subject.Config), and a configuration's name is the record's key.
 type config struct {
 	bench    string // the benchmark's plan name, without the world's suffix ("null" for "null32")
 	width    int
@@ -26,8 +25,8 @@ type config struct {
 	deferred bool // a deferred-switch mode (on-defer, on-noswitch and their +pcid)
 	work     *int64
 	pages    *int
-	// key names the configuration: every field but what the figure is
-	// (emulated, instructions).
+	// key names the configuration: the record's canonical key
+	// (contract.Subject.Key).
 	key string
 }
 
@@ -36,29 +35,12 @@ func configOf(s contract.Subject) config {
 	c := config{
 		bench: strings.TrimSuffix(s.Bench, "32"), width: s.Width, mode: s.Mode, entry: s.Entry, flavour: s.Flavour,
 		copy: s.Copy, tasks: s.Tasks, target: s.Target, mitig: s.Mitigations, global: s.Global, stamps: s.Stamps,
-		deferred: strings.HasPrefix(s.Mode, "on-defer") || strings.HasPrefix(s.Mode, "on-noswitch"),
-		work:     s.WorkNs, pages: s.SweepPages,
+		work: s.WorkNs, pages: s.SweepPages,
 	}
-	parts := []string{s.Bench, fmt.Sprintf("%d-bit", s.Width), s.Mode, s.Entry, s.Flavour, s.Copy, s.Tasks, s.Target, s.Mitigations}
-	if s.Stamps {
-		parts = append(parts, "stamps")
+	if mc, err := s.Config(); err == nil {
+		c.deferred = mc.Mode.Deferred()
 	}
-	if s.Global {
-		parts = append(parts, "global")
-	}
-	if s.WorkNs != nil {
-		parts = append(parts, fmt.Sprintf("work %d ns", *s.WorkNs))
-	}
-	if s.SweepPages != nil {
-		parts = append(parts, fmt.Sprintf("%d pages", *s.SweepPages))
-	}
-	var out []string
-	for _, p := range parts {
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	c.key = strings.Join(out, " ")
+	c.key = s.Key()
 	return c
 }
 

@@ -1,7 +1,9 @@
 package test
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,14 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/host/qemu"
 	"github.com/ptilab/ptilab/pathlength"
 )
-
-// key names a benchmark record by its configuration.
-func key(s contract.Subject) string {
-	return fmt.Sprintf("%v/%v/%v", s.Mode, s.Flavour, s.Global)
-}
 
 // noCore are the core-clock cells of a table row where the CPU has
 // neither APERF/MPERF nor MSR_SMI_COUNT (QEMU's default CPU): core MHz
@@ -52,7 +50,7 @@ func TestPTIMatrix(t *testing.T) {
 		if f.Bench != "null" || f.Width != 64 {
 			continue
 		}
-		got[key(f.Subject)] = f
+		got[f.Key()] = f
 		assert.Equal(t, "tsc_cycles", f.Unit)
 		assert.Equal(t, 1000, f.N)
 		assert.Equal(t, 10, f.R)
@@ -61,7 +59,7 @@ func TestPTIMatrix(t *testing.T) {
 	for _, mode := range []string{"off", "on"} {
 		for _, fl := range []string{"minimal", "linux"} {
 			for _, g := range []bool{false, true} {
-				k := fmt.Sprintf("%s/%s/%v", mode, fl, g)
+				k := contract.Subject{Bench: "null", Width: 64, Mode: mode, Entry: "syscall", Flavour: fl, Global: g}.Key()
 				require.Contains(t, got, k, "null syscall under %s", k)
 				assert.Positive(t, got[k].Mean, k)
 			}
@@ -92,12 +90,18 @@ func TestPTIMatrix(t *testing.T) {
 	lseek := map[string]bool{}
 	for _, f := range recordsOf[contract.Syscall](t, res) {
 		if f.Bench == "lseek" {
-			lseek[key(f.Subject)] = true
+			lseek[f.Key()] = true
 			assert.Equal(t, "linux", f.Flavour)
 			assert.Positive(t, f.Mean)
 		}
 	}
-	assert.Equal(t, map[string]bool{"off/linux/false": true, "off/linux/true": true, "on/linux/false": true, "on/linux/true": true}, lseek)
+	want := map[string]bool{}
+	for _, mode := range []string{"off", "on"} {
+		for _, g := range []bool{false, true} {
+			want[contract.Subject{Bench: "lseek", Width: 64, Mode: mode, Entry: "syscall", Flavour: "linux", Global: g}.Key()] = true
+		}
+	}
+	assert.Equal(t, want, lseek)
 	assert.Regexp(t, `(?m)^on\s+yes\s+[0-9.]+\s+[0-9.]+%\s+[0-9.]+\s+[0-9]+\s+[0-9.]+\s+[-+][0-9.]+%`+noCore+`$`, lines, "the lseek table's global gain")
 
 	// The ping-pong: every token through both pipes, two switches per
@@ -213,10 +217,6 @@ func checkMessaging(t *testing.T, res serialLog, width int, entry, ipc string, m
 	return keys
 }
 
-// key32 names a 32-bit null-call record: mode/entry/flavour[/copy]
-// [/stamps]/global.
-func key32(f contract.Subject) string { return pathlength.Key32(f) }
-
 // check32 checks the 32-bit world's part of a default run: the null
 // system call by SYSENTER and INT 0x80 under off and on, global pages off
 // and on; on+pcid rows "not in PAE"; the probe (the kernel stack present
@@ -231,7 +231,7 @@ func check32(t *testing.T, res *qemu.Result) {
 		if f.Bench != "null32" {
 			continue
 		}
-		k := key32(f.Subject)
+		k := f.Key()
 		assert.False(t, null32[k], "%s recorded once", k)
 		null32[k] = true
 		assert.Equal(t, 32, f.Width, k)
@@ -245,17 +245,20 @@ func check32(t *testing.T, res *qemu.Result) {
 	}
 	want := map[string]bool{}
 	for _, m := range []string{"off", "on"} {
+		add := func(e, fl, copy string, stamps, g bool) {
+			want[contract.Subject{Bench: "null32", Width: 32, Mode: m, Entry: e, Flavour: fl, Copy: copy, Stamps: stamps, Global: g}.Key()] = true
+		}
 		for _, e := range []string{"sysenter", "int80"} {
 			for _, g := range []bool{false, true} {
-				want[fmt.Sprintf("%s/%s/minimal/%v", m, e, g)] = true
-				want[fmt.Sprintf("%s/%s/linux/movsl/%v", m, e, g)] = true
+				add(e, "minimal", "", false, g)
+				add(e, "linux", "movsl", false, g)
 			}
 		}
 		for _, c := range []string{"movsb", "trim8", "direct"} {
-			want[fmt.Sprintf("%s/sysenter/linux/%s/false", m, c)] = true
+			add("sysenter", "linux", c, false, false)
 		}
 		for _, c := range []string{"movsl", "movsb", "trim8", "direct"} {
-			want[fmt.Sprintf("%s/sysenter/linux/%s/stamps/false", m, c)] = true
+			add("sysenter", "linux", c, true, false)
 		}
 	}
 	assert.Equal(t, want, null32)
@@ -312,7 +315,7 @@ func check32(t *testing.T, res *qemu.Result) {
 	lseek32 := map[string]bool{}
 	for _, f := range recordsOf[contract.Syscall](t, res) {
 		if f.Bench == "lseek32" {
-			lseek32[key32(f.Subject)] = true
+			lseek32[f.Key()] = true
 			assert.Positive(t, f.Mean)
 		}
 	}
@@ -358,9 +361,11 @@ func check32(t *testing.T, res *qemu.Result) {
 	assert.Regexp(t, `(?m)^check kernel32 fault ok\s+a #PF in the 32-bit kernel came back as: #PF page fault in ring 0 \(32-bit\), error 0x0, EIP 0xff8[0-9a-f]+, CR2 0x0$`, lines)
 }
 
-// The path lengths under -icount shift=0 and Bochs are
-// pathlength.ICount and pathlength.Bochs, which the image's PMU
-// cross-check reads too.
+// The path lengths under -icount shift=0 and Bochs are package
+// pathlength's table, which the image's PMU cross-check reads too. Every
+// figure a boot measures there is held to it (holdPathLengths): a record
+// whose key has no row fails the test, named; and every row of the table
+// that a plan runs must have been measured (requireRows).
 
 // pathLengthSizes are the sizes of the path-length plans, the same under
 // QEMU and Bochs so that their figures compare.
@@ -378,12 +383,11 @@ func pathLengthSocketPlan(modes string) string {
 const pathLengthPingPongN = 20
 
 // TestPathLengths boots small plans under QEMU -icount shift=0 and under
-// Bochs (bochsModels), where the TSC counts instructions, holds each
-// emulator's instructions per call as upper bounds (pathlength.ICount,
-// pathlength.Bochs), exactly where the path's length is exact
-// (pathlength.Path.Exact), and checks that the two emulators agree where they
-// must (see bochsVsQEMU). The Bochs boots also check the PCID matrix
-// (bochsMatrix).
+// Bochs (bochsModels), where the TSC counts instructions, holds every
+// figure to package pathlength's table (its bound, exactly where the
+// path's length is exact; a figure without a row fails, named), and
+// checks that the two emulators agree where they must (see bochsVsQEMU).
+// The Bochs boots also check the PCID matrix (bochsMatrix).
 func TestPathLengths(t *testing.T) {
 	t.Parallel()
 	var q, qs, qd, bs map[string]float64
@@ -395,8 +399,8 @@ func TestPathLengths(t *testing.T) {
 		t.Run("qemu-icount-flushcost", func(t *testing.T) {
 			res := boot(t, qemu.Options{Icount: true, Plan: []byte(flushSweepPlan), Timeout: 10 * time.Minute})
 			requireOK(t, res)
-			checkFlushPathLengths(t, checkFlushCost(t, res, "instructions", flushNoPCID...))
-			checkSweepPathLengths(t, checkSweep(t, res, "instructions", sweepPoints, []string{"off", "on", "on+pcid"}, []bool{false}, "on+pcid"), nil)
+			checkFlushPathLengths(t, res, checkFlushCost(t, res, "instructions", flushNoPCID...))
+			checkSweepPathLengths(t, res, checkSweep(t, res, "instructions", sweepPoints, []string{"off", "on", "on+pcid"}, []bool{false}, "on+pcid"))
 		})
 		t.Run("qemu-icount-ladder", func(t *testing.T) {
 			res := boot(t, qemu.Options{Icount: true, Plan: []byte(ladderPlan), Timeout: 10 * time.Minute})
@@ -429,7 +433,7 @@ func TestPathLengths(t *testing.T) {
 	bochsVsQEMU(t, q, b[0])
 	require.NotNil(t, qs, "the QEMU boot of socket pairs failed")
 	for k, v := range qs {
-		pipe := strings.Replace(k, " socket ", " ", 1)
+		pipe := withField(k, "ipc", "pipe")
 		assert.Greater(t, v, q[pipe], "%s: a socket's message is longer than a pipe's (%s)", k, pipe)
 	}
 	require.NotNil(t, bs, "the Bochs boot of socket pairs failed")
@@ -440,7 +444,7 @@ func TestPathLengths(t *testing.T) {
 			continue
 		}
 		compared++
-		if strings.HasPrefix(k, "messaging32 ") {
+		if keyField(k, "width") == "32" {
 			// The 32-bit kernel copies by copyBytes, REP MOVSL and REP
 			// MOVSB, each counted one more under QEMU (bochsVsQEMU): about
 			// 2 per message when measured (927.196 and 925.145 under off
@@ -454,8 +458,8 @@ func TestPathLengths(t *testing.T) {
 }
 
 // qemuPathLengths runs the benchmarks under -icount shift=0, holds their
-// instructions per call as bounds (pathlength.ICount, exact where the
-// path is) and returns them.
+// figures to the table (pathLengths), requires every row of the table
+// the plan runs, and returns them.
 func qemuPathLengths(t *testing.T) map[string]float64 {
 	res := boot(t, qemu.Options{
 		Icount: true,
@@ -466,21 +470,14 @@ func qemuPathLengths(t *testing.T) map[string]float64 {
 	})
 	requireOK(t, res)
 	got, stamps := pathLengths(t, res)
-	for k, p := range pathlength.ICount {
-		if strings.Contains(k, " socket ") {
-			continue // qemuSocketPathLengths's
-		}
-		require.Contains(t, got, k)
-		checkPathLength(t, k, got[k], p)
-	}
-	assert.Greater(t, got["null on/minimal"], got["null off/minimal"], "isolation costs instructions")
-	assert.Greater(t, got["null on/linux"], got["null off/linux"])
-	assert.Greater(t, got["lseek on/linux"], got["lseek off/linux"])
-	assert.Greater(t, got["pingpong on/processes"], got["pingpong off/processes"])
-	assert.Greater(t, got["pingpong on/threads"], got["pingpong off/threads"])
-	for k := range pathlength.ICount {
-		if strings.HasPrefix(k, "null32 on/") || strings.HasPrefix(k, "lseek32 on/") || strings.HasPrefix(k, "pingpong32 on/") || strings.HasPrefix(k, "messaging32 on/") {
-			assert.Greater(t, got[k], got[strings.Replace(k, " on/", " off/", 1)], k)
+	requireRows(t, got, func(f map[string]string) bool {
+		return slices.Contains([]string{"null", "lseek", "pingpong", "messaging", "null32", "lseek32"}, f["bench"]) &&
+			slices.Contains([]string{"off", "on"}, f["mode"]) && f["ipc"] != "socket"
+	})
+	for k := range got {
+		if keyField(k, "mode") == "on" {
+			off := withField(k, "mode", "off")
+			assert.Greater(t, got[k], got[off], "%s: isolation costs instructions over %s", k, off)
 		}
 	}
 	checkStamps(t, stamps)
@@ -490,21 +487,18 @@ func qemuPathLengths(t *testing.T) map[string]float64 {
 
 // qemuSocketPathLengths runs sched-messaging over socket pairs in both
 // worlds under -icount shift=0 (pathLengthSocketPlan), holds its
-// instructions per message as bounds (pathlength.ICount's socket keys) and
-// returns them.
+// instructions per message to the table (pathLengths) and returns them.
 func qemuSocketPathLengths(t *testing.T) map[string]float64 {
 	res := boot(t, qemu.Options{Icount: true, Plan: []byte(pathLengthSocketPlan("off,on")), Timeout: 10 * time.Minute})
 	requireOK(t, res)
 	got, _ := pathLengths(t, res)
 	require.Len(t, got, 8, "messaging and messaging32 over sockets, off and on, processes and threads: %v", got)
-	for k, p := range pathlength.ICount {
-		if !strings.Contains(k, " socket ") {
-			continue
-		}
-		require.Contains(t, got, k)
-		checkPathLength(t, k, got[k], p)
-		if strings.Contains(k, " on/") {
-			assert.Greater(t, got[k], got[strings.Replace(k, " on/", " off/", 1)], k)
+	requireRows(t, got, func(f map[string]string) bool {
+		return f["ipc"] == "socket" && (f["mode"] == "off" || f["mode"] == "on")
+	})
+	for k := range got {
+		if keyField(k, "mode") == "on" {
+			assert.Greater(t, got[k], got[withField(k, "mode", "off")], k)
 		}
 	}
 	t.Logf("instructions per message over socket pairs under icount: %v", got)
@@ -512,40 +506,29 @@ func qemuSocketPathLengths(t *testing.T) map[string]float64 {
 }
 
 // pathLengths collects the instructions per call (per round trip, per
-// message) of a run where the TSC counts instructions, keyed as
-// pathlength.Key, from the rows with global pages off; and the phases of the
-// instrumented 32-bit trampoline by mode/copy. Every figure must be
-// deterministic (min = mean) and labelled as instructions.
+// message) of a run where the TSC counts instructions, by record key
+// (contract.Subject.Key, contract.Messaging.Key), global pages on and off
+// and the instrumented trampolines included, and holds them to the table
+// (holdPathLengths); and the phases of the instrumented 32-bit trampoline
+// by mode/copy, global pages off. Every figure must be deterministic (min
+// = mean) and labelled as instructions.
 func pathLengths(t *testing.T, res serialLog) (got map[string]float64, stamps map[string]map[string]float64) {
 	got = map[string]float64{}
 	stamps = map[string]map[string]float64{}
 	for _, f := range recordsOf[contract.PingPong](t, res) {
-		k := fmt.Sprintf("pingpong %v/%v", f.Mode, f.Tasks)
-		if f.Width == 32 {
-			k = fmt.Sprintf("pingpong32 %v/%v/%v", f.Mode, f.Entry, f.Tasks)
-		}
+		k := f.Key()
 		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", k)
 		got[k] = f.Mean
 	}
 	for _, f := range recordsOf[contract.Messaging](t, res) {
-		bench, ipc := "messaging", ""
-		if f.Width == 32 {
-			bench = "messaging32"
-		}
-		if f.IPC == "socket" {
-			ipc = "socket "
-		}
-		k := fmt.Sprintf("%s %s%v/%v", bench, ipc, f.Mode, f.Tasks)
+		k := f.Key()
 		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", k)
 		assert.True(t, f.ChecksumsOK, k)
 		assert.Equal(t, uint64(20*20*2), f.Messages, "%s: 1 group, 2 loops", k)
 		got[k] = f.PerMessage
 	}
 	for _, f := range recordsOf[contract.Syscall](t, res) {
-		if f.Global {
-			continue
-		}
-		k := pathlength.Key(f.Subject)
+		k := f.Key()
 		if f.Stamps {
 			// The phases add up to less than the call (the rest: SYSENTER,
 			// SYSEXIT, the saves and restores).
@@ -554,15 +537,87 @@ func pathLengths(t *testing.T, res serialLog) (got map[string]float64, stamps ma
 				sum += v
 			}
 			assert.Less(t, sum, f.PhaseCall, k)
-			stamps[f.Mode+"/"+f.Copy] = f.Phases
-			continue
+			if !f.Global {
+				stamps[f.Mode+"/"+f.Copy] = f.Phases
+			}
 		}
 		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", k)
 		assert.Equal(t, "instructions", f.Unit, "%s: labelled as instruction counts", k)
 		assert.True(t, f.Icount)
 		got[k] = f.Mean
 	}
+	holdPathLengths(t, got)
 	return got, stamps
+}
+
+// holdPathLengths holds figures measured where the TSC counts
+// instructions, by record key, to package pathlength's table
+// (pathlength.Of, with its rules for global pages and work rows): at most
+// the row's bound, exactly its length where the path is exact. A figure
+// whose key has no row fails, named with its figure (the row to add for a
+// new configuration).
+func holdPathLengths(t *testing.T, got map[string]float64) {
+	t.Helper()
+	for _, k := range slices.Sorted(maps.Keys(got)) {
+		p, err := pathlength.Of(k)
+		if errors.Is(err, pathlength.ErrTSCSet) {
+			continue
+		}
+		if !assert.NoError(t, err, "measured %v per operation: every configuration a plan measures has a row in package pathlength's table", got[k]) {
+			continue
+		}
+		checkPathLength(t, k, got[k], p)
+	}
+}
+
+// requireRows requires a figure in got for every row of package
+// pathlength's table whose fields match: the rows of the configurations
+// the plan runs, which the run must not lose.
+func requireRows(t *testing.T, got map[string]float64, match func(fields map[string]string) bool) {
+	t.Helper()
+	rows := 0
+	for _, k := range pathlength.Keys() {
+		if match(keyFields(t, k)) {
+			rows++
+			require.Contains(t, got, k, "a row of the table that the plan runs")
+		}
+	}
+	require.Positive(t, rows, "the plan runs rows of the table")
+}
+
+// keyFields are the fields of a canonical key, by name.
+func keyFields(t *testing.T, key string) map[string]string {
+	pairs, err := experiment.SplitPairs(key)
+	require.NoError(t, err)
+	f := map[string]string{}
+	for _, p := range pairs {
+		f[p[0]] = p[1]
+	}
+	return f
+}
+
+// keyField is the value of field name in a canonical key ("" when it has
+// none).
+func keyField(key, name string) string {
+	pairs, _ := experiment.SplitPairs(key)
+	for _, p := range pairs {
+		if p[0] == name {
+			return p[1]
+		}
+	}
+	return ""
+}
+
+// withField is a canonical key with field name's value v: the key of the
+// same configuration under another mode ("mode", "off"), IPC, ...
+func withField(key, name, v string) string {
+	pairs, _ := experiment.SplitPairs(key)
+	for i := range pairs {
+		if pairs[i][0] == name {
+			pairs[i][1] = v
+		}
+	}
+	return experiment.JoinPairs(pairs)
 }
 
 // checkPathLength holds path k's measured instructions per operation v
@@ -862,14 +917,6 @@ var flushOps = map[string]string{
 	"invpcid 2": "INVPCID type 2 (all, global too)", "invpcid 3": "INVPCID type 3 (all but global)", "cr4.pge toggle": "CR4.PGE toggle (two MOVs to CR4)",
 }
 
-// flushPathLength bounds the instructions per flush operation where the
-// TSC counts them (QEMU -icount shift=0, Bochs): the operation alone, the
-// loop's DEC and JNZ subtracted (two MOVs for the CR4.PGE toggle).
-var flushPathLength = map[string]int64{
-	"mov cr3": 1, "mov cr3 pcid noflush": 1, "mov cr3 pcid": 1, "invlpg": 1,
-	"invpcid 0": 1, "invpcid 1": 1, "invpcid 2": 1, "invpcid 3": 1, "cr4.pge toggle": 2,
-}
-
 // checkFlushCost checks a flushCostPlan run: every operation of flushOps
 // either measured, with a record (unit unit, per-operation figures over
 // the plan's repeats) and a table row, or unsupported, with an
@@ -904,14 +951,20 @@ func checkFlushCost(t *testing.T, res serialLog, unit string, unsupported ...str
 	return got
 }
 
-// checkFlushPathLengths holds the instructions per flush operation
-// measured where the TSC counts instructions as flushPathLength's bounds.
-func checkFlushPathLengths(t *testing.T, got map[string]float64) {
+// checkFlushPathLengths holds the instructions per flush operation of a
+// run where the TSC counts instructions (measured: by operation) to the
+// table (holdPathLengths), and requires a row of it for every operation
+// measured.
+func checkFlushPathLengths(t *testing.T, res serialLog, measured map[string]float64) {
 	t.Helper()
-	for k, v := range got {
-		assert.LessOrEqual(t, int64(v), flushPathLength[k], "%s: instructions per operation", k)
-		assert.Greater(t, v, 0.5, k)
+	got := map[string]float64{}
+	for _, r := range recordsOf[contract.FlushCost](t, res) {
+		got[r.Key()] = r.PerOp.Mean
+		assert.Greater(t, r.PerOp.Mean, 0.5, r.Key())
 	}
+	require.Len(t, got, len(measured))
+	holdPathLengths(t, got)
+	requireRows(t, got, func(f map[string]string) bool { return f["bench"] == "flushcost" && measured[f["target"]] > 0 })
 }
 
 // flushNoPCID are the flush operations a CPU without PCID or INVPCID
@@ -948,17 +1001,6 @@ var sweepKinds = map[string]struct {
 	"user 4k":   {4096, "0x7f8040000000"},
 	"user 2m":   {2 << 20, "0x7f9000000000"},
 	"kernel 4k": {4096, "0xffffff0000000000"},
-}
-
-// sweepPathLength bounds the instructions per call plus its touches of
-// the sweep's points where the TSC counts them (QEMU -icount shift=0,
-// Bochs), global pages off: the null call and the block's loads (20 per
-// call under off, 26 under on), 7 per page touched; the kernel's touch
-// call 9 more than getppid. Measured under QEMU -icount and Bochs alike.
-var sweepPathLength = map[string]int64{
-	"user 4k off/0": 20, "user 4k on/0": 26, "user 4k off/1": 27, "user 4k on/1": 33, "user 4k off/16": 132, "user 4k on/16": 138,
-	"user 2m off/0": 20, "user 2m on/0": 26, "user 2m off/1": 27, "user 2m on/1": 33, "user 2m off/16": 132, "user 2m on/16": 138,
-	"kernel 4k off/0": 29, "kernel 4k on/0": 35, "kernel 4k off/1": 36, "kernel 4k on/1": 42, "kernel 4k off/16": 141, "kernel 4k on/16": 147,
 }
 
 // sweepPoint is a sweep record's or row's configuration.
@@ -1060,22 +1102,25 @@ func checkSweep(t *testing.T, res serialLog, unit string, points map[string][]in
 // sweepPoints are sweepKeys's points.
 var sweepPoints = map[string][]int{"user 4k": {0, 1, 16}, "user 2m": {0, 1, 16}, "kernel 4k": {0, 1, 16}}
 
-// checkSweepPathLengths holds the sweep's instructions per call where the
-// TSC counts them (global pages off) as bounds: sweepPathLength's under
-// off and on, extra's (Bochs's on+pcid) for the rest; each figure
-// deterministic, and each page touched adding the same instructions.
-func checkSweepPathLengths(t *testing.T, got map[sweepPoint]float64, extra map[string]int64) {
+// checkSweepPathLengths holds the sweep's instructions per call of a run
+// where the TSC counts them (global pages off; got: by point) to the
+// table (holdPathLengths), requiring a row for every point measured; each
+// page touched adds the same instructions.
+func checkSweepPathLengths(t *testing.T, res serialLog, got map[sweepPoint]float64) {
 	t.Helper()
+	byKey := map[string]float64{}
+	for _, r := range recordsOf[contract.TLBSweep](t, res) {
+		byKey[r.Key()] = r.Mean
+	}
+	holdPathLengths(t, byKey)
+	modes := map[string]bool{}
+	for p := range got {
+		modes[p.mode] = true
+	}
+	requireRows(t, byKey, func(f map[string]string) bool { return f["bench"] == "tlbsweep" && modes[f["mode"]] })
 	for p, v := range got {
 		require.False(t, p.global)
-		k := fmt.Sprintf("%s %s/%d", p.kind, p.mode, p.pages)
-		bound, ok := sweepPathLength[k]
-		if !ok {
-			bound, ok = extra[k]
-		}
-		require.True(t, ok, "no bound for %s", k)
-		assert.LessOrEqual(t, int64(v), bound, "%s: instructions per call plus its touches", k)
-		assert.Positive(t, v, k)
+		k := p.String()
 		q := p
 		q.pages = 0
 		if p.pages > 0 {
@@ -1113,67 +1158,32 @@ func TestTLBSweep(t *testing.T) {
 // off.
 const ladderPlan = "benchmarks = ladder\nmodes = off\nn = 100\npingpong_n = 20\nr = 3\nwarmup = 1\n"
 
-// ladderPathLength bounds the instructions per null call and per
-// ping-pong round trip (processes) of the ladder's rungs under off, as
-// measured when the mitigated flavour was written (QEMU -icount, its
-// default CPU): the linux flavour, the mitigated one with every site off
-// (6 disabled sites on the null path, a TEST and a taken JE each), and
-// each knob TCG runs, alone. "ladder X/knob".
-var ladderPathLength = map[string]int64{
-	"ladder null/linux flavour":     86,
-	"ladder null/none":              98,
-	"ladder null/verw":              99,
-	"ladder null/bhb":               206,
-	"ladder null/lfence":            99,
-	"ladder null/retpoline":         103,
-	"ladder pingpong/linux flavour": 2110,
-	"ladder pingpong/none":          2158,
-	"ladder pingpong/verw":          2162,
-	"ladder pingpong/rsb":           2378,
-	"ladder pingpong/bhb":           2590,
-	"ladder pingpong/lfence":        2162,
-	"ladder pingpong/retpoline":     2178,
-}
-
 // ladder32Plan is ladderPlan in the 32-bit world.
 const ladder32Plan = "benchmarks = ladder32\nmodes = off\nn = 100\npingpong_n = 20\nr = 3\nwarmup = 1\n"
 
-// ladder32PathLength bounds the 32-bit ladder's rungs under off as
-// ladderPathLength the 64-bit one's, measured when the mitigated SYSENTER
-// trampoline was written: the linux flavour (the direct trampoline), the
-// mitigated one with every site off (4 disabled sites on the null path,
-// a TEST and a taken JE each), and each knob TCG runs, alone.
-var ladder32PathLength = map[string]int64{
-	"ladder32 null/linux flavour":     69,
-	"ladder32 null/none":              77,
-	"ladder32 null/verw":              78,
-	"ladder32 null/retpoline":         82,
-	"ladder32 pingpong/linux flavour": 1989,
-	"ladder32 pingpong/none":          2021,
-	"ladder32 pingpong/verw":          2025,
-	"ladder32 pingpong/rsb":           2117,
-	"ladder32 pingpong/retpoline":     2041,
-}
-
-// ladderKey names a ladder rung's figure as ladderPathLength and
-// ladder32PathLength do.
-func ladderKey(s contract.Subject) string {
-	bench := "null"
-	if s.Tasks != "" {
-		bench = "pingpong"
+// rung is the key of a rung of the ladder benchmark bench ("ladder",
+// "ladder32") under off: the null call's, or the ping-pong's (processes)
+// where op is "pingpong"; knobs are the mitigated flavour's, or "linux
+// flavour" for the linux flavour's rung.
+func rung(bench, op, knobs string) string {
+	s := contract.Subject{Bench: bench, Width: 64, Mode: "off", Entry: "syscall", Flavour: "mitigated", Mitigations: knobs}
+	if bench == "ladder32" {
+		s.Width, s.Entry, s.Copy = 32, "sysenter", "direct"
 	}
-	rung := s.Mitigations
-	if s.Flavour == "linux" {
-		rung = "linux flavour"
+	if knobs == "linux flavour" {
+		s.Flavour, s.Mitigations = "linux", ""
 	}
-	return s.Bench + " " + bench + "/" + rung
+	if op == "pingpong" {
+		s.Tasks = "processes"
+	}
+	return s.Key()
 }
 
 // ladderFigures collects a ladder run's figures (deterministic, from its
-// syscall and pingpong records, all under off), its ladder records'
-// increments (every rung's but the linux flavour's, which is over none)
-// and parts, keyed by ladderKey; a ladder record per measured rung, with
-// its figure.
+// syscall and pingpong records, all under off) and holds them to the
+// table (holdPathLengths), and its ladder records' increments (every
+// rung's but the linux flavour's, which is over none) and parts, keyed by
+// record key (rung); a ladder record per measured rung, with its figure.
 func ladderFigures(t *testing.T, res serialLog) (got, incs map[string]float64, parts map[string]string) {
 	t.Helper()
 	return ladderFiguresOf(t, res, "ladder")
@@ -1187,17 +1197,17 @@ func ladderFiguresOf(t *testing.T, res serialLog, bench string) (got, incs map[s
 	for _, f := range recordsOf[contract.Syscall](t, res) {
 		require.Equal(t, bench, f.Bench)
 		assert.Equal(t, "off", f.Mode)
-		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", ladderKey(f.Subject))
-		got[ladderKey(f.Subject)] = f.Mean
+		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", f.Key())
+		got[f.Key()] = f.Mean
 	}
 	for _, f := range recordsOf[contract.PingPong](t, res) {
 		require.Equal(t, bench, f.Bench)
 		assert.Equal(t, "processes", f.Tasks)
-		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", ladderKey(f.Subject))
-		got[ladderKey(f.Subject)] = f.Mean
+		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", f.Key())
+		got[f.Key()] = f.Mean
 	}
 	for _, l := range recordsOf[contract.Ladder](t, res) {
-		k := ladderKey(l.Subject)
+		k := l.Key()
 		assert.InDelta(t, got[k], l.Mean, 0.001, k)
 		assert.Equal(t, "instructions", l.Unit, k)
 		parts[k] = l.Part
@@ -1209,13 +1219,14 @@ func ladderFiguresOf(t *testing.T, res serialLog, bench string) (got, incs map[s
 		incs[k] = *l.Increment
 	}
 	assert.Len(t, parts, len(got), "a ladder record per measured rung")
+	holdPathLengths(t, got)
 	return got, incs, parts
 }
 
 // checkLadder checks a ladderPlan run under QEMU -icount: every rung of
 // both tables recorded (syscall or pingpong records with their knobs, a
-// ladder record with the increment), the path lengths within
-// ladderPathLength, each knob TCG runs costing instructions over none
+// ladder record with the increment), the path lengths within the table
+// (every row of bench ladder but ibrs's and ibpb's measured), each knob TCG runs costing instructions over none
 // (alone) and over the rung below (stacked), none over the linux flavour;
 // ibrs and ibpb unsupported (TCG enumerates neither IA32_SPEC_CTRL nor
 // IA32_PRED_CMD), with their rows saying why; and the linux set QEMU's
@@ -1226,26 +1237,26 @@ func checkLadder(t *testing.T, res serialLog) {
 	assert.Contains(t, lines, "linux = rsb+retpoline, as Linux 6.6.y")
 	assert.Contains(t, lines, "verw here: no MD_CLEAR: VERW clears nothing")
 	got, incs, parts := ladderFigures(t, res)
-	for k, bound := range ladderPathLength {
-		require.Contains(t, got, k)
-		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per operation", k)
-	}
+	requireRows(t, got, func(f map[string]string) bool {
+		return f["bench"] == "ladder" && !strings.Contains(f["knobs"], "ibrs") && !strings.Contains(f["knobs"], "ibpb")
+	})
 	for k, inc := range incs {
 		assert.Positive(t, inc, "%s: costs instructions over the rung it is over", k)
 	}
-	for _, bench := range []string{"null", "pingpong"} {
-		assert.Equal(t, got["ladder "+bench+"/none"]-got["ladder "+bench+"/linux flavour"], incs["ladder "+bench+"/none"], bench)
+	for _, op := range []string{"null", "pingpong"} {
+		none := rung("ladder", op, "none")
+		assert.Equal(t, got[none]-got[rung("ladder", op, "linux flavour")], incs[none], op)
 		for _, knob := range []string{"verw", "bhb", "lfence", "retpoline"} {
-			k := "ladder " + bench + "/" + knob
+			k := rung("ladder", op, knob)
 			assert.Equal(t, "alone", parts[k], k)
-			assert.Equal(t, got[k]-got["ladder "+bench+"/none"], incs[k], k)
+			assert.Equal(t, got[k]-got[none], incs[k], k)
 		}
-		assert.Equal(t, "linux", parts["ladder "+bench+"/rsb+retpoline"], bench)
+		assert.Equal(t, "linux", parts[rung("ladder", op, "rsb+retpoline")], op)
 	}
-	assert.Equal(t, "alone", parts["ladder pingpong/rsb"])
-	assert.Equal(t, 12.0, incs["ladder null/none"], "6 disabled sites on the null path, 2 instructions each")
-	assert.Equal(t, "stacked", parts["ladder null/verw+bhb+lfence+retpoline"])
-	assert.Equal(t, "stacked", parts["ladder pingpong/verw+rsb+bhb+lfence+retpoline"])
+	assert.Equal(t, "alone", parts[rung("ladder", "pingpong", "rsb")])
+	assert.Equal(t, 12.0, incs[rung("ladder", "null", "none")], "6 disabled sites on the null path, 2 instructions each")
+	assert.Equal(t, "stacked", parts[rung("ladder", "null", "verw+bhb+lfence+retpoline")])
+	assert.Equal(t, "stacked", parts[rung("ladder", "pingpong", "verw+rsb+bhb+lfence+retpoline")])
 	var unsup []string
 	for _, u := range recordsOf[contract.Unsupported](t, res) {
 		assert.Equal(t, "ladder", u.Bench)
@@ -1263,8 +1274,9 @@ func checkLadder(t *testing.T, res serialLog) {
 
 // checkLadder32 checks a ladder32Plan run under QEMU -icount as
 // checkLadder the 64-bit one: every rung recorded, the path lengths
-// within ladder32PathLength, the linux flavour's null call exactly the
-// plain direct trampoline's (pathlength.ICount: the mitigated variant
+// within the table (every row of bench ladder32 but ibpb's measured), the
+// linux flavour's null call exactly the plain direct trampoline's
+// (pathlength: the mitigated variant
 // left it as it was), each knob costing instructions over none and each
 // stacked rung over the one below, none 8 over the linux flavour (4
 // disabled sites); ibrs, bhb and lfence unsupported because Linux's
@@ -1275,26 +1287,28 @@ func checkLadder32(t *testing.T, res serialLog) {
 	lines := strings.Join(res.Lines(), "\n")
 	assert.Contains(t, lines, "in 32-bit: linux = rsb+retpoline (entry_32.S has verw+ibpb+rsb+retpoline only)")
 	got, incs, parts := ladderFiguresOf(t, res, "ladder32")
-	for k, bound := range ladder32PathLength {
-		require.Contains(t, got, k)
-		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per operation", k)
-	}
-	assert.EqualValues(t, pathlength.ICount["null32 off/sysenter/linux/direct/false"].Bound, got["ladder32 null/linux flavour"], "the plain direct trampoline's path")
+	requireRows(t, got, func(f map[string]string) bool {
+		return f["bench"] == "ladder32" && !strings.Contains(f["knobs"], "ibpb")
+	})
+	direct, err := pathlength.Of(contract.Subject{Bench: "null32", Width: 32, Mode: "off", Entry: "sysenter", Flavour: "linux", Copy: "direct"}.Key())
+	require.NoError(t, err)
+	assert.EqualValues(t, direct.Bound, got[rung("ladder32", "null", "linux flavour")], "the plain direct trampoline's path")
 	for k, inc := range incs {
 		assert.Positive(t, inc, "%s: costs instructions over the rung it is over", k)
 	}
-	for _, bench := range []string{"null", "pingpong"} {
-		p := "ladder32 " + bench + "/"
+	for _, op := range []string{"null", "pingpong"} {
+		none := rung("ladder32", op, "none")
 		for _, knob := range []string{"verw", "retpoline"} {
-			assert.Equal(t, "alone", parts[p+knob], p+knob)
-			assert.Equal(t, got[p+knob]-got[p+"none"], incs[p+knob], p+knob)
+			k := rung("ladder32", op, knob)
+			assert.Equal(t, "alone", parts[k], k)
+			assert.Equal(t, got[k]-got[none], incs[k], k)
 		}
-		assert.Equal(t, "linux", parts[p+"rsb+retpoline"], bench)
+		assert.Equal(t, "linux", parts[rung("ladder32", op, "rsb+retpoline")], op)
 	}
-	assert.Equal(t, "alone", parts["ladder32 pingpong/rsb"])
-	assert.Equal(t, "stacked", parts["ladder32 null/verw+retpoline"])
-	assert.Equal(t, "stacked", parts["ladder32 pingpong/verw+rsb+retpoline"])
-	assert.Equal(t, 8.0, incs["ladder32 null/none"], "4 disabled sites on the null path, 2 instructions each")
+	assert.Equal(t, "alone", parts[rung("ladder32", "pingpong", "rsb")])
+	assert.Equal(t, "stacked", parts[rung("ladder32", "null", "verw+retpoline")])
+	assert.Equal(t, "stacked", parts[rung("ladder32", "pingpong", "verw+rsb+retpoline")])
+	assert.Equal(t, 8.0, incs[rung("ladder32", "null", "none")], "4 disabled sites on the null path, 2 instructions each")
 	var unsup []string
 	for _, u := range recordsOf[contract.Unsupported](t, res) {
 		assert.Equal(t, "ladder32", u.Bench)

@@ -42,34 +42,32 @@ const (
 // on+pcid and the deferred modes' PCID variants (bochsDeferredPCID), then
 // the 32-bit world, entered after the on+pcid runs (leaving long mode with
 // CR4.PCIDE set would be #GP: each run restores the Go world's CR4).
-const bochsPlan = "benchmarks = null,lseek,pingpong,messaging,probe,null32,messaging32,probe32\nmodes = off,on,on+pcid,on-defer+pcid,on-noswitch+pcid\n" + pathLengthSizes
+const bochsPlan = "benchmarks = null,lseek,pingpong,messaging,probe,null32,messaging32,probe32\nmodes = " + bochsModes + "\n" + pathLengthSizes
+
+// bochsModes are bochsPlan's modes.
+const bochsModes = "off,on,on+pcid,on-defer+pcid,on-noswitch+pcid"
 
 // bochsDeferredPCID are the deferred modes' PCID variants, which only
 // Bochs runs.
 var bochsDeferredPCID = []string{"on-defer+pcid", "on-noswitch+pcid"}
 
-// bochsSocketPathLength holds, as pathlength.Bochs, sched-messaging over
-// socket pairs on the path QEMU cannot run, on+pcid's, per message
-// (truncated), measured with pathLengthSocketPlan under Bochs.
-var bochsSocketPathLength = map[string]int64{
-	"messaging socket on+pcid/processes": 1080,
-	"messaging socket on+pcid/threads":   1026,
-}
-
 // bochsSockets boots sched-messaging over socket pairs in both worlds
 // under off, on and on+pcid (64-bit only: not in PAE) on Bochs's default
-// model, checks every message counted and checksummed (pathLengths) and
-// the on+pcid paths held (bochsSocketPathLength), and returns the path
-// lengths.
+// model, checks every message counted and checksummed and every figure
+// held to the table (pathLengths), on+pcid's paths (which only Bochs
+// runs) longer than on's, and returns the path lengths.
 func bochsSockets(t *testing.T) map[string]float64 {
 	res := bootBochs(t, bochs.Options{Plan: []byte(pathLengthSocketPlan("off,on,on+pcid")), Timeout: bochsMatrixTimeout})
 	requireBochsOK(t, res)
 	got, _ := pathLengths(t, res)
 	require.Len(t, got, 10, "64-bit off, on, on+pcid and 32-bit off, on, processes and threads: %v", got)
-	for k, bound := range bochsSocketPathLength {
-		require.Contains(t, got, k)
-		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per message", k)
-		assert.Greater(t, got[k], got[strings.Replace(k, " on+pcid/", " on/", 1)], k)
+	requireRows(t, got, func(f map[string]string) bool {
+		return f["ipc"] == "socket" && (slices.Contains([]string{"off", "on"}, f["mode"]) || f["mode"] == "on+pcid" && f["width"] == "64")
+	})
+	for k := range got {
+		if keyField(k, "mode") == "on+pcid" {
+			assert.Greater(t, got[k], got[withField(k, "mode", "on")], k)
+		}
 	}
 	return got
 }
@@ -79,14 +77,14 @@ func bochsSockets(t *testing.T) map[string]float64 {
 // out by REP MOVSL or REP MOVSB; trim8 copies out without one; direct
 // copies nothing).
 var repStrings = map[string]float64{
-	"null32 off/sysenter/linux/movsl/false": 2,
-	"null32 on/sysenter/linux/movsl/false":  2,
-	"null32 off/int80/linux/movsl/false":    2,
-	"null32 on/int80/linux/movsl/false":     2,
-	"null32 off/sysenter/linux/movsb/false": 2,
-	"null32 on/sysenter/linux/movsb/false":  2,
-	"null32 off/sysenter/linux/trim8/false": 1,
-	"null32 on/sysenter/linux/trim8/false":  1,
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=movsl global=off": 2,
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=movsl global=off":  2,
+	"bench=null32 width=32 mode=off entry=int80 flavour=linux global=off":               2,
+	"bench=null32 width=32 mode=on entry=int80 flavour=linux global=off":                2,
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=movsb global=off": 2,
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=movsb global=off":  2,
+	"bench=null32 width=32 mode=off entry=sysenter flavour=linux copy=trim8 global=off": 1,
+	"bench=null32 width=32 mode=on entry=sysenter flavour=linux copy=trim8 global=off":  1,
 }
 
 // bochsVsQEMU compares the figures both emulators measured. They count the
@@ -103,20 +101,24 @@ var repStrings = map[string]float64{
 //     per repeat, 1/pingpong_n per round trip. sched-messaging is timed in
 //     the kernel and agrees; the 32-bit one's copies (copyBytes: REP MOVSL,
 //     REP MOVSB) count about 2 more per message under QEMU.
+//
+// The instrumented trampolines (stamps) and the rows with global pages
+// (which equal the others: bochsMatrix) are not compared.
 func bochsVsQEMU(t *testing.T, q, b map[string]float64) {
 	compared := 0
 	for k, qv := range q {
 		bv, ok := b[k]
-		if !ok {
+		if !ok || keyField(k, "stamps") == "on" || keyField(k, "global") == "on" {
 			continue
 		}
 		compared++
+		bench, width := keyField(k, "bench"), keyField(k, "width")
 		switch {
-		case strings.HasPrefix(k, "pingpong "):
+		case bench == "pingpong" && width == "64":
 			assert.InDelta(t, 1.0/pathLengthPingPongN, qv-bv, 0.002, "%s: QEMU %v, Bochs %v", k, qv, bv)
-		case strings.HasPrefix(k, "messaging "):
+		case bench == "messaging" && width == "64":
 			assert.InDelta(t, qv, bv, 0.002, "%s", k)
-		case strings.HasPrefix(k, "messaging32 "):
+		case bench == "messaging" && width == "32":
 			assert.True(t, qv-bv > 1 && qv-bv < 4, "%s: QEMU %v, Bochs %v: the REP string instructions of the 32-bit kernel's copies per message", k, qv, bv)
 		default:
 			assert.Equal(t, repStrings[k], qv-bv, "%s: QEMU %v, Bochs %v, REP string instructions %v", k, qv, bv, repStrings[k])
@@ -147,8 +149,9 @@ var unknownMSR = regexp.MustCompile(`(RD|WR)MSR: Unknown register (0x[0-9a-f]+)`
 // (none unsupported); the isolation probe's on+pcid rows as on's; the
 // 32-bit world's checks after the on+pcid runs; every check passed; no MSR
 // but the microcode probe's (which reads through the #GP-safe path) missing
-// from the model; and the path lengths held as bounds (pathlength.Bochs,
-// exact where the path is).
+// from the model; and every path length held to the table (pathLengths:
+// its bound, exact where the path is; every row of the plan's
+// configurations measured).
 // It returns the path lengths.
 func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	res := bootBochs(t, bochs.Options{CPU: model, Plan: []byte(bochsPlan), Timeout: bochsMatrixTimeout})
@@ -267,28 +270,26 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	}
 
 	got, stamps := pathLengths(t, res)
-	for k, p := range pathlength.Bochs {
-		require.Contains(t, got, k)
-		checkPathLength(t, k, got[k], p)
-	}
+	modes := strings.Split(bochsModes, ",")
+	requireRows(t, got, func(f map[string]string) bool {
+		w64 := f["width"] == "64" && slices.Contains([]string{"null", "lseek", "pingpong", "messaging"}, f["bench"])
+		w32 := f["width"] == "32" && slices.Contains([]string{"null32", "messaging"}, f["bench"])
+		return (w64 || w32) && slices.Contains(modes, f["mode"]) && f["ipc"] != "socket"
+	})
+	with := withField
 	for k := range got {
-		if on, ok := strings.CutPrefix(k, "null on+pcid/"); ok {
-			assert.Greater(t, got[k], got["null on/"+on], k)
-			assert.Greater(t, got["null on-defer+pcid/"+on], got[k], "on-defer+pcid: on+pcid's switch and a dispatcher's call")
-			assert.Less(t, got["null on-noswitch+pcid/"+on], got[k], "on-noswitch+pcid's getppid writes no CR3")
-			assert.LessOrEqual(t, got["null on-noswitch+pcid/"+on], got["null off/"+on], "on-noswitch+pcid's getppid is no longer than off's")
+		if keyField(k, "bench") == "null" && keyField(k, "mode") == "on+pcid" {
+			assert.Greater(t, got[k], got[with(k, "mode", "on")], k)
+			assert.Greater(t, got[with(k, "mode", "on-defer+pcid")], got[k], "on-defer+pcid: on+pcid's switch and a dispatcher's call")
+			assert.Less(t, got[with(k, "mode", "on-noswitch+pcid")], got[k], "on-noswitch+pcid's getppid writes no CR3")
+			assert.LessOrEqual(t, got[with(k, "mode", "on-noswitch+pcid")], got[with(k, "mode", "off")], "on-noswitch+pcid's getppid is no longer than off's")
 		}
-		if strings.Contains(k, " on/") {
-			assert.Greater(t, got[k], got[strings.Replace(k, " on/", " off/", 1)], k)
+		if keyField(k, "mode") == "on" {
+			assert.Greater(t, got[k], got[with(k, "mode", "off")], k)
 		}
-	}
-	// Global pages change no path: those rows equal the others.
-	for _, f := range recordsOf[contract.Syscall](t, res) {
-		if f.Global {
-			off := f.Subject
-			off.Global = false
-			k := pathlength.Key(off)
-			assert.Equal(t, got[k], f.Mean, "%s with global pages", k)
+		// Global pages change no path: those rows equal the others.
+		if keyField(k, "global") == "on" {
+			assert.Equal(t, got[with(k, "global", "off")], got[k], "%s: global pages change no path", k)
 		}
 	}
 	checkStamps(t, stamps)
@@ -400,28 +401,19 @@ func TestBochsRetention(t *testing.T) {
 	checkOracle(t, res, 100, true, "off", "on", "on+pcid")
 }
 
-// bochsSweepPathLength bounds, as sweepPathLength, the sweep's
-// instructions per call plus its touches on the path QEMU cannot run,
-// on+pcid's (a BTS of CR3's NOFLUSH bit each way: 2 more than on),
-// measured under Bochs with flushSweepPlan (its boot took 2m48s under
-// load, the image's run 9.6 s of it: the matrix's timeout).
-var bochsSweepPathLength = map[string]int64{
-	"user 4k on+pcid/0": 28, "user 4k on+pcid/1": 35, "user 4k on+pcid/16": 140,
-	"user 2m on+pcid/0": 28, "user 2m on+pcid/1": 35, "user 2m on+pcid/16": 140,
-	"kernel 4k on+pcid/0": 37, "kernel 4k on+pcid/1": 44, "kernel 4k on+pcid/16": 149,
-}
-
 // TestBochsFlushCost times the flush operations under Bochs, whose CPU
 // model has PCID and INVPCID: every row measured, in instructions, and
-// held as flushPathLength's bounds; and runs the TLB sweep (flushSweepPlan)
-// under off, on and on+pcid: every row measured, held as sweepPathLength's
-// and bochsSweepPathLength's bounds, on+pcid 2 instructions over on.
+// held to the table; and runs the TLB sweep (flushSweepPlan) under off,
+// on and on+pcid: every row measured and held to the table (on+pcid's
+// rows, which only Bochs runs, were measured here: its boot took 2m48s
+// under load, the image's run 9.6 s of it: the matrix's timeout), on+pcid
+// 2 instructions over on.
 func TestBochsFlushCost(t *testing.T) {
 	res := bootBochs(t, bochs.Options{Plan: []byte(flushSweepPlan), Timeout: bochsMatrixTimeout})
 	requireBochsOK(t, res)
-	checkFlushPathLengths(t, checkFlushCost(t, res, "instructions"))
+	checkFlushPathLengths(t, res, checkFlushCost(t, res, "instructions"))
 	got := checkSweep(t, res, "instructions", sweepPoints, []string{"off", "on", "on+pcid"}, []bool{false})
-	checkSweepPathLengths(t, got, bochsSweepPathLength)
+	checkSweepPathLengths(t, res, got)
 	for p, v := range got {
 		if p.mode == "on+pcid" {
 			on := p
@@ -451,7 +443,7 @@ func TestBochsPMUCheckTSC(t *testing.T) {
 	assert.Contains(t, strings.Join(res.Lines(), "\n"), "; test image (ptilab_pmu_tsc): IA32_TSC read as instructions")
 	checked := map[int]int{}
 	for _, f := range recordsOf[contract.Syscall](t, res) {
-		k := pathlength.Key(f.Subject)
+		k := f.Key()
 		if f.Stamps {
 			assert.Equal(t, "not sampled around every repeat", f.PMU.Unsupported, "%s: the instrumented runs are sampled around the run", k)
 			continue
@@ -459,7 +451,7 @@ func TestBochsPMUCheckTSC(t *testing.T) {
 		require.NotNil(t, f.PMU, k)
 		assert.Empty(t, f.PMU.Unsupported, k)
 		assert.Greater(t, f.PMU.PerOp["instructions"], f.Mean, "%s: the loop and the sample calls' share on top of the path", k)
-		want, exact := pathlength.Exact(f.Subject)
+		want, exact := pathlength.Exact(k)
 		if !exact {
 			assert.Nil(t, f.PMUCheck, k)
 			continue
@@ -481,8 +473,8 @@ func TestBochsPMUCheckTSC(t *testing.T) {
 // rung runs, none unsupported; ibrs is enhanced IBRS, set once for the run
 // outside the timed path (its sites off: no instruction over none); ibpb
 // costs instructions in the ping-pong's context switches; the other knobs
-// cost what they cost under QEMU (the same instructions: ladderPathLength
-// holds); the linux set is eIBRS's (verw for MDS, ibrs, the BHB loop); and
+// cost what they cost under QEMU (the same instructions: the table's
+// rows hold, every rung has one, and every single-knob rung ran); the linux set is eIBRS's (verw for MDS, ibrs, the BHB loop); and
 // Bochs's log names none of the speculation MSRs as unknown.
 func TestBochsLadder(t *testing.T) {
 	res := bootBochs(t, bochs.Options{CPU: "tigerlake", Plan: []byte(ladderPlan), Timeout: 15 * time.Minute})
@@ -493,15 +485,12 @@ func TestBochsLadder(t *testing.T) {
 	assert.NotContains(t, lines, "verw here:", "MD_CLEAR: VERW clears the buffers")
 	assert.Empty(t, recordsOf[contract.Unsupported](t, res), "every rung runs")
 	got, incs, parts := ladderFigures(t, res)
-	for k, bound := range ladderPathLength {
-		require.Contains(t, got, k)
-		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per operation", k)
-	}
-	assert.Equal(t, "alone", parts["ladder null/ibrs"])
-	assert.Zero(t, incs["ladder null/ibrs"], "eIBRS: set once, no site on the path")
-	assert.Zero(t, incs["ladder pingpong/ibrs"])
-	assert.Positive(t, incs["ladder pingpong/ibpb"], "an IBPB at each switch between processes")
-	assert.Equal(t, "linux", parts["ladder null/verw+ibrs+bhb"])
+	requireRows(t, got, func(f map[string]string) bool { return f["bench"] == "ladder" && !strings.Contains(f["knobs"], "+") })
+	assert.Equal(t, "alone", parts[rung("ladder", "null", "ibrs")])
+	assert.Zero(t, incs[rung("ladder", "null", "ibrs")], "eIBRS: set once, no site on the path")
+	assert.Zero(t, incs[rung("ladder", "pingpong", "ibrs")])
+	assert.Positive(t, incs[rung("ladder", "pingpong", "ibpb")], "an IBPB at each switch between processes")
+	assert.Equal(t, "linux", parts[rung("ladder", "null", "verw+ibrs+bhb")])
 	for _, line := range unknownMSR.FindAllStringSubmatch(string(res.Log), -1) {
 		assert.NotContains(t, []uint64{amd64.MSR_IA32_SPEC_CTRL, amd64.MSR_IA32_PRED_CMD, amd64.MSR_IA32_ARCH_CAPABILITIES}, hexValue(t, line[2]), "Bochs: %s", line[0])
 	}
@@ -514,7 +503,7 @@ func TestBochsLadder(t *testing.T) {
 // process) and costs instructions in the ping-pong; ibrs, bhb and lfence
 // are unsupported whatever the CPU (not in 32-bit Linux's entry) and
 // nothing else is; the other knobs cost what they cost under QEMU
-// (ladder32PathLength holds); linux's set is eIBRS's cut to entry_32.S's
+// (the table's rows hold, and every rung has one); linux's set is eIBRS's cut to entry_32.S's
 // knobs: verw.
 func TestBochsLadder32(t *testing.T) {
 	res := bootBochs(t, bochs.Options{CPU: "tigerlake", Plan: []byte(ladder32Plan), Timeout: 15 * time.Minute})
@@ -528,13 +517,10 @@ func TestBochsLadder32(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"ibrs", "bhb", "lfence", "ibrs", "bhb", "lfence"}, unsup, "the null call's and the ping-pong's")
 	got, incs, parts := ladderFiguresOf(t, res, "ladder32")
-	for k, bound := range ladder32PathLength {
-		require.Contains(t, got, k)
-		assert.LessOrEqual(t, int64(got[k]), bound, "%s: instructions per operation", k)
-	}
-	assert.Equal(t, "alone", parts["ladder32 pingpong/ibpb"])
-	assert.Positive(t, incs["ladder32 pingpong/ibpb"], "an IBPB at each switch between processes")
-	assert.Equal(t, "linux", parts["ladder32 null/verw"])
+	requireRows(t, got, func(f map[string]string) bool { return f["bench"] == "ladder32" && !strings.Contains(f["knobs"], "+") })
+	assert.Equal(t, "alone", parts[rung("ladder32", "pingpong", "ibpb")])
+	assert.Positive(t, incs[rung("ladder32", "pingpong", "ibpb")], "an IBPB at each switch between processes")
+	assert.Equal(t, "linux", parts[rung("ladder32", "null", "verw")])
 	for _, line := range unknownMSR.FindAllStringSubmatch(string(res.Log), -1) {
 		assert.NotEqual(t, uint64(amd64.MSR_IA32_PRED_CMD), hexValue(t, line[2]), "Bochs: %s", line[0])
 	}

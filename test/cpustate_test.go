@@ -142,16 +142,16 @@ func requirePMUUnsupported(t *testing.T, res serialLog, reason *regexp.Regexp) {
 	}
 	checked := 0
 	for _, r := range recordsOf[contract.Syscall](t, res) {
-		want, exact := pathlength.Exact(r.Subject)
+		want, exact := pathlength.Exact(r.Key())
 		if !exact {
-			assert.Nil(t, r.PMUCheck, "%s: no cross-check", pathlength.Key(r.Subject))
+			assert.Nil(t, r.PMUCheck, "%s: no cross-check", r.Key())
 			continue
 		}
-		require.NotNil(t, r.PMUCheck, pathlength.Key(r.Subject))
+		require.NotNil(t, r.PMUCheck, r.Key())
 		assert.Equal(t, want, r.PMUCheck.Expected)
 		why, ok := strings.CutPrefix(r.PMUCheck.Status, "not available: ")
-		assert.True(t, ok, "%s: %s", pathlength.Key(r.Subject), r.PMUCheck.Status)
-		assert.Regexp(t, reason, why, pathlength.Key(r.Subject))
+		assert.True(t, ok, "%s: %s", r.Key(), r.PMUCheck.Status)
+		assert.Regexp(t, reason, why, r.Key())
 		checked++
 	}
 	t.Logf("cross-checks not available: %d", checked)

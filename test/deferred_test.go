@@ -2,6 +2,7 @@ package test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/host/qemu"
-	"github.com/ptilab/ptilab/pathlength"
 )
 
 // The deferred modes (issue 14): on-defer, whose trampolines leave the
@@ -24,9 +24,8 @@ import (
 const deferredPathPlan = "benchmarks = null,lseek\nmodes = off,on,on-defer,on-noswitch\nglobal = off\n" + pathLengthSizes
 
 // qemuDeferredPathLengths boots deferredPathPlan under -icount shift=0,
-// holds the deferred modes' path lengths as bounds (pathlength.Deferred,
-// exact where the path is)
-// and checks where the CR3 writes are: on-noswitch's getppid has none (its
+// holds its path lengths to the table (pathLengths: exact where the path
+// is; every row of the plan's configurations measured) and checks where the CR3 writes are: on-noswitch's getppid has none (its
 // path is below on's and no longer than off's), while its lseek pays the
 // whole deferred switch (on-defer's path and the 2 instructions of the
 // no-switch check), and the deferred switch costs a getppid and an lseek
@@ -35,17 +34,20 @@ func qemuDeferredPathLengths(t *testing.T) map[string]float64 {
 	res := boot(t, qemu.Options{Icount: true, Plan: []byte(deferredPathPlan), Timeout: 10 * time.Minute})
 	requireOK(t, res)
 	got, _ := pathLengths(t, res)
-	for k, p := range pathlength.Deferred {
-		require.Contains(t, got, k)
-		checkPathLength(t, k, got[k], p)
+	requireRows(t, got, func(f map[string]string) bool {
+		return f["width"] == "64" && (f["bench"] == "null" || f["bench"] == "lseek") && slices.Contains([]string{"off", "on", "on-defer", "on-noswitch"}, f["mode"])
+	})
+	// at is the figure of bench under mode with flavour fl.
+	at := func(bench, mode, fl string) float64 {
+		return got[contract.Subject{Bench: bench, Width: 64, Mode: mode, Entry: "syscall", Flavour: fl}.Key()]
 	}
 	for _, fl := range []string{"minimal", "linux"} {
-		assert.Less(t, got["null on-noswitch/"+fl], got["null on/"+fl], "%s: on-noswitch's getppid writes no CR3", fl)
-		assert.LessOrEqual(t, got["null on-noswitch/"+fl], got["null off/"+fl], "%s: on-noswitch's getppid is no longer than off's, which writes no CR3 either", fl)
-		assert.Greater(t, got["null on-defer/"+fl], got["null on/"+fl], "%s: on-defer's switch is on's and a dispatcher's call", fl)
+		assert.Less(t, at("null", "on-noswitch", fl), at("null", "on", fl), "%s: on-noswitch's getppid writes no CR3", fl)
+		assert.LessOrEqual(t, at("null", "on-noswitch", fl), at("null", "off", fl), "%s: on-noswitch's getppid is no longer than off's, which writes no CR3 either", fl)
+		assert.Greater(t, at("null", "on-defer", fl), at("null", "on", fl), "%s: on-defer's switch is on's and a dispatcher's call", fl)
 	}
-	assert.Equal(t, got["lseek on-defer/linux"]+2, got["lseek on-noswitch/linux"], "on-noswitch's lseek: on-defer's two CR3 writes and the no-switch check")
-	assert.Equal(t, got["null on-defer/linux"]-got["null off/linux"], got["lseek on-defer/linux"]-got["lseek off/linux"], "the deferred switch costs every call the same")
+	assert.Equal(t, at("lseek", "on-defer", "linux")+2, at("lseek", "on-noswitch", "linux"), "on-noswitch's lseek: on-defer's two CR3 writes and the no-switch check")
+	assert.Equal(t, at("null", "on-defer", "linux")-at("null", "off", "linux"), at("lseek", "on-defer", "linux")-at("lseek", "off", "linux"), "the deferred switch costs every call the same")
 	t.Logf("instructions per call of the deferred modes under icount: %v", got)
 	return got
 }
@@ -71,16 +73,18 @@ func TestDeferredModes(t *testing.T) {
 
 	rows := map[string]bool{}
 	for _, f := range inWorld[contract.Syscall](t, res, 64) {
-		k := fmt.Sprintf("%s %s/%s", f.Bench, f.Mode, f.Flavour)
-		if f.WorkNs != nil {
-			k += fmt.Sprintf("/%d", *f.WorkNs)
-		}
+		k := f.Key()
 		rows[k] = true
 		assert.Positive(t, f.Mean, k)
 	}
+	zero, five := int64(0), int64(500)
 	for _, m := range deferred {
-		for _, k := range []string{"null %s/minimal", "null %s/linux", "work %s/minimal/0", "work %s/minimal/500", "lseek %s/linux"} {
-			assert.True(t, rows[fmt.Sprintf(k, m)], fmt.Sprintf(k, m))
+		for _, s := range []contract.Subject{
+			{Bench: "null", Flavour: "minimal"}, {Bench: "null", Flavour: "linux"}, {Bench: "work", Flavour: "minimal", WorkNs: &zero},
+			{Bench: "work", Flavour: "minimal", WorkNs: &five}, {Bench: "lseek", Flavour: "linux"},
+		} {
+			s.Width, s.Mode, s.Entry = 64, m, "syscall"
+			assert.True(t, rows[s.Key()], s.Key())
 		}
 	}
 	pp := checkPingPong(t, res, 64, 10*(2+1))

@@ -94,13 +94,13 @@ func requireNMIDisturbed(t *testing.T, res serialLog) {
 	t.Helper()
 	var figs []figure
 	for _, f := range recordsOf[contract.Syscall](t, res) {
-		figs = append(figs, figure{f.Bench + " " + key(f.Subject), f.R, f.Core})
+		figs = append(figs, figure{f.Key(), f.R, f.Core})
 	}
 	for _, f := range recordsOf[contract.PingPong](t, res) {
-		figs = append(figs, figure{f.Bench + " " + key(f.Subject), f.R, f.Core})
+		figs = append(figs, figure{f.Key(), f.R, f.Core})
 	}
 	for _, f := range recordsOf[contract.Messaging](t, res) {
-		figs = append(figs, figure{f.Bench + " " + key(f.Subject), f.R, f.Core})
+		figs = append(figs, figure{f.Key(), f.R, f.Core})
 	}
 	require.NotEmpty(t, figs)
 	disturbed, repeats, nmis, marked := 0, 0, uint64(0), 0

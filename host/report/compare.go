@@ -52,7 +52,7 @@ func Compare(a, b *Run) Document {
 	inB := map[string]*Measurement{}
 	var order []string
 	for i := range mb {
-		k := subjectKey(mb[i].Subject)
+		k := mb[i].Subject.Key()
 		if _, dup := inB[k]; !dup {
 			order = append(order, k)
 		}
@@ -60,7 +60,7 @@ func Compare(a, b *Run) Document {
 	}
 	seen := map[string]bool{}
 	for i := range ma {
-		k := subjectKey(ma[i].Subject)
+		k := ma[i].Subject.Key()
 		if seen[k] {
 			continue
 		}

@@ -298,27 +298,27 @@ func rows(d Document) map[string][]string {
 func TestCompareRows(t *testing.T) {
 	q, sky, synth := load1(t, qemuLog), load1(t, skylakeLog), load1(t, syntheticPath)
 	r := rows(Compare(q, sky))
-	row := r["null 64-bit on syscall minimal"]
+	row := r["bench=null width=64 mode=on entry=syscall flavour=minimal global=off"]
 	require.NotNil(t, row)
 	assert.Regexp(t, `^p=0\.\d{3} n=10$`, row[5])
 	assert.NotEqual(t, "-", row[4])
 
 	r = rows(Compare(q, synth))
-	assert.Equal(t, "not compared: A emulated (qemu-tcg), B hardware", r["null 64-bit off syscall minimal"][6])
-	assert.Equal(t, "not compared: unsupported in A, measured in B", r["null 64-bit on+pcid syscall minimal"][6], "synthetic has on+pcid figures, QEMU none")
-	assert.Equal(t, "only in A", r["probe 64-bit on+pcid kernel text"][6])
+	assert.Equal(t, "not compared: A emulated (qemu-tcg), B hardware", r["bench=null width=64 mode=off entry=syscall flavour=minimal global=off"][6])
+	assert.Equal(t, "not compared: unsupported in A, measured in B", r["bench=null width=64 mode=on+pcid entry=syscall flavour=minimal global=off"][6], "synthetic has on+pcid figures, QEMU none")
+	assert.Equal(t, "only in A", r[`bench=probe width=64 mode=on+pcid entry=syscall flavour=minimal global=off target="kernel text"`][6])
 
 	// The synthetic run against itself: identical figures, no difference.
 	r = rows(Compare(synth, synth))
-	assert.Equal(t, "~", r["null 64-bit off syscall minimal"][6])
-	assert.Equal(t, "1.000", r["null 64-bit off syscall minimal"][4])
+	assert.Equal(t, "~", r["bench=null width=64 mode=off entry=syscall flavour=minimal global=off"][6])
+	assert.Equal(t, "1.000", r["bench=null width=64 mode=off entry=syscall flavour=minimal global=off"][4])
 
 	// Instructions against TSC cycles.
 	icount := withLines(t, syntheticPath, func(l string) string {
 		return strings.ReplaceAll(l, `"unit":"tsc_cycles"`, `"unit":"instructions"`)
 	})
 	r = rows(Compare(synth, icount))
-	assert.Equal(t, "not compared: different units (A tsc_cycles, B instructions)", r["null 64-bit off syscall minimal"][6])
+	assert.Equal(t, "not compared: different units (A tsc_cycles, B instructions)", r["bench=null width=64 mode=off entry=syscall flavour=minimal global=off"][6])
 
 	// Core clocks, as the figures' records carry them.
 	clocked := func(mhz string) *Run {
@@ -327,9 +327,9 @@ func TestCompareRows(t *testing.T) {
 		})
 	}
 	r = rows(Compare(clocked("3700"), clocked("1200")))
-	assert.Equal(t, "not compared: core clocks differ (A 3.700 GHz, B 1.200 GHz)", r["null 64-bit off syscall minimal"][6])
+	assert.Equal(t, "not compared: core clocks differ (A 3.700 GHz, B 1.200 GHz)", r["bench=null width=64 mode=off entry=syscall flavour=minimal global=off"][6])
 	r = rows(Compare(clocked("3700"), clocked("3710")))
-	assert.Equal(t, "~", r["null 64-bit off syscall minimal"][6])
+	assert.Equal(t, "~", r["bench=null width=64 mode=off entry=syscall flavour=minimal global=off"][6])
 }
 
 // TestSignificance: the t-test from summaries finds a clear difference

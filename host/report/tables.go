@@ -172,8 +172,8 @@ func StatusLine(r *Run) string {
 		if n := len(r.Records); n > 0 {
 			rec := r.Records[n-1]
 			last = fmt.Sprintf("%s, on line %d", rec.Kind(), rec.Line)
-			if s, ok := rec.Record.(interface{ About() contract.Subject }); ok {
-				last = fmt.Sprintf("%s of %s, on line %d", rec.Kind(), subjectKey(s.About()), rec.Line)
+			if k, ok := rec.Record.(interface{ Key() string }); ok {
+				last = fmt.Sprintf("%s of %s, on line %d", rec.Kind(), k.Key(), rec.Line)
 			}
 		}
 		return fmt.Sprintf("CUT SHORT: no PTILAB-END line; the log holds %d lines, %d records (%d figures, %d configurations not run); the last record: %s%s",
@@ -213,41 +213,11 @@ func reason(r string) string {
 // findMeasured returns the measured configuration s among ms, or nil.
 func findMeasured(ms []Measurement, s contract.Subject) *Measurement {
 	for i := range ms {
-		if ms[i].Stats != nil && sameSubject(ms[i].Subject, s) {
+		if ms[i].Stats != nil && ms[i].Subject.Key() == s.Key() {
 			return &ms[i]
 		}
 	}
 	return nil
-}
-
-// sameSubject reports whether a and b are the same configuration.
-func sameSubject(a, b contract.Subject) bool { return subjectKey(a) == subjectKey(b) }
-
-// subjectKey names a configuration: every field of its subject but
-// whether it was emulated or counted instructions (what the figure is,
-// not what was measured).
-func subjectKey(s contract.Subject) string {
-	work := ""
-	if s.WorkNs != nil {
-		work = fmt.Sprintf(" work %d ns", *s.WorkNs)
-	}
-	if s.SweepPages != nil {
-		work += fmt.Sprintf(" %d pages", *s.SweepPages)
-	}
-	parts := []string{s.Bench, fmt.Sprintf("%d-bit", s.Width), s.Mode, s.Entry, s.Flavour, s.Copy, s.Tasks, s.Target, s.Mitigations}
-	if s.Stamps {
-		parts = append(parts, "stamps")
-	}
-	if s.Global {
-		parts = append(parts, "global")
-	}
-	var out []string
-	for _, p := range parts {
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	return strings.Join(out, " ") + work
 }
 
 // unitName is the unit as the image's headings say it.
