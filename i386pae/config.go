@@ -105,16 +105,20 @@ type modeRoutines struct {
 	mode                          experiment.Mode
 	sysenterMinimal, int80Minimal uint32
 	sysenterMitigated, int80Linux uint32
-	sysenterLinux                 [4][2]uint32
+	sysenterLinux                 map[experiment.Copy]stamped
 }
+
+// stamped are a linux SYSENTER trampoline's two routines: plain and
+// instrumented (experiment.Config.Stamps).
+type stamped struct{ plain, stamps uint32 }
 
 // byFlavour makes the trampoline table from each mode's routines.
 func byFlavour(ms ...modeRoutines) map[trampolineKey]entryPoints {
 	t := map[trampolineKey]entryPoints{}
 	for _, m := range ms {
 		linux := map[copyKey]uint32{}
-		for c, offs := range m.sysenterLinux {
-			linux[copyKey{experiment.Copy(c), false}], linux[copyKey{experiment.Copy(c), true}] = offs[0], offs[1]
+		for c, r := range m.sysenterLinux {
+			linux[copyKey{c, false}], linux[copyKey{c, true}] = r.plain, r.stamps
 		}
 		t[trampolineKey{experiment.Minimal, m.mode}] = entryPoints{map[copyKey]uint32{{experiment.Movsl, false}: m.sysenterMinimal}, m.int80Minimal}
 		t[trampolineKey{experiment.Linux, m.mode}] = entryPoints{linux, m.int80Linux}
@@ -128,10 +132,10 @@ func byFlavour(ms ...modeRoutines) map[trampolineKey]entryPoints {
 // Mode.Has(flavour)), which a test checks against the rows. PAE has no
 // PCID, and the deferred trampolines are the 64-bit world's.
 var trampolines = byFlavour(
-	modeRoutines{experiment.Off, offSysenterMinimalOff, offInt80MinimalOff, offSysenterMitigatedOff, offInt80LinuxOff, [4][2]uint32{
-		{offSysenterLinuxMovslOff, offSysenterStampMovslOff}, {offSysenterLinuxMovsbOff, offSysenterStampMovsbOff},
-		{offSysenterLinuxTrimOff, offSysenterStampTrimOff}, {offSysenterLinuxDirectOff, offSysenterStampDirectOff}}},
-	modeRoutines{experiment.On, offSysenterMinimalOn, offInt80MinimalOn, offSysenterMitigatedOn, offInt80LinuxOn, [4][2]uint32{
-		{offSysenterLinuxMovslOn, offSysenterStampMovslOn}, {offSysenterLinuxMovsbOn, offSysenterStampMovsbOn},
-		{offSysenterLinuxTrimOn, offSysenterStampTrimOn}, {offSysenterLinuxDirectOn, offSysenterStampDirectOn}}},
+	modeRoutines{experiment.Off, offSysenterMinimalOff, offInt80MinimalOff, offSysenterMitigatedOff, offInt80LinuxOff, map[experiment.Copy]stamped{
+		experiment.Movsl: {offSysenterLinuxMovslOff, offSysenterStampMovslOff}, experiment.Movsb: {offSysenterLinuxMovsbOff, offSysenterStampMovsbOff},
+		experiment.Trim: {offSysenterLinuxTrimOff, offSysenterStampTrimOff}, experiment.Direct: {offSysenterLinuxDirectOff, offSysenterStampDirectOff}}},
+	modeRoutines{experiment.On, offSysenterMinimalOn, offInt80MinimalOn, offSysenterMitigatedOn, offInt80LinuxOn, map[experiment.Copy]stamped{
+		experiment.Movsl: {offSysenterLinuxMovslOn, offSysenterStampMovslOn}, experiment.Movsb: {offSysenterLinuxMovsbOn, offSysenterStampMovsbOn},
+		experiment.Trim: {offSysenterLinuxTrimOn, offSysenterStampTrimOn}, experiment.Direct: {offSysenterLinuxDirectOn, offSysenterStampDirectOn}}},
 )

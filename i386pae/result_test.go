@@ -94,6 +94,27 @@ func TestModeTrampolines(t *testing.T) {
 	assert.Len(t, trampolines, n)
 }
 
+// Each linux SYSENTER trampoline of the table is the routine of its copy
+// method and mode, plain or instrumented (by name: a copy method's rows
+// must not be picked by their order).
+func TestCopyTrampolines(t *testing.T) {
+	starts := map[uint32]string{}
+	for _, s := range blobSymbols {
+		starts[s.off] = s.name
+	}
+	stem := map[experiment.Copy]string{experiment.Movsl: "Movsl", experiment.Movsb: "Movsb", experiment.Trim: "Trim", experiment.Direct: "Direct"}
+	for _, m := range []experiment.Mode{experiment.Off, experiment.On} {
+		mode := map[experiment.Mode]string{experiment.Off: "Off", experiment.On: "On"}[m]
+		tr := trampolines[trampolineKey{experiment.Linux, m}]
+		for _, c := range experiment.Copies() {
+			assert.Equal(t, "sysenterLinux"+stem[c]+mode, starts[tr.sysenter[copyKey{c, false}]], "%v %v", m, c)
+			assert.Equal(t, "sysenterStamp"+stem[c]+mode, starts[tr.sysenter[copyKey{c, true}]], "%v %v stamps", m, c)
+		}
+		assert.Equal(t, "sysenterMitigated"+mode, starts[trampolines[trampolineKey{experiment.Mitigated, m}].sysenter[copyKey{experiment.Direct, false}]])
+		assert.Equal(t, "sysenterMinimal"+mode, starts[trampolines[trampolineKey{experiment.Minimal, m}].sysenter[copyKey{experiment.Movsl, false}]])
+	}
+}
+
 // The mitigated flavour: SYSENTER with the direct copy method only; the
 // knobs Linux's entry_32.S lacks refused before any CPU check (the host's
 // zero features would fail SYSENTER), as ErrNotIn32BitEntry; knobs only

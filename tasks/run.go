@@ -55,7 +55,7 @@ var ringFrames [][]byte
 func NewRun(s pti.Switch) *Run {
 	mit := s.Mitigations()
 	Reset(s.Config().Flavour.PtRegs())
-	SetSwitchMitigations(mit.IBPB, mit.RSB)
+	setSwitchMitigations(mit.IBPB, mit.RSB)
 	return &Run{s: s}
 }
 
@@ -159,12 +159,12 @@ func (r *Run) AddFile(proc, fd int, size int64) (int, error) {
 	return f, nil
 }
 
-// SetSwitchMitigations sets the context switch's mitigations for the
+// setSwitchMitigations sets the context switch's mitigations for the
 // run (NewRun sets them from the run's knobs): with ibpbOn an IBPB, with
 // rsbOn an RSB stuffing, at every switch to a task of another process
 // (switchMM); with neither the switch loads CR3 and nothing more. The
 // caller checks that the CPU has IA32_PRED_CMD (pti.Plan).
-func SetSwitchMitigations(ibpbOn, rsbOn bool) {
+func setSwitchMitigations(ibpbOn, rsbOn bool) {
 	ibpbOnSwitch, rsbOnSwitch = ibpbOn, rsbOn
 	switchCR3 = setCR3
 	if ibpbOn || rsbOn {

@@ -77,11 +77,11 @@ var (
 
 	// switchCR3 is what the context switch calls to load another
 	// process's CR3: setCR3, or switchMM with the mitigations
-	// (SetSwitchMitigations, run.go), so that without them the switch
+	// (setSwitchMitigations, run.go), so that without them the switch
 	// runs no instruction more.
 	switchCR3 = amd64.SetCR3
 
-	// The context switch's mitigations (SetSwitchMitigations).
+	// The context switch's mitigations (setSwitchMitigations).
 	ibpbOnSwitch, rsbOnSwitch bool
 
 	// Counters of a run.
@@ -109,7 +109,7 @@ func Reset(ptRegs bool) {
 }
 
 // switchMM loads CR3 value cr3 for a switch to another process, with
-// the context switch's mitigations (SetSwitchMitigations): an IBPB
+// the context switch's mitigations (setSwitchMitigations): an IBPB
 // (IA32_PRED_CMD.IBPB), as Linux's switch_mm_irqs_off with IBPB always
 // on, and the return stack buffer stuffed (fillRSB), as Linux's
 // __switch_to_asm with X86_FEATURE_RSB_CTXSW. Linux stuffs the RSB on

@@ -36,8 +36,8 @@ func newMachine(t *testing.T) *machine {
 	oldCR3, oldExit := setCR3, exitRun
 	setCR3 = func(v uint64) { m.cr3s = append(m.cr3s, v) }
 	exitRun = func(reason, status uint64) { panic(runEnd{reason, status}) }
-	SetSwitchMitigations(false, false)
-	t.Cleanup(func() { setCR3, exitRun = oldCR3, oldExit; SetSwitchMitigations(false, false); Reset(true) })
+	setSwitchMitigations(false, false)
+	t.Cleanup(func() { setCR3, exitRun = oldCR3, oldExit; setSwitchMitigations(false, false); Reset(true) })
 	return m
 }
 
@@ -297,7 +297,7 @@ func TestSwitchMitigations(t *testing.T) {
 		oldIBPB, oldFill := ibpb, rsbFill
 		ibpb, rsbFill = func() { ibpbs++ }, func() { fills++ }
 		t.Cleanup(func() { ibpb, rsbFill = oldIBPB, oldFill })
-		SetSwitchMitigations(on, on)
+		setSwitchMitigations(on, on)
 		p0, p1 := NewProcess(0x1000, nfds), NewProcess(0x3000, nfds)
 		m.task(p0, 0x7f8000001000)
 		m.task(p0, 0x7f8000001000) // a thread of process 0
