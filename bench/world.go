@@ -54,7 +54,11 @@ type World interface {
 	// NewRun starts a run of the tasks kernel under s (planned from
 	// TasksConfig).
 	NewRun(s Switch) (Run, error)
-	// Probe reads addr from ring 3 under s and says how the read ended.
+	// ProbeEntry is the entry the world's probe program calls by (its
+	// exit): the configurations Probe runs are planned with it.
+	ProbeEntry() experiment.Entry
+	// Probe reads addr from ring 3 under s (planned with ProbeEntry) and
+	// says how the read ended.
 	Probe(s Switch, addr uint64) (Exit, error)
 	// User gives the places of the world's task address space.
 	User() UserLayout

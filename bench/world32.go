@@ -103,19 +103,18 @@ func exit32(r i386pae.Result) Exit {
 	}
 }
 
-// Probe reads addr by the 32-bit probe program, which exits by INT 0x80:
-// under s's configuration entered by INT 0x80 (planned here, where s's
-// entry is another).
+// ProbeEntry: the 32-bit probe program exits by INT 0x80.
+func (world32) ProbeEntry() experiment.Entry { return experiment.Int80 }
+
+// Probe reads addr by the 32-bit probe program, under s, planned with
+// ProbeEntry.
 func (w world32) Probe(sw Switch, addr uint64) (Exit, error) {
 	s, err := switchOf[i386pae.Switch](sw, "32-bit")
 	if err != nil {
 		return Exit{}, err
 	}
-	if c := s.Config(); c.Entry != experiment.Int80 {
-		c.Entry = experiment.Int80
-		if s, err = i386pae.Plan(c); err != nil {
-			return Exit{}, err
-		}
+	if c := s.Config(); c.Entry != w.ProbeEntry() {
+		return Exit{}, fmt.Errorf("%v: the 32-bit probe program calls by %v", c, w.ProbeEntry())
 	}
 	res, err := i386pae.Run(s, i386pae.Probe, i386pae.Params{Addr: uint32(addr)})
 	return exit32(res), err

@@ -127,6 +127,9 @@ func exit64(r pti.Result) Exit {
 	}
 }
 
+// ProbeEntry: the 64-bit probe program calls by SYSCALL.
+func (world64) ProbeEntry() experiment.Entry { return experiment.Syscall }
+
 func (w world64) Probe(sw Switch, addr uint64) (Exit, error) {
 	s, err := switchOf[pti.Switch](sw, "64-bit")
 	if err != nil {

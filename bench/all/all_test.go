@@ -141,6 +141,8 @@ func (w *fakeWorld) ProbeTargets() []bench.ProbeTarget {
 		{Name: "own", Address: 0x1000, Kind: bench.OwnPage},
 	}
 }
+func (w *fakeWorld) ProbeEntry() experiment.Entry { return w.Entries()[0] }
+
 func (w *fakeWorld) Probe(s bench.Switch, addr uint64) (bench.Exit, error) {
 	c := s.Config()
 	switch addr {

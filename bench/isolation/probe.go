@@ -60,16 +60,16 @@ func probe(x *bench.Ctx) any {
 	}
 	var modes []experiment.Mode
 	for _, m := range append(slices.Clone(x.Plan.Modes), experiment.On) {
-		if !slices.Contains(modes, m) && !bench.NotInWorld(bench.ConfigOf(m, w.Entries()[0], experiment.Minimal)) {
+		if !slices.Contains(modes, m) && !bench.NotInWorld(bench.ConfigOf(m, w.ProbeEntry(), experiment.Minimal)) {
 			modes = append(modes, m)
 		}
 	}
 	all := true
 	for _, t := range pw.ProbeTargets() {
 		for _, mode := range modes {
-			c := bench.ConfigOf(mode, w.Entries()[0], experiment.Minimal)
+			c := bench.ConfigOf(mode, w.ProbeEntry(), experiment.Minimal)
 			s := x.Subject("probe", c)
-			s.Entry, s.Flavour, s.Target = "", "", t.Name // the probe's entry is the world's business
+			s.Flavour, s.Target = "", t.Name // the probe program is neither flavour; its entry is the world's ProbeEntry
 			addr := fmt.Sprintf("%#x", t.Address)
 			sw, err := w.Plan(c)
 			if err != nil {
