@@ -54,7 +54,9 @@ const (
 type KnobRow struct {
 	// Name is the knob's name in plans, records ("verw+ibrs") and tables.
 	Name string
-	// Acts is where it acts.
+	// Acts is where it acts: pti.PlanMitigations puts a process-switch
+	// knob in the tasks kernel's context switch and the others in the
+	// trampoline's sites.
 	Acts Acts
 	// Needs is what the CPU must have; NeedText says it as an
 	// unsupported row does.

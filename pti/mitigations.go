@@ -133,32 +133,26 @@ func CheckKnobs(k experiment.Knobs, caps SpecCaps) error {
 // PlanMitigations decides how knobs k run on a CPU with caps, or says
 // which knob it lacks (CheckKnobs): ibrs needs IA32_SPEC_CTRL, ibpb
 // IA32_PRED_CMD; the others are instructions every x86-64 CPU runs (verw
-// clears buffers only with MD_CLEAR).
+// clears buffers only with MD_CLEAR). Where a knob acts is its row's
+// (experiment.KnobRow.Acts): a process-switch knob is the tasks kernel's,
+// the others the trampoline's sites, but for ibrs with eIBRS and bhb with
+// BHI_DIS_S, set once for the run in IA32_SPEC_CTRL.
 func PlanMitigations(k experiment.Knobs, caps SpecCaps) (MitigationPlan, error) {
 	var p MitigationPlan
 	if err := CheckKnobs(k, caps); err != nil {
 		return p, err
 	}
 	for _, m := range k.List() {
-		switch m {
-		case experiment.VERW, experiment.LFENCE, experiment.Retpoline:
-			p.Sites |= uint64(m.Site()) // the site's bit is the knob's (experiment/sites)
-		case experiment.IBRS:
-			if caps.EIBRS {
-				p.SpecOnce |= amd64.SPEC_CTRL_IBRS
-			} else {
-				p.Sites |= uint64(m.Site())
-			}
-		case experiment.IBPB:
-			p.IBPB = true
-		case experiment.RSB:
-			p.RSB = true
-		case experiment.BHB:
-			if caps.BHIDisS {
-				p.SpecOnce |= amd64.SPEC_CTRL_BHI_DIS_S
-			} else {
-				p.Sites |= uint64(m.Site())
-			}
+		switch {
+		case m == experiment.IBRS && caps.EIBRS:
+			p.SpecOnce |= amd64.SPEC_CTRL_IBRS // eIBRS: set once, the sites stay off
+		case m == experiment.BHB && caps.BHIDisS:
+			p.SpecOnce |= amd64.SPEC_CTRL_BHI_DIS_S
+		case m.Row().Acts&experiment.AtProcessSwitch != 0:
+			p.IBPB = p.IBPB || m == experiment.IBPB
+			p.RSB = p.RSB || m == experiment.RSB
+		default: // the trampoline's (entry, exit, dispatch): the site's bit is the knob's
+			p.Sites |= uint64(m.Site())
 		}
 	}
 	return p, nil

@@ -47,3 +47,18 @@ func TestPlanMitigations(t *testing.T) {
 	_, err = Plan(experiment.Config{World: experiment.W64, Flavour: experiment.Linux, Knobs: experiment.KnobsOf(experiment.VERW)})
 	assert.ErrorContains(t, err, "need the mitigated flavour")
 }
+
+// Each knob acts where its row says: a process-switch knob in the context
+// switch, the others at their trampoline site (without eIBRS and
+// BHI_DIS_S, which set IA32_SPEC_CTRL once instead).
+func TestPlanMitigationsActs(t *testing.T) {
+	caps := SpecCaps{SpecCtrl: true, PredCmd: true, MDClear: true}
+	for _, m := range experiment.Mitigations() {
+		p, err := PlanMitigations(experiment.KnobsOf(m), caps)
+		require.NoError(t, err, "%v", m)
+		onSwitch := m.Row().Acts&experiment.AtProcessSwitch != 0
+		assert.Equal(t, onSwitch, p.IBPB || p.RSB, "%v", m)
+		assert.Equal(t, !onSwitch, p.Sites == uint64(m.Site()), "%v", m)
+		assert.Zero(t, p.SpecOnce, "%v", m)
+	}
+}
