@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // modeWidth is the width of the mode column: the longest mode name the
@@ -286,15 +287,21 @@ func orDash(s string) string {
 func left(head string, w int) Column  { return Column{Head: head, Width: w, Left: true} }
 func right(head string, w int) Column { return Column{Head: head, Width: w} }
 
-// entryNames name an entry's instruction in headings, and the one that
-// returns from it.
-var entryNames = map[string][2]string{"syscall": {"SYSCALL", "SYSRETQ"}, "sysenter": {"SYSENTER", "SYSEXIT"}, "int80": {"INT 0x80", "IRET"}}
+// entryRow is the row of the entry named entry (experiment.EntryRow),
+// the zero row for no entry.
+func entryRow(entry string) experiment.EntryRow {
+	e, err := experiment.ParseEntry(entry)
+	if err != nil {
+		return experiment.EntryRow{}
+	}
+	return e.Row()
+}
 
-// upper is an entry's name in capitals ("SYSENTER", "INT 0x80").
-func upper(entry string) string { return entryNames[entry][0] }
+// upper is an entry's instruction in headings ("SYSENTER", "INT 0x80").
+func upper(entry string) string { return entryRow(entry).Instruction }
 
 // exitOf names an entry's way back ("SYSEXIT", "SYSRETQ", "IRET").
-func exitOf(entry string) string { return entryNames[entry][1] }
+func exitOf(entry string) string { return entryRow(entry).Return }
 
 // notInPAE reports whether an unsupported reason says PAE paging cannot
 // have the configuration (bench.ErrNotInPAE).
