@@ -304,7 +304,8 @@ func upper(entry string) string { return entryRow(entry).Instruction }
 func exitOf(entry string) string { return entryRow(entry).Return }
 
 // notInPAE reports whether an unsupported reason says PAE paging cannot
-// have the configuration (bench.ErrNotInPAE).
-func notInPAE(reason string) bool { return strings.Contains(reason, "not in PAE") }
+// have the configuration: records carry the error's text
+// (experiment.ErrNotInPAE), not its kind.
+func notInPAE(reason string) bool { return strings.Contains(reason, experiment.ErrNotInPAE.Error()) }
 
 func trimSpace(s string) string { return strings.TrimSpace(s) }
