@@ -226,8 +226,9 @@ func ratioCell(q float64) string {
 }
 
 // reason is an unsupported record's reason without the configuration's
-// name the image puts first ("on+pcid/minimal/global: PCID: not
-// supported by this CPU" is "PCID: not supported by this CPU").
+// key the image puts first ("width=64 mode=on+pcid entry=syscall
+// flavour=minimal global=on: PCID: not supported by this CPU" is "PCID:
+// not supported by this CPU").
 func reason(s string) string {
 	if i := strings.Index(s, ": "); i >= 0 {
 		return s[i+2:]
@@ -274,13 +275,6 @@ func yn(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // left and right make columns.
