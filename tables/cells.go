@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // modeWidth is the width of the mode column: the longest mode name the
@@ -225,8 +226,9 @@ func ratioCell(q float64) string {
 }
 
 // reason is an unsupported record's reason without the configuration's
-// name the image puts first ("on+pcid/minimal/global: PCID: not
-// supported by this CPU" is "PCID: not supported by this CPU").
+// key the image puts first ("width=64 mode=on+pcid entry=syscall
+// flavour=minimal global=on: PCID: not supported by this CPU" is "PCID:
+// not supported by this CPU").
 func reason(s string) string {
 	if i := strings.Index(s, ": "); i >= 0 {
 		return s[i+2:]
@@ -275,29 +277,29 @@ func yn(b bool) string {
 	return "no"
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // left and right make columns.
 func left(head string, w int) Column  { return Column{Head: head, Width: w, Left: true} }
 func right(head string, w int) Column { return Column{Head: head, Width: w} }
 
-// entryNames name an entry's instruction in headings, and the one that
-// returns from it.
-var entryNames = map[string][2]string{"syscall": {"SYSCALL", "SYSRETQ"}, "sysenter": {"SYSENTER", "SYSEXIT"}, "int80": {"INT 0x80", "IRET"}}
+// entryRow is the row of the entry named entry (experiment.EntryRow),
+// the zero row for no entry.
+func entryRow(entry string) experiment.EntryRow {
+	e, err := experiment.ParseEntry(entry)
+	if err != nil {
+		return experiment.EntryRow{}
+	}
+	return e.Row()
+}
 
-// upper is an entry's name in capitals ("SYSENTER", "INT 0x80").
-func upper(entry string) string { return entryNames[entry][0] }
+// upper is an entry's instruction in headings ("SYSENTER", "INT 0x80").
+func upper(entry string) string { return entryRow(entry).Instruction }
 
 // exitOf names an entry's way back ("SYSEXIT", "SYSRETQ", "IRET").
-func exitOf(entry string) string { return entryNames[entry][1] }
+func exitOf(entry string) string { return entryRow(entry).Return }
 
 // notInPAE reports whether an unsupported reason says PAE paging cannot
-// have the configuration (bench.ErrNotInPAE).
-func notInPAE(reason string) bool { return strings.Contains(reason, "not in PAE") }
+// have the configuration: records carry the error's text
+// (experiment.ErrNotInPAE), not its kind.
+func notInPAE(reason string) bool { return strings.Contains(reason, experiment.ErrNotInPAE.Error()) }
 
 func trimSpace(s string) string { return strings.TrimSpace(s) }

@@ -4,31 +4,43 @@ import (
 	"strings"
 
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // config is what the tables read of a record's configuration. Every
 // table reads it through configOf, the one function that looks at a
-// subject's fields; what a mode is comes from the experiment's model
-// (Subject.Config), and a configuration's name is the record's key.
+// subject's fields; what a mode, flavour or entry is comes from the
+// experiment's model (cfg, Subject.Config), and a configuration's name is
+// the record's key. The name strings are the cells the tables print.
 type config struct {
-	bench    string // the benchmark's plan name, without the world's suffix ("null" for "null32")
-	width    int
-	mode     string
-	entry    string
-	flavour  string
-	copy     string
-	tasks    string
-	target   string
-	mitig    string
-	global   bool
-	stamps   bool
-	deferred bool // a deferred-switch mode (on-defer, on-noswitch and their +pcid)
-	work     *int64
-	pages    *int
+	bench   string // the benchmark's plan name, without the world's suffix ("null" for "null32")
+	width   int
+	mode    string
+	entry   string
+	flavour string
+	copy    string
+	tasks   string
+	target  string
+	mitig   string
+	global  bool
+	stamps  bool
+	work    *int64
+	pages   *int
+	// cfg is the subject's configuration in the experiment's model, if ok:
+	// ok is false for a subject without one (flushcost's records) or one
+	// that does not parse (an old log's).
+	cfg experiment.Config
+	ok  bool
 	// key names the configuration: the record's canonical key
 	// (contract.Subject.Key).
 	key string
 }
+
+// isMode reports whether c's configuration has isolation mode m.
+func (c config) isMode(m experiment.Mode) bool { return c.ok && c.cfg.Mode == m }
+
+// isFlavour reports whether c's configuration has trampoline flavour f.
+func (c config) isFlavour(f experiment.Flavour) bool { return c.ok && c.cfg.Flavour == f }
 
 // configOf is s as the tables read it.
 func configOf(s contract.Subject) config {
@@ -38,7 +50,7 @@ func configOf(s contract.Subject) config {
 		work: s.WorkNs, pages: s.SweepPages,
 	}
 	if mc, err := s.Config(); err == nil {
-		c.deferred = mc.Mode.Deferred()
+		c.cfg, c.ok = mc, true
 	}
 	c.key = s.Key()
 	return c

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/reference"
 )
 
@@ -40,7 +41,7 @@ func (r *Renderer) nullPlace(rec contract.Record, c config, s contract.Subject) 
 	}
 	main := fmt.Sprintf("null%d", c.width)
 	copies := fmt.Sprintf("copies%d", c.width)
-	if c.flavour == "linux" && c.copy != "" {
+	if c.isFlavour(experiment.Linux) && c.copy != "" {
 		def, ok := r.defaultCopy[c.width]
 		if !ok && (r.open == nil || r.open.id != copies) {
 			r.defaultCopy[c.width] = c.copy
@@ -69,7 +70,7 @@ func (r *Renderer) nullPlace(rec contract.Record, c config, s contract.Subject) 
 			return append(out, "(the linux flavour has Linux's entry shape, not its speculation mitigations: no VERW, IBRS or RSB stuffing)")
 		},
 		mark: func(o *open) {
-			if c.deferred {
+			if c.ok && c.cfg.Mode.Deferred() {
 				o.data["deferred"] = true
 			}
 		},
@@ -157,7 +158,7 @@ func (r *Renderer) workPlace(rec contract.Record, c config) place {
 	switch v := rec.(type) {
 	case contract.Syscall:
 		ns = f1(v.NsPerCall)
-		if c.mode != "off" {
+		if !c.isMode(experiment.Off) {
 			vs = "-"
 			if v.RatioToOff > 0 {
 				vs = fmt.Sprintf("%+.1f%%", 100*(v.RatioToOff-1))
@@ -174,7 +175,7 @@ func (r *Renderer) workPlace(rec contract.Record, c config) place {
 		ns = "FAILED"
 		core = coreShort(nil)
 	}
-	if c.mode != "off" && vs == skipCell {
+	if !c.isMode(experiment.Off) && vs == skipCell {
 		vs = "-"
 	}
 	n, reps, warmup := sizes(rec)

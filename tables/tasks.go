@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/reference"
 )
 
@@ -166,17 +167,20 @@ func (r *Renderer) seedPlace(rec contract.Record) (place, bool) {
 	s, _ := subjectOf(rec)
 	c := configOf(s)
 	var cols []string
+	col := 0
 	switch c.bench {
 	case "null":
-		cols = []string{"minimal", "linux"}
+		cols = []string{experiment.Minimal.String(), experiment.Linux.String()}
+		if c.isFlavour(experiment.Linux) {
+			col = 1
+		}
 	case "messaging":
 		cols = []string{"processes", "threads"}
+		if c.tasks == cols[1] {
+			col = 1
+		}
 	default:
 		return place{}, false
-	}
-	col := 0
-	if c.flavour == cols[1] || c.tasks == cols[1] {
-		col = 1
 	}
 	var text string
 	switch v := rec.(type) {

@@ -1010,8 +1010,10 @@ type sweepPoint struct {
 	pages      int
 }
 
+// String is p's canonical key (contract.Subject.Key), as its record's.
 func (p sweepPoint) String() string {
-	return fmt.Sprintf("%s %s/%v/%d", p.kind, p.mode, p.global, p.pages)
+	pages := p.pages
+	return contract.Subject{Bench: "tlbsweep", Width: 64, Mode: p.mode, Global: p.global, Target: p.kind, SweepPages: &pages}.Key()
 }
 
 // checkSweep checks a run of the TLB sweep with points (pages per kind),
@@ -1074,7 +1076,7 @@ func checkSweep(t *testing.T, res serialLog, unit string, points map[string][]in
 		for _, g := range globals {
 			for _, pg := range pages {
 				off, ok := recs[sweepPoint{kind, "off", g, pg}]
-				require.True(t, ok, "%s off/%v/%d", kind, g, pg)
+				require.True(t, ok, sweepPoint{kind, "off", g, pg}.String())
 				assert.Nil(t, off.ExtraVsOff, "off has no extra over itself")
 				for _, mode := range modes {
 					n++

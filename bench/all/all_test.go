@@ -222,7 +222,7 @@ func TestEngineNull(t *testing.T) {
 
 	byKey := map[string]contract.Syscall{}
 	for _, s := range of[contract.Syscall](recs) {
-		k := fmt.Sprintf("%s %s/%s/%s/%s/%v/%v", s.Bench, s.Mode, s.Entry, s.Flavour, s.Copy, s.Global, s.Stamps)
+		k := s.Key()
 		assert.NotContains(t, byKey, k, "recorded once")
 		byKey[k] = s
 	}
@@ -231,15 +231,16 @@ func TestEngineNull(t *testing.T) {
 	// then the copy methods (trim8, the one not in the null table) and
 	// the stamped ones (2 copies), off and on.
 	assert.Len(t, byKey, 8+16+2+4)
-	off := byKey["null off/syscall/minimal//false/false"]
+	off := byKey[contract.Subject{Bench: "null", Width: 64, Mode: "off", Entry: "syscall", Flavour: "minimal"}.Key()]
 	assert.Equal(t, 100.0, off.Mean, "the call less the empty loop")
-	assert.Equal(t, 2.0, byKey["null on/syscall/linux//true/false"].EmptyLoopCycles)
-	assert.InDelta(t, 1150.0/150, byKey["null on/syscall/linux//true/false"].RatioToOff, 0.001)
+	onLinuxGlobal := contract.Subject{Bench: "null", Width: 64, Mode: "on", Entry: "syscall", Flavour: "linux", Global: true}.Key()
+	assert.Equal(t, 2.0, byKey[onLinuxGlobal].EmptyLoopCycles)
+	assert.InDelta(t, 1150.0/150, byKey[onLinuxGlobal].RatioToOff, 0.001)
 	assert.Equal(t, 64, off.Width)
-	on32 := byKey["null32 on/int80/linux/movsl/false/false"]
+	on32 := byKey[contract.Subject{Bench: "null32", Width: 32, Mode: "on", Entry: "int80", Flavour: "linux", Copy: "movsl"}.Key()]
 	assert.Equal(t, 1000.0+100+50+3*2, on32.Mean)
 	assert.InDelta(t, 1156.0/156, on32.RatioToOff, 0.001, "compared with the same entry's off")
-	stamped := byKey["null32 on/sysenter/linux/trim8/false/true"]
+	stamped := byKey[contract.Subject{Bench: "null32", Width: 32, Mode: "on", Entry: "sysenter", Flavour: "linux", Copy: "trim8", Stamps: true}.Key()]
 	assert.Len(t, stamped.Phases, 5)
 
 	unsup := map[string]int{}
@@ -367,9 +368,9 @@ func TestEngineCoreClock(t *testing.T) {
 	out, recs := runFakeCounters(t, plan)
 	byKey := map[string]contract.Syscall{}
 	for _, s := range of[contract.Syscall](recs) {
-		byKey[fmt.Sprintf("%s %s/%s", s.Bench, s.Mode, s.Entry)] = s
+		byKey[s.Key()] = s
 	}
-	off := byKey["null off/syscall"]
+	off := byKey[contract.Subject{Bench: "null", Width: 64, Mode: "off", Entry: "syscall", Flavour: "minimal"}.Key()]
 	assert.Equal(t, (3*100.0+600)/4, off.Mean, "all repeats: one took 500 more per call")
 	assert.Equal(t, contract.Core{
 		CoreClock: "aperf/mperf", CoreMHz: 1700, CoreMean: off.Mean / 2, CoreMedian: 50,
@@ -377,7 +378,7 @@ func TestEngineCoreClock(t *testing.T) {
 		Undisturbed: &contract.Spread{N: 3, Mean: 100, Median: 100, Min: 100, Max: 100}, Headline: "undisturbed",
 		PMU: &contract.PMUCounts{Unsupported: "no architectural performance monitoring (CPUID.0AH:EAX[7:0] = 0)"},
 	}, off.Core)
-	off32 := byKey["null32 off/sysenter"]
+	off32 := byKey[contract.Subject{Bench: "null32", Width: 32, Mode: "off", Entry: "sysenter", Flavour: "minimal"}.Key()]
 	assert.Equal(t, "run", off32.Sampled)
 	assert.Equal(t, uint64(1), off32.SMIs)
 	assert.Equal(t, 4, off32.Disturbed, "sampled per run: an SMI marks every repeat")

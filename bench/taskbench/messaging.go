@@ -42,22 +42,6 @@ const (
 	IPCPipe   = "pipe"   // pipe(2): perf -p
 )
 
-// perfFlag is the perf option that selects p's IPC, with a space after it.
-func (p MessagingParams) perfFlag() string {
-	if p.IPC == IPCPipe {
-		return "-p "
-	}
-	return ""
-}
-
-// ipcName names p's IPC in the tables.
-func (p MessagingParams) ipcName() string {
-	if p.IPC == IPCPipe {
-		return "pipes"
-	}
-	return "Unix-domain stream socket pairs"
-}
-
 // workload is the record form of p's shape.
 func (p MessagingParams) workload() contract.Workload {
 	return contract.Workload{Groups: p.Groups, Loops: p.Loops, Size: p.Size, IPC: p.IPC}

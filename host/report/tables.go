@@ -28,10 +28,9 @@ type Measurement struct {
 	// Ns is the figure's mean in ns per operation (per call, per round
 	// trip, per sched-messaging run).
 	Ns float64
-	// NotRun is "unsupported" or "FAILED" when it did not run, and Why
-	// the reason (its configuration's name left out).
-	NotRun, Why string
-	Record      Record
+	// NotRun is "unsupported" or "FAILED" when it did not run.
+	NotRun string
+	Record Record
 }
 
 // Measurements returns the run's benchmark figures and the configurations
@@ -50,12 +49,12 @@ func (r *Run) Measurements() []Measurement {
 		case contract.TLBSweep:
 			m = Measurement{Subject: v.Subject, Stats: &v.Stats, R: v.R, Ns: v.NsPerCall}
 		case contract.Unsupported:
-			m = Measurement{Subject: v.Subject, NotRun: "unsupported", Why: reason(v.Reason)}
+			m = Measurement{Subject: v.Subject, NotRun: "unsupported"}
 		case contract.Error:
 			if v.Subject == nil {
 				continue
 			}
-			m = Measurement{Subject: *v.Subject, NotRun: "FAILED", Why: v.Name + ": " + v.Error}
+			m = Measurement{Subject: *v.Subject, NotRun: "FAILED"}
 		default:
 			continue
 		}
@@ -198,26 +197,6 @@ func StatusLine(r *Run) string {
 // and "null32").
 func benchOf(m Measurement, name string) bool {
 	return m.Bench == name || m.Bench == name+"32"
-}
-
-// reason is an unsupported record's reason without the configuration's
-// name the image puts first ("on+pcid/minimal/global: PCID: not
-// supported by this CPU" is "PCID: not supported by this CPU").
-func reason(r string) string {
-	if head, rest, ok := strings.Cut(r, ": "); ok && strings.Contains(head, "/") && !strings.Contains(head, " ") {
-		return rest
-	}
-	return r
-}
-
-// findMeasured returns the measured configuration s among ms, or nil.
-func findMeasured(ms []Measurement, s contract.Subject) *Measurement {
-	for i := range ms {
-		if ms[i].Stats != nil && ms[i].Subject.Key() == s.Key() {
-			return &ms[i]
-		}
-	}
-	return nil
 }
 
 // unitName is the unit as the image's headings say it.
