@@ -17,9 +17,10 @@ var ErrNoConfig = errors.New("no configuration")
 // the records keep as strings, as they always were). A field the record
 // leaves out takes what the image ran:
 //   - no entry: the world's default, experiment.Entries(width)[0]
-//     (syscall, sysenter): records written before the entry field, the
-//     probe's, the oracle's and the retention proof's (whose entry is the
-//     world's business) and the seed tables' sched-messaging cells;
+//     (syscall, sysenter): records written before the entry field (and
+//     probe records written before they carried the world's probe entry),
+//     the oracle's and the retention proof's, and the seed tables'
+//     sched-messaging cells;
 //   - no flavour: linux where Tasks is set (the tasks kernel runs the
 //     linux trampolines, whose pt_regs its context switch needs: the seed
 //     tables' sched-messaging cells), minimal otherwise (the probe, the
