@@ -69,6 +69,12 @@ type Plan struct {
 	PMU       bool
 	PMUEvents []string
 
+	// EmulatorBuild is the emulator build the host runner says runs the
+	// image ("bochs 3.0.devel 783b58fd6d9b", host/bochs.BootPlan): the
+	// image cannot tell one Bochs build from another, so it records what
+	// it is told, in the machine record. Empty: not said.
+	EmulatorBuild string
+
 	// values are the families' plan keys' values (Key), by name: every
 	// registered key's, its default where the plan has no line.
 	values map[string]any
@@ -219,10 +225,20 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		p.Globals = g
 		return nil
 	},
+	"emulator_build": func(p *Plan, v string) error {
+		if len(v) > maxEmulatorBuild || strings.IndexFunc(v, func(r rune) bool { return r < ' ' || r > '~' }) >= 0 {
+			return fmt.Errorf("emulator_build must be printable ASCII of at most %d characters", maxEmulatorBuild)
+		}
+		p.EmulatorBuild = v
+		return nil
+	},
 	"n":      intField("n", 1, 1_000_000, func(p *Plan) *int { return &p.N }),
 	"r":      intField("r", 1, 4000, func(p *Plan) *int { return &p.R }),
 	"warmup": intField("warmup", 0, 100, func(p *Plan) *int { return &p.Warmup }),
 }
+
+// maxEmulatorBuild bounds the emulator_build key's value, in bytes.
+const maxEmulatorBuild = 100
 
 // intField parses the integer key name, from lo to hi, into the field of
 // the plan that at gives, which keeps its value when the value is bad.

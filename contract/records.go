@@ -644,11 +644,15 @@ type Machine struct {
 	Hypervisor       string `json:"hypervisor"`
 	// Emulator names the emulator the run is on ("qemu-tcg", "bochs");
 	// absent on hardware and hardware virtual machines.
-	Emulator   string `json:"emulator,omitempty"`
-	ImageBase  uint64 `json:"image_base"`
-	ImageBytes uint64 `json:"image_bytes"`
-	Relocated  bool   `json:"relocated"`
-	Serial     bool   `json:"serial"`
+	Emulator string `json:"emulator,omitempty"`
+	// EmulatorBuild is the emulator build the host runner named in the
+	// plan (key emulator_build, e.g. "bochs 3.0.devel 783b58fd6d9b"), as
+	// told: the image cannot check it. Absent when not told.
+	EmulatorBuild string `json:"emulator_build,omitempty"`
+	ImageBase     uint64 `json:"image_base"`
+	ImageBytes    uint64 `json:"image_bytes"`
+	Relocated     bool   `json:"relocated"`
+	Serial        bool   `json:"serial"`
 	// SerialPorts are the serial consoles the record was written to:
 	// "io 0x3f8" or "mmio 0xfe032000/4" (4-byte registers), the baud rate
 	// ("115200 baud", or "firmware's baud"), "(spcr)" for the UART the

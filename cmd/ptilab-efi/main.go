@@ -32,7 +32,7 @@ func main() {
 	plan, perrs := loadPlan(r)
 	goos.SetEndAction(plan.End)
 	goos.SetScreen(plan.Screen)
-	machine(r)
+	machine(r, plan.EmulatorBuild)
 	power := cpuState(r)
 	for _, e := range perrs {
 		r.Printf("ptilab: %v; %s", e, e.Consequence())
@@ -102,8 +102,9 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-// machine prints the machine line and its record.
-func machine(r *bench.Reporter) {
+// machine prints the machine line and its record; build is the emulator
+// build the plan names (Plan.EmulatorBuild), "" when it names none.
+func machine(r *bench.Reporter, build string) {
 	f := &amd64.Features
 	info := goos.MachineInfo()
 	ucode, ucodeOK := amd64.Microcode()
@@ -123,6 +124,9 @@ func machine(r *bench.Reporter) {
 	}
 	if info.Board == "bochs" {
 		where += " (emulated: the TSC counts instructions)"
+	}
+	if build != "" {
+		where += " [" + build + ", as the plan says]"
 	}
 	reloc := "at its link address"
 	if info.ImageBase != goos.ELFLinkBase {
@@ -164,7 +168,7 @@ func machine(r *bench.Reporter) {
 	if tc.PMError != board.CalOK {
 		rec.TSCPMTimerError = tc.PMError.String()
 	}
-	rec.Emulator = info.Emulator
+	rec.Emulator, rec.EmulatorBuild = info.Emulator, build
 	r.Record(rec)
 }
 

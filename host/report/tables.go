@@ -121,6 +121,8 @@ func MachineLine(r *Run) string {
 	s += "; " + strings.Join(feats, " ")
 	s += fmt.Sprintf("; %d MiB RAM; firmware %s 0x%x; board %s", m.RAMBytes>>20, m.FirmwareVendor, m.FirmwareRevision, m.Board)
 	switch {
+	case m.EmulatorBuild != "":
+		s += "; EMULATED (" + m.EmulatorBuild + "): the figures say nothing about hardware"
 	case m.Emulator != "":
 		s += "; EMULATED (" + m.Emulator + "): the figures say nothing about hardware"
 	case r.Emulated():
