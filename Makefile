@@ -13,7 +13,7 @@ BOCHSFLAGS ?=
 # Everything the image is built from.
 SOURCES := $(shell find . -path ./build -prune -o \( -name '*.go' -o -name '*.s' -o -name '*.h' \) -print | grep -v '_test\.go$$') go.mod go.sum
 
-.PHONY: all usb qemu bochs test deps clean
+.PHONY: all usb qemu bochs bochs-build test deps clean
 
 all: $(IMAGE)
 
@@ -41,13 +41,22 @@ qemu: $(IMAGE)
 	@command -v qemu-system-x86_64 >/dev/null || { echo "make qemu: qemu-system-x86_64 not found; run 'make deps' (or: sudo apt-get install qemu-system-x86 ovmf)"; exit 1; }
 	$(HOST) qemu -log build/serial.log -results build/ptilab-results $(QEMUFLAGS) $(IMAGE)
 
-# Boot the image under Bochs with the 2 MiB OVMF (PCID and INVPCID executed,
-# the TSC counting instructions); the serial console goes to the terminal
-# and to build/bochs-serial.log; exits with the status of the image's
-# PTILAB-END line.
-bochs: $(IMAGE)
-	@command -v bochs >/dev/null || { echo "make bochs: bochs not found; run 'make deps' (or: sudo apt-get install bochs bochs-sdl bochsbios vgabios ovmf)"; exit 1; }
+# Boot the image under the pinned Bochs with the 2 MiB OVMF (PCID and
+# INVPCID executed, the TSC counting instructions); the serial console goes
+# to the terminal and to build/bochs-serial.log; exits with the status of
+# the image's PTILAB-END line. BOCHSFLAGS="-bochs /usr/bin/bochs" runs
+# Debian's Bochs 2.7 instead.
+bochs: $(IMAGE) bochs-build
 	$(HOST) bochs -log build/bochs-serial.log $(BOCHSFLAGS) $(IMAGE)
+
+# The pinned Bochs (host/bochs/pinned.env), built once into
+# $$XDG_CACHE_HOME/ptilab (default ~/.cache/ptilab) and reused while the
+# pin is unchanged. Its source is $$BOCHS_SOURCE: a git URL or clone of
+# Bochs's repository (default https://github.com/bochs-emu/Bochs.git), or
+# a tarball of its bochs/ tree at the pinned commit, checked against the
+# SHA-256 in pinned.env (CI: ../shared/vendor/bochs-783b58fd6d9b.tar.xz).
+bochs-build:
+	host/bochs/build.sh
 
 # The packages with tests built for GOARCH=386: the i386 ABI's check
 # against golang.org/x/sys for linux/386, and the 32-bit tasks kernel's
@@ -60,8 +69,8 @@ PKGS386 := ./linuxabi/ ./i386pae/kernel32/ ./tasks/core/
 
 # Host unit tests (amd64, then 386), then the QEMU and Bochs boot tests
 # (which build the image themselves), verbosely, so that the log shows each
-# boot.
-test:
+# boot. The Bochs tests run the pinned Bochs (bochs-build).
+test: bochs-build
 	$(GO) vet ./...
 	GOARCH=386 $(GO) vet $(PKGS386)
 	GOARCH=386 $(GO) vet -tags kernel32host $(PKGS386)
@@ -70,15 +79,15 @@ test:
 	GOARCH=386 $(GO) test -count=1 -timeout 20m -exec $(CURDIR)/test/run386 ./tasks/core/
 	$(GO) test -count=1 -timeout 30m -v ./test/
 
-# Install QEMU, Bochs, OVMF, binutils (objcopy) and qemu-user (qemu-i386,
-# for the GOARCH=386 tests where the kernel runs no i386 programs) with
-# apt-get.
+# Install QEMU, OVMF, binutils (objcopy), qemu-user (qemu-i386, for the
+# GOARCH=386 tests where the kernel runs no i386 programs) and what
+# bochs-build needs (a C++ compiler, make, xz, git) with apt-get.
 deps:
 	@if command -v apt-get >/dev/null; then \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-system-x86 qemu-user bochs bochs-sdl bochsbios vgabios ovmf binutils; \
+		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-system-x86 qemu-user ovmf binutils g++ make xz-utils git; \
 	else \
-		echo "make deps: no apt-get here; install QEMU (qemu-system-x86_64, qemu-i386), Bochs 2.7 with its SDL2 display, the VGA BIOS, OVMF and binutils with your package manager"; exit 1; \
+		echo "make deps: no apt-get here; install QEMU (qemu-system-x86_64, qemu-i386), OVMF, binutils, a C++ compiler, make, xz and git with your package manager"; exit 1; \
 	fi
 
 clean:

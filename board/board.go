@@ -53,9 +53,13 @@ const (
 // I/O block (the GPIO block of many Ivy Bridge boards), where a write is
 // not harmless.
 //
-// Bochs: no fw_cfg, no hypervisor bit (CPUID.01H:ECX[31]), and at PCI
-// 00:00.0 the host bridge of a chipset Bochs emulates (bochsrc "pci:
-// chipset=" i430fx, i440fx or i440bx; Bochs 2.7 iodev/pci.cc): Intel 82437FX
+// Bochs: no hypervisor bit (CPUID.01H:ECX[31]), no fw_cfg device in its
+// ACPI tables (Bochs 2.7 has no fw_cfg; the 3.1 line has a QEMU-compatible
+// one, iodev/fw_cfg.cc, signature "QEMU" included, which FwCfgPossible
+// therefore never lets Detect probe: its DSDT, iodev/acpi_dsdt_aml.h,
+// names no "QEMU0002"), and at PCI 00:00.0 the host bridge of a chipset
+// Bochs emulates (bochsrc "pci: chipset=" i430fx, i440fx or i440bx;
+// iodev/pci.cc): Intel 82437FX
 // (8086:122D), 82441FX (8086:1237) or 82443BX (8086:7190; 7192 without
 // AGP), read through PCI configuration mechanism #1 (PCI Local Bus 3.0,
 // 3.2.2.3.2). These are the Pentium, Pentium Pro and Pentium II/III
@@ -281,8 +285,9 @@ func nameIs(b []byte, s string) bool {
 // Icount reports whether the TSC counts instructions: under QEMU started
 // with -icount by ptilab's runner (which passes the fw_cfg file
 // contract.FwCfgIcount), and always under Bochs, whose TSC is its count of
-// emulated instructions (Bochs 2.7 cpu/proc_ctrl.cc, get_TSC from
-// bx_pc_system.time_ticks(), one tick per instruction).
+// emulated instructions (cpu/proc_ctrl.cc, 2.7 and 3.1 alike: get_TSC
+// from bx_pc_system.time_ticks(), one tick per instruction with
+// "clock: sync=none").
 func Icount() bool {
 	if Machine == Bochs {
 		return true

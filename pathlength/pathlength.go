@@ -216,7 +216,8 @@ var table = map[string]Path{
 	"bench=lseek width=64 mode=on-defer entry=syscall flavour=linux global=off":     {257, false},
 	"bench=lseek width=64 mode=on-noswitch entry=syscall flavour=linux global=off":  {259, false},
 	// The paths only Bochs runs, on+pcid's (QEMU's TCG has no PCID), held
-	// under Bochs 2.7 (corei7_haswell_4770 and broadwell_ult alike); per
+	// under Bochs (corei7_haswell_4770 and broadwell_ult alike; the
+	// pinned 3.1-line build as Debian's 2.7 before it); per
 	// round trip and per message truncated. on+pcid's null call: a BTS of
 	// CR3's NOFLUSH bit each way.
 	"bench=null width=64 mode=on+pcid entry=syscall flavour=minimal global=off":                             {23, true},

@@ -182,9 +182,9 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	for _, line := range unknownMSR.FindAllStringSubmatch(string(res.Log), -1) {
 		assert.True(t, probed[line[2]], "only the microcode probe and the cpu-state's #GP-safe reads touch an MSR the model lacks: %s", line[0])
 	}
-	st := cpuStateOf(t, res)
+	st := cpuStateOf(t, res, "aperf/mperf")
 	assert.Equal(t, "unsupported", st.SMICount, "Bochs has no MSR_SMI_COUNT")
-	requireCoreUnsupported(t, res, "unsupported")
+	requireCoreCountsInstructions(t, res)
 	requirePMUUnsupported(t, res, pmuNoMSRs)
 
 	// Every 64-bit row measured, on+pcid included.

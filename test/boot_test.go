@@ -80,7 +80,7 @@ func TestDefaultBoot(t *testing.T) {
 
 	// The cpu-state record, and the core clock and SMIs unsupported: QEMU's
 	// default CPU is not Intel's.
-	st := cpuStateOf(t, res)
+	st := cpuStateOf(t, res, "unsupported")
 	assert.Equal(t, "unsupported", st.SMICount)
 	assert.Equal(t, "unsupported", st.MSRs["MSR_SMI_COUNT"])
 	// The vulnerabilities table: qemu64 is AMD family 0FH, whitelisted
@@ -178,7 +178,7 @@ func TestModels(t *testing.T) {
 			// QEMU's Intel models: no APERF/MPERF, MSR_PLATFORM_INFO reads 0
 			// (TCG reads an MSR it lacks as 0), MSR_SMI_COUNT is QEMU's own
 			// count of the SMIs it delivered.
-			st := cpuStateOf(t, res)
+			st := cpuStateOf(t, res, "unsupported")
 			smi := "unsupported"
 			if tt.model != 0 {
 				smi = "msr"

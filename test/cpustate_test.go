@@ -16,9 +16,11 @@ import (
 )
 
 // cpuStateOf checks that a run printed one cpu-state record, with its
-// human lines, before the first benchmark's line and record, and that
-// the firmware's state in it is long mode's; it returns the record.
-func cpuStateOf(t *testing.T, res serialLog) contract.CPUState {
+// human lines, before the first benchmark's line and record, that the
+// firmware's state in it is long mode's and its core clock coreClock
+// ("unsupported" under QEMU's TCG, "aperf/mperf" under Bochs 3.1); it
+// returns the record.
+func cpuStateOf(t *testing.T, res serialLog, coreClock string) contract.CPUState {
 	t.Helper()
 	sts := recordsOf[contract.CPUState](t, res)
 	require.Len(t, sts, 1, "one cpu-state record")
@@ -41,7 +43,7 @@ func cpuStateOf(t *testing.T, res serialLog) contract.CPUState {
 	assert.True(t, hexBit(t, s.EFER, 10), "EFER.LMA at entry: %s", s.EFER)
 	assert.True(t, hexBit(t, s.CR4, 5), "CR4.PAE at entry: %s", s.CR4)
 	assert.NotEqual(t, "unsupported", s.MSRs["IA32_PAT"], "QEMU has PAT")
-	assert.Equal(t, "unsupported", s.CoreClock, "TCG has no APERF/MPERF")
+	assert.Equal(t, coreClock, s.CoreClock)
 	return s
 }
 
@@ -76,12 +78,43 @@ func hexBit(t *testing.T, s string, bit uint) bool {
 	return v&(1<<bit) != 0
 }
 
-// requireCoreUnsupported checks the emulator's figures and pstate record:
-// no core clock anywhere; the SMI count as smi says ("unsupported", or
-// "msr" where QEMU's Intel models emulate MSR_SMI_COUNT), no NMI counted
-// in a repeat (none is injected) and no repeat disturbed; nothing written
-// to a P-state MSR.
+// requireCoreUnsupported checks QEMU's figures and pstate record: no
+// core clock anywhere; the SMI count as smi says ("unsupported", or "msr"
+// where QEMU's Intel models emulate MSR_SMI_COUNT); no disturbance and no
+// P-state write (requireEmulatorCore).
 func requireCoreUnsupported(t *testing.T, res serialLog, smi string) {
+	t.Helper()
+	for _, c := range requireEmulatorCore(t, res, smi) {
+		assert.Equal(t, "unsupported", c.CoreClock)
+		assert.Zero(t, c.CoreMHz)
+		assert.Zero(t, c.CoreMean)
+	}
+	lineIndex(t, res.Lines(), "core clock: unsupported (no APERF/MPERF)")
+}
+
+// requireCoreCountsInstructions checks the figures of Bochs 3.1, which
+// implements IA32_APERF and IA32_MPERF and advances both, as its TSC, by
+// one per instruction: every figure's core clock is "aperf/mperf" at the
+// TSC's rate, a syscall figure's core cycles per call are its TSC figure;
+// no SMI count (no MSR_SMI_COUNT); no disturbance and no P-state write
+// (requireEmulatorCore: MSR_PLATFORM_INFO is missing).
+func requireCoreCountsInstructions(t *testing.T, res serialLog) {
+	t.Helper()
+	for _, c := range requireEmulatorCore(t, res, "unsupported") {
+		assert.Equal(t, "aperf/mperf", c.CoreClock)
+	}
+	for _, r := range recordsOf[contract.Syscall](t, res) {
+		assert.InDelta(t, float64(r.TSCHz)/1e6, r.CoreMHz, 0.001, "%s: core MHz (recorded to 1 kHz)", r.Key())
+		assert.InDelta(t, r.Mean, r.CoreMean, 1e-6, "%s: core cycles per call", r.Key())
+	}
+	lineIndex(t, res.Lines(), "core clock: APERF/MPERF around every repeat; SMIs: unsupported (no MSR_SMI_COUNT)")
+}
+
+// requireEmulatorCore checks what an emulator's figures and pstate record
+// share: the SMI count as smi says, no NMI counted in a repeat (none is
+// injected) and no repeat disturbed, nothing written to a P-state MSR;
+// it returns the figures' core fields.
+func requireEmulatorCore(t *testing.T, res serialLog, smi string) []contract.Core {
 	t.Helper()
 	ps := recordsOf[contract.PState](t, res)
 	require.Len(t, ps, 1, "one pstate record")
@@ -101,16 +134,13 @@ func requireCoreUnsupported(t *testing.T, res serialLog, smi string) {
 	}
 	require.NotEmpty(t, cores)
 	for _, c := range cores {
-		assert.Equal(t, "unsupported", c.CoreClock)
-		assert.Zero(t, c.CoreMHz)
-		assert.Zero(t, c.CoreMean)
 		assert.Equal(t, smi, c.SMICount)
 		assert.Zero(t, c.NMIs, "no NMI inside a repeat")
 		assert.Zero(t, c.Disturbed, "no SMI or NMI inside a repeat")
 		assert.Nil(t, c.Undisturbed)
 		assert.Equal(t, "all", c.Headline)
 	}
-	lineIndex(t, res.Lines(), "core clock: unsupported (no APERF/MPERF)")
+	return cores
 }
 
 // Why the performance counters do not count under QEMU's TCG: its

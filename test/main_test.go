@@ -66,7 +66,7 @@ func runTests(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	buildDir = dir
 	setupErr = setup(dir)
-	_, bochsErr = bochs.Find()
+	_, bochsErr = bochs.Find("")
 	return m.Run()
 }
 

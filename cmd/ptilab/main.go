@@ -239,9 +239,10 @@ func cmdBochs(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := newFlagSet("bochs", "[flags] IMAGE.efi", stderr)
 	opts := bochs.Options{Echo: qemu.PlainWriter(stdout)}
 	fs.StringVar(&opts.Memory, "m", bochs.DefaultMemory, "guest RAM `size` (QEMU -m syntax)")
-	fs.StringVar(&opts.CPU, "cpu", bochs.DefaultCPU, "Bochs CPU `model` (e.g. corei7_haswell_4770, broadwell_ult with SMAP, corei7_skylake_x)")
+	fs.StringVar(&opts.CPU, "cpu", bochs.DefaultCPU, "Bochs CPU `model` (e.g. corei7_haswell_4770, broadwell_ult with SMAP, corei7_ivy_bridge_3770k, wildcat_lake with FRED and LASS)")
+	fs.StringVar(&opts.Bochs, "bochs", "", "the Bochs `executable` (e.g. /usr/bin/bochs for Debian's 2.7); default $BOCHS, else the pinned build (make bochs-build)")
 	fs.BoolVar(&opts.IgnoreBadMSRs, "ignore-bad-msrs", false, "let MSRs the model lacks read 0 (Bochs ignore_bad_msrs=1) instead of raising #GP")
-	fs.DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "kill Bochs after this `duration` (the default plan takes about 2 minutes)")
+	fs.DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "kill Bochs after this `duration` (the default plan takes about a minute on the pinned build)")
 	var code int
 	if opts.Image, opts.Plan, code = bootFlags(fs, args, "boot plan `file`, copied to ptilab.plan on the boot disk (with end = poweroff added when it has no end line)", &opts.LogPath); code >= 0 {
 		return code
@@ -269,7 +270,7 @@ func bochsSummary(res *bochs.Result) string {
 		}
 	}
 	msg, _ := outcome(res.Serial)
-	return how + "; " + msg
+	return res.Build.String() + ": " + how + "; " + msg
 }
 
 func cmdLog(args []string, stdout, stderr io.Writer) int {

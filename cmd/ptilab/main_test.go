@@ -94,7 +94,7 @@ func TestBochsError(t *testing.T) {
 	t.Setenv("BOCHS", "ptilab-no-such-bochs")
 	code, _, stderr = ptilab(t, "bochs", "x.efi")
 	assert.Equal(t, exitFail, code)
-	assert.Contains(t, stderr, "apt-get install bochs bochs-sdl bochsbios vgabios ovmf")
+	assert.Contains(t, stderr, "$BOCHS (ptilab-no-such-bochs) not found: run `make deps bochs-build`")
 }
 
 // writeLog writes a serial log and returns its path.
@@ -155,6 +155,9 @@ func TestLog(t *testing.T) {
 func TestSummaries(t *testing.T) {
 	okSerial := []byte("PTILAB {\"a\":1}\nPTILAB-END {\"status\":\"ok\"}\n")
 	end := []byte("PTILAB {\"a\":1}\nPTILAB-END {\"status\":\"ok\",\"exit\":0}\n")
+	pinned := bochs.Build{Path: "/c/bin/bochs", Version: "3.0.devel", Commit: bochs.PinnedCommit}
+	debian := bochs.Build{Path: "/usr/bin/bochs", Version: "2.7", Debugger: true}
+	b31 := "bochs 3.0.devel " + bochs.PinnedCommit[:12] + ": "
 	tests := []struct{ name, got, want string }{
 		{"qemu exit ok", summary(&qemu.Result{QEMUStatus: 1, ImageStatus: 0, DebugExit: true, Duration: 7249 * time.Millisecond, Serial: okSerial}),
 			`image exited with status 0 after 7.2s; 1 records, PTILAB-END status "ok"`},
@@ -166,15 +169,15 @@ func TestSummaries(t *testing.T) {
 			"QEMU exited after 5s without the image writing the exit port (guest shutdown, reset or triple fault); 0 records, no PTILAB-END line: output cut short"},
 		{"qemu qemu failure", summary(&qemu.Result{QEMUStatus: 1 << 1, ImageStatus: -1, Stderr: []byte("\nqemu-system-x86_64: unable to find CPU model 'x'\nmore\n")}),
 			"QEMU failed with status 2 after 0s: qemu-system-x86_64: unable to find CPU model 'x'; 0 records, no PTILAB-END line: output cut short"},
-		{"bochs powered off", bochsSummary(&bochs.Result{BochsStatus: 1, Duration: 61 * time.Second, Serial: end}),
-			`image ended with status 0 after 1m1s; 1 records, PTILAB-END status "ok"`},
-		{"bochs no power-off", bochsSummary(&bochs.Result{BochsStatus: -1, Stopped: true, Duration: 2 * time.Second, Serial: end}),
-			`image ended with status 0 but did not power off (its plan's end); Bochs killed after 2s; 1 records, PTILAB-END status "ok"`},
-		{"bochs timeout", bochsSummary(&bochs.Result{BochsStatus: -1, TimedOut: true, Duration: 10 * time.Minute}),
-			"timed out after 10m0s, Bochs killed; 0 records, no PTILAB-END line: output cut short"},
-		{"bochs bochs failure", bochsSummary(&bochs.Result{BochsStatus: 1, Duration: time.Second,
+		{"bochs powered off", bochsSummary(&bochs.Result{BochsStatus: 1, Duration: 61 * time.Second, Serial: end, Build: pinned}),
+			b31 + `image ended with status 0 after 1m1s; 1 records, PTILAB-END status "ok"`},
+		{"bochs no power-off", bochsSummary(&bochs.Result{BochsStatus: -1, Stopped: true, Duration: 2 * time.Second, Serial: end, Build: pinned}),
+			b31 + `image ended with status 0 but did not power off (its plan's end); Bochs killed after 2s; 1 records, PTILAB-END status "ok"`},
+		{"bochs timeout", bochsSummary(&bochs.Result{BochsStatus: -1, TimedOut: true, Duration: 10 * time.Minute, Build: pinned}),
+			b31 + "timed out after 10m0s, Bochs killed; 0 records, no PTILAB-END line: output cut short"},
+		{"bochs bochs failure", bochsSummary(&bochs.Result{BochsStatus: 1, Duration: time.Second, Build: debian,
 			Output: []byte("========\nBochs is exiting with the following message:\n[MEM0 ] ROM: ROM image too large\n========\n")}),
-			"Bochs exited with status 1 after 1s without the image's status: [MEM0 ] ROM: ROM image too large; 0 records, no PTILAB-END line: output cut short"},
+			"bochs 2.7 /usr/bin/bochs: Bochs exited with status 1 after 1s without the image's status: [MEM0 ] ROM: ROM image too large; 0 records, no PTILAB-END line: output cut short"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, tt.got) })

@@ -56,7 +56,8 @@ type Options struct {
 	// means DefaultMemory.
 	Memory string
 	// Plan is written to the plan file at the root of the boot disk, with
-	// "end = poweroff" added when it has no end line (see WithEnd).
+	// "end = poweroff" and the Bochs build's name added where it sets
+	// neither (see BootPlan).
 	Plan []byte
 	// Files are extra files for the boot disk, as qemu.Options.Files.
 	Files map[string][]byte
@@ -65,6 +66,10 @@ type Options struct {
 	// ignored), written to in place. Its size must be a whole number of
 	// Bochs's cylinders (16 heads of 63 sectors).
 	Disk string
+	// Bochs is the Bochs executable (a path, or a name looked up in
+	// PATH, e.g. /usr/bin/bochs for Debian's 2.7); empty means $BOCHS when
+	// set, else the pinned build (see Find).
+	Bochs string
 	// IgnoreBadMSRs runs Bochs with ignore_bad_msrs=1 (an MSR the model
 	// lacks reads 0) instead of the MSRs file and ignore_bad_msrs=0 (it
 	// raises #GP, as on hardware).
@@ -101,6 +106,8 @@ type Result struct {
 	// Log is Bochs's log file: its errors (e.g. "RDMSR: Unknown register")
 	// and panics.
 	Log []byte
+	// Build is the Bochs that ran.
+	Build Build
 }
 
 // ImageStatus returns the image's status: the "exit" field of its
@@ -177,11 +184,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths, err := Find()
+	paths, err := Find(opts.Bochs)
 	if err != nil {
 		return nil, err
 	}
-	rom, err := ROM(paths.Code, paths.Vars)
+	rom, err := ROM(paths.Code, paths.Vars, MaxROM(paths.Bochs))
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +198,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bochs: %w", err)
 		}
-		if files, err = qemu.BootFiles(image, WithEnd(opts.Plan), opts.Files); err != nil {
+		if files, err = qemu.BootFiles(image, BootPlan(opts.Plan, paths.Bochs), opts.Files); err != nil {
 			return nil, fmt.Errorf("bochs: %w", err)
 		}
 	} else if err := checkDisk(opts.Disk); err != nil {
@@ -210,6 +217,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		Disk:      filepath.Join(dir, "disk.img"),
 		Serial:    "/dev/fd/3", // the pipe Run reads (ExtraFiles[0])
 		Log:       filepath.Join(dir, "bochs.log"),
+		Legacy:    paths.Bochs.Legacy(),
 	}
 	if !opts.IgnoreBadMSRs {
 		c.MSRs = filepath.Join(dir, "msrs.def")
@@ -229,11 +237,15 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := os.WriteFile(rc, []byte(Bochsrc(c)), 0o644); err != nil {
 		return nil, fmt.Errorf("bochs: %w", err)
 	}
-	// Commands for Bochs's built-in debugger, which stops before the first
-	// instruction: continue, and quit should it stop again.
-	cmds := filepath.Join(dir, "debugger")
-	if err := os.WriteFile(cmds, []byte("c\nquit\n"), 0o644); err != nil {
-		return nil, fmt.Errorf("bochs: %w", err)
+	args := []string{"-q", "-f", rc}
+	if paths.Bochs.Debugger {
+		// Commands for Bochs's built-in debugger, which stops before the
+		// first instruction: continue, and quit should it stop again.
+		cmds := filepath.Join(dir, "debugger")
+		if err := os.WriteFile(cmds, []byte("c\nquit\n"), 0o644); err != nil {
+			return nil, fmt.Errorf("bochs: %w", err)
+		}
+		args = append(args, "-rc", cmds)
 	}
 
 	log, closeLog, err := qemu.SerialLog(opts.LogPath)
@@ -253,11 +265,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	defer stop()
 	ended := make(chan struct{})
 	serial := qemu.NewSerialSink(opts.Echo, log, endLine, func() { close(ended) })
-	cmd := qemu.Command(stopCtx, paths.Bochs, "-q", "-f", rc, "-rc", cmds)
+	cmd := qemu.Command(stopCtx, paths.Bochs.Path, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "SDL_VIDEODRIVER=dummy", "SDL_AUDIODRIVER=dummy")
 	var out bytes.Buffer
-	cmd.Stdin = nil // /dev/null: the debugger reads its commands from -rc
+	cmd.Stdin = nil // /dev/null: a debugger reads its commands from -rc
 	cmd.Stdout = &out
 	cmd.Stderr = &out
 	cmd.ExtraFiles = []*os.File{pw}
@@ -265,7 +277,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		pw.Close()
-		return nil, fmt.Errorf("bochs: starting %s: %w", paths.Bochs, err)
+		return nil, fmt.Errorf("bochs: starting %s: %w", paths.Bochs.Path, err)
 	}
 	pw.Close()
 	copied := make(chan error, 1)
@@ -315,5 +327,6 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		Serial:      serial.Bytes(),
 		Output:      out.Bytes(),
 		Log:         bochsLog,
+		Build:       paths.Bochs,
 	}, nil
 }

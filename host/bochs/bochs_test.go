@@ -56,14 +56,21 @@ func TestBochsrc(t *testing.T) {
 		`ata0-master: type=disk, mode=flat, path="/t/my disk.img"` + "\n",
 		"com1: enabled=1, mode=file, dev=/dev/fd/3\n",
 		"clock: sync=none, time0=1704067200\n",
-		"display_library: sdl2\n",
+		"display_library: nogui\n",
 		"log: /t/bochs.log\n",
 		"panic: action=fatal\n",
 	} {
 		assert.Contains(t, rc, want)
 	}
+	assert.NotContains(t, rc, "sound:", "the pinned build has no sound devices to name")
+	assert.NotContains(t, rc, "speaker:")
 	c.MSRs = ""
 	assert.Contains(t, Bochsrc(c), "reset_on_triple_fault=0, ignore_bad_msrs=1\n")
+	c.Legacy = true
+	rc = Bochsrc(c)
+	assert.Contains(t, rc, "display_library: sdl2\n", "Debian's 2.7 has no nogui")
+	assert.Contains(t, rc, "sound: waveoutdrv=dummy, waveindrv=dummy, midioutdrv=dummy\n")
+	assert.Contains(t, rc, "speaker: enabled=0\n")
 }
 
 func TestMSRsFile(t *testing.T) {
@@ -85,7 +92,7 @@ func TestMSRsFile(t *testing.T) {
 	assert.Contains(t, MSRs, "0x017 ", "IA32_PLATFORM_ID, which OVMF reads")
 }
 
-func TestWithEnd(t *testing.T) {
+func TestWithDefault(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"", "end = poweroff\n"},
 		{"n = 10", "n = 10\nend = poweroff\n"},
@@ -95,9 +102,12 @@ func TestWithEnd(t *testing.T) {
 		{"# end = return\nr = 1\n", "# end = return\nr = 1\nend = poweroff\n"},
 		{"endless = 1\n", "endless = 1\nend = poweroff\n"},
 	} {
-		assert.Equal(t, tt.want, string(WithEnd([]byte(tt.in))), "%q", tt.in)
+		assert.Equal(t, tt.want, string(WithDefault([]byte(tt.in), "end", "poweroff")), "%q", tt.in)
 	}
-	assert.Equal(t, "end = poweroff\n", string(WithEnd(nil)))
+	assert.Equal(t, "end = poweroff\n", string(WithDefault(nil, "end", "poweroff")))
+	b := Build{Path: "/c/bin/bochs", Version: "3.0.devel", Commit: PinnedCommit}
+	assert.Equal(t, "n = 10\nend = poweroff\nemulator_build = bochs 3.0.devel "+PinnedCommit[:12]+"\n", string(BootPlan([]byte("n = 10"), b)))
+	assert.Equal(t, "emulator_build = mine\nend = return\n", string(BootPlan([]byte("emulator_build = mine\nend = return\n"), b)))
 }
 
 func TestMemoryMiB(t *testing.T) {
@@ -118,44 +128,118 @@ func TestROM(t *testing.T) {
 	require.NoError(t, os.WriteFile(code, make([]byte, 1920<<10), 0o644))
 	require.NoError(t, os.WriteFile(vars, []byte(strings.Repeat("V", 128<<10)), 0o644))
 	require.NoError(t, os.WriteFile(big, make([]byte, 3568<<10), 0o644))
-	rom, err := ROM(code, vars)
+	legacy, pinned := MaxROM(Build{Version: "2.7"}), MaxROM(Build{Version: "3.0.devel"})
+	assert.Equal(t, 2<<20, legacy)
+	assert.Equal(t, 4<<20, pinned)
+	rom, err := ROM(code, vars, legacy)
 	require.NoError(t, err)
 	assert.Len(t, rom, 2<<20)
 	assert.Equal(t, byte('V'), rom[0], "the variable store first, the code at the top")
-	rom, err = ROM(code, "")
+	rom, err = ROM(code, "", legacy)
 	require.NoError(t, err)
 	assert.Len(t, rom, 1920<<10)
-	_, err = ROM(big, vars)
+	_, err = ROM(big, vars, legacy)
 	assert.ErrorContains(t, err, "at most 2 MiB")
-	_, err = ROM(filepath.Join(dir, "none"), "")
+	_, err = ROM(big, vars, pinned)
+	assert.NoError(t, err, "the 4 MiB OVMF fits the pinned build's ROM")
+	_, err = ROM(filepath.Join(dir, "none"), "", legacy)
 	assert.Error(t, err)
+}
+
+// fakeBochs writes an executable at dir/bin/bochs that prints what Bochs
+// prints for --help: its usage (with -rc when debugger) and the banner
+// of version.
+func fakeBochs(t *testing.T, dir, version string, debugger bool) string {
+	t.Helper()
+	usage := "Usage: bochs [flags] [bochsrc options]\n\n  -n               no configuration file\n"
+	if debugger {
+		usage += "  -rc filename     execute debugger commands stored in file\n"
+	}
+	script := "#!/bin/sh\nprintf '" + usage + "'\necho '                     Bochs x86 Emulator " + version + "'\n"
+	path := filepath.Join(dir, "bin", "bochs")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(script), 0o755))
+	return path
+}
+
+func TestProbe(t *testing.T) {
+	dir := t.TempDir()
+	pinned := filepath.Join(dir, "pinned")
+	path := fakeBochs(t, pinned, "3.0.devel", false)
+	b, err := Probe(path)
+	require.NoError(t, err)
+	assert.Equal(t, Build{Path: path, Version: "3.0.devel"}, b, "no stamp: not the pinned build")
+	assert.False(t, b.Legacy())
+	require.NoError(t, os.WriteFile(filepath.Join(pinned, "pinned"), []byte(PinnedCommit+" --with-nogui\n"), 0o644))
+	b, err = Probe(path)
+	require.NoError(t, err)
+	assert.Equal(t, PinnedCommit, b.Commit)
+	assert.Equal(t, "bochs 3.0.devel "+PinnedCommit[:12], b.String())
+
+	debian := fakeBochs(t, filepath.Join(dir, "debian"), "2.7", true)
+	b, err = Probe(debian)
+	require.NoError(t, err)
+	assert.Equal(t, Build{Path: debian, Version: "2.7", Debugger: true}, b)
+	assert.True(t, b.Legacy())
+	assert.Equal(t, "bochs 2.7 "+debian, b.String())
+
+	_, err = Probe("/bin/true")
+	assert.ErrorContains(t, err, "/bin/true --help: no version banner")
+}
+
+func TestPinned(t *testing.T) {
+	assert.Regexp(t, `^[0-9a-f]{40}$`, PinnedCommit)
+	assert.Regexp(t, `^[0-9a-f]{64}$`, pinnedValue("BOCHS_TARBALL_SHA256"))
+	assert.Contains(t, pinnedValue("BOCHS_CONFIGURE"), "--enable-fred")
+	t.Setenv("XDG_CACHE_HOME", "/c")
+	dir, err := PinnedDir()
+	require.NoError(t, err)
+	assert.Equal(t, "/c/ptilab/bochs-"+PinnedCommit[:12], dir)
 }
 
 func TestFindMissing(t *testing.T) {
 	t.Setenv("BOCHS", "ptilab-no-such-bochs")
-	_, err := Find()
+	_, err := Find("")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "$BOCHS (ptilab-no-such-bochs) not found")
-	assert.Contains(t, err.Error(), "apt-get install bochs bochs-sdl")
+	assert.Contains(t, err.Error(), "make deps bochs-build")
 	assert.NotContains(t, err.Error(), "\n", "one line")
+	_, err = Find("ptilab-no-such-bochs-either")
+	assert.ErrorContains(t, err, "ptilab-no-such-bochs-either not found")
 
 	dir := t.TempDir()
-	vga := filepath.Join(dir, "vgabios.bin")
+	t.Setenv("BOCHS", "")
+	t.Setenv("XDG_CACHE_HOME", dir)
+	_, err = Find("")
+	assert.ErrorContains(t, err, "the pinned Bochs ("+PinnedCommit[:12]+") is not built in "+dir)
+
+	// A pinned build in the cache, with its own VGA BIOS.
+	pinned, err := PinnedDir()
+	require.NoError(t, err)
+	exe := fakeBochs(t, pinned, "3.0.devel", false)
+	require.NoError(t, os.WriteFile(filepath.Join(pinned, "pinned"), []byte(PinnedCommit+"\n"), 0o644))
+	vga := filepath.Join(pinned, "share", "bochs", "VGABIOS-lgpl-latest.bin")
+	require.NoError(t, os.MkdirAll(filepath.Dir(vga), 0o755))
 	require.NoError(t, os.WriteFile(vga, nil, 0o644))
+	t.Setenv("BOCHS_OVMF_CODE", "/no/such/OVMF_CODE.fd")
+	_, err = Find("")
+	assert.ErrorContains(t, err, "/no/such/OVMF_CODE.fd not found (from $BOCHS_OVMF_CODE")
+	t.Setenv("BOCHS_OVMF_CODE", vga)
+	p, err := Find("")
+	require.NoError(t, err)
+	assert.Equal(t, Paths{Bochs: Build{Path: exe, Version: "3.0.devel", Commit: PinnedCommit}, Code: vga, VGABIOS: vga}, p)
+
+	// Another Bochs, found through the fallback VGA BIOS list.
+	other := fakeBochs(t, filepath.Join(dir, "other"), "2.7", true)
 	savedVGA, savedPlugins := vgaROMs, pluginDirs
 	t.Cleanup(func() { vgaROMs, pluginDirs = savedVGA, savedPlugins })
 	vgaROMs, pluginDirs = []string{vga}, nil
-	t.Setenv("BOCHS", "/bin/sh")
-	t.Setenv("BOCHS_OVMF_CODE", "/no/such/OVMF_CODE.fd")
-	_, err = Find()
-	assert.ErrorContains(t, err, "/no/such/OVMF_CODE.fd not found (from $BOCHS_OVMF_CODE")
-	t.Setenv("BOCHS_OVMF_CODE", vga)
-	p, err := Find()
+	p, err = Find(other)
 	require.NoError(t, err)
-	assert.Equal(t, Paths{Bochs: "/bin/sh", Code: vga, VGABIOS: vga}, p)
+	assert.Equal(t, Paths{Bochs: Build{Path: other, Version: "2.7", Debugger: true}, Code: vga, VGABIOS: vga}, p)
 	vgaROMs = []string{filepath.Join(dir, "none.bin")}
-	_, err = Find()
-	assert.ErrorContains(t, err, "package vgabios")
+	_, err = Find(other)
+	assert.ErrorContains(t, err, "no VGA BIOS")
 
 	err = findPlugin([]string{filepath.Join(dir, "none"), dir})
 	assert.ErrorContains(t, err, "bochs-sdl")
@@ -217,5 +301,5 @@ func TestRunTimeout(t *testing.T) {
 	assert.Equal(t, qemu.ExitTimeout, ExitCode(res))
 	assert.GreaterOrEqual(t, res.Duration, 10*time.Second)
 	assert.Equal(t, []byte(res.Serial), echo.Bytes())
-	assert.Contains(t, string(res.Output), "Bochs x86 Emulator", "Bochs's own output is kept")
+	assert.Contains(t, string(res.Output), "reading configuration from", "Bochs's own output is kept")
 }

@@ -9,14 +9,21 @@ import (
 	"strings"
 )
 
-// maxROM is the largest ROM image Bochs 2.7 loads (memory/misc_mem.cc:
-// "ROM: ROM image too large").
-const maxROM = 2 << 20
+// MaxROM returns the largest ROM image b loads (memory/misc_mem.cc:
+// "ROM: ROM image too large"; BIOSROMSZ in memory/memory-bochs.h): 2 MiB
+// in Bochs 2.7, 4 MiB in the pinned build.
+func MaxROM(b Build) int {
+	if b.Legacy() {
+		return 2 << 20
+	}
+	return 4 << 20
+}
 
 // ROM returns the firmware image for Bochs's romimage option: the OVMF
 // variable store followed by the code, as OVMF's flash layout puts them
-// (the code ends at 4 GiB), or the code alone when vars is empty.
-func ROM(code, vars string) ([]byte, error) {
+// (the code ends at 4 GiB), or the code alone when vars is empty; max is
+// the build's limit (MaxROM).
+func ROM(code, vars string, max int) ([]byte, error) {
 	var rom []byte
 	for _, f := range []string{vars, code} {
 		if f == "" {
@@ -28,8 +35,8 @@ func ROM(code, vars string) ([]byte, error) {
 		}
 		rom = append(rom, b...)
 	}
-	if len(rom) > maxROM {
-		return nil, fmt.Errorf("bochs: firmware %s + %s is %d KiB: Bochs 2.7 loads at most 2 MiB (use the 2 MiB OVMF, OVMF_CODE.fd and OVMF_VARS.fd): %s", vars, code, len(rom)>>10, InstallHint)
+	if len(rom) > max {
+		return nil, fmt.Errorf("bochs: firmware %s + %s is %d KiB: this Bochs loads at most %d MiB (use the 2 MiB OVMF, OVMF_CODE.fd and OVMF_VARS.fd): %s", vars, code, len(rom)>>10, max>>20, InstallHint)
 	}
 	return rom, nil
 }
@@ -44,7 +51,7 @@ func ROM(code, vars string) ([]byte, error) {
 // IA32_PLATFORM_ID (17H, SDM Vol. 4, Table 2-2): OVMF reads it early in
 // DXE (UefiCpuPkg's MpInitLib, to match microcode updates); without it
 // OVMF takes #GP there and hangs in its exception handler. Read-only, 0.
-const MSRs = `# MSRs that OVMF reads and Bochs 2.7's CPU models lack (see host/bochs).
+const MSRs = `# MSRs that OVMF reads and Bochs's CPU models lack (see host/bochs).
 # index type reset(hi lo) read-only bits(hi lo) ignored bits(hi lo)
 0x017 0 00000000 00000000 ffffffff ffffffff 00000000 00000000
 `
@@ -61,6 +68,11 @@ type Config struct {
 	// MSRs is the msrs.def file, with ignore_bad_msrs=0; empty means
 	// ignore_bad_msrs=1 (MSRs a model lacks read 0, writes are dropped).
 	MSRs string
+	// Legacy: the bochsrc of a Bochs 2.x (Build.Legacy), whose display is
+	// SDL2 and whose sound devices must be quieted; otherwise the pinned
+	// build's, headless ("nogui") and without sound devices, which it
+	// refuses to configure.
+	Legacy bool
 }
 
 // IPS is the emulated instructions per second Run configures: Bochs's
@@ -69,8 +81,9 @@ type Config struct {
 // TSC of IPS Hz against the PIT.
 const IPS = 100_000_000
 
-// Bochsrc returns the configuration file for c. The display is SDL2
-// (Debian's build has no "nogui"; Run sets SDL_VIDEODRIVER=dummy), the
+// Bochsrc returns the configuration file for c. The display is "nogui",
+// or with c.Legacy SDL2 (Debian's 2.7 has no "nogui"; Run sets
+// SDL_VIDEODRIVER=dummy) with dummy sound drivers and no speaker; the
 // machine an i440FX with the disk on the first ATA channel, COM1 a file,
 // the clock "sync=none" (emulated time follows the instruction count, so
 // runs are deterministic) and no triple-fault reset (a triple fault stops
@@ -82,9 +95,13 @@ func Bochsrc(c Config) string {
 	if c.MSRs != "" {
 		msrs = "ignore_bad_msrs=0, msrs=" + quote(c.MSRs)
 	}
+	display := "nogui"
+	if c.Legacy {
+		display = "sdl2"
+	}
 	lines := []string{
 		"config_interface: textconfig",
-		"display_library: sdl2",
+		"display_library: " + display,
 		fmt.Sprintf("cpu: model=%s, count=1, ips=%d, reset_on_triple_fault=0, %s", c.CPU, IPS, msrs),
 		fmt.Sprintf("memory: guest=%d, host=%d", c.MemoryMiB, c.MemoryMiB),
 		// address=0: placed below 4 GiB by its size. An explicit
@@ -98,14 +115,15 @@ func Bochsrc(c Config) string {
 		"ata0-master: type=disk, mode=flat, path=" + quote(c.Disk),
 		"com1: enabled=1, mode=file, dev=" + quote(c.Serial),
 		"clock: sync=none, time0=1704067200",
-		"sound: waveoutdrv=dummy, waveindrv=dummy, midioutdrv=dummy",
-		"speaker: enabled=0",
 		"mouse: enabled=0",
 		"log: " + quote(c.Log),
 		"panic: action=fatal",
 		"error: action=report",
 		"info: action=ignore",
 		"debug: action=ignore",
+	}
+	if c.Legacy {
+		lines = append(lines, "sound: waveoutdrv=dummy, waveindrv=dummy, midioutdrv=dummy", "speaker: enabled=0")
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
@@ -119,14 +137,13 @@ func quote(s string) string {
 	return s
 }
 
-// WithEnd returns plan with "end = poweroff" appended when it has no
-// "end" line (a run that returned to the firmware would leave Bochs in the
-// boot manager; a power-off ends Bochs). A nil plan gives that one line.
-func WithEnd(plan []byte) []byte {
+// WithDefault returns plan with the line "key = value" appended when it
+// has no key line; a nil plan gives that one line.
+func WithDefault(plan []byte, key, value string) []byte {
 	sc := bufio.NewScanner(bytes.NewReader(plan))
 	for sc.Scan() {
 		line, _, _ := strings.Cut(sc.Text(), "#")
-		if key, _, ok := strings.Cut(line, "="); ok && strings.TrimSpace(key) == "end" {
+		if k, _, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == key {
 			return plan
 		}
 	}
@@ -134,7 +151,16 @@ func WithEnd(plan []byte) []byte {
 	if len(out) > 0 && out[len(out)-1] != '\n' {
 		out = append(out, '\n')
 	}
-	return append(out, "end = poweroff\n"...)
+	return append(out, key+" = "+value+"\n"...)
+}
+
+// BootPlan returns the plan Run writes to the boot disk: plan with "end =
+// poweroff" (a run that returned to the firmware would leave Bochs in the
+// boot manager; a power-off ends Bochs) and "emulator_build = " b's name
+// (the image records it: it cannot see which Bochs runs it) where plan
+// sets neither.
+func BootPlan(plan []byte, b Build) []byte {
+	return WithDefault(WithDefault(plan, "end", "poweroff"), "emulator_build", b.String())
 }
 
 // MemoryMiB parses a RAM size in QEMU's -m syntax ("256M", "1G", "512",
