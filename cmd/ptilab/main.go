@@ -3,7 +3,10 @@
 // machine-readable results from its serial log; report, compare and
 // plot turn results into tables, comparisons and SVG plots.
 //
-// Exit status: 0 on success, 1 on failure, 2 on a usage error; "ptilab
+// Exit status: 0 on success, 1 on failure, 2 on a usage error, 3 when
+// log, report, compare or plot printed what they could read but skipped
+// something damaged (a file that gives no run, a record line that does
+// not decode: each named on stderr); "ptilab
 // qemu" exits with the image's status (0 only with a PTILAB-END line),
 // 124 on timeout, 125 when QEMU ended without the image's status (a QEMU
 // failure: its first error line is printed), 126 when the image said 0 but
@@ -52,7 +55,8 @@ commands:
   log  FILE               print the PTILAB records of a saved serial log as
                           JSON lines, the PTILAB-END line last as a record of
                           kind "end"; exit 1 unless it ends with PTILAB-END
-                          status "ok" (a last line cut in half is skipped)
+                          status "ok", else 3 if a damaged record line was
+                          skipped (a last line cut in half is skipped)
   report [-format F] FILE|DIR|IMAGE...
                           print a run's machine line and tables (null call,
                           32-bit vs 64-bit seed tables, lseek, work curve,
@@ -68,6 +72,9 @@ commands:
   plot [-o DIR] FILE|DIR|IMAGE...
                           write SVG plots (work curve, null call, seed
                           tables, TLB sweep) to DIR
+                          (report, compare and plot skip a file that gives
+                          no run and a damaged record line, each named on
+                          stderr, and then exit 3; 1 when nothing was read)
   usb  [-o FILE] [-plan FILE] IMAGE.efi
                           write a USB stick image (default build/ptilab.img):
                           a GPT disk with a FAT32 EFI System Partition
@@ -82,6 +89,9 @@ const (
 	exitOK    = 0
 	exitFail  = 1
 	exitUsage = 2
+	// exitPartial: the results commands printed what they could read
+	// and skipped something damaged, named on stderr.
+	exitPartial = 3
 )
 
 func main() {
@@ -285,10 +295,9 @@ func cmdLog(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	res := qemu.Serial(serial)
-	recs, err := res.Records()
-	if err != nil {
-		fmt.Fprintf(stderr, "ptilab: %s: %v\n", path, err)
-		return exitFail
+	recs, damaged := res.Scan()
+	for _, err := range damaged {
+		fmt.Fprintf(stderr, "ptilab: warning: %s: %v (record skipped)\n", path, err)
 	}
 	for _, r := range recs {
 		fmt.Fprintf(stdout, "%s\n", r.Raw)
@@ -306,8 +315,11 @@ func cmdLog(args []string, stdout, stderr io.Writer) int {
 	}
 	msg, ok := outcome(res)
 	fmt.Fprintf(stderr, "ptilab: %s: %s\n", path, msg)
-	if !ok {
+	switch {
+	case !ok:
 		return exitFail
+	case len(damaged) > 0:
+		return exitPartial
 	}
 	return exitOK
 }
@@ -336,13 +348,13 @@ func summary(r *qemu.Result) string {
 // outcome describes the image's machine-readable output, in one phrase,
 // and reports whether it ended with PTILAB-END status "ok".
 func outcome(r qemu.Serial) (msg string, ok bool) {
-	recs, err := r.Records()
-	if err != nil {
-		return err.Error(), false
-	}
+	recs, damaged := r.Scan()
 	var fault string
+	if len(damaged) > 0 {
+		fault = fmt.Sprintf("; %d damaged record lines skipped (first: %v)", len(damaged), damaged[0])
+	}
 	if line, found := r.Fault(); found {
-		fault = "; CPU exception: " + strings.TrimPrefix(line, "PTILAB-FAULT ")
+		fault += "; CPU exception: " + strings.TrimPrefix(line, "PTILAB-FAULT ")
 	}
 	raw, found := r.End()
 	if !found {

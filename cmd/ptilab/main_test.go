@@ -130,8 +130,11 @@ func TestLog(t *testing.T) {
 			exitFail, "{\"kind\":\"end\",\"status\":\"fail\",\"why\":\"x\"}\n", `PTILAB-END status "fail" (line 3)`},
 		{"status missing", boot + "PTILAB-END {}\r\n",
 			exitFail, "{\"kind\":\"end\"}\n", `PTILAB-END status ""`},
-		{"malformed", boot + "PTILAB {\"a\":\r\nPTILAB-END {\"status\":\"ok\"}\r\n",
-			exitFail, "", "serial line 3: malformed record"},
+		{"malformed", boot + "PTILAB {\"a\":\r\nPTILAB {\"b\":2}\r\nPTILAB-END {\"status\":\"ok\"}\r\n",
+			exitPartial, "{\"b\":2}\n{\"kind\":\"end\",\"status\":\"ok\"}\n",
+			`1 records, PTILAB-END status "ok"; 1 damaged record lines skipped (first: serial line 3: malformed record: unexpected EOF)`},
+		{"malformed, then cut short", boot + "PTILAB {\"a\":\r\nPTILAB {\"b\":2}\r\n",
+			exitFail, "{\"b\":2}\n", "1 records, no PTILAB-END line: output cut short; 1 damaged record lines skipped"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,7 +144,12 @@ func TestLog(t *testing.T) {
 				assert.Equal(t, tt.stdout, stdout)
 			}
 			assert.Contains(t, stderr, tt.stderrHas)
-			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one summary line: %q", stderr)
+			summaries := strings.Count(stderr, "\n") - strings.Count(stderr, "ptilab: warning: ")
+			assert.Equal(t, 1, summaries, "one summary line: %q", stderr)
+			if strings.Contains(tt.name, "malformed") {
+				assert.Contains(t, stderr, "ptilab: warning: ", "a warning per damaged line")
+				assert.Contains(t, stderr, "serial.log: serial line 3: malformed record: unexpected EOF (record skipped)\n")
+			}
 		})
 	}
 

@@ -13,7 +13,9 @@ import (
 
 // The results commands: report, compare and plot read serial logs,
 // results files, directories of them and USB disk images (package
-// report); bad input is one line on stderr and exit status 1.
+// report). What they cannot read is one line on stderr each: with
+// nothing read, exit status 1; with something skipped and the rest
+// printed, exitPartial.
 
 // parseSome parses args into fs and checks that there is at least one
 // positional argument; it returns -1 to continue, else the exit code.
@@ -46,6 +48,18 @@ func checkFormat(fs *flag.FlagSet, format string) int {
 	return -1
 }
 
+// warn prints each warning of report.Load as one line, and returns
+// exitPartial when there is any, else exitOK.
+func warn(stderr io.Writer, warnings []string) int {
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "ptilab: warning: %s\n", strings.ReplaceAll(w, "\n", " "))
+	}
+	if len(warnings) > 0 {
+		return exitPartial
+	}
+	return exitOK
+}
+
 // fail prints err as one line and returns exitFail.
 func fail(stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "ptilab: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
@@ -61,7 +75,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if code := checkFormat(fs, *format); code >= 0 {
 		return code
 	}
-	runs, err := report.Load(fs.Args()...)
+	runs, warnings, err := report.Load(fs.Args()...)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -72,7 +86,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if err := report.WriteReports(stdout, *format, reps); err != nil {
 		return fail(stderr, err)
 	}
-	return exitOK
+	return warn(stderr, warnings)
 }
 
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
@@ -85,8 +99,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	var runs [2]*report.Run
+	var warnings []string
 	for i, p := range fs.Args() {
-		rs, err := report.Load(p)
+		rs, w, err := report.Load(p)
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -94,11 +109,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, fmt.Errorf("%s: holds %d runs; compare takes one run on each side (name a results file)", p, len(rs)))
 		}
 		runs[i] = rs[0]
+		warnings = append(warnings, w...)
 	}
 	if err := report.Write(stdout, *format, report.Compare(runs[0], runs[1])); err != nil {
 		return fail(stderr, err)
 	}
-	return exitOK
+	return warn(stderr, warnings)
 }
 
 func cmdPlot(args []string, stdout, stderr io.Writer) int {
@@ -107,7 +123,7 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	if code := parseSome(fs, args); code >= 0 {
 		return code
 	}
-	runs, err := report.Load(fs.Args()...)
+	runs, warnings, err := report.Load(fs.Args()...)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -118,5 +134,5 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	for _, f := range files {
 		fmt.Fprintln(stdout, f)
 	}
-	return exitOK
+	return warn(stderr, warnings)
 }

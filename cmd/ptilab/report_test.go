@@ -98,3 +98,47 @@ func TestBadInputOneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestDamagedInput: a results folder with an empty file beside a good one
+// (a run that hung before its first flush), and a log with a record
+// damaged in its middle (a USB-serial overrun): report, compare and plot
+// print what they can read, name each skipped file or line on stderr, and
+// exit exitPartial; log prints the records it can read and exits
+// exitPartial too.
+func TestDamagedInput(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(qemuSample)
+	require.NoError(t, err)
+	lines := strings.Split(string(good), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, `PTILAB {"kind":"syscall"`) {
+			lines[i] = l[:len(l)/2]
+			break
+		}
+	}
+	damaged := filepath.Join(dir, "damaged.log")
+	require.NoError(t, os.WriteFile(damaged, []byte(strings.Join(lines, "\n")), 0o644))
+	stick := filepath.Join(dir, "stick", "ptilab-results")
+	require.NoError(t, os.MkdirAll(stick, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(stick, "20261201-120000-hung.log"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(stick, "20261201-130000-good.log"), good, 0o644))
+
+	code, stdout, stderr := ptilab(t, "report", filepath.Join(dir, "stick"))
+	assert.Equal(t, exitPartial, code)
+	assert.Contains(t, stdout, "source: "+filepath.Join(stick, "20261201-130000-good.log"))
+	assert.Equal(t, "ptilab: warning: "+filepath.Join(stick, "20261201-120000-hung.log")+": empty file (skipped)\n", stderr)
+
+	for _, args := range [][]string{
+		{"report", damaged},
+		{"compare", qemuSample, damaged},
+		{"plot", "-o", t.TempDir(), damaged},
+	} {
+		code, stdout, stderr = ptilab(t, args...)
+		assert.Equal(t, exitPartial, code, args)
+		assert.NotEmpty(t, stdout, args)
+		assert.Regexp(t, `^ptilab: warning: .*damaged\.log: serial line [0-9]+: malformed record: unexpected EOF \(record skipped\)\n$`, stderr, args)
+	}
+	code, stdout, _ = ptilab(t, "log", damaged)
+	assert.Equal(t, exitPartial, code)
+	assert.Equal(t, strings.Count(string(good), "\nPTILAB {"), strings.Count(stdout, "\n"), "every record but the damaged one, and the end")
+}

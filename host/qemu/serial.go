@@ -39,7 +39,7 @@ func (rec Record) Decode() (contract.Record, error) {
 	}
 	d, err := contract.Decode(kind, rec.Raw)
 	if err != nil {
-		return nil, fmt.Errorf("qemu: serial line %d: %w", rec.Line, err)
+		return nil, fmt.Errorf("serial line %d: %w", rec.Line, err)
 	}
 	return d, nil
 }
@@ -92,9 +92,22 @@ func (r Serial) Lines() []string {
 
 // Records returns the "PTILAB {json}" records in output order. A record
 // line, or a "PTILAB-END" line, whose payload is not a single JSON object
-// is an error naming its line number.
+// is an error naming its line number (Scan skips it instead).
 func (r Serial) Records() ([]Record, error) {
-	var out []Record
+	recs, damaged := r.Scan()
+	if len(damaged) > 0 {
+		return nil, damaged[0]
+	}
+	return recs, nil
+}
+
+// Scan returns the "PTILAB {json}" records in output order, and an error
+// for each record or "PTILAB-END" line it skipped because its payload is
+// not a single JSON object ("serial line N: malformed record: ..."): a
+// line damaged in transit (a USB-serial overrun) costs that record, not
+// the log. A last line cut without its newline (a log cut short) is
+// skipped without an error.
+func (r Serial) Scan() (recs []Record, damaged []error) {
 	lines := r.Lines()
 	for i, line := range lines {
 		tag, payload, _ := strings.Cut(line, " ")
@@ -106,13 +119,14 @@ func (r Serial) Records() ([]Record, error) {
 			break // the log was cut in the middle of its last line
 		}
 		if err != nil {
-			return nil, err
+			damaged = append(damaged, err)
+			continue
 		}
 		if tag == contract.RecordTag {
-			out = append(out, rec)
+			recs = append(recs, rec)
 		}
 	}
-	return out, nil
+	return recs, damaged
 }
 
 func (r Serial) endsWithNewline() bool {
@@ -160,7 +174,7 @@ func parseRecord(n int, payload string) (Record, error) {
 		err = errors.New("no JSON payload")
 	}
 	if err != nil {
-		return Record{}, fmt.Errorf("qemu: serial line %d: malformed record: %v", n, err)
+		return Record{}, fmt.Errorf("serial line %d: malformed record: %v", n, err)
 	}
 	return Record{Line: n, Raw: json.RawMessage(strings.TrimSpace(payload)), Fields: fields}, nil
 }

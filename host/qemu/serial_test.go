@@ -102,8 +102,29 @@ func TestRecordsMalformed(t *testing.T) {
 			_, err := r.Records()
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			assert.NotContains(t, err.Error(), "qemu", "a saved log need not be QEMU's")
+
+			recs, damaged := r.Scan()
+			require.Len(t, damaged, 1, "Scan skips the damaged line")
+			assert.Contains(t, damaged[0].Error(), tt.want)
+			require.Len(t, recs, 1, "and keeps the others")
+			assert.Equal(t, 2, recs[0].Line)
 		})
 	}
+}
+
+// TestScanDamagedMiddle: a record damaged in the middle of a log (a
+// USB-serial overrun) costs that record; the ones after it, and a last
+// line cut short, are read as without it.
+func TestScanDamagedMiddle(t *testing.T) {
+	r := Serial("PTILAB {\"a\":1}\nPTILAB {\"b\":2,\"c\nPTILAB {\"d\":4}\nPTILAB-END {\"status\":\"ok\"}\nPTILAB {\"cut")
+	recs, damaged := r.Scan()
+	require.Len(t, damaged, 1)
+	assert.EqualError(t, damaged[0], "serial line 2: malformed record: unexpected EOF")
+	require.Len(t, recs, 2)
+	assert.Equal(t, []int{1, 3}, []int{recs[0].Line, recs[1].Line})
+	_, ended := r.Ended()
+	assert.True(t, ended)
 }
 
 func TestEndMissingOrLast(t *testing.T) {

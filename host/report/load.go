@@ -10,6 +10,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -48,6 +49,20 @@ type Run struct {
 	// Unknown counts the records of kinds this tool does not know (a
 	// newer image's), by kind; they are left out of the tables.
 	Unknown map[string]int
+	// Damaged are the record lines that could not be read (a line
+	// garbled in transit, a record its kind's type refuses), each "serial
+	// line N: why"; the run is the rest of the log.
+	Damaged []string
+}
+
+// Warnings returns a line per damaged record line of the run, naming
+// its source and line.
+func (r *Run) Warnings() []string {
+	var out []string
+	for _, d := range r.Damaged {
+		out = append(out, r.Source+": "+d+" (record skipped)")
+	}
+	return out
 }
 
 // Record is a decoded PTILAB record, its line in the log, and its fields
@@ -71,22 +86,24 @@ func (r *Run) Emulated() bool {
 }
 
 // Parse reads one run from a serial log or a results file's bytes; source
-// names it in errors. An empty file, a file without any PTILAB line and a
-// malformed record line are errors.
+// names it in errors. A damaged record line (malformed, or refused by its
+// kind's type) is skipped and listed in Run.Damaged. An empty file, a
+// file without any PTILAB line and one whose every record line is damaged
+// are errors.
 func Parse(source string, data []byte) (*Run, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%s: empty file", source)
 	}
 	serial := qemu.Serial(data)
-	raws, err := serial.Records()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err)
-	}
+	raws, damaged := serial.Scan()
 	run := &Run{Source: source, Lines: len(serial.Lines()), Unknown: map[string]int{}}
+	for _, err := range damaged {
+		run.Damaged = append(run.Damaged, err.Error())
+	}
 	if end, ok := serial.Ended(); ok {
 		run.End = &end
 	}
-	if len(raws) == 0 && run.End == nil {
+	if len(raws) == 0 && run.End == nil && len(damaged) == 0 {
 		return nil, fmt.Errorf("%s: not a ptilab log (no PTILAB record lines)", source)
 	}
 	known := contract.Kinds()
@@ -98,7 +115,8 @@ func Parse(source string, data []byte) (*Run, error) {
 		}
 		rec, err := raw.Decode()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", source, err)
+			run.Damaged = append(run.Damaged, err.Error())
+			continue
 		}
 		switch m := rec.(type) {
 		case contract.Machine:
@@ -108,49 +126,75 @@ func Parse(source string, data []byte) (*Run, error) {
 		}
 		run.Records = append(run.Records, Record{Record: rec, Line: raw.Line, Fields: raw.Fields})
 	}
+	if len(run.Records) == 0 && len(run.Damaged) > 0 {
+		more := ""
+		if n := len(run.Damaged) - 1; n > 0 {
+			more = fmt.Sprintf(" (and %d more damaged lines)", n)
+		}
+		return nil, fmt.Errorf("%s: no record could be read: %s%s", source, run.Damaged[0], more)
+	}
 	return run, nil
 }
 
 // Load reads the runs of each path: a serial log or results file, a
 // directory of results files (a mounted stick's ptilab-results, or the
 // stick's root holding it), or a GPT disk image whose EFI System Partition
-// holds /ptilab-results. Every error is one line naming the path.
-func Load(paths ...string) ([]*Run, error) {
-	var runs []*Run
+// holds /ptilab-results. It keeps going past what it cannot read: a path
+// or a results file that gives no run (missing, empty, not a log, every
+// record damaged) is left out with a warning, as is each damaged record
+// line of the runs read (Run.Warnings); every warning is one line naming
+// the file, and the line where there is one. It fails, with every reason
+// in one line, only when no run at all could be read.
+func Load(paths ...string) (runs []*Run, warnings []string, err error) {
+	var reasons []string
 	for _, p := range paths {
-		rs, err := load(p)
+		rs, skipped, err := load(p)
 		if err != nil {
-			return nil, err
+			reasons = append(reasons, err.Error())
+			continue
+		}
+		for _, s := range skipped {
+			reasons = append(reasons, s.Error())
 		}
 		runs = append(runs, rs...)
 	}
-	return runs, nil
+	if len(runs) == 0 {
+		return nil, nil, errors.New(strings.Join(reasons, "; "))
+	}
+	for _, r := range reasons {
+		warnings = append(warnings, r+" (skipped)")
+	}
+	for _, r := range runs {
+		warnings = append(warnings, r.Warnings()...)
+	}
+	return runs, warnings, nil
 }
 
-func load(p string) ([]*Run, error) {
+// load reads the runs of p, and the results files it had to skip.
+func load(p string) (runs []*Run, skipped []error, err error) {
 	st, err := os.Stat(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if st.IsDir() {
 		return loadDir(p)
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if isDiskImage(data) {
 		return loadImage(p)
 	}
 	run, err := Parse(p, data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return []*Run{run}, nil
+	return []*Run{run}, nil, nil
 }
 
 // loadDir reads the results files of dir, or of dir/ptilab-results.
-func loadDir(dir string) ([]*Run, error) {
+func loadDir(dir string) ([]*Run, []error, error) {
 	fsys := os.DirFS(dir)
 	if st, err := fs.Stat(fsys, ResultsDir); err == nil && st.IsDir() {
 		return loadResults(fsys, ResultsDir, filepath.Join(dir, ResultsDir))
@@ -159,11 +203,12 @@ func loadDir(dir string) ([]*Run, error) {
 }
 
 // loadResults reads the results files (*.log) in dir of fsys, by name;
-// name is what errors call dir.
-func loadResults(fsys fs.FS, dir, name string) ([]*Run, error) {
+// name is what errors call dir. A file that gives no run is skipped, its
+// error returned in skipped; dir without any results file is an error.
+func loadResults(fsys fs.FS, dir, name string) (runs []*Run, skipped []error, err error) {
 	ents, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var files []string
 	for _, e := range ents {
@@ -172,22 +217,23 @@ func loadResults(fsys fs.FS, dir, name string) ([]*Run, error) {
 		}
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no results files (%s/*%s) in it", name, ResultsDir, resultsExt)
+		return nil, nil, fmt.Errorf("%s: no results files (%s/*%s) in it", name, ResultsDir, resultsExt)
 	}
 	sort.Strings(files)
-	var runs []*Run
 	for _, f := range files {
 		data, err := usbimage.ReadFS(fsys, path.Join(dir, f))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			skipped = append(skipped, fmt.Errorf("%s: %w", filepath.Join(name, f), err))
+			continue
 		}
 		run, err := Parse(filepath.Join(name, f), data)
 		if err != nil {
-			return nil, err
+			skipped = append(skipped, err)
+			continue
 		}
 		runs = append(runs, run)
 	}
-	return runs, nil
+	return runs, skipped, nil
 }
 
 // gptSignature starts a GPT header, in LBA 1 (UEFI 2.10, 5.3.2).
@@ -207,18 +253,14 @@ func isDiskImage(data []byte) bool {
 
 // loadImage reads the results files of a disk image: in its GPT's EFI
 // System Partition (FAT32 or FAT16), the directory /ptilab-results.
-func loadImage(img string) ([]*Run, error) {
+func loadImage(img string) ([]*Run, []error, error) {
 	d, fsys, err := usbimage.OpenESP(img, diskfs.ReadOnly)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer d.Close()
 	if st, err := fs.Stat(fsys, ResultsDir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("%s: no results: the EFI System Partition has no /%s directory", img, ResultsDir)
+		return nil, nil, fmt.Errorf("%s: no results: the EFI System Partition has no /%s directory", img, ResultsDir)
 	}
-	runs, err := loadResults(fsys, ResultsDir, img+":/"+ResultsDir)
-	if err != nil {
-		return nil, err
-	}
-	return runs, nil
+	return loadResults(fsys, ResultsDir, img+":/"+ResultsDir)
 }

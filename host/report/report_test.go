@@ -88,8 +88,9 @@ func TestSyntheticFixture(t *testing.T) {
 
 func load1(t *testing.T, p string) *Run {
 	t.Helper()
-	runs, err := Load(p)
+	runs, warnings, err := Load(p)
 	require.NoError(t, err)
+	assert.Empty(t, warnings)
 	require.Len(t, runs, 1)
 	return runs[0]
 }
@@ -530,8 +531,9 @@ func TestLoadImage(t *testing.T) {
 			"/ptilab-results/20261201-130000-synth.log": s,
 			"/EFI/BOOT/BOOTX64.EFI":                     []byte("not an image"),
 		})
-		runs, err := Load(img)
+		runs, warnings, err := Load(img)
 		require.NoError(t, err)
+		assert.Empty(t, warnings)
 		require.Len(t, runs, 2)
 		assert.Equal(t, img+":/ptilab-results/20261201-120000-qemu.log", runs[0].Source)
 		want := Build(load1(t, qemuLog))
@@ -554,8 +556,9 @@ func TestLoadDir(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(root, "ptilab.plan"), []byte("modes = off\n"), 0o644))
 	for _, p := range []string{root, res} {
-		runs, err := Load(p)
+		runs, warnings, err := Load(p)
 		require.NoError(t, err, p)
+		assert.Empty(t, warnings)
 		require.Len(t, runs, 2)
 		assert.Equal(t, filepath.Join(res, "qemu.log"), runs[0].Source)
 		assert.Equal(t, filepath.Join(res, "synthetic-hardware.log"), runs[1].Source)
@@ -580,18 +583,54 @@ func TestBadInput(t *testing.T) {
 		{write("empty.log", nil), "empty.log: empty file"},
 		{write("blank.log", []byte("\n\n  \n")), "blank.log: empty file"},
 		{write("notalog.txt", []byte("hello\nworld\n")), "notalog.txt: not a ptilab log (no PTILAB record lines)"},
-		{write("bad.log", []byte("PTILAB {\"kind\":\"syscall\",\"N\":\"many\"}\nPTILAB-END {\"status\":\"ok\"}\n")), "bad.log: qemu: serial line 1: contract: a syscall record"},
-		{write("garbled.log", []byte("PTILAB {not json\nmore\n")), "garbled.log: qemu: serial line 1: malformed record"},
+		{write("bad.log", []byte("PTILAB {\"kind\":\"syscall\",\"N\":\"many\"}\nPTILAB-END {\"status\":\"ok\"}\n")), "bad.log: no record could be read: serial line 1: contract: a syscall record"},
+		{write("garbled.log", []byte("PTILAB {not json\nmore\nPTILAB {\"kind\nPTILAB {\n")), "garbled.log: no record could be read: serial line 1: malformed record: invalid character 'n' looking for beginning of object key string (and 2 more damaged lines)"},
 		{empty, "emptydir: no results files (ptilab-results/*.log) in it"},
 		{noESP, "noesp.img: disk image without an EFI System Partition"},
 		{noResults, "noresults.img: no results: the EFI System Partition has no /ptilab-results directory"},
 		{filepath.Join(dir, "missing.log"), "missing.log: no such file or directory"},
 	} {
-		_, err := Load(c.path)
+		_, _, err := Load(c.path)
 		require.Error(t, err, c.path)
 		assert.Contains(t, err.Error(), c.want)
 		assert.NotContains(t, err.Error(), "\n")
 	}
+}
+
+// TestLoadSkipsDamage: a results folder with an empty file (a run that
+// hung before its first flush) and a log with a damaged record in the
+// middle (a USB-serial overrun) gives every run that can be read, the
+// damaged one less its bad line, and a warning naming each file and line.
+func TestLoadSkipsDamage(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(qemuLog)
+	require.NoError(t, err)
+	lines := strings.Split(string(good), "\n")
+	damagedAt := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, `PTILAB {"kind":"syscall"`) {
+			lines[i] = l[:len(l)/2] // cut in the middle: no closing brace
+			damagedAt = i + 1
+			break
+		}
+	}
+	require.Positive(t, damagedAt)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a-empty.log"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b-damaged.log"), []byte(strings.Join(lines, "\n")), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "c-good.log"), good, 0o644))
+
+	runs, warnings, err := Load(dir, filepath.Join(dir, "missing.log"))
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+	assert.Equal(t, filepath.Join(dir, "b-damaged.log"), runs[0].Source)
+	assert.Equal(t, filepath.Join(dir, "c-good.log"), runs[1].Source)
+	assert.Len(t, runs[0].Records, len(load1(t, qemuLog).Records)-1, "the damaged record alone is lost")
+	assert.NotNil(t, runs[0].End)
+	assert.Equal(t, []string{
+		filepath.Join(dir, "a-empty.log") + ": empty file (skipped)",
+		"stat " + filepath.Join(dir, "missing.log") + ": no such file or directory (skipped)",
+		fmt.Sprintf("%s: serial line %d: malformed record: unexpected EOF (record skipped)", filepath.Join(dir, "b-damaged.log"), damagedAt),
+	}, warnings)
 }
 
 // TestReportIsolationTables: a run of the probe and the oracle gets the
