@@ -6,7 +6,8 @@
 // Exit status: 0 on success, 1 on failure, 2 on a usage error, 3 when
 // log, report, compare or plot printed what they could read but skipped
 // something damaged (a file that gives no run, a record line that does
-// not decode: each named on stderr); "ptilab
+// not decode: each named on stderr) or, for report, compare and plot, a
+// run was cut short; "ptilab
 // qemu" exits with the image's status (0 only with a PTILAB-END line),
 // 124 on timeout, 125 when QEMU ended without the image's status (a QEMU
 // failure: its first error line is printed), 126 when the image said 0 but
@@ -73,8 +74,9 @@ commands:
                           write SVG plots (work curve, null call, seed
                           tables, TLB sweep) to DIR
                           (report, compare and plot skip a file that gives
-                          no run and a damaged record line, each named on
-                          stderr, and then exit 3; 1 when nothing was read)
+                          no run and a damaged record line, and warn of a
+                          run cut short, each named on stderr, and then
+                          exit 3; 1 when nothing was read)
   usb  [-o FILE] [-plan FILE] IMAGE.efi
                           write a USB stick image (default build/ptilab.img):
                           a GPT disk with a FAT32 EFI System Partition
@@ -146,10 +148,35 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parse parses args into fs and checks the number of positional arguments;
-// it returns -1 to continue, else the exit code.
+// parseArgs parses args into fs with flags accepted anywhere, after the
+// positional arguments too ("report run.log -format markdown"), as the
+// flag package alone does not; "--" ends the flags. fs.Args() are then
+// the positional arguments, in order.
+func parseArgs(fs *flag.FlagSet, args []string) error {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		if len(rest) == 0 {
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	// Parsing "--" alone sets fs.Args() to what follows and nothing else.
+	return fs.Parse(append([]string{"--"}, positional...))
+}
+
+// parse parses args into fs (parseArgs) and checks the number of
+// positional arguments; it returns -1 to continue, else the exit code.
 func parse(fs *flag.FlagSet, args []string, positional int) int {
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}

@@ -17,10 +17,11 @@ import (
 // nothing read, exit status 1; with something skipped and the rest
 // printed, exitPartial.
 
-// parseSome parses args into fs and checks that there is at least one
-// positional argument; it returns -1 to continue, else the exit code.
+// parseSome parses args into fs (parseArgs) and checks that there is at
+// least one positional argument; it returns -1 to continue, else the exit
+// code.
 func parseSome(fs *flag.FlagSet, args []string) int {
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}

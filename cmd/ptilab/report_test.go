@@ -142,3 +142,28 @@ func TestDamagedInput(t *testing.T) {
 	assert.Equal(t, exitPartial, code)
 	assert.Equal(t, strings.Count(string(good), "\nPTILAB {"), strings.Count(stdout, "\n"), "every record but the damaged one, and the end")
 }
+
+// TestFlagsAfterFiles: flags go before or after the files, "--" ends them.
+func TestFlagsAfterFiles(t *testing.T) {
+	code, before, stderr := ptilab(t, "report", "-format", "markdown", qemuSample)
+	require.Equal(t, exitOK, code, stderr)
+	code, after, stderr := ptilab(t, "report", qemuSample, "-format", "markdown")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, before, after)
+	code, between, stderr := ptilab(t, "report", qemuSample, "-format=markdown", syntheticSample)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, between, "SYNTHETIC TEST FIXTURE")
+	assert.Contains(t, between, "| ", "markdown for both files")
+
+	dir := t.TempDir()
+	code, stdout, stderr := ptilab(t, "plot", qemuSample, "-o", dir)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, dir)
+
+	code, _, stderr = ptilab(t, "report", "--", "-format")
+	assert.Equal(t, exitFail, code, "after --, -format is a file")
+	assert.Contains(t, stderr, "-format: no such file or directory")
+	code, _, stderr = ptilab(t, "report", qemuSample, "-nosuchflag")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "flag provided but not defined: -nosuchflag")
+}

@@ -56,11 +56,14 @@ type Run struct {
 }
 
 // Warnings returns a line per damaged record line of the run, naming
-// its source and line.
+// its source and line, and one when the run was cut short.
 func (r *Run) Warnings() []string {
 	var out []string
 	for _, d := range r.Damaged {
 		out = append(out, r.Source+": "+d+" (record skipped)")
+	}
+	if r.CutShort() {
+		out = append(out, fmt.Sprintf("%s: cut short: no PTILAB-END line after its %d lines (the tables hold what it printed)", r.Source, r.Lines))
 	}
 	return out
 }
@@ -142,9 +145,10 @@ func Parse(source string, data []byte) (*Run, error) {
 // holds /ptilab-results. It keeps going past what it cannot read: a path
 // or a results file that gives no run (missing, empty, not a log, every
 // record damaged) is left out with a warning, as is each damaged record
-// line of the runs read (Run.Warnings); every warning is one line naming
-// the file, and the line where there is one. It fails, with every reason
-// in one line, only when no run at all could be read.
+// line of the runs read and each run cut short (Run.Warnings); every
+// warning is one line naming the file, and the line where there is one.
+// It fails, with every reason in one line, only when no run at all could
+// be read.
 func Load(paths ...string) (runs []*Run, warnings []string, err error) {
 	var reasons []string
 	for _, p := range paths {

@@ -258,8 +258,13 @@ func TestCutShort(t *testing.T) {
 	cut := data[:bytes.Index(data, []byte(`"kind":"syscall","bench":"lseek"`))+20]
 	p := filepath.Join(t.TempDir(), "cut.log")
 	require.NoError(t, os.WriteFile(p, cut, 0o644))
-	run := load1(t, p)
+	runs, warnings, err := Load(p)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	run := runs[0]
 	assert.True(t, run.CutShort())
+	assert.Equal(t, []string{fmt.Sprintf("%s: cut short: no PTILAB-END line after its %d lines (the tables hold what it printed)", p, run.Lines)}, warnings,
+		"a cut-short run is partial input: the commands warn and exit 3")
 	rep := Build(run)
 	rep.Source = "testdata/qemu.log cut in the first lseek record"
 	assert.True(t, rep.CutShort)
