@@ -21,7 +21,10 @@ type Reporter struct {
 	tables  *tables.Renderer
 	records int
 	checks  int
-	failed  []string
+	// failed are the failed checks' and benchmarks' names in the order
+	// they failed; failedChecks counts the checks among them.
+	failed       []string
+	failedChecks int
 }
 
 // NewReporter returns a Reporter writing to w (the console).
@@ -57,6 +60,7 @@ func (r *Reporter) Check(name string, ok bool, detail string, data map[string]an
 	if !ok {
 		word = "FAILED"
 		r.failed = append(r.failed, name)
+		r.failedChecks++
 	}
 	r.Printf("check %-12s %-6s %s", name, word, detail)
 	r.Record(contract.Check{Name: name, OK: ok, Detail: detail, Data: data})
@@ -74,16 +78,18 @@ func (r *Reporter) Fail(e contract.Error) {
 func (r *Reporter) Failed() []string { return r.failed }
 
 // End writes the PTILAB-END line, e with its status "ok" when every check
-// passed and "failed" otherwise, its exit status (contract.StatusOK or
-// StatusFailed), the counts and the failed names (sorted), and returns
-// the exit status.
+// and benchmark passed and "failed" otherwise, its exit status
+// (contract.StatusOK or StatusFailed), the counts (checks and passed
+// checks; failed benchmarks apart) and the failed names (sorted), and
+// returns the exit status.
 func (r *Reporter) End(e contract.End) int {
 	r.tables.Close()
 	e.Status, e.Exit = "ok", contract.StatusOK
 	if len(r.failed) > 0 {
 		e.Status, e.Exit = "failed", contract.StatusFailed
 	}
-	e.Records, e.Checks, e.Passed = r.records, r.checks, r.checks-len(r.failed)
+	e.Records, e.Checks, e.Passed = r.records, r.checks, r.checks-r.failedChecks
+	e.FailedBenchmarks = len(r.failed) - r.failedChecks
 	e.Failed = append([]string{}, r.failed...)
 	sort.Strings(e.Failed)
 	b, err := contract.Encode(e)

@@ -197,11 +197,34 @@ func TestEnd(t *testing.T) {
 				assert.EqualValues(t, v, m[k], "extra field %s", k)
 			}
 			assert.EqualValues(t, tt.fields.NMIs, m["nmis"], "nmis is always there, 0 too")
-			// kind, status, exit, records, checks, passed, failed,
-			// plan_errors, nmis and the extras.
-			assert.Len(t, m, 9+len(tt.extra), "no other fields: %v", m)
+			assert.EqualValues(t, 0, m["failed_benchmarks"], "no benchmark failed")
+			// kind, status, exit, records, checks, passed,
+			// failed_benchmarks, failed, plan_errors, nmis and the
+			// extras.
+			assert.Len(t, m, 10+len(tt.extra), "no other fields: %v", m)
 		})
 	}
+}
+
+// TestEndCountsBenchmarksApart: failed benchmarks are counted apart from
+// the checks, so that passed never goes below zero (it said -23 when a
+// storm of NMIs failed the benchmarks of a run with 13 checks).
+func TestEndCountsBenchmarksApart(t *testing.T) {
+	var out bytes.Buffer
+	r := NewReporter(&out)
+	r.Check("a", true, "", nil)
+	r.Check("b", false, "", nil)
+	for _, n := range []string{"null", "lseek", "pingpong"} {
+		r.Fail(contract.Error{Name: n, Error: "NMI storm"})
+	}
+	out.Reset()
+	assert.Equal(t, contract.StatusFailed, r.End(contract.End{}))
+	m := decode(t, lines(t, out.String())[0], "PTILAB-END")
+	assert.Equal(t, "failed", m["status"])
+	assert.EqualValues(t, 2, m["checks"])
+	assert.EqualValues(t, 1, m["passed"])
+	assert.EqualValues(t, 3, m["failed_benchmarks"])
+	assert.Equal(t, []any{"b", "lseek", "null", "pingpong"}, m["failed"])
 }
 
 func TestEndDoesNotReorderFailed(t *testing.T) {

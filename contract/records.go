@@ -821,20 +821,24 @@ type OutOfMemory struct {
 // the run. The kernel's own END line (a run it ended) has only Status,
 // Exit, Syscalls and UptimeMs.
 type End struct {
-	Status         string   `json:"status"`
-	Exit           int      `json:"exit"`
-	Records        int      `json:"records"`
-	Checks         int      `json:"checks"`
-	Passed         int      `json:"passed"`
-	Failed         []string `json:"failed"`
-	ElapsedMs      int64    `json:"elapsed_ms,omitempty"`
-	PlanErrors     int      `json:"plan_errors"`
-	UptimeMs       int64    `json:"uptime_ms,omitempty"`
-	SinceEntryMs   int64    `json:"since_entry_ms,omitempty"`
-	BootMs         int64    `json:"boot_ms,omitempty"`
-	PoolPeakMiB    uint64   `json:"pool_peak_mib,omitempty"`
-	ThreadSwitches uint64   `json:"thread_switches,omitempty"`
-	Syscalls       uint64   `json:"syscalls,omitempty"`
+	Status  string `json:"status"`
+	Exit    int    `json:"exit"`
+	Records int    `json:"records"`
+	// Checks is the self-checks run and Passed those that passed;
+	// FailedBenchmarks the benchmarks (and setups) that failed, counted
+	// apart; Failed names the failed checks and benchmarks together.
+	Checks           int      `json:"checks"`
+	Passed           int      `json:"passed"`
+	FailedBenchmarks int      `json:"failed_benchmarks"`
+	Failed           []string `json:"failed"`
+	ElapsedMs        int64    `json:"elapsed_ms,omitempty"`
+	PlanErrors       int      `json:"plan_errors"`
+	UptimeMs         int64    `json:"uptime_ms,omitempty"`
+	SinceEntryMs     int64    `json:"since_entry_ms,omitempty"`
+	BootMs           int64    `json:"boot_ms,omitempty"`
+	PoolPeakMiB      uint64   `json:"pool_peak_mib,omitempty"`
+	ThreadSwitches   uint64   `json:"thread_switches,omitempty"`
+	Syscalls         uint64   `json:"syscalls,omitempty"`
 	// NMIs is how many non-maskable interrupts arrived during the run
 	// (counted and resumed, never fatal: goos.NMICount).
 	NMIs uint64 `json:"nmis"`

@@ -45,6 +45,8 @@ func requireEndOK(t *testing.T, res serialLog) {
 	assert.Equal(t, contract.StatusOK, e.Exit)
 	assert.GreaterOrEqual(t, e.Checks, len(checkNames))
 	assert.Equal(t, e.Checks, e.Passed)
+	assert.Zero(t, e.FailedBenchmarks)
+	assert.Empty(t, e.Failed)
 }
 
 // TestDefaultBoot boots with 256 MiB and QEMU's default CPU and checks the

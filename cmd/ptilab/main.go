@@ -388,6 +388,14 @@ func outcome(r qemu.Serial) (msg string, ok bool) {
 		return fmt.Sprintf("%d records, no PTILAB-END line: output cut short%s", len(recs), fault), false
 	}
 	end, ok := r.Ended()
+	counts := ""
+	if end.Checks > 0 {
+		counts = fmt.Sprintf("; %d of %d checks passed", end.Passed, end.Checks)
+	}
+	if end.FailedBenchmarks > 0 {
+		counts += fmt.Sprintf("; %d benchmarks failed", end.FailedBenchmarks)
+	}
+	fault = counts + fault
 	if !ok || end.Status != "ok" {
 		return fmt.Sprintf("%d records, PTILAB-END status %q (line %d): %s%s", len(recs), end.Status, raw.Line, raw.Raw, fault), false
 	}

@@ -128,6 +128,8 @@ func TestLog(t *testing.T) {
 			exitFail, "{\"a\":1}\n", "1 records, no PTILAB-END line: output cut short; CPU exception: #GP rip=0x1234"},
 		{"status not ok", boot + "PTILAB-END {\"status\":\"fail\",\"why\":\"x\"}\r\n",
 			exitFail, "{\"kind\":\"end\",\"status\":\"fail\",\"why\":\"x\"}\n", `PTILAB-END status "fail" (line 3)`},
+		{"benchmarks failed", boot + "PTILAB {\"a\":1}\r\nPTILAB-END {\"status\":\"failed\",\"checks\":13,\"passed\":13,\"failed_benchmarks\":2,\"failed\":[\"null\",\"lseek\"]}\r\n",
+			exitFail, "", `; 13 of 13 checks passed; 2 benchmarks failed`},
 		{"status missing", boot + "PTILAB-END {}\r\n",
 			exitFail, "{\"kind\":\"end\"}\n", `PTILAB-END status ""`},
 		{"malformed", boot + "PTILAB {\"a\":\r\nPTILAB {\"b\":2}\r\nPTILAB-END {\"status\":\"ok\"}\r\n",

@@ -183,6 +183,9 @@ func StatusLine(r *Run) string {
 	e := r.End
 	s := fmt.Sprintf("run: PTILAB-END status %q (exit %d), %d records (%d figures, %d configurations not run), %d of %d checks passed",
 		e.Status, e.Exit, len(r.Records), measured, notRun, e.Passed, e.Checks)
+	if e.FailedBenchmarks > 0 {
+		s += fmt.Sprintf(", %d benchmarks failed", e.FailedBenchmarks)
+	}
 	if len(e.Failed) > 0 {
 		s += "; failed: " + strings.Join(e.Failed, ", ")
 	}
