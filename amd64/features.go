@@ -38,6 +38,11 @@ type CPUFeatures struct {
 	PredCmd  bool // IA32_PRED_CMD.IBPB: CPUID.(07H,0):EDX[26], or AMD 8000_0008H:EBX[12] (IBPB)
 	ArchCaps bool // CPUID.(07H,0):EDX[29], IA32_ARCH_CAPABILITIES
 	BHICtrl  bool // CPUID.(EAX=07H,ECX=2):EDX[4], IA32_SPEC_CTRL.BHI_DIS_S
+
+	// The 2025 CPUs' entry and isolation (SDM Vol. 3A, and Intel's FRED
+	// specification, 2.1): FRED event delivery and ERETU/ERETS, and LASS.
+	FRED bool // CPUID.(EAX=07H,ECX=1):EAX[17]
+	LASS bool // CPUID.(EAX=07H,ECX=1):EAX[6]
 }
 
 // Features is filled by DetectFeatures at boot.
@@ -83,6 +88,11 @@ func DetectFeatures() {
 		f.SpecCtrl = d&CPUID07_EDX_SPEC_CTRL != 0
 		f.PredCmd = f.SpecCtrl
 		f.ArchCaps = d&CPUID07_EDX_ARCH_CAPS != 0
+		if a >= 1 {
+			a1, _, _, _ := CPUID(7, 1)
+			f.FRED = a1&CPUID0701_EAX_FRED != 0
+			f.LASS = a1&CPUID0701_EAX_LASS != 0
+		}
 		if a >= 2 {
 			_, _, _, d = CPUID(7, 2)
 			f.BHICtrl = d&CPUID0702_EDX_BHI_CTRL != 0

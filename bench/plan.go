@@ -50,7 +50,11 @@ type Plan struct {
 	// modes (off first: the others are compared with it), the trampoline
 	// flavours and the global-page settings (the benchmarks that take
 	// them), calls per repeat, measured repeats and warm-up repeats.
-	Modes    []experiment.Mode
+	Modes []experiment.Mode
+	// Entries are the plan's entries (its entries line), nil for each
+	// world's default ones; a world none of whose entries it names runs
+	// its default ones too (EntriesOf).
+	Entries  []experiment.Entry
 	Flavours []experiment.Flavour
 	Globals  []bool
 	N, R     int
@@ -179,6 +183,18 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		}
 		return err
 	},
+	"entries": func(p *Plan, v string) error {
+		if v == "default" {
+			p.Entries = nil
+			return nil
+		}
+		all := append(experiment.Entries(experiment.W64), experiment.Entries(experiment.W32)...)
+		e, err := ListOf(v, experiment.ParseEntry, namesOf(all), "entries")
+		if err == nil {
+			p.Entries = e
+		}
+		return err
+	},
 	"flavours": func(p *Plan, v string) error {
 		f, err := ListOf(v, experiment.ParseFlavour, namesOf(experiment.Flavours()), "flavours")
 		if err == nil {
@@ -235,6 +251,50 @@ var planKeys = map[string]func(p *Plan, v string) error{
 	"n":      intField("n", 1, 1_000_000, func(p *Plan) *int { return &p.N }),
 	"r":      intField("r", 1, 4000, func(p *Plan) *int { return &p.R }),
 	"warmup": intField("warmup", 0, 100, func(p *Plan) *int { return &p.Warmup }),
+}
+
+// EntriesOf returns the entries plan p runs in world w, in the world's
+// order: those of w its entries line names (a plan that names one gets
+// its rows, "unsupported" where the CPU lacks what it needs), or, when it
+// names none of w's, w's default entries (experiment.EntryRow.Default)
+// whose Needs this CPU has (DefaultLeftOut says which that leaves out,
+// and why).
+func (p Plan) EntriesOf(w World) []experiment.Entry {
+	named := p.named(w)
+	var out []experiment.Entry
+	for _, e := range w.Entries() {
+		r := e.Row()
+		if named && slices.Contains(p.Entries, e) || !named && r.Default && w.Has(r.Needs) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// named reports whether p's entries line names an entry of w.
+func (p Plan) named(w World) bool {
+	for _, e := range w.Entries() {
+		if slices.Contains(p.Entries, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// DefaultLeftOut returns a line for each default entry of w that plan p
+// leaves out because this CPU lacks what it needs ("fred: no FRED
+// (CPUID.(EAX=07H,ECX=1):EAX[17])"); none when p names w's entries.
+func (p Plan) DefaultLeftOut(w World) []string {
+	if p.named(w) {
+		return nil
+	}
+	var out []string
+	for _, e := range w.Entries() {
+		if r := e.Row(); r.Default && !w.Has(r.Needs) {
+			out = append(out, e.String()+": "+r.NeedText)
+		}
+	}
+	return out
 }
 
 // maxEmulatorBuild bounds the emulator_build key's value, in bytes.

@@ -36,7 +36,13 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 	lfence := amd64.SerializeLFENCE()
 	r.Printf("ptilab: LFENCE serializing: %s", lfence)
 	r.Record(contract.Timing{LFENCE: lfence, TSCHz: clk.Hz, TSCSource: clk.Source, TSCInvariant: amd64.Features.InvariantTSC,
-		RDTSCP: amd64.Features.RDTSCP, Emulated: clk.Emulated(), Emulator: clk.Emulator, Icount: clk.Icount, Modes: modeNames(plan)})
+		RDTSCP: amd64.Features.RDTSCP, Emulated: clk.Emulated(), Emulator: clk.Emulator, Icount: clk.Icount, Modes: modeNames(plan),
+		Entries: entryNames(plan)})
+	for _, width := range []int{64, 32} {
+		for _, l := range plan.DefaultLeftOut(Worlds[width]) {
+			r.Printf("ptilab: entry %s: left out of the plan (name it in entries for its unsupported rows)", l)
+		}
+	}
 	results := map[string]any{}
 	ready := map[int]error{}
 	pmuStarted := false
@@ -82,6 +88,18 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 
 // modeNames are the plan's modes' names, for the timing record (the
 // tables' mode column is as wide as the longest).
+// entryNames are the entries plan runs, both worlds', by name (the
+// tables give the 64-bit world an entry column when it has several).
+func entryNames(plan Plan) []string {
+	var out []string
+	for _, width := range []int{64, 32} {
+		for _, e := range plan.EntriesOf(Worlds[width]) {
+			out = append(out, e.String())
+		}
+	}
+	return out
+}
+
 func modeNames(plan Plan) []string {
 	var out []string
 	for _, m := range plan.Modes {

@@ -30,6 +30,9 @@ type World interface {
 	// one the work curve and sched-messaging use): the model's entries of
 	// the world (experiment.Entries).
 	Entries() []experiment.Entry
+	// Has reports whether this CPU has what n names (an entry's or a
+	// knob's row's Needs).
+	Has(n experiment.Need) bool
 	// Copies are the pt_regs copy methods of the linux trampoline of the
 	// default entry, the first the default; none where there is one way.
 	Copies() []experiment.Copy

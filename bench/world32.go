@@ -10,6 +10,7 @@ import (
 	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/linuxabi"
+	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tasks/core"
 )
 
@@ -28,7 +29,10 @@ func (world32) Width() int                  { return 32 }
 func (world32) Title() string               { return "32-bit PAE kernel: " }
 func (world32) Setup() error                { return i386pae.Setup() }
 func (world32) Entries() []experiment.Entry { return experiment.Entries(experiment.W32) }
-func (world32) Copies() []experiment.Copy   { return experiment.Copies() }
+
+// Has: the CPU has what n names (pti.CPUHas: one CPU for both worlds).
+func (world32) Has(n experiment.Need) bool { return pti.CPUHas(n) }
+func (world32) Copies() []experiment.Copy  { return experiment.Copies() }
 
 func (world32) User() UserLayout {
 	return UserLayout{

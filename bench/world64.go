@@ -55,9 +55,12 @@ func RDTSCPFlag() uint64 {
 // the model's rows, what this CPU has).
 func (world64) Plan(c experiment.Config) (Switch, error) { return pti.Plan(c) }
 
-func (world64) TasksConfig(mode experiment.Mode, _ experiment.Entry) experiment.Config {
-	return ConfigOf(mode, experiment.Syscall, experiment.Linux)
+func (world64) TasksConfig(mode experiment.Mode, e experiment.Entry) experiment.Config {
+	return ConfigOf(mode, e, experiment.Linux)
 }
+
+// Has: the CPU has what n names (pti.CPUHas).
+func (world64) Has(n experiment.Need) bool { return pti.CPUHas(n) }
 
 // nr is the 64-bit number of op (Linux x86-64's, ptilab's for Work).
 func (world64) nr(op Op) uint64 {

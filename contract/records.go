@@ -27,7 +27,7 @@ type Subject struct {
 	Bench string `json:"bench"` // "null", "work", "lseek", "pingpong", "messaging", "probe", ...
 	Width int    `json:"width"` // the world: 64 (long mode, package pti) or 32 (PAE, package i386pae)
 	Mode  string `json:"mode"`  // "off", "on", "on+pcid", "on-defer", "on-noswitch" (and their "+pcid")
-	// Entry is the way into the kernel: "syscall" (64-bit), "sysenter"
+	// Entry is the way into the kernel: "syscall" or "fred" (64-bit), "sysenter"
 	// or "int80" (32-bit).
 	Entry   string `json:"entry,omitempty"`
 	Flavour string `json:"flavour,omitempty"` // "minimal" or "linux"
@@ -634,6 +634,11 @@ type Machine struct {
 	RDSEED           bool   `json:"rdseed"`
 	RDTSCP           bool   `json:"rdtscp"`
 	NX               bool   `json:"nx"`
+	// FRED and LASS: CPUID.(EAX=07H,ECX=1):EAX[17] and [6], the 2025
+	// CPUs' event delivery (the fred entry's rows need it) and
+	// linear-address-space separation.
+	FRED             bool   `json:"fred"`
+	LASS             bool   `json:"lass"`
 	PerfMonVersion   uint32 `json:"perfmon_version"`
 	RAMBytes         uint64 `json:"ram_bytes"`
 	FreeAtBootBytes  uint64 `json:"free_at_boot_bytes"`
@@ -678,6 +683,9 @@ type Timing struct {
 	// Modes are the plan's isolation modes, in the order the benchmarks
 	// run them (the tables' mode column is as wide as the longest).
 	Modes []string `json:"modes,omitempty"`
+	// Entries are the entries the plan runs, both worlds' (the tables
+	// give a world an entry column when it runs several).
+	Entries []string `json:"entries,omitempty"`
 }
 
 // CPUState is the processor's state as the firmware left it, printed once

@@ -3,6 +3,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -52,7 +53,8 @@ func (c Config) HasKnobs() bool { return c.Flavour.Row().Knobs }
 // the entry must be the world's, the mode one the world has trampolines
 // for (else ErrNotInPAE: a PCID mode whose base mode the world has says
 // "PCID"), the flavour one the mode has trampolines for
-// (ErrNoTrampoline), knobs only with the mitigated flavour and, in
+// (ErrNoTrampoline), and one the entry has (its row's Flavours, and
+// Deferred for a deferred mode), knobs only with the mitigated flavour and, in
 // the 32-bit world, only those Linux's 32-bit entry has
 // (ErrNotIn32BitEntry); copy methods and stamps are the linux SYSENTER
 // trampoline's, and the 32-bit mitigated trampoline is SYSENTER's with
@@ -82,6 +84,10 @@ func (c Config) Check() error {
 		return fmt.Errorf("%v: isolation mode %v: %w", c, c.Mode, ErrNoTrampoline)
 	case !c.Mode.Has(c.Flavour):
 		return fmt.Errorf("%v: the %v flavour in isolation mode %v: %w", c, c.Flavour, c.Mode, ErrNoTrampoline)
+	case c.Mode.Deferred() && !c.Entry.Row().Deferred:
+		return fmt.Errorf("%v: entry %v in the deferred mode %v: %w", c, c.Entry, c.Mode, ErrNoTrampoline)
+	case c.Entry.Row().Flavours != nil && !slices.Contains(c.Entry.Row().Flavours, c.Flavour):
+		return fmt.Errorf("%v: the %v flavour of entry %v: %w", c, c.Flavour, c.Entry, ErrNoTrampoline)
 	case c.Knobs != 0 && !c.HasKnobs():
 		return fmt.Errorf("%v: mitigations %v need the mitigated flavour", c, c.Knobs)
 	case c.World == W32 && c.Flavour == Mitigated && (c.Entry != Sysenter || c.Copy != Direct || c.Stamps):

@@ -61,6 +61,7 @@ const (
 	Syscall Entry = iota
 	Sysenter
 	Int80
+	FRED
 )
 
 // EntryRow is what an entry is.
@@ -75,18 +76,38 @@ type EntryRow struct {
 	// Copies: the linux flavour's trampoline of this entry has a choice
 	// of pt_regs copy method (Config.Copy).
 	Copies bool
+	// Flavours are the flavours the entry has trampolines for, nil for
+	// every flavour of the mode; Deferred says whether the deferred modes
+	// (ModeRow.Switch != SwitchInTrampoline) have its trampolines.
+	Flavours []Flavour
+	Deferred bool
+	// Needs is what the CPU must have beyond its world's instructions;
+	// NeedText says it as an unsupported row does.
+	Needs    Need
+	NeedText string
+	// Default: a plan without an entries line runs it where the CPU has
+	// what it Needs (and leaves it out with one line elsewhere).
+	Default bool
 }
 
 // entryRows are the entries; a world's first is its default (the one the
 // work curve and sched-messaging use).
 var entryRows = [...]EntryRow{
 	// syscall: SYSCALL, back by SYSRETQ (or IRETQ): the 64-bit world's.
-	Syscall: {Name: "syscall", Instruction: "SYSCALL", Return: "SYSRETQ", World: W64},
+	Syscall: {Name: "syscall", Instruction: "SYSCALL", Return: "SYSRETQ", World: W64, Deferred: true, Default: true},
 	// sysenter: SYSENTER through the vsyscall routine (Linux's
 	// __kernel_vsyscall), back by SYSEXIT: the 32-bit world's default.
-	Sysenter: {Name: "sysenter", Instruction: "SYSENTER", Return: "SYSEXIT", World: W32, Copies: true},
+	Sysenter: {Name: "sysenter", Instruction: "SYSENTER", Return: "SYSEXIT", World: W32, Copies: true, Default: true},
 	// int80: INT 0x80 through a DPL-3 gate, back by IRET.
-	Int80: {Name: "int80", Instruction: "INT 0x80", Return: "IRET", World: W32},
+	Int80: {Name: "int80", Instruction: "INT 0x80", Return: "IRET", World: W32, Default: true},
+	// fred: SYSCALL delivered by FRED (CR4.FRED) at IA32_FRED_CONFIG's
+	// entry point in the entry area, with a hardware-built frame, back by
+	// ERETU: Linux's asm_fred_entrypoint_user (arch/x86/entry/
+	// entry_64_fred.S, 6.9+), with the CR3 switch of ptilab's SYSCALL
+	// trampolines under isolation (Linux's FRED entry has none).
+	FRED: {Name: "fred", Instruction: "SYSCALL (FRED)", Return: "ERETU", World: W64,
+		Flavours: []Flavour{Minimal, Linux}, Needs: NeedsFRED,
+		NeedText: "no FRED (CPUID.(EAX=07H,ECX=1):EAX[17])", Default: true},
 }
 
 var entries = newTable[Entry]("entry", entryRows[:], func(r EntryRow) string { return r.Name })

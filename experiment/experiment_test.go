@@ -69,8 +69,29 @@ func TestModeRows(t *testing.T) {
 	assert.Equal(t, []string{"on-defer", "on-defer+pcid", "on-noswitch", "on-noswitch+pcid"}, deferred)
 	assert.Equal(t, []string{"on-noswitch", "on-noswitch+pcid"}, noswitch)
 	assert.Equal(t, []string{"off", "on"}, in32)
-	assert.Equal(t, []Entry{Syscall}, Entries(W64))
+	assert.Equal(t, []Entry{Syscall, FRED}, Entries(W64))
 	assert.Equal(t, []Entry{Sysenter, Int80}, Entries(W32))
+}
+
+// The FRED entry: the 64-bit world's, minimal and linux, the non-deferred
+// modes, needing FRED; every entry with a Needs says it.
+func TestFREDEntry(t *testing.T) {
+	for _, e := range entries.all() {
+		assert.Equal(t, e.Row().Needs != NeedsNothing, e.Row().NeedText != "", "%v", e)
+	}
+	assert.Equal(t, NeedsFRED, FRED.Row().Needs)
+	for _, m := range Modes() {
+		for _, f := range Flavours() {
+			c := Config{World: W64, Mode: m, Entry: FRED, Flavour: f}
+			ok := !m.Deferred() && (f == Minimal || f == Linux)
+			if ok {
+				assert.NoError(t, c.Check(), "%v", c)
+			} else {
+				assert.ErrorIs(t, c.Check(), ErrNoTrampoline, "%v", c)
+			}
+		}
+	}
+	assert.Equal(t, "width=64 mode=on+pcid entry=fred flavour=linux global=off", Config{World: W64, Mode: OnPCID, Entry: FRED, Flavour: Linux}.Key())
 }
 
 // A mode and its PCID variant share a process's tables; the deferred

@@ -37,8 +37,8 @@ const (
 	AtProcessSwitch
 )
 
-// Need is what a CPU must have for a knob to run (beyond the instructions
-// every x86-64 CPU runs).
+// Need is what a CPU must have for a knob or an entry to run (beyond the
+// instructions every x86-64 CPU runs).
 type Need uint8
 
 const (
@@ -48,6 +48,8 @@ const (
 	NeedsSpecCtrl
 	// NeedsPredCmd: IA32_PRED_CMD (CPUID.(EAX=07H,ECX=0):EDX[26]).
 	NeedsPredCmd
+	// NeedsFRED: FRED event delivery (CPUID.(EAX=07H,ECX=1):EAX[17]).
+	NeedsFRED
 )
 
 // KnobRow is what a mitigation knob is.

@@ -227,6 +227,29 @@ var table = map[string]Path{
 	"bench=pingpong width=64 mode=on+pcid entry=syscall flavour=linux global=off tasks=threads":             {2074, false},
 	"bench=messaging width=64 mode=on+pcid entry=syscall flavour=linux global=off tasks=processes ipc=pipe": {909, false},
 	"bench=messaging width=64 mode=on+pcid entry=syscall flavour=linux global=off tasks=threads ipc=pipe":   {854, false},
+	// The FRED entry's paths (experiment.FRED), which only Bochs's
+	// wildcat_lake runs (its CPUID has FRED), per call and per round trip
+	// (truncated). The minimal trampoline is SYSCALL's length: four
+	// instructions of the event check where SYSCALL's has two SWAPGS and
+	// the saved RSP's two MOVs. The linux one is 7 shorter than SYSCALL's
+	// (no SYSRET check, no SWAPGS; a return frame built from pt_regs and a
+	// JMP out of the FRED page instead), on every call of lseek and the
+	// ping-pong too.
+	"bench=null width=64 mode=off entry=fred flavour=minimal global=off":                       {15, true},
+	"bench=null width=64 mode=on entry=fred flavour=minimal global=off":                        {21, true},
+	"bench=null width=64 mode=on+pcid entry=fred flavour=minimal global=off":                   {23, true},
+	"bench=null width=64 mode=off entry=fred flavour=linux global=off":                         {79, true},
+	"bench=null width=64 mode=on entry=fred flavour=linux global=off":                          {85, true},
+	"bench=null width=64 mode=on+pcid entry=fred flavour=linux global=off":                     {87, true},
+	"bench=lseek width=64 mode=off entry=fred flavour=linux global=off":                        {238, false},
+	"bench=lseek width=64 mode=on entry=fred flavour=linux global=off":                         {244, false},
+	"bench=lseek width=64 mode=on+pcid entry=fred flavour=linux global=off":                    {246, false},
+	"bench=pingpong width=64 mode=off entry=fred flavour=linux global=off tasks=processes":     {2082, false},
+	"bench=pingpong width=64 mode=off entry=fred flavour=linux global=off tasks=threads":       {2014, false},
+	"bench=pingpong width=64 mode=on entry=fred flavour=linux global=off tasks=processes":      {2106, false},
+	"bench=pingpong width=64 mode=on entry=fred flavour=linux global=off tasks=threads":        {2038, false},
+	"bench=pingpong width=64 mode=on+pcid entry=fred flavour=linux global=off tasks=processes": {2114, false},
+	"bench=pingpong width=64 mode=on+pcid entry=fred flavour=linux global=off tasks=threads":   {2046, false},
 	// The deferred modes' PCID variants (truncated likewise):
 	// on-defer+pcid pays on-defer's dispatcher over on+pcid;
 	// on-noswitch+pcid's getppid writes no CR3 (off's path), its other

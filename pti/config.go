@@ -30,21 +30,25 @@ type Switch struct {
 
 // Plan validates c once for this CPU and returns what to switch for it:
 // c.Check first (any CPU: the world, the mode's trampolines, the knobs'
-// flavour), then this CPU's features: CPUID.01H:ECX.PCID for a PCID mode
+// flavour), then this CPU's features: FRED for the FRED entry (its row's
+// Needs), CPUID.01H:ECX.PCID for a PCID mode
 // (SDM Vol. 3A, 4.10.1), PGE for global pages, and what each knob needs
 // (its row's Needs, said by its NeedText). An unsupported configuration
 // is an error wrapping ErrUnsupported, or the model's error (ErrNoTrampoline)
 // that says why no CPU runs it.
 func Plan(c experiment.Config) (Switch, error) {
 	if c.World != experiment.W64 {
-		return Switch{}, fmt.Errorf("%v: the 64-bit world enters by SYSCALL only: %w", c, ErrUnsupported)
+		return Switch{}, fmt.Errorf("%v: the 64-bit world enters by SYSCALL or FRED only: %w", c, ErrUnsupported)
 	}
 	if err := c.Check(); err != nil {
 		return Switch{}, err
 	}
-	t, ok := trampolines[trampolineKey{c.Flavour, c.Mode}]
+	t, ok := trampolines[trampolineKey{c.Entry, c.Flavour, c.Mode}]
 	if !ok {
 		return Switch{}, fmt.Errorf("%v: %w", c, experiment.ErrNoTrampoline)
+	}
+	if r := c.Entry.Row(); r.Needs == experiment.NeedsFRED && !amd64.Features.FRED {
+		return Switch{}, fmt.Errorf("%v: %s: %w", c, r.NeedText, ErrUnsupported)
 	}
 	if c.Mode.PCID() && !amd64.Features.PCID {
 		return Switch{}, fmt.Errorf("%v: PCID: %w", c, ErrUnsupported)
@@ -73,16 +77,19 @@ func (s Switch) Mitigations() MitigationPlan { return s.mit }
 func (s Switch) RegsInR11() bool { return s.c.Mode.Deferred() && s.c.Flavour == experiment.Linux }
 
 // runCR4 is CR4 during a run under s, from Go's cr4: PGE where the CPU
-// has it (the G bits decide what is global), PCIDE with a PCID mode, and
-// neither TSD (ring 3 reads the TSC) nor SMAP (the tasks kernel copies
-// user memory without STAC).
+// has it (the G bits decide what is global), PCIDE with a PCID mode, FRED
+// with the FRED entry, and neither TSD (ring 3 reads the TSC) nor SMAP
+// (the tasks kernel copies user memory without STAC).
 func (s Switch) runCR4(cr4 uint64) uint64 {
-	cr4 &^= amd64.CR4_PGE | amd64.CR4_PCIDE | amd64.CR4_TSD | amd64.CR4_SMAP
+	cr4 &^= amd64.CR4_PGE | amd64.CR4_PCIDE | amd64.CR4_TSD | amd64.CR4_SMAP | amd64.CR4_FRED
 	if amd64.Features.PGE {
 		cr4 |= amd64.CR4_PGE
 	}
 	if s.c.Mode.PCID() {
 		cr4 |= amd64.CR4_PCIDE
+	}
+	if usesFRED(s.c) {
+		cr4 |= amd64.CR4_FRED
 	}
 	return cr4
 }

@@ -109,14 +109,14 @@ type noSwitchRoutines struct {
 	NsGetppid, NsWork uint64
 }
 
-// deferRoutinesTable writes the link addresses of the deferred modes'
-// routines into d and n, each into the field of its name (through
-// go_asm.h's offsets).
+// pageRoutinesTable writes the link addresses of the routines copied to
+// pages of their own into d, n and f, each into the field of its name
+// (through go_asm.h's offsets), and fredEvent's into *event.
 //
 // defined in entry_amd64.s
 //
 //go:noescape
-func deferRoutinesTable(d *deferRoutines, n *noSwitchRoutines)
+func pageRoutinesTable(d *deferRoutines, n *noSwitchRoutines, f *fredRoutines, event *uint64)
 
 // dispatcher returns the dispatcher the deferred trampolines of mode m
 // call: the CR3 switch with PCIDs or without.
@@ -136,7 +136,7 @@ const eTrampStackTop = EntryTrampStackTop - 1<<64
 func placeDeferred() error {
 	var link noSwitchRoutines
 	var dlink deferRoutines
-	deferRoutinesTable(&dlink, &link)
+	pageRoutinesTable(&dlink, &link, &fredRoutines{}, new(uint64))
 	base := env.entry + (EntryDeferText - EntryBase)
 	if _, err := place(&dlink, &env.deferText, goos.Frames(base, 1), EntryDeferText, "deferred entry text"); err != nil {
 		return err

@@ -30,7 +30,7 @@ func deferredModes() []experiment.Mode {
 func TestDeferRoutineTablesByName(t *testing.T) {
 	var d deferRoutines
 	var n noSwitchRoutines
-	deferRoutinesTable(&d, &n)
+	pageRoutinesTable(&d, &n, &fredRoutines{}, new(uint64))
 	checkTable(t, &d, "")
 	checkTable(t, &n, "")
 }
@@ -44,7 +44,7 @@ func TestDeferredTrampolines(t *testing.T) {
 	shared := map[trampolineKey]trampoline{}
 	for _, m := range deferredModes() {
 		for _, f := range experiment.Flavours() {
-			k := trampolineKey{f, m}
+			k := trampolineKey{experiment.Syscall, f, m}
 			tr, ok := trampolines[k]
 			c := experiment.Config{World: experiment.W64, Mode: m, Entry: experiment.Syscall, Flavour: f}
 			if !m.Has(f) {
@@ -58,7 +58,7 @@ func TestDeferredTrampolines(t *testing.T) {
 			field, ok := fieldAt(reflect.TypeFor[deferRoutines](), tr.off)
 			require.True(t, ok, "%v/%v", f, m)
 			assert.Contains(t, field.Name, "Sys"+strings.ToUpper(f.String()[:1])+f.String()[1:], "%v/%v", f, m)
-			base := trampolineKey{f, m.Row().Base}
+			base := trampolineKey{experiment.Syscall, f, m.Row().Base}
 			if prev, ok := shared[base]; ok {
 				assert.Equal(t, prev, tr, "%v/%v shares its base mode's trampoline", f, m)
 			}
@@ -95,12 +95,35 @@ func TestDeferredLayout(t *testing.T) {
 	assert.Equal(t, DeferPages, pages, "OnNoSwitch maps every deferred page")
 }
 
-// extra returns the mappings of got that are not in base.
+// extra returns what got maps that base does not, page by page, runs of
+// contiguous pages with the same flags merged again as the walker merges
+// them (a page next to one of base's, such as the no-switch handlers'
+// page before the FRED pages, walks as one mapping with it).
 func extra(got, base []amd64.Mapping) []amd64.Mapping {
+	in := map[amd64.Mapping]bool{}
+	for _, p := range pagesOf(base) {
+		in[p] = true
+	}
 	var out []amd64.Mapping
-	for _, m := range got {
-		if !slices.Contains(base, m) {
-			out = append(out, m)
+	for _, p := range pagesOf(got) {
+		if in[p] {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].VA+out[n-1].Size == p.VA && out[n-1].PA+out[n-1].Size == p.PA && out[n-1].Flags == p.Flags {
+			out[n-1].Size += p.Size
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// pagesOf splits mappings into their pages.
+func pagesOf(ms []amd64.Mapping) []amd64.Mapping {
+	var out []amd64.Mapping
+	for _, m := range ms {
+		for off := uint64(0); off < m.Size; off += amd64.PageSize {
+			out = append(out, amd64.Mapping{VA: m.VA + off, PA: m.PA + off, Size: amd64.PageSize, Flags: m.Flags})
 		}
 	}
 	return out

@@ -45,14 +45,21 @@ type entryData struct {
 	UserCR3      uint64 // the user side's CR3
 	RunCR4       uint64 // CR4 during the run (PGE, PCIDE)
 	RunFSBase    uint64 // FS base during the run: goos's kernel TLS, for Go handlers
-	Trampoline   uint64 // LSTAR during the run
-	ToUser       uint64 // address of toUser in the entry text
+	Trampoline   uint64 // LSTAR during the run (the FRED entry's page with FRED)
+	ToUser       uint64 // address of toUser (toUserFRED with FRED) in the entry text
 	ExitRun      uint64 // address of runExit (kernel text)
 	UserRIP      uint64 // where the task starts
 	UserRSP0     uint64 // the task's initial stack pointer
 	Args         [6]uint64
 
 	RunGDT, RunIDT amd64.DescPtr
+
+	// The FRED entry's (fred.go): IA32_FRED_CONFIG during the run, 0 when
+	// the run does not enter by FRED (enterUser then leaves the FRED MSRs
+	// alone), where the FRED ring-3 entries send an event that is not a
+	// SYSCALL (the run's fredEvent copy), and where the linux ones go on
+	// (the mode's FRED_LINUX_EXIT).
+	FREDConfig, FREDEvent, FREDExit uint64
 
 	// The NMI entry's: the address of the kernel's NMI counter
 	// (amd64.NMICounterAddr, mapped on the kernel side), and what it ORs

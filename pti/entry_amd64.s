@@ -19,6 +19,11 @@
 // assembler's SYSRET has no REX.W and would return to compatibility mode.
 #define SYSRETQ BYTE $0x48; BYTE $0x0f; BYTE $0x07
 
+// ERETU and ERETS (F3/F2 0F 01 CA, amd64.ERETU and amd64.ERETS): Go's
+// assembler has neither (FRED specification).
+#define ERETU BYTE $0xf3; BYTE $0x0f; BYTE $0x01; BYTE $0xca
+#define ERETS BYTE $0xf2; BYTE $0x0f; BYTE $0x01; BYTE $0xca
+
 // CR3 switches, as Linux's SWITCH_TO_KERNEL_CR3 and SWITCH_TO_USER_CR3
 // (arch/x86/entry/calling.h): the kernel side is the user side with bits 12
 // (which PML4 of the pair) and 11 (user PCID) cleared; with PCIDs, NOFLUSH
@@ -45,6 +50,22 @@
 	BTSQ	$const_cr3NoflushBit, reg; \
 	MOVQ	reg, CR3
 
+// MINIMAL_CALL is the minimal trampolines' call: the kernel side's CR3,
+// the kernel stack, a call through the system-call table (label nosys
+// for a number outside it, which comes back at label back), then the
+// stack STACK in the entry area for the user side's CR3 (RDI saved there).
+#define MINIMAL_CALL(TO_KERNEL, TO_USER, STACK) \
+	TO_KERNEL(SP); \
+	MOVQ	(const_dataBase+entryData_TaskStackTop), SP; \
+	CMPQ	AX, $const_nsys; \
+	JAE	nosys; \
+	CALL	(const_dataBase+entryData_Table)(AX*8); \
+back: \
+	MOVQ	STACK, SP; \
+	PUSHQ	DI; \
+	TO_USER(DI); \
+	POPQ	DI
+
 // SYS_MINIMAL is the minimal SYSCALL trampoline: the mechanism alone.
 // SWAPGS, the task's RSP to the entry area, the kernel side's CR3, the
 // kernel stack, a call through the system-call table (the handlers keep
@@ -55,16 +76,7 @@
 TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	SWAPGS; \
 	MOVQ	SP, (const_dataBase+entryData_UserRSP); \
-	TO_KERNEL(SP); \
-	MOVQ	(const_dataBase+entryData_TaskStackTop), SP; \
-	CMPQ	AX, $const_nsys; \
-	JAE	nosys; \
-	CALL	(const_dataBase+entryData_Table)(AX*8); \
-back: \
-	MOVQ	$const_eEntryStackTop, SP; \
-	PUSHQ	DI; \
-	TO_USER(DI); \
-	POPQ	DI; \
+	MINIMAL_CALL(TO_KERNEL, TO_USER, $const_eEntryStackTop); \
 	MOVQ	(const_dataBase+entryData_UserRSP), SP; \
 	SWAPGS; \
 	SYSRETQ; \
@@ -76,6 +88,17 @@ nosys: \
 SYS_MINIMAL(·sysMinimalOff, TO_KERNEL_OFF, TO_USER_OFF)
 SYS_MINIMAL(·sysMinimalOn, TO_KERNEL_ON, TO_USER_ON)
 SYS_MINIMAL(·sysMinimalPCID, TO_KERNEL_PCID, TO_USER_PCID)
+
+// DISPATCH_PT_REGS calls the handler of pt_regs' orig_ax with the
+// arguments from pt_regs and stores its result in pt_regs' ax, or goes to
+// label skip for a number outside the table (ax keeps -ENOSYS).
+#define DISPATCH_PT_REGS(skip) \
+	MOVQ	ptRegs_OrigAX(SP), AX; \
+	CMPQ	AX, $const_nsys; \
+	JAE	skip; \
+	LOAD_ARGS; \
+	CALL	(const_dataBase+entryData_Table)(AX*8); \
+	MOVQ	AX, ptRegs_AX(SP)
 
 // SYS_LINUX is the SYSCALL trampoline shaped like Linux's entry_SYSCALL_64
 // (arch/x86/entry/entry_64.S): after the CR3 and stack switch it builds a
@@ -95,12 +118,7 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	TO_KERNEL(SP); \
 	MOVQ	(const_dataBase+entryData_TaskStackTop), SP; \
 	PUSH_AND_CLEAR_REGS; \
-	MOVQ	ptRegs_OrigAX(SP), AX; \
-	CMPQ	AX, $const_nsys; \
-	JAE	done; \
-	LOAD_ARGS; \
-	CALL	(const_dataBase+entryData_Table)(AX*8); \
-	MOVQ	AX, ptRegs_AX(SP); \
+	DISPATCH_PT_REGS(done); \
 done: \
 	SYSRET_CHECK(iret); \
 	RETURN_SYSRET(TO_USER, NO_SITE, sysret); \
@@ -131,13 +149,16 @@ iret: \
 
 // PUSH_AND_CLEAR_REGS builds pt_regs on the kernel stack as Linux's
 // (arch/x86/entry/calling.h) after SYSCALL, with RAX = -ENOSYS, and
-// clears the general registers.
-#define PUSH_AND_CLEAR_REGS \
+// clears the general registers; PUSH_AND_CLEAR_REGS_FROM does so with
+// the user's RSP, RFLAGS and RIP from USER_SP, USER_FLAGS and USER_IP
+// (the FRED entry's: from the FRED frame, RCX and R11 being the user's).
+#define PUSH_AND_CLEAR_REGS PUSH_AND_CLEAR_REGS_FROM((const_dataBase+entryData_UserRSP), R11, CX)
+#define PUSH_AND_CLEAR_REGS_FROM(USER_SP, USER_FLAGS, USER_IP) \
 	PUSHQ	$const_userDS; \
-	PUSHQ	(const_dataBase+entryData_UserRSP); \
-	PUSHQ	R11; \
+	PUSHQ	USER_SP; \
+	PUSHQ	USER_FLAGS; \
 	PUSHQ	$const_userCS; \
-	PUSHQ	CX; \
+	PUSHQ	USER_IP; \
 	PUSHQ	AX; \
 	PUSHQ	DI; \
 	PUSHQ	SI; \
@@ -235,37 +256,220 @@ SYS_LINUX(·sysLinuxOff, TO_KERNEL_OFF, TO_USER_OFF)
 SYS_LINUX(·sysLinuxOn, TO_KERNEL_ON, TO_USER_ON)
 SYS_LINUX(·sysLinuxPCID, TO_KERNEL_PCID, TO_USER_PCID)
 
-// toUser starts the task: entered from enterUser on the entry stack, on
-// the kernel side, with GS base 0 and KERNEL_GS_BASE = the entry data. It
-// builds the IRETQ frame to ring 3 (SDM Vol. 3A, 6.14.3), switches to the
-// user side's CR3, loads the task's arguments, clears the other registers
-// and IRETQs.
-TEXT ·toUser(SB),NOSPLIT|NOFRAME,$0
-	PUSHQ	$const_userDS
-	PUSHQ	(const_dataBase+entryData_UserRSP0)
-	PUSHQ	$const_userFlags	// RFLAGS: IF clear, the fixed bit 1
-	PUSHQ	$const_userCS
-	PUSHQ	(const_dataBase+entryData_UserRIP)
-	MOVQ	(const_dataBase+entryData_UserCR3), AX
-	MOVQ	AX, CR3
-	MOVQ	(const_dataBase+entryData_Args), DI
-	MOVQ	(const_dataBase+entryData_Args+8), SI
-	MOVQ	(const_dataBase+entryData_Args+16), DX
-	MOVQ	(const_dataBase+entryData_Args+24), R10
-	MOVQ	(const_dataBase+entryData_Args+32), R8
-	MOVQ	(const_dataBase+entryData_Args+40), R9
-	XORL	AX, AX
-	XORL	BX, BX
-	XORL	CX, CX
-	PUSHQ	$0
-	POPQ	BP			// BP too: no kernel address leaks to ring 3
-	XORL	R11, R11
-	XORL	R12, R12
-	XORL	R13, R13
-	XORL	R14, R14
-	XORL	R15, R15
-	IRETQ
+// NMI_COUNT counts an NMI as entryNMI (below) describes, keeping every
+// register but the flags.
+#define NMI_COUNT \
+	PUSHQ	AX; \
+	PUSHQ	BX; \
+	MOVQ	CR3, AX; \
+	MOVQ	(const_dataBase+entryData_KernelCR3), BX; \
+	BTRQ	$const_cr3NoflushBit, BX; \
+	CMPQ	AX, BX; \
+	JEQ	nmikernel; \
+	MOVQ	(const_dataBase+entryData_KernelCR3), BX; \
+	MOVQ	BX, CR3; \
+	MOVQ	(const_dataBase+entryData_NMICounter), BX; \
+	INCQ	(BX); \
+	ORQ	(const_dataBase+entryData_NMIRestore), AX; \
+	MOVQ	AX, CR3; \
+	JMP	nmidone; \
+nmikernel: \
+	MOVQ	(const_dataBase+entryData_NMICounter), BX; \
+	INCQ	(BX); \
+nmidone: \
+	POPQ	BX; \
+	POPQ	AX
+
+// The FRED entry (fred.go): each FRED_MINIMAL and FRED_LINUX instance is
+// copied to the start of a FRED page, where IA32_FRED_CONFIG points, and
+// receives every event of ring 3. Event delivery has pushed the FRED frame
+// on the entry stack (IA32_FRED_RSP0 = its top, so the frame is at
+// eFREDFrame; fredFrame's offsets), swapped GS, loaded the kernel's CS
+// and SS and cleared RFLAGS, and left every general register as ring 3
+// had it. An event other than SYSCALL (type 7, vector 1: an NMI, an
+// exception) goes to fredEvent (FRED_EVENT).
+#define FRED_EVENT \
+	CMPB	fredFrame_Type(SP), $const_fredTypeOther; \
+	JNE	event; \
+	CMPB	fredFrame_Vector(SP), $const_fredVectorSyscall; \
+	JNE	event
+
+// FRED_MINIMAL is the minimal FRED trampoline, SYS_MINIMAL's mechanism
+// under FRED: the event check, the kernel side's CR3, the kernel stack, a
+// call through the system-call table (the handlers keep every register
+// but RAX), the entry stack's frame, the user side's CR3 and ERETU, which
+// pops the frame delivery pushed. No SWAPGS (delivery and ERETU swap GS),
+// no saved RSP (the frame holds it), no SYSRET hazard.
+#define FRED_MINIMAL(name, TO_KERNEL, TO_USER) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	FRED_EVENT; \
+	MINIMAL_CALL(TO_KERNEL, TO_USER, $const_eFREDFrame); \
+	ERETU; \
+nosys: \
+	MOVQ	$-const_enosys, AX; \
+	JMP	back; \
+event: \
+	JMP	(const_dataBase+entryData_FREDEvent); \
 	ENTRY_END
+
+FRED_MINIMAL(·fredMinimalOff, TO_KERNEL_OFF, TO_USER_OFF)
+FRED_MINIMAL(·fredMinimalOn, TO_KERNEL_ON, TO_USER_ON)
+FRED_MINIMAL(·fredMinimalPCID, TO_KERNEL_PCID, TO_USER_PCID)
+
+// FRED_LINUX is the FRED trampoline shaped like Linux's
+// asm_fred_entrypoint_user (FRED_ENTER: PUSH_AND_CLEAR_REGS; FRED_EXIT:
+// POP_REGS; ERETU), with SYS_LINUX's CR3 switch: after it, a full struct
+// pt_regs on the kernel stack, its RIP, RFLAGS and RSP from the FRED frame
+// (Linux builds it on the FRED stack itself, which under isolation is the
+// entry stack: the kernel stack is not mapped on the user side). The rest
+// does not fit the 256 bytes before the ring-0 entry point: the
+// trampoline jumps to its mode's FRED_LINUX_EXIT in the entry text
+// (entryData.FREDExit), one JMP more than the path needs (Linux's FRED
+// stub leaves the page too, by a CALL to fred_entry_from_user).
+#define FRED_LINUX(name, TO_KERNEL) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	FRED_EVENT; \
+	TO_KERNEL(SP); \
+	MOVQ	(const_dataBase+entryData_TaskStackTop), SP; \
+	PUSH_AND_CLEAR_REGS_FROM((const_eFREDFrame+fredFrame_RSP), (const_eFREDFrame+fredFrame_RFLAGS), (const_eFREDFrame+fredFrame_RIP)); \
+	JMP	(const_dataBase+entryData_FREDExit); \
+event: \
+	JMP	(const_dataBase+entryData_FREDEvent); \
+	ENTRY_END
+
+FRED_LINUX(·fredLinuxOff, TO_KERNEL_OFF)
+FRED_LINUX(·fredLinuxOn, TO_KERNEL_ON)
+FRED_LINUX(·fredLinuxPCID, TO_KERNEL_PCID)
+
+// FRED_LINUX_EXIT is the rest of a FRED_LINUX trampoline, in the entry
+// text: the dispatch from pt_regs (as SYS_LINUX's), the result stored,
+// and the way out by RETURN_ERETU, with no SYSRET check: ERETU returns to
+// any canonical RIP with any RFLAGS.
+//
+// RETURN_ERETU is RETURN_IRET's FRED counterpart: every register restored
+// from pt_regs, a FRED return frame built on the entry stack from
+// pt_regs' RIP, CS, RFLAGS, RSP and SS (the task returned to may be
+// another than the one that entered, after a context switch of the tasks
+// kernel: the delivered frame is the entering task's), the user side's
+// CR3 and ERETU. Only the error code slot and the five words ERETU pops
+// are written (it reads nothing above SS). Linux's FRED_EXIT pops
+// pt_regs where it was built, on the FRED stack, and has nothing to copy.
+#define RETURN_ERETU(TO_USER) \
+	POP_REGS(POPQ R11, POPQ CX); \
+	MOVQ	SP, DI; \
+	MOVQ	$(const_eEntryStackTop-16), SP; \
+	PUSHQ	(ptRegs_SS-ptRegs_DI)(DI); \
+	PUSHQ	(ptRegs_SP-ptRegs_DI)(DI); \
+	PUSHQ	(ptRegs_Flags-ptRegs_DI)(DI); \
+	PUSHQ	(ptRegs_CS-ptRegs_DI)(DI); \
+	PUSHQ	(ptRegs_IP-ptRegs_DI)(DI); \
+	PUSHQ	$0; \
+	PUSHQ	(DI); \
+	TO_USER(DI); \
+	POPQ	DI; \
+	ERETU
+
+#define FRED_LINUX_EXIT(name, TO_USER) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	DISPATCH_PT_REGS(done); \
+done: \
+	RETURN_ERETU(TO_USER); \
+	ENTRY_END
+
+FRED_LINUX_EXIT(·fredLinuxExitOff, TO_USER_OFF)
+FRED_LINUX_EXIT(·fredLinuxExitOn, TO_USER_ON)
+FRED_LINUX_EXIT(·fredLinuxExitPCID, TO_USER_PCID)
+
+// fredEvent is the FRED entry's event path, copied after each FRED
+// trampoline at amd64.FREDRing0Entry: it is the ring-0 entry of every
+// event in ring 0 during a FRED run, and the FRED trampolines jump to it
+// (entryData.FREDEvent) for every event of ring 3 but SYSCALL; the FRED
+// frame is on the stack. An NMI is counted as entryNMI counts it
+// (NMI_COUNT: the kernel side's CR3 for the count, the interrupted CR3
+// back) and returns by ERETU to ring 3, by ERETS within ring 0, as the
+// frame's CS says. Any other event ends the run as excCommon does, from
+// the FRED frame: its vector, error code, RIP, CS, RSP, and its event data
+// as CR2 (a #PF's faulting address, as Bochs's cpu/fred.cc and Linux's
+// fred_event_data read it). The
+// leak oracle's fault recovery is not done here: its runs enter by
+// SYSCALL.
+TEXT ·fredEvent(SB),NOSPLIT|NOFRAME,$0
+	CMPB	fredFrame_Type(SP), $const_fredTypeNMI
+	JNE	fatal
+	NMI_COUNT
+	TESTQ	$const_rplMask, fredFrame_CS(SP)
+	JEQ	ring0
+	ERETU
+ring0:
+	ERETS
+fatal:
+	MOVQ	(const_dataBase+entryData_KernelCR3), AX
+	MOVQ	AX, CR3
+	MOVBQZX	fredFrame_Vector(SP), AX
+	MOVQ	AX, (const_dataBase+entryData_Vector)
+	MOVQ	fredFrame_ErrorCode(SP), AX
+	MOVQ	AX, (const_dataBase+entryData_ErrorCode)
+	MOVQ	fredFrame_RIP(SP), AX
+	MOVQ	AX, (const_dataBase+entryData_FaultRIP)
+	MOVQ	fredFrame_CS(SP), AX
+	MOVWQZX	AX, AX
+	MOVQ	AX, (const_dataBase+entryData_FaultCS)
+	MOVQ	fredFrame_RSP(SP), AX
+	MOVQ	AX, (const_dataBase+entryData_FaultRSP)
+	MOVQ	fredFrame_EventData(SP), AX
+	MOVQ	AX, (const_dataBase+entryData_FaultCR2)
+	MOVQ	$const_ReasonFault, (const_dataBase+entryData_Reason)
+	MOVQ	(const_dataBase+entryData_ExitRun), AX
+	JMP	AX
+	ENTRY_END
+
+// toUser starts the task: entered from enterUser on the entry stack, on
+// the kernel side's CR3 with interrupts masked, it builds the IRETQ frame
+// to ring 3 (SDM Vol. 3A, 6.14.3), switches to the user side's CR3, loads
+// the task's arguments, clears the other registers and IRETQs. toUserFRED
+// does the same for a run whose entry is FRED, where an IRET to ring 3 is
+// #GP: it builds a FRED return frame (the IRETQ frame between 16 bytes of
+// zeros above, the event data and reserved slots, and an error code below)
+// and returns by ERETU, which pops it (FRED specification).
+#define START_TASK(BELOW_FRAME, RETURN) \
+	PUSHQ	$const_userDS; \
+	PUSHQ	(const_dataBase+entryData_UserRSP0); \
+	PUSHQ	$const_userFlags; \
+	PUSHQ	$const_userCS; \
+	PUSHQ	(const_dataBase+entryData_UserRIP); \
+	BELOW_FRAME; \
+	MOVQ	(const_dataBase+entryData_UserCR3), AX; \
+	MOVQ	AX, CR3; \
+	MOVQ	(const_dataBase+entryData_Args), DI; \
+	MOVQ	(const_dataBase+entryData_Args+8), SI; \
+	MOVQ	(const_dataBase+entryData_Args+16), DX; \
+	MOVQ	(const_dataBase+entryData_Args+24), R10; \
+	MOVQ	(const_dataBase+entryData_Args+32), R8; \
+	MOVQ	(const_dataBase+entryData_Args+40), R9; \
+	XORL	AX, AX; \
+	XORL	BX, BX; \
+	XORL	CX, CX; \
+	PUSHQ	$0; \
+	POPQ	BP; \
+	XORL	R11, R11; \
+	XORL	R12, R12; \
+	XORL	R13, R13; \
+	XORL	R14, R14; \
+	XORL	R15, R15; \
+	RETURN; \
+	ENTRY_END
+
+// (BP is cleared too: no kernel address leaks to ring 3.)
+#define NO_ERROR_CODE
+#define FRED_ERROR_CODE PUSHQ $0
+
+TEXT ·toUser(SB),NOSPLIT|NOFRAME,$0
+	START_TASK(NO_ERROR_CODE, IRETQ)
+
+TEXT ·toUserFRED(SB),NOSPLIT|NOFRAME,$0
+	PUSHQ	$0			// reserved
+	PUSHQ	$0			// event data
+	START_TASK(FRED_ERROR_CODE, ERETU)
 
 // excCommon is the common path of the exception entries of a run: the
 // IDT's 32 gates point at stubs that Setup writes into the entry text
@@ -342,29 +546,10 @@ kernel:
 // so that the user PCID keeps its TLB entries. The interrupted CR3 reads
 // with bit 63 clear, as the kernel side's compares. It touches no GS (no
 // SWAPGS: nothing here reads per-CPU data through it) and keeps every
-// register but the flags, which IRETQ restores.
+// register but the flags, which IRETQ restores. NMI_COUNT is that count,
+// which fredEvent shares.
 TEXT ·entryNMI(SB),NOSPLIT|NOFRAME,$0
-	PUSHQ	AX
-	PUSHQ	BX
-	MOVQ	CR3, AX
-	MOVQ	(const_dataBase+entryData_KernelCR3), BX
-	BTRQ	$const_cr3NoflushBit, BX
-	CMPQ	AX, BX
-	JEQ	kernel
-	MOVQ	(const_dataBase+entryData_KernelCR3), BX
-	MOVQ	BX, CR3
-	MOVQ	(const_dataBase+entryData_NMICounter), BX
-	INCQ	(BX)
-	ORQ	(const_dataBase+entryData_NMIRestore), AX
-	MOVQ	AX, CR3
-	POPQ	BX
-	POPQ	AX
-	IRETQ
-kernel:
-	MOVQ	(const_dataBase+entryData_NMICounter), BX
-	INCQ	(BX)
-	POPQ	BX
-	POPQ	AX
+	NMI_COUNT
 	IRETQ
 	ENTRY_END
 
@@ -679,6 +864,15 @@ TEXT ·enterUser(SB),NOSPLIT|NOFRAME,$0
 
 	MOVQ	(const_dataBase+entryData_KernelRoot), AX
 	MOVQ	AX, CR3
+	// A FRED run's MSRs (fred.go) before its CR4 sets FRED: the entry
+	// point, the entry stack for ring-3 events, stack level 0 for every
+	// exception (ring-0 events stay on the interrupted stack).
+	CMPQ	(const_dataBase+entryData_FREDConfig), $0
+	JEQ	nofred
+	WRMSR64(const_msrFREDConfig, (const_dataBase+entryData_FREDConfig))
+	WRMSR64(const_msrFREDRSP0, $const_eEntryStackTop)
+	WRMSR64(const_msrFREDStkLvls, $0)
+nofred:
 	// CR4 with PGE clear, then the run's: the PGE change flushes every TLB
 	// entry, global ones included (SDM Vol. 3A, 4.10.4.1), so no global
 	// entry of an earlier run or of the Go world survives into this one.
@@ -881,6 +1075,10 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·sysMitigatedOff, entryRoutines_SysMitigatedOff(DI))
 	ROUTINE(·sysMitigatedOn, entryRoutines_SysMitigatedOn(DI))
 	ROUTINE(·sysMitigatedPCID, entryRoutines_SysMitigatedPCID(DI))
+	ROUTINE(·toUserFRED, entryRoutines_ToUserFRED(DI))
+	ROUTINE(·fredLinuxExitOff, entryRoutines_FredLinuxExitOff(DI))
+	ROUTINE(·fredLinuxExitOn, entryRoutines_FredLinuxExitOn(DI))
+	ROUTINE(·fredLinuxExitPCID, entryRoutines_FredLinuxExitPCID(DI))
 	ROUTINE(·sysGetppid, kernelRoutines_SysGetppid(SI))
 	ROUTINE(·sysWork, kernelRoutines_SysWork(SI))
 	ROUTINE(·sysSample, kernelRoutines_SysSample(SI))
@@ -902,13 +1100,16 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·userSweep, programTable_Sweep(DX))
 	RET
 
-// func deferRoutinesTable(d *deferRoutines, n *noSwitchRoutines)
+// func pageRoutinesTable(d *deferRoutines, n *noSwitchRoutines, f *fredRoutines, event *uint64)
 //
-// The tables of the deferred modes' routines (deferred.go), each field
-// set to the symbol of its name.
-TEXT ·deferRoutinesTable(SB),NOSPLIT,$0-16
+// The tables of the routines copied to pages of their own: the deferred
+// modes' (deferred.go) and the FRED entry's ring-3 entries (fred.go), each
+// field set to the symbol of its name, and fredEvent.
+TEXT ·pageRoutinesTable(SB),NOSPLIT,$0-32
 	MOVQ	d+0(FP), DI
 	MOVQ	n+8(FP), SI
+	MOVQ	f+16(FP), DX
+	MOVQ	event+24(FP), CX
 	ROUTINE(·sysMinimalDefer, deferRoutines_SysMinimalDefer(DI))
 	ROUTINE(·sysLinuxDefer, deferRoutines_SysLinuxDefer(DI))
 	ROUTINE(·sysMinimalNoSwitch, deferRoutines_SysMinimalNoSwitch(DI))
@@ -917,4 +1118,11 @@ TEXT ·deferRoutinesTable(SB),NOSPLIT,$0-16
 	ROUTINE(·dispatchPCID, deferRoutines_DispatchPCID(DI))
 	ROUTINE(·nsGetppid, noSwitchRoutines_NsGetppid(SI))
 	ROUTINE(·nsWork, noSwitchRoutines_NsWork(SI))
+	ROUTINE(·fredMinimalOff, fredRoutines_FredMinimalOff(DX))
+	ROUTINE(·fredMinimalOn, fredRoutines_FredMinimalOn(DX))
+	ROUTINE(·fredMinimalPCID, fredRoutines_FredMinimalPCID(DX))
+	ROUTINE(·fredLinuxOff, fredRoutines_FredLinuxOff(DX))
+	ROUTINE(·fredLinuxOn, fredRoutines_FredLinuxOn(DX))
+	ROUTINE(·fredLinuxPCID, fredRoutines_FredLinuxPCID(DX))
+	ROUTINE(·fredEvent, 0(CX))
 	RET

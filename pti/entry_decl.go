@@ -37,6 +37,10 @@ type entryRoutines struct {
 	EntryNMI uint64
 	// The mitigated SYSCALL trampolines (SYS_MITIGATED), one per mode.
 	SysMitigatedOff, SysMitigatedOn, SysMitigatedPCID uint64
+	// ToUserFRED starts the task by ERETU, for the FRED entry (fred.go);
+	// the FRED linux trampolines' exits (FRED_LINUX_EXIT), one per mode.
+	ToUserFRED                                           uint64
+	FredLinuxExitOff, FredLinuxExitOn, FredLinuxExitPCID uint64
 }
 
 // kernelRoutines are the routines of entry_amd64.s that run where they are
@@ -62,26 +66,32 @@ type kernelRoutines struct {
 //go:noescape
 func routines(e *entryRoutines, k *kernelRoutines, p *programTable)
 
-// trampolineKey picks a SYSCALL trampoline: a flavour and an isolation
+// trampolineKey picks a trampoline: an entry, a flavour and an isolation
 // mode.
 type trampolineKey struct {
+	Entry   experiment.Entry
 	Flavour experiment.Flavour
 	Mode    experiment.Mode
 }
 
-// trampoline is where a SYSCALL trampoline is: the offset of its field in
-// entryRoutines (copied into the entry text), or in deferRoutines when
-// deferred (copied into the deferred entry text).
+// trampoline is where a trampoline is: the offset of its field in
+// entryRoutines (copied into the entry text), in deferRoutines when
+// deferred (copied into the deferred entry text), or in fredRoutines for
+// the FRED entry (each at the start of its FRED page).
 type trampoline struct {
-	deferred bool
-	off      uintptr
+	deferred, fred bool
+	off            uintptr
 }
 
-// at returns where t runs, once Setup has copied it.
+// at returns where t runs, once Setup has copied it: for the FRED entry,
+// its page, which IA32_FRED_CONFIG names.
 func (t trampoline) at() uint64 {
 	base := unsafe.Pointer(&env.text)
-	if t.deferred {
+	switch {
+	case t.deferred:
 		base = unsafe.Pointer(&env.deferText)
+	case t.fred:
+		base = unsafe.Pointer(&env.fredText)
 	}
 	return *(*uint64)(unsafe.Add(base, t.off))
 }
@@ -91,32 +101,40 @@ func (t trampoline) at() uint64 {
 func entryText(off uintptr) trampoline { return trampoline{off: off} }
 func deferText(off uintptr) trampoline { return trampoline{deferred: true, off: off} }
 
-// trampolines are the SYSCALL trampolines of each flavour and mode: the
-// instantiations of the model's rows (experiment.Mode.In(W64) and
-// Mode.Has(flavour)), which a test checks against the rows. A deferred
+// trampolines are the trampolines of each entry, flavour and mode: the
+// instantiations of the model's rows (experiment.Mode.In(W64),
+// Mode.Has(flavour), the entry's Flavours and Deferred), which a test
+// checks against the rows. A deferred
 // mode and its PCID variant share a trampoline (only the dispatcher
 // differs: entryData.Dispatch).
 var trampolines = map[trampolineKey]trampoline{
-	{experiment.Minimal, experiment.Off}:    entryText(unsafe.Offsetof(entryRoutines{}.SysMinimalOff)),
-	{experiment.Minimal, experiment.On}:     entryText(unsafe.Offsetof(entryRoutines{}.SysMinimalOn)),
-	{experiment.Minimal, experiment.OnPCID}: entryText(unsafe.Offsetof(entryRoutines{}.SysMinimalPCID)),
+	{experiment.Syscall, experiment.Minimal, experiment.Off}:    entryText(unsafe.Offsetof(entryRoutines{}.SysMinimalOff)),
+	{experiment.Syscall, experiment.Minimal, experiment.On}:     entryText(unsafe.Offsetof(entryRoutines{}.SysMinimalOn)),
+	{experiment.Syscall, experiment.Minimal, experiment.OnPCID}: entryText(unsafe.Offsetof(entryRoutines{}.SysMinimalPCID)),
 
-	{experiment.Linux, experiment.Off}:    entryText(unsafe.Offsetof(entryRoutines{}.SysLinuxOff)),
-	{experiment.Linux, experiment.On}:     entryText(unsafe.Offsetof(entryRoutines{}.SysLinuxOn)),
-	{experiment.Linux, experiment.OnPCID}: entryText(unsafe.Offsetof(entryRoutines{}.SysLinuxPCID)),
+	{experiment.Syscall, experiment.Linux, experiment.Off}:    entryText(unsafe.Offsetof(entryRoutines{}.SysLinuxOff)),
+	{experiment.Syscall, experiment.Linux, experiment.On}:     entryText(unsafe.Offsetof(entryRoutines{}.SysLinuxOn)),
+	{experiment.Syscall, experiment.Linux, experiment.OnPCID}: entryText(unsafe.Offsetof(entryRoutines{}.SysLinuxPCID)),
 
-	{experiment.Mitigated, experiment.Off}:    entryText(unsafe.Offsetof(entryRoutines{}.SysMitigatedOff)),
-	{experiment.Mitigated, experiment.On}:     entryText(unsafe.Offsetof(entryRoutines{}.SysMitigatedOn)),
-	{experiment.Mitigated, experiment.OnPCID}: entryText(unsafe.Offsetof(entryRoutines{}.SysMitigatedPCID)),
+	{experiment.Syscall, experiment.Mitigated, experiment.Off}:    entryText(unsafe.Offsetof(entryRoutines{}.SysMitigatedOff)),
+	{experiment.Syscall, experiment.Mitigated, experiment.On}:     entryText(unsafe.Offsetof(entryRoutines{}.SysMitigatedOn)),
+	{experiment.Syscall, experiment.Mitigated, experiment.OnPCID}: entryText(unsafe.Offsetof(entryRoutines{}.SysMitigatedPCID)),
 
-	{experiment.Minimal, experiment.OnDefer}:        deferText(unsafe.Offsetof(deferRoutines{}.SysMinimalDefer)),
-	{experiment.Minimal, experiment.OnDeferPCID}:    deferText(unsafe.Offsetof(deferRoutines{}.SysMinimalDefer)),
-	{experiment.Linux, experiment.OnDefer}:          deferText(unsafe.Offsetof(deferRoutines{}.SysLinuxDefer)),
-	{experiment.Linux, experiment.OnDeferPCID}:      deferText(unsafe.Offsetof(deferRoutines{}.SysLinuxDefer)),
-	{experiment.Minimal, experiment.OnNoSwitch}:     deferText(unsafe.Offsetof(deferRoutines{}.SysMinimalNoSwitch)),
-	{experiment.Minimal, experiment.OnNoSwitchPCID}: deferText(unsafe.Offsetof(deferRoutines{}.SysMinimalNoSwitch)),
-	{experiment.Linux, experiment.OnNoSwitch}:       deferText(unsafe.Offsetof(deferRoutines{}.SysLinuxNoSwitch)),
-	{experiment.Linux, experiment.OnNoSwitchPCID}:   deferText(unsafe.Offsetof(deferRoutines{}.SysLinuxNoSwitch)),
+	{experiment.Syscall, experiment.Minimal, experiment.OnDefer}:        deferText(unsafe.Offsetof(deferRoutines{}.SysMinimalDefer)),
+	{experiment.Syscall, experiment.Minimal, experiment.OnDeferPCID}:    deferText(unsafe.Offsetof(deferRoutines{}.SysMinimalDefer)),
+	{experiment.Syscall, experiment.Linux, experiment.OnDefer}:          deferText(unsafe.Offsetof(deferRoutines{}.SysLinuxDefer)),
+	{experiment.Syscall, experiment.Linux, experiment.OnDeferPCID}:      deferText(unsafe.Offsetof(deferRoutines{}.SysLinuxDefer)),
+	{experiment.Syscall, experiment.Minimal, experiment.OnNoSwitch}:     deferText(unsafe.Offsetof(deferRoutines{}.SysMinimalNoSwitch)),
+	{experiment.Syscall, experiment.Minimal, experiment.OnNoSwitchPCID}: deferText(unsafe.Offsetof(deferRoutines{}.SysMinimalNoSwitch)),
+	{experiment.Syscall, experiment.Linux, experiment.OnNoSwitch}:       deferText(unsafe.Offsetof(deferRoutines{}.SysLinuxNoSwitch)),
+	{experiment.Syscall, experiment.Linux, experiment.OnNoSwitchPCID}:   deferText(unsafe.Offsetof(deferRoutines{}.SysLinuxNoSwitch)),
+
+	{experiment.FRED, experiment.Minimal, experiment.Off}:    fredText(unsafe.Offsetof(fredRoutines{}.FredMinimalOff)),
+	{experiment.FRED, experiment.Minimal, experiment.On}:     fredText(unsafe.Offsetof(fredRoutines{}.FredMinimalOn)),
+	{experiment.FRED, experiment.Minimal, experiment.OnPCID}: fredText(unsafe.Offsetof(fredRoutines{}.FredMinimalPCID)),
+	{experiment.FRED, experiment.Linux, experiment.Off}:      fredText(unsafe.Offsetof(fredRoutines{}.FredLinuxOff)),
+	{experiment.FRED, experiment.Linux, experiment.On}:       fredText(unsafe.Offsetof(fredRoutines{}.FredLinuxOn)),
+	{experiment.FRED, experiment.Linux, experiment.OnPCID}:   fredText(unsafe.Offsetof(fredRoutines{}.FredLinuxPCID)),
 }
 
 // ExitRun ends the run from a Go system-call handler (package tasks) with

@@ -118,6 +118,15 @@ func (caps SpecCaps) Has(n experiment.Need) bool {
 	return true
 }
 
+// CPUHas reports whether this CPU has what n names: FRED from CPUID, the
+// speculation controls as Setup read them (SpecCaps.Has).
+func CPUHas(n experiment.Need) bool {
+	if n == experiment.NeedsFRED {
+		return amd64.Features.FRED
+	}
+	return specCaps.Has(n)
+}
+
 // CheckKnobs says which knob of k a CPU with caps lacks what it needs
 // for, as "<knob>: <its row's NeedText>" wrapping ErrUnsupported; nil when
 // it has all they need. Both worlds check their knobs by it.

@@ -56,31 +56,41 @@ func TestRoutineTablesByName(t *testing.T) {
 }
 
 // The trampoline table instantiates the model's rows: a trampoline for
-// every flavour of every mode the 64-bit world has (experiment.Mode.In
-// and Mode.Has), none for any other; those of the entry text each a
-// different field of entryRoutines. A flavour or mode without one is
+// every entry, flavour and mode the model lets the 64-bit world run
+// (experiment.Config.Check: Mode.In and Mode.Has, the entry's Flavours
+// and Deferred), none for any other; those of the entry text each a
+// different field of entryRoutines, the FRED entry's each a different
+// field of fredRoutines (a page each). A flavour or mode without one is
 // refused by Plan rather than run with another's.
 func TestTrampolineTable(t *testing.T) {
-	seen := map[uintptr]trampolineKey{}
+	seen := map[trampoline]trampolineKey{}
 	n := 0
-	for _, f := range experiment.Flavours() {
-		for _, m := range experiment.Modes() {
-			k := trampolineKey{f, m}
-			r, ok := trampolines[k]
-			assert.Equal(t, m.In(experiment.W64) && m.Has(f), ok, "%v/%v", f, m)
-			if !ok {
-				continue
+	for _, e := range experiment.Entries(experiment.W64) {
+		for _, f := range experiment.Flavours() {
+			for _, m := range experiment.Modes() {
+				k := trampolineKey{e, f, m}
+				r, ok := trampolines[k]
+				c := experiment.Config{World: experiment.W64, Mode: m, Entry: e, Flavour: f}
+				assert.Equal(t, c.Check() == nil, ok, "%v/%v/%v", e, f, m)
+				if !ok {
+					continue
+				}
+				n++
+				if r.deferred {
+					continue // TestDeferredTrampolines
+				}
+				typ, prefix := reflect.TypeFor[entryRoutines](), "Sys"
+				if r.fred {
+					typ, prefix = reflect.TypeFor[fredRoutines](), "Fred"
+				}
+				assert.Equal(t, e == experiment.FRED, r.fred, "%v/%v/%v", e, f, m)
+				field, ok := fieldAt(typ, r.off)
+				require.True(t, ok, "%v/%v/%v: offset %d", e, f, m, r.off)
+				assert.Contains(t, field.Name, prefix+strings.ToUpper(f.String()[:1])+f.String()[1:], "%v/%v/%v", e, f, m)
+				prev, dup := seen[r]
+				assert.False(t, dup, "%v/%v/%v shares %s with %v", e, f, m, field.Name, prev)
+				seen[r] = k
 			}
-			n++
-			if r.deferred {
-				continue // TestDeferredTrampolines
-			}
-			field, ok := fieldAt(reflect.TypeFor[entryRoutines](), r.off)
-			require.True(t, ok, "%v/%v: offset %d", f, m, r.off)
-			assert.Contains(t, field.Name, "Sys"+strings.ToUpper(f.String()[:1])+f.String()[1:], "%v/%v", f, m)
-			prev, dup := seen[r.off]
-			assert.False(t, dup, "%v/%v shares %s with %v", f, m, field.Name, prev)
-			seen[r.off] = k
 		}
 	}
 	assert.Len(t, trampolines, n)

@@ -52,6 +52,12 @@ func Start(s Switch, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 		d.NMIRestore = CR3_NOFLUSH
 	}
 	d.Trampoline = s.tramp.at()
+	d.ToUser, d.FREDConfig = env.text.ToUser, 0
+	if usesFRED(c) {
+		d.ToUser, d.FREDConfig = env.text.ToUserFRED, fredConfig(d.Trampoline)
+		d.FREDEvent = d.Trampoline + amd64.FREDRing0Entry
+		d.FREDExit = fredExit(c.Mode)
+	}
 	d.Dispatch = dispatcher(c.Mode)
 	d.UserRIP = ProgramEntry(p)
 	d.UserRSP0 = rsp

@@ -32,6 +32,8 @@ var env struct {
 	// The deferred modes' routines, where they were copied.
 	deferText deferRoutines
 	noSwitch  noSwitchRoutines
+	// The FRED trampolines' pages (fred.go), where each was copied.
+	fredText fredRoutines
 }
 
 // entryEnd is the marker at the end of every copied routine and program.
@@ -129,7 +131,7 @@ func Setup() error {
 		}
 	}
 	ok = true
-	alloc(&env.entry, EntryPages+DeferPages) // the deferred modes' pages follow
+	alloc(&env.entry, EntryPages+DeferPages+FREDPages) // the deferred modes' pages follow, then FRED's
 	alloc(&env.code, UserCodePages)
 	if !ok {
 		return errors.New("pti: out of memory for the entry area and the code pages")
@@ -155,11 +157,15 @@ func Setup() error {
 	if err := placeDeferred(); err != nil {
 		return err
 	}
+	if err := placeFRED(); err != nil {
+		return err
+	}
 
 	// Map the entry area into the kernel's table: enterUser's first and
 	// runExit's last instructions read its data with the kernel's CR3.
 	kpt := goos.KernelTable()
-	if !kpt.Map(EntryBase, env.entry, EntryPages*amd64.PageSize, amd64.PageSize, amd64.PTE_W) {
+	if !kpt.Map(EntryBase, env.entry, EntryPages*amd64.PageSize, amd64.PageSize, amd64.PTE_W) ||
+		!kpt.Map(EntryFREDText, env.entry+(EntryFREDText-EntryBase), FREDPages*amd64.PageSize, amd64.PageSize, 0) {
 		return errors.New("pti: out of memory mapping the entry area")
 	}
 
@@ -169,7 +175,6 @@ func Setup() error {
 	// The system-call path runs on goos's kernel stack with goos's kernel
 	// TLS, so that Go handlers (package tasks) run under its kernelG.
 	d.TaskStackTop, d.RunFSBase = goos.KernelContext()
-	d.ToUser = env.text.ToUser
 	d.ExitRun = env.kern.RunExit
 	writeSecret()
 	d.Secret = SecretAddr()

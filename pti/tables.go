@@ -65,7 +65,8 @@ const (
 // table kernel (the kernel's mappings, supervisor-only), and maps the
 // process's pages (user pages) and the entry area at entry (EntryPages
 // contiguous frames, supervisor-only; the deferred modes' pages of
-// Exposure too, from the DeferPages frames that follow); with isolation
+// Exposure too, from the DeferPages frames that follow, and the FRED
+// entry's FREDPages after those, in every mode); with isolation
 // the user side maps only the process's pages and the entry area. The
 // entry area's pages are global when global is set (and CR4.PGE is on);
 // nx selects execute-disable on data pages (EFER.NXE). It returns false
@@ -104,6 +105,7 @@ func Build[M TableMemory](mem M, kernel amd64.PageTable[M], f Frames, entry uint
 		pt.Map(EntryDesc, entry+(EntryDesc-EntryBase), amd64.PageSize, amd64.PageSize, flagsEntryRW&nxMask|g) &&
 		pt.Map(EntryIDT, entry+(EntryIDT-EntryBase), amd64.PageSize, amd64.PageSize, flagsEntryRO&nxMask|g) &&
 		pt.Map(EntryStack, entry+(EntryStack-EntryBase), EntryISTMC-EntryStack, amd64.PageSize, flagsEntryRW&nxMask|g) &&
+		pt.Map(EntryFREDText, entry+(EntryFREDText-EntryBase), FREDPages*amd64.PageSize, amd64.PageSize, flagsEntryText|g) &&
 		mapAreas(pt, mode, entry, nxMask, g)
 	if !ok {
 		return Space{}, false

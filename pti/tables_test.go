@@ -56,6 +56,7 @@ func taskAndEntry(global bool) []amd64.Mapping {
 		{VA: EntryData, PA: testEntry + 0x2000, Size: 2 * 4096, Flags: p | amd64.PTE_W | amd64.PTE_NX | g},
 		{VA: EntryIDT, PA: testEntry + 0x4000, Size: 4096, Flags: p | amd64.PTE_NX | g},
 		{VA: EntryStack, PA: testEntry + 0x5000, Size: 5 * 4096, Flags: p | amd64.PTE_W | amd64.PTE_NX | g},
+		{VA: EntryFREDText, PA: testEntry + 0xd000, Size: FREDPages * 4096, Flags: p | g},
 	}
 }
 

@@ -26,20 +26,37 @@ func (r *Renderer) modeWidth() int {
 // modeCol is the mode column.
 func (r *Renderer) modeCol() Column { return Column{Head: "mode", Width: r.modeWidth(), Left: true} }
 
-// entryCols are the entry column of a world with several entries (the
-// 32-bit one: SYSENTER and INT 0x80), none in the 64-bit world.
-func entryCols(width int) []Column {
-	if width != 32 {
+// entryCols are the entry column of a world with several entries: the
+// 32-bit one (SYSENTER and INT 0x80), and the 64-bit one when the run's
+// timing record lists more than one of its entries (SYSCALL and FRED).
+func (r *Renderer) entryCols(width int) []Column {
+	if !r.entryColumn(width) {
 		return nil
 	}
 	return []Column{{Head: "entry", Width: 8, Left: true}}
 }
 
-func entryCells(c config) []string {
-	if c.width != 32 {
+func (r *Renderer) entryCells(c config) []string {
+	if !r.entryColumn(c.width) {
 		return nil
 	}
 	return []string{c.entry}
+}
+
+// entryColumn reports whether world width's tables have an entry column.
+func (r *Renderer) entryColumn(width int) bool {
+	if width == 32 {
+		return true
+	}
+	n := 0
+	if r.timing != nil {
+		for _, name := range r.timing.Entries {
+			if e, err := experiment.ParseEntry(name); err == nil && int(e.Row().World) == width {
+				n++
+			}
+		}
+	}
+	return n > 1
 }
 
 // worldTitle starts the title of a table of the 32-bit world.

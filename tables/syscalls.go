@@ -51,13 +51,13 @@ func (r *Renderer) nullPlace(rec contract.Record, c config, s contract.Subject) 
 			return r.copiesPlace(rec, c, s, def, pmu)
 		}
 	}
-	return place{id: main, row: "", cells: append(append(append([]string{c.mode}, entryCells(c)...), c.flavour, yn(c.global)), figures(rec, syscallCells)...),
+	return place{id: main, row: "", cells: append(append(append([]string{c.mode}, r.entryCells(c)...), c.flavour, yn(c.global)), figures(rec, syscallCells)...),
 		notes: checkNotes(rec),
 		begin: func(t *Table, _ []string) {
 			t.Name = main
 			t.Title = fmt.Sprintf("%snull system call (getppid), per call: %s, empty-loop overhead subtracted;", worldTitle(c.width), repeatsOf(reps, n, warmup, "call", "calls"))
 			t.Heading = []string{r.unitNote() + "; ± as perf stat --repeat (stddev of the mean); " + r.clockHeader(), r.countersNote(), r.pmuCheckNote()}
-			t.Columns = append(append(append([]Column{r.modeCol()}, entryCols(c.width)...), left("flavour", 8), left("global", 6)), r.perCallCols(pmu)...)
+			t.Columns = append(append(append([]Column{r.modeCol()}, r.entryCols(c.width)...), left("flavour", 8), left("global", 6)), r.perCallCols(pmu)...)
 		},
 		ref: func(o *open) []string {
 			if c.width != 64 {
@@ -232,7 +232,7 @@ func (r *Renderer) lseekPlace(rec contract.Record, c config, s contract.Subject)
 			coreCells(&v.Core, v.R, pmu)...)
 	}
 	n, reps, warmup := sizes(rec)
-	return place{id: id, cells: append(append(append([]string{c.mode}, entryCells(c)...), yn(c.global)), figures(rec, cells)...),
+	return place{id: id, cells: append(append(append([]string{c.mode}, r.entryCells(c)...), yn(c.global)), figures(rec, cells)...),
 		begin: func(t *Table, _ []string) {
 			how := "linux flavour"
 			if c.width == 32 {
@@ -241,7 +241,7 @@ func (r *Renderer) lseekPlace(rec contract.Record, c config, s contract.Subject)
 			t.Name = id
 			t.Title = fmt.Sprintf("%slseek(fd, 0, SEEK_SET) on a kernel file, %s: %s; ± as perf; %s", worldTitle(c.width), how, repeatsOf(reps, n, warmup, "call", "calls"), r.clockHeader())
 			t.Heading = []string{r.countersNote()}
-			t.Columns = append(append(append([]Column{r.modeCol()}, entryCols(c.width)...), left("global", 6), right(r.perCall(), 12), right("±%", 7),
+			t.Columns = append(append(append([]Column{r.modeCol()}, r.entryCols(c.width)...), left("global", 6), right(r.perCall(), 12), right("±%", 7),
 				right("ns/call", 10), right("ops/s", 14), right("vs off", 7), right("global gain", 14)), coreCols(pmu)...)
 		},
 		ref: func(*open) []string {

@@ -26,7 +26,7 @@ func tasksTrampolines(width int) string {
 func (r *Renderer) pingPongPlace(rec contract.Record, c config) place {
 	id := fmt.Sprintf("pingpong%d", c.width)
 	pmu := r.tablePMU(id)
-	lead := append([]string{c.mode}, entryCells(c)...)
+	lead := append([]string{c.mode}, r.entryCells(c)...)
 	n := 5 + len(coreCols(pmu))
 	cells := half(rec, n, func() []string {
 		v := rec.(contract.PingPong)
@@ -43,7 +43,7 @@ func (r *Renderer) pingPongPlace(rec contract.Record, c config) place {
 			t.Name = id
 			t.Title = fmt.Sprintf("%sping-pong: a 1-byte token through two pipes, per round trip (lmbench lat_ctx shape, two context switches): %s;", worldTitle(c.width), repeatsOf(reps, nn, warmup, "round trip", "round trips"))
 			t.Heading = []string{fmt.Sprintf("%s, no global pages; %s; ± as perf; %s", tasksTrampolines(c.width), r.unitNote(), r.clockHeader()), r.countersNote()}
-			t.Columns = append([]Column{r.modeCol()}, entryCols(c.width)...)
+			t.Columns = append([]Column{r.modeCol()}, r.entryCols(c.width)...)
 			for _, k := range []string{"processes", "threads"} {
 				h := append([]Column{{Head: k, Width: 12, Bar: true}, right("±%", 7), right("ns", 9), right("vs off", 7), right("CR3/rt", 7)}, coreCols(pmu)...)
 				t.Columns = append(t.Columns, h...)

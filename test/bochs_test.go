@@ -526,3 +526,54 @@ func TestBochsLadder32(t *testing.T) {
 	}
 	t.Logf("the 32-bit ladder's instructions per operation under Bochs tigerlake: %v", got)
 }
+
+// fredPlan runs the FRED entry beside SYSCALL on the paths it serves: the
+// null call, lseek and the ping-pong (whose context switches return by
+// the FRED linux trampoline's frame built from pt_regs), under off, on
+// and on+pcid.
+const fredPlan = "benchmarks = null,lseek,pingpong\nmodes = off,on,on+pcid\nentries = syscall,fred\n" + pathLengthSizes
+
+// TestBochsFRED boots fredPlan under Bochs's wildcat_lake, whose CPUID has
+// FRED, and checks: every check passed; every FRED row measured (none
+// unsupported), each with its path length held to the table (exact for
+// the null call) and every row of the table the plan runs present; the
+// minimal FRED call as long as SYSCALL's and the linux one shorter (no
+// SYSRET check or SWAPGS); the ping-pong's CR3 loads as SYSCALL's; the
+// 64-bit null table's entry column.
+func TestBochsFRED(t *testing.T) {
+	res := bootBochs(t, bochs.Options{CPU: "wildcat_lake", Plan: []byte(fredPlan), Timeout: bochsFaultTimeout})
+	requireBochsOK(t, res)
+	for _, u := range recordsOf[contract.Unsupported](t, res) {
+		assert.Fail(t, "a row unsupported under wildcat_lake", "%+v", u)
+	}
+	got, _ := pathLengths(t, res)
+	requireRows(t, got, func(f map[string]string) bool {
+		return f["entry"] == "fred" && f["width"] == "64"
+	})
+	fred := 0
+	for k, v := range got {
+		if keyField(k, "entry") != "fred" {
+			continue
+		}
+		fred++
+		sys := withField(k, "entry", "syscall")
+		require.Contains(t, got, sys)
+		if keyField(k, "flavour") == "minimal" {
+			assert.Equal(t, got[sys], v, "%s: as long as SYSCALL's", k)
+		} else {
+			assert.Less(t, v, got[sys], "%s: shorter than SYSCALL's", k)
+		}
+	}
+	assert.Equal(t, 3*2*2+3*2+3*2, fred, "null (2 flavours, 2 global settings), lseek (2 global settings), ping-pong (processes, threads), each under 3 modes")
+	for _, pp := range recordsOf[contract.PingPong](t, res) {
+		if pp.Entry == "fred" {
+			for _, sys := range recordsOf[contract.PingPong](t, res) {
+				if sys.Entry == "syscall" && sys.Mode == pp.Mode && sys.Tasks == pp.Tasks {
+					assert.Equal(t, sys.CR3Loads, pp.CR3Loads, "%s: the same context switches", pp.Key())
+				}
+			}
+		}
+	}
+	lineIndex(t, res.Lines(), "mode     entry    flavour  global")
+	t.Logf("FRED and SYSCALL instructions per operation under Bochs wildcat_lake: %v", got)
+}

@@ -392,3 +392,19 @@ func TestReturnToFirmware(t *testing.T) {
 	assert.Contains(t, after, "BdsDxe: ", "the boot manager goes on")
 	assert.NotContains(t, after, "Exception Type", "the firmware crashed after ptilab returned")
 }
+
+// TestFREDUnsupported: a plan that names the FRED entry on a CPU without
+// FRED (QEMU's TCG) gets its rows, each unsupported with the CPUID bit,
+// beside SYSCALL's measured ones; the run passes.
+func TestFREDUnsupported(t *testing.T) {
+	res := boot(t, qemu.Options{Plan: []byte("benchmarks = null\nmodes = off,on\nentries = syscall,fred\nflavours = minimal\nglobal = off\nn = 10\nr = 1\nwarmup = 0\n")})
+	requireOK(t, res)
+	un := recordsOf[contract.Unsupported](t, res)
+	require.Len(t, un, 2, "fred under off and on")
+	for _, u := range un {
+		assert.Equal(t, "fred", u.Entry)
+		assert.Contains(t, u.Reason, "no FRED (CPUID.(EAX=07H,ECX=1):EAX[17])")
+	}
+	assert.Len(t, recordsOf[contract.Syscall](t, res), 2, "syscall under off and on")
+	lineIndex(t, res.Lines(), "mode     entry    flavour  global")
+}

@@ -73,7 +73,10 @@ func (w *fakeWorld) Title() string {
 }
 func (w *fakeWorld) Setup() error                { return nil }
 func (w *fakeWorld) Entries() []experiment.Entry { return w.entries }
-func (w *fakeWorld) Copies() []experiment.Copy   { return w.copies }
+
+// Has: the fake CPU has nothing optional (no FRED).
+func (w *fakeWorld) Has(n experiment.Need) bool { return n == experiment.NeedsNothing }
+func (w *fakeWorld) Copies() []experiment.Copy  { return w.copies }
 func (w *fakeWorld) User() bench.UserLayout {
 	return bench.UserLayout{Data: 0x1000, StackTop: 0x100000, DataPages: 16, MaxDataPages: 16, MaxRepeats: 100, AddrDigits: 18}
 }

@@ -4,7 +4,7 @@ import "github.com/ptilab/ptilab/bench"
 
 // Lseek is lseek's registry row.
 var Lseek = bench.Benchmark{Name: "lseek", Summary: "lseek on a kernel file of the tasks kernel (a real system call, handled in Go), linux flavour, global pages off and on",
-	Worlds: []int{64, 32}, Keys: []string{"modes", "n", "r", "warmup"}, Run: lseek}
+	Worlds: []int{64, 32}, Keys: []string{"modes", "entries", "n", "r", "warmup"}, Run: lseek}
 
 // lseekFileBytes is the size of lseek's kernel file.
 const lseekFileBytes = 1 << 20
@@ -19,7 +19,7 @@ const lseekFileBytes = 1 << 20
 func lseek(x *bench.Ctx) any {
 	p, w := x.Plan, x.World
 	var ms []bench.Measurement
-	for _, entry := range w.Entries() {
+	for _, entry := range p.EntriesOf(w) {
 		for _, mode := range p.Modes {
 			for _, g := range []bool{false, true} {
 				c := w.TasksConfig(mode, entry)

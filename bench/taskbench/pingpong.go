@@ -15,7 +15,7 @@ import (
 
 // PingPong is the ping-pong's registry row, with its key.
 var PingPong = bench.Benchmark{Name: "pingpong", Summary: "a token through two pipes between two tasks (context switches), processes and threads",
-	Worlds: []int{64, 32}, Keys: []string{"modes", PingPongN.Name(), "r", "warmup"}, Run: pingPongTable}
+	Worlds: []int{64, 32}, Keys: []string{"modes", "entries", PingPongN.Name(), "r", "warmup"}, Run: pingPongTable}
 
 // The ping-pong: two tasks pass a 1-byte token back and forth through two
 // pipes, lmbench's lat_ctx shape. Each round trip is two writes, two
@@ -184,7 +184,7 @@ func MeasurePingPong(w bench.World, c experiment.Config, threads bool, n, r, war
 func pingPongTable(x *bench.Ctx) any {
 	p, w := x.Plan, x.World
 	var all []PingPongResult
-	for _, entry := range w.Entries() {
+	for _, entry := range p.EntriesOf(w) {
 		var rows []PingPongResult
 		for _, mode := range p.Modes {
 			tasksRow(&rows, func(threads bool) PingPongResult {

@@ -138,10 +138,10 @@ func machine(r *bench.Reporter, build string) {
 	}
 	tc := info.TSC
 	inv += "; " + tscEvidence(tc)
-	r.Printf("ptilab machine: %s %q family %d model %#x stepping %d microcode %s | TSC %.3f GHz (%s%s) | pcid %s invpcid %s pge %s smep %s smap %s rdrand %s rdtscp %s | RAM %d MiB (free at boot %d MiB, kernel pool %d MiB) | firmware %q rev %#x | %s | image %#x (%s), %d KiB",
+	r.Printf("ptilab machine: %s %q family %d model %#x stepping %d microcode %s | TSC %.3f GHz (%s%s) | pcid %s invpcid %s pge %s smep %s smap %s rdrand %s rdtscp %s fred %s lass %s | RAM %d MiB (free at boot %d MiB, kernel pool %d MiB) | firmware %q rev %#x | %s | image %#x (%s), %d KiB",
 		f.Vendor(), f.Brand(), f.Family, f.Model, f.Stepping, ucodeText,
 		float64(info.TSCHz)/1e9, info.TSCSource, inv,
-		yesNo(f.PCID), yesNo(f.INVPCID), yesNo(f.PGE), yesNo(f.SMEP), yesNo(f.SMAP), yesNo(f.RDRAND), yesNo(f.RDTSCP),
+		yesNo(f.PCID), yesNo(f.INVPCID), yesNo(f.PGE), yesNo(f.SMEP), yesNo(f.SMAP), yesNo(f.RDRAND), yesNo(f.RDTSCP), yesNo(f.FRED), yesNo(f.LASS),
 		info.RAM>>20, info.FreeAtBoot>>20, info.Claimed>>20,
 		info.FirmwareVendor, info.FirmwareRevision, where,
 		info.ImageBase, reloc, info.ImageSize>>10)
@@ -149,7 +149,7 @@ func machine(r *bench.Reporter, build string) {
 		Vendor: f.Vendor(), Brand: f.Brand(), Family: f.Family, Model: f.Model, Stepping: f.Stepping,
 		TSCHz: info.TSCHz, TSCSource: info.TSCSource, TSCInvariant: f.InvariantTSC,
 		PCID: f.PCID, INVPCID: f.INVPCID, PGE: f.PGE, SMEP: f.SMEP, SMAP: f.SMAP,
-		RDRAND: f.RDRAND, RDSEED: f.RDSEED, RDTSCP: f.RDTSCP, NX: f.NX, PerfMonVersion: f.PerfMonVersion,
+		RDRAND: f.RDRAND, RDSEED: f.RDSEED, RDTSCP: f.RDTSCP, NX: f.NX, FRED: f.FRED, LASS: f.LASS, PerfMonVersion: f.PerfMonVersion,
 		RAMBytes: info.RAM, FreeAtBootBytes: info.FreeAtBoot, PoolBytes: info.Claimed,
 		FirmwareVendor: info.FirmwareVendor, FirmwareRevision: info.FirmwareRevision,
 		Board: info.Board, Hypervisor: hv,

@@ -41,12 +41,28 @@ func routine(t *testing.T, sym string) []x86asm.Inst {
 	require.Positive(t, end, "end marker of %s", sym)
 	var insts []x86asm.Inst
 	for off := 0; off < end; {
-		inst, err := x86asm.Decode(body[off:end], 64)
+		inst, err := decode(body[off:end])
 		require.NoError(t, err, "%s+%#x", sym, off)
 		insts = append(insts, inst)
 		off += inst.Len
 	}
 	return insts
+}
+
+// decode decodes one 64-bit instruction, and ERETU and ERETS too, which
+// x86asm does not know ("unrecognized instruction"): as an Inst of Op 0
+// and length 4 with the F3 (ERETU) or F2 (ERETS) prefix, which shape
+// names.
+func decode(b []byte) (x86asm.Inst, error) {
+	for _, e := range []struct {
+		bytes  [4]byte
+		prefix x86asm.Prefix
+	}{{amd64.ERETU, x86asm.PrefixREP}, {amd64.ERETS, x86asm.PrefixREPN}} {
+		if bytes.HasPrefix(b, e.bytes[:]) {
+			return x86asm.Inst{Prefix: x86asm.Prefixes{e.prefix}, Len: len(e.bytes)}, nil
+		}
+	}
+	return x86asm.Decode(b, 64)
 }
 
 // shape renders instructions as "OP dst" words for comparison, with the
@@ -56,6 +72,12 @@ func shape(insts []x86asm.Inst) []string {
 	var out []string
 	for _, in := range insts {
 		s := in.Op.String()
+		switch {
+		case in.Op == 0 && in.Prefix[0] == x86asm.PrefixREP:
+			s = "ERETU"
+		case in.Op == 0 && in.Prefix[0] == x86asm.PrefixREPN:
+			s = "ERETS"
+		}
 		if in.Op == x86asm.SYSRET {
 			if in.Prefix[0] == 0 && in.Len == 2 {
 				s = "SYSRET (no REX.W)"
@@ -131,6 +153,79 @@ func TestLinuxTrampolines(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The FRED trampolines: the event check (type, then vector), then the
+// minimal ones exactly the mechanism: SYS_MINIMAL's CR3 switches and
+// call, no SWAPGS, no saved RSP, ERETU; the way to fredEvent last.
+var fredMinimalShape = map[string][]string{
+	"Off": {
+		"CMP", "JNE", "CMP", "JNE", "MOV RSP", "CMP RAX", "JAE", "CALL",
+		"MOV RSP", "PUSH RDI", "POP RDI", "ERETU",
+		"MOV RAX", "JMP", "JMP",
+	},
+	"On": {
+		"CMP", "JNE", "CMP", "JNE", "MOV RSP CR3", "AND RSP", "MOV CR3 RSP", "MOV RSP", "CMP RAX", "JAE", "CALL",
+		"MOV RSP", "PUSH RDI", "MOV RDI CR3", "OR RDI", "MOV CR3 RDI", "POP RDI", "ERETU",
+		"MOV RAX", "JMP", "JMP",
+	},
+	"PCID": {
+		"CMP", "JNE", "CMP", "JNE", "MOV RSP CR3", "AND RSP", "BTS RSP", "MOV CR3 RSP", "MOV RSP", "CMP RAX", "JAE", "CALL",
+		"MOV RSP", "PUSH RDI", "MOV RDI CR3", "OR RDI", "BTS RDI", "MOV CR3 RDI", "POP RDI", "ERETU",
+		"MOV RAX", "JMP", "JMP",
+	},
+}
+
+// TestFREDTrampolines checks the FRED entry's routines: the minimal
+// trampolines' exact shape; the linux ones' (with their exits in the
+// entry text) pt_regs of 21 words, a CR3 switch each way with isolation,
+// one ERETU and nothing of SYSCALL's way back (SWAPGS, SYSRET, IRET); fredEvent's NMI count returning by ERETU
+// or ERETS and its way to runExit; toUserFRED's frame of 8 words and its
+// ERETU. Each ring-3 entry must fit the 256 bytes before the ring-0 entry
+// of its page (pti.placeFRED refuses one that does not).
+func TestFREDTrampolines(t *testing.T) {
+	size := func(insts []x86asm.Inst) int {
+		n := 0
+		for _, in := range insts {
+			n += in.Len
+		}
+		return n
+	}
+	for mode, want := range fredMinimalShape {
+		t.Run("minimal"+mode, func(t *testing.T) {
+			insts := routine(t, "fredMinimal"+mode)
+			assert.Equal(t, want, shape(insts))
+			assert.LessOrEqual(t, size(insts), amd64.FREDRing0Entry)
+		})
+	}
+	for _, mode := range []string{"Off", "On", "PCID"} {
+		t.Run("linux"+mode, func(t *testing.T) {
+			insts := routine(t, "fredLinux"+mode)
+			assert.LessOrEqual(t, size(insts), amd64.FREDRing0Entry)
+			sh := append(shape(insts), shape(routine(t, "fredLinuxExit"+mode))...)
+			all := strings.Join(sh, "; ")
+			assert.Equal(t, []string{"CMP", "JNE", "CMP", "JNE"}, sh[:4], "the event check first")
+			assert.Equal(t, 21+7, strings.Count(all, "PUSH"), "pt_regs, then the FRED return frame and RDI on the entry stack: %s", all)
+			assert.Equal(t, 1, strings.Count(all, "ERETU"), all)
+			for _, no := range []string{"SWAPGS", "SYSRET", "IRETQ"} {
+				assert.NotContains(t, all, no)
+			}
+			writes := strings.Count(all, "MOV CR3 ")
+			if mode == "Off" {
+				assert.Zero(t, writes, "no CR3 write without isolation")
+			} else {
+				assert.Equal(t, 2, writes, "in and out")
+			}
+		})
+	}
+	ev := strings.Join(shape(routine(t, "fredEvent")), "; ")
+	assert.Contains(t, ev, "ERETU; ERETS", "an NMI returns to the ring it interrupted")
+	assert.Equal(t, 2, strings.Count(ev, "INC"), "an NMI count on each path (CR3 switched or not): %s", ev)
+	assert.True(t, strings.HasSuffix(ev, "MOV RAX; JMP RAX"), "the fatal way ends in runExit: %s", ev)
+	sh := shape(routine(t, "toUserFRED"))
+	all := strings.Join(sh, "; ")
+	assert.Equal(t, 8, strings.Count(all, "PUSH")-1, "the FRED return frame, and the push that clears RBP: %s", all)
+	assert.Equal(t, "ERETU", sh[len(sh)-1])
 }
 
 // TestExceptionCommonPath checks the start of the common path of the
@@ -279,8 +374,9 @@ func TestRoutineTablesByName(t *testing.T) {
 		{"routines.abi0", "entryRoutines", x86asm.RDI, lower, true},
 		{"routines.abi0", "kernelRoutines", x86asm.RSI, lower, false},
 		{"routines.abi0", "programTable", x86asm.RDX, func(f string) string { return "user" + f }, true},
-		{"deferRoutinesTable.abi0", "deferRoutines", x86asm.RDI, lower, true},
-		{"deferRoutinesTable.abi0", "noSwitchRoutines", x86asm.RSI, lower, true},
+		{"pageRoutinesTable.abi0", "deferRoutines", x86asm.RDI, lower, true},
+		{"pageRoutinesTable.abi0", "noSwitchRoutines", x86asm.RSI, lower, true},
+		{"pageRoutinesTable.abi0", "fredRoutines", x86asm.RDX, lower, true},
 	} {
 		t.Run(tc.table, func(t *testing.T) {
 			fields := dwarfFields(t, f, pkg+tc.table)

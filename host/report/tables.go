@@ -111,7 +111,7 @@ func MachineLine(r *Run) string {
 	for _, f := range []struct {
 		name string
 		on   bool
-	}{{"PCID", m.PCID}, {"INVPCID", m.INVPCID}, {"PGE", m.PGE}, {"SMEP", m.SMEP}, {"SMAP", m.SMAP}, {"RDTSCP", m.RDTSCP}} {
+	}{{"PCID", m.PCID}, {"INVPCID", m.INVPCID}, {"PGE", m.PGE}, {"SMEP", m.SMEP}, {"SMAP", m.SMAP}, {"RDTSCP", m.RDTSCP}, {"FRED", m.FRED}, {"LASS", m.LASS}} {
 		if f.on {
 			feats = append(feats, f.name)
 		} else {
