@@ -31,8 +31,12 @@ $(IMAGE): $(HOST) $(SOURCES)
 # README.txt (README.md, "Running on a real machine").
 usb: $(USBIMG)
 
-$(USBIMG): $(HOST) $(IMAGE)
-	$(HOST) usb -o $@ $(IMAGE)
+# PLAN=FILE puts that plan on the stick instead (refused, with the lines
+# the image would ignore, when it has any: ptilab plan check).
+PLAN ?=
+
+$(USBIMG): $(HOST) $(IMAGE) $(PLAN)
+	$(HOST) usb -o $@ $(if $(PLAN),-plan $(PLAN)) $(IMAGE)
 
 # Boot the image under QEMU+OVMF (TCG, q35, no network); the serial console
 # goes to the terminal and to build/serial.log, the run's results file to

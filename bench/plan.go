@@ -297,6 +297,43 @@ func (p Plan) DefaultLeftOut(w World) []string {
 	return out
 }
 
+// didYouMean suggests the plan key nearest to key, a typo of it ("flavour"
+// for flavours): " (did you mean flavours?)", or "" when none is within
+// two edits (and fewer than half of key's letters).
+func didYouMean(key string) string {
+	best, bestD := "", 3
+	for _, k := range PlanKeys() {
+		if d := editDistance(key, k); d < bestD && 2*d < len(key) {
+			best, bestD = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return " (did you mean " + best + "?)"
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
 // maxEmulatorBuild bounds the emulator_build key's value, in bytes.
 const maxEmulatorBuild = 100
 
@@ -366,7 +403,7 @@ func ParsePlan(data []byte) (Plan, []PlanError) {
 		}
 		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
 		if !isKey(key) {
-			fail(fmt.Sprintf("unknown key %q", key))
+			fail(fmt.Sprintf("unknown key %q%s", key, didYouMean(key)))
 			continue
 		}
 		if prev, dup := seen[key]; dup {

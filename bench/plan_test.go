@@ -77,6 +77,8 @@ func TestParsePlanValid(t *testing.T) {
 func TestParsePlanRejectsLine(t *testing.T) {
 	benchtest.CheckRejected(t, []benchtest.Rejected{
 		{Name: "unknown key", Line: "colour = blue", Err: `unknown key "colour"`},
+		{Name: "a typo of a key", Line: "flavour = minimal", Err: `unknown key "flavour" (did you mean flavours?)`},
+		{Name: "another typo", Line: "warmpu = 1", Err: `unknown key "warmpu" (did you mean warmup?)`},
 		{Name: "key is case-sensitive", Line: "Screen = off", Err: "unknown key"},
 		{Name: "modes must start with off", Line: "modes = on,off", Err: "modes must start with off"},
 		{Name: "unknown mode", Line: "modes = off,kaiser", Err: "modes must be a comma-separated list of off, on, on+pcid"},

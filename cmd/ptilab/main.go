@@ -77,11 +77,16 @@ commands:
                           no run and a damaged record line, and warn of a
                           run cut short, each named on stderr, and then
                           exit 3; 1 when nothing was read)
+  plan check FILE...      parse plan files as the image does; print each line
+                          it would ignore (its number, the image's message,
+                          a near key for a typo); exit 1 if there is one
   usb  [-o FILE] [-plan FILE] IMAGE.efi
                           write a USB stick image (default build/ptilab.img):
                           a GPT disk with a FAT32 EFI System Partition
                           holding IMAGE.efi as EFI/BOOT/BOOTX64.EFI, a
-                          ptilab.plan sized for real hardware and README.txt
+                          ptilab.plan sized for real hardware and README.txt;
+                          a -plan FILE with a line the image would ignore
+                          is refused (as plan check)
 
 Run "ptilab <command> -h" for the flags of a command.
 `
@@ -127,6 +132,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdCompare(args[1:], stdout, stderr)
 	case "plot":
 		return cmdPlot(args[1:], stdout, stderr)
+	case "plan":
+		return cmdPlan(args[1:], stdout, stderr)
 	case "usb":
 		return cmdUSB(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":

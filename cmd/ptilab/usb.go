@@ -28,6 +28,11 @@ func cmdUSB(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "ptilab: %v\n", err)
 			return exitFail
 		}
+		// A line the image would ignore is found here, not on the box.
+		if errs := checkPlan(*planPath, plan, stderr); len(errs) > 0 {
+			fmt.Fprintf(stderr, "ptilab: %s: %d lines the image would ignore: no stick written\n", *planPath, len(errs))
+			return exitFail
+		}
 	}
 	if err := usbimage.Write(*out, efi, plan); err != nil {
 		fmt.Fprintf(stderr, "ptilab: %v\n", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,5 +34,36 @@ func TestUSB(t *testing.T) {
 	assert.Equal(t, exitFail, code)
 	assert.Contains(t, stderr, "missing.efi")
 	code, _, _ = ptilab(t, "usb")
+	assert.Equal(t, exitUsage, code)
+}
+
+// TestPlanCheck: plan check and usb -plan find the lines the image would
+// ignore, with its own messages, their numbers and a near key for a typo;
+// usb then writes no stick. The stick's own plan passes.
+func TestPlanCheck(t *testing.T) {
+	dir := t.TempDir()
+	typo := filepath.Join(dir, "typo.plan")
+	require.NoError(t, os.WriteFile(typo, []byte("# a first plan\nflavour = minimal\nr = 0\nmodes = off,on\n"), 0o644))
+	want := []string{
+		"ptilab: " + typo + `:2: "flavour = minimal": unknown key "flavour" (did you mean flavours?) (the image would ignore the line, using the default)`,
+		"ptilab: " + typo + `:3: "r = 0": r must be an integer from 1 to 4000 (the image would ignore the line, using the default)`,
+	}
+	code, stdout, stderr := ptilab(t, "plan", "check", typo)
+	assert.Equal(t, exitFail, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, strings.Join(want, "\n")+"\n", stderr)
+
+	efi := filepath.Join(dir, "x.efi")
+	require.NoError(t, os.WriteFile(efi, []byte("MZ not really"), 0o644))
+	img := filepath.Join(dir, "stick.img")
+	code, _, stderr = ptilab(t, "usb", "-o", img, "-plan", typo, efi)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, strings.Join(want, "\n")+"\nptilab: "+typo+": 2 lines the image would ignore: no stick written\n")
+	assert.NoFileExists(t, img)
+
+	code, stdout, stderr = ptilab(t, "plan", "check", "../../host/usbimage/hardware.plan")
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Equal(t, "ptilab: ../../host/usbimage/hardware.plan: every line is used\n", stdout)
+	code, _, _ = ptilab(t, "plan", "lint", typo)
 	assert.Equal(t, exitUsage, code)
 }
