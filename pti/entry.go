@@ -60,6 +60,9 @@ type entryData struct {
 	// SYSCALL (the run's fredEvent copy), and where the linux ones go on
 	// (the mode's FRED_LINUX_EXIT).
 	FREDConfig, FREDEvent, FREDExit uint64
+	// APIC is the local APIC's (xAPIC) base, for the test images'
+	// self-NMI (selfnmi_on.go); 0 in every other image.
+	APIC uint64
 
 	// The NMI entry's: the address of the kernel's NMI counter
 	// (amd64.NMICounterAddr, mapped on the kernel side), and what it ORs

@@ -943,6 +943,23 @@ TEXT ·runExit(SB),NOSPLIT|NOFRAME,$0
 TEXT ·sysGetppid(SB),NOSPLIT|NOFRAME,$0
 	GETPPID
 
+// func sysSelfNMI()
+// The test images' getppid (build tag ptilab_selfnmi, selfnmi_on.go):
+// sends this CPU an NMI through the local APIC's interrupt command
+// register (xAPIC at entryData.APIC, identity-mapped on the kernel side;
+// SDM Vol. 3A, "Interrupt Command Register": delivery mode NMI, level
+// assert, physical destination its own APIC ID, no shorthand, since the
+// self shorthand sends fixed interrupts only), which arrives before it
+// returns; then returns 1 as getppid. Keeps every register but RAX.
+TEXT ·sysSelfNMI(SB),NOSPLIT|NOFRAME,$0
+	PUSHQ	BX
+	MOVQ	(const_dataBase+entryData_APIC), BX
+	MOVL	const_apicID(BX), AX
+	MOVL	AX, const_apicICRHigh(BX)	// the ID's bits 31:24 are the destination's
+	MOVL	$const_apicICRSelfNMI, const_apicICRLow(BX)
+	POPQ	BX
+	GETPPID
+
 // func sysWork()
 // Spends RDI TSC cycles in the kernel.
 TEXT ·sysWork(SB),NOSPLIT|NOFRAME,$0
@@ -1087,6 +1104,7 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·runExit, kernelRoutines_RunExit(SI))
 	ROUTINE(·sysSecret, kernelRoutines_SysSecret(SI))
 	ROUTINE(·sysTouch, kernelRoutines_SysTouch(SI))
+	ROUTINE(·sysSelfNMI, kernelRoutines_SysSelfNMI(SI))
 	ROUTINE(·userSyscalls, programTable_Syscalls(DX))
 	ROUTINE(·userEmpty, programTable_Empty(DX))
 	ROUTINE(·userProbe, programTable_Probe(DX))

@@ -55,6 +55,8 @@ type kernelRoutines struct {
 	SysSecret uint64
 	// SysTouch is the TLB sweep's kernel-side system call (sweep.go).
 	SysTouch uint64
+	// SysSelfNMI is the test images' getppid (selfnmi_on.go).
+	SysSelfNMI uint64
 }
 
 // routines writes the link addresses of entry_amd64.s's routines into e

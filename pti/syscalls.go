@@ -35,6 +35,9 @@ func ResetSyscalls() {
 	d.Table[SysExit] = env.kern.SysExitRun
 	d.Table[SysTouch] = env.kern.SysTouch
 	d.Table[SysSecret] = env.kern.SysSecret
+	if selfNMI {
+		d.Table[SysGetppid], d.APIC = env.kern.SysSelfNMI, apicBase()
+	}
 	// OnNoSwitch's chosen calls: getppid and work, from their copies.
 	d.NoSwitch = [nsys]uint64{}
 	d.NoSwitch[SysGetppid] = env.noSwitch.NsGetppid

@@ -577,3 +577,33 @@ func TestBochsFRED(t *testing.T) {
 	lineIndex(t, res.Lines(), "mode     entry    flavour  global")
 	t.Logf("FRED and SYSCALL instructions per operation under Bochs wildcat_lake: %v", got)
 }
+
+// TestBochsFREDNMI counts NMIs under the FRED entry, whose NMI path
+// (fredEvent) nothing else reaches: Bochs has no monitor to inject one.
+// The test image's getppid sends its CPU an NMI through the local APIC
+// (build tag ptilab_selfnmi), which FRED delivers at the ring-0 entry of
+// the trampoline's page while the handler runs, on the kernel side's CR3
+// (on: the trampoline switched it) or the one table (off). Every call's
+// NMI is counted and resumed, the records say so (each repeat disturbed),
+// and the run ends "ok".
+func TestBochsFREDNMI(t *testing.T) {
+	t.Parallel()
+	_, image := taggedImage(t, "ptilab_selfnmi")
+	res := runBochs(t, bochs.Options{
+		Image:   image,
+		CPU:     "wildcat_lake",
+		Plan:    []byte("benchmarks = null\nmodes = off,on,on+pcid\nentries = fred\nflavours = minimal,linux\nglobal = off\nn = 20\nr = 2\nwarmup = 0\n"),
+		Timeout: bochsFaultTimeout,
+	})
+	requireBochsOK(t, res)
+	recs := recordsOf[contract.Syscall](t, res)
+	require.Len(t, recs, 3*2, "fred under off, on and on+pcid, minimal and linux")
+	for _, r := range recs {
+		assert.Equal(t, "fred", r.Entry)
+		assert.EqualValues(t, 2*20, r.NMIs, "%s: an NMI per call", r.Key())
+		assert.Equal(t, 2, r.Disturbed, "%s: every repeat disturbed", r.Key())
+	}
+	end, ok := res.Ended()
+	require.True(t, ok)
+	assert.GreaterOrEqual(t, end.NMIs, uint64(3*2*2*20), "every NMI counted")
+}
