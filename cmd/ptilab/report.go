@@ -91,8 +91,9 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("compare", "[-format text|markdown|csv|json] A B", stderr)
+	fs := newFlagSet("compare", "[-format text|markdown|csv|json] [-all] A B", stderr)
 	format := formatFlag(fs)
+	all := fs.Bool("all", false, "also list the configurations only one run has (by default counted in a note)")
 	if code := parse(fs, args, 2); code >= 0 {
 		return code
 	}
@@ -112,7 +113,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		runs[i] = rs[0]
 		warnings = append(warnings, w...)
 	}
-	if err := report.Write(stdout, *format, report.Compare(runs[0], runs[1])); err != nil {
+	if err := report.Write(stdout, *format, report.Compare(runs[0], runs[1], *all)); err != nil {
 		return fail(stderr, err)
 	}
 	return warn(stderr, warnings)

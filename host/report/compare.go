@@ -38,9 +38,13 @@ const (
 // Compare compares two runs row by row: each configuration either
 // measured, A's figure, B's, B/A and whether the difference is
 // significant given their repeats (TestNote); rows that cannot be
-// compared say why (only in one run, not run in one, units, emulated
-// against hardware, core clocks).
-func Compare(a, b *Run) Document {
+// compared say why (not run in one, units, emulated against hardware,
+// core clocks). The configurations only one run has are counted, and
+// listed as rows only with all. Every row names its unit, the report's:
+// sched-messaging in seconds (from TSC cycles and the TSC's frequency),
+// the others as recorded. When A and B hold the same figures, a note
+// says so: comparing a run with itself finds nothing.
+func Compare(a, b *Run, all bool) Document {
 	d := Document{Heading: []string{
 		"A: " + a.Source, "   " + MachineLine(a), "   " + StatusLine(a),
 		"B: " + b.Source, "   " + MachineLine(b), "   " + StatusLine(b),
@@ -59,17 +63,33 @@ func Compare(a, b *Run) Document {
 		inB[k] = &mb[i]
 	}
 	seen := map[string]bool{}
+	onlyA, onlyB, same, both := 0, 0, 0, 0
 	for i := range ma {
 		k := ma[i].Subject.Key()
 		if seen[k] {
 			continue
 		}
 		seen[k] = true
-		t.Rows = append(t.Rows, compareRow(k, a, b, &ma[i], inB[k]))
+		y := inB[k]
+		if y == nil {
+			onlyA++
+			if !all {
+				continue
+			}
+		} else if ma[i].Stats != nil && y.Stats != nil {
+			both++
+			if *ma[i].Stats == *y.Stats && ma[i].R == y.R {
+				same++
+			}
+		}
+		t.Rows = append(t.Rows, compareRow(k, a, b, &ma[i], y))
 	}
 	for _, k := range order {
 		if !seen[k] {
-			t.Rows = append(t.Rows, compareRow(k, a, b, nil, inB[k]))
+			onlyB++
+			if all {
+				t.Rows = append(t.Rows, compareRow(k, a, b, nil, inB[k]))
+			}
 		}
 	}
 	comparable, not := 0, 0
@@ -80,8 +100,18 @@ func Compare(a, b *Run) Document {
 			comparable++
 		}
 	}
-	t.Notes = []string{fmt.Sprintf("%d rows compared, %d not compared (named with the reason)", comparable, not),
-		"(the seed tables' cells are the null and sched-messaging rows above, not compared twice)"}
+	t.Notes = []string{fmt.Sprintf("%d rows compared, %d not compared (named with the reason)", comparable, not)}
+	if onlyA+onlyB > 0 {
+		shown := "not shown: -all lists them"
+		if all {
+			shown = "listed"
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("%d configurations only in A, %d only in B (%s)", onlyA, onlyB, shown))
+	}
+	if both > 0 && same == both {
+		t.Notes = append(t.Notes, "A and B hold the same figures, every one: a run compared with itself (p = 1 everywhere, nothing to find)")
+	}
+	t.Notes = append(t.Notes, "(the seed tables' cells are the null and sched-messaging rows above, not compared twice)")
 	d.Tables = []Table{t}
 	return d
 }
@@ -89,7 +119,7 @@ func Compare(a, b *Run) Document {
 // compareRow is the row of configuration k: x in run a, y in run b
 // (nil: absent).
 func compareRow(k string, a, b *Run, x, y *Measurement) []string {
-	row := []string{k, "-", cell(x), cell(y), "-", "-"}
+	row := []string{k, unitOf(x, y), cell(x), cell(y), "-", "-"}
 	why := func(s string) []string { return append(row, s) }
 	switch {
 	case x == nil:
@@ -99,7 +129,6 @@ func compareRow(k string, a, b *Run, x, y *Measurement) []string {
 	case x.Stats == nil || y.Stats == nil:
 		return why(fmt.Sprintf("not compared: %s in A, %s in B", runState(x), runState(y)))
 	}
-	row[1] = x.Stats.Unit
 	if x.Stats.Unit != y.Stats.Unit {
 		row[1] = x.Stats.Unit + " / " + y.Stats.Unit
 		return why(fmt.Sprintf("not compared: different units (A %s, B %s)", x.Stats.Unit, y.Stats.Unit))
@@ -111,13 +140,39 @@ func compareRow(k string, a, b *Run, x, y *Measurement) []string {
 		return why(fmt.Sprintf("not compared: core clocks differ (A %.3f GHz, B %.3f GHz)", ca/1e9, cb/1e9))
 	}
 	c := significance(x, y)
-	row[4] = fmt.Sprintf("%.3f", y.Stats.Mean/x.Stats.Mean)
+	xm, _, _ := figure(x)
+	ym, _, _ := figure(y)
+	row[4] = fmt.Sprintf("%.3f", ym/xm)
 	row[5] = c.String()
-	change := c.FormatDelta(x.Stats.Mean, y.Stats.Mean)
+	change := c.FormatDelta(xm, ym)
 	for _, w := range c.Warnings {
 		change += " (" + w.Error() + ")"
 	}
 	return append(row, change)
+}
+
+// figure is a measurement's mean and standard deviation in the unit the
+// report uses, and that unit: sched-messaging's TSC cycles per run as
+// seconds (the report's and perf's), every other figure as recorded.
+func figure(m *Measurement) (mean, stddev float64, unit string) {
+	s := m.Stats
+	if m.Bench == "messaging" && s.Unit == "tsc_cycles" && s.TSCHz > 0 {
+		hz := float64(s.TSCHz)
+		return s.Mean / hz, s.Stddev / hz, "s"
+	}
+	return s.Mean, s.Stddev, s.Unit
+}
+
+// unitOf is the unit of a row: its figures' (figure), "-" when neither
+// side has one.
+func unitOf(x, y *Measurement) string {
+	for _, m := range []*Measurement{x, y} {
+		if m != nil && m.Stats != nil {
+			_, _, u := figure(m)
+			return u
+		}
+	}
+	return "-"
 }
 
 // cell is a measurement's figure in a comparison: mean ±perf%, or why it
@@ -129,7 +184,11 @@ func cell(m *Measurement) string {
 	case m.Stats == nil:
 		return m.NotRun
 	}
-	return fmt.Sprintf("%.1f ±%.1f%%", m.Stats.Mean, m.Stats.PerfPct)
+	mean, _, unit := figure(m)
+	if unit == "s" {
+		return fmt.Sprintf("%.4g ±%.1f%%", mean, m.Stats.PerfPct)
+	}
+	return fmt.Sprintf("%.1f ±%.1f%%", mean, m.Stats.PerfPct)
 }
 
 // runState says what became of a configuration that has a row.

@@ -285,7 +285,7 @@ func TestCompareGolden(t *testing.T) {
 		a, b *Run
 	}{{"qemu-skylake", q, sky}, {"qemu-synthetic", q, synth}} {
 		var b bytes.Buffer
-		require.NoError(t, Write(&b, "text", Compare(c.a, c.b)))
+		require.NoError(t, Write(&b, "text", Compare(c.a, c.b, false)))
 		golden(t, "compare-"+c.name+".txt", b.Bytes())
 	}
 }
@@ -303,19 +303,37 @@ func rows(d Document) map[string][]string {
 // their reason: emulated against hardware, units, core clocks, absent.
 func TestCompareRows(t *testing.T) {
 	q, sky, synth := load1(t, qemuLog), load1(t, skylakeLog), load1(t, syntheticPath)
-	r := rows(Compare(q, sky))
+	r := rows(Compare(q, sky, false))
 	row := r["bench=null width=64 mode=on entry=syscall flavour=minimal global=off"]
 	require.NotNil(t, row)
 	assert.Regexp(t, `^p=0\.\d{3} n=10$`, row[5])
 	assert.NotEqual(t, "-", row[4])
 
-	r = rows(Compare(q, synth))
+	d := Compare(q, synth, false)
+	r = rows(d)
 	assert.Equal(t, "not compared: A emulated (qemu-tcg), B hardware", r["bench=null width=64 mode=off entry=syscall flavour=minimal global=off"][6])
 	assert.Equal(t, "not compared: unsupported in A, measured in B", r["bench=null width=64 mode=on+pcid entry=syscall flavour=minimal global=off"][6], "synthetic has on+pcid figures, QEMU none")
-	assert.Equal(t, "only in A", r[`bench=probe width=64 mode=on+pcid entry=syscall flavour=minimal global=off target="kernel text"`][6])
+	probe := `bench=probe width=64 mode=on+pcid entry=syscall flavour=minimal global=off target="kernel text"`
+	assert.NotContains(t, r, probe, "only in A: counted, not listed")
+	assert.Regexp(t, `^\d+ configurations only in A, \d+ only in B \(not shown: -all lists them\)$`, d.Tables[0].Notes[1])
+	r = rows(Compare(q, synth, true))
+	assert.Equal(t, "only in A", r[probe][6])
+	assert.Equal(t, "-", r[probe][1], "no figure, no unit")
+	for k, row := range r {
+		if row[2] != "absent" && !strings.HasPrefix(row[2], "unsupported") && !strings.HasPrefix(row[2], "FAILED") || row[3] != "absent" && !strings.HasPrefix(row[3], "unsupported") && !strings.HasPrefix(row[3], "FAILED") {
+			assert.NotEqual(t, "-", row[1], "%s: a figure has its unit", k)
+		}
+		if strings.HasPrefix(k, "bench=messaging ") && row[1] != "-" {
+			assert.Equal(t, "s", row[1], "%s: sched-messaging in seconds, as report", k)
+		}
+	}
 
-	// The synthetic run against itself: identical figures, no difference.
-	r = rows(Compare(synth, synth))
+	// The synthetic run against itself: identical figures, no difference,
+	// and a note that says so.
+	d = Compare(synth, synth, false)
+	assert.Contains(t, d.Tables[0].Notes, "A and B hold the same figures, every one: a run compared with itself (p = 1 everywhere, nothing to find)")
+	assert.NotContains(t, strings.Join(Compare(q, sky, false).Tables[0].Notes, "\n"), "the same figures")
+	r = rows(d)
 	assert.Equal(t, "~", r["bench=null width=64 mode=off entry=syscall flavour=minimal global=off"][6])
 	assert.Equal(t, "1.000", r["bench=null width=64 mode=off entry=syscall flavour=minimal global=off"][4])
 
@@ -323,7 +341,7 @@ func TestCompareRows(t *testing.T) {
 	icount := withLines(t, syntheticPath, func(l string) string {
 		return strings.ReplaceAll(l, `"unit":"tsc_cycles"`, `"unit":"instructions"`)
 	})
-	r = rows(Compare(synth, icount))
+	r = rows(Compare(synth, icount, false))
 	assert.Equal(t, "not compared: different units (A tsc_cycles, B instructions)", r["bench=null width=64 mode=off entry=syscall flavour=minimal global=off"][6])
 
 	// Core clocks, as the figures' records carry them.
@@ -332,9 +350,9 @@ func TestCompareRows(t *testing.T) {
 			return strings.ReplaceAll(l, `"`+CoreClockKey+`":3700,`, `"`+CoreClockKey+`":`+mhz+`,`)
 		})
 	}
-	r = rows(Compare(clocked("3700"), clocked("1200")))
+	r = rows(Compare(clocked("3700"), clocked("1200"), false))
 	assert.Equal(t, "not compared: core clocks differ (A 3.700 GHz, B 1.200 GHz)", r["bench=null width=64 mode=off entry=syscall flavour=minimal global=off"][6])
-	r = rows(Compare(clocked("3700"), clocked("3710")))
+	r = rows(Compare(clocked("3700"), clocked("3710"), false))
 	assert.Equal(t, "~", r["bench=null width=64 mode=off entry=syscall flavour=minimal global=off"][6])
 }
 
