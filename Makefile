@@ -20,8 +20,12 @@ all: $(IMAGE)
 # The stick's plan and README.txt, embedded in the host tool.
 STICKFILES := $(wildcard host/usbimage/*.plan host/usbimage/*.txt)
 
+# The commit the tools and the image are built from (ptilab version, the
+# machine record's ptilab_commit; host/image.Commit's form).
+COMMIT = $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell test -z "$$(git status --porcelain 2>/dev/null)" || echo +dirty)
+
 $(HOST): $(SOURCES) $(STICKFILES)
-	$(GO) build -o $@ ./cmd/ptilab
+	$(GO) build -ldflags "-X main.commit=$(COMMIT)" -o $@ ./cmd/ptilab
 
 $(IMAGE): $(HOST) $(SOURCES)
 	$(HOST) build -o $@

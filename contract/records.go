@@ -601,14 +601,18 @@ type DeadlockTask struct {
 
 // Machine identifies the machine and the run's setup.
 type Machine struct {
-	Vendor    string  `json:"vendor"`
-	Brand     string  `json:"brand"`
-	Family    uint32  `json:"family"`
-	Model     uint32  `json:"model"`
-	Stepping  uint32  `json:"stepping"`
-	Microcode *uint32 `json:"microcode,omitempty"`
-	TSCHz     uint64  `json:"tsc_hz"`
-	TSCSource string  `json:"tsc_source"`
+	// PtilabCommit is the source the image was built from: 12 hex digits
+	// of its git commit, "+dirty" for a changed work tree, "unknown"
+	// when built outside a checkout (host/image.Commit).
+	PtilabCommit string  `json:"ptilab_commit,omitempty"`
+	Vendor       string  `json:"vendor"`
+	Brand        string  `json:"brand"`
+	Family       uint32  `json:"family"`
+	Model        uint32  `json:"model"`
+	Stepping     uint32  `json:"stepping"`
+	Microcode    *uint32 `json:"microcode,omitempty"`
+	TSCHz        uint64  `json:"tsc_hz"`
+	TSCSource    string  `json:"tsc_source"`
 	// The two TSC figures behind TSCHz: CPUID's (leaf 15H with its
 	// crystal, or the SDM's crystal of the model; 0 when the CPU gives
 	// none) and the one measured against the ACPI PM timer over half a

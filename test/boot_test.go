@@ -2,6 +2,7 @@ package test
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/host/image"
 	"github.com/ptilab/ptilab/host/qemu"
 )
 
@@ -65,6 +67,11 @@ func TestDefaultBoot(t *testing.T) {
 	machines := recordsOf[contract.Machine](t, res)
 	require.Len(t, machines, 1)
 	m := machines[0]
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	assert.Regexp(t, `^[0-9a-f]{12}(\+dirty)?$`, m.PtilabCommit, "the commit the image was built from")
+	assert.Equal(t, strings.TrimSuffix(image.Commit(t.Context(), root), "+dirty"), strings.TrimSuffix(m.PtilabCommit, "+dirty"))
+	lineIndex(t, lines, "ptilab machine: ptilab "+m.PtilabCommit+" | ")
 	assert.NotEmpty(t, m.Vendor)
 	assert.Positive(t, m.Family)
 	assert.Positive(t, m.TSCHz)

@@ -102,6 +102,11 @@ func yesNo(b bool) string {
 	return "no"
 }
 
+// commit is the source ptilab was built from (host/image.Commit, set with
+// the linker's -X main.commit): 12 hex digits of its git commit, with
+// "+dirty" for a changed work tree.
+var commit = "unknown"
+
 // machine prints the machine line and its record; build is the emulator
 // build the plan names (Plan.EmulatorBuild), "" when it names none.
 func machine(r *bench.Reporter, build string) {
@@ -138,8 +143,8 @@ func machine(r *bench.Reporter, build string) {
 	}
 	tc := info.TSC
 	inv += "; " + tscEvidence(tc)
-	r.Printf("ptilab machine: %s %q family %d model %#x stepping %d microcode %s | TSC %.3f GHz (%s%s) | pcid %s invpcid %s pge %s smep %s smap %s rdrand %s rdtscp %s fred %s lass %s | RAM %d MiB (free at boot %d MiB, kernel pool %d MiB) | firmware %q rev %#x | %s | image %#x (%s), %d KiB",
-		f.Vendor(), f.Brand(), f.Family, f.Model, f.Stepping, ucodeText,
+	r.Printf("ptilab machine: ptilab %s | %s %q family %d model %#x stepping %d microcode %s | TSC %.3f GHz (%s%s) | pcid %s invpcid %s pge %s smep %s smap %s rdrand %s rdtscp %s fred %s lass %s | RAM %d MiB (free at boot %d MiB, kernel pool %d MiB) | firmware %q rev %#x | %s | image %#x (%s), %d KiB",
+		commit, f.Vendor(), f.Brand(), f.Family, f.Model, f.Stepping, ucodeText,
 		float64(info.TSCHz)/1e9, info.TSCSource, inv,
 		yesNo(f.PCID), yesNo(f.INVPCID), yesNo(f.PGE), yesNo(f.SMEP), yesNo(f.SMAP), yesNo(f.RDRAND), yesNo(f.RDTSCP), yesNo(f.FRED), yesNo(f.LASS),
 		info.RAM>>20, info.FreeAtBoot>>20, info.Claimed>>20,
@@ -169,6 +174,7 @@ func machine(r *bench.Reporter, build string) {
 		rec.TSCPMTimerError = tc.PMError.String()
 	}
 	rec.Emulator, rec.EmulatorBuild = info.Emulator, build
+	rec.PtilabCommit = commit
 	r.Record(rec)
 }
 

@@ -77,6 +77,8 @@ commands:
                           no run and a damaged record line, and warn of a
                           run cut short, each named on stderr, and then
                           exit 3; 1 when nothing was read)
+  version                 print the commit ptilab was built from (an image
+                          records its own: report's machine line)
   plan check FILE...      parse plan files as the image does; print each line
                           it would ignore (its number, the image's message,
                           a near key for a typo); exit 1 if there is one
@@ -132,6 +134,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdCompare(args[1:], stdout, stderr)
 	case "plot":
 		return cmdPlot(args[1:], stdout, stderr)
+	case "version":
+		return cmdVersion(args[1:], stdout, stderr)
 	case "plan":
 		return cmdPlan(args[1:], stdout, stderr)
 	case "usb":

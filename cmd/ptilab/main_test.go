@@ -193,3 +193,19 @@ func TestSummaries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, tt.got) })
 	}
 }
+
+// TestVersion: ptilab version names the commit the tool was built from
+// (-X main.commit, which the Makefile sets) and the Go toolchain.
+func TestVersion(t *testing.T) {
+	saved := commit
+	t.Cleanup(func() { commit = saved })
+	commit = "0123456789ab+dirty"
+	code, stdout, _ := ptilab(t, "version")
+	assert.Equal(t, exitOK, code)
+	assert.Regexp(t, `^ptilab 0123456789ab\+dirty \(go[0-9.]+ linux/amd64\)\n$`, stdout)
+	commit = ""
+	_, stdout, _ = ptilab(t, "version")
+	assert.Regexp(t, `^ptilab ([0-9a-f]{12}(\+dirty)?|unknown) \(`, stdout, "the VCS stamp, or unknown without one")
+	code, _, _ = ptilab(t, "version", "extra")
+	assert.Equal(t, exitUsage, code)
+}

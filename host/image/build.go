@@ -50,8 +50,26 @@ func Env(environ []string) []string {
 	return append(environ[:len(environ):len(environ)], "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64", "GOAMD64="+GOAMD64)
 }
 
+// Commit names the source the module at root is built from, as the image
+// records it (its machine record's ptilab_commit): the git commit, 12
+// hex digits, with "+dirty" when the work tree has changes git tracks
+// or untracked files it does not ignore; "unknown" outside a git
+// checkout or without git.
+func Commit(ctx context.Context, root string) string {
+	rev, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(rev))
+	if st, err := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain").Output(); err != nil || len(st) > 0 {
+		c += "+dirty"
+	}
+	return c
+}
+
 // Build compiles the kernel program of the module at root into elfPath and
-// converts it into the UEFI application efiPath. The go command is $GO or
+// converts it into the UEFI application efiPath, with the source's commit
+// (Commit) in the program's main.commit. The go command is $GO or
 // "go" from PATH. tags are build tags (go build -tags): the product has
 // none; test images add ones such as ptilab_bug_pcide (package pti).
 func Build(ctx context.Context, root, elfPath, efiPath string, tags ...string) error {
@@ -62,7 +80,7 @@ func Build(ctx context.Context, root, elfPath, efiPath string, tags ...string) e
 	if err := os.MkdirAll(filepath.Dir(elfPath), 0o755); err != nil {
 		return err
 	}
-	args := []string{"build", "-buildmode=pie", "-trimpath", "-ldflags", LDFlags()}
+	args := []string{"build", "-buildmode=pie", "-trimpath", "-ldflags", LDFlags() + " -X main.commit=" + Commit(ctx, root)}
 	if len(tags) > 0 {
 		args = append(args, "-tags", strings.Join(tags, ","))
 	}

@@ -799,3 +799,13 @@ func TestConsoleAndReportTablesAgree(t *testing.T) {
 		assert.Equal(t, strings.Join(report, "\n")+"\n", strings.Join(shown, "\n"), p)
 	}
 }
+
+// TestMachineLineCommit: the machine line ends with the ptilab commit the
+// image recorded; a record without one (an older image) says nothing.
+func TestMachineLineCommit(t *testing.T) {
+	r := withLines(t, syntheticPath, func(l string) string {
+		return strings.Replace(l, `{"kind":"machine",`, `{"kind":"machine","ptilab_commit":"0123456789ab+dirty",`, 1)
+	})
+	assert.True(t, strings.HasSuffix(MachineLine(r), "; ptilab 0123456789ab+dirty"), MachineLine(r))
+	assert.NotContains(t, MachineLine(load1(t, syntheticPath)), "; ptilab ")
+}

@@ -91,14 +91,15 @@ func Build(r *Run) Report {
 }
 
 // MachineLine identifies the run's machine in one line: the CPU, its
-// microcode, the TSC, the features PTI's modes need, the firmware, and
-// whether the figures are emulated.
+// microcode, the TSC, the features PTI's modes need, the firmware,
+// whether the figures are emulated, and the ptilab source that ran.
 func MachineLine(r *Run) string {
 	m := r.Machine
 	if m == nil {
 		return "machine: unknown (the log has no machine record)"
 	}
 	s := fmt.Sprintf("machine: %s %s, family %d model 0x%x stepping %d", m.Vendor, strings.TrimSpace(m.Brand), m.Family, m.Model, m.Stepping)
+
 	if m.Microcode != nil {
 		s += fmt.Sprintf(", microcode 0x%x", *m.Microcode)
 	}
@@ -135,6 +136,9 @@ func MachineLine(r *Run) string {
 	}
 	if a := contract.RetentionAnswers(records(r)); len(a) > 0 {
 		s += "; TLB retention: " + contract.RetentionSummary(a)
+	}
+	if m.PtilabCommit != "" {
+		s += "; ptilab " + m.PtilabCommit
 	}
 	return s
 }
