@@ -92,7 +92,9 @@ func Build(r *Run) Report {
 
 // MachineLine identifies the run's machine in one line: the CPU, its
 // microcode, the TSC, the features PTI's modes need, the firmware,
-// whether the figures are emulated, and the ptilab source that ran.
+// whether the figures are emulated, the vulnerability table's PTI
+// verdict and what the P-state request came to (the console's
+// "vulnerabilities" and "pstate" lines), and the ptilab source that ran.
 func MachineLine(r *Run) string {
 	m := r.Machine
 	if m == nil {
@@ -137,10 +139,37 @@ func MachineLine(r *Run) string {
 	if a := contract.RetentionAnswers(records(r)); len(a) > 0 {
 		s += "; TLB retention: " + contract.RetentionSummary(a)
 	}
+	for _, rec := range r.Records {
+		switch v := rec.Record.(type) {
+		case contract.Vulnerabilities:
+			s += fmt.Sprintf("; PTI needed as Linux %s decides: %s (%s)", v.Linux, yesNo(v.PTINeeded), v.PTIWhy)
+		case contract.PState:
+			s += "; pstate " + v.Mode + ": " + pstateOutcome(v)
+		}
+	}
 	if m.PtilabCommit != "" {
 		s += "; ptilab " + m.PtilabCommit
 	}
 	return s
+}
+
+// pstateOutcome says what the run's P-state request came to: the ratio
+// applied and the core clock it settled at, or why nothing was written.
+func pstateOutcome(p contract.PState) string {
+	switch {
+	case !p.Applied:
+		return p.Why
+	case p.Settled:
+		return fmt.Sprintf("ratio %d applied, settled at %.0f MHz", p.Ratio, p.CoreMHz)
+	}
+	return fmt.Sprintf("ratio %d applied, not settled (%s)", p.Ratio, p.Why)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // records are the run's records as package contract's.
