@@ -110,6 +110,29 @@ func main() {
 	os.Exit(code)
 }
 
+// command runs a subcommand with its arguments.
+type command func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+
+// plain adapts a subcommand that needs no context.
+func plain(f func(args []string, stdout, stderr io.Writer) int) command {
+	return func(_ context.Context, args []string, stdout, stderr io.Writer) int { return f(args, stdout, stderr) }
+}
+
+// commands are the subcommands by name (usage lists them).
+var commands = map[string]command{
+	"build":   func(ctx context.Context, args []string, _, stderr io.Writer) int { return cmdBuild(ctx, args, stderr) },
+	"efi":     func(_ context.Context, args []string, _, stderr io.Writer) int { return cmdEFI(args, stderr) },
+	"qemu":    cmdQEMU,
+	"bochs":   cmdBochs,
+	"log":     plain(cmdLog),
+	"report":  plain(cmdReport),
+	"compare": plain(cmdCompare),
+	"plot":    plain(cmdPlot),
+	"version": plain(cmdVersion),
+	"plan":    plain(cmdPlan),
+	"usb":     plain(cmdUSB),
+}
+
 // run executes the command line args (without the program name) and returns
 // the process exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -117,29 +140,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
+	if cmd, ok := commands[args[0]]; ok {
+		return cmd(ctx, args[1:], stdout, stderr)
+	}
 	switch args[0] {
-	case "build":
-		return cmdBuild(ctx, args[1:], stderr)
-	case "efi":
-		return cmdEFI(args[1:], stderr)
-	case "qemu":
-		return cmdQEMU(ctx, args[1:], stdout, stderr)
-	case "bochs":
-		return cmdBochs(ctx, args[1:], stdout, stderr)
-	case "log":
-		return cmdLog(args[1:], stdout, stderr)
-	case "report":
-		return cmdReport(args[1:], stdout, stderr)
-	case "compare":
-		return cmdCompare(args[1:], stdout, stderr)
-	case "plot":
-		return cmdPlot(args[1:], stdout, stderr)
-	case "version":
-		return cmdVersion(args[1:], stdout, stderr)
-	case "plan":
-		return cmdPlan(args[1:], stdout, stderr)
-	case "usb":
-		return cmdUSB(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stderr, usage)
 		return exitOK
