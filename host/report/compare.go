@@ -78,7 +78,7 @@ func Compare(a, b *Run, all bool) Document {
 			}
 		} else if ma[i].Stats != nil && y.Stats != nil {
 			both++
-			if *ma[i].Stats == *y.Stats && ma[i].R == y.R {
+			if sameFigure(&ma[i], y) {
 				same++
 			}
 		}
@@ -149,6 +149,14 @@ func compareRow(k string, a, b *Run, x, y *Measurement) []string {
 		change += " (" + w.Error() + ")"
 	}
 	return append(row, change)
+}
+
+// sameFigure reports whether x and y are the same figure: unit, mean,
+// spread, median, extremes and repeats.
+func sameFigure(x, y *Measurement) bool {
+	a, b := x.Stats, y.Stats
+	return a.Unit == b.Unit && a.Mean == b.Mean && a.Stddev == b.Stddev && a.Median == b.Median &&
+		a.Min == b.Min && a.Max == b.Max && x.R == y.R
 }
 
 // figure is a measurement's mean and standard deviation in the unit the
