@@ -89,9 +89,9 @@ func CPUStateLines(s contract.CPUState) []string {
 	lines := []string{
 		fmt.Sprintf("ptilab cpu-state: firmware at entry: CR0 %s CR4 %s EFER %s | %s %s %s %s %s %s %s | IF %d",
 			s.CR0, s.CR4, s.EFER, sel("cs"), sel("ss"), sel("ds"), sel("es"), sel("fs"), sel("gs"), sel("tr"), map[bool]int{false: 0, true: 1}[s.IF]),
-		fmt.Sprintf("ptilab cpu-state: core clock %s | SMI count %s | max non-turbo ratio %d, current %d | EIST %s | turbo %s | HWP %s | fast strings %s, ERMSB %s | SMT siblings %s",
+		fmt.Sprintf("ptilab cpu-state: core clock %s | SMI count %s | max non-turbo ratio %d, current %d | EIST %s | turbo %s | HWP %s | fast strings %s, ERMSB %s | SMT siblings %s | FRED %s, LASS %s",
 			s.CoreClock, s.SMICount, s.MaxNonTurboRatio, s.CurrentRatio, onOff(s.EIST, "on", "off"),
-			turboText(s), hwpText(s), onOff(s.FastStrings, "on", "off"), yn(s.ERMSB), smt),
+			turboText(s), hwpText(s), onOff(s.FastStrings, "on", "off"), yn(s.ERMSB), smt, yn(s.FRED), yn(s.LASS)),
 	}
 	var msrs []string
 	for _, k := range slices.Sorted(maps.Keys(s.MSRs)) {

@@ -25,7 +25,7 @@ func TestCPUStateLines(t *testing.T) {
 	l := CPUStateLines(s)
 	require.Len(t, l, 4)
 	assert.Equal(t, "ptilab cpu-state: firmware at entry: CR0 0x80010033 CR4 0x668 EFER 0xd00 | cs 0x38 ss 0x30 ds 0x30 es 0x30 fs 0x30 gs 0x30 tr 0x0 | IF 1", l[0])
-	assert.Equal(t, "ptilab cpu-state: core clock aperf/mperf | SMI count msr | max non-turbo ratio 34, current 16 | EIST on | turbo enabled | HWP absent | fast strings on, ERMSB yes | SMT siblings yes (2 threads per core, CPUID 0bh)", l[1])
+	assert.Equal(t, "ptilab cpu-state: core clock aperf/mperf | SMI count msr | max non-turbo ratio 34, current 16 | EIST on | turbo enabled | HWP absent | fast strings on, ERMSB yes | SMT siblings yes (2 threads per core, CPUID 0bh) | FRED no, LASS no", l[1])
 	assert.Equal(t, "ptilab cpu-state: MSRs: IA32_MISC_ENABLE 0x850089, MSR_SMI_COUNT 0x2a", l[2])
 	assert.Equal(t, "ptilab cpu-state: CPUID 15H 0x2 0x14e 0x0 0x0 | 16H absent | firmware's XSAVE: CR4.OSXSAVE clear", l[3])
 	s.XCR0, s.XStateInit = "0x7", true

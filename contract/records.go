@@ -741,6 +741,10 @@ type CPUState struct {
 	ThreadsPerCore int    `json:"threads_per_core"`
 	TopologyLeaf   string `json:"topology_leaf"`
 	SMT            bool   `json:"smt"`
+	// FRED and LASS: CPUID.(EAX=07H,ECX=1):EAX[17] and [6] (the FRED
+	// entry's rows need the first).
+	FRED bool `json:"fred"`
+	LASS bool `json:"lass"`
 }
 
 // Vulnerabilities is the CPU's vulnerability table, printed once at boot

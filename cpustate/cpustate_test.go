@@ -417,6 +417,22 @@ func TestState(t *testing.T) {
 	require.NotNil(t, s.TurboDisabled)
 	assert.False(t, *s.TurboDisabled)
 	assert.True(t, s.SMT)
+	assert.False(t, s.FRED || s.LASS, "leaf 7 has no subleaf 1 on these CPUs")
+
+	// A 2025 CPU: CPUID.(07H,0):EAX = 1 says subleaf 1 exists; its EAX
+	// has FRED (bit 17) and LASS (bit 6). Read only where EAX says so.
+	cpu = skylakeServer()
+	l7 := cpu.Leaves[[2]uint32{7, 0}]
+	l7[0] = 1
+	cpu.Leaves[[2]uint32{7, 0}] = l7
+	cpu.Leaves[[2]uint32{7, 1}] = [4]uint32{1<<17 | 1<<6, 0, 0, 0}
+	s = State(cpu, entry, ReadPower(cpu))
+	assert.True(t, s.FRED)
+	assert.True(t, s.LASS)
+	l7[0] = 0
+	cpu.Leaves[[2]uint32{7, 0}] = l7
+	s = State(cpu, entry, ReadPower(cpu))
+	assert.False(t, s.FRED, "subleaf 1 not enumerated: not read")
 
 	cpu = emulated()
 	s = State(cpu, efi.EntryState{}, ReadPower(cpu))

@@ -575,6 +575,12 @@ func TestBochsFRED(t *testing.T) {
 		}
 	}
 	lineIndex(t, res.Lines(), "mode     entry    flavour  global")
+	st := recordsOf[contract.CPUState](t, res)
+	require.Len(t, st, 1)
+	assert.True(t, st[0].FRED && st[0].LASS, "wildcat_lake's CPUID.(07H,1):EAX has FRED and LASS: %+v", st[0])
+	m := recordsOf[contract.Machine](t, res)
+	require.Len(t, m, 1)
+	assert.True(t, m[0].FRED && m[0].LASS)
 	t.Logf("FRED and SYSCALL instructions per operation under Bochs wildcat_lake: %v", got)
 }
 
