@@ -131,17 +131,15 @@ func dispatcher(m experiment.Mode) uint64 {
 // assembly's immediates.
 const eTrampStackTop = EntryTrampStackTop - 1<<64
 
-// placeDeferred copies the deferred modes' routines into their pages of
-// the entry area (whose frames follow the entry area's, at entry).
-func placeDeferred() error {
-	var link noSwitchRoutines
-	var dlink deferRoutines
-	pageRoutinesTable(&dlink, &link, &fredRoutines{}, new(uint64))
+// placeDeferred copies the deferred modes' routines, linked at the fields
+// of dlink and link (pageRoutinesTable), into their pages of the entry
+// area (whose frames follow the entry area's, at entry).
+func placeDeferred(dlink *deferRoutines, link *noSwitchRoutines) error {
 	base := env.entry + (EntryDeferText - EntryBase)
-	if _, err := place(&dlink, &env.deferText, goos.Frames(base, 1), EntryDeferText, "deferred entry text"); err != nil {
+	if _, err := place(dlink, &env.deferText, goos.Frames(base, 1), EntryDeferText, "deferred entry text"); err != nil {
 		return err
 	}
 	base = env.entry + (EntryNoSwitchText - EntryBase)
-	_, err := place(&link, &env.noSwitch, goos.Frames(base, 1), EntryNoSwitchText, "no-switch handler page")
+	_, err := place(link, &env.noSwitch, goos.Frames(base, 1), EntryNoSwitchText, "no-switch handler page")
 	return err
 }

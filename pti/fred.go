@@ -2,6 +2,7 @@ package pti
 
 import (
 	"fmt"
+	"reflect"
 	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
@@ -46,9 +47,6 @@ type fredRoutines struct {
 	FredLinuxOff, FredLinuxOn, FredLinuxPCID       uint64
 }
 
-// fredEventLink is where fredEvent is linked (pageRoutinesTable).
-var fredEventLink uint64
-
 // fredText is the trampoline of the FRED page of field off of
 // fredRoutines.
 func fredText(off uintptr) trampoline {
@@ -85,47 +83,39 @@ const (
 	msrFREDStkLvls    = amd64.MSR_IA32_FRED_STKLVLS
 )
 
-// placeFRED copies each FRED ring-3 entry to the start of its page and
-// fredEvent after it at amd64.FREDRing0Entry; a ring-3 entry longer than
-// that is an error.
-func placeFRED() error {
-	var link fredRoutines
-	pageRoutinesTable(&deferRoutines{}, &noSwitchRoutines{}, &link, &fredEventLink)
-	event, err := code(fredEventLink)
+// placeFRED copies each FRED ring-3 entry (linked at the fields of link)
+// to the start of its page and fredEvent (linked at event) after it at
+// amd64.FREDRing0Entry; a ring-3 entry longer than that is an error.
+func placeFRED(link *fredRoutines, event uint64) error {
+	ev, err := code(event)
 	if err != nil {
 		return fmt.Errorf("pti: fredEvent: %w", err)
 	}
-	if amd64.FREDRing0Entry+len(event) > amd64.PageSize {
-		return fmt.Errorf("pti: fredEvent (%d bytes) does not fit its FRED page after the ring-3 entry", len(event))
+	if amd64.FREDRing0Entry+len(ev) > amd64.PageSize {
+		return fmt.Errorf("pti: fredEvent (%d bytes) does not fit its FRED page after the ring-3 entry", len(ev))
 	}
-	lv := (*[FREDPages]uint64)(unsafe.Pointer(&link))
-	at := (*[FREDPages]uint64)(unsafe.Pointer(&env.fredText))
-	names := [FREDPages]string{"FredMinimalOff", "FredMinimalOn", "FredMinimalPCID", "FredLinuxOff", "FredLinuxOn", "FredLinuxPCID"}
+	lv := reflect.ValueOf(link).Elem()
+	at := reflect.ValueOf(&env.fredText).Elem()
 	for i := range FREDPages {
-		page := goos.Frames(env.entry+(EntryFREDText-EntryBase)+uint64(i)*amd64.PageSize, 1)
-		c, err := code(lv[i])
+		name, addr := lv.Type().Field(i).Name, lv.Field(i).Uint()
+		c, err := code(addr)
 		if err != nil {
-			return fmt.Errorf("pti: %s: %w", names[i], err)
+			return fmt.Errorf("pti: %s: %w", name, err)
 		}
 		if len(c) > amd64.FREDRing0Entry {
-			return fmt.Errorf("pti: the FRED ring-3 entry %s is %d bytes: more than the %d before the ring-0 entry", names[i], len(c), amd64.FREDRing0Entry)
+			return fmt.Errorf("pti: the FRED ring-3 entry %s is %d bytes: more than the %d before the ring-0 entry", name, len(c), amd64.FREDRing0Entry)
 		}
 		va := EntryFREDText + uint64(i)*amd64.PageSize
+		page := goos.Frames(env.entry+(va-EntryBase), 1)
 		copy(page, c)
-		copy(page[amd64.FREDRing0Entry:], event)
-		at[i] = va
+		copy(page[amd64.FREDRing0Entry:], ev)
+		at.Field(i).SetUint(va)
 		env.copied = append(env.copied,
-			Copied{Name: names[i], Link: lv[i], At: va, Size: len(c)},
-			Copied{Name: "fredEvent", Link: fredEventLink, At: va + amd64.FREDRing0Entry, Size: len(event)})
+			Copied{Name: name, Link: addr, At: va, Size: len(c)},
+			Copied{Name: "fredEvent", Link: event, At: va + amd64.FREDRing0Entry, Size: len(ev)})
 	}
 	return nil
 }
-
-// fredConfig is IA32_FRED_CONFIG for a run entering at page: the entry
-// point, external interrupts and the red zone at 0 (ptilab's runs take
-// none, and a ring-0 event pushes its frame right below the interrupted
-// RSP).
-func fredConfig(page uint64) uint64 { return page }
 
 // fredExit is where the FRED linux trampolines of mode m go on, in the
 // entry text (FRED_LINUX_EXIT; the minimal ones do not use it).

@@ -54,7 +54,11 @@ func Start(s Switch, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 	d.Trampoline = s.tramp.at()
 	d.ToUser, d.FREDConfig = env.text.ToUser, 0
 	if usesFRED(c) {
-		d.ToUser, d.FREDConfig = env.text.ToUserFRED, fredConfig(d.Trampoline)
+		// IA32_FRED_CONFIG: the trampoline's page as the entry point;
+		// external interrupts' stack level and the red zone 0 (ptilab's
+		// runs take no interrupts; a ring-0 event pushes its frame right
+		// below the interrupted RSP).
+		d.ToUser, d.FREDConfig = env.text.ToUserFRED, d.Trampoline
 		d.FREDEvent = d.Trampoline + amd64.FREDRing0Entry
 		d.FREDExit = fredExit(c.Mode)
 	}

@@ -154,10 +154,17 @@ func Setup() error {
 	if _, err := place(&progs, &env.progs, goos.Frames(env.code, UserCodePages), UserCode, "code pages"); err != nil {
 		return err
 	}
-	if err := placeDeferred(); err != nil {
+	// The routines with pages of their own: the deferred modes' and the
+	// FRED entry's.
+	var dlink deferRoutines
+	var nlink noSwitchRoutines
+	var flink fredRoutines
+	var fredEvent uint64
+	pageRoutinesTable(&dlink, &nlink, &flink, &fredEvent)
+	if err := placeDeferred(&dlink, &nlink); err != nil {
 		return err
 	}
-	if err := placeFRED(); err != nil {
+	if err := placeFRED(&flink, fredEvent); err != nil {
 		return err
 	}
 
