@@ -84,8 +84,8 @@ var sweepBlockOff = uint64(bench.World64.User().MaxRepeats) * 8
 // sweepState is the sweep's process and frames, made on first use.
 var sweepState struct {
 	proc   *pti.Process
-	frames map[string]uint64 // by sweep kind
-	mapped map[[2]bool]bool  // (isolated, global) spaces mapped
+	frames map[string]uint64   // by sweep kind
+	mapped map[sweepSpace]bool // the spaces mapped
 }
 
 // sweepSetup makes the sweep's process and frames (a 4 KiB frame for each
@@ -106,9 +106,9 @@ func sweepSetup(c experiment.Config) (*pti.Process, error) {
 			}
 			st.frames[k.name] = f
 		}
-		st.proc, st.mapped = p, map[[2]bool]bool{}
+		st.proc, st.mapped = p, map[sweepSpace]bool{}
 	}
-	key := [2]bool{c.Mode.Isolated(), c.Global}
+	key := sweepSpace{c.Mode.TableClass(), c.Global}
 	if !st.mapped[key] {
 		for _, k := range []sweepKind{sweepUser4K, sweepUser2M, sweepKernel4K} {
 			r := tlb.SweepRegion{Base: k.base, PageSize: k.pageSize, Frame: st.frames[k.name], User: k.side == "user"}
@@ -119,6 +119,15 @@ func sweepSetup(c experiment.Config) (*pti.Process, error) {
 		st.mapped[key] = true
 	}
 	return st.proc, nil
+}
+
+// sweepSpace names one of the sweep process's address spaces, as
+// pti.Process keeps them: a mode's table class (on+pcid shares on's
+// tables; the deferred modes and lass have their own) and the global
+// setting.
+type sweepSpace struct {
+	class  experiment.Mode
+	global bool
 }
 
 // sweepWorld is the 64-bit world whose timing loop is the sweep's: the
