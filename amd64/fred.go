@@ -14,12 +14,17 @@ package amd64
 // CR4.LASS set a user-mode access to the upper half (bit 63 set) and a
 // supervisor instruction fetch from the lower half fault with #GP (#SS for
 // the stack) before any page walk.
+// LASSBlocksUser reports whether LASS faults a user-mode access to va:
+// bit 63 set, the supervisor half (#GP with error code 0, no CR2).
+func LASSBlocksUser(va uint64) bool { return va>>63 != 0 }
+
 const (
 	CPUID0701_EAX_LASS = 1 << 6  // CPUID.(EAX=07H,ECX=1):EAX[6]
 	CPUID0701_EAX_FRED = 1 << 17 // CPUID.(EAX=07H,ECX=1):EAX[17]
 
-	CR4_LASS = 1 << 27
-	CR4_FRED = 1 << 32
+	CR4_LASS_BIT = 27
+	CR4_LASS     = 1 << CR4_LASS_BIT
+	CR4_FRED     = 1 << 32
 
 	// The FRED MSRs: the stack of each stack
 	// level, the stack level of each exception vector (2 bits each), and

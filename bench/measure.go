@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -73,13 +74,13 @@ func Measure(w World, c experiment.Config, call Call, n, r, warmup int) Measurem
 	}
 	empty, err := w.Loop(s, call, n, r+warmup, true)
 	if err != nil {
-		m.Failure = err
+		m.Unsup, m.Failure = SplitErr(err)
 		return m
 	}
 	m.Empty = Summarize(PerOp(empty.Cycles[warmup:], n, 0)).Median
 	calls, err := w.Loop(s, call, n, r+warmup, false)
 	if err != nil {
-		m.Failure = err
+		m.Unsup, m.Failure = SplitErr(err)
 		return m
 	}
 	if want := call.want(); n > 0 && calls.HasValue && calls.Value != want {
@@ -216,6 +217,16 @@ func yn(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// SplitErr sorts a run's error: one the world refused it with when it
+// started (wrapping ErrUnsupported: pti's lass run of a Go handler) is
+// the configuration's reason to be unsupported; any other is its failure.
+func SplitErr(err error) (unsup, failure error) {
+	if errors.Is(err, ErrUnsupported) {
+		return err, nil
+	}
+	return nil, err
 }
 
 // ReasonOf shortens an unsupported configuration's error to its cause.

@@ -51,6 +51,9 @@ type Plan struct {
 	// flavours and the global-page settings (the benchmarks that take
 	// them), calls per repeat, measured repeats and warm-up repeats.
 	Modes []experiment.Mode
+	// ModesNamed: the plan has a modes line (else RunPlan adds the
+	// default modes this CPU has: ModesFor).
+	ModesNamed bool
 	// Entries are the plan's entries (its entries line), nil for each
 	// world's default ones; a world none of whose entries it names runs
 	// its default ones too (EntriesOf).
@@ -91,7 +94,7 @@ func DefaultPlan() Plan {
 		End:        board.EndAuto,
 		Screen:     true,
 		Benchmarks: PlanNames(false),
-		Modes:      []experiment.Mode{experiment.Off, experiment.On, experiment.OnPCID},
+		Modes:      defaultModes,
 		Flavours:   []experiment.Flavour{experiment.Minimal, experiment.Linux},
 		Globals:    []bool{false, true},
 		N:          1000,
@@ -179,7 +182,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 			return fmt.Errorf("modes must start with off: the other modes are compared with it")
 		}
 		if err == nil {
-			p.Modes = m
+			p.Modes, p.ModesNamed = m, true
 		}
 		return err
 	},
@@ -279,6 +282,27 @@ func (p Plan) named(w World) bool {
 		}
 	}
 	return false
+}
+
+// defaultModes are the modes of a plan without a modes line on any CPU
+// (experiment.DefaultModes); ModesFor adds those this CPU has.
+var defaultModes, _ = experiment.DefaultModes(experiment.Nothing)
+
+// ModesFor returns p with, when its plan had no modes line, the default
+// modes that need something of the CPU (lass) where has says the CPU has
+// it, and a line for each it leaves out ("lass: no LASS
+// (CPUID.(EAX=07H,ECX=1):EAX[6])"); p as it is when it names its modes.
+func (p Plan) ModesFor(has func(experiment.Need) bool) (Plan, []string) {
+	if p.ModesNamed {
+		return p, nil
+	}
+	run, left := experiment.DefaultModes(has)
+	p.Modes = run
+	var out []string
+	for _, m := range left {
+		out = append(out, m.String()+": "+m.Row().NeedText)
+	}
+	return p, out
 }
 
 // DefaultLeftOut returns a line for each default entry of w that plan p

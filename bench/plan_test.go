@@ -27,6 +27,23 @@ func TestDefaultPlan(t *testing.T) {
 	assert.Equal(t, "/ptilab.plan", bench.PlanFile)
 }
 
+// A plan without a modes line runs lass where the CPU has LASS and says
+// why it left it out elsewhere; a plan that names its modes runs those.
+func TestModesFor(t *testing.T) {
+	lass := func(n experiment.Need) bool { return n == experiment.NeedsLASS }
+	p, left := bench.DefaultPlan().ModesFor(experiment.Nothing)
+	assert.Equal(t, []experiment.Mode{experiment.Off, experiment.On, experiment.OnPCID}, p.Modes)
+	assert.Equal(t, []string{"lass: no LASS (CPUID.(EAX=07H,ECX=1):EAX[6])"}, left)
+	p, left = bench.DefaultPlan().ModesFor(lass)
+	assert.Equal(t, []experiment.Mode{experiment.Off, experiment.On, experiment.OnPCID, experiment.LASS}, p.Modes)
+	assert.Empty(t, left)
+	named, errs := bench.ParsePlan([]byte("modes = off,on\n"))
+	require.Empty(t, errs)
+	p, left = named.ModesFor(lass)
+	assert.Equal(t, []experiment.Mode{experiment.Off, experiment.On}, p.Modes)
+	assert.Empty(t, left)
+}
+
 func TestParsePlanValid(t *testing.T) {
 	benchtest.CheckValid(t, []benchtest.Valid{
 		{Name: "empty file", In: "", Want: bench.DefaultPlan()},
@@ -53,6 +70,7 @@ func TestParsePlanValid(t *testing.T) {
 				p.Fault, p.End, p.Screen = "pf", board.EndReturn, false
 				p.Benchmarks = []string{"probe", "null"}
 				p.Modes, p.Flavours, p.Globals = []experiment.Mode{experiment.Off, experiment.On}, []experiment.Flavour{experiment.Linux}, []bool{true}
+				p.ModesNamed = true
 				p.N, p.R, p.Warmup = 50, 3, 0
 			}),
 		},
@@ -81,7 +99,7 @@ func TestParsePlanRejectsLine(t *testing.T) {
 		{Name: "another typo", Line: "warmpu = 1", Err: `unknown key "warmpu" (did you mean warmup?)`},
 		{Name: "key is case-sensitive", Line: "Screen = off", Err: "unknown key"},
 		{Name: "modes must start with off", Line: "modes = on,off", Err: "modes must start with off"},
-		{Name: "unknown mode", Line: "modes = off,kaiser", Err: "modes must be a comma-separated list of off, on, on+pcid"},
+		{Name: "unknown mode", Line: "modes = off,kaiser", Err: "modes must be a comma-separated list of lass, off, on, on+pcid"},
 		{Name: "a flavour twice", Line: "flavours = linux, linux", Err: "flavours lists linux twice"},
 		{Name: "empty key", Line: "= on", Err: `unknown key ""`},
 		{Name: "bad fault", Line: "fault = ud", Err: "fault must be none, pf, gp, kernel-pf or kernel-gp"},

@@ -33,11 +33,15 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 	if len(plan.Benchmarks) == 0 {
 		return
 	}
+	plan, modesLeft := plan.ModesFor(Worlds[64].Has)
 	lfence := amd64.SerializeLFENCE()
 	r.Printf("ptilab: LFENCE serializing: %s", lfence)
 	r.Record(contract.Timing{LFENCE: lfence, TSCHz: clk.Hz, TSCSource: clk.Source, TSCInvariant: amd64.Features.InvariantTSC,
 		RDTSCP: amd64.Features.RDTSCP, Emulated: clk.Emulated(), Emulator: clk.Emulator, Icount: clk.Icount, Modes: modeNames(plan),
 		Entries: entryNames(plan)})
+	for _, l := range modesLeft {
+		r.Printf("ptilab: mode %s: left out of the plan (name it in modes for its unsupported rows)", l)
+	}
 	for _, width := range []int{64, 32} {
 		for _, l := range plan.DefaultLeftOut(Worlds[width]) {
 			r.Printf("ptilab: entry %s: left out of the plan (name it in entries for its unsupported rows)", l)

@@ -26,7 +26,7 @@ type Record interface {
 type Subject struct {
 	Bench string `json:"bench"` // "null", "work", "lseek", "pingpong", "messaging", "probe", ...
 	Width int    `json:"width"` // the world: 64 (long mode, package pti) or 32 (PAE, package i386pae)
-	Mode  string `json:"mode"`  // "off", "on", "on+pcid", "on-defer", "on-noswitch" (and their "+pcid")
+	Mode  string `json:"mode"`  // "off", "on", "on+pcid", "on-defer", "on-noswitch" (and their "+pcid"), "lass"
 	// Entry is the way into the kernel: "syscall" or "fred" (64-bit), "sysenter"
 	// or "int80" (32-bit).
 	Entry   string `json:"entry,omitempty"`

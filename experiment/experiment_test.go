@@ -63,7 +63,7 @@ func TestModeRows(t *testing.T) {
 		if m.In(W32) {
 			in32 = append(in32, m.String())
 		}
-		assert.Equal(t, m != Off, m.Isolated())
+		assert.Equal(t, m != Off && m != LASS, m.Isolated())
 	}
 	assert.Equal(t, []string{"on+pcid", "on-defer+pcid", "on-noswitch+pcid"}, pcid)
 	assert.Equal(t, []string{"on-defer", "on-defer+pcid", "on-noswitch", "on-noswitch+pcid"}, deferred)
@@ -95,16 +95,41 @@ func TestFREDEntry(t *testing.T) {
 }
 
 // A mode and its PCID variant share a process's tables; the deferred
-// modes have their own. Every mode has the minimal and linux flavours;
-// the deferred ones no mitigated trampoline.
+// modes and lass have their own. Every mode has the minimal and linux
+// flavours; the deferred ones and lass no mitigated trampoline.
 func TestTableClass(t *testing.T) {
-	classes := map[Mode]Mode{Off: Off, On: On, OnPCID: On, OnDefer: OnDefer, OnDeferPCID: OnDefer, OnNoSwitch: OnNoSwitch, OnNoSwitchPCID: OnNoSwitch}
+	classes := map[Mode]Mode{Off: Off, On: On, OnPCID: On, OnDefer: OnDefer, OnDeferPCID: OnDefer, OnNoSwitch: OnNoSwitch,
+		OnNoSwitchPCID: OnNoSwitch, LASS: LASS}
 	for _, m := range Modes() {
 		assert.Equal(t, classes[m], m.TableClass(), "%v", m)
 		assert.True(t, m.Has(Minimal) && m.Has(Linux), "%v", m)
-		assert.Equal(t, !m.Deferred(), m.Has(Mitigated), "%v", m)
+		assert.Equal(t, !m.Deferred() && m != LASS, m.Has(Mitigated), "%v", m)
 	}
 	assert.False(t, Mode(200).Has(Minimal))
+}
+
+// lass: the 64-bit world's, one table, no CR3 switch, LASS set, needing
+// LASS; a default mode where the CPU has it, left out elsewhere; every
+// mode with a Needs says it.
+func TestLASSMode(t *testing.T) {
+	r := LASS.Row()
+	assert.True(t, r.LASS && !r.Isolated && !r.PCID && r.Switch == NoSwitch)
+	assert.Equal(t, NeedsLASS, r.Needs)
+	assert.True(t, LASS.In(W64) && !LASS.In(W32))
+	for _, m := range Modes() {
+		assert.Equal(t, m.Row().Needs != NeedsNothing, m.Row().NeedText != "", "%v", m)
+		assert.Equal(t, m == LASS, m.Row().LASS, "%v", m)
+	}
+	run, left := DefaultModes(Nothing)
+	assert.Equal(t, []Mode{Off, On, OnPCID}, run)
+	assert.Equal(t, []Mode{LASS}, left)
+	run, left = DefaultModes(func(n Need) bool { return n == NeedsLASS })
+	assert.Equal(t, []Mode{Off, On, OnPCID, LASS}, run)
+	assert.Empty(t, left)
+	for _, e := range Entries(W64) {
+		assert.NoError(t, Config{World: W64, Mode: LASS, Entry: e, Flavour: Linux}.Check(), "%v", e)
+	}
+	assert.ErrorIs(t, Config{World: W64, Mode: LASS, Flavour: Mitigated}.Check(), ErrNoTrampoline)
 }
 
 // One numbering of the knobs and their sites.

@@ -37,7 +37,7 @@ const (
 	AtProcessSwitch
 )
 
-// Need is what a CPU must have for a knob or an entry to run (beyond the
+// Need is what a CPU must have for a knob, an entry or a mode to run (beyond the
 // instructions every x86-64 CPU runs).
 type Need uint8
 
@@ -50,6 +50,8 @@ const (
 	NeedsPredCmd
 	// NeedsFRED: FRED event delivery (CPUID.(EAX=07H,ECX=1):EAX[17]).
 	NeedsFRED
+	// NeedsLASS: linear-address-space separation (CPUID.(EAX=07H,ECX=1):EAX[6]).
+	NeedsLASS
 )
 
 // KnobRow is what a mitigation knob is.

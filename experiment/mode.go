@@ -15,6 +15,7 @@ const (
 	OnDeferPCID
 	OnNoSwitch
 	OnNoSwitchPCID
+	LASS
 )
 
 // Switch says where a mode writes CR3 on a system call.
@@ -51,6 +52,9 @@ const (
 	// ExposesNoSwitchHandlers: copies of the handlers that run without a
 	// CR3 write.
 	ExposesNoSwitchHandlers
+	// ExposesLASSHandlers: copies of the built-in handlers in the upper
+	// half, which ring 0 may execute while CR4.LASS is set.
+	ExposesLASSHandlers
 )
 
 // ModeRow is what an isolation mode is.
@@ -77,16 +81,30 @@ type ModeRow struct {
 	// Base is the mode without PCID: the row whose figures PCID's are
 	// set beside (itself for a mode without PCID).
 	Base Mode
+	// LASS: CR4.LASS (linear-address-space separation, SDM Vol. 3A,
+	// chapter 4; CPUID.(EAX=07H,ECX=1):EAX[6]) is set while ring 3 runs, so
+	// that a user-mode access to the upper half (bit 63 set) is #GP
+	// before any page walk, and ring 0 executes only upper-half code:
+	// the entry area's trampolines and copies of the built-in handlers
+	// (pti.LASSAreas), never the Go kernel in the lower half.
+	LASS bool
+	// Needs is what the CPU must have beyond its world (PCID is the
+	// PCID field's); NeedText says it as an unsupported row does.
+	Needs    Need
+	NeedText string
+	// Default: a plan without a modes line runs it where the CPU has
+	// what it Needs (and leaves it out with one line elsewhere).
+	Default bool
 }
 
 // modeRows are the isolation modes.
 var modeRows = [...]ModeRow{
 	Off: {Name: "off", Switch: NoSwitch, Exposes: ExposesKernel, Worlds: In64 | In32,
-		Flavours: allFlavours, Base: Off},
+		Flavours: allFlavours, Base: Off, Default: true},
 	On: {Name: "on", Isolated: true, Switch: AtEntry, Worlds: In64 | In32,
-		Flavours: allFlavours, Base: On},
+		Flavours: allFlavours, Base: On, Default: true},
 	OnPCID: {Name: "on+pcid", Isolated: true, PCID: true, Switch: AtEntry,
-		Worlds: In64, Flavours: allFlavours, Base: On},
+		Worlds: In64, Flavours: allFlavours, Base: On, Default: true},
 	// The deferred modes have no mitigated trampoline.
 	OnDefer: {Name: "on-defer", Isolated: true, Switch: InDispatch, Exposes: ExposesDispatch,
 		Worlds: In64, Flavours: []Flavour{Minimal, Linux}, Base: OnDefer},
@@ -98,6 +116,15 @@ var modeRows = [...]ModeRow{
 	OnNoSwitchPCID: {Name: "on-noswitch+pcid", Isolated: true, PCID: true, Switch: InDispatchExceptChosen,
 		Exposes: ExposesDispatch | ExposesNoSwitchHandlers, Worlds: In64,
 		Flavours: []Flavour{Minimal, Linux}, Base: OnNoSwitch},
+	// lass: off's one table, with CR4.LASS set while ring 3 runs: what
+	// LASS's authors propose instead of a CR3 switch. ptilab's Go kernel
+	// runs in the lower half, where LASS forbids ring-0 instruction
+	// fetches, so a lass run executes only the entry area's code and the
+	// built-in handlers' upper-half copies; a system call whose handler is
+	// Go code (the tasks kernel's, lseek's) is unsupported.
+	LASS: {Name: "lass", Switch: NoSwitch, Exposes: ExposesKernel | ExposesLASSHandlers,
+		Worlds: In64, Flavours: []Flavour{Minimal, Linux}, Base: LASS, LASS: true,
+		Needs: NeedsLASS, NeedText: "no LASS (CPUID.(EAX=07H,ECX=1):EAX[6])", Default: true},
 }
 
 var modes = newTable[Mode]("isolation mode", modeRows[:], func(r ModeRow) string { return r.Name })
@@ -128,6 +155,26 @@ func (m Mode) Deferred() bool {
 	s := m.Row().Switch
 	return s == InDispatch || s == InDispatchExceptChosen
 }
+
+// DefaultModes splits the Default rows' modes by has, which says whether
+// the CPU has a Need: those a plan without a modes line runs, and those it
+// leaves out. NeedsNothing must be had: DefaultModes(Nothing) gives the
+// modes of any CPU.
+func DefaultModes(has func(Need) bool) (run, leftOut []Mode) {
+	for _, m := range Modes() {
+		switch r := m.Row(); {
+		case !r.Default:
+		case r.Needs == NeedsNothing || has(r.Needs):
+			run = append(run, m)
+		default:
+			leftOut = append(leftOut, m)
+		}
+	}
+	return run, leftOut
+}
+
+// Nothing has NeedsNothing only: the needs of any CPU.
+func Nothing(n Need) bool { return n == NeedsNothing }
 
 // NoSwitch reports whether chosen system calls run on the user table
 // without a CR3 write.

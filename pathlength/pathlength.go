@@ -250,6 +250,12 @@ var table = map[string]Path{
 	"bench=pingpong width=64 mode=on entry=fred flavour=linux global=off tasks=threads":        {2038, false},
 	"bench=pingpong width=64 mode=on+pcid entry=fred flavour=linux global=off tasks=processes": {2114, false},
 	"bench=pingpong width=64 mode=on+pcid entry=fred flavour=linux global=off tasks=threads":   {2046, false},
+	// lass (Bochs wildcat_lake, TestBochsFRED): off's trampolines and the
+	// upper-half copies of its handlers, with CR4.LASS set: off's lengths.
+	"bench=null width=64 mode=lass entry=syscall flavour=minimal global=off": {15, true},
+	"bench=null width=64 mode=lass entry=syscall flavour=linux global=off":   {86, true},
+	"bench=null width=64 mode=lass entry=fred flavour=minimal global=off":    {15, true},
+	"bench=null width=64 mode=lass entry=fred flavour=linux global=off":      {79, true},
 	// The deferred modes' PCID variants (truncated likewise):
 	// on-defer+pcid pays on-defer's dispatcher over on+pcid;
 	// on-noswitch+pcid's getppid writes no CR3 (off's path), its other

@@ -30,8 +30,8 @@ type Switch struct {
 
 // Plan validates c once for this CPU and returns what to switch for it:
 // c.Check first (any CPU: the world, the mode's trampolines, the knobs'
-// flavour), then this CPU's features: FRED for the FRED entry (its row's
-// Needs), CPUID.01H:ECX.PCID for a PCID mode
+// flavour), then this CPU's features: FRED for the FRED entry and LASS
+// for the lass mode (their rows' Needs), CPUID.01H:ECX.PCID for a PCID mode
 // (SDM Vol. 3A, 4.10.1), PGE for global pages, and what each knob needs
 // (its row's Needs, said by its NeedText). An unsupported configuration
 // is an error wrapping ErrUnsupported, or the model's error (ErrNoTrampoline)
@@ -47,7 +47,10 @@ func Plan(c experiment.Config) (Switch, error) {
 	if !ok {
 		return Switch{}, fmt.Errorf("%v: %w", c, experiment.ErrNoTrampoline)
 	}
-	if r := c.Entry.Row(); r.Needs == experiment.NeedsFRED && !amd64.Features.FRED {
+	if r := c.Entry.Row(); !CPUHas(r.Needs) {
+		return Switch{}, fmt.Errorf("%v: %s: %w", c, r.NeedText, ErrUnsupported)
+	}
+	if r := c.Mode.Row(); !CPUHas(r.Needs) {
 		return Switch{}, fmt.Errorf("%v: %s: %w", c, r.NeedText, ErrUnsupported)
 	}
 	if c.Mode.PCID() && !amd64.Features.PCID {

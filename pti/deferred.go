@@ -53,18 +53,21 @@ var NoSwitchAreas = []Area{
 // NoSwitchAreas too for the no-switch ones (ExposesNoSwitchHandlers).
 // Off's user table is its kernel table (ExposesKernel): its Exposure is
 // one Area with no pages, for the Go kernel's whole address space
-// (supervisor-only).
+// (supervisor-only); lass's adds LASSAreas (ExposesLASSHandlers).
 func Exposure(m experiment.Mode) []Area {
 	e := m.Row().Exposes
-	if e&experiment.ExposesKernel != 0 {
-		return []Area{{Name: "the kernel", Holds: "every mapping of the Go kernel's table, supervisor-only: its text, heap, stacks and the direct map"}}
-	}
 	var out []Area
+	if e&experiment.ExposesKernel != 0 {
+		out = append(out, Area{Name: "the kernel", Holds: "every mapping of the Go kernel's table, supervisor-only: its text, heap, stacks and the direct map"})
+	}
 	if e&experiment.ExposesDispatch != 0 {
 		out = append(out, DeferredAreas...)
 	}
 	if e&experiment.ExposesNoSwitchHandlers != 0 {
 		out = append(out, NoSwitchAreas...)
+	}
+	if e&experiment.ExposesLASSHandlers != 0 {
+		out = append(out, LASSAreas...)
 	}
 	return out
 }
@@ -77,15 +80,12 @@ func (a Area) String() string {
 	return fmt.Sprintf("%s [%#x, %#x) %d page(s): %s", a.Name, a.VA, a.VA+uint64(a.Pages)*amd64.PageSize, a.Pages, a.Holds)
 }
 
-// mapAreas maps the areas of m's Exposure (none when it exposes the
-// kernel: its user table is the kernel's) into pt, at entry + their
-// offset in the entry area, with NX mask nxMask and global bit g.
+// mapAreas maps the areas of m's Exposure that have pages (not the
+// kernel's, when the user table is the kernel's) into pt, at entry +
+// their offset in the entry area, with NX mask nxMask and global bit g.
 func mapAreas[M amd64.TableMemory](pt amd64.PageTable[M], m experiment.Mode, entry, nxMask, g uint64) bool {
-	if !m.Isolated() {
-		return true
-	}
 	for _, a := range Exposure(m) {
-		if !pt.Map(a.VA, entry+(a.VA-EntryBase), uint64(a.Pages)*amd64.PageSize, amd64.PageSize, a.Flags&nxMask|g) {
+		if a.Pages > 0 && !pt.Map(a.VA, entry+(a.VA-EntryBase), uint64(a.Pages)*amd64.PageSize, amd64.PageSize, a.Flags&nxMask|g) {
 			return false
 		}
 	}
@@ -110,13 +110,13 @@ type noSwitchRoutines struct {
 }
 
 // pageRoutinesTable writes the link addresses of the routines copied to
-// pages of their own into d, n and f, each into the field of its name
+// pages of their own into d, n, f and l, each into the field of its name
 // (through go_asm.h's offsets), and fredEvent's into *event.
 //
 // defined in entry_amd64.s
 //
 //go:noescape
-func pageRoutinesTable(d *deferRoutines, n *noSwitchRoutines, f *fredRoutines, event *uint64)
+func pageRoutinesTable(d *deferRoutines, n *noSwitchRoutines, f *fredRoutines, l *lassRoutines, event *uint64)
 
 // dispatcher returns the dispatcher the deferred trampolines of mode m
 // call: the CR3 switch with PCIDs or without.

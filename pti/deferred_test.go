@@ -25,14 +25,16 @@ func deferredModes() []experiment.Mode {
 	return out
 }
 
-// The deferred routines' filler sets every field to the symbol of its
+// The page routines' filler sets every field to the symbol of its
 // name, as routines does for the others.
 func TestDeferRoutineTablesByName(t *testing.T) {
 	var d deferRoutines
 	var n noSwitchRoutines
-	pageRoutinesTable(&d, &n, &fredRoutines{}, new(uint64))
+	var l lassRoutines
+	pageRoutinesTable(&d, &n, &fredRoutines{}, &l, new(uint64))
 	checkTable(t, &d, "")
 	checkTable(t, &n, "")
+	checkTable(t, &l, "")
 }
 
 // Every flavour of every deferred mode has a trampoline of deferRoutines:
@@ -134,7 +136,8 @@ func pagesOf(ms []amd64.Mapping) []amd64.Mapping {
 // (written out here, not derived from Exposure), then checks that Exposure,
 // the list the probe prints, says the same: Off exposes the whole kernel;
 // On and OnPCID nothing; the deferred modes the deferred entry text and
-// the trampoline stack; the no-switch modes also the handlers' page. Every
+// the trampoline stack; the no-switch modes also the handlers' page; lass
+// the whole kernel and its handlers' page (lass.go). Every
 // extra page is supervisor-only; the kernel side maps them as well, and
 // nothing else differs from On's kernel side.
 func TestExposure(t *testing.T) {
@@ -144,10 +147,13 @@ func TestExposure(t *testing.T) {
 		{VA: EntryTrampStack, PA: testEntry + 0xb000, Size: 4096, Flags: p | w | nx},
 	}
 	noswitch := append(slices.Clone(deferred), amd64.Mapping{VA: EntryNoSwitchText, PA: testEntry + 0xc000, Size: 4096, Flags: p})
+	lass := append(slices.Clone(kernelMappings), amd64.Mapping{VA: EntryLASSText, PA: testEntry + 0x13000, Size: 4096, Flags: p})
 	// What each exposure of a mode's row maps, written out page by page.
 	wantOf := func(m experiment.Mode) []amd64.Mapping {
 		e := m.Row().Exposes
 		switch {
+		case e&experiment.ExposesLASSHandlers != 0:
+			return lass
 		case e&experiment.ExposesKernel != 0:
 			return kernelMappings
 		case e&experiment.ExposesNoSwitchHandlers != 0:
@@ -179,10 +185,9 @@ func TestExposure(t *testing.T) {
 
 			areas := Exposure(m)
 			if !m.Isolated() {
-				require.Len(t, areas, 1)
 				assert.Zero(t, areas[0].Pages, "the whole kernel")
 				assert.Contains(t, areas[0].String(), "the kernel: every mapping of the Go kernel's table")
-				return
+				areas, want = areas[1:], want[len(kernelMappings):]
 			}
 			require.Len(t, areas, len(want))
 			for i, a := range areas {

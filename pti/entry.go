@@ -47,10 +47,15 @@ type entryData struct {
 	RunFSBase    uint64 // FS base during the run: goos's kernel TLS, for Go handlers
 	Trampoline   uint64 // LSTAR during the run (the FRED entry's page with FRED)
 	ToUser       uint64 // address of toUser (toUserFRED with FRED) in the entry text
-	ExitRun      uint64 // address of runExit (kernel text)
-	UserRIP      uint64 // where the task starts
-	UserRSP0     uint64 // the task's initial stack pointer
-	Args         [6]uint64
+	// UserCR4 is the CR4 toUser loads before the task starts, 0 to keep
+	// RunCR4: a lass run's RunCR4 with LASS (lass.go), which enterUser
+	// cannot load, since its own next fetch, in the lower half, would
+	// then fault.
+	UserCR4  uint64
+	ExitRun  uint64 // address of runExit (kernel text)
+	UserRIP  uint64 // where the task starts
+	UserRSP0 uint64 // the task's initial stack pointer
+	Args     [6]uint64
 
 	RunGDT, RunIDT amd64.DescPtr
 
@@ -150,6 +155,7 @@ const (
 	msrGSBase         = amd64.MSR_GS_BASE
 	msrKernelGSBase   = amd64.MSR_KERNEL_GS_BASE
 	cr4PGE            = amd64.CR4_PGE
+	cr4LASSBit        = amd64.CR4_LASS_BIT
 	rplMask           = amd64.SelectorRPL
 	tssBusy           = amd64.TSSBusy
 	descTypeByte      = amd64.DescTypeByte

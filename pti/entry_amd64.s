@@ -24,6 +24,25 @@
 #define ERETU BYTE $0xf3; BYTE $0x0f; BYTE $0x01; BYTE $0xca
 #define ERETS BYTE $0xf2; BYTE $0x0f; BYTE $0x01; BYTE $0xca
 
+// LASS_OFF clears CR4.LASS if it is set (a lass run: lass.go), using reg:
+// the way from the entry area to the Go kernel's text in the lower half,
+// whose instruction fetches LASS forbids in ring 0 (SDM Vol. 3A, chapter 4).
+#define LASS_OFF(reg) \
+	MOVQ	CR4, reg; \
+	BTRQ	$const_cr4LASSBit, reg; \
+	JCC	2(PC); \
+	MOVQ	reg, CR4
+
+// END_RUN ends a run from the entry area with reason (entryData.Reason):
+// LASS_OFF, then runExit in the kernel text (entryData.ExitRun); it ends
+// the routine.
+#define END_RUN(reason) \
+	MOVQ	reason, (const_dataBase+entryData_Reason); \
+	LASS_OFF(AX); \
+	MOVQ	(const_dataBase+entryData_ExitRun), AX; \
+	JMP	AX; \
+	ENTRY_END
+
 // CR3 switches, as Linux's SWITCH_TO_KERNEL_CR3 and SWITCH_TO_USER_CR3
 // (arch/x86/entry/calling.h): the kernel side is the user side with bits 12
 // (which PML4 of the pair) and 11 (user PCID) cleared; with PCIDs, NOFLUSH
@@ -418,20 +437,22 @@ fatal:
 	MOVQ	AX, (const_dataBase+entryData_FaultRSP)
 	MOVQ	fredFrame_EventData(SP), AX
 	MOVQ	AX, (const_dataBase+entryData_FaultCR2)
-	MOVQ	$const_ReasonFault, (const_dataBase+entryData_Reason)
-	MOVQ	(const_dataBase+entryData_ExitRun), AX
-	JMP	AX
-	ENTRY_END
+	END_RUN($const_ReasonFault)
 
 // toUser starts the task: entered from enterUser on the entry stack, on
 // the kernel side's CR3 with interrupts masked, it builds the IRETQ frame
-// to ring 3 (SDM Vol. 3A, 6.14.3), switches to the user side's CR3, loads
+// to ring 3 (SDM Vol. 3A, 6.14.3), after loading entryData.UserCR4 if it
+// is set (a lass run's CR4.LASS), switches to the user side's CR3, loads
 // the task's arguments, clears the other registers and IRETQs. toUserFRED
 // does the same for a run whose entry is FRED, where an IRET to ring 3 is
 // #GP: it builds a FRED return frame (the IRETQ frame between 16 bytes of
 // zeros above, the event data and reserved slots, and an error code below)
 // and returns by ERETU, which pops it (FRED specification).
 #define START_TASK(BELOW_FRAME, RETURN) \
+	MOVQ	(const_dataBase+entryData_UserCR4), AX; \
+	TESTQ	AX, AX; \
+	JEQ	2(PC); \
+	MOVQ	AX, CR4; \
 	PUSHQ	$const_userDS; \
 	PUSHQ	(const_dataBase+entryData_UserRSP0); \
 	PUSHQ	$const_userFlags; \
@@ -475,7 +496,8 @@ TEXT ·toUserFRED(SB),NOSPLIT|NOFRAME,$0
 // IDT's 32 gates point at stubs that Setup writes into the entry text
 // (amd64.ExceptionStub), each of which pushes 0 where the CPU pushes no
 // error code, then the vector, and jumps here. It records the exception in
-// the entry data, goes to the kernel side and ends the run (runExit).
+// the entry data, goes to the kernel side, clears CR4.LASS (LASS_OFF) and
+// ends the run (runExit).
 //
 // But a #PF from ring 3 while the run recovers faults (the leak oracle's:
 // entryData.Recovered < RecoverMax) returns to ring 3 instead: it counts
@@ -527,10 +549,7 @@ kernel:
 	MOVQ	AX, (const_dataBase+entryData_FaultRSP)
 	MOVQ	CR2, AX
 	MOVQ	AX, (const_dataBase+entryData_FaultCR2)
-	MOVQ	$const_ReasonFault, (const_dataBase+entryData_Reason)
-	MOVQ	(const_dataBase+entryData_ExitRun), AX
-	JMP	AX
-	ENTRY_END
+	END_RUN($const_ReasonFault)
 
 // entryNMI is the NMI handler of a run (IDT vector 2, IST3: an entry-area
 // stack of its own, so it is valid whatever RSP the NMI interrupts: ring 3,
@@ -943,22 +962,117 @@ TEXT ·runExit(SB),NOSPLIT|NOFRAME,$0
 TEXT ·sysGetppid(SB),NOSPLIT|NOFRAME,$0
 	GETPPID
 
-// func sysSelfNMI()
-// The test images' getppid (build tag ptilab_selfnmi, selfnmi_on.go):
-// sends this CPU an NMI through the local APIC's interrupt command
-// register (xAPIC at entryData.APIC, identity-mapped on the kernel side;
-// SDM Vol. 3A, "Interrupt Command Register": delivery mode NMI, level
-// assert, physical destination its own APIC ID, no shorthand, since the
-// self shorthand sends fixed interrupts only), which arrives before it
-// returns; then returns 1 as getppid. Keeps every register but RAX.
-TEXT ·sysSelfNMI(SB),NOSPLIT|NOFRAME,$0
-	PUSHQ	BX
-	MOVQ	(const_dataBase+entryData_APIC), BX
-	MOVL	const_apicID(BX), AX
-	MOVL	AX, const_apicICRHigh(BX)	// the ID's bits 31:24 are the destination's
-	MOVL	$const_apicICRSelfNMI, const_apicICRLow(BX)
-	POPQ	BX
+// The bodies of the built-in handlers below, each used twice: in the
+// kernel text (sysX, where linked) and copied for a lass run (lassX,
+// lass.go). They use relative jumps and entry-area addresses only.
+
+// SELF_NMI is the test images' getppid (build tag ptilab_selfnmi,
+// selfnmi_on.go): it sends this CPU an NMI through the local APIC's
+// interrupt command register (xAPIC at entryData.APIC, identity-mapped on
+// the kernel side; SDM Vol. 3A, "Interrupt Command Register": delivery
+// mode NMI, level assert, physical destination its own APIC ID, no
+// shorthand, since the self shorthand sends fixed interrupts only), which
+// arrives before it returns; then returns 1 as getppid. Keeps every
+// register but RAX.
+#define SELF_NMI \
+	PUSHQ	BX; \
+	MOVQ	(const_dataBase+entryData_APIC), BX; \
+	MOVL	const_apicID(BX), AX; \
+	MOVL	AX, const_apicICRHigh(BX); \
+	MOVL	$const_apicICRSelfNMI, const_apicICRLow(BX); \
+	POPQ	BX; \
 	GETPPID
+
+// SAMPLE records the counters entryData.SampleSrc names
+// (cpustate.SampleSources) in the next cpustate.Sample of
+// entryData.SampleBuf (with cpustate.SamplePMU the MSRs of
+// entryData.SampleMSR, by RDMSR, into its PMC), unless SampleCap are
+// recorded, and returns 0. Every MSR it reads exists (the sources come
+// from #GP-safe reads at boot); the NMI count is read at
+// entryData.NMICounter, mapped on the kernel side's CR3, which the system
+// calls run on.
+#define SAMPLE \
+	PUSHQ	CX; \
+	PUSHQ	DX; \
+	PUSHQ	DI; \
+	MOVQ	(const_dataBase+entryData_SampleN), DI; \
+	CMPQ	DI, (const_dataBase+entryData_SampleCap); \
+	JCC	sampled; \
+	INCQ	(const_dataBase+entryData_SampleN); \
+	IMULQ	$sample__size, DI; \
+	ADDQ	(const_dataBase+entryData_SampleBuf), DI; \
+	TESTQ	$const_sampleAPERF, (const_dataBase+entryData_SampleSrc); \
+	JEQ	smi; \
+	RDMSR64(const_msrAPERF, sample_APERF(DI)); \
+	RDMSR64(const_msrMPERF, sample_MPERF(DI)); \
+smi: \
+	TESTQ	$const_sampleSMI, (const_dataBase+entryData_SampleSrc); \
+	JEQ	nmi; \
+	RDMSR64(const_msrSMICount, sample_SMI(DI)); \
+nmi: \
+	TESTQ	$const_sampleNMI, (const_dataBase+entryData_SampleSrc); \
+	JEQ	pmcs; \
+	MOVQ	(const_dataBase+entryData_NMICounter), CX; \
+	MOVQ	(CX), CX; \
+	MOVQ	CX, sample_NMI(DI); \
+pmcs: \
+	TESTQ	$const_samplePMU, (const_dataBase+entryData_SampleSrc); \
+	JEQ	sampled; \
+	PUSHQ	SI; \
+	PUSHQ	R8; \
+	MOVQ	$(const_dataBase+entryData_SampleMSR), R8; \
+	XORL	SI, SI; \
+pmc: \
+	MOVQ	(R8)(SI*8), CX; \
+	TESTQ	CX, CX; \
+	JEQ	nextpmc; \
+	RDMSR; \
+	SHLQ	$32, DX; \
+	ORQ	DX, AX; \
+	MOVQ	AX, sample_PMC(DI)(SI*8); \
+nextpmc: \
+	INCQ	SI; \
+	CMPQ	SI, $const_samplePMCs; \
+	JCS	pmc; \
+	POPQ	R8; \
+	POPQ	SI; \
+sampled: \
+	POPQ	DI; \
+	POPQ	DX; \
+	POPQ	CX; \
+	XORL	AX, AX; \
+	RET
+
+// SECRET reads the first quadword of the oracle's secret
+// (entryData.Secret), which brings its cache line in, and returns 0.
+#define SECRET \
+	MOVQ	(const_dataBase+entryData_Secret), AX; \
+	MOVQ	(AX), AX; \
+	XORL	AX, AX; \
+	RET
+
+// NOSYS returns -ENOSYS.
+#define NOSYS \
+	MOVQ	$-const_enosys, AX; \
+	RET
+
+// TOUCH reads a byte in each of RDI kernel pages from RSI, RDX bytes
+// apart (the TLB sweep's kernel side, sweep.go: SWEEP), and returns 0.
+#define TOUCH \
+	PUSHQ	CX; \
+	PUSHQ	SI; \
+	PUSHQ	R8; \
+	MOVQ	DI, CX; \
+	SWEEP(SI, DX, CX, R8, AX, touch, swept); \
+	POPQ	R8; \
+	POPQ	SI; \
+	POPQ	CX; \
+	XORL	AX, AX; \
+	RET
+
+// func sysSelfNMI()
+TEXT ·sysSelfNMI(SB),NOSPLIT|NOFRAME,$0
+	SELF_NMI
 
 // func sysWork()
 // Spends RDI TSC cycles in the kernel.
@@ -966,73 +1080,12 @@ TEXT ·sysWork(SB),NOSPLIT|NOFRAME,$0
 	WORK
 
 // func sysSample()
-// Records the counters entryData.SampleSrc names (cpustate.SampleSources) in
-// the next cpustate.Sample of entryData.SampleBuf (with cpustate.SamplePMU the
-// MSRs of entryData.SampleMSR, by RDMSR, into its PMC), unless SampleCap are
-// recorded, and returns 0. Every MSR it reads exists (the sources come
-// from #GP-safe reads at boot); the NMI count is read at
-// entryData.NMICounter, mapped on the kernel side's CR3, which the system
-// calls run on.
 TEXT ·sysSample(SB),NOSPLIT|NOFRAME,$0
-	PUSHQ	CX
-	PUSHQ	DX
-	PUSHQ	DI
-	MOVQ	(const_dataBase+entryData_SampleN), DI
-	CMPQ	DI, (const_dataBase+entryData_SampleCap)
-	JCC	sampled
-	INCQ	(const_dataBase+entryData_SampleN)
-	IMULQ	$sample__size, DI
-	ADDQ	(const_dataBase+entryData_SampleBuf), DI
-	TESTQ	$const_sampleAPERF, (const_dataBase+entryData_SampleSrc)
-	JEQ	smi
-	RDMSR64(const_msrAPERF, sample_APERF(DI))
-	RDMSR64(const_msrMPERF, sample_MPERF(DI))
-smi:
-	TESTQ	$const_sampleSMI, (const_dataBase+entryData_SampleSrc)
-	JEQ	nmi
-	RDMSR64(const_msrSMICount, sample_SMI(DI))
-nmi:
-	TESTQ	$const_sampleNMI, (const_dataBase+entryData_SampleSrc)
-	JEQ	pmcs
-	MOVQ	(const_dataBase+entryData_NMICounter), CX
-	MOVQ	(CX), CX
-	MOVQ	CX, sample_NMI(DI)
-pmcs:
-	TESTQ	$const_samplePMU, (const_dataBase+entryData_SampleSrc)
-	JEQ	sampled
-	PUSHQ	SI
-	PUSHQ	R8
-	MOVQ	$(const_dataBase+entryData_SampleMSR), R8
-	XORL	SI, SI
-pmc:
-	MOVQ	(R8)(SI*8), CX
-	TESTQ	CX, CX
-	JEQ	nextpmc
-	RDMSR
-	SHLQ	$32, DX
-	ORQ	DX, AX
-	MOVQ	AX, sample_PMC(DI)(SI*8)
-nextpmc:
-	INCQ	SI
-	CMPQ	SI, $const_samplePMCs
-	JCS	pmc
-	POPQ	R8
-	POPQ	SI
-sampled:
-	POPQ	DI
-	POPQ	DX
-	POPQ	CX
-	XORL	AX, AX
-	RET
+	SAMPLE
 
 // func sysSecret()
-// Reads the first quadword of the oracle's secret (entryData.Secret),
-// which brings its cache line in, and returns 0.
 TEXT ·sysSecret(SB),NOSPLIT|NOFRAME,$0
-	MOVQ	(const_dataBase+entryData_Secret), AX
-	MOVQ	(AX), AX
-	XORL	AX, AX
-	RET
+	SECRET
 
 // func sysExitRun()
 TEXT ·sysExitRun(SB),NOSPLIT|NOFRAME,$0
@@ -1050,23 +1103,37 @@ TEXT ·ExitRun(SB),NOSPLIT,$0-16
 
 // func sysNoSys()
 TEXT ·sysNoSys(SB),NOSPLIT|NOFRAME,$0
-	MOVQ	$-const_enosys, AX
-	RET
+	NOSYS
 
 // func sysTouch()
-// Reads a byte in each of RDI kernel pages from RSI, RDX bytes apart (the
-// TLB sweep's kernel side, sweep.go: SWEEP), and returns 0.
 TEXT ·sysTouch(SB),NOSPLIT|NOFRAME,$0
-	PUSHQ	CX
-	PUSHQ	SI
-	PUSHQ	R8
-	MOVQ	DI, CX
-	SWEEP(SI, DX, CX, R8, AX, touch, swept)
-	POPQ	R8
-	POPQ	SI
-	POPQ	CX
-	XORL	AX, AX
-	RET
+	TOUCH
+
+// A lass run's handlers (lass.go), copied into its handler page
+// (EntryLASSText, upper half): the built-in handlers' bodies above, and
+// the exit, which clears CR4.LASS before it jumps to runExit in the
+// lower half. Its getppid and work are OnNoSwitch's copies (nsGetppid,
+// nsWork).
+
+// LASS_COPY is a lass copy: handler body BODY as a routine of its own,
+// with the end marker the copier looks for.
+#define LASS_COPY(name, BODY) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	BODY; \
+	ENTRY_END
+
+LASS_COPY(·lassSelfNMI, SELF_NMI)
+LASS_COPY(·lassSample, SAMPLE)
+LASS_COPY(·lassSecret, SECRET)
+LASS_COPY(·lassNoSys, NOSYS)
+LASS_COPY(·lassTouch, TOUCH)
+
+// func lassExitRun()
+// The exit system call of a lass run: sysExitRun's, through
+// entryData.ExitRun after LASS_OFF.
+TEXT ·lassExitRun(SB),NOSPLIT|NOFRAME,$0
+	MOVQ	DI, (const_dataBase+entryData_Status)
+	END_RUN($const_ReasonExit)
 
 // ROUTINE stores the address of routine sym at field (a field's go_asm.h
 // offset from its table's base register).
@@ -1118,16 +1185,18 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·userSweep, programTable_Sweep(DX))
 	RET
 
-// func pageRoutinesTable(d *deferRoutines, n *noSwitchRoutines, f *fredRoutines, event *uint64)
+// func pageRoutinesTable(d *deferRoutines, n *noSwitchRoutines, f *fredRoutines, l *lassRoutines, event *uint64)
 //
 // The tables of the routines copied to pages of their own: the deferred
-// modes' (deferred.go) and the FRED entry's ring-3 entries (fred.go), each
-// field set to the symbol of its name, and fredEvent.
-TEXT ·pageRoutinesTable(SB),NOSPLIT,$0-32
+// modes' (deferred.go), the FRED entry's ring-3 entries (fred.go) and a
+// lass run's handlers (lass.go), each field set to the symbol of its
+// name, and fredEvent.
+TEXT ·pageRoutinesTable(SB),NOSPLIT,$0-40
 	MOVQ	d+0(FP), DI
 	MOVQ	n+8(FP), SI
 	MOVQ	f+16(FP), DX
-	MOVQ	event+24(FP), CX
+	MOVQ	l+24(FP), BX
+	MOVQ	event+32(FP), CX
 	ROUTINE(·sysMinimalDefer, deferRoutines_SysMinimalDefer(DI))
 	ROUTINE(·sysLinuxDefer, deferRoutines_SysLinuxDefer(DI))
 	ROUTINE(·sysMinimalNoSwitch, deferRoutines_SysMinimalNoSwitch(DI))
@@ -1142,5 +1211,13 @@ TEXT ·pageRoutinesTable(SB),NOSPLIT,$0-32
 	ROUTINE(·fredLinuxOff, fredRoutines_FredLinuxOff(DX))
 	ROUTINE(·fredLinuxOn, fredRoutines_FredLinuxOn(DX))
 	ROUTINE(·fredLinuxPCID, fredRoutines_FredLinuxPCID(DX))
+	ROUTINE(·nsGetppid, lassRoutines_NsGetppid(BX))
+	ROUTINE(·nsWork, lassRoutines_NsWork(BX))
+	ROUTINE(·lassSample, lassRoutines_LassSample(BX))
+	ROUTINE(·lassExitRun, lassRoutines_LassExitRun(BX))
+	ROUTINE(·lassNoSys, lassRoutines_LassNoSys(BX))
+	ROUTINE(·lassTouch, lassRoutines_LassTouch(BX))
+	ROUTINE(·lassSecret, lassRoutines_LassSecret(BX))
+	ROUTINE(·lassSelfNMI, lassRoutines_LassSelfNMI(BX))
 	ROUTINE(·fredEvent, 0(CX))
 	RET

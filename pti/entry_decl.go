@@ -137,6 +137,13 @@ var trampolines = map[trampolineKey]trampoline{
 	{experiment.FRED, experiment.Linux, experiment.Off}:      fredText(unsafe.Offsetof(fredRoutines{}.FredLinuxOff)),
 	{experiment.FRED, experiment.Linux, experiment.On}:       fredText(unsafe.Offsetof(fredRoutines{}.FredLinuxOn)),
 	{experiment.FRED, experiment.Linux, experiment.OnPCID}:   fredText(unsafe.Offsetof(fredRoutines{}.FredLinuxPCID)),
+
+	// lass runs off's trampolines: only CR4 and the handlers differ
+	// (lass.go).
+	{experiment.Syscall, experiment.Minimal, experiment.LASS}: entryText(unsafe.Offsetof(entryRoutines{}.SysMinimalOff)),
+	{experiment.Syscall, experiment.Linux, experiment.LASS}:   entryText(unsafe.Offsetof(entryRoutines{}.SysLinuxOff)),
+	{experiment.FRED, experiment.Minimal, experiment.LASS}:    fredText(unsafe.Offsetof(fredRoutines{}.FredMinimalOff)),
+	{experiment.FRED, experiment.Linux, experiment.LASS}:      fredText(unsafe.Offsetof(fredRoutines{}.FredLinuxOff)),
 }
 
 // ExitRun ends the run from a Go system-call handler (package tasks) with

@@ -118,11 +118,14 @@ func (caps SpecCaps) Has(n experiment.Need) bool {
 	return true
 }
 
-// CPUHas reports whether this CPU has what n names: FRED from CPUID, the
-// speculation controls as Setup read them (SpecCaps.Has).
+// CPUHas reports whether this CPU has what n names: FRED and LASS from
+// CPUID, the speculation controls as Setup read them (SpecCaps.Has).
 func CPUHas(n experiment.Need) bool {
-	if n == experiment.NeedsFRED {
+	switch n {
+	case experiment.NeedsFRED:
 		return amd64.Features.FRED
+	case experiment.NeedsLASS:
+		return amd64.Features.LASS
 	}
 	return specCaps.Has(n)
 }

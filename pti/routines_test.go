@@ -88,6 +88,11 @@ func TestTrampolineTable(t *testing.T) {
 				require.True(t, ok, "%v/%v/%v: offset %d", e, f, m, r.off)
 				assert.Contains(t, field.Name, prefix+strings.ToUpper(f.String()[:1])+f.String()[1:], "%v/%v/%v", e, f, m)
 				prev, dup := seen[r]
+				if m.Row().LASS {
+					// lass runs off's trampoline (lass.go).
+					assert.Equal(t, trampolineKey{e, f, experiment.Off}, prev, "%v/%v/%v", e, f, m)
+					continue
+				}
 				assert.False(t, dup, "%v/%v/%v shares %s with %v", e, f, m, field.Name, prev)
 				seen[r] = k
 			}

@@ -2,6 +2,7 @@ package pti
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/experiment"
@@ -32,6 +33,15 @@ func Start(s Switch, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 	if err != nil {
 		return Result{}, err
 	}
+	d := data()
+	d.UserCR4 = 0
+	if c.Mode.Row().LASS {
+		restore, err := lassTable(d)
+		if err != nil {
+			return Result{}, fmt.Errorf("%v: %w", c, err)
+		}
+		defer restore()
+	}
 	if amd64.Features.PGE {
 		if err := env.ktext.SetGlobal(c.Global); err != nil {
 			return Result{}, err
@@ -39,7 +49,6 @@ func Start(s Switch, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 	}
 	writeDescriptors()
 
-	d := data()
 	d.KernelRoot = sp.KernelRoot
 	if bugPCIDBeforePCIDE && c.Mode.PCID() {
 		d.KernelRoot = KernelCR3(sp, false) // the test-only bug: see bug_pcide.go
@@ -47,6 +56,9 @@ func Start(s Switch, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 	d.KernelCR3 = KernelCR3(sp, true)
 	d.UserCR3 = UserCR3(sp, true)
 	d.RunCR4 = s.runCR4(amd64.CR4())
+	if c.Mode.Row().LASS {
+		d.UserCR4 = d.RunCR4 | amd64.CR4_LASS
+	}
 	d.NMIRestore = 0
 	if c.Mode.PCID() {
 		d.NMIRestore = CR3_NOFLUSH

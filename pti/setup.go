@@ -34,6 +34,10 @@ var env struct {
 	noSwitch  noSwitchRoutines
 	// The FRED trampolines' pages (fred.go), where each was copied.
 	fredText fredRoutines
+	// A lass run's handlers (lass.go), where they were copied, and each
+	// kernel handler's copy.
+	lass     lassRoutines
+	lassCopy map[uint64]uint64
 }
 
 // entryEnd is the marker at the end of every copied routine and program.
@@ -131,7 +135,7 @@ func Setup() error {
 		}
 	}
 	ok = true
-	alloc(&env.entry, EntryPages+DeferPages+FREDPages) // the deferred modes' pages follow, then FRED's
+	alloc(&env.entry, EntryPages+DeferPages+FREDPages+LASSPages) // the deferred modes' pages follow, then FRED's and lass's
 	alloc(&env.code, UserCodePages)
 	if !ok {
 		return errors.New("pti: out of memory for the entry area and the code pages")
@@ -154,17 +158,21 @@ func Setup() error {
 	if _, err := place(&progs, &env.progs, goos.Frames(env.code, UserCodePages), UserCode, "code pages"); err != nil {
 		return err
 	}
-	// The routines with pages of their own: the deferred modes' and the
-	// FRED entry's.
+	// The routines with pages of their own: the deferred modes', the
+	// FRED entry's and lass's.
 	var dlink deferRoutines
 	var nlink noSwitchRoutines
 	var flink fredRoutines
+	var llink lassRoutines
 	var fredEvent uint64
-	pageRoutinesTable(&dlink, &nlink, &flink, &fredEvent)
+	pageRoutinesTable(&dlink, &nlink, &flink, &llink, &fredEvent)
 	if err := placeDeferred(&dlink, &nlink); err != nil {
 		return err
 	}
 	if err := placeFRED(&flink, fredEvent); err != nil {
+		return err
+	}
+	if err := placeLASS(&llink); err != nil {
 		return err
 	}
 

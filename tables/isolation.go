@@ -10,8 +10,8 @@ import (
 // mode) and what each mode's user table maps beyond on's.
 
 // probePlace places a probe's read: a row per target, a column per mode,
-// each cell how the read ended ("read", "#PF P=0 (error 0x4)",
-// "unsupported"); a read the image did not expect is marked UNEXPECTED.
+// each cell how the read ended ("read", "#PF P=0 (error 0x4)", LASS's
+// "#GP (error 0x0)", "unsupported"); a read the image did not expect is marked UNEXPECTED.
 func (r *Renderer) probePlace(rec contract.Record, c config) place {
 	id := fmt.Sprintf("probe%d", c.width)
 	addrWidth := 18
@@ -24,8 +24,11 @@ func (r *Renderer) probePlace(rec contract.Record, c config) place {
 		addr, cell = v.Address, "read"
 		if v.Faulted && v.ProbeFault != nil {
 			cell = fmt.Sprintf("vector %d (error %#x)", v.Vector, v.ErrorCode)
-			if v.Vector == 14 {
+			switch v.Vector {
+			case 14:
 				cell = fmt.Sprintf("#PF P=%d (error %#x)", b2i(v.Present), v.ErrorCode)
+			case 13:
+				cell = fmt.Sprintf("#GP (error %#x)", v.ErrorCode)
 			}
 		}
 		if v.AsExpected != nil && !*v.AsExpected {
@@ -54,6 +57,9 @@ func (r *Renderer) probePlace(rec contract.Record, c config) place {
 		begin: func(t *Table, modes []string) {
 			t.Name = id
 			t.Title = worldTitle(c.width) + "isolation probe: a ring-3 read of each address (#PF error code: P=1 protection, P=0 not mapped)"
+			if contains(modes, "lass") {
+				t.Title += "; under lass an upper-half address is LASS's #GP, before any page walk"
+			}
 			t.Columns = []Column{left("target", 14), left("address", addrWidth)}
 			for _, m := range modes {
 				t.Columns = append(t.Columns, left(m, 22))
@@ -150,8 +156,17 @@ func (r *Renderer) oraclePlace(rec contract.Record, c config) place {
 			}
 			t.Columns = []Column{r.modeCol(), left("secret read", 22), left("faults", 8), left("attempts", 9), left("bytes recovered", 0)}
 		},
-		ref: func(*open) []string {
-			return []string{"expected on a CPU with Meltdown (Ivy Bridge, Skylake without RDCL_NO): off leaks, on does not; these rows say what was tried, not what the CPU is"}
+		ref: func(o *open) []string {
+			ref := []string{"expected on a CPU with Meltdown (Ivy Bridge, Skylake without RDCL_NO): off leaks, on does not; these rows say what was tried, not what the CPU is"}
+			if o.data["lass"] == true {
+				ref = append(ref, "lass: LASS blocks ring 3's accesses to the upper half only; the secret is in the lower half (ptilab's kernel runs there), so lass reads it as off does")
+			}
+			return ref
+		},
+		mark: func(o *open) {
+			if c.mode == "lass" {
+				o.data["lass"] = true
+			}
 		},
 	}
 }

@@ -42,8 +42,11 @@ func TestPTIMatrix(t *testing.T) {
 	// TCG has no FRED: the default plan leaves the FRED entry out, and says
 	// so in one line.
 	assert.Contains(t, lines, "\nptilab: entry fred: no FRED (CPUID.(EAX=07H,ECX=1):EAX[17]): left out of the plan")
+	// Nor LASS: the lass mode, the same.
+	assert.Contains(t, lines, "\nptilab: mode lass: no LASS (CPUID.(EAX=07H,ECX=1):EAX[6]): left out of the plan")
 	for _, f := range recordsOf[contract.Syscall](t, res) {
 		assert.NotEqual(t, "fred", f.Entry, "%s: no FRED row", f.Key())
+		assert.NotEqual(t, "lass", f.Mode, "%s: no lass row", f.Key())
 	}
 
 	got := map[string]contract.Syscall{}

@@ -530,8 +530,10 @@ func TestBochsLadder32(t *testing.T) {
 // fredPlan runs the FRED entry beside SYSCALL on the paths it serves: the
 // null call, lseek and the ping-pong (whose context switches return by
 // the FRED linux trampoline's frame built from pt_regs), under off, on
-// and on+pcid.
-const fredPlan = "benchmarks = null,lseek,pingpong\nmodes = off,on,on+pcid\nentries = syscall,fred\n" + pathLengthSizes
+// and on+pcid; and lass (CR4.LASS) under both entries: the null call, the
+// probe, and lseek and the ping-pong, which lass cannot run (their
+// handlers are Go code in the lower half).
+const fredPlan = "benchmarks = probe,null,lseek,pingpong\nmodes = off,on,on+pcid,lass\nentries = syscall,fred\n" + pathLengthSizes
 
 // TestBochsFRED boots fredPlan under Bochs's wildcat_lake, whose CPUID has
 // FRED, and checks: every check passed; every FRED row measured (none
@@ -543,9 +545,17 @@ const fredPlan = "benchmarks = null,lseek,pingpong\nmodes = off,on,on+pcid\nentr
 func TestBochsFRED(t *testing.T) {
 	res := bootBochs(t, bochs.Options{CPU: "wildcat_lake", Plan: []byte(fredPlan), Timeout: bochsFaultTimeout})
 	requireBochsOK(t, res)
+	lassRefused := 0
 	for _, u := range recordsOf[contract.Unsupported](t, res) {
+		if u.Mode == "lass" && (u.Bench == "lseek" || u.Bench == "pingpong") {
+			assert.Contains(t, u.Reason, "handler is Go code in the lower half, where LASS forbids ring-0 instruction fetches")
+			lassRefused++
+			continue
+		}
 		assert.Fail(t, "a row unsupported under wildcat_lake", "%+v", u)
 	}
+	assert.Equal(t, 2*2+2*2, lassRefused, "lass: lseek (2 global settings) and the ping-pong (processes, threads) under both entries")
+	checkLASS(t, res)
 	got, _ := pathLengths(t, res)
 	requireRows(t, got, func(f map[string]string) bool {
 		return f["entry"] == "fred" && f["width"] == "64"
@@ -564,7 +574,14 @@ func TestBochsFRED(t *testing.T) {
 			assert.Less(t, v, got[sys], "%s: shorter than SYSCALL's", k)
 		}
 	}
-	assert.Equal(t, 3*2*2+3*2+3*2, fred, "null (2 flavours, 2 global settings), lseek (2 global settings), ping-pong (processes, threads), each under 3 modes")
+	assert.Equal(t, 4*2*2+3*2+3*2, fred, "null (2 flavours, 2 global settings) under 4 modes, lseek (2 global settings) and ping-pong (processes, threads) under 3")
+	for k, v := range got {
+		if keyField(k, "mode") == "lass" {
+			off := withField(k, "mode", "off")
+			require.Contains(t, got, off)
+			assert.Equal(t, got[off], v, "%s: off's path: LASS costs no instruction", k)
+		}
+	}
 	for _, pp := range recordsOf[contract.PingPong](t, res) {
 		if pp.Entry == "fred" {
 			for _, sys := range recordsOf[contract.PingPong](t, res) {
@@ -584,32 +601,68 @@ func TestBochsFRED(t *testing.T) {
 	t.Logf("FRED and SYSCALL instructions per operation under Bochs wildcat_lake: %v", got)
 }
 
+// checkLASS checks a wildcat_lake run's lass rows: the probe's reads of
+// the upper half (the entry area, the deferred modes' area) were LASS's
+// #GP(0) from ring 3, the kernel text's (lower half) a present-page #PF as
+// under off; Bochs logged LASS's user-access violations (the probe's) and
+// no supervisor one: ring 0 never fetched from the lower half with LASS
+// set.
+func checkLASS(t *testing.T, res *bochs.Result) {
+	t.Helper()
+	n := 0
+	for _, p := range recordsOf[contract.Probe](t, res) {
+		if p.Mode != "lass" || p.Width != 64 {
+			continue
+		}
+		n++
+		require.NotNil(t, p.AsExpected)
+		assert.True(t, *p.AsExpected, "%+v", p)
+		switch p.Target {
+		case "entry area", "defer area":
+			require.NotNil(t, p.ProbeFault, p.Target)
+			assert.EqualValues(t, amd64.VectorGP, p.Vector, p.Target)
+			assert.Zero(t, p.ErrorCode, p.Target)
+		case "kernel text":
+			require.NotNil(t, p.ProbeFault, p.Target)
+			assert.EqualValues(t, amd64.VectorPF, p.Vector, p.Target)
+			assert.True(t, p.Present, p.Target)
+		}
+	}
+	assert.Equal(t, 4, n, "the probe's 4 targets under lass")
+	log := string(res.Log)
+	assert.Contains(t, log, "User access LASS canonical violation", "Bochs saw the probe's LASS faults")
+	assert.NotContains(t, log, "Supervisor access LASS canonical violation")
+	assert.Contains(t, strings.Join(res.Lines(), "\n"), "; under lass an upper-half address is LASS's #GP, before any page walk", "the probe table's heading")
+}
+
 // TestBochsFREDNMI counts NMIs under the FRED entry, whose NMI path
 // (fredEvent) nothing else reaches: Bochs has no monitor to inject one.
 // The test image's getppid sends its CPU an NMI through the local APIC
 // (build tag ptilab_selfnmi), which FRED delivers at the ring-0 entry of
 // the trampoline's page while the handler runs, on the kernel side's CR3
-// (on: the trampoline switched it) or the one table (off). Every call's
-// NMI is counted and resumed, the records say so (each repeat disturbed),
-// and the run ends "ok".
+// (on: the trampoline switched it) or the one table (off, lass); SYSCALL's
+// rows take theirs through the IDT (entryNMI). Under lass the handler is
+// its upper-half copy and CR4.LASS is set: Bochs logs no LASS violation.
+// Every call's NMI is counted and resumed, the records say so (each repeat
+// disturbed), and the run ends "ok".
 func TestBochsFREDNMI(t *testing.T) {
 	t.Parallel()
 	_, image := taggedImage(t, "ptilab_selfnmi")
 	res := runBochs(t, bochs.Options{
 		Image:   image,
 		CPU:     "wildcat_lake",
-		Plan:    []byte("benchmarks = null\nmodes = off,on,on+pcid\nentries = fred\nflavours = minimal,linux\nglobal = off\nn = 20\nr = 2\nwarmup = 0\n"),
+		Plan:    []byte("benchmarks = null\nmodes = off,on,on+pcid,lass\nentries = fred,syscall\nflavours = minimal,linux\nglobal = off\nn = 20\nr = 2\nwarmup = 0\n"),
 		Timeout: bochsFaultTimeout,
 	})
 	requireBochsOK(t, res)
 	recs := recordsOf[contract.Syscall](t, res)
-	require.Len(t, recs, 3*2, "fred under off, on and on+pcid, minimal and linux")
+	require.Len(t, recs, 4*2*2, "fred and syscall under off, on, on+pcid and lass, minimal and linux")
 	for _, r := range recs {
-		assert.Equal(t, "fred", r.Entry)
 		assert.EqualValues(t, 2*20, r.NMIs, "%s: an NMI per call", r.Key())
 		assert.Equal(t, 2, r.Disturbed, "%s: every repeat disturbed", r.Key())
 	}
 	end, ok := res.Ended()
 	require.True(t, ok)
-	assert.GreaterOrEqual(t, end.NMIs, uint64(3*2*2*20), "every NMI counted")
+	assert.GreaterOrEqual(t, end.NMIs, uint64(4*2*2*2*20), "every NMI counted")
+	assert.NotContains(t, string(res.Log), "LASS canonical violation", "lass: the NMI entries and the self-NMI copy run from the upper half")
 }

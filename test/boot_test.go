@@ -400,17 +400,21 @@ func TestReturnToFirmware(t *testing.T) {
 	assert.NotContains(t, after, "Exception Type", "the firmware crashed after ptilab returned")
 }
 
-// TestFREDUnsupported: a plan that names the FRED entry on a CPU without
-// FRED (QEMU's TCG) gets its rows, each unsupported with the CPUID bit,
-// beside SYSCALL's measured ones; the run passes.
+// TestFREDUnsupported: a plan that names the FRED entry and the lass mode
+// on a CPU with neither (QEMU's TCG) gets their rows, each unsupported
+// with the CPUID bit, beside SYSCALL's measured ones; the run passes.
 func TestFREDUnsupported(t *testing.T) {
-	res := boot(t, qemu.Options{Plan: []byte("benchmarks = null\nmodes = off,on\nentries = syscall,fred\nflavours = minimal\nglobal = off\nn = 10\nr = 1\nwarmup = 0\n")})
+	res := boot(t, qemu.Options{Plan: []byte("benchmarks = null\nmodes = off,on,lass\nentries = syscall,fred\nflavours = minimal\nglobal = off\nn = 10\nr = 1\nwarmup = 0\n")})
 	requireOK(t, res)
 	un := recordsOf[contract.Unsupported](t, res)
-	require.Len(t, un, 2, "fred under off and on")
+	require.Len(t, un, 4, "fred under off, on and lass; syscall under lass")
 	for _, u := range un {
-		assert.Equal(t, "fred", u.Entry)
-		assert.Contains(t, u.Reason, "no FRED (CPUID.(EAX=07H,ECX=1):EAX[17])")
+		if u.Entry == "fred" {
+			assert.Contains(t, u.Reason, "no FRED (CPUID.(EAX=07H,ECX=1):EAX[17])")
+		} else {
+			assert.Equal(t, "lass", u.Mode)
+			assert.Contains(t, u.Reason, "no LASS (CPUID.(EAX=07H,ECX=1):EAX[6])")
+		}
 	}
 	assert.Len(t, recordsOf[contract.Syscall](t, res), 2, "syscall under off and on")
 	lineIndex(t, res.Lines(), "mode     entry    flavour  global")

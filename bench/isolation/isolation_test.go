@@ -114,7 +114,8 @@ func TestOracleFaultExpected(t *testing.T) {
 }
 
 // The deferred modes' area is present (a protection fault, P=1) under
-// those modes only, off included among the others (P=0: not mapped).
+// those modes only, off included among the others (P=0: not mapped), and
+// LASS's #GP under lass (the upper half).
 func TestProbeDeferredArea(t *testing.T) {
 	target := bench.ProbeTarget{Name: "defer area", Address: pti.EntryTrampStack, Kind: bench.DeferredArea}
 	for _, m := range experiment.Modes() {
@@ -122,8 +123,26 @@ func TestProbeDeferredArea(t *testing.T) {
 			return bench.Exit{Faulted: true, Vector: amd64.VectorPF, ErrorCode: ec, CS: 0x33, CR2: pti.EntryTrampStack}
 		}
 		present, absent := fault(amd64.PF_P|amd64.PF_U), fault(amd64.PF_U)
+		gp := bench.Exit{Faulted: true, Vector: amd64.VectorGP, CS: 0x33}
+		lass := m.Row().LASS
 		assert.Equal(t, m.Deferred(), expected(target, m, present), "%v: P=1", m)
-		assert.Equal(t, !m.Deferred(), expected(target, m, absent), "%v: P=0", m)
+		assert.Equal(t, !m.Deferred() && !lass, expected(target, m, absent), "%v: P=0", m)
+		assert.Equal(t, lass, expected(target, m, gp), "%v: LASS's #GP(0)", m)
 		assert.False(t, expected(target, m, bench.Exit{Exited: true}), "%v: a read that succeeds", m)
 	}
+}
+
+// Under lass an upper-half target is LASS's #GP(0) from ring 3, a
+// lower-half one (the kernel text) the present-page #PF of off.
+func TestProbeLASS(t *testing.T) {
+	const text = 0x1001000
+	gp := bench.Exit{Faulted: true, Vector: amd64.VectorGP, CS: 0x33}
+	entry := bench.ProbeTarget{Name: "entry area", Address: pti.EntryData, Kind: bench.EntryArea}
+	assert.True(t, expected(entry, experiment.LASS, gp))
+	assert.False(t, expected(entry, experiment.Off, gp))
+	gp.ErrorCode = 8
+	assert.False(t, expected(entry, experiment.LASS, gp), "a #GP with a selector error code is not LASS's")
+	kernel := bench.ProbeTarget{Name: "kernel text", Address: text, Kind: bench.KernelOnly}
+	pf := bench.Exit{Faulted: true, Vector: amd64.VectorPF, ErrorCode: amd64.PF_P | amd64.PF_U, CS: 0x33, CR2: text}
+	assert.True(t, expected(kernel, experiment.LASS, pf), "LASS does not cover the lower half")
 }

@@ -23,10 +23,15 @@ var Probe = bench.Benchmark{Name: "probe", Summary: "the isolation probe: ring 3
 // under each mode, and the page fault says whether the page was mapped.
 
 // expected reports whether exit is what a ring-3 read of t under mode
-// must give.
+// must give: a page fault that says whether the page is present, or,
+// under lass, #GP(0) for an address in the upper half.
 func expected(t bench.ProbeTarget, mode experiment.Mode, e bench.Exit) bool {
 	if t.Kind == bench.OwnPage {
 		return e.OK()
+	}
+	if mode.Row().LASS && amd64.LASSBlocksUser(t.Address) {
+		// LASS's #GP, before any page walk (SDM Vol. 3A, chapter 4).
+		return e.Faulted && e.Vector == amd64.VectorGP && e.ErrorCode == 0 && e.FromUser()
 	}
 	present := t.Kind == bench.EntryArea || !mode.Isolated()
 	if t.Kind == bench.DeferredArea {
@@ -48,7 +53,9 @@ type prober interface {
 // under isolation as not present; the entry area is present and
 // supervisor-only in every mode; the task's own page reads. An outcome
 // other than that is marked UNEXPECTED; the deferred modes' area is
-// present under those modes only. Then, in a world that says what its
+// present under those modes only; under lass an upper-half address (the
+// entry area, the deferred modes' area) is LASS's #GP(0), the kernel
+// text in the lower half a present page as under off. Then, in a world that says what its
 // modes expose, that list, and in the 32-bit world the checks of its
 // kernel's exceptions (kernelChecks32).
 func probe(x *bench.Ctx) any {

@@ -380,7 +380,7 @@ var msgProcs = map[bench.World]*procCache{}
 // that every message arrived whole.
 func messagingRun(w bench.World, sw bench.Switch, threads bool, p MessagingParams) (cycles uint64, res MessagingResult) {
 	res = MessagingResult{Config: sw.Config(), Threads: threads, P: p}
-	fail := func(err error) (uint64, MessagingResult) { res.Failure = err; return 0, res }
+	fail := func(err error) (uint64, MessagingResult) { res.Unsup, res.Failure = bench.SplitErr(err); return 0, res }
 	if p.Groups < 1 || p.Groups > MaxGroups || p.Size < 8 || p.Size > MaxMessageSize || p.Loops < 1 {
 		return fail(fmt.Errorf("groups %d, message size %d, loops %d: out of range", p.Groups, p.Size, p.Loops))
 	}

@@ -67,7 +67,10 @@ func pingPongRun(w bench.World, c experiment.Config, threads bool, n, r int) (Pi
 		res.Unsup = err
 		return res, nil
 	}
-	fail := func(err error) (PingPongResult, []uint64) { res.Failure = err; return res, nil }
+	fail := func(err error) (PingPongResult, []uint64) {
+		res.Unsup, res.Failure = bench.SplitErr(err)
+		return res, nil
+	}
 	if max := w.User().MaxRepeats; r > max {
 		return fail(fmt.Errorf("%d repeats: the task's data pages hold at most %d", r, max))
 	}
