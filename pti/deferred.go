@@ -109,14 +109,25 @@ type noSwitchRoutines struct {
 	NsGetppid, NsWork uint64
 }
 
+// pageRoutines are the link addresses of the routines copied to pages of
+// their own: the deferred modes', OnNoSwitch's handlers, the FRED
+// trampolines' and fredEvent, and a lass run's handlers.
+type pageRoutines struct {
+	Defer     deferRoutines
+	NoSwitch  noSwitchRoutines
+	FRED      fredRoutines
+	LASS      lassRoutines
+	FredEvent uint64
+}
+
 // pageRoutinesTable writes the link addresses of the routines copied to
-// pages of their own into d, n, f and l, each into the field of its name
-// (through go_asm.h's offsets), and fredEvent's into *event.
+// pages of their own into r, each into the field of its name (through
+// go_asm.h's offsets: pageRoutines_X plus the inner table's).
 //
 // defined in entry_amd64.s
 //
 //go:noescape
-func pageRoutinesTable(d *deferRoutines, n *noSwitchRoutines, f *fredRoutines, l *lassRoutines, event *uint64)
+func pageRoutinesTable(r *pageRoutines)
 
 // dispatcher returns the dispatcher the deferred trampolines of mode m
 // call: the CR3 switch with PCIDs or without.

@@ -28,13 +28,13 @@ func deferredModes() []experiment.Mode {
 // The page routines' filler sets every field to the symbol of its
 // name, as routines does for the others.
 func TestDeferRoutineTablesByName(t *testing.T) {
-	var d deferRoutines
-	var n noSwitchRoutines
-	var l lassRoutines
-	pageRoutinesTable(&d, &n, &fredRoutines{}, &l, new(uint64))
-	checkTable(t, &d, "")
-	checkTable(t, &n, "")
-	checkTable(t, &l, "")
+	var r pageRoutines
+	pageRoutinesTable(&r)
+	checkTable(t, &r.Defer, "")
+	checkTable(t, &r.NoSwitch, "")
+	checkTable(t, &r.FRED, "")
+	checkTable(t, &r.LASS, "")
+	assert.Equal(t, "fredEvent", symbolOf(r.FredEvent))
 }
 
 // Every flavour of every deferred mode has a trampoline of deferRoutines:

@@ -1185,39 +1185,35 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·userSweep, programTable_Sweep(DX))
 	RET
 
-// func pageRoutinesTable(d *deferRoutines, n *noSwitchRoutines, f *fredRoutines, l *lassRoutines, event *uint64)
+// func pageRoutinesTable(r *pageRoutines)
 //
 // The tables of the routines copied to pages of their own: the deferred
 // modes' (deferred.go), the FRED entry's ring-3 entries (fred.go) and a
 // lass run's handlers (lass.go), each field set to the symbol of its
 // name, and fredEvent.
-TEXT ·pageRoutinesTable(SB),NOSPLIT,$0-40
-	MOVQ	d+0(FP), DI
-	MOVQ	n+8(FP), SI
-	MOVQ	f+16(FP), DX
-	MOVQ	l+24(FP), BX
-	MOVQ	event+32(FP), CX
-	ROUTINE(·sysMinimalDefer, deferRoutines_SysMinimalDefer(DI))
-	ROUTINE(·sysLinuxDefer, deferRoutines_SysLinuxDefer(DI))
-	ROUTINE(·sysMinimalNoSwitch, deferRoutines_SysMinimalNoSwitch(DI))
-	ROUTINE(·sysLinuxNoSwitch, deferRoutines_SysLinuxNoSwitch(DI))
-	ROUTINE(·dispatchOn, deferRoutines_DispatchOn(DI))
-	ROUTINE(·dispatchPCID, deferRoutines_DispatchPCID(DI))
-	ROUTINE(·nsGetppid, noSwitchRoutines_NsGetppid(SI))
-	ROUTINE(·nsWork, noSwitchRoutines_NsWork(SI))
-	ROUTINE(·fredMinimalOff, fredRoutines_FredMinimalOff(DX))
-	ROUTINE(·fredMinimalOn, fredRoutines_FredMinimalOn(DX))
-	ROUTINE(·fredMinimalPCID, fredRoutines_FredMinimalPCID(DX))
-	ROUTINE(·fredLinuxOff, fredRoutines_FredLinuxOff(DX))
-	ROUTINE(·fredLinuxOn, fredRoutines_FredLinuxOn(DX))
-	ROUTINE(·fredLinuxPCID, fredRoutines_FredLinuxPCID(DX))
-	ROUTINE(·nsGetppid, lassRoutines_NsGetppid(BX))
-	ROUTINE(·nsWork, lassRoutines_NsWork(BX))
-	ROUTINE(·lassSample, lassRoutines_LassSample(BX))
-	ROUTINE(·lassExitRun, lassRoutines_LassExitRun(BX))
-	ROUTINE(·lassNoSys, lassRoutines_LassNoSys(BX))
-	ROUTINE(·lassTouch, lassRoutines_LassTouch(BX))
-	ROUTINE(·lassSecret, lassRoutines_LassSecret(BX))
-	ROUTINE(·lassSelfNMI, lassRoutines_LassSelfNMI(BX))
-	ROUTINE(·fredEvent, 0(CX))
+TEXT ·pageRoutinesTable(SB),NOSPLIT,$0-8
+	MOVQ	r+0(FP), DI
+	ROUTINE(·sysMinimalDefer, (pageRoutines_Defer+deferRoutines_SysMinimalDefer)(DI))
+	ROUTINE(·sysLinuxDefer, (pageRoutines_Defer+deferRoutines_SysLinuxDefer)(DI))
+	ROUTINE(·sysMinimalNoSwitch, (pageRoutines_Defer+deferRoutines_SysMinimalNoSwitch)(DI))
+	ROUTINE(·sysLinuxNoSwitch, (pageRoutines_Defer+deferRoutines_SysLinuxNoSwitch)(DI))
+	ROUTINE(·dispatchOn, (pageRoutines_Defer+deferRoutines_DispatchOn)(DI))
+	ROUTINE(·dispatchPCID, (pageRoutines_Defer+deferRoutines_DispatchPCID)(DI))
+	ROUTINE(·nsGetppid, (pageRoutines_NoSwitch+noSwitchRoutines_NsGetppid)(DI))
+	ROUTINE(·nsWork, (pageRoutines_NoSwitch+noSwitchRoutines_NsWork)(DI))
+	ROUTINE(·fredMinimalOff, (pageRoutines_FRED+fredRoutines_FredMinimalOff)(DI))
+	ROUTINE(·fredMinimalOn, (pageRoutines_FRED+fredRoutines_FredMinimalOn)(DI))
+	ROUTINE(·fredMinimalPCID, (pageRoutines_FRED+fredRoutines_FredMinimalPCID)(DI))
+	ROUTINE(·fredLinuxOff, (pageRoutines_FRED+fredRoutines_FredLinuxOff)(DI))
+	ROUTINE(·fredLinuxOn, (pageRoutines_FRED+fredRoutines_FredLinuxOn)(DI))
+	ROUTINE(·fredLinuxPCID, (pageRoutines_FRED+fredRoutines_FredLinuxPCID)(DI))
+	ROUTINE(·nsGetppid, (pageRoutines_LASS+lassRoutines_NsGetppid)(DI))
+	ROUTINE(·nsWork, (pageRoutines_LASS+lassRoutines_NsWork)(DI))
+	ROUTINE(·lassSample, (pageRoutines_LASS+lassRoutines_LassSample)(DI))
+	ROUTINE(·lassExitRun, (pageRoutines_LASS+lassRoutines_LassExitRun)(DI))
+	ROUTINE(·lassNoSys, (pageRoutines_LASS+lassRoutines_LassNoSys)(DI))
+	ROUTINE(·lassTouch, (pageRoutines_LASS+lassRoutines_LassTouch)(DI))
+	ROUTINE(·lassSecret, (pageRoutines_LASS+lassRoutines_LassSecret)(DI))
+	ROUTINE(·lassSelfNMI, (pageRoutines_LASS+lassRoutines_LassSelfNMI)(DI))
+	ROUTINE(·fredEvent, pageRoutines_FredEvent(DI))
 	RET

@@ -160,19 +160,15 @@ func Setup() error {
 	}
 	// The routines with pages of their own: the deferred modes', the
 	// FRED entry's and lass's.
-	var dlink deferRoutines
-	var nlink noSwitchRoutines
-	var flink fredRoutines
-	var llink lassRoutines
-	var fredEvent uint64
-	pageRoutinesTable(&dlink, &nlink, &flink, &llink, &fredEvent)
-	if err := placeDeferred(&dlink, &nlink); err != nil {
+	var pr pageRoutines
+	pageRoutinesTable(&pr)
+	if err := placeDeferred(&pr.Defer, &pr.NoSwitch); err != nil {
 		return err
 	}
-	if err := placeFRED(&flink, fredEvent); err != nil {
+	if err := placeFRED(&pr.FRED, pr.FredEvent); err != nil {
 		return err
 	}
-	if err := placeLASS(&llink); err != nil {
+	if err := placeLASS(&pr.LASS); err != nil {
 		return err
 	}
 

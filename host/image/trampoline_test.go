@@ -310,6 +310,26 @@ func dwarfFields(t *testing.T, f *elf.File, name string) map[string]int64 {
 	return nil
 }
 
+// pageFields flattens pti.pageRoutines, whose fields at outer's offsets
+// are the page routines' tables: each table's fields at their offsets in
+// it, named "Table.Field", and the plain fields (FredEvent) as they are.
+func pageFields(t *testing.T, f *elf.File, pkg string, outer map[string]int64) map[string]int64 {
+	t.Helper()
+	tables := map[string]string{"Defer": "deferRoutines", "NoSwitch": "noSwitchRoutines", "FRED": "fredRoutines", "LASS": "lassRoutines"}
+	out := map[string]int64{}
+	for name, base := range outer {
+		typ, ok := tables[name]
+		if !ok {
+			out[name] = base
+			continue
+		}
+		for field, off := range dwarfFields(t, f, pkg+typ) {
+			out[name+"."+field] = base + off
+		}
+	}
+	return out
+}
+
 // tableStores decodes the table filler fn (LEAQ sym(SB), AX; MOVQ AX,
 // off(reg) pairs) and returns, for each base register, the name of the
 // symbol stored at each offset (several names where an offset is written
@@ -374,12 +394,13 @@ func TestRoutineTablesByName(t *testing.T) {
 		{"routines.abi0", "entryRoutines", x86asm.RDI, lower, true},
 		{"routines.abi0", "kernelRoutines", x86asm.RSI, lower, false},
 		{"routines.abi0", "programTable", x86asm.RDX, func(f string) string { return "user" + f }, true},
-		{"pageRoutinesTable.abi0", "deferRoutines", x86asm.RDI, lower, true},
-		{"pageRoutinesTable.abi0", "noSwitchRoutines", x86asm.RSI, lower, true},
-		{"pageRoutinesTable.abi0", "fredRoutines", x86asm.RDX, lower, true},
+		{"pageRoutinesTable.abi0", "pageRoutines", x86asm.RDI, func(f string) string { return lower(f[strings.LastIndex(f, ".")+1:]) }, true},
 	} {
 		t.Run(tc.table, func(t *testing.T) {
 			fields := dwarfFields(t, f, pkg+tc.table)
+			if tc.table == "pageRoutines" {
+				fields = pageFields(t, f, pkg, fields)
+			}
 			require.NotEmpty(t, fields)
 			stores := tableStores(t, im, pkg+tc.filler)[tc.reg]
 			assert.Len(t, stores, len(fields), "stores %v for fields %v", stores, fields)
