@@ -635,6 +635,50 @@ func checkLASS(t *testing.T, res *bochs.Result) {
 	assert.Contains(t, strings.Join(res.Lines(), "\n"), "; under lass an upper-half address is LASS's #GP, before any page walk", "the probe table's heading")
 }
 
+// TestBochsFREDLASSModels names the FRED entry and the lass mode under
+// older Bochs models: corei7_haswell_4770 has neither, so every fred and
+// lass row is unsupported with its CPUID bit; arrow_lake has LASS and not
+// FRED, so lass is measured by SYSCALL (off's path length) and fred is
+// unsupported.
+func TestBochsFREDLASSModels(t *testing.T) {
+	t.Parallel()
+	const plan = "benchmarks = null,probe\nmodes = off,lass\nentries = syscall,fred\nflavours = minimal\nglobal = off\nn = 10\nr = 1\nwarmup = 0\n"
+	for _, tc := range []struct {
+		model string
+		lass  bool
+	}{{bochs.DefaultCPU, false}, {"arrow_lake", true}} {
+		t.Run(tc.model, func(t *testing.T) {
+			t.Parallel()
+			res := runBochs(t, bochs.Options{CPU: tc.model, Plan: []byte(plan), Timeout: bochsFaultTimeout})
+			requireBochsOK(t, res)
+			noFRED, noLASS := 0, 0
+			for _, u := range recordsOf[contract.Unsupported](t, res) {
+				switch {
+				case u.Entry == "fred":
+					assert.Contains(t, u.Reason, "no FRED (CPUID.(EAX=07H,ECX=1):EAX[17])", "%+v", u)
+					noFRED++
+				case u.Mode == "lass":
+					assert.Contains(t, u.Reason, "no LASS (CPUID.(EAX=07H,ECX=1):EAX[6])", "%+v", u)
+					noLASS++
+				default:
+					assert.Fail(t, "an unsupported row", "%+v", u)
+				}
+			}
+			assert.Equal(t, 2, noFRED, "fred under off and lass")
+			sys := recordsOf[contract.Syscall](t, res)
+			if !tc.lass {
+				assert.Equal(t, 1+4, noLASS, "lass: the null call by SYSCALL and the probe's 4 targets")
+				assert.Len(t, sys, 1, "off by SYSCALL")
+				return
+			}
+			assert.Zero(t, noLASS)
+			require.Len(t, sys, 2, "off and lass by SYSCALL")
+			assert.Equal(t, sys[0].Mean, sys[1].Mean, "lass runs off's path")
+			checkLASS(t, res)
+		})
+	}
+}
+
 // TestBochsFREDNMI counts NMIs under the FRED entry, whose NMI path
 // (fredEvent) nothing else reaches: Bochs has no monitor to inject one.
 // The test image's getppid sends its CPU an NMI through the local APIC
