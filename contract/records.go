@@ -775,6 +775,12 @@ type Vulnerabilities struct {
 	PTIWhy    string            `json:"pti_why"`
 	BHI       string            `json:"bhi"`
 	Table     map[string]string `json:"table"`
+	// FRED and LASS: CPUID.(EAX=07H,ECX=1):EAX[17] and [6], which no
+	// entry of Linux 6.6's table reflects: a FRED kernel enters by FRED,
+	// and LASS faults user accesses to the kernel's half before the page
+	// walk (the lass mode).
+	FRED bool `json:"fred,omitempty"`
+	LASS bool `json:"lass,omitempty"`
 }
 
 // PState is what the run did to the core's P-state (plan key pstate):

@@ -429,6 +429,9 @@ func TestState(t *testing.T) {
 	s = State(cpu, entry, ReadPower(cpu))
 	assert.True(t, s.FRED)
 	assert.True(t, s.LASS)
+	v := Vulns(cpu)
+	assert.True(t, v.FRED && v.LASS, "the vulnerabilities record says so too")
+	assert.Contains(t, VulnLines(v)[0], "| FRED yes, LASS yes (not in Linux "+LinuxLogic+"'s table)")
 	l7[0] = 0
 	cpu.Leaves[[2]uint32{7, 0}] = l7
 	s = State(cpu, entry, ReadPower(cpu))

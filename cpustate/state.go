@@ -89,10 +89,7 @@ func State(c CPU, e efi.EntryState, p Power) contract.CPUState {
 	_, _, _, d1 := leaf(c, max, 1)
 	a7, b7, _, d7 := leaf(c, max, 7)
 	s.ERMSB = b7&amd64.CPUID07_EBX_ERMS != 0
-	if a7 >= 1 { // CPUID.(07H,0):EAX is the last subleaf of leaf 7
-		a71, _, _, _ := c.CPUID(7, 1)
-		s.FRED, s.LASS = a71&amd64.CPUID0701_EAX_FRED != 0, a71&amd64.CPUID0701_EAX_LASS != 0
-	}
+	s.FRED, s.LASS = frontier(c, a7)
 	optional := func(present bool, msr uint32) MSR {
 		if !present {
 			return MSR{}

@@ -315,6 +315,18 @@ type features struct {
 	rrsbaCtrl, bhiCtrl            bool
 	mcuOptCtrl                    MSR  // read only with GDS_CTRL
 	fsgsbase, smap                bool // for FENCE_SWAPGS_KERNEL (spectre_v1_select_mitigation)
+	fred, lass                    bool // CPUID.(07H,1):EAX: beyond Linux 6.6's table
+}
+
+// frontier reads FRED and LASS from CPUID.(EAX=07H,ECX=1):EAX (bits 17
+// and 6), where CPUID.(07H,0):EAX, a7, the last subleaf of leaf 7, says
+// subleaf 1 exists.
+func frontier(c CPU, a7 uint32) (fred, lass bool) {
+	if a7 < 1 {
+		return false, false
+	}
+	a71, _, _, _ := c.CPUID(7, 1)
+	return a71&amd64.CPUID0701_EAX_FRED != 0, a71&amd64.CPUID0701_EAX_LASS != 0
 }
 
 func readFeatures(c CPU) features {
@@ -345,6 +357,7 @@ func readFeatures(c CPU) features {
 	f.mdClear = d7&cpuid07EDXMDClear != 0
 	f.rtmAlwaysAbort = d7&cpuid07EDXRTMAbort != 0
 	f.flushL1D = d7&cpuid07EDXFlushL1D != 0
+	f.fred, f.lass = frontier(c, a7)
 	if f.id.vendor == vendorIntel {
 		f.ibrs = d7&amd64.CPUID07_EDX_SPEC_CTRL != 0
 		f.ibpb = f.ibrs
@@ -456,7 +469,7 @@ func Vulns(c CPU) contract.Vulnerabilities {
 	v := contract.Vulnerabilities{
 		Linux: LinuxLogic, Vendor: f.vendorName, Family: f.id.family, Model: f.id.model, Stepping: f.id.stepping,
 		ArchCapabilities: msrText(f.capsMSR), Hypervisor: f.hypervisor, SMT: f.smt,
-		PTINeeded: b.meltdown, PTIWhy: b.ptiWhy, Table: map[string]string{},
+		PTINeeded: b.meltdown, PTIWhy: b.ptiWhy, FRED: f.fred, LASS: f.lass, Table: map[string]string{},
 	}
 	intel := f.id.vendor == vendorIntel
 	amdLike := f.id.vendor == vendorAMD || f.id.vendor == vendorHygon
@@ -646,16 +659,14 @@ var VulnNames = []string{
 }
 
 // VulnLines are the human lines of the vulnerabilities record: a
-// heading with the CPU, IA32_ARCH_CAPABILITIES and whether PTI is needed,
-// then one line per entry as sysfs prints it.
+// heading with the CPU, IA32_ARCH_CAPABILITIES, whether PTI is needed and
+// whether the CPU has FRED and LASS (which Linux 6.6's table does not
+// say), then one line per entry as sysfs prints it.
 func VulnLines(v contract.Vulnerabilities) []string {
-	pti := "no"
-	if v.PTINeeded {
-		pti = "yes"
-	}
-	lines := []string{fmt.Sprintf("ptilab vulnerabilities: as Linux %s would print them with its default options: %s family %#x model %#x stepping %d, IA32_ARCH_CAPABILITIES %s%s | PTI needed: %s (%s)",
+	yn := map[bool]string{true: "yes", false: "no"}
+	lines := []string{fmt.Sprintf("ptilab vulnerabilities: as Linux %s would print them with its default options: %s family %#x model %#x stepping %d, IA32_ARCH_CAPABILITIES %s%s | PTI needed: %s (%s) | FRED %s, LASS %s (not in Linux %s's table)",
 		v.Linux, v.Vendor, v.Family, v.Model, v.Stepping, v.ArchCapabilities,
-		map[bool]string{true: ", under a hypervisor", false: ""}[v.Hypervisor], pti, v.PTIWhy)}
+		map[bool]string{true: ", under a hypervisor", false: ""}[v.Hypervisor], yn[v.PTINeeded], v.PTIWhy, yn[v.FRED], yn[v.LASS], v.Linux)}
 	for _, n := range VulnNames {
 		lines = append(lines, fmt.Sprintf("ptilab vulnerabilities: %-22s %s", n, v.Table[n]))
 	}

@@ -208,7 +208,7 @@ func TestVulnsEmulated(t *testing.T) {
 
 	lines := VulnLines(v)
 	require.Len(t, lines, 1+len(VulnNames))
-	assert.Contains(t, lines[0], "PTI needed: yes (affected)")
+	assert.Contains(t, lines[0], "PTI needed: yes (affected) | FRED no, LASS no")
 	assert.Contains(t, lines[0], "under a hypervisor")
 	assert.Equal(t, "ptilab vulnerabilities: meltdown               Mitigation: PTI", lines[4])
 }
