@@ -598,6 +598,10 @@ func TestBochsFRED(t *testing.T) {
 	m := recordsOf[contract.Machine](t, res)
 	require.Len(t, m, 1)
 	assert.True(t, m[0].FRED && m[0].LASS)
+	v := recordsOf[contract.Vulnerabilities](t, res)
+	require.Len(t, v, 1)
+	assert.True(t, v[0].FRED && v[0].LASS, "the vulnerabilities record")
+	assert.Contains(t, strings.Join(res.Lines(), "\n"), "| FRED yes, LASS yes (not in Linux ")
 	t.Logf("FRED and SYSCALL instructions per operation under Bochs wildcat_lake: %v", got)
 }
 
