@@ -88,6 +88,10 @@ type EntryRow struct {
 	// Default: a plan without an entries line runs it where the CPU has
 	// what it Needs (and leaves it out with one line elsewhere).
 	Default bool
+	// Events: the entry delivers the CPU's exceptions and NMIs too (FRED:
+	// the IDT is not used), so the isolation probe's faults are read by it
+	// as well as by its world's probe entry.
+	Events bool
 }
 
 // entryRows are the entries; a world's first is its default (the one the
@@ -107,7 +111,7 @@ var entryRows = [...]EntryRow{
 	// trampolines under isolation (Linux's FRED entry has none).
 	FRED: {Name: "fred", Instruction: "SYSCALL (FRED)", Return: "ERETU", World: W64,
 		Flavours: []Flavour{Minimal, Linux}, Needs: NeedsFRED,
-		NeedText: "no FRED (CPUID.(EAX=07H,ECX=1):EAX[17])", Default: true},
+		NeedText: "no FRED (CPUID.(EAX=07H,ECX=1):EAX[17])", Default: true, Events: true},
 }
 
 var entries = newTable[Entry]("entry", entryRows[:], func(r EntryRow) string { return r.Name })

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // The isolation tables: the probe (a ring-3 read of each target per
@@ -14,6 +15,13 @@ import (
 // "#GP (error 0x0)", "unsupported"); a read the image did not expect is marked UNEXPECTED.
 func (r *Renderer) probePlace(rec contract.Record, c config) place {
 	id := fmt.Sprintf("probe%d", c.width)
+	by := ""
+	if e, err := experiment.ParseEntry(c.entry); err == nil && e.Row().Events {
+		// The probe again by an entry that delivers the faults (FRED): a
+		// table of its own.
+		id += "-" + c.entry
+		by = " by the " + c.entry + " entry (its faults delivered by it, not the IDT)"
+	}
 	addrWidth := 18
 	if c.width == 32 {
 		addrWidth = 12
@@ -56,7 +64,7 @@ func (r *Renderer) probePlace(rec contract.Record, c config) place {
 		},
 		begin: func(t *Table, modes []string) {
 			t.Name = id
-			t.Title = worldTitle(c.width) + "isolation probe: a ring-3 read of each address (#PF error code: P=1 protection, P=0 not mapped)"
+			t.Title = worldTitle(c.width) + "isolation probe" + by + ": a ring-3 read of each address (#PF error code: P=1 protection, P=0 not mapped)"
 			if contains(modes, "lass") {
 				t.Title += "; under lass an upper-half address is LASS's #GP, before any page walk"
 			}

@@ -555,7 +555,17 @@ func TestBochsFRED(t *testing.T) {
 		assert.Fail(t, "a row unsupported under wildcat_lake", "%+v", u)
 	}
 	assert.Equal(t, 2*2+2*2, lassRefused, "lass: lseek (2 global settings) and the ping-pong (processes, threads) under both entries")
-	checkLASS(t, res)
+	checkLASS(t, res, 2)
+	fredProbes := 0
+	for _, p := range recordsOf[contract.Probe](t, res) {
+		if p.Entry == "fred" {
+			fredProbes++
+			require.NotNil(t, p.AsExpected)
+			assert.True(t, *p.AsExpected, "%+v", p)
+		}
+	}
+	assert.Equal(t, 4*4, fredProbes, "the probe by FRED: 4 targets under off, on, on+pcid and lass, the faults delivered by FRED")
+	assert.Contains(t, strings.Join(res.Lines(), "\n"), "isolation probe by the fred entry (its faults delivered by it, not the IDT)")
 	got, _ := pathLengths(t, res)
 	requireRows(t, got, func(f map[string]string) bool {
 		return f["entry"] == "fred" && f["width"] == "64"
@@ -605,13 +615,14 @@ func TestBochsFRED(t *testing.T) {
 	t.Logf("FRED and SYSCALL instructions per operation under Bochs wildcat_lake: %v", got)
 }
 
-// checkLASS checks a wildcat_lake run's lass rows: the probe's reads of
+// checkLASS checks the lass rows of a run on a CPU with LASS, whose probe
+// ran by entries entries: the probe's reads of
 // the upper half (the entry area, the deferred modes' area) were LASS's
 // #GP(0) from ring 3, the kernel text's (lower half) a present-page #PF as
 // under off; Bochs logged LASS's user-access violations (the probe's) and
 // no supervisor one: ring 0 never fetched from the lower half with LASS
 // set.
-func checkLASS(t *testing.T, res *bochs.Result) {
+func checkLASS(t *testing.T, res *bochs.Result, entries int) {
 	t.Helper()
 	n := 0
 	for _, p := range recordsOf[contract.Probe](t, res) {
@@ -632,7 +643,7 @@ func checkLASS(t *testing.T, res *bochs.Result) {
 			assert.True(t, p.Present, p.Target)
 		}
 	}
-	assert.Equal(t, 4, n, "the probe's 4 targets under lass")
+	assert.Equal(t, 4*entries, n, "the probe's 4 targets under lass, by each entry")
 	log := string(res.Log)
 	assert.Contains(t, log, "User access LASS canonical violation", "Bochs saw the probe's LASS faults")
 	assert.NotContains(t, log, "Supervisor access LASS canonical violation")
@@ -668,7 +679,7 @@ func TestBochsFREDLASSModels(t *testing.T) {
 					assert.Fail(t, "an unsupported row", "%+v", u)
 				}
 			}
-			assert.Equal(t, 2, noFRED, "fred under off and lass")
+			assert.Equal(t, 2+3*4, noFRED, "fred: the null call under off and lass, the probe's 4 targets under off, lass and on")
 			sys := recordsOf[contract.Syscall](t, res)
 			if !tc.lass {
 				assert.Equal(t, 1+4, noLASS, "lass: the null call by SYSCALL and the probe's 4 targets")
@@ -678,7 +689,7 @@ func TestBochsFREDLASSModels(t *testing.T) {
 			assert.Zero(t, noLASS)
 			require.Len(t, sys, 2, "off and lass by SYSCALL")
 			assert.Equal(t, sys[0].Mean, sys[1].Mean, "lass runs off's path")
-			checkLASS(t, res)
+			checkLASS(t, res, 1)
 		})
 	}
 }

@@ -16,8 +16,8 @@ import (
 )
 
 // Probe is the isolation probe's registry row.
-var Probe = bench.Benchmark{Name: "probe", Summary: "the isolation probe: ring 3 reads a kernel address, the entry area and its own page; in the 64-bit world also the deferred modes' trampoline stack, and the list of what each mode's user table maps beyond on's; in the 32-bit world also a page fault and a double fault in its kernel and 100 round trips out of long mode",
-	Worlds: []int{64, 32}, Keys: []string{"modes"}, Run: probe}
+var Probe = bench.Benchmark{Name: "probe", Summary: "the isolation probe: ring 3 reads a kernel address, the entry area and its own page; in the 64-bit world also the deferred modes' trampoline stack, the same reads by FRED where the plan runs it, and the list of what each mode's user table maps beyond on's; in the 32-bit world also a page fault and a double fault in its kernel and 100 round trips out of long mode",
+	Worlds: []int{64, 32}, Keys: []string{"modes", "entries"}, Run: probe}
 
 // The isolation probe: ring 3 reads kernel addresses and its own page
 // under each mode, and the page fault says whether the page was mapped.
@@ -53,7 +53,9 @@ type prober interface {
 // under isolation as not present; the entry area is present and
 // supervisor-only in every mode; the task's own page reads. An outcome
 // other than that is marked UNEXPECTED; the deferred modes' area is
-// present under those modes only; under lass an upper-half address (the
+// present under those modes only; by an entry that delivers the faults
+// itself (FRED: experiment.EntryRow.Events, where the plan runs it) the
+// same reads again, each fault delivered by it; under lass an upper-half address (the
 // entry area, the deferred modes' area) is LASS's #GP(0), the kernel
 // text in the lower half a present page as under off. Then, in a world that says what its
 // modes expose, that list, and in the 32-bit world the checks of its
@@ -71,36 +73,18 @@ func probe(x *bench.Ctx) any {
 			modes = append(modes, m)
 		}
 	}
+	// The world's probe entry, then the plan's entries that deliver the
+	// faults themselves (FRED).
+	entries := []experiment.Entry{w.ProbeEntry()}
+	for _, e := range x.Plan.EntriesOf(w) {
+		if e.Row().Events && e != w.ProbeEntry() {
+			entries = append(entries, e)
+		}
+	}
 	all := true
-	for _, t := range pw.ProbeTargets() {
-		for _, mode := range modes {
-			c := bench.ConfigOf(mode, w.ProbeEntry(), experiment.Minimal)
-			s := x.Subject("probe", c)
-			s.Flavour, s.Target = "", t.Name // the probe program is neither flavour; its entry is the world's ProbeEntry
-			addr := fmt.Sprintf("%#x", t.Address)
-			sw, err := w.Plan(c)
-			if err != nil {
-				x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: mode.String() + ": " + bench.ReasonOf(err)})
-				continue
-			}
-			e, err := w.Probe(sw, t.Address)
-			if err != nil {
-				x.Fail(contract.Error{Name: x.Name + " " + t.Name + " " + mode.String(), Error: err.Error(), Subject: &s})
-				all = false
-				continue
-			}
-			good := expected(t, mode, e)
-			rec := contract.Probe{Subject: s, Address: addr, Faulted: e.Faulted, AsExpected: &good}
-			if e.Faulted {
-				rec.ProbeFault = &contract.ProbeFault{
-					Vector: e.Vector, ErrorCode: e.ErrorCode, Present: e.ErrorCode&amd64.PF_P != 0,
-					CR2: fmt.Sprintf("%#x", e.CR2), User: e.FromUser(),
-				}
-			}
-			if !good {
-				all = false
-			}
-			x.Record(rec)
+	for _, e := range entries {
+		if !probeTargets(x, pw, e, modes) {
+			all = false
 		}
 	}
 	if e, ok := w.(exposer); ok {
@@ -135,4 +119,44 @@ func recordExposure(x *bench.Ctx, e exposer, modes []experiment.Mode) {
 		}
 		x.Record(rec)
 	}
+}
+
+// probeTargets reads each of the world's targets from ring 3 under modes,
+// entering by entry, records each read and reports whether all were as
+// expected.
+func probeTargets(x *bench.Ctx, pw prober, entry experiment.Entry, modes []experiment.Mode) bool {
+	w := x.World
+	all := true
+	for _, t := range pw.ProbeTargets() {
+		for _, mode := range modes {
+			c := bench.ConfigOf(mode, entry, experiment.Minimal)
+			s := x.Subject("probe", c)
+			s.Flavour, s.Target = "", t.Name // the probe program is neither flavour
+			addr := fmt.Sprintf("%#x", t.Address)
+			sw, err := w.Plan(c)
+			if err != nil {
+				x.Record(contract.Unsupported{Subject: s, Address: addr, Reason: mode.String() + ": " + bench.ReasonOf(err)})
+				continue
+			}
+			e, err := w.Probe(sw, t.Address)
+			if err != nil {
+				x.Fail(contract.Error{Name: x.Name + " " + t.Name + " " + mode.String() + " " + entry.String(), Error: err.Error(), Subject: &s})
+				all = false
+				continue
+			}
+			good := expected(t, mode, e)
+			rec := contract.Probe{Subject: s, Address: addr, Faulted: e.Faulted, AsExpected: &good}
+			if e.Faulted {
+				rec.ProbeFault = &contract.ProbeFault{
+					Vector: e.Vector, ErrorCode: e.ErrorCode, Present: e.ErrorCode&amd64.PF_P != 0,
+					CR2: fmt.Sprintf("%#x", e.CR2), User: e.FromUser(),
+				}
+			}
+			if !good {
+				all = false
+			}
+			x.Record(rec)
+		}
+	}
+	return all
 }
