@@ -33,6 +33,26 @@
 	JCC	2(PC); \
 	MOVQ	reg, CR4
 
+// RECOVER_PF is the leak oracle's recovery of a #PF from ring 3
+// (StartRecovering), with RAX saved on the stack and free: while
+// entryData.Recovered < RecoverMax it counts the fault, keeps its error
+// code (operand ERR) and address (ADDR) in RecoverError and RecoverCR2,
+// and points the return frame's RIP (operand RIP) at RecoverRIP; the
+// caller then returns to ring 3. A spent recovery goes to label
+// norecover.
+#define RECOVER_PF(ERR, ADDR, RIP) \
+	MOVQ	(const_dataBase+entryData_Recovered), AX; \
+	CMPQ	AX, (const_dataBase+entryData_RecoverMax); \
+	JCC	norecover; \
+	INCQ	AX; \
+	MOVQ	AX, (const_dataBase+entryData_Recovered); \
+	MOVQ	ERR, AX; \
+	MOVQ	AX, (const_dataBase+entryData_RecoverError); \
+	MOVQ	ADDR, AX; \
+	MOVQ	AX, (const_dataBase+entryData_RecoverCR2); \
+	MOVQ	(const_dataBase+entryData_RecoverRIP), AX; \
+	MOVQ	AX, RIP
+
 // END_RUN ends a run from the entry area with reason (entryData.Reason):
 // LASS_OFF, then runExit in the kernel text (entryData.ExitRun); it ends
 // the routine.
@@ -406,21 +426,36 @@ FRED_LINUX_EXIT(·fredLinuxExitPCID, TO_USER_PCID)
 // frame is on the stack. An NMI is counted as entryNMI counts it
 // (NMI_COUNT: the kernel side's CR3 for the count, the interrupted CR3
 // back) and returns by ERETU to ring 3, by ERETS within ring 0, as the
-// frame's CS says. Any other event ends the run as excCommon does, from
-// the FRED frame: its vector, error code, RIP, CS, RSP, and its event data
-// as CR2 (a #PF's faulting address, as Bochs's cpu/fred.cc and Linux's
-// fred_event_data read it). The
-// leak oracle's fault recovery is not done here: its runs enter by
-// SYSCALL.
+// frame's CS says. A #PF from ring 3 while the run recovers faults (the
+// leak oracle's) is recovered as excCommon recovers it (RECOVER_PF), its
+// address from the frame's event data, and returns by ERETU. Any other
+// event ends the run as excCommon does, from the FRED frame: its vector,
+// error code, RIP, CS, RSP, and its event data as CR2 (a #PF's faulting
+// address, as Bochs's cpu/fred.cc and Linux's fred_event_data read it).
 TEXT ·fredEvent(SB),NOSPLIT|NOFRAME,$0
 	CMPB	fredFrame_Type(SP), $const_fredTypeNMI
-	JNE	fatal
+	JNE	notnmi
 	NMI_COUNT
 	TESTQ	$const_rplMask, fredFrame_CS(SP)
 	JEQ	ring0
 	ERETU
 ring0:
 	ERETS
+notnmi:
+	// The leak oracle's recovery, as excCommon's: a hardware #PF from
+	// ring 3, its address in the frame's event data.
+	CMPB	fredFrame_Type(SP), $const_fredTypeHardware
+	JNE	fatal
+	CMPB	fredFrame_Vector(SP), $const_vectorPF
+	JNE	fatal
+	TESTQ	$const_rplMask, fredFrame_CS(SP)
+	JEQ	fatal
+	PUSHQ	AX			// the frame is 8 bytes further from here on
+	RECOVER_PF((fredFrame_ErrorCode+8)(SP), (fredFrame_EventData+8)(SP), (fredFrame_RIP+8)(SP))
+	POPQ	AX
+	ERETU
+norecover:
+	POPQ	AX
 fatal:
 	MOVQ	(const_dataBase+entryData_KernelCR3), AX
 	MOVQ	AX, CR3
@@ -513,17 +548,7 @@ TEXT ·excCommon(SB),NOSPLIT|NOFRAME,$0
 	CMPQ	0(SP), $const_vectorPF
 	JNE	user
 	PUSHQ	AX			// the frame is 8 bytes further from here on
-	MOVQ	(const_dataBase+entryData_Recovered), AX
-	CMPQ	AX, (const_dataBase+entryData_RecoverMax)
-	JCC	norecover
-	INCQ	AX
-	MOVQ	AX, (const_dataBase+entryData_Recovered)
-	MOVQ	16(SP), AX
-	MOVQ	AX, (const_dataBase+entryData_RecoverError)
-	MOVQ	CR2, AX
-	MOVQ	AX, (const_dataBase+entryData_RecoverCR2)
-	MOVQ	(const_dataBase+entryData_RecoverRIP), AX
-	MOVQ	AX, 24(SP)
+	RECOVER_PF(16(SP), CR2, 24(SP))
 	POPQ	AX
 	ADDQ	$16, SP			// the vector and the error code
 	IRETQ

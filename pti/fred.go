@@ -75,6 +75,7 @@ var _ [unsafe.Sizeof(fredFrame{}) - amd64.FREDFrameSize]byte
 // stack's top less the frame, negative for the immediates), the MSRs.
 const (
 	fredTypeNMI       = amd64.FREDTypeNMI
+	fredTypeHardware  = amd64.FREDTypeHardware
 	fredTypeOther     = amd64.FREDTypeOther
 	fredVectorSyscall = amd64.FREDVectorSyscall
 	eFREDFrame        = eEntryStackTop - amd64.FREDFrameSize

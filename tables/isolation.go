@@ -150,7 +150,16 @@ func (r *Renderer) oraclePlace(rec contract.Record, c config) place {
 	}
 	oracle, _ := rec.(contract.Oracle)
 	cal := r.oracleCal
-	return place{id: "oracle", cells: append([]string{c.mode}, cells...),
+	lead := []string{c.mode}
+	if r.entryColumn(64) {
+		// By SYSCALL (the record names no entry) and by FRED.
+		entry := c.entry
+		if entry == "" {
+			entry = experiment.Syscall.String()
+		}
+		lead = append(lead, entry)
+	}
+	return place{id: "oracle", cells: append(lead, cells...),
 		begin: func(t *Table, _ []string) {
 			t.Name = "oracle"
 			secret := fmt.Sprintf("%d bytes at %s", oracle.Bytes, oracle.Secret)
@@ -162,7 +171,7 @@ func (r *Renderer) oraclePlace(rec contract.Record, c config) place {
 			if cal != nil {
 				t.Heading = append(t.Heading, oracleCalibration(*cal)...)
 			}
-			t.Columns = []Column{r.modeCol(), left("secret read", 22), left("faults", 8), left("attempts", 9), left("bytes recovered", 0)}
+			t.Columns = append(append([]Column{r.modeCol()}, r.entryCols(64)...), left("secret read", 22), left("faults", 8), left("attempts", 9), left("bytes recovered", 0))
 		},
 		ref: func(o *open) []string {
 			ref := []string{"expected on a CPU with Meltdown (Ivy Bridge, Skylake without RDCL_NO): off leaks, on does not; these rows say what was tried, not what the CPU is"}

@@ -530,10 +530,11 @@ func TestBochsLadder32(t *testing.T) {
 // fredPlan runs the FRED entry beside SYSCALL on the paths it serves: the
 // null call, lseek and the ping-pong (whose context switches return by
 // the FRED linux trampoline's frame built from pt_regs), under off, on
-// and on+pcid; and lass (CR4.LASS) under both entries: the null call, the
-// probe, and lseek and the ping-pong, which lass cannot run (their
-// handlers are Go code in the lower half).
-const fredPlan = "benchmarks = probe,null,lseek,pingpong\nmodes = off,on,on+pcid,lass\nentries = syscall,fred\n" + pathLengthSizes
+// and on+pcid; the probe and the leak oracle, whose faults FRED delivers
+// to fredEvent; and lass (CR4.LASS) under both entries: the null call,
+// the probe, the oracle, and lseek and the ping-pong, which lass cannot
+// run (their handlers are Go code in the lower half).
+const fredPlan = "benchmarks = probe,oracle,null,lseek,pingpong\nmodes = off,on,on+pcid,lass\nentries = syscall,fred\noracle_samples = 50\n" + pathLengthSizes
 
 // TestBochsFRED boots fredPlan under Bochs's wildcat_lake, whose CPUID has
 // FRED, and checks: every check passed; every FRED row measured (none
@@ -556,16 +557,14 @@ func TestBochsFRED(t *testing.T) {
 	}
 	assert.Equal(t, 2*2+2*2, lassRefused, "lass: lseek (2 global settings) and the ping-pong (processes, threads) under both entries")
 	checkLASS(t, res, 2)
-	fredProbes := 0
-	for _, p := range recordsOf[contract.Probe](t, res) {
-		if p.Entry == "fred" {
-			fredProbes++
-			require.NotNil(t, p.AsExpected)
-			assert.True(t, *p.AsExpected, "%+v", p)
-		}
-	}
-	assert.Equal(t, 4*4, fredProbes, "the probe by FRED: 4 targets under off, on, on+pcid and lass, the faults delivered by FRED")
+	probes := byFRED(t, recordsOf[contract.Probe](t, res), func(p contract.Probe) (contract.Subject, *bool) { return p.Subject, p.AsExpected })
+	assert.Len(t, probes, 4*4, "the probe by FRED: 4 targets under off, on, on+pcid and lass, the faults delivered by FRED")
 	assert.Contains(t, strings.Join(res.Lines(), "\n"), "isolation probe by the fred entry (its faults delivered by it, not the IDT)")
+	oracle := byFRED(t, recordsOf[contract.Oracle](t, res), func(o contract.Oracle) (contract.Subject, *bool) { return o.Subject, o.AsExpected })
+	assert.Len(t, oracle, 4, "the oracle by FRED under off, on, on+pcid and lass")
+	for _, o := range oracle {
+		assert.EqualValues(t, o.Bytes, o.Faults, "%s: each read's #PF recovered by fredEvent", o.Mode)
+	}
 	got, _ := pathLengths(t, res)
 	requireRows(t, got, func(f map[string]string) bool {
 		return f["entry"] == "fred" && f["width"] == "64"
@@ -613,6 +612,24 @@ func TestBochsFRED(t *testing.T) {
 	assert.True(t, v[0].FRED && v[0].LASS, "the vulnerabilities record")
 	assert.Contains(t, strings.Join(res.Lines(), "\n"), "| FRED yes, LASS yes (not in Linux ")
 	t.Logf("FRED and SYSCALL instructions per operation under Bochs wildcat_lake: %v", got)
+}
+
+// byFRED returns the records of recs whose entry is fred, each of which
+// must say it was as expected (of gives a record's subject and verdict).
+func byFRED[R any](t *testing.T, recs []R, of func(R) (contract.Subject, *bool)) []R {
+	t.Helper()
+	var out []R
+	for _, r := range recs {
+		s, good := of(r)
+		if s.Entry != "fred" {
+			continue
+		}
+		out = append(out, r)
+		if assert.NotNil(t, good, "%+v", r) {
+			assert.True(t, *good, "%+v", r)
+		}
+	}
+	return out
 }
 
 // checkLASS checks the lass rows of a run on a CPU with LASS, whose probe

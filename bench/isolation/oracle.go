@@ -15,8 +15,8 @@ import (
 )
 
 // Oracle is the leak oracle's registry row, with its keys.
-var Oracle = bench.Benchmark{Name: "oracle", Summary: "the leak oracle: a calibration of cached and flushed loads timed with RDTSCP, then per mode ring 3 reads a kernel secret (Meltdown: the page fault recovered, a transient load of a probe line, Flush+Reload) and counts the bytes recovered; \"unavailable\" where cache timing is not observable (the emulators), where the secret is still read once per byte to show each mode's fault",
-	Worlds: []int{64}, Keys: []string{"modes", oracleSamples.Name(), oracleAttempts.Name()}, Run: oracle, Optional: true}
+var Oracle = bench.Benchmark{Name: "oracle", Summary: "the leak oracle: a calibration of cached and flushed loads timed with RDTSCP, then per mode (and by FRED where the plan runs it) ring 3 reads a kernel secret (Meltdown: the page fault recovered, a transient load of a probe line, Flush+Reload) and counts the bytes recovered; \"unavailable\" where cache timing is not observable (the emulators), where the secret is still read once per byte to show each mode's fault",
+	Worlds: []int{64}, Keys: []string{"modes", "entries", oracleSamples.Name(), oracleAttempts.Name()}, Run: oracle, Optional: true}
 
 // The leak oracle (Meltdown, Lipp et al., USENIX Security 2018, with
 // Flush+Reload, Yarom and Falkner, USENIX Security 2014): does ring 3 read
@@ -134,8 +134,10 @@ func timedBy(rdtscp bool) string {
 
 // oracle calibrates, then runs the oracle under the plan's modes and on
 // (as the probe: modes the world cannot have are left out, those the CPU
-// lacks say so), records the calibration and a row per mode (package
-// tables renders the table); it returns the bytes recovered by mode (-1
+// lacks say so), by SYSCALL and by the plan's entries that deliver the
+// faults themselves (FRED, whose fredEvent recovers them), records the
+// calibration and a row per mode and entry (package tables renders the
+// table); it returns the bytes recovered by mode ("off", "off fred"; -1
 // where not tried).
 func oracle(x *bench.Ctx) any {
 	out := map[string]int{}
@@ -201,67 +203,75 @@ func oracle(x *bench.Ctx) any {
 		attempts = oracleAttempts.Of(x.Plan)
 	}
 	secretCall := uint64(pti.SysSecret) | noRDTSCP
-	for _, mode := range modes {
-		c := bench.ConfigOf(mode, experiment.Syscall, experiment.Minimal)
-		s := x.Subject("oracle", c)
-		s.Entry, s.Flavour = "", ""
-		sw, err := pti.Plan(c)
-		if err != nil {
-			out[mode.String()] = -1
-			x.Record(contract.Unsupported{Subject: s, Reason: mode.String() + ": " + bench.ReasonOf(err)})
-			continue
-		}
-		rec := contract.Oracle{Subject: s, Secret: fmt.Sprintf("%#x", secret), Pattern: pti.SecretPattern, Bytes: len(pti.SecretPattern), Attempts: attempts,
-			Tried: observable, Meltdown: meltdown, SecretPage: secretPage}
-		good, recovered := true, 0
-		var leaked strings.Builder
-		var failed error
-		for i := range len(pti.SecretPattern) {
-			clear(data[oracleCounters : oracleCounters+8*pti.OracleLines])
-			addr := secret + uint64(i)
-			res, err := pti.StartRecovering(sw, oracleProc, pti.Oracle, pti.UserStackTop,
-				[6]uint64{addr, pti.UserData + oracleProbe, uint64(attempts), pti.UserData + oracleCounters, threshold, secretCall}, uint64(attempts))
-			if err == nil && (res.Reason != pti.ReasonExit || res.Status != 0) {
-				err = fmt.Errorf("byte %d: the run ended with %v after %d recovered faults", i, res, res.Recovered)
+	for _, entry := range faultEntries(x, experiment.Syscall) {
+		for _, mode := range modes {
+			c := bench.ConfigOf(mode, entry, experiment.Minimal)
+			s := x.Subject("oracle", c)
+			s.Flavour = ""
+			name := mode.String()
+			if entry != experiment.Syscall {
+				name += " " + entry.String() // a row by an entry that delivers the faults itself
+			} else {
+				s.Entry = ""
 			}
+			sw, err := pti.Plan(c)
 			if err != nil {
-				failed = err
-				break
+				out[name] = -1
+				x.Record(contract.Unsupported{Subject: s, Reason: name + ": " + bench.ReasonOf(err)})
+				continue
 			}
-			rec.Faults += res.Recovered
-			rec.ErrorCode = res.RecoverError
-			good = good && oracleFaultExpected(mode, res, attempts, addr)
+			rec := contract.Oracle{Subject: s, Secret: fmt.Sprintf("%#x", secret), Pattern: pti.SecretPattern, Bytes: len(pti.SecretPattern), Attempts: attempts,
+				Tried: observable, Meltdown: meltdown, SecretPage: secretPage}
+			good, recovered := true, 0
+			var leaked strings.Builder
+			var failed error
+			for i := range len(pti.SecretPattern) {
+				clear(data[oracleCounters : oracleCounters+8*pti.OracleLines])
+				addr := secret + uint64(i)
+				res, err := pti.StartRecovering(sw, oracleProc, pti.Oracle, pti.UserStackTop,
+					[6]uint64{addr, pti.UserData + oracleProbe, uint64(attempts), pti.UserData + oracleCounters, threshold, secretCall}, uint64(attempts))
+				if err == nil && (res.Reason != pti.ReasonExit || res.Status != 0) {
+					err = fmt.Errorf("byte %d: the run ended with %v after %d recovered faults", i, res, res.Recovered)
+				}
+				if err != nil {
+					failed = err
+					break
+				}
+				rec.Faults += res.Recovered
+				rec.ErrorCode = res.RecoverError
+				good = good && oracleFaultExpected(mode, res, attempts, addr)
+				if observable {
+					counters := make([]uint64, pti.OracleLines)
+					for v := range counters {
+						counters[v] = binary.LittleEndian.Uint64(data[oracleCounters+8*v:])
+					}
+					b, ok := leakedByte(counters)
+					if !ok {
+						leaked.WriteString("??")
+						continue
+					}
+					fmt.Fprintf(&leaked, "%02x", b)
+					if b == pti.SecretPattern[i] {
+						recovered++
+					}
+				}
+			}
+			if failed != nil {
+				out[name] = -1
+				x.Fail(contract.Error{Name: x.Name + " " + name, Error: failed.Error(), Subject: &s})
+				continue
+			}
+			rec.Present = rec.ErrorCode&amd64.PF_P != 0
+			rec.AsExpected = &good
+			out[name] = -1
 			if observable {
-				counters := make([]uint64, pti.OracleLines)
-				for v := range counters {
-					counters[v] = binary.LittleEndian.Uint64(data[oracleCounters+8*v:])
-				}
-				b, ok := leakedByte(counters)
-				if !ok {
-					leaked.WriteString("??")
-					continue
-				}
-				fmt.Fprintf(&leaked, "%02x", b)
-				if b == pti.SecretPattern[i] {
-					recovered++
-				}
+				rec.Recovered, rec.Leaked = &recovered, leaked.String()
+				out[name] = recovered
+			} else {
+				rec.Reason = oracleUnavailable
 			}
+			x.Record(rec)
 		}
-		if failed != nil {
-			out[mode.String()] = -1
-			x.Fail(contract.Error{Name: x.Name + " " + mode.String(), Error: failed.Error(), Subject: &s})
-			continue
-		}
-		rec.Present = rec.ErrorCode&amd64.PF_P != 0
-		rec.AsExpected = &good
-		out[mode.String()] = -1
-		if observable {
-			rec.Recovered, rec.Leaked = &recovered, leaked.String()
-			out[mode.String()] = recovered
-		} else {
-			rec.Reason = oracleUnavailable
-		}
-		x.Record(rec)
 	}
 	oracleLimit(x, secret, secretCall)
 	return out

@@ -73,16 +73,8 @@ func probe(x *bench.Ctx) any {
 			modes = append(modes, m)
 		}
 	}
-	// The world's probe entry, then the plan's entries that deliver the
-	// faults themselves (FRED).
-	entries := []experiment.Entry{w.ProbeEntry()}
-	for _, e := range x.Plan.EntriesOf(w) {
-		if e.Row().Events && e != w.ProbeEntry() {
-			entries = append(entries, e)
-		}
-	}
 	all := true
-	for _, e := range entries {
+	for _, e := range faultEntries(x, w.ProbeEntry()) {
 		if !probeTargets(x, pw, e, modes) {
 			all = false
 		}
@@ -119,6 +111,19 @@ func recordExposure(x *bench.Ctx, e exposer, modes []experiment.Mode) {
 		}
 		x.Record(rec)
 	}
+}
+
+// faultEntries are the entries the probe and the oracle read their
+// faults by: the world's probe entry first, then the plan's entries that
+// deliver the faults themselves (FRED: experiment.EntryRow.Events).
+func faultEntries(x *bench.Ctx, first experiment.Entry) []experiment.Entry {
+	out := []experiment.Entry{first}
+	for _, e := range x.Plan.EntriesOf(x.World) {
+		if e.Row().Events && e != first {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // probeTargets reads each of the world's targets from ring 3 under modes,

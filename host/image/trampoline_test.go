@@ -180,7 +180,7 @@ var fredMinimalShape = map[string][]string{
 // trampolines' exact shape; the linux ones' (with their exits in the
 // entry text) pt_regs of 21 words, a CR3 switch each way with isolation,
 // one ERETU and nothing of SYSCALL's way back (SWAPGS, SYSRET, IRET); fredEvent's NMI count returning by ERETU
-// or ERETS and its way to runExit; toUserFRED's frame of 8 words and its
+// or ERETS, its recovery of the oracle's faults and its way to runExit; toUserFRED's frame of 8 words and its
 // ERETU. Each ring-3 entry must fit the 256 bytes before the ring-0 entry
 // of its page (pti.placeFRED refuses one that does not).
 func TestFREDTrampolines(t *testing.T) {
@@ -220,7 +220,9 @@ func TestFREDTrampolines(t *testing.T) {
 	}
 	ev := strings.Join(shape(routine(t, "fredEvent")), "; ")
 	assert.Contains(t, ev, "ERETU; ERETS", "an NMI returns to the ring it interrupted")
-	assert.Equal(t, 2, strings.Count(ev, "INC"), "an NMI count on each path (CR3 switched or not): %s", ev)
+	assert.Equal(t, 3, strings.Count(ev, "INC"), "an NMI count on each path (CR3 switched or not), and the recovered faults' count: %s", ev)
+	assert.Contains(t, ev, "PUSH RAX; MOV RAX; CMP RAX; JAE; INC RAX; MOV RAX; MOV RAX; MOV RAX; MOV RAX; MOV RAX; MOV RAX; MOV RAX; POP RAX; ERETU",
+		"the leak oracle's #PF recovery (RECOVER_PF), back by ERETU")
 	assert.True(t, strings.HasSuffix(ev, "MOV RAX; JMP RAX"), "the fatal way ends in runExit: %s", ev)
 	sh := shape(routine(t, "toUserFRED"))
 	all := strings.Join(sh, "; ")
