@@ -47,13 +47,13 @@ func Deferred() []string {
 
 // Work is the line under the 64-bit work curve's table.
 func Work() []string {
-	return []string{fmt.Sprintf("reference (docs/references.md: Linux threads): a null call pays +%.0f%% under PTI, a 2 µs call about %d%%",
-		100*(NullOnNs/NullOffNs-1), Work2usPctPTI)}
+	return []string{fmt.Sprintf("reference (docs/references.md: Linux threads): on vs off %.2f for a null call, about %.2f for a 2 µs call (increases of %.0f%% and about %d%%)",
+		NullOnNs/NullOffNs, 1+float64(Work2usPctPTI)/100, 100*(NullOnNs/NullOffNs-1), Work2usPctPTI)}
 }
 
 // Lseek is the line under the 64-bit lseek table.
 func Lseek() []string {
-	return []string{fmt.Sprintf("reference (docs/references.md): global pages for the entry text under PTI, Skylake with PCID: lseek1 15 783 951 -> 16 054 688 ops/s (+%.2f%%)", LseekGlobalPct)}
+	return []string{fmt.Sprintf("reference (docs/references.md): global pages for the entry text under PTI, Skylake with PCID: lseek1 15 783 951 -> 16 054 688 ops/s (an increase of %.2f%%)", LseekGlobalPct)}
 }
 
 // Messaging is the lines under the sched-messaging table of the world of
@@ -65,7 +65,7 @@ func Messaging(width int, ipc string) []string {
 	if width == 32 {
 		off, on, kernel = Messaging32OffS, Messaging32OnS, "32-bit PAE kernel"
 	}
-	l := []string{fmt.Sprintf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, %s, Unix-domain stream sockets): %.2f s off, %.2f s with PTI (%.2f)",
+	l := []string{fmt.Sprintf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, %s, Unix-domain stream sockets): %.2f s off, %.2f s with PTI, on vs off %.2f",
 		kernel, off, on, on/off)}
 	if ipc == "pipe" {
 		l = append(l, PipeNote)
@@ -81,7 +81,7 @@ const PipeNote = "these runs use pipes (perf -p), the reference sockets: a socke
 // heading: the ratios with PTI of the 32-bit and the 64-bit kernel, over
 // sockets.
 func SeedMessaging() string {
-	return fmt.Sprintf("reference (Unix-domain stream sockets): 32-bit %.0f%%, 64-bit %.0f%% with PTI", 100*Messaging32OnS/Messaging32OffS, 100*MessagingOnS/MessagingOffS)
+	return fmt.Sprintf("reference (Unix-domain stream sockets): on vs off 32-bit %.2f, 64-bit %.2f", Messaging32OnS/Messaging32OffS, MessagingOnS/MessagingOffS)
 }
 
 // MessagingPhases is the line under the 32-bit sched-messaging phase

@@ -159,10 +159,7 @@ func (r *Renderer) workPlace(rec contract.Record, c config) place {
 	case contract.Syscall:
 		ns = f1(v.NsPerCall)
 		if !c.isMode(experiment.Off) {
-			vs = "-"
-			if v.RatioToOff > 0 {
-				vs = fmt.Sprintf("%+.1f%%", 100*(v.RatioToOff-1))
-			}
+			vs = ratioCell(v.RatioToOff)
 		}
 		core = coreShort(&v.Core)
 	case contract.Unsupported:

@@ -82,8 +82,8 @@ func TestGrid(t *testing.T) {
 	}
 	out := render(timing, w("off", 0, 1), w("on", 0, 3), w("off", 100, 1), w("on", 100, 2))
 	assert.Contains(t, out, "\nwork (ns)           off           on      on vs off     off MHz, dist      on MHz, dist\n")
-	assert.Contains(t, out, "\n0                 500.0       1500.0        +200.0%           - MHz 0           - MHz 0\n")
-	assert.Contains(t, out, "\n100               500.0       1000.0        +100.0%           - MHz 0           - MHz 0\n")
+	assert.Contains(t, out, "\n0                 500.0       1500.0           3.00           - MHz 0           - MHz 0\n")
+	assert.Contains(t, out, "\n100               500.0       1000.0           2.00           - MHz 0           - MHz 0\n")
 }
 
 // TestFormatRow: cells padded to their columns, a long cell spanning the

@@ -186,9 +186,9 @@ func (r *Renderer) seedPlace(rec contract.Record) (place, bool) {
 	switch v := rec.(type) {
 	case contract.Seed:
 		if c.bench == "messaging" {
-			text = fmt.Sprintf("%9.6f ±%5.1f%% %7.2fx", v.Seconds, v.PerfPct, v.RatioToOff)
+			text = fmt.Sprintf("%9.6f ±%5.1f%% vs off %6.2f", v.Seconds, v.PerfPct, v.RatioToOff)
 		} else {
-			text = fmt.Sprintf("%9.1f ±%5.1f%% %7.2fx", v.Mean, v.PerfPct, v.RatioToOff)
+			text = fmt.Sprintf("%9.1f ±%5.1f%% vs off %6.2f", v.Mean, v.PerfPct, v.RatioToOff)
 		}
 		text += " " + coreShort(&v.Core)
 	case contract.SeedUnsupported:
