@@ -28,10 +28,13 @@ import (
 // every firmware call.
 //
 // Linux's FRED entry (arch/x86/entry/entry_64_fred.S, FRED_ENTER and
-// FRED_EXIT) has no SWITCH_TO_KERNEL_CR3 or SWITCH_TO_USER_CR3: its FRED
-// path runs without PTI's CR3 switch. ptilab's on and on+pcid rows put the
-// SYSCALL trampolines' CR3 switch into the FRED entry, to set the cost of
-// the switch beside FRED's delivery: an experiment, not Linux's code.
+// FRED_EXIT) has no SWITCH_TO_KERNEL_CR3 or SWITCH_TO_USER_CR3, and Linux
+// turns FRED off when PTI is forced on (Dave Hansen, "x86/cpu: Disable
+// FRED when PTI is forced on", 2026: arch/x86/mm/pti.c). ptilab's on and
+// on+pcid rows are the FRED+PTI entry that patch sketches (IA32_FRED_RSP0
+// on the entry stack, the SYSCALL trampolines' CR3 switch in the FRED
+// entry), to set the switch's cost beside FRED's delivery: an experiment,
+// not Linux's code.
 
 // EntryFREDText and FREDPages: the FRED trampolines' pages, after the
 // deferred modes' (their frames follow the deferred pages' too).
