@@ -149,7 +149,13 @@ func TestDefaultBoot(t *testing.T) {
 	assert.Zero(t, sc.ENOSYS)
 }
 
-// TestModels boots with more memory and with named CPU models.
+// modelsPlan is the default plan's benchmarks, in both worlds, at small
+// sizes: every path runs under each model, in a third of the default
+// plan's time under TCG.
+const modelsPlan = "n = 100\npingpong_n = 20\nmessaging_groups = 1\nmessaging_loops = 2\nwork_n = 20\nr = 3\nwarmup = 1\n"
+
+// TestModels boots with more memory and with named CPU models, each
+// running the default plan's benchmarks at small sizes (modelsPlan).
 func TestModels(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -171,6 +177,7 @@ func TestModels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			tt.opts.Plan = []byte(modelsPlan)
 			res := boot(t, tt.opts)
 			requireOK(t, res)
 			ms := recordsOf[contract.Machine](t, res)
@@ -310,6 +317,9 @@ func TestBadPlan(t *testing.T) {
 		"  # indented",       // 5
 		"end = sometimes",    // 6: bad value
 		"screen = off",       // 7: valid
+		"benchmarks = null",  // 8: valid (a short run: the plan's lines are the test)
+		"n = 100",            // 9
+		"r = 3",              // 10
 		"",
 	}, "\n")
 	res := boot(t, qemu.Options{Plan: []byte(plan)})
@@ -386,7 +396,7 @@ func TestKernelFault(t *testing.T) {
 // CR4, memory) came back intact.
 func TestReturnToFirmware(t *testing.T) {
 	res := boot(t, qemu.Options{
-		Plan:   []byte("end = return\n"),
+		Plan:   []byte("end = return\nbenchmarks = null\nn = 100\nr = 3\n"), // a short run: the way back is the test
 		StopAt: regexp.MustCompile(`(?s)PTILAB-END.*(BdsDxe: (loading|starting) Boot|Exception Type)`),
 	})
 	require.True(t, res.Stopped, "the firmware did not go on after ptilab returned")
