@@ -177,6 +177,10 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		return err
 	},
 	"modes": func(p *Plan, v string) error {
+		if v == "default" {
+			p.Modes, p.ModesNamed = defaultModes, false
+			return nil
+		}
 		m, err := ListOf(v, experiment.ParseMode, namesOf(experiment.Modes()), "modes")
 		if err == nil && m[0] != experiment.Off {
 			return fmt.Errorf("modes must start with off: the other modes are compared with it")

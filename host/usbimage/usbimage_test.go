@@ -108,6 +108,7 @@ func TestHardwarePlan(t *testing.T) {
 		assert.True(t, set[k], "the stick's plan sets %s", k)
 	}
 	assert.Equal(t, 20, taskbench.MessagingGroups.Of(plan))
+	assert.False(t, plan.ModesNamed, "modes = default: lass joins where the CPU has LASS")
 	assert.Equal(t, 10, plan.R)
 	// Every benchmark but the provoked deadlock, in the registry's order.
 	want := slices.DeleteFunc(bench.PlanNames(true), func(n string) bool { return n == "deadlock" })
