@@ -18,9 +18,10 @@ import (
 // ptilab's Go kernel runs identity-mapped in the lower half, so ring 0
 // may execute only upper-half code while LASS is set: the entry area's
 // trampolines, exception and NMI entries, toUser, and copies of the
-// built-in handlers in a page of their own (LASSAreas). So, as the
-// LASS issue's option (a): toUser sets LASS last (entryData.UserCR4;
-// enterUser cannot, its next fetch being in the lower half); the run's
+// built-in handlers in a page of their own (LASSAreas). So (the first of
+// the two ways docs/how-it-works.md's "LASS" weighs): toUser sets LASS
+// last (entryData.UserCR4; enterUser cannot, its next fetch being in the
+// lower half); the run's
 // system-call table points at the copies (lassTable); the exit call and
 // the exception path clear LASS (LASS_OFF) before they jump to runExit in
 // the lower half. A system call whose handler is Go code (the tasks
