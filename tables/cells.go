@@ -114,6 +114,19 @@ func (r *Renderer) unitNote() string {
 	return r.counted("INSTRUCTIONS ("+r.emulatorName()+": the TSC counts instructions; ns are virtual)", "TSC cycles (not core cycles)")
 }
 
+// emulatedNote is the label of an emulated run's figures, or "".
+func (r *Renderer) emulatedNote() string {
+	switch t := r.timing; {
+	case t == nil:
+		return ""
+	case t.Icount:
+		return "EMULATED (" + r.emulatorName() + "): path lengths, not timings"
+	case t.Emulated:
+		return "EMULATED (" + r.emulatorName() + "): these are not hardware timings"
+	}
+	return ""
+}
+
 // clockHeader is the clock's part of a heading: the TSC frequency and its
 // source, and whether the figures are emulated.
 func (r *Renderer) clockHeader() string {
@@ -122,11 +135,8 @@ func (r *Renderer) clockHeader() string {
 		return "TSC: unknown (the log has no timing record)"
 	}
 	s := fmt.Sprintf("TSC %.3f GHz (%s)", float64(t.TSCHz)/1e9, t.TSCSource)
-	switch {
-	case t.Icount:
-		s += "; EMULATED (" + r.emulatorName() + "): path lengths, not timings"
-	case t.Emulated:
-		s += "; EMULATED (" + r.emulatorName() + "): these are not hardware timings"
+	if e := r.emulatedNote(); e != "" {
+		s += "; " + e
 	}
 	return s
 }
@@ -205,8 +215,8 @@ func coreCells(c *contract.Core, r int, pmu bool) []string {
 }
 
 // coreShort is c's core clock and disturbed repeats in one cell: "3400
-// MHz 0", "- MHz -" for an unsupported counter; the disturbed repeats
-// of all (those disturbed and those not).
+// MHz 0", "- MHz 0" for an unsupported core clock, "-" when neither is
+// known; the disturbed repeats of all (those disturbed and those not).
 func coreShort(c *contract.Core) string {
 	mhz, dist := "-", "-"
 	if c != nil && c.CoreMHz != 0 {
@@ -221,6 +231,9 @@ func coreShort(c *contract.Core) string {
 		if c.Disturbed == 0 {
 			dist = "0"
 		}
+	}
+	if mhz == "-" && dist == "-" {
+		return "-"
 	}
 	return fmt.Sprintf("%5s MHz %s", mhz, dist)
 }

@@ -1,6 +1,8 @@
 package tables
 
 import (
+	"strings"
+
 	"github.com/ptilab/ptilab/contract"
 )
 
@@ -294,6 +296,7 @@ func (r *Renderer) emit(row []string, notes []string) {
 	if !o.begun {
 		o.begun = true
 		o.begin(&o.t, o.modes)
+		r.labelEmulated(&o.t)
 		r.sink.Begin(&o.t)
 	}
 	o.t.Rows = append(o.t.Rows, row)
@@ -302,6 +305,22 @@ func (r *Renderer) emit(row []string, notes []string) {
 		o.t.Notes = append(o.t.Notes, n)
 		r.sink.Note(&o.t, n)
 	}
+}
+
+// labelEmulated adds the emulated label to the heading of a table of an
+// emulated run that does not carry it yet (in its title or heading), so
+// that no table of such a run can be read, or pasted, as hardware's.
+func (r *Renderer) labelEmulated(t *Table) {
+	e := r.emulatedNote()
+	if e == "" {
+		return
+	}
+	for _, l := range append([]string{t.Title}, t.Heading...) {
+		if strings.Contains(l, "EMULATED") {
+			return
+		}
+	}
+	t.Heading = append(t.Heading, e)
 }
 
 // pmuOn reports whether the last figure had performance counts: the

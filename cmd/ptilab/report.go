@@ -40,6 +40,19 @@ func formatFlag(fs *flag.FlagSet) *string {
 	return fs.String("format", "text", "output `format`: "+strings.Join(report.Formats, ", "))
 }
 
+// widthFlag adds the -wide flag to fs and returns a function giving the
+// text width it asks for: report.DefaultWidth, or 0 (the console's
+// layout, as wide as the tables are) with -wide.
+func widthFlag(fs *flag.FlagSet) func() int {
+	wide := fs.Bool("wide", false, fmt.Sprintf("text: the console's layout, as wide as the tables are (default: fitted to %d columns)", report.DefaultWidth))
+	return func() int {
+		if *wide {
+			return 0
+		}
+		return report.DefaultWidth
+	}
+}
+
 // checkFormat reports an unknown format as a usage error.
 func checkFormat(fs *flag.FlagSet, format string) int {
 	if !slices.Contains(report.Formats, format) {
@@ -68,8 +81,9 @@ func fail(stderr io.Writer, err error) int {
 }
 
 func cmdReport(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("report", "[-format text|markdown|csv|json] FILE|DIR|IMAGE...", stderr)
+	fs := newFlagSet("report", "[-format text|markdown|csv|json] [-wide] FILE|DIR|IMAGE...", stderr)
 	format := formatFlag(fs)
+	width := widthFlag(fs)
 	if code := parseSome(fs, args); code >= 0 {
 		return code
 	}
@@ -84,15 +98,16 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	for _, r := range runs {
 		reps = append(reps, report.Build(r))
 	}
-	if err := report.WriteReports(stdout, *format, reps); err != nil {
+	if err := report.WriteReports(stdout, *format, width(), reps); err != nil {
 		return fail(stderr, err)
 	}
 	return warn(stderr, warnings)
 }
 
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("compare", "[-format text|markdown|csv|json] [-all] A B", stderr)
+	fs := newFlagSet("compare", "[-format text|markdown|csv|json] [-all] [-wide] A B", stderr)
 	format := formatFlag(fs)
+	width := widthFlag(fs)
 	all := fs.Bool("all", false, "also list the configurations only one run has (by default counted in a note)")
 	if code := parse(fs, args, 2); code >= 0 {
 		return code
@@ -113,7 +128,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		runs[i] = rs[0]
 		warnings = append(warnings, w...)
 	}
-	if err := report.Write(stdout, *format, report.Compare(runs[0], runs[1], *all)); err != nil {
+	if err := report.Write(stdout, *format, width(), report.Compare(runs[0], runs[1], *all)); err != nil {
 		return fail(stderr, err)
 	}
 	return warn(stderr, warnings)

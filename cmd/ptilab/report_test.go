@@ -35,6 +35,17 @@ func TestReportCommand(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &reps))
 	assert.Len(t, reps, 2)
 
+	// Fitted to 100 columns by default; -wide (after the file too) is the
+	// console's layout, whose null table is wider.
+	code, stdout, stderr = ptilab(t, "report", syntheticSample)
+	require.Equal(t, exitOK, code, stderr)
+	for _, l := range strings.Split(stdout, "\n") {
+		assert.LessOrEqual(t, len([]rune(l)), 100, l)
+	}
+	code, wide, stderr := ptilab(t, "report", syntheticSample, "-wide")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, wide, "mode     flavour  global     tsc/call      ±%       median          min    ns/call  vs off core MHz    core/op dist rep\n")
+
 	code, _, stderr = ptilab(t, "report", "-format", "xml", qemuSample)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, `unknown -format "xml"`)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 )
 
 // Formats are the output formats of Write.
@@ -27,26 +26,30 @@ func (rep Report) Doc() Document {
 // WriteReports writes the reports of runs in format (one of Formats);
 // in json, an array of the reports with their records' machine, timing
 // and end.
-func WriteReports(w io.Writer, format string, reps []Report) error {
-	if format == "json" {
+func WriteReports(w io.Writer, format string, width int, reps []Report) error {
+	switch format {
+	case "json":
 		return writeJSON(w, reps)
+	case "csv":
+		return writeFigures(w, reps)
 	}
 	for i, rep := range reps {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		if err := Write(w, format, rep.Doc()); err != nil {
+		if err := Write(w, format, width, rep.Doc()); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Write writes d in format (one of Formats).
-func Write(w io.Writer, format string, d Document) error {
+// Write writes d in format (one of Formats); text fits its tables to
+// width characters (Fit; 0 for the console's layout).
+func Write(w io.Writer, format string, width int, d Document) error {
 	switch format {
 	case "text":
-		writeText(w, d)
+		writeText(w, d, width)
 	case "markdown":
 		writeMarkdown(w, d)
 	case "csv":
@@ -66,55 +69,16 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// writeText writes the heading, then each table's title, its columns
-// aligned (text left, figures right) and its notes.
-func writeText(w io.Writer, d Document) {
-	for _, h := range d.Heading {
+// writeText writes the heading, then each table as Fit lays it out for
+// width (0: the console's layout), after an empty line.
+func writeText(w io.Writer, d Document, width int) {
+	for _, h := range wrapAll(d.Heading, width) {
 		fmt.Fprintln(w, h)
 	}
 	for _, t := range d.Tables {
 		fmt.Fprintln(w)
-		if len(t.Text) > 0 {
-			for _, l := range t.Text {
-				fmt.Fprintln(w, l)
-			}
-			continue
-		}
-		fmt.Fprintln(w, t.Title)
-		widths := make([]int, len(t.Columns))
-		for _, row := range append([][]string{t.Heads()}, t.Rows...) {
-			for i, c := range row {
-				if i < len(widths) {
-					widths[i] = max(widths[i], utf8.RuneCountInString(c))
-				}
-			}
-		}
-		right := make([]bool, len(t.Columns)) // a column of figures
-		for _, row := range t.Rows {
-			for i, c := range row {
-				if i > 0 && i < len(right) && c != "-" && isFigure(c) {
-					right[i] = true
-				}
-			}
-		}
-		for _, row := range append([][]string{t.Heads()}, t.Rows...) {
-			var b strings.Builder
-			for i, c := range row {
-				if i > 0 {
-					b.WriteString("  ")
-				}
-				j := min(i, len(widths)-1)
-				pad := strings.Repeat(" ", max(0, widths[j]-utf8.RuneCountInString(c)))
-				if right[j] {
-					b.WriteString(pad + c)
-				} else {
-					b.WriteString(c + pad)
-				}
-			}
-			fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-		}
-		for _, n := range t.Under() {
-			fmt.Fprintln(w, n)
+		for _, l := range Fit(t, width) {
+			fmt.Fprintln(w, l)
 		}
 	}
 }
@@ -139,9 +103,14 @@ func writeMarkdown(w io.Writer, d Document) {
 		if len(t.Heading) > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "| %s |\n", strings.Join(mdRow(t.Heads()), " | "))
-		fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(t.Columns)))
-		for _, row := range t.Rows {
+		g := gridOf(t) // no column empty in every row
+		heads := make([]string, len(g.cols))
+		for i, c := range g.cols {
+			heads[i] = c.Head
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(mdRow(heads), " | "))
+		fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(g.cols)))
+		for _, row := range g.rows {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(mdRow(row), " | "))
 		}
 		if len(t.Under()) > 0 {

@@ -98,7 +98,7 @@ func load1(t *testing.T, p string) *Run {
 func render(t *testing.T, format string, reps ...Report) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	require.NoError(t, WriteReports(&b, format, reps))
+	require.NoError(t, WriteReports(&b, format, DefaultWidth, reps))
 	return b.Bytes()
 }
 
@@ -285,7 +285,7 @@ func TestCompareGolden(t *testing.T) {
 		a, b *Run
 	}{{"qemu-skylake", q, sky}, {"qemu-synthetic", q, synth}} {
 		var b bytes.Buffer
-		require.NoError(t, Write(&b, "text", Compare(c.a, c.b, false)))
+		require.NoError(t, Write(&b, "text", DefaultWidth, Compare(c.a, c.b, false)))
 		golden(t, "compare-"+c.name+".txt", b.Bytes())
 	}
 }

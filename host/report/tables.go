@@ -72,7 +72,10 @@ type Report struct {
 	Status   string  `json:"status"`
 	CutShort bool    `json:"cut_short"`
 	Tables   []Table `json:"tables"`
-	Records  struct {
+	// Figures are the run's figures (Run.Figures), the rows of the tidy
+	// CSV.
+	Figures []Figure `json:"figures"`
+	Records struct {
 		Machine *contract.Machine `json:"machine,omitempty"`
 		Timing  *contract.Timing  `json:"timing,omitempty"`
 		End     *contract.End     `json:"end,omitempty"`
@@ -87,6 +90,7 @@ func Build(r *Run) Report {
 	rep := Report{Source: r.Source, Machine: MachineLine(r), Status: StatusLine(r), CutShort: r.CutShort()}
 	rep.Records.Machine, rep.Records.Timing, rep.Records.End = r.Machine, r.Timing, r.End
 	rep.Tables = Rendered(r)
+	rep.Figures = r.Figures()
 	return rep
 }
 
