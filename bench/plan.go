@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ptilab/ptilab/board"
@@ -37,9 +38,13 @@ type Plan struct {
 	// Empty: none.
 	Fault string
 	// End is how the run ends: EndAuto exits QEMU through its debug-exit
-	// device and returns to the firmware on a PC; the other actions act
-	// under QEMU too.
+	// device, powers Bochs off and, on a PC, waits for a key before it
+	// returns to the firmware (EndKey); the other actions act under the
+	// emulators too.
 	End board.EndAction
+	// EndWait is how long an end that waits for a key waits at most, in
+	// seconds; negative: until a key.
+	EndWait int
 	// Screen selects whether the console is also drawn on the displays.
 	Screen bool
 	// Benchmarks are the plan names of the benchmarks to run, in this
@@ -92,6 +97,7 @@ type Plan struct {
 func DefaultPlan() Plan {
 	return Plan{
 		End:        board.EndAuto,
+		EndWait:    -1,
 		Screen:     true,
 		Benchmarks: PlanNames(false),
 		Modes:      defaultModes,
@@ -144,13 +150,25 @@ var planKeys = map[string]func(p *Plan, v string) error{
 	},
 	"end": func(p *Plan, v string) error {
 		a, ok := map[string]board.EndAction{
-			"auto": board.EndAuto, "return": board.EndReturn,
+			"auto": board.EndAuto, "return": board.EndReturn, "key": board.EndKey,
 			"poweroff": board.EndPowerOff, "reset": board.EndReset,
 		}[v]
 		if !ok {
-			return fmt.Errorf("end must be auto, return, poweroff or reset")
+			return fmt.Errorf("end must be auto, return, key, poweroff or reset")
 		}
 		p.End = a
+		return nil
+	},
+	"end_wait": func(p *Plan, v string) error {
+		if v == "none" {
+			p.EndWait = -1
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > maxEndWait {
+			return fmt.Errorf("end_wait must be none or seconds from 0 to %d", maxEndWait)
+		}
+		p.EndWait = n
 		return nil
 	},
 	"screen": func(p *Plan, v string) error {
@@ -361,6 +379,9 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// maxEndWait bounds the end_wait key's value, in seconds (a day).
+const maxEndWait = 86400
 
 // maxEmulatorBuild bounds the emulator_build key's value, in bytes.
 const maxEmulatorBuild = 100

@@ -185,11 +185,23 @@ func Emulator() string {
 type EndAction uint8
 
 const (
-	EndAuto     EndAction = iota // QEMU: debug exit; Bochs: power off; PC: return to the firmware
+	EndAuto     EndAction = iota // QEMU: debug exit; Bochs: power off; PC: as EndKey
 	EndReturn                    // return to the firmware (boot menu or shell)
 	EndPowerOff                  // power off (UEFI ResetSystem, EfiResetShutdown)
 	EndReset                     // cold reset
+	// EndKey waits for a key (or a timeout) with the last lines on the
+	// screen, then returns to the firmware: the kernel waits (goos), End
+	// returns as with EndReturn.
+	EndKey
 )
+
+// WaitsForKey reports whether a run ending with action waits for a key
+// before it ends: EndKey everywhere, EndAuto on a PC (where the firmware
+// would otherwise clear the screen, or boot the next boot option, at
+// once).
+func (action EndAction) WaitsForKey() bool {
+	return action == EndKey || action == EndAuto && Machine == PC
+}
 
 // End ends the run with status (0 = success, at most 111) and does not
 // return. Under QEMU with action EndAuto the debug-exit device ends QEMU

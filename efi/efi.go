@@ -106,6 +106,7 @@ var (
 const (
 	stFirmwareVendor   = 24
 	stFirmwareRevision = 32
+	stConIn            = 48
 	stConOut           = 64
 	stRuntimeServices  = 88
 	stBootServices     = 96
@@ -138,6 +139,7 @@ type firmwareInfo struct {
 	SystemTable     uint64 // EFI_SYSTEM_TABLE * (RDX at entry)
 	BootServices    uint64
 	RuntimeServices uint64
+	ConIn           uint64 // EFI_SIMPLE_TEXT_INPUT_PROTOCOL * (0: none)
 	ConOut          uint64
 	ImageBase       uint64 // where the firmware loaded the image (LOADED_IMAGE.ImageBase)
 	ImageSize       uint64 // bytes (LOADED_IMAGE.ImageSize)
@@ -190,6 +192,7 @@ func Init() Status {
 	st := Firmware.SystemTable
 	Firmware.BootServices = Read64(st + stBootServices)
 	Firmware.RuntimeServices = Read64(st + stRuntimeServices)
+	Firmware.ConIn = Read64(st + stConIn)
 	Firmware.ConOut = Read64(st + stConOut)
 	Firmware.Revision = Read32(st + stFirmwareRevision)
 	if v := Read64(st + stFirmwareVendor); v != 0 {

@@ -4,6 +4,7 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/efi"
 )
 
 // The statuses the kernel ends a run with (contract.Status*): under QEMU
@@ -18,6 +19,10 @@ const (
 var (
 	endPrinted bool            // the program printed its PTILAB-END line
 	endAction  board.EndAction // what a PC does at the end
+	// endWait is how long a run that ends waiting for a key
+	// (board.EndAction.WaitsForKey) waits, in seconds; negative: until a
+	// key.
+	endWait = -1
 )
 
 // MarkEndPrinted tells the kernel that the program printed its PTILAB-END
@@ -25,8 +30,53 @@ var (
 func MarkEndPrinted() { endPrinted = true }
 
 // SetEndAction chooses how a PC ends the run (QEMU always exits through its
-// debug-exit device when it has one).
-func SetEndAction(a board.EndAction) { endAction = a }
+// debug-exit device when it has one) and, for an end that waits for a key
+// (board.EndAction.WaitsForKey), how many seconds it waits at most
+// (negative: until a key).
+func SetEndAction(a board.EndAction, waitSeconds int) { endAction, endWait = a, waitSeconds }
+
+// keyPoll is how often waitForKey asks the firmware for a key, in
+// microseconds; keyDrainPolls how many polls drain the keys typed before.
+const (
+	keyPoll       = 20000
+	keyDrainPolls = 5
+)
+
+// waitForKey keeps the run's last lines on the screen until a key comes
+// from the console input (a keyboard, or the serial terminal where the
+// firmware has one) or endWait seconds pass; keys pressed during the run
+// do not count. It says on the console what it waits for and what ended
+// the wait.
+func waitForKey() {
+	// Drain the keys typed during the run, over a few of the firmware's
+	// timer ticks: its keyboard driver may move a key from the controller
+	// into its buffer only when its timer runs (interrupts are masked
+	// outside firmware calls).
+	for range keyDrainPolls {
+		for {
+			if _, ok := efi.ReadKey(); !ok {
+				break
+			}
+		}
+		efi.Stall(keyPoll)
+	}
+	var l kline
+	l.s("ptilab: the run is over; press a key to return to the firmware")
+	if endWait >= 0 {
+		l.s(" (or wait ").udec(uint64(endWait)).s(" s)")
+	}
+	l.flush()
+	board.DrainSerial()
+	for polls := uint64(0); endWait < 0 || polls < uint64(endWait)*(1e6/keyPoll); polls++ {
+		if _, ok := efi.ReadKey(); ok {
+			kprint("ptilab: key pressed; returning to the firmware")
+			return
+		}
+		efi.Stall(keyPoll)
+	}
+	var n kline
+	n.s("ptilab: no key in ").udec(uint64(endWait)).s(" s; returning to the firmware").flush()
+}
 
 // endRun ends the run: it prints the PTILAB-END line unless the program
 // did, and leaves through the board. A run with a fatal exception ends with
@@ -44,6 +94,10 @@ func endRun(status uint8, reason string) {
 			s(`,"nmis":`).udec(amd64.NMICount()).s("}").flush()
 	}
 	flushResults()
+	if endAction.WaitsForKey() {
+		waitForKey()
+		endAction = board.EndReturn
+	}
 	board.End(status, endAction)
 	amd64.Halt()
 }

@@ -2,6 +2,7 @@ package test
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -390,14 +391,64 @@ func TestKernelFault(t *testing.T) {
 	}
 }
 
-// TestReturnToFirmware ends the run as on a PC, by returning to the
-// firmware: the firmware must go on to its next boot option, with no
-// exception, which shows that its state (stack, registers, GDT, IDT, CR3,
-// CR4, memory) came back intact.
+// TestReturnToFirmware ends the run by returning to the firmware at once
+// (end = return; a PC's end = auto returns after a key, TestEndKey): the
+// firmware must go on to its next boot option, with no exception
+// (returnRun).
 func TestReturnToFirmware(t *testing.T) {
+	// A short run: the way back is the test.
+	after := returnRun(t, "end = return\nbenchmarks = null\nn = 100\nr = 3\n", "")
+	assert.NotContains(t, after, "press a key", "end = return returns at once")
+}
+
+// TestEndKey: with end = key (what end = auto does on a PC) the run,
+// after PTILAB-END, says it waits for a key and waits: a key pressed
+// (Return typed on the serial line, which OVMF's console input reads
+// through its serial terminal) ends the wait, and so does end_wait
+// without one;
+// either way the image then returns to the firmware, whose boot manager
+// goes on. A key typed during the run does not count.
+func TestEndKey(t *testing.T) {
+	const plan = "end = key\nbenchmarks = null\nflavours = minimal\nglobal = off\nn = 100\nr = 3\n"
+	t.Run("timeout", func(t *testing.T) {
+		after := returnRun(t, plan+"end_wait = 1\n", "ptilab: booting")
+		assert.Contains(t, after, "ptilab: the run is over; press a key to return to the firmware (or wait 1 s)")
+		assert.Contains(t, after, "ptilab: no key in 1 s; returning to the firmware", "the key typed during the run ended the wait")
+	})
+	t.Run("key", func(t *testing.T) {
+		// end_wait bounds the test: a key not seen ends the wait too, and
+		// the test fails on its line.
+		after := returnRun(t, plan+"end_wait = 60\n", "press a key to return to the firmware")
+		assert.Contains(t, after, "ptilab: the run is over; press a key to return to the firmware (or wait 60 s)")
+		assert.Contains(t, after, "ptilab: key pressed; returning to the firmware")
+		assert.NotContains(t, after, "no key in")
+	})
+}
+
+// returnRun boots plan, whose run returns to the firmware, types Return
+// on the serial line once the serial output shows typeAt (none when
+// empty), and returns the lines after PTILAB-END: the run ended ok, not
+// through QEMU's debug exit, and the firmware's boot manager went on
+// without an exception, which shows that its state (stack, registers,
+// GDT, IDT, CR3, CR4, memory) came back intact.
+func returnRun(t *testing.T, plan, typeAt string) string {
+	w := newSerialWatch(typeAt)
+	in, keys := io.Pipe()
+	defer keys.Close()
+	go func() {
+		select {
+		case <-w.seen[0]:
+			if typeAt != "" {
+				keys.Write([]byte("\r"))
+			}
+		case <-t.Context().Done():
+		}
+	}()
 	res := boot(t, qemu.Options{
-		Plan:   []byte("end = return\nbenchmarks = null\nn = 100\nr = 3\n"), // a short run: the way back is the test
-		StopAt: regexp.MustCompile(`(?s)PTILAB-END.*(BdsDxe: (loading|starting) Boot|Exception Type)`),
+		Plan:     []byte(plan),
+		SerialIn: in,
+		Echo:     w,
+		StopAt:   regexp.MustCompile(`(?s)PTILAB-END.*(BdsDxe: (loading|starting) Boot|Exception Type)`),
 	})
 	require.True(t, res.Stopped, "the firmware did not go on after ptilab returned")
 	assert.False(t, res.DebugExit)
@@ -408,6 +459,7 @@ func TestReturnToFirmware(t *testing.T) {
 	after := strings.Join(lines[e+1:], "\n")
 	assert.Contains(t, after, "BdsDxe: ", "the boot manager goes on")
 	assert.NotContains(t, after, "Exception Type", "the firmware crashed after ptilab returned")
+	return after
 }
 
 // TestFREDUnsupported: a plan that names the FRED entry and the lass mode

@@ -30,7 +30,7 @@ func main() {
 	results := openResults(r, start)
 
 	plan, perrs := loadPlan(r)
-	goos.SetEndAction(plan.End)
+	goos.SetEndAction(plan.End, plan.EndWait)
 	goos.SetScreen(plan.Screen)
 	machine(r, plan.EmulatorBuild)
 	power := cpuState(r)

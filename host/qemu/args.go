@@ -93,6 +93,10 @@ type Options struct {
 	// DialMonitor connects to it, to send commands such as "nmi" during
 	// the run. Empty means no monitor.
 	Monitor string
+	// SerialIn, when set, is what the guest reads from its serial port
+	// (QEMU's standard input, -serial stdio): keys for the firmware's
+	// serial terminal, which its console input reads. Nil: none.
+	SerialIn io.Reader
 	// StopAt, when set, ends the run once the serial output matches it:
 	// QEMU is killed and the Result says Stopped. For runs that do not end
 	// QEMU themselves (an image that returns to the firmware).

@@ -146,10 +146,25 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	cmd := Command(stopCtx, paths.QEMU, Args(opts, paths)...)
 	cmd.Stdout = serial
 	cmd.Stderr = &stderr
+	// SerialIn reaches QEMU through a pipe of our own: given to exec as a
+	// Reader, Wait would wait for it to end.
+	var serialIn *os.File
+	if opts.SerialIn != nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("qemu: serial input: %w", err)
+		}
+		defer r.Close()
+		defer w.Close()
+		cmd.Stdin, serialIn = r, w
+	}
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("qemu: starting %s: %w", paths.QEMU, err)
+	}
+	if serialIn != nil {
+		go io.Copy(serialIn, opts.SerialIn) // ends with an error once the pipe is closed
 	}
 	elapsed, killed, err := Wait(ctx, cmd, start, "qemu")
 	if err != nil {
