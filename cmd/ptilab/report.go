@@ -105,9 +105,10 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("compare", "[-format text|markdown|csv|json] [-all] [-wide] A B", stderr)
+	fs := newFlagSet("compare", "[-format text|markdown|csv|json] [-all] [-wide] [-plot FILE.svg] A B", stderr)
 	format := formatFlag(fs)
 	width := widthFlag(fs)
+	plotFile := fs.String("plot", "", "also write a plot of both runs' PTI costs (each configuration's ratio to off) to `file` (.svg, .png)")
 	all := fs.Bool("all", false, "also list the configurations only one run has (by default counted in a note)")
 	if code := parse(fs, args, 2); code >= 0 {
 		return code
@@ -130,6 +131,11 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := report.Write(stdout, *format, width(), report.Compare(runs[0], runs[1], *all)); err != nil {
 		return fail(stderr, err)
+	}
+	if *plotFile != "" {
+		if err := report.WriteComparePlot(*plotFile, runs[0], runs[1]); err != nil {
+			return fail(stderr, fmt.Errorf("-plot %s: %w", *plotFile, err))
+		}
 	}
 	return warn(stderr, warnings)
 }

@@ -72,11 +72,27 @@ func TestPlotCommand(t *testing.T) {
 	code, stdout, stderr := ptilab(t, "plot", "-o", dir, qemuSample)
 	require.Equal(t, exitOK, code, stderr)
 	files := strings.Fields(stdout)
-	assert.Len(t, files, 6)
+	assert.Len(t, files, 8)
 	for _, f := range files {
 		assert.FileExists(t, f)
 		assert.Equal(t, ".svg", filepath.Ext(f))
 	}
+}
+
+// TestComparePlotCommand: compare -plot writes the two runs' plot beside
+// the comparison, also after the files.
+func TestComparePlotCommand(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "ab.svg")
+	code, stdout, stderr := ptilab(t, "compare", qemuSample, "../../host/report/testdata/qemu-skylake.log", "-plot", f)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "A against B")
+	data, err := os.ReadFile(f)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "cost in A and in B: each configuration")
+	assert.Contains(t, string(data), "null 64 on syscall minimal")
+	code, _, stderr = ptilab(t, "compare", "-plot", filepath.Join(t.TempDir(), "no", "such", "dir.svg"), qemuSample, syntheticSample)
+	assert.Equal(t, exitFail, code)
+	assert.Contains(t, stderr, "-plot ")
 }
 
 // TestBadInputOneLine: bad input to report, compare and plot is one line

@@ -6,13 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/reference"
@@ -24,6 +24,24 @@ type Plot struct {
 	Name   string
 	Plot   *plot.Plot
 	Series []string // the legend's entries, one per series
+	// Missing are the configurations of the plot's figures that are not
+	// in it, each "mode: why" (unsupported, failed); the plot's title
+	// names them.
+	Missing []string
+	// Width and Height are its size; zero: plotWidth by plotHeight.
+	Width, Height vg.Length
+}
+
+// Save writes p to file f, in the format of f's extension (.svg, .png).
+func (p Plot) Save(f string) error {
+	w, h := p.Width, p.Height
+	if w == 0 {
+		w = plotWidth
+	}
+	if h == 0 {
+		h = plotHeight
+	}
+	return p.Plot.Save(w, h, f)
 }
 
 // plot sizes.
@@ -31,19 +49,29 @@ const (
 	plotWidth  = 8 * vg.Inch
 	plotHeight = 5 * vg.Inch
 	barWidth   = 12 * vg.Millimeter / 3
+	// A horizontal bar chart's groups are hgroup apart, its bars
+	// hbarWidth wide (two series fill 80% of a group).
+	hgroup    = 5 * vg.Millimeter
+	hbarWidth = hgroup * 0.8 / 2
 )
 
 // Plots makes the plots of a run that has their figures: the work curve
-// of each world (ns per call against ns of work, a line per mode), the
-// null call of each world (ns per call per mode, a bar per flavour, with
-// the standard deviation as error bars), and the seed tables (32-bit and
-// 64-bit side by side: ratio to off per mode, grouped bars). Every title
-// says so when the figures are emulated.
+// of each world (ns per call against ns of work, a line per mode) and its
+// overhead (each mode's ratio to off against ns of work), the null call
+// of each world (ns per call per mode, a bar per flavour and global-page
+// setting), the seed tables (32-bit and 64-bit side by side: ratio to off
+// per mode, grouped bars) and the TLB sweep of each kind. Error bars are
+// the tables' ± (perf stat --repeat's: the standard deviation of the
+// mean). Every title says so when the figures are emulated or the run
+// was cut short, and names the modes of its figures that did not run.
 func Plots(r *Run) ([]Plot, error) {
 	ms := r.Measurements()
 	var makers []func() (*Plot, error)
 	for _, width := range []int{64, 32} {
 		makers = append(makers, func() (*Plot, error) { return workPlot(r, ms, width) })
+	}
+	for _, width := range []int{64, 32} {
+		makers = append(makers, func() (*Plot, error) { return overheadPlot(r, ms, width) })
 	}
 	for _, width := range []int{64, 32} {
 		makers = append(makers, func() (*Plot, error) { return nullPlot(r, ms, width) })
@@ -86,7 +114,7 @@ func WritePlots(dir string, runs []*Run) ([]string, error) {
 		stem := runStem(r, used)
 		for _, p := range ps {
 			f := filepath.Join(dir, stem+"-"+p.Name+".svg")
-			if err := p.Plot.Save(plotWidth, plotHeight, f); err != nil {
+			if err := p.Save(f); err != nil {
 				return nil, err
 			}
 			files = append(files, f)
@@ -120,6 +148,9 @@ func newPlot(r *Run, title, x, y string) *plot.Plot {
 	if r.Emulated() {
 		how = "EMULATED figures (" + emulatorOf(r) + "), not hardware: " + cpu
 	}
+	if r.CutShort() {
+		how += "; CUT SHORT run (no PTILAB-END): what it measured before the cut"
+	}
 	p.Title.Text = title + "\n" + how
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
@@ -140,33 +171,149 @@ func emulatorOf(r *Run) string {
 	return "an emulator"
 }
 
-// workPlot is the work curve of the world of width: ns per call against
-// ns of work, a line per mode measured; nil if the run has none.
-func workPlot(r *Run, ms []Measurement, width int) (*Plot, error) {
-	lines := map[string]plotter.XYs{}
-	var modes []string
+// missing is why m did not run, for a plot's title: "mode: unsupported
+// (reason)" or "mode: FAILED (error)".
+func missing(m Measurement) string {
+	why := ""
+	switch v := m.Record.Record.(type) {
+	case contract.Unsupported:
+		why = v.Reason
+	case contract.Error:
+		why = v.Error
+	}
+	return fmt.Sprintf("%s: %s (%s)", m.Mode, strings.ToLower(m.NotRun), withoutKey(why))
+}
+
+// withoutKey is a reason without the configuration's key the image puts
+// before it ("width=64 mode=on+pcid ...: PCID: not supported").
+func withoutKey(why string) string {
+	if i := strings.Index(why, ": "); i >= 0 && strings.Contains(why[:i], "=") {
+		return why[i+2:]
+	}
+	return why
+}
+
+// addMissing names in p's title the configurations of its figures that
+// did not run, and returns them.
+func addMissing(p *plot.Plot, ms []string) []string {
+	if len(ms) > 0 {
+		p.Title.Text += "\nnot plotted: " + strings.Join(ms, "; ")
+	}
+	return ms
+}
+
+// workPoints are the work curve of the world of width: per mode, the
+// measured points by work (ns); the modes in output order, the works
+// sorted, and what did not run.
+func workPoints(ms []Measurement, width int) (modes []string, works []int64, at map[string]map[int64]Measurement, notRun []string) {
+	at = map[string]map[int64]Measurement{}
 	for _, m := range ms {
-		if !benchOf(m, "work") || m.Width != width || m.WorkNs == nil || m.Stats == nil {
+		if !benchOf(m, "work") || m.Width != width || m.WorkNs == nil {
 			continue
 		}
-		if !slices.Contains(modes, m.Mode) {
-			modes = append(modes, m.Mode)
+		if m.Stats == nil {
+			if s := missing(m); !slices.Contains(notRun, s) {
+				notRun = append(notRun, s)
+			}
+			continue
 		}
-		lines[m.Mode] = append(lines[m.Mode], plotter.XY{X: float64(*m.WorkNs), Y: m.Ns})
+		if at[m.Mode] == nil {
+			modes = append(modes, m.Mode)
+			at[m.Mode] = map[int64]Measurement{}
+		}
+		at[m.Mode][*m.WorkNs] = m
+		if !slices.Contains(works, *m.WorkNs) {
+			works = append(works, *m.WorkNs)
+		}
 	}
+	slices.Sort(works)
+	return modes, works, at, notRun
+}
+
+// nominalWork names the work points on p's X axis, evenly spaced (the
+// default plan's 0, 100, 500, 2000 and 5000 ns crowd a linear axis).
+func nominalWork(p *plot.Plot, works []int64) {
+	labels := make([]string, len(works))
+	for i, w := range works {
+		labels[i] = fmt.Sprint(w)
+	}
+	p.NominalX(labels...)
+}
+
+// workPlot is the work curve of the world of width: ns per call against
+// ns of work (the measured points, evenly spaced), a line per mode
+// measured with the tables' ± as error bars; nil if the run has none.
+func workPlot(r *Run, ms []Measurement, width int) (*Plot, error) {
+	modes, works, at, notRun := workPoints(ms, width)
 	if len(modes) == 0 {
 		return nil, nil
 	}
-	p := newPlot(r, fmt.Sprintf("%d-bit system call spending a given time in the kernel:\nns per call by PTI mode", width), "work in the kernel (ns)", "ns per call")
+	p := newPlot(r, fmt.Sprintf("%d-bit system call spending a given time in the kernel:\nns per call by PTI mode; error bars: the tables' ± (standard deviation of the mean)", width),
+		"work in the kernel (ns; the measured points, evenly spaced)", "ns per call")
+	nominalWork(p, works)
 	for i, mode := range modes {
-		xys := lines[mode]
-		sort.Slice(xys, func(a, b int) bool { return xys[a].X < xys[b].X })
-		if err := addLine(p, i, "PTI "+mode, xys); err != nil {
+		var pts errPoints
+		for j, w := range works {
+			if m, ok := at[mode][w]; ok {
+				pts = append(pts, errPoint{x: float64(j), y: m.Ns, e: m.Ns * m.Stats.PerfPct / 100})
+			}
+		}
+		if err := addLine(p, i, "PTI "+mode, pts); err != nil {
 			return nil, err
 		}
 	}
 	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.15 // room for the legend
-	return &Plot{Name: fmt.Sprintf("work%d", width), Plot: p, Series: prefixed("PTI ", modes)}, nil
+	return &Plot{Name: fmt.Sprintf("work%d", width), Plot: p, Series: prefixed("PTI ", modes), Missing: addMissing(p, notRun)}, nil
+}
+
+// overheadPlot is the work curve's overhead in the world of width: each
+// isolated mode's ratio to off at the same work against ns of work, with
+// the 64-bit reference's 2 µs call (Linux: about 1.06) where the plan
+// measured 2000 ns; nil if no mode but off measured.
+func overheadPlot(r *Run, ms []Measurement, width int) (*Plot, error) {
+	modes, works, at, notRun := workPoints(ms, width)
+	var series []string
+	for _, mode := range modes {
+		if mode != "off" {
+			series = append(series, "PTI "+mode+" vs off")
+		}
+	}
+	if len(series) == 0 {
+		return nil, nil
+	}
+	p := newPlot(r, fmt.Sprintf("%d-bit system call spending a given time in the kernel:\nwhat isolation costs as the call does more work (ratio to PTI off)", width),
+		"work in the kernel (ns; the measured points, evenly spaced)", "ratio to off (1: no cost)")
+	nominalWork(p, works)
+	i := 0
+	for _, mode := range modes {
+		if mode == "off" {
+			continue
+		}
+		var pts errPoints
+		for j, w := range works {
+			if m, ok := at[mode][w]; ok && m.Stats.RatioToOff != 0 {
+				pts = append(pts, errPoint{x: float64(j), y: m.Stats.RatioToOff})
+			}
+		}
+		if err := addLine(p, i, series[i], pts); err != nil {
+			return nil, err
+		}
+		i++
+	}
+	if j := slices.Index(works, 2000); j >= 0 && width == 64 {
+		ref, err := plotter.NewScatter(plotter.XYs{{X: float64(j), Y: 1 + float64(reference.Work2usPctPTI)/100}})
+		if err != nil {
+			return nil, err
+		}
+		ref.Shape = draw.CrossGlyph{}
+		ref.Radius = vg.Points(6)
+		name := "Linux, a 2 µs call under PTI (docs/references.md)"
+		p.Add(ref)
+		p.Legend.Add(name, ref)
+		series = append(series, name)
+	}
+	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.15
+	return &Plot{Name: fmt.Sprintf("overhead%d", width), Plot: p, Series: series, Missing: addMissing(p, notRun)}, nil
 }
 
 // sweepPlot is the TLB sweep of kind: each isolated mode's extra over off
@@ -178,8 +325,15 @@ func sweepPlot(r *Run, ms []Measurement, kind string) (*Plot, error) {
 	lines := map[string]map[int]float64{}
 	var series []string
 	unit := ""
+	var notRun []string
 	for _, m := range ms {
 		if m.Bench != "tlbsweep" || m.Target != kind || m.SweepPages == nil {
+			continue
+		}
+		if m.Stats == nil {
+			if s := missing(m); !slices.Contains(notRun, s) {
+				notRun = append(notRun, s)
+			}
 			continue
 		}
 		if !slices.Contains(points, *m.SweepPages) {
@@ -209,17 +363,17 @@ func sweepPlot(r *Run, ms []Measurement, kind string) (*Plot, error) {
 		"pages touched per call (N)", fmt.Sprintf("extra %s per call over off", unitName(unit)))
 	p.NominalX(labels...)
 	for i, name := range series {
-		var xys plotter.XYs
+		var pts errPoints
 		for j, n := range points {
 			if v, ok := lines[name][n]; ok {
-				xys = append(xys, plotter.XY{X: float64(j), Y: v})
+				pts = append(pts, errPoint{x: float64(j), y: v})
 			}
 		}
-		if err := addLine(p, i, name, xys); err != nil {
+		if err := addLine(p, i, name, pts); err != nil {
 			return nil, err
 		}
 	}
-	return &Plot{Name: "tlbsweep-" + strings.ReplaceAll(kind, " ", "-"), Plot: p, Series: series}, nil
+	return &Plot{Name: "tlbsweep-" + strings.ReplaceAll(kind, " ", "-"), Plot: p, Series: series, Missing: addMissing(p, notRun)}, nil
 }
 
 func prefixed(pre string, ss []string) []string {
@@ -242,31 +396,50 @@ type bars struct {
 // by side, with error bars where a series has errors, and names the
 // groups on the X axis.
 func groupedBars(p *plot.Plot, groups []string, series []bars) error {
+	return addBars(p, groups, series, false)
+}
+
+// addBars is groupedBars, horizontal (groups on the Y axis, from the top)
+// or vertical.
+func addBars(p *plot.Plot, groups []string, series []bars, horizontal bool) error {
 	k := float64(len(series))
+	n := len(groups)
+	at := func(g int) float64 {
+		if horizontal {
+			return float64(n - 1 - g) // the first group at the top
+		}
+		return float64(g)
+	}
 	for j, s := range series {
 		x0 := (float64(j) - (k-1)/2) * 0.8 / k
-		var vals plotter.Values
+		if horizontal {
+			x0 = -x0 // the first series on top within its group
+		}
+		vals := make(plotter.Values, n)
 		var errs errPoints
 		for g := range groups {
-			v := 0.0
 			if s.has[g] {
-				v = s.vals[g]
+				vals[int(at(g))] = s.vals[g]
 				if s.err != nil && s.err[g] > 0 {
-					errs = append(errs, errPoint{x: float64(g) + x0, y: v, e: s.err[g]})
+					errs = append(errs, errPoint{x: at(g) + x0, y: s.vals[g], e: s.err[g]})
 				}
 			}
-			vals = append(vals, v)
 		}
-		b, err := plotter.NewBarChart(vals, barWidth)
+		w := barWidth
+		if horizontal {
+			w = hbarWidth
+		}
+		b, err := plotter.NewBarChart(vals, w)
 		if err != nil {
 			return err
 		}
 		b.XMin = x0
+		b.Horizontal = horizontal
 		b.Color = plotutil.Color(j)
 		b.LineStyle.Width = 0
 		p.Add(b)
 		p.Legend.Add(s.name, b)
-		if len(errs) > 0 {
+		if len(errs) > 0 && !horizontal {
 			eb, err := plotter.NewYErrorBars(errs)
 			if err != nil {
 				return err
@@ -275,9 +448,17 @@ func groupedBars(p *plot.Plot, groups []string, series []bars) error {
 			p.Add(eb)
 		}
 	}
+	if horizontal {
+		labels := slices.Clone(groups)
+		slices.Reverse(labels)
+		p.NominalY(labels...)
+		p.Y.Min, p.Y.Max = -0.5, float64(n)-0.5
+		p.X.Min = 0
+		return nil
+	}
 	p.NominalX(groups...)
 	// Room beside the outer bars, and above the highest for the legend.
-	p.X.Min, p.X.Max = -0.5, float64(len(groups))-0.5
+	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
 	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.25
 	return nil
 }
@@ -293,64 +474,72 @@ func (e errPoints) XY(i int) (float64, float64)     { return e[i].x, e[i].y }
 func (e errPoints) YError(i int) (float64, float64) { return e[i].e, e[i].e }
 
 // nullPlot is the null call of the world of width: ns per call per mode,
-// a bar per flavour (the world's default entry, its default pt_regs copy,
-// global pages off), the standard deviation as error bars; nil if the
-// run has none.
+// a bar per flavour and global-page setting (the world's default entry
+// and pt_regs copy, the first the run measured), the tables' ± as error
+// bars; nil if the run has none.
 func nullPlot(r *Run, ms []Measurement, width int) (*Plot, error) {
-	var modes, flavours []string
-	cell := map[[2]string]Measurement{}
+	type key struct {
+		flavour string
+		global  bool
+	}
+	var modes, notRun []string
+	var keys []key
+	cell := map[string]map[key]Measurement{}
 	entry, copyMethod := "", ""
 	for _, m := range ms {
-		if !benchOf(m, "null") || m.Width != width || m.Stamps || m.Global || m.Stats == nil {
+		if !benchOf(m, "null") || m.Width != width || m.Stamps || m.Mitigations != "" {
 			continue
 		}
 		if entry == "" {
 			entry = m.Entry
 		}
-		if m.Entry != entry {
+		if m.Copy != "" && copyMethod == "" {
+			copyMethod = m.Copy
+		}
+		if m.Entry != entry || m.Copy != "" && m.Copy != copyMethod {
 			continue
 		}
-		if m.Copy != "" {
-			if copyMethod == "" {
-				copyMethod = m.Copy
+		if m.Stats == nil {
+			if s := missing(m); !slices.Contains(notRun, s) {
+				notRun = append(notRun, s)
 			}
-			if m.Copy != copyMethod {
-				continue
-			}
+			continue
 		}
-		if !slices.Contains(modes, m.Mode) {
+		if cell[m.Mode] == nil {
 			modes = append(modes, m.Mode)
+			cell[m.Mode] = map[key]Measurement{}
 		}
-		if !slices.Contains(flavours, m.Flavour) {
-			flavours = append(flavours, m.Flavour)
+		k := key{m.Flavour, m.Global}
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
-		cell[[2]string{m.Mode, m.Flavour}] = m
+		cell[m.Mode][k] = m
 	}
 	if len(modes) == 0 {
 		return nil, nil
 	}
 	var series []bars
-	for _, f := range flavours {
-		s := bars{name: f + " flavour"}
+	for _, k := range keys {
+		s := bars{name: fmt.Sprintf("%s flavour, global pages %s", k.flavour, map[bool]string{false: "off", true: "on"}[k.global])}
 		for _, mode := range modes {
-			m, ok := cell[[2]string{mode, f}]
+			m, ok := cell[mode][k]
 			s.has = append(s.has, ok)
 			if !ok {
 				s.vals, s.err = append(s.vals, 0), append(s.err, 0)
 				continue
 			}
-			// The standard deviation in ns: the same share of the mean.
+			// The tables' ± in ns: the same share of the mean.
 			s.vals = append(s.vals, m.Ns)
-			s.err = append(s.err, m.Ns*m.Stats.StddevPct/100)
+			s.err = append(s.err, m.Ns*m.Stats.PerfPct/100)
 		}
 		series = append(series, s)
 	}
-	p := newPlot(r, fmt.Sprintf("%d-bit null system call (getppid, %s, global pages off):\nns per call by PTI mode and flavour; error bars: one standard deviation", width, entry),
+	p := newPlot(r, fmt.Sprintf("%d-bit null system call (getppid, %s):\nns per call by PTI mode, flavour and global pages; error bars: the tables' ± (standard deviation of the mean)", width, entry),
 		"PTI mode", "ns per call")
 	if err := groupedBars(p, prefixed("PTI ", modes), series); err != nil {
 		return nil, err
 	}
-	return &Plot{Name: fmt.Sprintf("null%d", width), Plot: p, Series: names(series)}, nil
+	return &Plot{Name: fmt.Sprintf("null%d", width), Plot: p, Series: names(series), Missing: addMissing(p, notRun)}, nil
 }
 
 func names(series []bars) []string {
@@ -369,10 +558,17 @@ func seedPlot(r *Run, bench string) (*Plot, error) {
 		width int
 		name  string
 	}
-	var modes []string
+	var modes, notRun []string
 	var cols []col
 	val := map[string]float64{}
 	for _, rec := range r.Records {
+		if u, ok := rec.Record.(contract.SeedUnsupported); ok && u.Bench == bench {
+			why := fmt.Sprintf("%d-bit %s: unsupported (%s)", u.Width, u.Mode, withoutKey(u.Reason))
+			if !slices.Contains(notRun, why) {
+				notRun = append(notRun, why)
+			}
+			continue
+		}
 		s, ok := rec.Record.(contract.Seed)
 		if !ok || s.Bench != bench || s.RatioToOff == 0 {
 			continue
@@ -401,28 +597,45 @@ func seedPlot(r *Run, bench string) (*Plot, error) {
 		}
 		series = append(series, s)
 	}
-	title := "null system call, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL), global pages off:\nratio to the same width's PTI off"
+	title := "null system call, 32-bit PAE (SYSENTER) vs 64-bit (SYSCALL), global pages off:\nratio to the same width's PTI off (no error bars: ratios)"
 	if bench == "messaging" {
-		title = "sched-messaging, 32-bit PAE vs 64-bit: ratio to the same width's PTI off\n(" + reference.SeedMessaging() + ")"
+		title = "sched-messaging, 32-bit PAE vs 64-bit: ratio to the same width's PTI off (no error bars: ratios)\n(" + reference.SeedMessaging() + ")"
 	}
 	p := newPlot(r, title, "PTI mode", "ratio to off")
 	if err := groupedBars(p, prefixed("PTI ", modes), series); err != nil {
 		return nil, err
 	}
-	return &Plot{Name: "seed-" + bench, Plot: p, Series: names(series)}, nil
+	return &Plot{Name: "seed-" + bench, Plot: p, Series: names(series), Missing: addMissing(p, notRun)}, nil
 }
 
-// addLine adds series i of p: a line with points through xys, in the
-// series' color and point shape, named in the legend.
-func addLine(p *plot.Plot, i int, name string, xys plotter.XYs) error {
-	l, pts, err := plotter.NewLinePoints(xys)
+// addLine adds series i of p: a line with points through pts, in the
+// series' color and point shape, named in the legend, with error bars
+// where a point has an error.
+func addLine(p *plot.Plot, i int, name string, pts errPoints) error {
+	xys := make(plotter.XYs, len(pts))
+	var errs errPoints
+	for k, e := range pts {
+		xys[k] = plotter.XY{X: e.x, Y: e.y}
+		if e.e > 0 {
+			errs = append(errs, e)
+		}
+	}
+	l, dots, err := plotter.NewLinePoints(xys)
 	if err != nil {
 		return err
 	}
-	l.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
-	pts.Shape = plotutil.Shape(i)
-	p.Add(l, pts)
-	p.Legend.Add(name, l, pts)
+	l.Color, dots.Color = plotutil.Color(i), plotutil.Color(i)
+	dots.Shape = plotutil.Shape(i)
+	p.Add(l, dots)
+	p.Legend.Add(name, l, dots)
+	if len(errs) > 0 {
+		eb, err := plotter.NewYErrorBars(errs)
+		if err != nil {
+			return err
+		}
+		eb.Color = plotutil.Color(i)
+		p.Add(eb)
+	}
 	return nil
 }
 
@@ -436,4 +649,101 @@ func sweepKinds(ms []Measurement) []string {
 		}
 	}
 	return out
+}
+
+// ComparePlot sets two runs' PTI costs side by side: for each
+// configuration both measured with a ratio to their own PTI off (every
+// isolated mode's figure), that ratio in A and in B, horizontal bars a
+// configuration each; nil when they have none in common. Its file name's
+// stem is "compare".
+func ComparePlot(a, b *Run) (*Plot, error) {
+	inB := map[string]Measurement{}
+	for _, m := range b.Measurements() {
+		if m.Stats != nil && m.Stats.RatioToOff != 0 && m.Mode != "off" {
+			inB[m.Subject.Key()] = m
+		}
+	}
+	var groups []string
+	sa := bars{name: "A: " + runLabel(a)}
+	sb := bars{name: "B: " + runLabel(b)}
+	seen := map[string]bool{}
+	for _, x := range a.Measurements() {
+		k := x.Subject.Key()
+		y, ok := inB[k]
+		if !ok || seen[k] || x.Stats == nil || x.Stats.RatioToOff == 0 {
+			continue
+		}
+		seen[k] = true
+		groups = append(groups, shortKey(k))
+		sa.vals, sa.has = append(sa.vals, x.Stats.RatioToOff), append(sa.has, true)
+		sb.vals, sb.has = append(sb.vals, y.Stats.RatioToOff), append(sb.has, true)
+	}
+	if len(groups) == 0 {
+		return nil, nil
+	}
+	p := plot.New()
+	p.Title.Text = "PTI's cost in A and in B: each configuration's ratio to its own run's PTI off (1: no cost; no error bars: ratios)"
+	for _, r := range []*Run{a, b} {
+		if r.Emulated() {
+			p.Title.Text += "\n" + map[bool]string{true: "A", false: "B"}[r == a] + ": EMULATED figures (" + emulatorOf(r) + "), not hardware"
+		}
+		if r.CutShort() {
+			p.Title.Text += "\n" + map[bool]string{true: "A", false: "B"}[r == a] + ": CUT SHORT run (no PTILAB-END)"
+		}
+	}
+	p.X.Label.Text = "ratio to off"
+	p.Legend.Top = false // bottom right: the last groups (sched-messaging) have the shortest bars
+	p.Add(plotter.NewGrid())
+	if err := addBars(p, groups, []bars{sa, sb}, true); err != nil {
+		return nil, err
+	}
+	p.X.Max *= 1.2
+	return &Plot{Name: "compare", Plot: p, Series: []string{sa.name, sb.name},
+		Width: plotWidth + 2*vg.Inch, Height: max(plotHeight, vg.Length(len(groups))*hgroup+40*vg.Millimeter)}, nil
+}
+
+// WriteComparePlot writes ComparePlot(a, b) as an SVG file f.
+func WriteComparePlot(f string, a, b *Run) error {
+	p, err := ComparePlot(a, b)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		return fmt.Errorf("no configuration with a ratio to off in both runs: nothing to plot")
+	}
+	return p.Save(f)
+}
+
+// runLabel names a run in a legend: its source's file name and its CPU.
+func runLabel(r *Run) string {
+	l := filepath.Base(r.Source)
+	if r.Machine != nil {
+		l += " (" + strings.TrimSpace(r.Machine.Brand) + ")"
+	}
+	return l
+}
+
+// shortKey is a configuration's key for a plot's label: the values of
+// bench, width, mode, entry, flavour, copy, tasks, IPC and target, the
+// other pairs as key=value; global off, and a width the bench's name
+// ends with, left out.
+func shortKey(k string) string {
+	var out []string
+	bench := ""
+	for _, f := range strings.Fields(k) {
+		name, v, ok := strings.Cut(f, "=")
+		if name == "bench" {
+			bench = v
+		}
+		switch {
+		case !ok:
+			out = append(out, f)
+		case name == "global" && v == "off", name == "width" && strings.HasSuffix(bench, v):
+		case slices.Contains([]string{"bench", "width", "mode", "entry", "flavour", "copy", "tasks", "ipc", "target"}, name):
+			out = append(out, strings.Trim(v, `"`))
+		default:
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, " ")
 }

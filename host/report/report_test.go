@@ -276,6 +276,12 @@ func TestCutShort(t *testing.T) {
 	}
 	assert.True(t, names["null64"] && names["work64"], "what the cut log holds is reported")
 	assert.False(t, names["lseek64"], "nothing after the cut")
+	ps, err := Plots(run)
+	require.NoError(t, err)
+	require.NotEmpty(t, ps)
+	for _, p := range ps {
+		assert.Contains(t, p.Plot.Title.Text, "CUT SHORT run (no PTILAB-END)", p.Name)
+	}
 }
 
 func TestCompareGolden(t *testing.T) {
@@ -490,12 +496,22 @@ func TestPlots(t *testing.T) {
 				assert.Contains(t, all, "hardware: SYNTHETIC TEST FIXTURE", files[i])
 			}
 		}
-		assert.Equal(t, []string{"work64", "work32", "null64", "null32", "seed-null", "seed-messaging"}, names, c.path)
-		series := map[string][]string{}
+		assert.Equal(t, []string{"work64", "work32", "overhead64", "overhead32", "null64", "null32", "seed-null", "seed-messaging"}, names, c.path)
+		series, miss := map[string][]string{}, map[string][]string{}
 		for _, p := range ps {
-			series[p.Name] = p.Series
+			series[p.Name], miss[p.Name] = p.Series, p.Missing
 		}
-		assert.Equal(t, []string{"minimal flavour", "linux flavour"}, series["null64"])
+		if c.emulated {
+			assert.Equal(t, []string{"minimal flavour, global pages off", "minimal flavour, global pages on", "linux flavour, global pages off", "linux flavour, global pages on"}, series["null64"])
+			assert.Equal(t, []string{"on+pcid: unsupported (PCID: not supported by this CPU)"}, miss["null64"], "a mode of the data that did not run is named")
+			assert.Equal(t, []string{"PTI on vs off", "Linux, a 2 µs call under PTI (docs/references.md)"}, series["overhead64"])
+			_, texts, _ := svgTexts(t, files[slices.Index(names, "null64")])
+			assert.Contains(t, texts, "not plotted: on+pcid: unsupported (PCID: not supported by this CPU)")
+		} else {
+			assert.Equal(t, []string{"minimal flavour, global pages off", "linux flavour, global pages off"}, series["null64"])
+			assert.Empty(t, miss["null64"])
+			assert.Equal(t, []string{"PTI on vs off", "PTI on+pcid vs off", "Linux, a 2 µs call under PTI (docs/references.md)"}, series["overhead64"])
+		}
 		assert.Equal(t, []string{"32-bit processes", "32-bit threads", "64-bit processes", "64-bit threads"}, series["seed-messaging"])
 		if c.emulated {
 			assert.Equal(t, []string{"PTI off", "PTI on"}, series["work64"], "QEMU has no PCID")
