@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"math"
+
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/i386pae"
@@ -90,6 +92,11 @@ type Disturb struct {
 	// PMU is the performance counters per operation in the figure's
 	// world, or why there are none (pmuState.record).
 	PMU *contract.PMUCounts
+	// Per repeat, where the counters were read around every repeat: which
+	// repeats an SMI or an NMI disturbed (indices), and each repeat's
+	// dAPERF/dMPERF (0: unknown).
+	DisturbedAt []int
+	RepeatRatio []float64
 }
 
 // DisturbOf computes a figure's Disturb from its r measured repeats'
@@ -126,8 +133,14 @@ func DisturbDeltas(perOp []float64, deltas []cpustate.Sample, sampled string, op
 	if counters&cpustate.SampleAPERF != 0 && sumM != 0 {
 		d.Ratio = float64(sumA) / float64(sumM)
 		core := make([]float64, len(perOp))
+		if sampled != sampledRun {
+			d.RepeatRatio = make([]float64, len(perOp))
+		}
 		for i, v := range perOp {
 			r, ok := cpustate.Ratio(of(i))
+			if ok && d.RepeatRatio != nil {
+				d.RepeatRatio[i] = r
+			}
 			if !ok {
 				r = d.Ratio
 			}
@@ -144,6 +157,9 @@ func DisturbDeltas(perOp []float64, deltas []cpustate.Sample, sampled string, op
 			calm = append(calm, v)
 		} else {
 			d.Disturbed++
+			if sampled != sampledRun {
+				d.DisturbedAt = append(d.DisturbedAt, i)
+			}
 		}
 	}
 	if d.Disturbed > 0 {
@@ -161,6 +177,30 @@ func (d Disturb) headline() string {
 	return "all"
 }
 
+// RepeatClockTolerance is how far, as a fraction, each repeat's core
+// clock may stray from the figure's for the record to leave the repeats'
+// clocks out: the figure's then holds for every repeat (on a PC whose
+// clock settled, most figures), and the log stays short.
+const RepeatClockTolerance = 0.005
+
+// repeatMHz is each repeat's core clock in MHz for a TSC of hz, from
+// its dAPERF/dMPERF ratio (0: unknown), or nil when none strays more than
+// RepeatClockTolerance from the figure's ratio (or none is known).
+func repeatMHz(ratios []float64, ratio float64, hz uint64) []float64 {
+	strays := false
+	for _, r := range ratios {
+		strays = strays || r == 0 || math.Abs(r/ratio-1) > RepeatClockTolerance
+	}
+	if !strays || ratio == 0 {
+		return nil
+	}
+	out := make([]float64, len(ratios))
+	for i, r := range ratios {
+		out[i] = math.Round(float64(hz) * r / 1e6)
+	}
+	return out
+}
+
 // core is d's record form for a TSC of hz.
 func (d Disturb) CoreRecord(hz uint64) contract.Core {
 	c := contract.Core{CoreClock: cpustate.Unsupported, SMICount: cpustate.Unsupported, Sampled: d.Sampled, Headline: d.headline()}
@@ -170,6 +210,7 @@ func (d Disturb) CoreRecord(hz uint64) contract.Core {
 			c.CoreMHz = Round(float64(hz) * d.Ratio / 1e6)
 			c.CoreMean, c.CoreMedian = Round(d.Core.Mean), Round(d.Core.Median)
 		}
+		c.RepeatMHz = repeatMHz(d.RepeatRatio, d.Ratio, hz)
 	}
 	if d.Src&cpustate.SampleSMI != 0 {
 		c.SMICount = cpustate.SMIFromMSR
@@ -180,6 +221,7 @@ func (d Disturb) CoreRecord(hz uint64) contract.Core {
 	}
 	if d.Src&(cpustate.SampleSMI|cpustate.SampleNMI) != 0 {
 		c.Disturbed = d.Disturbed
+		c.DisturbedRepeats = d.DisturbedAt
 		if u := d.Undisturbed; u.N > 0 {
 			c.Undisturbed = &contract.Spread{N: u.N, Mean: Round(u.Mean), Stddev: Round(u.Stddev), Median: Round(u.Median), Min: Round(u.Min), Max: Round(u.Max)}
 		}

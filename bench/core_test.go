@@ -40,7 +40,7 @@ func TestDisturbDeltasNMIOnly(t *testing.T) {
 	assert.Equal(t, 100.0, d.Undisturbed.Mean)
 	assert.Zero(t, d.Ratio, "no core clock")
 	assert.Equal(t, contract.Core{
-		CoreClock: "unsupported", SMICount: "unsupported", NMIs: 2, Disturbed: 1, Sampled: "repeat",
+		CoreClock: "unsupported", SMICount: "unsupported", NMIs: 2, Disturbed: 1, DisturbedRepeats: []int{1}, Sampled: "repeat",
 		Undisturbed: &contract.Spread{N: 3, Mean: 100, Median: 100, Min: 100, Max: 100}, Headline: "undisturbed",
 		PMU: &contract.PMUCounts{Unsupported: pmuNow.reason},
 	}, d.CoreRecord(1_000_000_000))
@@ -77,6 +77,17 @@ func TestDisturbDeltasSMIAndNMI(t *testing.T) {
 	assert.Equal(t, 3, c.Disturbed)
 	assert.Equal(t, 1700.0, c.CoreMHz)
 	assert.Equal(t, 110.0, c.CoreMean, "the mean 220 TSC cycles at half the clock")
+	assert.Equal(t, []int{1, 2, 3}, c.DisturbedRepeats, "the repeats an SMI or an NMI disturbed, by index")
+	assert.Nil(t, c.RepeatMHz, "every repeat at the figure's clock: core_mhz holds for each")
+	deltas[4] = cpustate.Sample{APERF: 60, MPERF: 100}
+	strays := DisturbDeltas(perOp, deltas, SampledRepeat, 1).CoreRecord(3_400_000_000)
+	assert.Equal(t, []float64{1700, 1700, 1700, 1700, 2040}, strays.RepeatMHz, "a repeat at another clock: each repeat's own")
+
+	// Read around all repeats at once: no repeat can be told apart.
+	run := DisturbDeltas(perOp, deltas[:1], sampledRun, 5)
+	rc := run.CoreRecord(3_400_000_000)
+	assert.Nil(t, rc.DisturbedRepeats)
+	assert.Nil(t, rc.RepeatMHz)
 }
 
 // Sampled around the whole loop (the 32-bit phases), one NMI marks every

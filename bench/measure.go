@@ -124,13 +124,23 @@ func (x *Ctx) Subject(bench string, c experiment.Config) contract.Subject {
 }
 
 // stats is the record form of s, in the clock's unit, with the ratio to
-// off (absent when 0) and the core clock and disturbances d.
+// off (absent when 0), the core clock and disturbances d, and the
+// repeats themselves.
 func (x *Ctx) StatsOf(s Stats, d Disturb, ratio float64) contract.Stats {
 	return contract.Stats{
 		Unit: x.Clock.Unit(), Mean: Round(s.Mean), Stddev: Round(s.Stddev), StddevPct: Round(s.StddevPct()),
 		PerfPct: Round(s.PerfPct()), Median: Round(s.Median), Min: Round(s.Min), Max: Round(s.Max),
-		TSCHz: x.Clock.Hz, RatioToOff: Round(ratio), Core: d.CoreRecord(x.Clock.Hz),
+		TSCHz: x.Clock.Hz, RatioToOff: Round(ratio), Core: d.CoreRecord(x.Clock.Hz), Repeats: Rounded(s.Values),
 	}
+}
+
+// Rounded is xs, each value Round's.
+func Rounded(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = Round(x)
+	}
+	return out
 }
 
 // NotMeasured records what a configuration that did not run: an

@@ -15,6 +15,8 @@ type Stats struct {
 	Median float64
 	Min    float64
 	Max    float64
+	// Values are the measurements, in the order they were taken.
+	Values []float64
 }
 
 // StddevPct is the standard deviation in percent of the mean (0 when the
@@ -45,7 +47,7 @@ func Summarize(xs []float64) Stats {
 	}
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
-	st := Stats{N: n, Min: s[0], Max: s[n-1]}
+	st := Stats{N: n, Min: s[0], Max: s[n-1], Values: append([]float64(nil), xs...)}
 	if n%2 == 1 {
 		st.Median = s[n/2]
 	} else {

@@ -28,6 +28,7 @@ func TestSummarize(t *testing.T) {
 		assert.InDelta(t, c.pct, s.StddevPct(), 1e-9, "%v", c.xs)
 		assert.InDelta(t, c.pct/math.Sqrt(float64(len(c.xs))), s.PerfPct(), 1e-9, "%v: perf's +- is the stddev of the mean", c.xs)
 		assert.Equal(t, in, c.xs, "Summarize leaves its input alone")
+		assert.Equal(t, in, s.Values, "the measurements, in the order taken")
 	}
 	assert.Equal(t, Stats{}, Summarize(nil))
 }

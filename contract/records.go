@@ -74,6 +74,12 @@ type Stats struct {
 	TSCHz      uint64  `json:"tsc_hz"`
 	RatioToOff float64 `json:"ratio_to_off,omitempty"`
 	Core
+	// Repeats are the measured repeats' figures per operation, in Unit,
+	// in the order they ran: the samples the statistics above summarise
+	// (warm-up repeats not included; absent in records written before
+	// they were recorded, and in seed records, whose figures are their
+	// benchmarks' records).
+	Repeats []float64 `json:"repeats,omitempty"`
 }
 
 // Core is a figure's core clock and disturbances, from the counters read
@@ -101,6 +107,15 @@ type Core struct {
 	SMIs      uint64 `json:"smis"`
 	NMIs      uint64 `json:"nmis"`
 	Disturbed int    `json:"disturbed"`
+	// DisturbedRepeats are the indices, in Stats.Repeats, of the repeats
+	// an SMI or an NMI disturbed (absent: none); RepeatMHz each repeat's
+	// effective core clock (TSC Hz * dAPERF / dMPERF over the repeat), in
+	// MHz (0 for a repeat whose counters did not advance), absent when
+	// every repeat's is within 0.5% of CoreMHz (which then holds for each;
+	// bench.RepeatClockTolerance). Both only where the counters were read
+	// around every repeat (Sampled "repeat").
+	DisturbedRepeats []int     `json:"disturbed_repeats,omitempty"`
+	RepeatMHz        []float64 `json:"repeat_mhz,omitempty"`
 	// Sampled says over what the counters were read: "repeat" (around
 	// every repeat) or "run" (around all repeats at once: a disturbance
 	// marks every repeat of the run).
@@ -354,6 +369,9 @@ type FlushCost struct {
 	PerfPct         *float64 `json:"perf_pm_pct,omitempty"`
 	EmptyLoopCycles float64  `json:"empty_loop_cycles"`
 	TSCHz           uint64   `json:"tsc_hz"`
+	// Repeats are the measured repeats' units per operation, in the
+	// order they ran (Stats.Repeats').
+	Repeats []float64 `json:"repeats,omitempty"`
 }
 
 // OracleCalibration is the leak oracle's calibration: Samples pairs of

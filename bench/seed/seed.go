@@ -57,7 +57,10 @@ func seedTable(x *bench.Ctx, cols []string, cell func(width int, mode experiment
 					if base.ok {
 						ratio = c.stats.Mean / base.stats.Mean
 					}
-					x.Record(contract.Seed{Subject: s, Stats: x.StatsOf(c.stats, c.disturb, ratio), Seconds: seconds(c.stats)})
+					st := x.StatsOf(c.stats, c.disturb, ratio)
+					// The cell's repeats are its benchmark's record's.
+					st.Repeats, st.DisturbedRepeats, st.RepeatMHz = nil, nil, nil
+					x.Record(contract.Seed{Subject: s, Stats: st, Seconds: seconds(c.stats)})
 				}
 			}
 		}

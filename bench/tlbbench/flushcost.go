@@ -55,7 +55,7 @@ func flushCost(x *bench.Ctx) any {
 		out[op.Name] = st.Mean
 		rec := contract.FlushCost{Subject: s, Operation: op.Title, N: p.N, R: p.R, Warmup: p.Warmup, Unit: x.Clock.Unit(),
 			PerOp:           contract.Spread{N: st.N, Mean: bench.Round(st.Mean), Stddev: bench.Round(st.Stddev), Median: bench.Round(st.Median), Min: bench.Round(st.Min), Max: bench.Round(st.Max)},
-			EmptyLoopCycles: bench.Round(empty), TSCHz: x.Clock.Hz}
+			EmptyLoopCycles: bench.Round(empty), TSCHz: x.Clock.Hz, Repeats: bench.Rounded(per)}
 		if st.N >= 2 {
 			pct := bench.Round(st.PerfPct())
 			rec.PerfPct = &pct

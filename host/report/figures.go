@@ -32,9 +32,12 @@ type Figure struct {
 	Ops    int    `json:"ops,omitempty"` // operations per repeat
 	Warmup int    `json:"warmup,omitempty"`
 	*contract.Spread
-	PerfPct    *float64 `json:"perf_pm_pct,omitempty"`
-	NsPerOp    *float64 `json:"ns_per_op,omitempty"`
-	RatioToOff *float64 `json:"ratio_to_off,omitempty"`
+	// Repeats are the repeats the statistics summarise (Stats.Repeats;
+	// absent in older logs). The CSV leaves them out: one row a figure.
+	Repeats    []float64 `json:"repeats,omitempty"`
+	PerfPct    *float64  `json:"perf_pm_pct,omitempty"`
+	NsPerOp    *float64  `json:"ns_per_op,omitempty"`
+	RatioToOff *float64  `json:"ratio_to_off,omitempty"`
 	*contract.Core
 }
 
@@ -76,6 +79,7 @@ func (r *Run) Figures() []Figure {
 		st := m.Stats
 		f.Status, f.Unit, f.Core = "measured", st.Unit, &st.Core
 		f.Spread = &contract.Spread{N: m.R, Mean: st.Mean, Stddev: st.Stddev, Median: st.Median, Min: st.Min, Max: st.Max}
+		f.Repeats = st.Repeats
 		if m.R > 1 {
 			f.PerfPct = ptr(st.PerfPct)
 		}
@@ -93,7 +97,7 @@ func (r *Run) Figures() []Figure {
 			continue
 		}
 		f := Figure{Source: r.Source, CPU: cpu, Line: rec.Line, Key: v.Subject.Key(), Subject: v.Subject, Operation: v.Operation,
-			Status: "measured", Unit: v.Unit, Ops: v.N, Warmup: v.Warmup, Spread: &v.PerOp, PerfPct: v.PerfPct}
+			Status: "measured", Unit: v.Unit, Ops: v.N, Warmup: v.Warmup, Spread: &v.PerOp, PerfPct: v.PerfPct, Repeats: v.Repeats}
 		if v.TSCHz != 0 && v.Unit == "tsc_cycles" {
 			f.NsPerOp = ptr(v.PerOp.Mean / float64(v.TSCHz) * 1e9)
 		}
