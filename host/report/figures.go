@@ -29,6 +29,7 @@ type Figure struct {
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
 	Unit   string `json:"unit,omitempty"`
+	TSCHz  uint64 `json:"tsc_hz,omitempty"`
 	Ops    int    `json:"ops,omitempty"` // operations per repeat
 	Warmup int    `json:"warmup,omitempty"`
 	*contract.Spread
@@ -77,7 +78,7 @@ func (r *Run) Figures() []Figure {
 			continue
 		}
 		st := m.Stats
-		f.Status, f.Unit, f.Core = "measured", st.Unit, &st.Core
+		f.Status, f.Unit, f.Core, f.TSCHz = "measured", st.Unit, &st.Core, st.TSCHz
 		f.Spread = &contract.Spread{N: m.R, Mean: st.Mean, Stddev: st.Stddev, Median: st.Median, Min: st.Min, Max: st.Max}
 		f.Repeats = st.Repeats
 		if m.R > 1 {
@@ -97,7 +98,7 @@ func (r *Run) Figures() []Figure {
 			continue
 		}
 		f := Figure{Source: r.Source, CPU: cpu, Line: rec.Line, Key: v.Subject.Key(), Subject: v.Subject, Operation: v.Operation,
-			Status: "measured", Unit: v.Unit, Ops: v.N, Warmup: v.Warmup, Spread: &v.PerOp, PerfPct: v.PerfPct, Repeats: v.Repeats}
+			Status: "measured", Unit: v.Unit, TSCHz: v.TSCHz, Ops: v.N, Warmup: v.Warmup, Spread: &v.PerOp, PerfPct: v.PerfPct, Repeats: v.Repeats}
 		if v.TSCHz != 0 && v.Unit == "tsc_cycles" {
 			f.NsPerOp = ptr(v.PerOp.Mean / float64(v.TSCHz) * 1e9)
 		}

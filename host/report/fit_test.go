@@ -17,7 +17,7 @@ import (
 
 // fixtures are every sample log of the package.
 var fixtures = []string{qemuLog, syntheticPath, isolationLog, skylakeLog, tlbLog, bochsTLBLog,
-	"testdata/qemu-ladder.log", "testdata/qemu-ladder32.log"}
+	"testdata/qemu-ladder.log", "testdata/qemu-ladder32.log", repeatsA, repeatsB}
 
 // TestFitWidth: by default every line of report and compare is at most
 // DefaultWidth characters, no table keeps a column empty in every row,

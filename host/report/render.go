@@ -9,7 +9,7 @@ import (
 )
 
 // Formats are the output formats of Write.
-var Formats = []string{"text", "markdown", "csv", "json"}
+var Formats = []string{"text", "markdown", "csv", "json", "benchfmt"}
 
 // Document is what a command prints: a heading's lines (source, machine,
 // status, tests used...) and tables.
@@ -32,6 +32,8 @@ func WriteReports(w io.Writer, format string, width int, reps []Report) error {
 		return writeJSON(w, reps)
 	case "csv":
 		return writeFigures(w, reps)
+	case "benchfmt":
+		return writeBenchfmt(w, reps)
 	}
 	for i, rep := range reps {
 		if i > 0 {
@@ -56,6 +58,8 @@ func Write(w io.Writer, format string, width int, d Document) error {
 		return writeCSV(w, d)
 	case "json":
 		return writeJSON(w, d)
+	case "benchfmt":
+		return fmt.Errorf("benchfmt holds one run's repeats: write each run with ptilab report -format benchfmt and compare them with benchstat")
 	default:
 		return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 	}
