@@ -33,14 +33,16 @@ $(IMAGE): $(HOST) $(SOURCES)
 # The USB stick image: a GPT disk with a FAT32 EFI System Partition holding
 # the image as EFI/BOOT/BOOTX64.EFI, the hardware-sized ptilab.plan and
 # README.txt (README.md, "Running on a real machine").
-usb: $(USBIMG)
-
 # PLAN=FILE puts that plan on the stick instead (refused, with the lines
-# the image would ignore, when it has any: ptilab plan check).
+# the image would ignore, when it has any: ptilab plan check). The stick
+# is written every time (about a second): which plan it holds depends on
+# PLAN, not on file dates, and a refused plan leaves no stick behind that
+# holds an older one.
 PLAN ?=
 
-$(USBIMG): $(HOST) $(IMAGE) $(PLAN)
-	$(HOST) usb -o $@ $(if $(PLAN),-plan $(PLAN)) $(IMAGE)
+usb: $(HOST) $(IMAGE)
+	rm -f $(USBIMG)
+	$(HOST) usb -o $(USBIMG) $(if $(PLAN),-plan $(PLAN)) $(IMAGE)
 
 # Boot the image under QEMU+OVMF (TCG, q35, no network); the serial console
 # goes to the terminal and to build/serial.log, the run's results file to

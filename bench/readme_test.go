@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,6 +56,16 @@ func TestREADME(t *testing.T) {
 	}
 	for _, k := range bench.PlanKeys() {
 		assert.True(t, keys[k], "README documents plan key %s", k)
+	}
+	// The benchmarks key's default names every optional benchmark.
+	for _, l := range lines {
+		if strings.HasPrefix(l, "| `benchmarks` |") {
+			for _, name := range bench.PlanNames(true) {
+				if !slices.Contains(bench.PlanNames(false), name) {
+					assert.Contains(t, l, "`"+name+"`", "the benchmarks key's default lists the optional %s", name)
+				}
+			}
+		}
 	}
 	got := strings.Join(out, "\n")
 	if *update {

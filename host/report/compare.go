@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
@@ -10,19 +12,21 @@ import (
 	"github.com/ptilab/ptilab/tables"
 )
 
-// How compare tests a difference. The records carry each figure's
-// summary over its R repeats (mean, sample standard deviation, median,
-// minimum, maximum: contract.Stats), not the repeats themselves, so
-// benchstat's default test (benchmath.AssumeNothing, the Mann-Whitney U
-// test on the values) cannot be applied; the test that works from the
-// summary is benchmath.AssumeNormal's: Welch's two-sample t-test
-// (go-moremath's stats.TwoSampleWelchTTest, which AssumeNormal calls),
-// from the mean, the variance and R of each side. When neither side has
-// any spread, the R values of each are known exactly (all equal to the
-// mean), and benchmath.AssumeNothing compares them.
-const TestNote = "significance: Welch's two-sample t-test from each figure's mean, standard deviation and repeats " +
-	"(benchmath.AssumeNormal's test; the records carry summaries, not the repeats benchstat's U-test needs); " +
-	"figures without spread on either side: benchmath.AssumeNothing on the exact repeats; " +
+// How compare tests a difference. Where both records carry their
+// repeats (Stats.Repeats), as benchstat does: each side's undisturbed
+// repeats are a benchmath sample, its centre the median with a 95%
+// confidence interval (benchmath.AssumeNothing's Summary), and the test
+// Mann-Whitney's U-test (AssumeNothing's Compare, with benchstat's rule
+// that too few repeats cannot be significant). Where one of them carries
+// only its summary (a log written before the repeats were recorded): the
+// mean ± perf's spread, and Welch's two-sample t-test from each side's
+// mean, standard deviation and repeats (benchmath.AssumeNormal's test,
+// go-moremath's stats.TwoSampleWelchTTest); when neither side has any
+// spread its repeats are known exactly (all equal to the mean) and the
+// U-test compares them.
+const TestNote = "significance: with the repeats in both records, benchstat's: the median ± its 95% confidence interval " +
+	"of the undisturbed repeats, Mann-Whitney's U-test (benchmath.AssumeNothing); " +
+	"without them (an older log): the mean ± perf's spread and Welch's t-test from the summaries (test marked t); " +
 	"alpha 0.05 (benchmath.DefaultThresholds); ~ is no significant difference"
 
 // CoreClockKey is the field of a figure's record that gives its
@@ -50,7 +54,7 @@ func Compare(a, b *Run, all bool) Document {
 		"B: " + b.Source, "   " + MachineLine(b), "   " + StatusLine(b),
 		TestNote,
 	}}
-	t := Table{Name: "compare", Title: "A against B, configuration by configuration: mean ± (perf style), B/A, p-value and repeats, the change if significant",
+	t := Table{Name: "compare", Title: "A against B, configuration by configuration: centre ± spread (TestNote), B/A, p-value and repeats, the change if significant",
 		Columns: tables.Cols("configuration", "unit", "A", "B", "B/A", "test", "change")}
 	ma, mb := a.Measurements(), b.Measurements()
 	inB := map[string]*Measurement{}
@@ -92,15 +96,25 @@ func Compare(a, b *Run, all bool) Document {
 			}
 		}
 	}
-	comparable, not := 0, 0
+	comparable, not, welch := 0, 0, 0
 	for _, row := range t.Rows {
-		if row[4] == "-" {
+		switch {
+		case row[4] == "-":
 			not++
-		} else {
+		case strings.HasPrefix(row[5], "t "):
+			welch++
+			comparable++
+		default:
 			comparable++
 		}
 	}
+	t.Rows = append(t.Rows, geomeans(t.Rows)...)
 	t.Notes = []string{fmt.Sprintf("%d rows compared, %d not compared (named with the reason)", comparable, not)}
+	if comparable > 0 {
+		alpha := benchmath.DefaultThresholds.CompareAlpha
+		t.Notes = append(t.Notes, fmt.Sprintf("%d comparisons at alpha %.2f (%d by the U-test on the repeats, %d by Welch's t-test on summaries): about %.1f would come out significant by chance alone, with no correction for multiple testing",
+			comparable, alpha, comparable-welch, welch, float64(comparable)*alpha))
+	}
 	if onlyA+onlyB > 0 {
 		shown := "not shown: -all lists them"
 		if all {
@@ -108,7 +122,7 @@ func Compare(a, b *Run, all bool) Document {
 		}
 		t.Notes = append(t.Notes, fmt.Sprintf("%d configurations only in A, %d only in B (%s)", onlyA, onlyB, shown))
 	}
-	if both > 0 && same == both {
+	if both > 0 && same == both && comparable == both {
 		t.Notes = append(t.Notes, "A and B hold the same figures, every one: a run compared with itself (p = 1 everywhere, nothing to find)")
 	}
 	t.Notes = append(t.Notes, "(the seed tables' cells are the null and sched-messaging rows above, not compared twice)")
@@ -139,16 +153,134 @@ func compareRow(k string, a, b *Run, x, y *Measurement) []string {
 	if ca, cb, ok := coreClocks(x, y); ok && math.Abs(cb/ca-1) > CoreClockTolerance {
 		return why(fmt.Sprintf("not compared: core clocks differ (A %.3f GHz, B %.3f GHz)", ca/1e9, cb/1e9))
 	}
-	c := significance(x, y)
-	xm, _, _ := figure(x)
-	ym, _, _ := figure(y)
-	row[4] = fmt.Sprintf("%.3f", ym/xm)
-	row[5] = c.String()
-	change := c.FormatDelta(xm, ym)
+	sx, sy := sideOf(x), sideOf(y)
+	var c benchmath.Comparison
+	test := ""
+	if sx.sample != nil && sy.sample != nil {
+		c = benchmath.AssumeNothing.Compare(sx.sample, sy.sample)
+		row[2], row[3] = sx.cell(), sy.cell()
+	} else {
+		// Summaries only: the means, Welch's t-test.
+		c = significance(x, y)
+		sx, sy = side{centre: sx.mean, unit: sx.unit}, side{centre: sy.mean, unit: sy.unit}
+		test = "t "
+	}
+	row[4] = fmt.Sprintf("%.3f", sy.centre/sx.centre)
+	row[5] = test + testString(c)
+	change := c.FormatDelta(sx.centre, sy.centre)
 	for _, w := range c.Warnings {
 		change += " (" + w.Error() + ")"
 	}
 	return append(row, change)
+}
+
+// testString is a comparison's p-value and sizes: "p=0.002 n=10" (or
+// n=A+B), the p-value shown even when it rounds to 0.
+func testString(c benchmath.Comparison) string {
+	if c.N1 == c.N2 {
+		return fmt.Sprintf("p=%.3f n=%d", c.P, c.N1)
+	}
+	return fmt.Sprintf("p=%.3f n=%d+%d", c.P, c.N1, c.N2)
+}
+
+// side is a figure in a comparison, in the report's unit (figure):
+// its mean, and where its record has repeats, the sample of its
+// undisturbed ones, its centre (median) and confidence interval, and how
+// many repeats were disturbed.
+type side struct {
+	unit      string
+	mean      float64
+	sample    *benchmath.Sample
+	centre    float64
+	summary   benchmath.Summary
+	disturbed int
+}
+
+// sideOf is m as a side of a comparison.
+func sideOf(m *Measurement) side {
+	mean, _, unit := figure(m)
+	s := side{unit: unit, mean: mean, centre: mean}
+	if len(m.Stats.Repeats) == 0 {
+		return s
+	}
+	scale := mean / m.Stats.Mean
+	if m.Stats.Mean == 0 {
+		scale = 1
+	}
+	out := map[int]bool{}
+	for _, i := range m.Stats.DisturbedRepeats {
+		out[i] = true
+	}
+	var xs []float64
+	for i, v := range m.Stats.Repeats {
+		if out[i] {
+			s.disturbed++
+			continue
+		}
+		xs = append(xs, v*scale)
+	}
+	if len(xs) == 0 {
+		return s
+	}
+	th := benchmath.DefaultThresholds
+	s.sample = benchmath.NewSample(xs, &th)
+	s.summary = benchmath.AssumeNothing.Summary(s.sample, 0.95)
+	s.centre = s.summary.Center
+	return s
+}
+
+// cell is s's figure: its centre ± its confidence interval (benchstat's
+// "± 11%"), and the disturbed repeats left out.
+func (s side) cell() string {
+	c := fmt.Sprintf("%.1f ± %s", s.centre, s.summary.PctRangeString())
+	if s.unit == "s" {
+		c = fmt.Sprintf("%.4g ± %s", s.centre, s.summary.PctRangeString())
+	}
+	if s.disturbed > 0 {
+		c += fmt.Sprintf(" (%d dist.)", s.disturbed)
+	}
+	return c
+}
+
+// geomeans are a row per unit of the compared rows: the geometric mean
+// of A's centres, of B's, their ratio and the change (benchstat's
+// geomean row).
+func geomeans(rows [][]string) [][]string {
+	type acc struct {
+		n      int
+		la, lb float64
+		unit   string
+		first  int
+	}
+	by := map[string]*acc{}
+	var units []string
+	for i, row := range rows {
+		if len(row) < 7 || row[4] == "-" {
+			continue
+		}
+		ratio, err := strconv.ParseFloat(row[4], 64)
+		va, errA := strconv.ParseFloat(strings.Fields(row[2])[0], 64)
+		if err != nil || errA != nil || ratio <= 0 || va <= 0 {
+			continue
+		}
+		g := by[row[1]]
+		if g == nil {
+			g = &acc{unit: row[1], first: i}
+			by[row[1]] = g
+			units = append(units, row[1])
+		}
+		g.n++
+		g.la += math.Log(va)
+		g.lb += math.Log(va * ratio)
+	}
+	var out [][]string
+	for _, u := range units {
+		g := by[u]
+		ga, gb := math.Exp(g.la/float64(g.n)), math.Exp(g.lb/float64(g.n))
+		out = append(out, []string{fmt.Sprintf("geomean of %d rows", g.n), u, fmt.Sprintf("%.4g", ga), fmt.Sprintf("%.4g", gb),
+			fmt.Sprintf("%.3f", gb/ga), "", fmt.Sprintf("%+.2f%%", (gb/ga-1)*100)})
+	}
+	return out
 }
 
 // sameFigure reports whether x and y are the same figure: unit, mean,

@@ -62,6 +62,8 @@ func (r *Run) Figures() []Figure {
 			f.Ops, f.Warmup = v.N, v.Warmup
 		case contract.TLBSweep:
 			f.Ops, f.Warmup = v.N, v.Warmup
+		case contract.FlushCost:
+			f.Ops, f.Warmup, f.Operation = v.N, v.Warmup, v.Operation
 		case contract.Messaging:
 			f.Warmup, f.Workload = v.Warmup, &v.Workload
 		case contract.Unsupported:
@@ -78,7 +80,10 @@ func (r *Run) Figures() []Figure {
 			continue
 		}
 		st := m.Stats
-		f.Status, f.Unit, f.Core, f.TSCHz = "measured", st.Unit, &st.Core, st.TSCHz
+		f.Status, f.Unit, f.TSCHz = "measured", st.Unit, st.TSCHz
+		if _, flush := m.Record.Record.(contract.FlushCost); !flush {
+			f.Core = &st.Core // a flush cost's counters are not read
+		}
 		f.Spread = &contract.Spread{N: m.R, Mean: st.Mean, Stddev: st.Stddev, Median: st.Median, Min: st.Min, Max: st.Max}
 		f.Repeats = st.Repeats
 		if m.R > 1 {
@@ -89,18 +94,6 @@ func (r *Run) Figures() []Figure {
 		}
 		if st.RatioToOff != 0 {
 			f.RatioToOff = ptr(st.RatioToOff)
-		}
-		out = append(out, f)
-	}
-	for _, rec := range r.Records {
-		v, ok := rec.Record.(contract.FlushCost)
-		if !ok {
-			continue
-		}
-		f := Figure{Source: r.Source, CPU: cpu, Line: rec.Line, Key: v.Subject.Key(), Subject: v.Subject, Operation: v.Operation,
-			Status: "measured", Unit: v.Unit, TSCHz: v.TSCHz, Ops: v.N, Warmup: v.Warmup, Spread: &v.PerOp, PerfPct: v.PerfPct, Repeats: v.Repeats}
-		if v.TSCHz != 0 && v.Unit == "tsc_cycles" {
-			f.NsPerOp = ptr(v.PerOp.Mean / float64(v.TSCHz) * 1e9)
 		}
 		out = append(out, f)
 	}

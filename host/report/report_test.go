@@ -289,7 +289,7 @@ func TestCompareGolden(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		a, b *Run
-	}{{"qemu-skylake", q, sky}, {"qemu-synthetic", q, synth}} {
+	}{{"qemu-skylake", q, sky}, {"qemu-synthetic", q, synth}, {"repeats", load1(t, repeatsA), load1(t, repeatsB)}} {
 		var b bytes.Buffer
 		require.NoError(t, Write(&b, "text", DefaultWidth, Compare(c.a, c.b, false)))
 		golden(t, "compare-"+c.name+".txt", b.Bytes())
@@ -312,7 +312,7 @@ func TestCompareRows(t *testing.T) {
 	r := rows(Compare(q, sky, false))
 	row := r["bench=null width=64 mode=on entry=syscall flavour=minimal global=off"]
 	require.NotNil(t, row)
-	assert.Regexp(t, `^p=0\.\d{3} n=10$`, row[5])
+	assert.Regexp(t, `^t p=0\.\d{3} n=10$`, row[5], "logs without repeats: Welch's t-test on the summaries")
 	assert.NotEqual(t, "-", row[4])
 
 	d := Compare(q, synth, false)
@@ -356,8 +356,10 @@ func TestCompareRows(t *testing.T) {
 			return strings.ReplaceAll(l, `"`+CoreClockKey+`":3700,`, `"`+CoreClockKey+`":`+mhz+`,`)
 		})
 	}
-	r = rows(Compare(clocked("3700"), clocked("1200"), false))
+	slow := Compare(clocked("3700"), clocked("1200"), false)
+	r = rows(slow)
 	assert.Equal(t, "not compared: core clocks differ (A 3.700 GHz, B 1.200 GHz)", r["bench=null width=64 mode=off entry=syscall flavour=minimal global=off"][6])
+	assert.NotContains(t, strings.Join(slow.Tables[0].Notes, "\n"), "the same figures", "same figures, but at other clocks: not a run compared with itself")
 	r = rows(Compare(clocked("3700"), clocked("3710"), false))
 	assert.Equal(t, "~", r["bench=null width=64 mode=off entry=syscall flavour=minimal global=off"][6])
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -17,8 +18,10 @@ import (
 type Table = tables.Table
 
 // Measurement is a benchmark's configuration as a run recorded it: a
-// measured figure (a syscall, pingpong or messaging record), or one that
-// did not run (an unsupported or error record), with its record.
+// measured figure (a syscall, pingpong, messaging, tlbsweep or flushcost
+// record; a flush cost's Stats are made from its per-operation spread),
+// or one that did not run (an unsupported or error record), with its
+// record.
 type Measurement struct {
 	contract.Subject
 	// Stats and R are the figure and its repeats; Stats is nil when the
@@ -48,6 +51,19 @@ func (r *Run) Measurements() []Measurement {
 			m = Measurement{Subject: v.Subject, Stats: &v.Stats, R: v.R, Ns: v.Seconds * 1e9}
 		case contract.TLBSweep:
 			m = Measurement{Subject: v.Subject, Stats: &v.Stats, R: v.R, Ns: v.NsPerCall}
+		case contract.FlushCost:
+			st := &contract.Stats{Unit: v.Unit, Mean: v.PerOp.Mean, Stddev: v.PerOp.Stddev, Median: v.PerOp.Median,
+				Min: v.PerOp.Min, Max: v.PerOp.Max, TSCHz: v.TSCHz, Repeats: v.Repeats}
+			if v.PerfPct != nil {
+				st.PerfPct = *v.PerfPct
+			}
+			if v.PerOp.Mean != 0 {
+				st.StddevPct = 100 * v.PerOp.Stddev / math.Abs(v.PerOp.Mean)
+			}
+			m = Measurement{Subject: v.Subject, Stats: st, R: v.R}
+			if v.TSCHz != 0 && v.Unit == "tsc_cycles" {
+				m.Ns = v.PerOp.Mean / float64(v.TSCHz) * 1e9
+			}
 		case contract.Unsupported:
 			m = Measurement{Subject: v.Subject, NotRun: "unsupported"}
 		case contract.Error:
