@@ -300,6 +300,16 @@ func plural(k int, one, many string) string {
 
 func f1(x float64) string { return fmt.Sprintf("%.1f", x) }
 
+// nsCell is a figure's ns per operation, or "-" where the TSC counted
+// instructions (QEMU -icount, Bochs): nanoseconds of an emulator's
+// 100 MHz "TSC" are not a time (150 ns for 15 instructions).
+func nsCell(s contract.Subject, ns float64) string {
+	if s.Icount {
+		return "-"
+	}
+	return f1(ns)
+}
+
 func yn(b bool) string {
 	if b {
 		return "yes"

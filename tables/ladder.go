@@ -55,14 +55,14 @@ func (r *Renderer) ladderPlace(rec contract.Record, c config) place {
 			}
 		}
 	case contract.Syscall:
-		p.at, p.cells = 5, append([]string{f1(v.Mean), spread(&v.Stats, v.R), f1(v.Median), f1(v.Min), f1(v.NsPerCall), ratioCell(v.RatioToOff)},
+		p.at, p.cells = 5, append([]string{f1(v.Mean), spread(&v.Stats, v.R), f1(v.Median), f1(v.Min), nsCell(v.Subject, v.NsPerCall), ratioCell(v.RatioToOff)},
 			coreCells(&v.Core, v.R, pmu)...)
 	case contract.PingPong:
 		cr3 := "-"
 		if v.RoundTrips > 0 {
 			cr3 = fmt.Sprintf("%.2f", float64(v.CR3Loads)/float64(v.RoundTrips))
 		}
-		p.at, p.cells = 5, append([]string{f1(v.Mean), spread(&v.Stats, v.R), f1(v.NsPerRoundTrip), ratioCell(v.RatioToOff), cr3},
+		p.at, p.cells = 5, append([]string{f1(v.Mean), spread(&v.Stats, v.R), nsCell(v.Subject, v.NsPerRoundTrip), ratioCell(v.RatioToOff), cr3},
 			coreCells(&v.Core, v.R, pmu)...)
 	default:
 		// A rung that did not run: a row of its own.

@@ -17,7 +17,7 @@ import (
 // core-clock cells.
 func perCallCells(v contract.Syscall, pmu bool) []string {
 	s := v.Stats
-	return append([]string{f1(s.Mean), spread(&s, v.R), f1(s.Median), f1(s.Min), f1(v.NsPerCall), ratioCell(s.RatioToOff)},
+	return append([]string{f1(s.Mean), spread(&s, v.R), f1(s.Median), f1(s.Min), nsCell(v.Subject, v.NsPerCall), ratioCell(s.RatioToOff)},
 		coreCells(&s.Core, v.R, pmu)...)
 }
 
@@ -225,7 +225,11 @@ func (r *Renderer) lseekPlace(rec contract.Record, c config, s contract.Subject)
 				gain = fmt.Sprintf("%+.2f%%", 100*(base.Mean/v.Mean-1))
 			}
 		}
-		return append([]string{f1(v.Mean), spread(&v.Stats, v.R), f1(v.NsPerCall), fmt.Sprintf("%.0f", 1e9/v.NsPerCall), ratioCell(v.RatioToOff), gain},
+		ops := fmt.Sprintf("%.0f", 1e9/v.NsPerCall)
+		if v.Icount {
+			ops = "-" // virtual ns make virtual operations per second
+		}
+		return append([]string{f1(v.Mean), spread(&v.Stats, v.R), nsCell(v.Subject, v.NsPerCall), ops, ratioCell(v.RatioToOff), gain},
 			coreCells(&v.Core, v.R, pmu)...)
 	}
 	n, reps, warmup := sizes(rec)

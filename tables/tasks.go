@@ -34,7 +34,7 @@ func (r *Renderer) pingPongPlace(rec contract.Record, c config) place {
 		if v.RoundTrips > 0 {
 			cr3 = fmt.Sprintf("%.2f", float64(v.CR3Loads)/float64(v.RoundTrips))
 		}
-		return append([]string{f1(v.Mean), spread(&v.Stats, v.R), f1(v.NsPerRoundTrip), ratioCell(v.RatioToOff), cr3}, coreCells(&v.Core, v.R, pmu)...)
+		return append([]string{f1(v.Mean), spread(&v.Stats, v.R), nsCell(v.Subject, v.NsPerRoundTrip), ratioCell(v.RatioToOff), cr3}, coreCells(&v.Core, v.R, pmu)...)
 	})
 	at := tasksAt(c, len(lead), n)
 	nn, reps, warmup := sizes(rec)

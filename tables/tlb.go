@@ -28,7 +28,7 @@ func (r *Renderer) sweepPlace(rec contract.Record, c config) place {
 		if v.ExtraVsOff != nil {
 			extra = fmt.Sprintf("%+.1f", *v.ExtraVsOff)
 		}
-		return append([]string{f1(v.Mean), spread(&v.Stats, v.R), f1(v.Median), f1(v.Min), f1(v.NsPerCall), extra, ratioCell(v.RatioToOff)},
+		return append([]string{f1(v.Mean), spread(&v.Stats, v.R), f1(v.Median), f1(v.Min), nsCell(v.Subject, v.NsPerCall), extra, ratioCell(v.RatioToOff)},
 			coreCells(&v.Core, v.R, pmu)...)
 	}
 	n, reps, warmup := sizes(rec)
@@ -84,7 +84,7 @@ func (r *Renderer) flushCostPlace(rec contract.Record, c config) place {
 			pct = fmt.Sprintf("%.1f%%", *v.PerfPct)
 		}
 		if v.TSCHz != 0 {
-			ns = f1(v.PerOp.Mean * 1e9 / float64(v.TSCHz))
+			ns = nsCell(v.Subject, v.PerOp.Mean*1e9/float64(v.TSCHz))
 		}
 		cells = []string{f1(v.PerOp.Mean), pct, f1(v.PerOp.Median), f1(v.PerOp.Min), ns}
 	case contract.Unsupported:

@@ -377,10 +377,11 @@ func TestEngineCoreClock(t *testing.T) {
 	assert.Equal(t, (3*100.0+600)/4, off.Mean, "all repeats: one took 500 more per call")
 	assert.Equal(t, contract.Core{
 		CoreClock: "aperf/mperf", CoreMHz: 1700, CoreMean: off.Mean / 2, CoreMedian: 50,
-		SMICount: "msr", SMIs: 1, Disturbed: 1, Sampled: "repeat",
+		SMICount: "msr", SMIs: 1, Disturbed: 1, DisturbedRepeats: []int{1}, Sampled: "repeat",
 		Undisturbed: &contract.Spread{N: 3, Mean: 100, Median: 100, Min: 100, Max: 100}, Headline: "undisturbed",
 		PMU: &contract.PMUCounts{Unsupported: "no architectural performance monitoring (CPUID.0AH:EAX[7:0] = 0)"},
 	}, off.Core)
+	assert.Equal(t, []float64{100, 600, 100, 100}, off.Repeats, "the repeats in the order they ran, the disturbed one among them")
 	off32 := byKey[contract.Subject{Bench: "null32", Width: 32, Mode: "off", Entry: "sysenter", Flavour: "minimal"}.Key()]
 	assert.Equal(t, "run", off32.Sampled)
 	assert.Equal(t, uint64(1), off32.SMIs)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/reference"
 )
@@ -25,17 +26,29 @@ const (
 	synthStddevP = 1.5 // % of the mean
 )
 
-// synthStats are a made-up figure's statistics: mean m cycles, a 1.5%
-// standard deviation over 10 repeats, the ratio to off.
+// synthShape is the repeats' shape: 10 deviations from the mean whose
+// mean is 0 and whose sample standard deviation, once scaled by
+// synthShapeSD, is 1.
+var synthShape = [synthR]float64{0.3, -1, 1.5, -0.1, -0.6, 1, 0.1, -1.5, 0.6, -0.3}
+
+const synthShapeSD = 0.9080 // sqrt(sum(synthShape^2) / 9), rounded
+
+// synthStats are a made-up figure's statistics: 10 repeats around mean m
+// cycles with a 1.5% standard deviation (synthShape), summarised by
+// bench.Summarize as the image does, and the ratio to off.
 func synthStats(m, ratio float64) contract.Stats {
-	sd := m * synthStddevP / 100
-	r := func(x float64) float64 { return math.Round(x*1000) / 1000 }
-	return contract.Stats{Unit: "tsc_cycles", Mean: r(m), Stddev: r(sd), StddevPct: synthStddevP,
-		PerfPct: r(synthStddevP / math.Sqrt(synthR)), Median: r(m * 0.998), Min: r(m * 0.975), Max: r(m * 1.03),
-		TSCHz: synthHz, RatioToOff: r(ratio),
+	var xs []float64
+	for _, z := range synthShape {
+		xs = append(xs, m*(1+z/synthShapeSD*synthStddevP/100))
+	}
+	s := bench.Summarize(xs)
+	r := bench.Round
+	return contract.Stats{Unit: "tsc_cycles", Mean: r(s.Mean), Stddev: r(s.Stddev), StddevPct: r(s.StddevPct()),
+		PerfPct: r(s.PerfPct()), Median: r(s.Median), Min: r(s.Min), Max: r(s.Max),
+		TSCHz: synthHz, RatioToOff: r(ratio), Repeats: bench.Rounded(s.Values),
 		// The core held at the TSC's nominal rate (pstate = nominal), no
 		// SMI: core cycles equal TSC cycles.
-		Core: contract.Core{CoreClock: "aperf/mperf", CoreMHz: synthHz / 1e6, CoreMean: r(m), CoreMedian: r(m * 0.998),
+		Core: contract.Core{CoreClock: "aperf/mperf", CoreMHz: synthHz / 1e6, CoreMean: r(s.Mean), CoreMedian: r(s.Median),
 			SMICount: "msr", Sampled: "repeat", Headline: "all"}}
 }
 
