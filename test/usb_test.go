@@ -1,6 +1,7 @@
 package test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/host/bochs"
 	"github.com/ptilab/ptilab/host/qemu"
+	"github.com/ptilab/ptilab/host/report"
 	"github.com/ptilab/ptilab/host/usbimage"
 )
 
@@ -190,6 +192,17 @@ func TestUSBKilled(t *testing.T) {
 	assert.Equal(t, serial[:len(file)], file, "the file's records are the serial's first ones")
 	assert.True(t, strings.HasSuffix(string(files[0]), "\n"), "the file ends with a whole line")
 	t.Logf("killed after %d records on serial; %d in the results file", len(serial), len(file))
+
+	// What `ptilab report IMAGE` reads of the stick: the cut run, said
+	// to be cut short, with the tables it had.
+	runs, warnings, err := report.Load(img)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	assert.True(t, runs[0].CutShort())
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "cut short: no PTILAB-END line")
+	rep := report.Build(runs[0])
+	assert.Regexp(t, fmt.Sprintf(`^CUT SHORT: no PTILAB-END line; the log holds \d+ lines, %d records`, len(file)), rep.Status)
 }
 
 // TestUSBNoSerial boots with no serial port at all: the results file is

@@ -60,7 +60,9 @@ const (
 // overhead (each mode's ratio to off against ns of work), the null call
 // of each world (ns per call per mode, a bar per flavour and global-page
 // setting), the seed tables (32-bit and 64-bit side by side: ratio to off
-// per mode, grouped bars) and the TLB sweep of each kind. Error bars are
+// per mode, grouped bars), the TLB sweep of each kind, the flush costs
+// and the mitigation ladders (the null call's and the ping-pong's, each
+// world's). Error bars are
 // the tables' ± (perf stat --repeat's: the standard deviation of the
 // mean). Every title says so when the figures are emulated or the run
 // was cut short, and names the modes of its figures that did not run.
@@ -81,6 +83,10 @@ func Plots(r *Run) ([]Plot, error) {
 	}
 	for _, kind := range sweepKinds(ms) {
 		makers = append(makers, func() (*Plot, error) { return sweepPlot(r, ms, kind) })
+	}
+	makers = append(makers, func() (*Plot, error) { return flushPlot(r, ms) })
+	for _, bench := range []string{"ladder", "ladder32"} {
+		makers = append(makers, func() (*Plot, error) { return ladderPlot(r, ms, bench) })
 	}
 	var out []Plot
 	for _, mk := range makers {
@@ -185,9 +191,10 @@ func missing(m Measurement) string {
 }
 
 // withoutKey is a reason without the configuration's key the image puts
-// before it ("width=64 mode=on+pcid ...: PCID: not supported").
+// before it ("width=64 mode=on+pcid ...: PCID: not supported",
+// "off/mitigated/nonglobal/ibrs: ibrs: no IA32_SPEC_CTRL ...").
 func withoutKey(why string) string {
-	if i := strings.Index(why, ": "); i >= 0 && strings.Contains(why[:i], "=") {
+	if i := strings.Index(why, ": "); i >= 0 && strings.ContainsAny(why[:i], "=/") {
 		return why[i+2:]
 	}
 	return why
@@ -197,10 +204,13 @@ func withoutKey(why string) string {
 // did not run, and returns them.
 func addMissing(p *plot.Plot, ms []string) []string {
 	if len(ms) > 0 {
-		p.Title.Text += "\nnot plotted: " + strings.Join(ms, "; ")
+		p.Title.Text += "\n" + strings.Join(wrap("not plotted: "+strings.Join(ms, "; "), plotTitleWidth), "\n")
 	}
 	return ms
 }
+
+// plotTitleWidth is how many characters a line of a plot's title holds.
+const plotTitleWidth = 95
 
 // workPoints are the work curve of the world of width: per mode, the
 // measured points by work (ns); the modes in output order, the works
@@ -746,4 +756,111 @@ func shortKey(k string) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// flushPlot is the flush costs: a bar per operation, its units per
+// operation with the tables' ± as error bars; nil if the run has none.
+func flushPlot(r *Run, ms []Measurement) (*Plot, error) {
+	var ops, notRun []string
+	s := bars{name: "per operation"}
+	unit := ""
+	for _, m := range ms {
+		if m.Bench != "flushcost" {
+			continue
+		}
+		if m.Stats == nil {
+			notRun = append(notRun, fmt.Sprintf("%s: %s (%s)", m.Target, strings.ToLower(m.NotRun), withoutKey(reasonOf(m))))
+			continue
+		}
+		ops = append(ops, m.Target)
+		unit = m.Stats.Unit
+		s.vals, s.has = append(s.vals, m.Stats.Mean), append(s.has, true)
+		s.err = append(s.err, m.Stats.Mean*m.Stats.PerfPct/100)
+	}
+	if len(ops) == 0 {
+		return nil, nil
+	}
+	s.name = unitName(unit) + " per operation"
+	p := newPlot(r, "TLB flush costs in ring 0, interrupts masked, per operation (empty loop subtracted);\nerror bars: the tables' ± (standard deviation of the mean)",
+		"operation", unitName(unit)+" per operation")
+	if err := groupedBars(p, ops, []bars{s}); err != nil {
+		return nil, err
+	}
+	p.X.Tick.Label.Rotation = 0.5
+	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = -1, -0.5
+	return &Plot{Name: "flushcost", Plot: p, Series: []string{s.name}, Missing: addMissing(p, notRun)}, nil
+}
+
+// reasonOf is why a configuration that did not run did not.
+func reasonOf(m Measurement) string {
+	switch v := m.Record.Record.(type) {
+	case contract.Unsupported:
+		return v.Reason
+	case contract.Error:
+		return v.Error
+	}
+	return ""
+}
+
+// ladderPlot is a mitigation ladder (bench "ladder" or "ladder32"): a
+// bar per rung (its knobs, in the order measured) and mode, the rung's
+// figure per operation with the tables' ± as error bars; the null call's
+// and the ping-pong's rungs apart (their figures differ by orders of
+// magnitude); nil if the run has none.
+func ladderPlot(r *Run, ms []Measurement, bench string) (*Plot, error) {
+	var rungs, modes, notRun []string
+	cell := map[[2]string]Measurement{}
+	unit := ""
+	for _, m := range ms {
+		if m.Bench != bench || m.Tasks != "" {
+			continue // the null call's ladder; the ping-pong's (Tasks) apart
+		}
+		rung := m.Mitigations
+		if rung == "" {
+			rung = m.Flavour + " flavour"
+		}
+		if m.Stats == nil {
+			notRun = append(notRun, fmt.Sprintf("%s %s: %s (%s)", m.Mode, rung, strings.ToLower(m.NotRun), withoutKey(reasonOf(m))))
+			continue
+		}
+		if !slices.Contains(rungs, rung) {
+			rungs = append(rungs, rung)
+		}
+		if !slices.Contains(modes, m.Mode) {
+			modes = append(modes, m.Mode)
+		}
+		unit = m.Stats.Unit
+		cell[[2]string{m.Mode, rung}] = m
+	}
+	if len(rungs) == 0 {
+		return nil, nil
+	}
+	var series []bars
+	for _, mode := range modes {
+		s := bars{name: "PTI " + mode}
+		for _, rung := range rungs {
+			m, ok := cell[[2]string{mode, rung}]
+			s.has = append(s.has, ok)
+			if !ok {
+				s.vals, s.err = append(s.vals, 0), append(s.err, 0)
+				continue
+			}
+			s.vals = append(s.vals, m.Stats.Mean)
+			s.err = append(s.err, m.Stats.Mean*m.Stats.PerfPct/100)
+		}
+		series = append(series, s)
+	}
+	world := "64-bit"
+	if bench == "ladder32" {
+		world = "32-bit PAE"
+	}
+	p := newPlot(r, fmt.Sprintf("mitigation ladder, %s null system call: %s per call by rung and PTI mode;\nerror bars: the tables' ± (standard deviation of the mean)", world, unitName(unit)),
+		unitName(unit)+" per call", "rung (the knobs enabled)")
+	p.Legend.Top, p.Legend.Left = false, false // bottom right, beside the last rungs' shorter bars
+	if err := addBars(p, rungs, series, true); err != nil {
+		return nil, err
+	}
+	p.X.Max *= 1.15
+	return &Plot{Name: bench, Plot: p, Series: names(series), Missing: addMissing(p, notRun),
+		Width: plotWidth, Height: max(plotHeight, vg.Length(len(rungs))*hgroup*vg.Length(max(len(modes), 2))/2+40*vg.Millimeter)}, nil
 }

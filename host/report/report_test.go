@@ -447,7 +447,9 @@ func TestSweepPlots(t *testing.T) {
 		require.NoError(t, err)
 		ps, err := Plots(run)
 		require.NoError(t, err)
-		require.Len(t, files, 3, c.path)
+		require.Len(t, files, 4, c.path)
+		assert.Equal(t, "flushcost", ps[3].Name, "the flush costs' plot after the sweeps'")
+		ps, files = ps[:3], files[:3]
 		var want []string
 		for _, g := range []string{"off", "on"} {
 			for _, m := range c.modes {
@@ -826,4 +828,27 @@ func TestMachineLineCommit(t *testing.T) {
 	})
 	assert.True(t, strings.HasSuffix(MachineLine(r), "; ptilab 0123456789ab+dirty"), MachineLine(r))
 	assert.NotContains(t, MachineLine(load1(t, syntheticPath)), "; ptilab ")
+}
+
+// TestLadderAndFlushPlots: a ladder run gets its world's ladder plot (a
+// bar per rung and mode, the rungs that did not run named), a TLB run
+// its flush costs (the operations the CPU lacks named).
+func TestLadderAndFlushPlots(t *testing.T) {
+	for _, c := range []struct {
+		path, name string
+		series     []string
+		missing    string
+	}{
+		{"testdata/qemu-ladder.log", "ladder", []string{"PTI off", "PTI on"}, "off ibrs: unsupported (ibrs: no IA32_SPEC_CTRL"},
+		{"testdata/qemu-ladder32.log", "ladder32", []string{"PTI off", "PTI on"}, "off ibrs: unsupported (ibrs: not in 32-bit Linux's entry)"},
+		{tlbLog, "flushcost", []string{"TSC cycles per operation"}, "invpcid 0: unsupported (no INVPCID"},
+	} {
+		ps, err := Plots(load1(t, c.path))
+		require.NoError(t, err)
+		i := slices.IndexFunc(ps, func(p Plot) bool { return p.Name == c.name })
+		require.GreaterOrEqual(t, i, 0, c.path)
+		assert.Equal(t, c.series, ps[i].Series, c.path)
+		assert.Contains(t, strings.Join(ps[i].Missing, "; "), c.missing, c.path)
+		assert.Contains(t, ps[i].Plot.Title.Text, "not plotted: ")
+	}
 }
