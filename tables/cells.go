@@ -2,6 +2,7 @@ package tables
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ptilab/ptilab/contract"
@@ -164,8 +165,8 @@ func (r *Renderer) countersNote() string {
 // pmuCheckNote says what the PMU cross-check compares and whether it can.
 func (r *Renderer) pmuCheckNote() string {
 	s := "PMU cross-check (instructions retired per call less the empty loop's = the path length under QEMU -icount and Bochs, on the REP-free paths): "
-	if r.pmuOn() {
-		return s + "a mismatch is printed under its row"
+	if r.pmuOn().on {
+		return s + "the check column; a mismatch is also printed under its row"
 	}
 	why := "not programmed (no benchmark has run)"
 	if r.core != nil && r.core.PMU != nil && r.core.PMU.Unsupported != "" {
@@ -174,21 +175,79 @@ func (r *Renderer) pmuCheckNote() string {
 	return s + "not available: " + why
 }
 
+// pmuCols are a table's PMU columns: none (on false: the counters do not
+// count), or instructions and core cycles per operation and the model's
+// events the records count (events, by their event-list names, in
+// eventOrder).
+type pmuCols struct {
+	on     bool
+	events []string
+}
+
+// eventHeads are the short heads of the model events' columns (package
+// pmu's tables: Intel's event lists for Ivy Bridge and Skylake), per
+// operation; an event not here is headed by its name.
+var eventHeads = map[string]string{
+	"DTLB_LOAD_MISSES.WALK_COMPLETED": "dTLB walk/op",
+	"ITLB_MISSES.WALK_COMPLETED":      "iTLB walk/op",
+	"DTLB_LOAD_MISSES.STLB_HIT":       "dSTLB hit/op",
+	"ITLB_MISSES.STLB_HIT":            "iSTLB hit/op",
+	"DTLB_LOAD_MISSES.WALK_DURATION":  "dwalk cyc/op",
+	"ITLB_MISSES.WALK_DURATION":       "iwalk cyc/op",
+	"DTLB_LOAD_MISSES.WALK_PENDING":   "dwalk pend/op",
+	"ITLB_MISSES.WALK_PENDING":        "iwalk pend/op",
+}
+
+// eventOrder is the order of the events' columns: walks, STLB hits, walk
+// cycles (then any other event, by name).
+var eventOrder = []string{
+	"DTLB_LOAD_MISSES.WALK_COMPLETED", "ITLB_MISSES.WALK_COMPLETED", "DTLB_LOAD_MISSES.STLB_HIT", "ITLB_MISSES.STLB_HIT",
+	"DTLB_LOAD_MISSES.WALK_DURATION", "ITLB_MISSES.WALK_DURATION", "DTLB_LOAD_MISSES.WALK_PENDING", "ITLB_MISSES.WALK_PENDING",
+}
+
+// fixedCounts are the fixed counters' names in PMUCounts.PerOp (bench's
+// pmuFixedNames), which have columns of their own or none.
+var fixedCounts = []string{"instructions", "core_cycles", "ref_cycles"}
+
+// eventsOf are the model events counts holds, in eventOrder.
+func eventsOf(counts map[string]float64) []string {
+	var known, other []string
+	for name := range counts {
+		switch {
+		case slices.Contains(fixedCounts, name):
+		case slices.Contains(eventOrder, name):
+			known = append(known, name)
+		default:
+			other = append(other, name)
+		}
+	}
+	slices.SortFunc(known, func(a, b string) int { return slices.Index(eventOrder, a) - slices.Index(eventOrder, b) })
+	slices.Sort(other)
+	return append(known, other...)
+}
+
 // coreCols head the core-clock columns: the effective core clock, core
 // cycles per operation, the repeats an SMI or NMI disturbed; with the
 // performance counters counting, instructions and PMU core cycles per
-// operation too.
-func coreCols(pmu bool) []Column {
+// operation and a column per model event too.
+func coreCols(pmu pmuCols) []Column {
 	cs := []Column{{Head: "core MHz", Width: 8}, {Head: "core/op", Width: 10}, {Head: "dist rep", Width: 8}}
-	if pmu {
+	if pmu.on {
 		cs = append(cs, Column{Head: "inst/op", Width: 9}, Column{Head: "pmu cyc/op", Width: 10})
+		for _, e := range pmu.events {
+			h := eventHeads[e]
+			if h == "" {
+				h = e
+			}
+			cs = append(cs, Column{Head: h, Width: max(len(h), 9)})
+		}
 	}
 	return cs
 }
 
 // coreCells are c's core-clock cells for r measured repeats: "-" where a
 // counter is unsupported.
-func coreCells(c *contract.Core, r int, pmu bool) []string {
+func coreCells(c *contract.Core, r int, pmu pmuCols) []string {
 	mhz, core, dist := "-", "-", "-"
 	if c != nil && c.CoreMHz != 0 {
 		mhz = fmt.Sprintf("%.0f", c.CoreMHz)
@@ -198,7 +257,7 @@ func coreCells(c *contract.Core, r int, pmu bool) []string {
 		dist = fmt.Sprintf("%d/%d", c.Disturbed, r)
 	}
 	out := []string{mhz, core, dist}
-	if pmu {
+	if pmu.on {
 		cell := func(name string) string {
 			if c == nil || c.PMU == nil || c.PMU.PerOp == nil {
 				return "-"
@@ -210,6 +269,9 @@ func coreCells(c *contract.Core, r int, pmu bool) []string {
 			return fmt.Sprintf("%.1f", v)
 		}
 		out = append(out, cell("instructions"), cell("core_cycles"))
+		for _, e := range pmu.events {
+			out = append(out, cell(e))
+		}
 	}
 	return out
 }

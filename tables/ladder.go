@@ -88,7 +88,7 @@ func rungOf(rec contract.Record) *contract.Rung {
 }
 
 // ladderBegin heads a ladder's table (id), from its first record rec.
-func (r *Renderer) ladderBegin(t *Table, rec contract.Record, c config, id string, pmu bool) {
+func (r *Renderer) ladderBegin(t *Table, rec contract.Record, c config, id string, pmu pmuCols) {
 	n, reps, warmup := sizes(rec)
 	unit := r.unit(statsOf(rec))
 	t.Name = id

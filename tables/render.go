@@ -39,7 +39,7 @@ type open struct {
 	begin  func(*Table, []string)
 	ref    func(*open) []string
 	begun  bool
-	pmu    bool     // the PMU columns are shown
+	pmu    pmuCols  // the PMU columns shown
 	modes  []string // a grid's columns; every mode seen otherwise
 	grid   bool
 	rowKey string
@@ -323,10 +323,13 @@ func (r *Renderer) labelEmulated(t *Table) {
 	t.Heading = append(t.Heading, e)
 }
 
-// pmuOn reports whether the last figure had performance counts: the
-// tables then show the PMU columns.
-func (r *Renderer) pmuOn() bool {
-	return r.core != nil && r.core.PMU != nil && r.core.PMU.Unsupported == "" && r.core.PMU.PerOp != nil
+// pmuOn is the PMU columns of the last figure's performance counts: on
+// when it had counts, with the model events it counted.
+func (r *Renderer) pmuOn() pmuCols {
+	if r.core == nil || r.core.PMU == nil || r.core.PMU.Unsupported != "" || r.core.PMU.PerOp == nil {
+		return pmuCols{}
+	}
+	return pmuCols{on: true, events: eventsOf(r.core.PMU.PerOp)}
 }
 
 func contains(ss []string, s string) bool {

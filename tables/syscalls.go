@@ -2,6 +2,7 @@ package tables
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/experiment"
@@ -14,16 +15,37 @@ import (
 
 // perCallCells are a measured syscall record's figures: units per call,
 // the spread, median, minimum, ns per call, the ratio to off and the
-// core-clock cells.
-func perCallCells(v contract.Syscall, pmu bool) []string {
+// core-clock cells; with the PMU columns, the cross-check's status.
+func perCallCells(v contract.Syscall, pmu pmuCols) []string {
 	s := v.Stats
-	return append([]string{f1(s.Mean), spread(&s, v.R), f1(s.Median), f1(s.Min), nsCell(v.Subject, v.NsPerCall), ratioCell(s.RatioToOff)},
+	out := append([]string{f1(s.Mean), spread(&s, v.R), f1(s.Median), f1(s.Min), nsCell(v.Subject, v.NsPerCall), ratioCell(s.RatioToOff)},
 		coreCells(&s.Core, v.R, pmu)...)
+	if pmu.on {
+		out = append(out, checkCell(v.PMUCheck))
+	}
+	return out
 }
 
-func (r *Renderer) perCallCols(pmu bool) []Column {
-	return append([]Column{right(r.perCall(), 12), right("±%", 7), right("median", 12), right("min", 12), right("ns/call", 10), right("vs off", 7)},
+// checkCell is a PMU cross-check's status in a cell: "ok", "MISMATCH"
+// (its warning under the row), or "-" where the path has none or the
+// counts are not available.
+func checkCell(c *contract.PMUCheck) string {
+	switch {
+	case c == nil || strings.HasPrefix(c.Status, "not available"):
+		return "-"
+	case c.Status == "mismatch":
+		return "MISMATCH"
+	}
+	return c.Status
+}
+
+func (r *Renderer) perCallCols(pmu pmuCols) []Column {
+	cs := append([]Column{right(r.perCall(), 12), right("±%", 7), right("median", 12), right("min", 12), right("ns/call", 10), right("vs off", 7)},
 		coreCols(pmu)...)
+	if pmu.on {
+		cs = append(cs, right("pmu check", 9))
+	}
+	return cs
 }
 
 // nullPlace places a null-call record: the null table of its world, or
@@ -80,7 +102,7 @@ func (r *Renderer) nullPlace(rec contract.Record, c config, s contract.Subject) 
 // copiesPlace places a row of the copy methods' table: a mode's rows
 // start with its row of the null table's copy (def), reused, not
 // measured again.
-func (r *Renderer) copiesPlace(rec contract.Record, c config, s contract.Subject, def string, pmu bool) place {
+func (r *Renderer) copiesPlace(rec contract.Record, c config, s contract.Subject, def string, pmu pmuCols) place {
 	id := fmt.Sprintf("copies%d", c.width)
 	p := place{id: id, row: "",
 		cells: append([]string{c.mode, c.copy}, figures(rec, func() []string { return perCallCells(rec.(contract.Syscall), pmu) })...),
@@ -117,7 +139,7 @@ func (r *Renderer) copiesPlace(rec contract.Record, c config, s contract.Subject
 
 // phasesPlace places a row of the phase breakdown: the instrumented
 // trampoline's units per call in each phase and its share of the call.
-func (r *Renderer) phasesPlace(rec contract.Record, c config, pmu bool) place {
+func (r *Renderer) phasesPlace(rec contract.Record, c config, pmu pmuCols) place {
 	id := fmt.Sprintf("phases%d", c.width)
 	names := []string{"cr3_in", "copy_in", "dispatch", "copy_out", "cr3_out"}
 	cells := func() []string {

@@ -174,15 +174,29 @@ func TestFlushCostRows(t *testing.T) {
 // only when the counters count; a PMU cross-check's warning under its
 // row.
 func TestCoreCells(t *testing.T) {
-	assert.Equal(t, []string{"-", "-", "1/4"}, coreCells(&contract.Core{CoreClock: "unsupported", Disturbed: 1, Sampled: "repeat"}, 4, false))
-	assert.Equal(t, []string{"-", "-", "0/4"}, coreCells(&contract.Core{CoreClock: "unsupported", Sampled: "repeat"}, 4, false))
-	assert.Equal(t, []string{"1700", "110.0", "3/5"}, coreCells(&contract.Core{CoreClock: "aperf/mperf", CoreMHz: 1700, CoreMean: 110, Disturbed: 3, Sampled: "repeat"}, 5, false))
+	assert.Equal(t, []string{"-", "-", "1/4"}, coreCells(&contract.Core{CoreClock: "unsupported", Disturbed: 1, Sampled: "repeat"}, 4, pmuCols{}))
+	assert.Equal(t, []string{"-", "-", "0/4"}, coreCells(&contract.Core{CoreClock: "unsupported", Sampled: "repeat"}, 4, pmuCols{}))
+	assert.Equal(t, []string{"1700", "110.0", "3/5"}, coreCells(&contract.Core{CoreClock: "aperf/mperf", CoreMHz: 1700, CoreMean: 110, Disturbed: 3, Sampled: "repeat"}, 5, pmuCols{}))
 	pmu := &contract.PMUCounts{PerOp: map[string]float64{"instructions": 100, "core_cycles": 200}}
-	assert.Equal(t, []string{"-", "-", "0/2", "100.0", "200.0"}, coreCells(&contract.Core{Sampled: "repeat", PMU: pmu}, 2, true))
-	assert.Equal(t, []string{"core MHz", "core/op", "dist rep", "inst/op", "pmu cyc/op"}, (&Table{Columns: coreCols(true)}).Heads())
+	assert.Equal(t, []string{"-", "-", "0/2", "100.0", "200.0"}, coreCells(&contract.Core{Sampled: "repeat", PMU: pmu}, 2, pmuCols{on: true}))
+	assert.Equal(t, []string{"core MHz", "core/op", "dist rep", "inst/op", "pmu cyc/op"}, (&Table{Columns: coreCols(pmuCols{on: true})}).Heads())
 	r := New(Text{W: &bytes.Buffer{}})
 	r.core = &contract.Core{PMU: &contract.PMUCounts{Unsupported: "AMD"}}
-	assert.False(t, r.pmuOn(), "no columns without counts")
+	assert.False(t, r.pmuOn().on, "no columns without counts")
+
+	// The model's events: a column each, walks before STLB hits before
+	// walk cycles, whatever the map's order; the fixed counters have none.
+	events := map[string]float64{"instructions": 100, "core_cycles": 200, "ref_cycles": 190,
+		"DTLB_LOAD_MISSES.WALK_DURATION": 30, "DTLB_LOAD_MISSES.STLB_HIT": 2, "ITLB_MISSES.WALK_COMPLETED": 0.5, "DTLB_LOAD_MISSES.WALK_COMPLETED": 1.25}
+	r.core = &contract.Core{PMU: &contract.PMUCounts{PerOp: events}}
+	cols := r.pmuOn()
+	assert.Equal(t, pmuCols{on: true, events: []string{"DTLB_LOAD_MISSES.WALK_COMPLETED", "ITLB_MISSES.WALK_COMPLETED", "DTLB_LOAD_MISSES.STLB_HIT", "DTLB_LOAD_MISSES.WALK_DURATION"}}, cols)
+	assert.Equal(t, []string{"core MHz", "core/op", "dist rep", "inst/op", "pmu cyc/op", "dTLB walk/op", "iTLB walk/op", "dSTLB hit/op", "dwalk cyc/op"}, (&Table{Columns: coreCols(cols)}).Heads())
+	assert.Equal(t, []string{"-", "-", "0/2", "100.0", "200.0", "1.2", "0.5", "2.0", "30.0"}, coreCells(&contract.Core{Sampled: "repeat", PMU: r.core.PMU}, 2, cols))
+	assert.Equal(t, "ok", checkCell(&contract.PMUCheck{Status: "ok"}))
+	assert.Equal(t, "MISMATCH", checkCell(&contract.PMUCheck{Status: "mismatch"}))
+	assert.Equal(t, "-", checkCell(&contract.PMUCheck{Status: "not available: AMD"}))
+	assert.Equal(t, "-", checkCell(nil))
 	assert.Nil(t, checkNotes(contract.Syscall{PMUCheck: &contract.PMUCheck{Status: "ok"}}))
 	assert.Equal(t, []string{"  ! PMU cross-check mismatch: w"}, checkNotes(contract.Syscall{PMUCheck: &contract.PMUCheck{Status: "mismatch", Warning: "w"}}))
 }

@@ -52,9 +52,9 @@ func (r *Renderer) pingPongPlace(rec contract.Record, c config) place {
 	}
 }
 
-// tablePMU is whether the table id shows the PMU columns: as it began, or
+// tablePMU is the PMU columns the table id shows: as it began, or
 // as the last figure says.
-func (r *Renderer) tablePMU(id string) bool {
+func (r *Renderer) tablePMU(id string) pmuCols {
 	if r.open != nil && r.open.id == id {
 		return r.open.pmu
 	}

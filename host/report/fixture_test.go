@@ -52,6 +52,15 @@ func synthStats(m, ratio float64) contract.Stats {
 			SMICount: "msr", Sampled: "repeat", Headline: "all"}}
 }
 
+// synthPath are the 64-bit null call's path lengths in instructions, by
+// mode and flavour (minimal, linux): pathlength's bounds, as the
+// emulators count them. synthWalks are made-up dTLB walks per call: none
+// off, a few after each CR3 write without PCID, fewer with it.
+var (
+	synthPath  = map[string][2]int64{"off": {15, 86}, "on": {21, 92}, "on+pcid": {23, 94}}
+	synthWalks = map[string]float64{"off": 0, "on": 3, "on+pcid": 0.5}
+)
+
 func synthNs(cycles float64) float64 { return math.Round(cycles/synthHz*1e9*1000) / 1000 }
 
 // syntheticLog returns the synthetic fixture's bytes: human lines and
@@ -118,8 +127,21 @@ func syntheticLog() []byte {
 					continue
 				}
 				c := nullOff[width][fi] + add[mode]
-				rec(contract.Syscall{Subject: s, N: synthN, R: synthR, Stats: synthStats(c, c/nullOff[width][fi]),
-					NsPerCall: synthNs(c), EmptyLoopCycles: 30})
+				st := synthStats(c, c/nullOff[width][fi])
+				sc := contract.Syscall{Subject: s, N: synthN, R: synthR, Stats: st, NsPerCall: synthNs(c), EmptyLoopCycles: 30}
+				if width == 64 {
+					// The PMU's counts (Ivy Bridge EP's events, package
+					// pmu) and the cross-check against the emulators' path
+					// lengths: what a run with pmu = on shows.
+					path := synthPath[mode][fi]
+					sc.PMU = &contract.PMUCounts{PerOp: map[string]float64{
+						"instructions": float64(path + 6), "core_cycles": c, "ref_cycles": c,
+						"DTLB_LOAD_MISSES.WALK_COMPLETED": synthWalks[mode], "ITLB_MISSES.WALK_COMPLETED": synthWalks[mode] / 2,
+						"DTLB_LOAD_MISSES.STLB_HIT": 0.05, "DTLB_LOAD_MISSES.WALK_DURATION": 30 * synthWalks[mode],
+					}}
+					sc.PMUCheck = &contract.PMUCheck{Status: "ok", Expected: path, Measured: float64(path), Repeats: synthR, EmptyRepeats: synthR}
+				}
+				rec(sc)
 			}
 		}
 		fmt.Fprintf(&b, "\n%d-bit work curve (synthetic)\n", width)
