@@ -44,7 +44,7 @@ func TestReportCommand(t *testing.T) {
 	}
 	code, wide, stderr := ptilab(t, "report", syntheticSample, "-wide")
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, wide, "mode     flavour  global     tsc/call      ±%       median          min    ns/call  vs off core MHz    core/op dist rep\n")
+	assert.Contains(t, wide, "\nmode     flavour  global     tsc/call      ±%       median          min    ns/call  vs off core MHz    core/op dist rep   inst/op pmu cyc/op", "the console's own layout, wider than 100")
 
 	code, _, stderr = ptilab(t, "report", "-format", "xml", qemuSample)
 	assert.Equal(t, exitUsage, code)

@@ -9,7 +9,7 @@ import (
 )
 
 // Formats are the output formats of Write.
-var Formats = []string{"text", "markdown", "csv", "json", "benchfmt"}
+var Formats = []string{"text", "markdown", "csv", "json", "benchfmt", "html"}
 
 // Document is what a command prints: a heading's lines (source, machine,
 // status, tests used...) and tables.
@@ -34,6 +34,8 @@ func WriteReports(w io.Writer, format string, width int, reps []Report) error {
 		return writeFigures(w, reps)
 	case "benchfmt":
 		return writeBenchfmt(w, reps)
+	case "html":
+		return writeHTML(w, reps)
 	}
 	for i, rep := range reps {
 		if i > 0 {
@@ -60,6 +62,8 @@ func Write(w io.Writer, format string, width int, d Document) error {
 		return writeJSON(w, d)
 	case "benchfmt":
 		return fmt.Errorf("benchfmt holds one run's repeats: write each run with ptilab report -format benchfmt and compare them with benchstat")
+	case "html":
+		return fmt.Errorf("html is report's page: compare -plot FILE draws the two runs side by side")
 	default:
 		return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
 	}

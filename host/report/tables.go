@@ -91,6 +91,8 @@ type Report struct {
 	// Figures are the run's figures (Run.Figures), the rows of the tidy
 	// CSV.
 	Figures []Figure `json:"figures"`
+	// run is the run the report is of (the HTML page draws its plots).
+	run     *Run
 	Records struct {
 		Machine *contract.Machine `json:"machine,omitempty"`
 		Timing  *contract.Timing  `json:"timing,omitempty"`
@@ -105,6 +107,7 @@ type Report struct {
 func Build(r *Run) Report {
 	rep := Report{Source: r.Source, Machine: MachineLine(r), Status: StatusLine(r), CutShort: r.CutShort()}
 	rep.Records.Machine, rep.Records.Timing, rep.Records.End = r.Machine, r.Timing, r.End
+	rep.run = r
 	rep.Tables = Rendered(r)
 	rep.Figures = r.Figures()
 	return rep
