@@ -109,8 +109,6 @@ func TestParsePlanRejectsLine(t *testing.T) {
 		{Name: "empty key", Line: "= on", Err: `unknown key ""`},
 		{Name: "bad fault", Line: "fault = ud", Err: "fault must be none, pf, gp, kernel-pf or kernel-gp"},
 		{Name: "bad end", Line: "end = halt", Err: "end must be auto, return, key, poweroff or reset"},
-		{Name: "bad end_wait", Line: "end_wait = 5m", Err: "end_wait must be none or seconds from 0 to 86400"},
-		{Name: "negative end_wait", Line: "end_wait = -1", Err: "end_wait must be none or seconds from 0 to 86400"},
 		{Name: "bad screen", Line: "screen = yes", Err: "screen must be on or off"},
 		{Name: "bad pstate", Line: "pstate = turbo", Err: "pstate must be nominal or leave"},
 		{Name: "values are case-sensitive", Line: "fault = PF", Err: "fault must be"},
@@ -223,4 +221,16 @@ func TestPlanByteOrderMark(t *testing.T) {
 	p, errs := bench.ParsePlan([]byte("\ufeffscreen = off\r\n"))
 	assert.Empty(t, errs)
 	assert.False(t, p.Screen)
+}
+
+// TestEndWaitRefused: end_wait takes none or whole seconds up to a day:
+// a unit, a negative (the plan's own "none"), a fraction or more than a
+// day is the image's plan error, the default kept.
+func TestEndWaitRefused(t *testing.T) {
+	for _, v := range []string{"5m", "-1", "1.5", "86401"} {
+		p, errs := bench.ParsePlan([]byte("end_wait = " + v + "\n"))
+		require.Len(t, errs, 1, v)
+		assert.Equal(t, "end_wait must be none or seconds from 0 to 86400", errs[0].Err, v)
+		assert.Equal(t, -1, p.EndWait, "%s: the default, until a key", v)
+	}
 }

@@ -2,12 +2,6 @@ package report
 
 import (
 	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
-	"strconv"
-	"strings"
 	"testing"
 
 	"golang.org/x/perf/benchfmt"
@@ -93,84 +87,4 @@ func TestBenchfmtDisturbedAndOld(t *testing.T) {
 	old := string(render(t, "benchfmt", Build(load1(t, qemuLog))))
 	assert.NotContains(t, old, "\nBenchmark", "no repeats, no results")
 	assert.Contains(t, old, "# BenchmarkNull/width=64/mode=off/entry=syscall/flavour=minimal/global=off: no repeats in testdata/qemu.log")
-}
-
-// TestBenchstat: benchstat itself (go run golang.org/x/perf/cmd/benchstat,
-// the version go.mod pins) reads two runs' benchfmt and compares them;
-// ptilab compare gives every row the same centres (to benchstat's four
-// digits), p-value and verdict (~ or the change).
-func TestBenchstat(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds benchstat")
-	}
-	dir := t.TempDir()
-	var files []string
-	for _, p := range []string{repeatsA, repeatsB} {
-		f := filepath.Join(dir, filepath.Base(p)+".bench")
-		require.NoError(t, os.WriteFile(f, render(t, "benchfmt", Build(load1(t, p))), 0o644))
-		files = append(files, f)
-	}
-	cmd := exec.Command("go", append([]string{"run", "golang.org/x/perf/cmd/benchstat", "-ignore", "cpu,microcode,tsc-hz,ptilab"}, files...)...)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	stat := benchstatRows(t, string(out), UnitTSC)
-	require.Len(t, stat, 16, "%s", out)
-
-	mine := rows(Compare(load1(t, repeatsA), load1(t, repeatsB), false))
-	for _, f := range load1(t, repeatsA).Figures() {
-		if f.Status != "measured" {
-			continue
-		}
-		b, ok := stat[benchName(f)]
-		require.True(t, ok, benchName(f))
-		row := mine[f.Key]
-		require.NotNil(t, row, f.Key)
-		for i, c := range []string{row[2], row[3]} {
-			v, err := strconv.ParseFloat(strings.Fields(c)[0], 64)
-			require.NoError(t, err)
-			assert.InEpsilon(t, b.centre[i], v, 0.0006, "%s: centre %d: ours %s, benchstat's %v", f.Key, i, c, b.centre[i])
-		}
-		assert.Equal(t, b.test, row[5], f.Key)
-		assert.Equal(t, b.verdict, strings.Fields(row[6])[0], f.Key)
-	}
-}
-
-// benchstatRow is a row of benchstat's table: the two centres, the test
-// ("p=0.971 n=10") and the verdict ("~" or "+30.90%").
-type benchstatRow struct {
-	centre        [2]float64
-	test, verdict string
-}
-
-// benchstatRows parses the rows of benchstat's table of unit in out.
-func benchstatRows(t *testing.T, out, unit string) map[string]benchstatRow {
-	rows := map[string]benchstatRow{}
-	row := regexp.MustCompile(`^(\S+)\s+([0-9.]+[kMG]?) ± +\S+\s+([0-9.]+[kMG]?) ± +\S+\s+(~|[+-][0-9.]+%) \((p=[0-9.]+ n=\d+)\)$`)
-	in := false
-	for _, l := range strings.Split(out, "\n") {
-		switch {
-		case strings.Contains(l, "│") && strings.Contains(l, unit):
-			in = true
-		case strings.Contains(l, "│") && strings.Contains(l, "/op"):
-			in = false
-		case in:
-			if m := row.FindStringSubmatch(l); m != nil {
-				rows[m[1]] = benchstatRow{centre: [2]float64{siValue(t, m[2]), siValue(t, m[3])}, test: m[5], verdict: m[4]}
-			}
-		}
-	}
-	return rows
-}
-
-// siValue reads benchstat's number with an SI suffix ("22.59k").
-func siValue(t *testing.T, s string) float64 {
-	scale := map[byte]float64{'k': 1e3, 'M': 1e6, 'G': 1e9}[s[len(s)-1]]
-	if scale != 0 {
-		s = s[:len(s)-1]
-	} else {
-		scale = 1
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	require.NoError(t, err)
-	return v * scale
 }

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/aclements/go-moremath/stats"
@@ -67,6 +66,13 @@ func Compare(a, b *Run, all bool) Document {
 		inB[k] = &mb[i]
 	}
 	seen := map[string]bool{}
+	var centres []centrePair
+	add := func(row []string, c centrePair) {
+		t.Rows = append(t.Rows, row)
+		if c.unit != "" {
+			centres = append(centres, c)
+		}
+	}
 	onlyA, onlyB, same, both := 0, 0, 0, 0
 	for i := range ma {
 		k := ma[i].Subject.Key()
@@ -86,13 +92,13 @@ func Compare(a, b *Run, all bool) Document {
 				same++
 			}
 		}
-		t.Rows = append(t.Rows, compareRow(k, a, b, &ma[i], y))
+		add(compareRow(k, a, b, &ma[i], y))
 	}
 	for _, k := range order {
 		if !seen[k] {
 			onlyB++
 			if all {
-				t.Rows = append(t.Rows, compareRow(k, a, b, nil, inB[k]))
+				add(compareRow(k, a, b, nil, inB[k]))
 			}
 		}
 	}
@@ -108,7 +114,7 @@ func Compare(a, b *Run, all bool) Document {
 			comparable++
 		}
 	}
-	t.Rows = append(t.Rows, geomeans(t.Rows)...)
+	t.Rows = append(t.Rows, geomeans(centres)...)
 	t.Notes = []string{fmt.Sprintf("%d rows compared, %d not compared (named with the reason)", comparable, not)}
 	if comparable > 0 {
 		alpha := benchmath.DefaultThresholds.CompareAlpha
@@ -132,9 +138,9 @@ func Compare(a, b *Run, all bool) Document {
 
 // compareRow is the row of configuration k: x in run a, y in run b
 // (nil: absent).
-func compareRow(k string, a, b *Run, x, y *Measurement) []string {
+func compareRow(k string, a, b *Run, x, y *Measurement) ([]string, centrePair) {
 	row := []string{k, unitOf(x, y), cell(x), cell(y), "-", "-"}
-	why := func(s string) []string { return append(row, s) }
+	why := func(s string) ([]string, centrePair) { return append(row, s), centrePair{} }
 	switch {
 	case x == nil:
 		return why("only in B")
@@ -171,7 +177,14 @@ func compareRow(k string, a, b *Run, x, y *Measurement) []string {
 	for _, w := range c.Warnings {
 		change += " (" + w.Error() + ")"
 	}
-	return append(row, change)
+	return append(row, change), centrePair{unit: sx.unit, a: sx.centre, b: sy.centre}
+}
+
+// centrePair is a compared row's unit and its two centres (unit empty: the
+// row was not compared).
+type centrePair struct {
+	unit string
+	a, b float64
 }
 
 // testString is a comparison's p-value and sizes: "p=0.002 n=10" (or
@@ -244,34 +257,27 @@ func (s side) cell() string {
 
 // geomeans are a row per unit of the compared rows: the geometric mean
 // of A's centres, of B's, their ratio and the change (benchstat's
-// geomean row).
-func geomeans(rows [][]string) [][]string {
+// geomean row, from the same unrounded centres).
+func geomeans(cs []centrePair) [][]string {
 	type acc struct {
 		n      int
 		la, lb float64
-		unit   string
-		first  int
 	}
 	by := map[string]*acc{}
 	var units []string
-	for i, row := range rows {
-		if len(row) < 7 || row[4] == "-" {
+	for _, c := range cs {
+		if c.a <= 0 || c.b <= 0 {
 			continue
 		}
-		ratio, err := strconv.ParseFloat(row[4], 64)
-		va, errA := strconv.ParseFloat(strings.Fields(row[2])[0], 64)
-		if err != nil || errA != nil || ratio <= 0 || va <= 0 {
-			continue
-		}
-		g := by[row[1]]
+		g := by[c.unit]
 		if g == nil {
-			g = &acc{unit: row[1], first: i}
-			by[row[1]] = g
-			units = append(units, row[1])
+			g = &acc{}
+			by[c.unit] = g
+			units = append(units, c.unit)
 		}
 		g.n++
-		g.la += math.Log(va)
-		g.lb += math.Log(va * ratio)
+		g.la += math.Log(c.a)
+		g.lb += math.Log(c.b)
 	}
 	var out [][]string
 	for _, u := range units {

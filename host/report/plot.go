@@ -190,6 +190,68 @@ func missing(m Measurement) string {
 	return fmt.Sprintf("%s: %s (%s)", m.Mode, strings.ToLower(m.NotRun), withoutKey(why))
 }
 
+// figureGrid collects a plot's figures by series (rows, first seen
+// first) and point or group (cols), and names those that did not run.
+type figureGrid[R, C comparable] struct {
+	rows   []R
+	cols   []C
+	at     map[R]map[C]Measurement
+	notRun []string
+}
+
+// add files m under row and col, or, when it did not run, its missing
+// line (missing) under the label as (its mode when empty).
+func (g *figureGrid[R, C]) add(m Measurement, row R, col C, as string) {
+	if m.Stats == nil {
+		if as != "" {
+			m.Mode = as
+		}
+		if s := missing(m); !slices.Contains(g.notRun, s) {
+			g.notRun = append(g.notRun, s)
+		}
+		return
+	}
+	if g.at == nil {
+		g.at = map[R]map[C]Measurement{}
+	}
+	if g.at[row] == nil {
+		g.rows = append(g.rows, row)
+		g.at[row] = map[C]Measurement{}
+	}
+	g.at[row][col] = m
+	if !slices.Contains(g.cols, col) {
+		g.cols = append(g.cols, col)
+	}
+}
+
+// series are g's rows as bars over its cols: each figure's mean (value
+// maps it to the plot's unit; nil: as recorded) with the tables' ± as
+// its error, named by name.
+func (g *figureGrid[R, C]) series(name func(R) string, value func(Measurement) float64) []bars {
+	var out []bars
+	for _, row := range g.rows {
+		s := bars{name: name(row)}
+		for _, col := range g.cols {
+			m, ok := g.at[row][col]
+			v := 0.0
+			if ok {
+				v = m.Stats.Mean
+				if value != nil {
+					v = value(m)
+				}
+			}
+			s.has, s.vals = append(s.has, ok), append(s.vals, v)
+			if ok {
+				s.err = append(s.err, v*m.Stats.PerfPct/100)
+			} else {
+				s.err = append(s.err, 0)
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 // withoutKey is a reason without the configuration's key the image puts
 // before it ("width=64 mode=on+pcid ...: PCID: not supported",
 // "off/mitigated/nonglobal/ibrs: ibrs: no IA32_SPEC_CTRL ...").
@@ -212,32 +274,18 @@ func addMissing(p *plot.Plot, ms []string) []string {
 // plotTitleWidth is how many characters a line of a plot's title holds.
 const plotTitleWidth = 95
 
-// workPoints are the work curve of the world of width: per mode, the
-// measured points by work (ns); the modes in output order, the works
-// sorted, and what did not run.
-func workPoints(ms []Measurement, width int) (modes []string, works []int64, at map[string]map[int64]Measurement, notRun []string) {
-	at = map[string]map[int64]Measurement{}
+// workPoints are the work curve of the world of width: per mode (rows,
+// in output order), the measured points by work in ns (cols, sorted),
+// and what did not run.
+func workPoints(ms []Measurement, width int) figureGrid[string, int64] {
+	var g figureGrid[string, int64]
 	for _, m := range ms {
-		if !benchOf(m, "work") || m.Width != width || m.WorkNs == nil {
-			continue
-		}
-		if m.Stats == nil {
-			if s := missing(m); !slices.Contains(notRun, s) {
-				notRun = append(notRun, s)
-			}
-			continue
-		}
-		if at[m.Mode] == nil {
-			modes = append(modes, m.Mode)
-			at[m.Mode] = map[int64]Measurement{}
-		}
-		at[m.Mode][*m.WorkNs] = m
-		if !slices.Contains(works, *m.WorkNs) {
-			works = append(works, *m.WorkNs)
+		if benchOf(m, "work") && m.Width == width && m.WorkNs != nil {
+			g.add(m, m.Mode, *m.WorkNs, "")
 		}
 	}
-	slices.Sort(works)
-	return modes, works, at, notRun
+	slices.Sort(g.cols)
+	return g
 }
 
 // nominalWork names the work points on p's X axis, evenly spaced (the
@@ -254,7 +302,8 @@ func nominalWork(p *plot.Plot, works []int64) {
 // ns of work (the measured points, evenly spaced), a line per mode
 // measured with the tables' ± as error bars; nil if the run has none.
 func workPlot(r *Run, ms []Measurement, width int) (*Plot, error) {
-	modes, works, at, notRun := workPoints(ms, width)
+	g := workPoints(ms, width)
+	modes, works, at, notRun := g.rows, g.cols, g.at, g.notRun
 	if len(modes) == 0 {
 		return nil, nil
 	}
@@ -281,7 +330,8 @@ func workPlot(r *Run, ms []Measurement, width int) (*Plot, error) {
 // the 64-bit reference's 2 µs call (Linux: about 1.06) where the plan
 // measured 2000 ns; nil if no mode but off measured.
 func overheadPlot(r *Run, ms []Measurement, width int) (*Plot, error) {
-	modes, works, at, notRun := workPoints(ms, width)
+	g := workPoints(ms, width)
+	modes, works, at, notRun := g.rows, g.cols, g.at, g.notRun
 	var series []string
 	for _, mode := range modes {
 		if mode != "off" {
@@ -492,9 +542,7 @@ func nullPlot(r *Run, ms []Measurement, width int) (*Plot, error) {
 		flavour string
 		global  bool
 	}
-	var modes, notRun []string
-	var keys []key
-	cell := map[string]map[key]Measurement{}
+	var g figureGrid[key, string] // a series per flavour and global setting, a group per mode
 	entry, copyMethod := "", ""
 	for _, m := range ms {
 		if !benchOf(m, "null") || m.Width != width || m.Stamps || m.Mitigations != "" {
@@ -506,50 +554,22 @@ func nullPlot(r *Run, ms []Measurement, width int) (*Plot, error) {
 		if m.Copy != "" && copyMethod == "" {
 			copyMethod = m.Copy
 		}
-		if m.Entry != entry || m.Copy != "" && m.Copy != copyMethod {
-			continue
+		if m.Entry == entry && (m.Copy == "" || m.Copy == copyMethod) {
+			g.add(m, key{m.Flavour, m.Global}, m.Mode, "")
 		}
-		if m.Stats == nil {
-			if s := missing(m); !slices.Contains(notRun, s) {
-				notRun = append(notRun, s)
-			}
-			continue
-		}
-		if cell[m.Mode] == nil {
-			modes = append(modes, m.Mode)
-			cell[m.Mode] = map[key]Measurement{}
-		}
-		k := key{m.Flavour, m.Global}
-		if !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
-		cell[m.Mode][k] = m
 	}
-	if len(modes) == 0 {
+	if len(g.cols) == 0 {
 		return nil, nil
 	}
-	var series []bars
-	for _, k := range keys {
-		s := bars{name: fmt.Sprintf("%s flavour, global pages %s", k.flavour, map[bool]string{false: "off", true: "on"}[k.global])}
-		for _, mode := range modes {
-			m, ok := cell[mode][k]
-			s.has = append(s.has, ok)
-			if !ok {
-				s.vals, s.err = append(s.vals, 0), append(s.err, 0)
-				continue
-			}
-			// The tables' ± in ns: the same share of the mean.
-			s.vals = append(s.vals, m.Ns)
-			s.err = append(s.err, m.Ns*m.Stats.PerfPct/100)
-		}
-		series = append(series, s)
-	}
+	series := g.series(func(k key) string {
+		return fmt.Sprintf("%s flavour, global pages %s", k.flavour, map[bool]string{false: "off", true: "on"}[k.global])
+	}, func(m Measurement) float64 { return m.Ns })
 	p := newPlot(r, fmt.Sprintf("%d-bit null system call (getppid, %s):\nns per call by PTI mode, flavour and global pages; error bars: the tables' ± (standard deviation of the mean)", width, entry),
 		"PTI mode", "ns per call")
-	if err := groupedBars(p, prefixed("PTI ", modes), series); err != nil {
+	if err := groupedBars(p, prefixed("PTI ", g.cols), series); err != nil {
 		return nil, err
 	}
-	return &Plot{Name: fmt.Sprintf("null%d", width), Plot: p, Series: names(series), Missing: addMissing(p, notRun)}, nil
+	return &Plot{Name: fmt.Sprintf("null%d", width), Plot: p, Series: names(series), Missing: addMissing(p, g.notRun)}, nil
 }
 
 func names(series []bars) []string {
@@ -808,8 +828,7 @@ func reasonOf(m Measurement) string {
 // and the ping-pong's rungs apart (their figures differ by orders of
 // magnitude); nil if the run has none.
 func ladderPlot(r *Run, ms []Measurement, bench string) (*Plot, error) {
-	var rungs, modes, notRun []string
-	cell := map[[2]string]Measurement{}
+	var g figureGrid[string, string] // a series per mode, a group per rung
 	unit := ""
 	for _, m := range ms {
 		if m.Bench != bench || m.Tasks != "" {
@@ -819,37 +838,16 @@ func ladderPlot(r *Run, ms []Measurement, bench string) (*Plot, error) {
 		if rung == "" {
 			rung = m.Flavour + " flavour"
 		}
-		if m.Stats == nil {
-			notRun = append(notRun, fmt.Sprintf("%s %s: %s (%s)", m.Mode, rung, strings.ToLower(m.NotRun), withoutKey(reasonOf(m))))
-			continue
+		g.add(m, m.Mode, rung, m.Mode+" "+rung)
+		if m.Stats != nil {
+			unit = m.Stats.Unit
 		}
-		if !slices.Contains(rungs, rung) {
-			rungs = append(rungs, rung)
-		}
-		if !slices.Contains(modes, m.Mode) {
-			modes = append(modes, m.Mode)
-		}
-		unit = m.Stats.Unit
-		cell[[2]string{m.Mode, rung}] = m
 	}
-	if len(rungs) == 0 {
+	if len(g.cols) == 0 {
 		return nil, nil
 	}
-	var series []bars
-	for _, mode := range modes {
-		s := bars{name: "PTI " + mode}
-		for _, rung := range rungs {
-			m, ok := cell[[2]string{mode, rung}]
-			s.has = append(s.has, ok)
-			if !ok {
-				s.vals, s.err = append(s.vals, 0), append(s.err, 0)
-				continue
-			}
-			s.vals = append(s.vals, m.Stats.Mean)
-			s.err = append(s.err, m.Stats.Mean*m.Stats.PerfPct/100)
-		}
-		series = append(series, s)
-	}
+	rungs, modes, notRun := g.cols, g.rows, g.notRun
+	series := g.series(func(mode string) string { return "PTI " + mode }, nil)
 	world := "64-bit"
 	if bench == "ladder32" {
 		world = "32-bit PAE"

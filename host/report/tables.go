@@ -91,13 +91,12 @@ type Report struct {
 	// Figures are the run's figures (Run.Figures), the rows of the tidy
 	// CSV.
 	Figures []Figure `json:"figures"`
-	// run is the run the report is of (the HTML page draws its plots).
-	run     *Run
 	Records struct {
 		Machine *contract.Machine `json:"machine,omitempty"`
 		Timing  *contract.Timing  `json:"timing,omitempty"`
 		End     *contract.End     `json:"end,omitempty"`
 	} `json:"records"`
+	run *Run // the run the report is of (the HTML page draws its plots)
 }
 
 // Build makes a run's report: the machine line, the status, and the
