@@ -83,15 +83,13 @@ func (r *Run) Measurements() []Measurement {
 // Report is what `ptilab report` prints of a run: where it came from, the
 // machine line, how the run ended, and the tables.
 type Report struct {
-	Source   string  `json:"source"`
-	Machine  string  `json:"machine"`
-	Status   string  `json:"status"`
-	CutShort bool    `json:"cut_short"`
-	Tables   []Table `json:"tables"`
-	// Figures are the run's figures (Run.Figures), the rows of the tidy
-	// CSV.
-	Figures []Figure `json:"figures"`
-	Records struct {
+	Source   string   `json:"source"`
+	Machine  string   `json:"machine"`
+	Status   string   `json:"status"`
+	CutShort bool     `json:"cut_short"`
+	Tables   []Table  `json:"tables"`
+	Figures  []Figure `json:"figures"` // the run's figures (Run.Figures): the tidy CSV's rows
+	Records  struct {
 		Machine *contract.Machine `json:"machine,omitempty"`
 		Timing  *contract.Timing  `json:"timing,omitempty"`
 		End     *contract.End     `json:"end,omitempty"`
