@@ -112,6 +112,31 @@ func DefaultPlan() Plan {
 	}
 }
 
+// Warnings are what a plan the image accepts will still not do: each
+// world whose planned benchmarks keep their repeats' counts in the task's
+// data pages (Benchmark.TaskRepeats) but holds fewer than r + warmup of
+// them, with those benchmarks, which then fail.
+func (p Plan) Warnings() []string {
+	var out []string
+	for _, width := range []int{64, 32} {
+		max := Worlds[width].User().MaxRepeats
+		if p.R+p.Warmup <= max {
+			continue
+		}
+		var names []string
+		for _, name := range p.Benchmarks {
+			if e, ok := lookup(name); ok && e.width == width && e.b.TaskRepeats {
+				names = append(names, name)
+			}
+		}
+		if len(names) > 0 {
+			out = append(out, fmt.Sprintf("r + warmup = %d, but the %d-bit world's task holds at most %d repeats: %s will fail",
+				p.R+p.Warmup, width, max, strings.Join(names, ", ")))
+		}
+	}
+	return out
+}
+
 // PlanError is a line of the plan file that could not be used; the run
 // goes on without it.
 type PlanError struct {

@@ -22,6 +22,10 @@ type Benchmark struct {
 	Run func(x *Ctx) any
 	// Optional leaves it out of the default plan.
 	Optional bool
+	// TaskRepeats: its ring-3 loops keep each repeat's count in the task's
+	// data pages, so a run of it fails where r + warmup exceeds its
+	// world's User().MaxRepeats (Plan.Warnings).
+	TaskRepeats bool
 }
 
 // PostStep is a table made from several benchmarks' results, once every

@@ -3,7 +3,7 @@ package syscalls
 import "github.com/ptilab/ptilab/bench"
 
 // Lseek is lseek's registry row.
-var Lseek = bench.Benchmark{Name: "lseek", Summary: "lseek on a kernel file of the tasks kernel (a real system call, handled in Go), linux flavour, global pages off and on",
+var Lseek = bench.Benchmark{Name: "lseek", TaskRepeats: true, Summary: "lseek on a kernel file of the tasks kernel (a real system call, handled in Go), linux flavour, global pages off and on",
 	Worlds: []int{64, 32}, Keys: []string{"modes", "entries", "n", "r", "warmup"}, Run: lseek}
 
 // lseekFileBytes is the size of lseek's kernel file.

@@ -66,13 +66,17 @@ commands:
                           ladder) with the reference
                           figures, from serial logs, results files, a
                           ptilab-results directory or a USB disk image;
-                          F is text, markdown, csv or json
+                          F is text (fitted to 100 columns; -wide: the
+                          console's), markdown, csv (tidy: a row per
+                          figure), json, benchfmt (for benchstat) or html
+                          (one page with the plots)
   compare [-format F] A B two runs row by row: A, B, B/A and whether the
                           difference is significant given the repeats;
                           rows that cannot be compared say why
   plot [-o DIR] FILE|DIR|IMAGE...
-                          write SVG plots (work curve, null call, seed
-                          tables, TLB sweep) to DIR
+                          write SVG plots (work curve and its overhead,
+                          null call, seed tables, TLB sweep, flush costs,
+                          mitigation ladders) to DIR
                           (report, compare and plot skip a file that gives
                           no run and a damaged record line, and warn of a
                           run cut short, each named on stderr, and then

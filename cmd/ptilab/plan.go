@@ -41,11 +41,16 @@ func cmdPlan(args []string, stdout, stderr io.Writer) int {
 }
 
 // checkPlan parses a plan as the image does and prints each line it
-// would not use to w, as "ptilab: FILE:LINE: ..."; it returns them.
+// would not use to w, as "ptilab: FILE:LINE: ...", and what the plan
+// accepted will still not do (Plan.Warnings: a warning, not an error);
+// it returns the lines.
 func checkPlan(path string, data []byte, w io.Writer) []bench.PlanError {
-	_, errs := bench.ParsePlan(data)
+	p, errs := bench.ParsePlan(data)
 	for _, e := range errs {
 		fmt.Fprintf(w, "ptilab: %s:%d: %q: %s (the image would ignore the line, %s)\n", path, e.Line, e.Text, e.Err, e.Consequence())
+	}
+	for _, warning := range p.Warnings() {
+		fmt.Fprintf(w, "ptilab: %s: warning: %s\n", path, warning)
 	}
 	return errs
 }

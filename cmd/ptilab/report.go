@@ -35,9 +35,9 @@ func parseSome(fs *flag.FlagSet, args []string) int {
 	return -1
 }
 
-// formatFlag adds the -format flag to fs.
-func formatFlag(fs *flag.FlagSet) *string {
-	return fs.String("format", "text", "output `format`: "+strings.Join(report.Formats, ", "))
+// formatFlag adds the -format flag to fs, one of formats.
+func formatFlag(fs *flag.FlagSet, formats []string) *string {
+	return fs.String("format", "text", "output `format`: "+strings.Join(formats, ", "))
 }
 
 // widthFlag adds the -wide flag to fs and returns a function giving the
@@ -53,10 +53,10 @@ func widthFlag(fs *flag.FlagSet) func() int {
 	}
 }
 
-// checkFormat reports an unknown format as a usage error.
-func checkFormat(fs *flag.FlagSet, format string) int {
-	if !slices.Contains(report.Formats, format) {
-		fmt.Fprintf(fs.Output(), "ptilab %s: unknown -format %q (want one of %s)\n", fs.Name(), format, strings.Join(report.Formats, ", "))
+// checkFormat reports a format not among formats as a usage error.
+func checkFormat(fs *flag.FlagSet, format string, formats []string) int {
+	if !slices.Contains(formats, format) {
+		fmt.Fprintf(fs.Output(), "ptilab %s: unknown -format %q (want one of %s)\n", fs.Name(), format, strings.Join(formats, ", "))
 		return exitUsage
 	}
 	return -1
@@ -81,13 +81,13 @@ func fail(stderr io.Writer, err error) int {
 }
 
 func cmdReport(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("report", "[-format text|markdown|csv|json] [-wide] FILE|DIR|IMAGE...", stderr)
-	format := formatFlag(fs)
+	fs := newFlagSet("report", "[-format text|markdown|csv|json|benchfmt|html] [-wide] FILE|DIR|IMAGE...", stderr)
+	format := formatFlag(fs, report.Formats)
 	width := widthFlag(fs)
 	if code := parseSome(fs, args); code >= 0 {
 		return code
 	}
-	if code := checkFormat(fs, *format); code >= 0 {
+	if code := checkFormat(fs, *format, report.Formats); code >= 0 {
 		return code
 	}
 	runs, warnings, err := report.Load(fs.Args()...)
@@ -106,14 +106,14 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("compare", "[-format text|markdown|csv|json] [-all] [-wide] [-plot FILE.svg] A B", stderr)
-	format := formatFlag(fs)
+	format := formatFlag(fs, report.CompareFormats)
 	width := widthFlag(fs)
 	plotFile := fs.String("plot", "", "also write a plot of both runs' PTI costs (each configuration's ratio to off) to `file` (.svg, .png)")
 	all := fs.Bool("all", false, "also list the configurations only one run has (by default counted in a note)")
 	if code := parse(fs, args, 2); code >= 0 {
 		return code
 	}
-	if code := checkFormat(fs, *format); code >= 0 {
+	if code := checkFormat(fs, *format, report.CompareFormats); code >= 0 {
 		return code
 	}
 	var runs [2]*report.Run

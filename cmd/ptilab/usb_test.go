@@ -63,4 +63,13 @@ func TestPlanCheck(t *testing.T) {
 	assert.Equal(t, "ptilab: ../../host/usbimage/hardware.plan: every line is used\n", stdout)
 	code, _, _ = ptilab(t, "plan", "lint", typo)
 	assert.Equal(t, exitUsage, code)
+
+	// A plan the image accepts but whose 32-bit loops cannot hold its
+	// repeats: every line used (exit 0), and a warning naming them.
+	big := filepath.Join(dir, "big.plan")
+	require.NoError(t, os.WriteFile(big, []byte("benchmarks = null, messaging32, null32, pingpong32\nr = 600\n"), 0o644))
+	code, stdout, stderr = ptilab(t, "plan", "check", big)
+	assert.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "every line is used")
+	assert.Equal(t, "ptilab: "+big+": warning: r + warmup = 602, but the 32-bit world's task holds at most 496 repeats: null32, pingpong32 will fail\n", stderr)
 }

@@ -139,8 +139,9 @@ func (f Figure) csvRow() []string {
 		add("", "", "", "")
 	}
 	add(b(f.Emulated), b(f.Icount), f.Status, f.Reason, f.Unit, count(f.Ops))
+	warmup := num(float64(f.Warmup), f.Status == "measured") // 0 warm-up repeats is a figure
 	if sp := f.Spread; sp != nil {
-		add(count(sp.N), count(f.Warmup), num(sp.Mean, true), num(sp.Stddev, true), opt(f.PerfPct), num(sp.Median, true), num(sp.Min, true), num(sp.Max, true))
+		add(count(sp.N), warmup, num(sp.Mean, true), num(sp.Stddev, true), opt(f.PerfPct), num(sp.Median, true), num(sp.Min, true), num(sp.Max, true))
 	} else {
 		add("", count(f.Warmup), "", "", "", "", "", "")
 	}

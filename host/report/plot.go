@@ -115,7 +115,7 @@ func WritePlots(dir string, runs []*Run) ([]string, error) {
 			return nil, fmt.Errorf("%s: %w", r.Source, err)
 		}
 		if len(ps) == 0 {
-			return nil, fmt.Errorf("%s: no figures to plot (no work curve, null call, seed or TLB sweep records)", r.Source)
+			return nil, fmt.Errorf("%s: no figures to plot (no work curve, null call, seed, TLB sweep, flush-cost or ladder records)", r.Source)
 		}
 		stem := runStem(r, used)
 		for _, p := range ps {

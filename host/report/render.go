@@ -8,8 +8,12 @@ import (
 	"strings"
 )
 
-// Formats are the output formats of Write.
-var Formats = []string{"text", "markdown", "csv", "json", "benchfmt", "html"}
+// Formats are the output formats of WriteReports; CompareFormats those
+// of Write (a comparison's document: benchfmt and html are a run's).
+var (
+	Formats        = []string{"text", "markdown", "csv", "json", "benchfmt", "html"}
+	CompareFormats = []string{"text", "markdown", "csv", "json"}
+)
 
 // Document is what a command prints: a heading's lines (source, machine,
 // status, tests used...) and tables.
@@ -60,12 +64,8 @@ func Write(w io.Writer, format string, width int, d Document) error {
 		return writeCSV(w, d)
 	case "json":
 		return writeJSON(w, d)
-	case "benchfmt":
-		return fmt.Errorf("benchfmt holds one run's repeats: write each run with ptilab report -format benchfmt and compare them with benchstat")
-	case "html":
-		return fmt.Errorf("html is report's page: compare -plot FILE draws the two runs side by side")
 	default:
-		return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(Formats, ", "))
+		return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(CompareFormats, ", "))
 	}
 	return nil
 }
