@@ -335,7 +335,7 @@ func TestBadPlan(t *testing.T) {
 	}{
 		{3, "colour = blue", `unknown key "colour"`},
 		{4, "no equals sign", "expected key = value"},
-		{6, "end = sometimes", "end must be auto, return, poweroff or reset"},
+		{6, "end = sometimes", "end must be auto, return, key, poweroff or reset"},
 	}
 	errs := recordsOf[contract.PlanError](t, res)
 	require.Len(t, errs, len(want))
