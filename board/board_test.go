@@ -72,3 +72,19 @@ func TestAMLHasString(t *testing.T) {
 	assert.False(t, amlHasString([]byte("\x0dQEMU0001\x00"), FwCfgHID), "another QEMU device (QEMU0001 is pvpanic)")
 	assert.False(t, amlHasString(nil, FwCfgHID))
 }
+
+// TestWaitsForKey: end = key waits everywhere, end = auto only on a PC
+// (QEMU exits through its debug-exit device, Bochs powers off), and
+// return, poweroff and reset never (the boot tests run key's wait and
+// the way back to the firmware after it: TestEndKey).
+func TestWaitsForKey(t *testing.T) {
+	defer func(m Kind) { Machine = m }(Machine)
+	for _, m := range []Kind{PC, QEMU, Bochs} {
+		Machine = m
+		assert.True(t, EndKey.WaitsForKey(), "key, machine %d", m)
+		assert.Equal(t, m == PC, EndAuto.WaitsForKey(), "auto, machine %d", m)
+		for _, a := range []EndAction{EndReturn, EndPowerOff, EndReset} {
+			assert.False(t, a.WaitsForKey(), "action %d, machine %d", a, m)
+		}
+	}
+}

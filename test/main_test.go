@@ -29,7 +29,7 @@ import (
 const (
 	// bootTimeout bounds a QEMU run, firmware start-up included, unless
 	// the test gives its own. The longest boots with it, the default plan's
-	// (TestPTIMatrix, TestReturnToFirmware, TestDefaultBoot, TestModels),
+	// (TestPTIMatrix, TestDefaultBoot, TestModels),
 	// took 33 to 79 s in a whole suite run here, two boots at a time on two
 	// cores with other emulators on the machine: 8 minutes is 6 times the
 	// longest, room for a second suite beside this one.
