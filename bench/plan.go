@@ -74,8 +74,8 @@ type Plan struct {
 	// cpustate.PStateLeave (touch nothing).
 	PState string
 
-	// PMU says whether the 64-bit figures count with the performance
-	// counters (where the CPU has them, startPMU); PMUEvents are the
+	// PMU says whether the figures, both worlds', count with the
+	// performance counters (where the CPU has them, startPMU); PMUEvents are the
 	// model's events to count on the programmable counters (names of
 	// pmu.EventNames), nil for its table's first ones.
 	PMU       bool

@@ -53,7 +53,7 @@ func Compare(a, b *Run, all bool) Document {
 		"B: " + b.Source, "   " + MachineLine(b), "   " + StatusLine(b),
 		TestNote,
 	}}
-	t := Table{Name: "compare", Title: "A against B, configuration by configuration: centre ± spread (TestNote), B/A, p-value and repeats, the change if significant",
+	t := Table{Name: "compare", Title: "A against B, configuration by configuration: centre ± spread (see significance above), B/A, p-value and repeats, the change if significant",
 		Columns: tables.Cols("configuration", "unit", "A", "B", "B/A", "test", "change")}
 	ma, mb := a.Measurements(), b.Measurements()
 	inB := map[string]*Measurement{}

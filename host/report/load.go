@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -183,12 +184,21 @@ func load(p string) (runs []*Run, skipped []error, err error) {
 	if st.IsDir() {
 		return loadDir(p)
 	}
-	data, err := os.ReadFile(p)
+	// A disk image is told by its first sectors, not read whole: a stick
+	// read as /dev/sdX may hold tens of GB.
+	head, err := readHead(p, diskHeadBytes)
 	if err != nil {
 		return nil, nil, err
 	}
-	if isDiskImage(data) {
+	if isDiskImage(head) {
 		return loadImage(p)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s: not a serial log or results file, and no disk image (no GPT or MBR)", p)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, nil, err
 	}
 	run, err := Parse(p, data)
 	if err != nil {
@@ -246,6 +256,25 @@ const gptSignature = "EFI PART"
 // isDiskImage reports whether data starts as a disk image: a GPT header
 // at LBA 1 (512- or 4096-byte sectors), or a protective or legacy MBR's
 // boot signature 55 AA at byte 510 without any text line before it.
+// diskHeadBytes is how much of a file isDiskImage reads: the protective
+// MBR and the GPT header at LBA 1 of 512- and 4096-byte sectors.
+const diskHeadBytes = 8192
+
+// readHead reads at most n bytes from the start of file p.
+func readHead(p string, n int) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	k, err := io.ReadFull(f, b)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		err = nil
+	}
+	return b[:k], err
+}
+
 func isDiskImage(data []byte) bool {
 	for _, lba := range []int{512, 4096} {
 		if len(data) >= lba+len(gptSignature) && string(data[lba:lba+len(gptSignature)]) == gptSignature {

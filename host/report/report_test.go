@@ -560,6 +560,15 @@ func writeImage(t *testing.T, p string, typ gpt.Type, fsType filesystem.Type, fi
 	}
 }
 
+// TestLoadDevice: a file that is neither a regular file nor a disk
+// image (a character device here; a stick's block device is told by its
+// first sectors, never read whole) is refused, not read to its end.
+func TestLoadDevice(t *testing.T) {
+	_, _, err := Load("/dev/zero")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "/dev/zero: not a serial log or results file, and no disk image")
+}
+
 // TestLoadImage: the results files in a GPT image's ESP (FAT32 and
 // FAT16) are read as the same runs as the files themselves.
 func TestLoadImage(t *testing.T) {
