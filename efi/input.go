@@ -31,6 +31,10 @@ func ReadKey() (Key, bool) {
 	return k, s == Success
 }
 
+// HasConsoleInput reports whether the firmware has a console input
+// (EFI_SYSTEM_TABLE.ConIn) to read keys from.
+func HasConsoleInput() bool { return Firmware.ConIn != 0 }
+
 // Stall waits us microseconds in the firmware (UEFI 2.10, 7.5.2 Stall),
 // its timer interrupt enabled.
 func Stall(us uint64) Status { return BootService(bsStall, us) }

@@ -46,8 +46,13 @@ const (
 // from the console input (a keyboard, or the serial terminal where the
 // firmware has one) or endWait seconds pass; keys pressed during the run
 // do not count. It says on the console what it waits for and what ended
-// the wait.
+// the wait; without a console input it does not wait (a wait no key
+// could end would hang the machine).
 func waitForKey() {
+	if !efi.HasConsoleInput() {
+		kprint("ptilab: the run is over; the firmware has no console input to wait for a key on: returning to the firmware")
+		return
+	}
 	// Drain the keys typed during the run, over a few of the firmware's
 	// timer ticks: its keyboard driver may move a key from the controller
 	// into its buffer only when its timer runs (interrupts are masked
