@@ -82,8 +82,9 @@ func benchstatRows(t *testing.T, out []byte, unit string) map[string]benchstatRo
 	in := false
 	for _, rec := range recs {
 		switch {
-		case len(rec) == 7 && rec[0] == "":
-			in = rec[1] == unit || (rec[1] != "" && !strings.HasSuffix(rec[1], "/op") && in)
+		case len(rec) == 7 && rec[0] == "" && strings.HasSuffix(rec[1], "/op"): // a table's units
+			in = rec[1] == unit
+		case len(rec) == 7 && rec[0] == "": // its files
 		case in && len(rec) == 7:
 			a, errA := strconv.ParseFloat(rec[1], 64)
 			b, errB := strconv.ParseFloat(rec[3], 64)

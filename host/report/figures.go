@@ -44,9 +44,9 @@ type Figure struct {
 
 func ptr[T any](v T) *T { return &v }
 
-// Figures are the run's figures in output order: every measured or
-// unsupported or failed configuration of a benchmark (Measurements) and
-// every flush cost.
+// Figures are the run's figures in output order: every measured,
+// unsupported or failed configuration of a benchmark, flush costs
+// included (Measurements).
 func (r *Run) Figures() []Figure {
 	var out []Figure
 	cpu := ""

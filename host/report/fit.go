@@ -104,7 +104,7 @@ func gridOf(t tables.Table) grid {
 }
 
 // spansToEnd reports whether row r's spanning cell is its last cell
-// (the rest of its row empty): rowLines may wrap it.
+// (the rest of its row empty): row may wrap it.
 func (g grid) spansToEnd(r int) bool {
 	s := g.span[r]
 	if s < 0 {
@@ -251,9 +251,6 @@ func (g grid) split(width int) []grid {
 	return out
 }
 
-// colStart is where column i starts in a row's text.
-func (g grid) colStart(i int) int { return colStart(g.cols, i) }
-
 // stacked is g's text when the columns naming a row are too wide to
 // repeat in blocks (compare's configurations): each row's lead cells on
 // a line of their own, and under it, indented, its other cells aligned
@@ -394,7 +391,7 @@ func Fit(t tables.Table, width int) []string {
 		g.fitWidths()
 		blocks := []grid{g}
 		if g.width() > width {
-			if lead := g.lead(); lead < len(g.cols) && g.colStart(lead) > width/2 {
+			if lead := g.lead(); lead < len(g.cols) && colStart(g.cols, lead) > width/2 {
 				return append(append(lines, g.stacked(width)...), wrapAll(t.Under(), width)...)
 			}
 			blocks = g.split(width)

@@ -177,17 +177,10 @@ func emulatorOf(r *Run) string {
 	return "an emulator"
 }
 
-// missing is why m did not run, for a plot's title: "mode: unsupported
-// (reason)" or "mode: FAILED (error)".
-func missing(m Measurement) string {
-	why := ""
-	switch v := m.Record.Record.(type) {
-	case contract.Unsupported:
-		why = v.Reason
-	case contract.Error:
-		why = v.Error
-	}
-	return fmt.Sprintf("%s: %s (%s)", m.Mode, strings.ToLower(m.NotRun), withoutKey(why))
+// missing is why m did not run, named label, for a plot's title: "on+pcid:
+// unsupported (reason)" or "on: failed (error)".
+func missing(label string, m Measurement) string {
+	return fmt.Sprintf("%s: %s (%s)", label, strings.ToLower(m.NotRun), withoutKey(reasonOf(m)))
 }
 
 // figureGrid collects a plot's figures by series (rows, first seen
@@ -200,13 +193,10 @@ type figureGrid[R, C comparable] struct {
 }
 
 // add files m under row and col, or, when it did not run, its missing
-// line (missing) under the label as (its mode when empty).
-func (g *figureGrid[R, C]) add(m Measurement, row R, col C, as string) {
+// line named label.
+func (g *figureGrid[R, C]) add(m Measurement, row R, col C, label string) {
 	if m.Stats == nil {
-		if as != "" {
-			m.Mode = as
-		}
-		if s := missing(m); !slices.Contains(g.notRun, s) {
+		if s := missing(label, m); !slices.Contains(g.notRun, s) {
 			g.notRun = append(g.notRun, s)
 		}
 		return
@@ -281,7 +271,7 @@ func workPoints(ms []Measurement, width int) figureGrid[string, int64] {
 	var g figureGrid[string, int64]
 	for _, m := range ms {
 		if benchOf(m, "work") && m.Width == width && m.WorkNs != nil {
-			g.add(m, m.Mode, *m.WorkNs, "")
+			g.add(m, m.Mode, *m.WorkNs, m.Mode)
 		}
 	}
 	slices.Sort(g.cols)
@@ -391,7 +381,7 @@ func sweepPlot(r *Run, ms []Measurement, kind string) (*Plot, error) {
 			continue
 		}
 		if m.Stats == nil {
-			if s := missing(m); !slices.Contains(notRun, s) {
+			if s := missing(m.Mode, m); !slices.Contains(notRun, s) {
 				notRun = append(notRun, s)
 			}
 			continue
@@ -555,7 +545,7 @@ func nullPlot(r *Run, ms []Measurement, width int) (*Plot, error) {
 			copyMethod = m.Copy
 		}
 		if m.Entry == entry && (m.Copy == "" || m.Copy == copyMethod) {
-			g.add(m, key{m.Flavour, m.Global}, m.Mode, "")
+			g.add(m, key{m.Flavour, m.Global}, m.Mode, m.Mode)
 		}
 	}
 	if len(g.cols) == 0 {
@@ -789,7 +779,7 @@ func flushPlot(r *Run, ms []Measurement) (*Plot, error) {
 			continue
 		}
 		if m.Stats == nil {
-			notRun = append(notRun, fmt.Sprintf("%s: %s (%s)", m.Target, strings.ToLower(m.NotRun), withoutKey(reasonOf(m))))
+			notRun = append(notRun, missing(m.Target, m))
 			continue
 		}
 		ops = append(ops, m.Target)
