@@ -168,9 +168,14 @@ type Syscall struct {
 	NsPerCall       float64 `json:"ns_per_call"`
 	EmptyLoopCycles float64 `json:"empty_loop_cycles"`
 	// Phases are the instrumented trampoline's units per call in each
-	// phase ("cr3_in", "copy_in", "dispatch", "copy_out", "cr3_out"), and
-	// PhaseCall the whole call over the same calls (with Stamps).
+	// phase ("cr3_in", "copy_in", "dispatch", "copy_out", "cr3_out"), less
+	// the stamps' own cost, and PhaseCall the whole call over the same
+	// calls, stamps included (with Stamps). StampCost is that cost per
+	// phase: one call's stamps taken back to back in the same run (LFENCE;
+	// RDTSC and the sum's instructions), subtracted from each call's
+	// phase. Logs before it have no StampCost and raw Phases.
 	Phases    map[string]float64 `json:"phases,omitempty"`
+	StampCost map[string]float64 `json:"stamp_cost,omitempty"`
 	PhaseCall float64            `json:"phase_call,omitempty"`
 	// PMUCheck is the cross-check of the CPU's instructions retired per
 	// call with the path's length under the emulators, on the paths whose
@@ -248,13 +253,17 @@ type Workload struct {
 }
 
 // Phases is where a sched-messaging run's units went, from the
-// instrumented SYSENTER entry: each phase's share of the run in %, the
-// entry path's (all but the dispatch), the run's units and messages.
+// instrumented SYSENTER entry: each phase's share of the run in %, less
+// the stamps' own cost (StampCost per call and phase, calibrated in the
+// run, times the stamped calls; logs before it have neither), the entry
+// path's (all but the dispatch), the run's units and messages.
 type Phases struct {
 	Subject
 	Workload
 	Unit         string             `json:"unit"`
 	PhasePct     map[string]float64 `json:"phase_pct"`
+	StampCost    map[string]float64 `json:"stamp_cost,omitempty"`
+	StampedCalls uint64             `json:"stamped_calls,omitempty"`
 	EntryPathPct float64            `json:"entry_path_pct"`
 	RunCycles    uint64             `json:"run_cycles"`
 	Messages     uint64             `json:"messages"`

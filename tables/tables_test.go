@@ -200,3 +200,22 @@ func TestCoreCells(t *testing.T) {
 	assert.Nil(t, checkNotes(contract.Syscall{PMUCheck: &contract.PMUCheck{Status: "ok"}}))
 	assert.Equal(t, []string{"  ! PMU cross-check mismatch: w"}, checkNotes(contract.Syscall{PMUCheck: &contract.PMUCheck{Status: "mismatch", Warning: "w"}}))
 }
+
+// TestPhaseStamps: the phase breakdown takes the stamps' calibrated cost
+// out of the phases and shows it in a column of its own; a log from
+// before the calibration says its stamps are inside the phases.
+func TestPhaseStamps(t *testing.T) {
+	sub := contract.Subject{Bench: "null32", Width: 32, Mode: "on", Entry: "sysenter", Flavour: "linux", Copy: "movsl", Stamps: true}
+	phases := map[string]float64{"cr3_in": 10, "copy_in": 20, "dispatch": 30, "copy_out": 20, "cr3_out": 10}
+	cost := map[string]float64{"cr3_in": 4, "copy_in": 8, "dispatch": 8, "copy_out": 8, "cr3_out": 8}
+	rec := contract.Syscall{Subject: sub, N: 100, R: 5, Stats: stats(200, 0), Phases: phases, StampCost: cost, PhaseCall: 200}
+	out := render(timing, rec)
+	assert.Contains(t, out, "LFENCE;RDTSC at each boundary, their own cost (calibrated in the run) taken out of the phases")
+	// 200 = 90 in the phases + 36 in the stamps + 74 in the rest.
+	assert.Regexp(t, `(?m)^on\s+movsl\s+10\.0\s+5\.0%\s+20\.0\s+10\.0%\s+30\.0\s+15\.0%\s+20\.0\s+10\.0%\s+10\.0\s+5\.0%\s+36\.0\s+18\.0%\s+74\.0\s+37\.0%\s+200\.0`, out)
+
+	rec.StampCost = nil
+	out = render(timing, rec)
+	assert.Contains(t, out, "RDTSC at each boundary, its own cost inside the phases")
+	assert.Regexp(t, `(?m)^on\s+movsl\s+10\.0\s+5\.0%.*\s+-\s+110\.0\s+55\.0%\s+200\.0`, out)
+}

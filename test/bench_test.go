@@ -313,6 +313,8 @@ func check32(t *testing.T, res *qemu.Result) {
 			sum += pct
 		}
 		assert.Less(t, sum, 100.0, "%s: the phases are part of the run", k)
+		assert.Len(t, f.StampCost, 5, "%s: the stamps' cost, taken out", k)
+		assert.Positive(t, f.StampedCalls, k)
 		assert.Positive(t, f.EntryPathPct, k)
 		assert.Less(t, f.EntryPathPct, sum, k)
 	}
@@ -535,15 +537,16 @@ func pathLengths(t *testing.T, res serialLog) (got map[string]float64, stamps ma
 	for _, f := range recordsOf[contract.Syscall](t, res) {
 		k := f.Key()
 		if f.Stamps {
-			// The phases add up to less than the call (the rest: SYSENTER,
-			// SYSEXIT, the saves and restores).
+			// The phases and their stamps add up to less than the call (the
+			// rest: SYSENTER, SYSEXIT, the saves and restores).
 			sum := 0.0
-			for _, v := range f.Phases {
-				sum += v
+			for n, v := range f.Phases {
+				sum += v + f.StampCost[n]
 			}
 			assert.Less(t, sum, f.PhaseCall, k)
 			if !f.Global {
 				stamps[f.Mode+"/"+f.Copy] = f.Phases
+				stamps["cost "+f.Mode+"/"+f.Copy] = f.StampCost
 			}
 		}
 		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", k)
@@ -641,16 +644,26 @@ func checkPathLength(t *testing.T, k string, v float64, p pathlength.Path) {
 	}
 }
 
-// checkStamps checks the phases of the instrumented 32-bit trampoline:
-// isolation adds to both CR3 phases, not to the copy.
+// checkStamps checks the phases of the instrumented 32-bit trampoline
+// where the TSC counts instructions: the stamps' calibrated cost is the
+// same in every configuration and, taken out, leaves each phase its own
+// instructions: none in the CR3 phases under off, SWITCH_TO_KERNEL_CR3's
+// and SWITCH_TO_USER_CR3's 3 under on (MOV from CR3, AND or OR, MOV to
+// CR3), the same copy under both.
 func checkStamps(t *testing.T, stamps map[string]map[string]float64) {
-	for _, c := range []string{"movsl", "movsb", "trim8"} {
+	cost := stamps["cost off/movsl"]
+	require.NotNil(t, cost)
+	for _, c := range []string{"movsl", "movsb", "trim8", "direct"} {
 		on, off := stamps["on/"+c], stamps["off/"+c]
 		require.NotNil(t, on, c)
 		require.NotNil(t, off, c)
-		assert.Greater(t, on["cr3_in"], off["cr3_in"], c)
-		assert.Greater(t, on["cr3_out"], off["cr3_out"], c)
+		for _, ph := range []string{"cr3_in", "cr3_out"} {
+			assert.Equal(t, 0.0, off[ph], "%s %s under off", c, ph)
+			assert.Equal(t, 3.0, on[ph], "%s %s under on", c, ph)
+		}
 		assert.Equal(t, on["copy_in"], off["copy_in"], c)
+		assert.Equal(t, cost, stamps["cost on/"+c], c)
+		assert.Equal(t, cost, stamps["cost off/"+c], c)
 	}
 }
 
