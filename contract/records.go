@@ -827,6 +827,40 @@ type PState struct {
 	Restored bool    `json:"restored,omitempty"`
 }
 
+// Baseline is the disturbance baseline, measured before the benchmarks
+// on the clock they will run at: a tight loop that reads the TSC for Ms
+// milliseconds with interrupts masked, as Linux's hwlat tracer
+// (kernel/trace/trace_hwlat.c). Each step between two reads longer than
+// GapThresholdUs is time the CPU spent elsewhere, in SMM or an NMI
+// handler: Gaps of them (GapsPerS a second, GapTotalUs in all), the
+// longest MaxGapUs. SMIs is MSR_SMI_COUNT's change over the loop (with
+// SMICount "msr"; "unsupported" where the CPU has none), NMIs ptilab's
+// handlers' count. CoreClock is what APERF/MPERF did over the loop:
+// "aperf/mperf" with the core's average clock CoreMHz, "unsupported", or
+// "not counting" when the MSRs read but did not advance over a busy loop
+// (an emulator that reads MSRs it lacks as 0, broken firmware): the
+// figures then carry no core clock. Warnings say what would disturb the
+// figures (rates above 10 a second; the likely cause on a PC is a USB
+// keyboard or mouse, whose legacy emulation the firmware runs in SMM);
+// none under an emulator, whose gaps are the host's.
+type Baseline struct {
+	Ms             float64  `json:"ms"`
+	Reads          uint64   `json:"reads"`
+	SMICount       string   `json:"smi_count"`
+	SMIs           uint64   `json:"smis"`
+	SMIsPerS       float64  `json:"smis_per_s"`
+	NMIs           uint64   `json:"nmis"`
+	GapThresholdUs float64  `json:"gap_threshold_us"`
+	Gaps           uint64   `json:"gaps"`
+	GapsPerS       float64  `json:"gaps_per_s"`
+	GapTotalUs     float64  `json:"gap_total_us"`
+	MaxGapUs       float64  `json:"max_gap_us"`
+	CoreClock      string   `json:"core_clock"`
+	CoreMHz        float64  `json:"core_mhz,omitempty"`
+	Emulated       bool     `json:"emulated,omitempty"`
+	Warnings       []string `json:"warnings,omitempty"`
+}
+
 // PlanError is a line of the plan file the run could not use, and what
 // it did instead.
 type PlanError struct {
@@ -933,6 +967,7 @@ func (Machine) Kind() string         { return "machine" }
 func (Timing) Kind() string          { return "timing" }
 func (CPUState) Kind() string        { return "cpu-state" }
 func (PState) Kind() string          { return "pstate" }
+func (Baseline) Kind() string        { return "baseline" }
 func (Vulnerabilities) Kind() string { return "vulnerabilities" }
 func (PlanError) Kind() string       { return "plan-error" }
 func (SyscallCounts) Kind() string   { return "syscalls" }
@@ -953,7 +988,7 @@ var kinds = map[string]func() Record{}
 func init() {
 	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Retention{}, FlushCost{}, Seed{}, Unsupported{},
 		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
-		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}, OracleCalibration{}, Oracle{},
+		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Baseline{}, Vulnerabilities{}, OracleCalibration{}, Oracle{},
 		TLBSweep{}, Exposure{}, Ladder{}} {
 		kinds[r.Kind()] = newOf(r)
 	}

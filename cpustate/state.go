@@ -16,6 +16,10 @@ const Unsupported = "unsupported"
 const (
 	ClockAPERF = "aperf/mperf"
 	SMIFromMSR = "msr"
+	// NotCounting is a counter that CPUID announces and that reads, but
+	// did not advance over a busy interval (an emulator that reads the
+	// MSRs it lacks as 0, broken firmware).
+	NotCounting = "not counting"
 )
 
 // hex formats an MSR or register value.

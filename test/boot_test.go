@@ -37,7 +37,9 @@ func requireOK(t *testing.T, res *qemu.Result) {
 }
 
 // requireEndOK checks the image's own verdict: no fault dump, and
-// PTILAB-END status "ok" with exit 0 and every check passed.
+// PTILAB-END status "ok" with exit 0 and every check passed; and that a
+// run whose benchmarks ran (a timing record) measured the disturbance
+// baseline first, emulated.
 func requireEndOK(t *testing.T, res serialLog) {
 	t.Helper()
 	if line, ok := res.Fault(); ok {
@@ -50,6 +52,15 @@ func requireEndOK(t *testing.T, res serialLog) {
 	assert.Equal(t, e.Checks, e.Passed)
 	assert.Zero(t, e.FailedBenchmarks)
 	assert.Empty(t, e.Failed)
+	if len(recordsOf[contract.Timing](t, res)) > 0 {
+		b := recordsOf[contract.Baseline](t, res)
+		require.Len(t, b, 1, "the disturbance baseline")
+		assert.True(t, b[0].Emulated)
+		assert.Positive(t, b[0].Ms)
+		assert.Positive(t, b[0].Reads)
+		assert.Empty(t, b[0].Warnings, "no warnings under an emulator")
+		assert.Contains(t, []string{"unsupported", "aperf/mperf"}, b[0].CoreClock, "the emulators' APERF/MPERF count where they have them")
+	}
 }
 
 // TestDefaultBoot boots with 256 MiB and QEMU's default CPU and checks the

@@ -12,8 +12,9 @@ import (
 // clock of this machine: the TSC's frequency and source, whether its
 // figures are emulated and by which emulator (QEMU's TCG, Bochs), and
 // whether the TSC counts instructions (QEMU -icount, Bochs); with the
-// core-clock and SMI counters read around every repeat and the P-state the
-// plan's pstate asks for, restored at the end.
+// core-clock and SMI counters read around every repeat, the P-state the
+// plan's pstate asks for (restored at the end) and, once the clock has
+// settled, the disturbance baseline.
 func runBenchmarks(r *bench.Reporter, plan bench.Plan, power cpustate.Power) {
 	info := goos.MachineInfo()
 	clk := bench.Clock{Hz: info.TSCHz, Source: info.TSCSource, Emulator: info.Emulator, Icount: board.Icount()}
@@ -22,6 +23,7 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan, power cpustate.Power) {
 	}
 	bench.SetCounters(power.Sources())
 	restore := bench.SetPState(r, plan.PState, power, cpustate.Hardware{}, clk.Hz)
+	bench.RunBaseline(r, plan, clk)
 	bench.RunPlan(r, plan, clk)
 	restore()
 }
