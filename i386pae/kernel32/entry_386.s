@@ -495,7 +495,15 @@ SYSENTER_DIRECT(·sysenterStampDirectOn, TO_KERNEL_ON, TO_USER_ON, PUSH_DX, POP_
 // do_SYSENTER_32 calls the system call through the table, an indirect
 // call a retpoline kernel sends through __x86_indirect_thunk_*); after
 // the dispatch, an IBPB and an RSB stuffing if the tasks kernel switched
-// to another process during it (KState.CR3Loads moved: SWITCH_SITE);
+// to another process during it (KState.CR3Loads moved: SWITCH_SITE).
+// Linux's switch_mm_irqs_off issues the IBPB before the CR3 load, as the
+// 64-bit world's switch does (tasks.switchMM); here it follows it: the
+// 32-bit process switch is the tasks kernel's Go code, the same for every
+// flavour, and a test of the knob there would lengthen every 32-bit
+// process switch, knobs off included, or send it through an indirect
+// call. The instructions are the same either way; whether an IBPB costs
+// more or less after the CR3 load on silicon is not known, so the 64-bit
+// ladder's ibpb rung is the one to set beside Linux's;
 // VERW (CLEAR_CPU_BUFFERS) before SYSEXIT, and before IRET: on the
 // SYSEXIT path after SYSEXIT's EDX is loaded and before the user's EFLAGS
 // come back (VERW writes ZF and SYSEXIT does not restore EFLAGS: Linux's
