@@ -109,8 +109,23 @@ func CPUStateLines(s contract.CPUState) []string {
 		xs = "firmware's XCR0 " + s.XCR0 + map[bool]string{true: ", state put in its initial configuration before OSXSAVE was cleared",
 			false: ", no AVX: nothing to clean"}[s.XStateInit]
 	}
-	lines = append(lines, "ptilab cpu-state: CPUID "+leaf("15H", s.CPUID15H)+" | "+leaf("16H", s.CPUID16H)+" | "+xs)
+	lines = append(lines, "ptilab cpu-state: CPUID max leaf "+cpuidLimitText(s)+" | "+leaf("15H", s.CPUID15H)+" | "+leaf("16H", s.CPUID16H)+" | "+xs)
 	return lines
+}
+
+// cpuidLimitText says what the firmware's CPUID limit was and what boot
+// did with it.
+func cpuidLimitText(s contract.CPUState) string {
+	const bit = "limit IA32_MISC_ENABLE[22]"
+	switch {
+	case s.CPUIDLimit == nil:
+		return fmt.Sprintf("%#x (%s not read)", s.MaxLeaf, bit)
+	case !*s.CPUIDLimit:
+		return fmt.Sprintf("%#x (%s off)", s.MaxLeaf, bit)
+	case s.CPUIDLimitCleared:
+		return fmt.Sprintf("%#x (%s set by the firmware, cleared by ptilab: was %#x)", s.MaxLeaf, bit, s.MaxLeafAtEntry)
+	}
+	return fmt.Sprintf("%#x (%s set by the firmware and not cleared: the leaves above 2 are hidden)", s.MaxLeaf, bit)
 }
 
 func turboText(s contract.CPUState) string {

@@ -716,8 +716,9 @@ type Timing struct {
 // that decide the figures (by their SDM names: value as hex, or
 // "unsupported" where the read raised #GP or CPUID says the MSR is absent);
 // raw CPUID leaves 15H and 16H (EAX, EBX, ECX, EDX; absent beyond the
-// maximum leaf); and what they mean: the core clock's controls, fast
-// strings and ERMSB (which decide the REP MOVS copy rows), SMT siblings.
+// maximum leaf); the CPUID limit the firmware may have set and ptilab
+// cleared; and what they mean: the core clock's controls, fast strings
+// and ERMSB (which decide the REP MOVS copy rows), SMT siblings.
 type CPUState struct {
 	CR0       string            `json:"cr0"`
 	CR4       string            `json:"cr4"`
@@ -735,6 +736,19 @@ type CPUState struct {
 	// code with SSE code").
 	XCR0       string `json:"xcr0,omitempty"`
 	XStateInit bool   `json:"xstate_init"`
+	// CPUIDLimit is IA32_MISC_ENABLE[22] ("Limit CPUID Maxval", "Max
+	// CPUID Value Limit" in firmware menus) as the firmware left it: when
+	// true, CPUID.0H:EAX said 2 at most, hiding leaves 06H, 07H, 0AH, 0BH
+	// and 15H and what they enumerate. Absent where ptilab did not read
+	// it: not an Intel CPU of family 6 model 0DH or later, where Linux
+	// clears it (arch/x86/kernel/cpu/intel.c, intel_unlock_cpuid_leafs),
+	// or the read raised #GP. CPUIDLimitCleared is whether boot cleared
+	// it, before the Go runtime and ptilab's feature checks read CPUID;
+	// MaxLeafAtEntry and MaxLeaf are CPUID.0H:EAX before and after.
+	CPUIDLimit        *bool  `json:"cpuid_limit,omitempty"`
+	CPUIDLimitCleared bool   `json:"cpuid_limit_cleared"`
+	MaxLeafAtEntry    uint32 `json:"max_leaf_at_entry"`
+	MaxLeaf           uint32 `json:"max_leaf"`
 
 	// CoreClock is "aperf/mperf" (CPUID.06H:ECX[0] and both MSRs read) or
 	// "unsupported"; SMICount "msr" or "unsupported".

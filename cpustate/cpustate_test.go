@@ -1,12 +1,14 @@
 package cpustate
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate/cpustatetest"
 	"github.com/ptilab/ptilab/efi"
 )
@@ -398,6 +400,8 @@ func TestState(t *testing.T) {
 	assert.Equal(t, 2, s.ThreadsPerCore)
 	assert.Equal(t, "0bh", s.TopologyLeaf)
 	assert.True(t, s.SMT)
+	assert.Equal(t, uint32(0xd), s.MaxLeaf)
+	assert.Nil(t, s.CPUIDLimit, "SetCPUIDLimit's")
 
 	cpu = skylakeClient()
 	s = State(cpu, entry, ReadPower(cpu))
@@ -445,4 +449,31 @@ func TestState(t *testing.T) {
 	assert.Equal(t, Unsupported, s.MSRs["MSR_PLATFORM_INFO"])
 	assert.Equal(t, "0x7040600070406", s.MSRs["IA32_PAT"])
 	assert.Equal(t, "none", s.TopologyLeaf)
+}
+
+func TestSetCPUIDLimit(t *testing.T) {
+	var s contract.CPUState
+	SetCPUIDLimit(&s, amd64.CPUIDLimit{Read: true, Set: true, Cleared: true, MaxLeafAtEntry: 2, MaxLeaf: 0xd})
+	require.NotNil(t, s.CPUIDLimit)
+	assert.True(t, *s.CPUIDLimit)
+	assert.True(t, s.CPUIDLimitCleared)
+	assert.Equal(t, uint32(2), s.MaxLeafAtEntry)
+
+	SetCPUIDLimit(&s, amd64.CPUIDLimit{Read: true, MaxLeafAtEntry: 0xd, MaxLeaf: 0xd})
+	require.NotNil(t, s.CPUIDLimit)
+	assert.False(t, *s.CPUIDLimit)
+	assert.False(t, s.CPUIDLimitCleared)
+
+	// Not read (AMD, or the read raised #GP): absent, not false.
+	SetCPUIDLimit(&s, amd64.CPUIDLimit{MaxLeafAtEntry: 0xd, MaxLeaf: 0xd})
+	assert.Nil(t, s.CPUIDLimit)
+	assert.NotContains(t, string(must(json.Marshal(s))), "cpuid_limit\":")
+	assert.Contains(t, string(must(json.Marshal(s))), `"cpuid_limit_cleared":false`)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

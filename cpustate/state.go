@@ -69,6 +69,7 @@ func State(c CPU, e efi.EntryState, p Power) contract.CPUState {
 			"fs": hex(e.FS), "gs": hex(e.GS), "tr": hex(e.TR),
 		},
 		IF:               e.RFLAGS&amd64.RFLAGS_IF != 0,
+		MaxLeaf:          max,
 		CoreClock:        Unsupported,
 		SMICount:         Unsupported,
 		MaxNonTurboRatio: int(p.MaxNonTurbo()),
@@ -126,6 +127,20 @@ func State(c CPU, e efi.EntryState, p Power) contract.CPUState {
 	s.ThreadsPerCore, s.TopologyLeaf = Topology(c)
 	s.SMT = s.ThreadsPerCore > 1
 	return s
+}
+
+// SetCPUIDLimit puts what boot found and did with the firmware's CPUID
+// limit (amd64.UnlockCPUID) into the cpu-state record s: the bit only
+// where it was read, whether boot cleared it, and the maximum leaf at
+// entry (State has the current one).
+func SetCPUIDLimit(s *contract.CPUState, l amd64.CPUIDLimit) {
+	s.CPUIDLimit = nil
+	if l.Read {
+		set := l.Set
+		s.CPUIDLimit = &set
+	}
+	s.CPUIDLimitCleared = l.Cleared
+	s.MaxLeafAtEntry = l.MaxLeafAtEntry
 }
 
 // ProbedMSRs are the MSRs ReadPower, State and Vulns may read (each through the
