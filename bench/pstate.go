@@ -135,7 +135,7 @@ func turboText(s contract.CPUState) string {
 	case s.TurboDisabled == nil:
 		return "present"
 	case *s.TurboDisabled:
-		return "disabled (IA32_MISC_ENABLE[38])"
+		return "present but disabled (IA32_MISC_ENABLE[38])"
 	}
 	return "enabled"
 }

@@ -41,6 +41,13 @@ func TestCPUStateLines(t *testing.T) {
 	assert.Contains(t, CPUStateLines(s)[3], "ptilab cpu-state: CPUID max leaf 0x2 (limit IA32_MISC_ENABLE[22] set by the firmware and not cleared: the leaves above 2 are hidden) | 15H ")
 	s.CPUIDLimit, s.MaxLeaf, s.MaxLeafAtEntry = nil, 0xd, 0xd
 	assert.Contains(t, CPUStateLines(s)[3], "ptilab cpu-state: CPUID max leaf 0xd (limit IA32_MISC_ENABLE[22] not read) | 15H ")
+
+	// Turbo disabled in the firmware (IA32_MISC_ENABLE[38], which also
+	// clears CPUID.06H:EAX[1]).
+	s.TurboDisabled = &yes
+	assert.Contains(t, CPUStateLines(s)[1], "| turbo present but disabled (IA32_MISC_ENABLE[38]) |")
+	s.Turbo, s.TurboDisabled = false, nil
+	assert.Contains(t, CPUStateLines(s)[1], "| turbo absent |")
 }
 
 // pstateCPU returns a CPU whose MSRs are IA32_PERF_CTL = perfCtl, APERF

@@ -763,7 +763,7 @@ type CPUState struct {
 	EIST          *bool `json:"eist,omitempty"`
 	TurboDisabled *bool `json:"turbo_disabled,omitempty"`
 	FastStrings   *bool `json:"fast_strings,omitempty"`
-	Turbo         bool  `json:"turbo"`       // CPUID.06H:EAX[1]
+	Turbo         bool  `json:"turbo"`       // CPUID.06H:EAX[1], or IA32_MISC_ENABLE[38], which clears that bit
 	HWP           bool  `json:"hwp"`         // CPUID.06H:EAX[7]
 	HWPEnabled    bool  `json:"hwp_enabled"` // IA32_PM_ENABLE[0]
 	ERMSB         bool  `json:"ermsb"`       // CPUID.(07H,0):EBX[9]

@@ -215,10 +215,24 @@ func TestReadPower(t *testing.T) {
 	assert.True(t, p.HWP)
 	assert.False(t, p.HWPEnabled, "PM_ENABLE = 0")
 
+	// Turbo disabled in the firmware: IA32_MISC_ENABLE[38] set clears
+	// CPUID.06H:EAX[1] (SDM Vol. 4, Table 2-2); present all the same.
 	noTurbo := skylakeServer()
 	noTurbo.MSRs[amd64.MSR_IA32_MISC_ENABLE] |= amd64.MISC_ENABLE_TURBO_DISABLE
-	off, known = ReadPower(noTurbo).TurboDisabled()
+	l6 := noTurbo.Leaves[[2]uint32{6, 0}]
+	l6[0] &^= amd64.CPUID06_EAX_TURBO
+	noTurbo.Leaves[[2]uint32{6, 0}] = l6
+	p = ReadPower(noTurbo)
+	off, known = p.TurboDisabled()
 	assert.True(t, off && known)
+	assert.True(t, p.Turbo, "present, from IA32_MISC_ENABLE[38]")
+	s := State(noTurbo, efi.EntryState{}, p)
+	assert.True(t, s.Turbo)
+	require.NotNil(t, s.TurboDisabled)
+	assert.True(t, *s.TurboDisabled)
+	// Neither bit: absent.
+	noTurbo.MSRs[amd64.MSR_IA32_MISC_ENABLE] &^= amd64.MISC_ENABLE_TURBO_DISABLE
+	assert.False(t, ReadPower(noTurbo).Turbo)
 
 	emu := ReadPower(emulated())
 	assert.False(t, emu.APERF)
