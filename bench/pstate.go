@@ -77,14 +77,18 @@ func CPUStateLines(s contract.CPUState) []string {
 		}
 		return off
 	}
-	smt := "no"
-	if s.SMT {
-		smt = "yes"
-	}
-	if s.TopologyLeaf == "none" {
-		smt = "unknown (no CPUID leaf 0BH or 1FH)"
-	} else {
-		smt += fmt.Sprintf(" (%s per core, CPUID %s)", plural(s.ThreadsPerCore, "thread", "threads"), s.TopologyLeaf)
+	smt := yn(s.SMT)
+	shipped := fmt.Sprintf("%s per core, CPUID %s", plural(s.ThreadsPerCore, "thread", "threads"), s.TopologyLeaf)
+	switch {
+	case s.SMTSource == cpustate.SMTFromMSR && s.TopologyLeaf != "none":
+		smt += fmt.Sprintf(" (%s on %s enabled, MSR_CORE_THREAD_COUNT; as shipped %s)",
+			plural(s.ThreadCount, "thread", "threads"), plural(s.CoreCount, "core", "cores"), shipped)
+	case s.SMTSource == cpustate.SMTFromMSR:
+		smt += fmt.Sprintf(" (%s on %s enabled, MSR_CORE_THREAD_COUNT)", plural(s.ThreadCount, "thread", "threads"), plural(s.CoreCount, "core", "cores"))
+	case s.TopologyLeaf == "none":
+		smt = "unknown (no CPUID leaf 0BH or 1FH, no MSR_CORE_THREAD_COUNT)"
+	default:
+		smt += " (" + shipped + ")"
 	}
 	lines := []string{
 		fmt.Sprintf("ptilab cpu-state: firmware at entry: CR0 %s CR4 %s EFER %s | %s %s %s %s %s %s %s | IF %d",

@@ -21,7 +21,7 @@ func TestCPUStateLines(t *testing.T) {
 		IF:        true, MSRs: map[string]string{"MSR_SMI_COUNT": "0x2a", "IA32_MISC_ENABLE": "0x850089"},
 		CPUID15H: []uint32{2, 0x14e, 0, 0}, CoreClock: "aperf/mperf", SMICount: "msr", MaxNonTurboRatio: 34, CurrentRatio: 16,
 		EIST: &yes, TurboDisabled: &no, FastStrings: &yes, Turbo: true, ERMSB: true, ThreadsPerCore: 2, TopologyLeaf: "0bh", SMT: true,
-		CPUIDLimit: &no, MaxLeafAtEntry: 0x15, MaxLeaf: 0x15,
+		SMTSource: cpustate.SMTFromCPUID, CPUIDLimit: &no, MaxLeafAtEntry: 0x15, MaxLeaf: 0x15,
 	}
 	l := CPUStateLines(s)
 	require.Len(t, l, 4)
@@ -48,6 +48,15 @@ func TestCPUStateLines(t *testing.T) {
 	assert.Contains(t, CPUStateLines(s)[1], "| turbo present but disabled (IA32_MISC_ENABLE[38]) |")
 	s.Turbo, s.TurboDisabled = false, nil
 	assert.Contains(t, CPUStateLines(s)[1], "| turbo absent |")
+
+	// Hyper-Threading off in the firmware: MSR_CORE_THREAD_COUNT says 4
+	// threads on 4 cores, CPUID as shipped still 2 per core.
+	s.SMT, s.SMTSource, s.ThreadCount, s.CoreCount = false, cpustate.SMTFromMSR, 4, 4
+	assert.Contains(t, CPUStateLines(s)[1], "| SMT siblings no (4 threads on 4 cores enabled, MSR_CORE_THREAD_COUNT; as shipped 2 threads per core, CPUID 0bh) |")
+	s.TopologyLeaf, s.ThreadsPerCore = "none", 0
+	assert.Contains(t, CPUStateLines(s)[1], "| SMT siblings no (4 threads on 4 cores enabled, MSR_CORE_THREAD_COUNT) |")
+	s.SMTSource, s.ThreadCount, s.CoreCount = cpustate.SMTUnknown, 0, 0
+	assert.Contains(t, CPUStateLines(s)[1], "| SMT siblings unknown (no CPUID leaf 0BH or 1FH, no MSR_CORE_THREAD_COUNT) |")
 }
 
 // pstateCPU returns a CPU whose MSRs are IA32_PERF_CTL = perfCtl, APERF

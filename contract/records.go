@@ -768,11 +768,20 @@ type CPUState struct {
 	HWPEnabled    bool  `json:"hwp_enabled"` // IA32_PM_ENABLE[0]
 	ERMSB         bool  `json:"ermsb"`       // CPUID.(07H,0):EBX[9]
 	// ThreadsPerCore is the SMT level's logical processors from CPUID leaf
-	// 1FH or 0BH (TopologyLeaf; 0 when neither exists); SMT is whether
-	// there are siblings (more than one).
+	// 1FH or 0BH (TopologyLeaf; 0 when neither exists): the topology as
+	// shipped, which still shows siblings with Hyper-Threading disabled
+	// in the firmware. ThreadCount and CoreCount are
+	// MSR_CORE_THREAD_COUNT (35H) [15:0] and [31:16], the logical
+	// processors and cores the firmware enabled in the package (0 where
+	// not read: Intel from Nehalem on only). SMT is whether the core has
+	// siblings, and SMTSource what said so: "msr" (ThreadCount >
+	// CoreCount), else "cpuid" (ThreadsPerCore > 1), else "none".
 	ThreadsPerCore int    `json:"threads_per_core"`
 	TopologyLeaf   string `json:"topology_leaf"`
+	ThreadCount    int    `json:"thread_count,omitempty"`
+	CoreCount      int    `json:"core_count,omitempty"`
 	SMT            bool   `json:"smt"`
+	SMTSource      string `json:"smt_source"`
 	// FRED and LASS: CPUID.(EAX=07H,ECX=1):EAX[17] and [6] (the FRED
 	// entry's rows need the first).
 	FRED bool `json:"fred"`
@@ -799,7 +808,10 @@ type Vulnerabilities struct {
 	// Linux then decides as if it read 0.
 	ArchCapabilities string `json:"arch_capabilities"`
 	Hypervisor       bool   `json:"hypervisor"` // CPUID.01H:ECX[31]
-	SMT              bool   `json:"smt"`
+	// SMT is whether the core has siblings, as the cpu-state record's
+	// smt, and SMTSource what said so (its smt_source).
+	SMT       bool   `json:"smt"`
+	SMTSource string `json:"smt_source"`
 	// PTINeeded is whether Linux enables page-table isolation (the
 	// Meltdown bug is set); PTIWhy says what decided it: "RDCL_NO",
 	// "whitelisted model", or "affected".

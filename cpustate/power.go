@@ -36,11 +36,7 @@ func ReadPower(c CPU) Power {
 	max, intel := maxLeaf(c)
 	var p Power
 	p.Intel = intel
-	sig, _, _, _ := leaf(c, max, 1)
-	p.Family = (sig >> 8) & 0xf
-	if p.Family == 0xf {
-		p.Family += (sig >> 20) & 0xff
-	}
+	p.Family, _, _ = signature(c, max)
 	a6, _, c6, _ := leaf(c, max, 6)
 	p.HWP = a6&amd64.CPUID06_EAX_HWP != 0
 	if c6&amd64.CPUID06_ECX_APERFMPERF != 0 {

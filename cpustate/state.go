@@ -55,11 +55,89 @@ func Topology(c CPU) (threads int, from string) {
 	return 0, "none"
 }
 
+// Sources of the SMT verdict, as the records name them.
+const (
+	SMTFromMSR   = "msr"   // MSR_CORE_THREAD_COUNT: what the firmware enabled
+	SMTFromCPUID = "cpuid" // the topology leaf (Topology): what was shipped
+	SMTUnknown   = "none"  // neither
+)
+
+// SMTSourceNames name the sources of the SMT verdict for the human lines.
+var SMTSourceNames = map[string]string{
+	SMTFromMSR:   "MSR_CORE_THREAD_COUNT",
+	SMTFromCPUID: "CPUID topology as shipped",
+	SMTUnknown:   "no CPUID leaf 0BH or 1FH, no MSR_CORE_THREAD_COUNT",
+}
+
+// SMT is whether the core has SMT siblings and what says so.
+type SMT struct {
+	On     bool
+	Source string // SMTFromMSR, SMTFromCPUID or SMTUnknown
+	// Threads and Cores are MSR_CORE_THREAD_COUNT's counts of the
+	// logical processors and cores enabled in the package, 0 where it
+	// was not read or is not usable.
+	Threads, Cores int
+	// ThreadsPerCore and Leaf are Topology's.
+	ThreadsPerCore int
+	Leaf           string
+}
+
+// coreThreadCount reads MSR_CORE_THREAD_COUNT (35H), model-specific,
+// where an Intel CPU of family 6 from Nehalem (06_1AH) on may have it
+// (Apple's XNU and OpenCore read it there), #GP-safe, and returns its
+// thread count [15:0] and core count: [31:16], [19:16] on Westmere
+// (06_25H, 06_2CH, 06_2FH), whose bits above are reserved there. It says
+// false where it did not read it or the read raised #GP.
+func coreThreadCount(c CPU) (threads, cores int, ok bool) {
+	max, intel := maxLeaf(c)
+	family, model, _ := signature(c, max)
+	if !intel || family != 6 || model < 0x1a {
+		return 0, 0, false
+	}
+	v, ok := c.ReadMSR(amd64.MSR_CORE_THREAD_COUNT)
+	if !ok {
+		return 0, 0, false
+	}
+	coreMask := uint64(0xffff)
+	if model == 0x25 || model == 0x2c || model == 0x2f {
+		coreMask = 0xf
+	}
+	return int(v & 0xffff), int(v >> 16 & coreMask), true
+}
+
+// DecideSMT decides whether the core has SMT siblings: from
+// MSR_CORE_THREAD_COUNT where it was read (msrOK) and its counts make
+// sense (at least one core, no fewer threads than cores), siblings iff
+// more threads than cores; otherwise from CPUID's topology as shipped
+// (threadsPerCore from leaf, as Topology returns them), siblings iff
+// more than one thread per core. Only the MSR sees Hyper-Threading
+// disabled in the firmware.
+func DecideSMT(threads, cores int, msrOK bool, threadsPerCore int, leaf string) SMT {
+	s := SMT{ThreadsPerCore: threadsPerCore, Leaf: leaf}
+	switch {
+	case msrOK && cores >= 1 && threads >= cores:
+		s.On, s.Source, s.Threads, s.Cores = threads > cores, SMTFromMSR, threads, cores
+	case leaf != "none":
+		s.On, s.Source = threadsPerCore > 1, SMTFromCPUID
+	default:
+		s.Source = SMTUnknown
+	}
+	return s
+}
+
+// ReadSMT reads what decides SMT on c (coreThreadCount, Topology) and
+// decides (DecideSMT).
+func ReadSMT(c CPU) SMT {
+	threads, cores, ok := coreThreadCount(c)
+	perCore, leaf := Topology(c)
+	return DecideSMT(threads, cores, ok, perCore, leaf)
+}
+
 // State builds the cpu-state record: the firmware's state at entry (e),
-// the core-clock MSRs (p), and what CPUID leaves 7, 15H, 16H and the
-// topology leaves say; IA32_SPEC_CTRL and IA32_ARCH_CAPABILITIES are read
-// only where CPUID.(07H,0):EDX announces them, PAT and MTRRdefType where
-// CPUID.01H:EDX[16] and [12] do.
+// the core-clock MSRs (p), what CPUID leaves 7, 15H, 16H and the
+// topology leaves say, and SMT (ReadSMT); IA32_SPEC_CTRL and
+// IA32_ARCH_CAPABILITIES are read only where CPUID.(07H,0):EDX announces
+// them, PAT and MTRRdefType where CPUID.01H:EDX[16] and [12] do.
 func State(c CPU, e efi.EntryState, p Power) contract.CPUState {
 	max, _ := maxLeaf(c)
 	s := contract.CPUState{
@@ -124,8 +202,9 @@ func State(c CPU, e efi.EntryState, p Power) contract.CPUState {
 			*l.to = []uint32{a, b, cx, d}
 		}
 	}
-	s.ThreadsPerCore, s.TopologyLeaf = Topology(c)
-	s.SMT = s.ThreadsPerCore > 1
+	smt := ReadSMT(c)
+	s.ThreadsPerCore, s.TopologyLeaf, s.ThreadCount, s.CoreCount = smt.ThreadsPerCore, smt.Leaf, smt.Threads, smt.Cores
+	s.SMT, s.SMTSource = smt.On, smt.Source
 	return s
 }
 
@@ -151,5 +230,5 @@ var ProbedMSRs = []uint32{
 	amd64.MSR_IA32_PERF_STATUS, amd64.MSR_IA32_PERF_CTL, amd64.MSR_IA32_MISC_ENABLE,
 	amd64.MSR_IA32_PM_ENABLE, amd64.MSR_IA32_HWP_CAPABILITIES, amd64.MSR_IA32_HWP_REQUEST,
 	amd64.MSR_IA32_SPEC_CTRL, amd64.MSR_IA32_ARCH_CAPABILITIES, amd64.MSR_IA32_PAT, amd64.MSR_IA32_MTRR_DEF_TYPE,
-	amd64.MSR_IA32_MCU_OPT_CTRL,
+	amd64.MSR_IA32_MCU_OPT_CTRL, amd64.MSR_CORE_THREAD_COUNT,
 }
