@@ -415,6 +415,7 @@ func TestState(t *testing.T) {
 	assert.Equal(t, "0bh", s.TopologyLeaf)
 	assert.True(t, s.SMT)
 	assert.Equal(t, SMTFromCPUID, s.SMTSource, "no MSR_CORE_THREAD_COUNT in the fake: CPUID")
+	assert.Equal(t, Unsupported, s.MSRs["MSR_CORE_THREAD_COUNT"])
 	assert.Zero(t, s.ThreadCount)
 	assert.Equal(t, uint32(0xd), s.MaxLeaf)
 	assert.Nil(t, s.CPUIDLimit, "SetCPUIDLimit's")
@@ -520,7 +521,7 @@ func TestReadSMT(t *testing.T) {
 	cpu := ivyBridge()
 	cpu.MSRs[amd64.MSR_CORE_THREAD_COUNT] = 0x40008
 	s := ReadSMT(cpu)
-	assert.Equal(t, SMT{On: true, Source: SMTFromMSR, Threads: 8, Cores: 4, ThreadsPerCore: 2, Leaf: "0bh"}, s)
+	assert.Equal(t, SMT{On: true, Source: SMTFromMSR, Threads: 8, Cores: 4, ThreadsPerCore: 2, Leaf: "0bh", MSR: MSR{0x40008, true}}, s)
 
 	// Hyper-Threading off in the firmware: CPUID.0BH still says 2 per
 	// core; the cpu-state record and the vulnerability table say no.
@@ -534,6 +535,7 @@ func TestReadSMT(t *testing.T) {
 	assert.Equal(t, 4, st.ThreadCount)
 	assert.Equal(t, 4, st.CoreCount)
 	assert.Equal(t, 2, st.ThreadsPerCore, "as shipped")
+	assert.Equal(t, "0x40004", st.MSRs["MSR_CORE_THREAD_COUNT"])
 	v := Vulns(cpu)
 	assert.False(t, v.SMT)
 	assert.Equal(t, SMTFromMSR, v.SMTSource)
@@ -564,4 +566,9 @@ func TestReadSMT(t *testing.T) {
 
 	// Without the MSR (an emulator, a #GP): CPUID, as before.
 	assert.Equal(t, SMT{On: true, Source: SMTFromCPUID, ThreadsPerCore: 2, Leaf: "0bh"}, ReadSMT(ivyBridge()))
+	// An MSR that reads 0 (an emulator that ignores unknown MSRs):
+	// CPUID, the value kept for the record.
+	zero := ivyBridge()
+	zero.MSRs[amd64.MSR_CORE_THREAD_COUNT] = 0
+	assert.Equal(t, SMT{On: true, Source: SMTFromCPUID, ThreadsPerCore: 2, Leaf: "0bh", MSR: MSR{0, true}}, ReadSMT(zero))
 }

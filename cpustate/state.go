@@ -80,29 +80,30 @@ type SMT struct {
 	// ThreadsPerCore and Leaf are Topology's.
 	ThreadsPerCore int
 	Leaf           string
+	// MSR is MSR_CORE_THREAD_COUNT as read (OK false where it was not
+	// read or the read raised #GP), for the record's msrs.
+	MSR MSR
 }
 
 // coreThreadCount reads MSR_CORE_THREAD_COUNT (35H), model-specific,
 // where an Intel CPU of family 6 from Nehalem (06_1AH) on may have it
 // (Apple's XNU and OpenCore read it there), #GP-safe, and returns its
-// thread count [15:0] and core count: [31:16], [19:16] on Westmere
-// (06_25H, 06_2CH, 06_2FH), whose bits above are reserved there. It says
-// false where it did not read it or the read raised #GP.
-func coreThreadCount(c CPU) (threads, cores int, ok bool) {
+// value as read, its thread count [15:0] and its core count: [31:16],
+// [19:16] on Westmere (06_25H, 06_2CH, 06_2FH), whose bits above are
+// reserved there. m.OK is false where it did not read it or the read
+// raised #GP.
+func coreThreadCount(c CPU) (m MSR, threads, cores int) {
 	max, intel := maxLeaf(c)
 	family, model, _ := signature(c, max)
 	if !intel || family != 6 || model < 0x1a {
-		return 0, 0, false
+		return MSR{}, 0, 0
 	}
-	v, ok := c.ReadMSR(amd64.MSR_CORE_THREAD_COUNT)
-	if !ok {
-		return 0, 0, false
-	}
+	m = read(c, amd64.MSR_CORE_THREAD_COUNT)
 	coreMask := uint64(0xffff)
 	if model == 0x25 || model == 0x2c || model == 0x2f {
 		coreMask = 0xf
 	}
-	return int(v & 0xffff), int(v >> 16 & coreMask), true
+	return m, int(m.Value & 0xffff), int(m.Value >> 16 & coreMask)
 }
 
 // DecideSMT decides whether the core has SMT siblings: from
@@ -128,9 +129,11 @@ func DecideSMT(threads, cores int, msrOK bool, threadsPerCore int, leaf string) 
 // ReadSMT reads what decides SMT on c (coreThreadCount, Topology) and
 // decides (DecideSMT).
 func ReadSMT(c CPU) SMT {
-	threads, cores, ok := coreThreadCount(c)
+	m, threads, cores := coreThreadCount(c)
 	perCore, leaf := Topology(c)
-	return DecideSMT(threads, cores, ok, perCore, leaf)
+	s := DecideSMT(threads, cores, m.OK, perCore, leaf)
+	s.MSR = m
+	return s
 }
 
 // State builds the cpu-state record: the firmware's state at entry (e),
@@ -140,6 +143,7 @@ func ReadSMT(c CPU) SMT {
 // them, PAT and MTRRdefType where CPUID.01H:EDX[16] and [12] do.
 func State(c CPU, e efi.EntryState, p Power) contract.CPUState {
 	max, _ := maxLeaf(c)
+	smt := ReadSMT(c)
 	s := contract.CPUState{
 		CR0: hex(e.CR0), CR4: hex(e.CR4), EFER: hex(e.EFER),
 		Selectors: map[string]string{
@@ -184,6 +188,7 @@ func State(c CPU, e efi.EntryState, p Power) contract.CPUState {
 		"IA32_HWP_CAPABILITIES":  p.HWPCaps,
 		"IA32_HWP_REQUEST":       p.HWPRequest,
 		"MSR_SMI_COUNT":          p.SMICount,
+		"MSR_CORE_THREAD_COUNT":  smt.MSR,
 		"IA32_SPEC_CTRL":         optional(d7&amd64.CPUID07_EDX_SPEC_CTRL != 0, amd64.MSR_IA32_SPEC_CTRL),
 		"IA32_ARCH_CAPABILITIES": optional(d7&amd64.CPUID07_EDX_ARCH_CAPS != 0, amd64.MSR_IA32_ARCH_CAPABILITIES),
 		"IA32_PAT":               optional(d1&(1<<16) != 0, amd64.MSR_IA32_PAT),
@@ -202,7 +207,6 @@ func State(c CPU, e efi.EntryState, p Power) contract.CPUState {
 			*l.to = []uint32{a, b, cx, d}
 		}
 	}
-	smt := ReadSMT(c)
 	s.ThreadsPerCore, s.TopologyLeaf, s.ThreadCount, s.CoreCount = smt.ThreadsPerCore, smt.Leaf, smt.Threads, smt.Cores
 	s.SMT, s.SMTSource = smt.On, smt.Source
 	return s
