@@ -725,8 +725,9 @@ type Timing struct {
 // that decide the figures (by their SDM names: value as hex, or
 // "unsupported" where the read raised #GP or CPUID says the MSR is absent);
 // raw CPUID leaves 15H and 16H (EAX, EBX, ECX, EDX; absent beyond the
-// maximum leaf); and what they mean: the core clock's controls, fast
-// strings and ERMSB (which decide the REP MOVS copy rows), SMT siblings.
+// maximum leaf); the CPUID limit the firmware may have set and ptilab
+// cleared; and what they mean: the core clock's controls, fast strings
+// and ERMSB (which decide the REP MOVS copy rows), SMT siblings.
 type CPUState struct {
 	CR0       string            `json:"cr0"`
 	CR4       string            `json:"cr4"`
@@ -744,6 +745,19 @@ type CPUState struct {
 	// code with SSE code").
 	XCR0       string `json:"xcr0,omitempty"`
 	XStateInit bool   `json:"xstate_init"`
+	// CPUIDLimit is IA32_MISC_ENABLE[22] ("Limit CPUID Maxval", "Max
+	// CPUID Value Limit" in firmware menus) as the firmware left it: when
+	// true, CPUID.0H:EAX said 2 at most, hiding leaves 06H, 07H, 0AH, 0BH
+	// and 15H and what they enumerate. Absent where ptilab did not read
+	// it: not an Intel CPU of family 6 model 0DH or later, where Linux
+	// clears it (arch/x86/kernel/cpu/intel.c, intel_unlock_cpuid_leafs),
+	// or the read raised #GP. CPUIDLimitCleared is whether boot cleared
+	// it, before the Go runtime and ptilab's feature checks read CPUID;
+	// MaxLeafAtEntry and MaxLeaf are CPUID.0H:EAX before and after.
+	CPUIDLimit        *bool  `json:"cpuid_limit,omitempty"`
+	CPUIDLimitCleared bool   `json:"cpuid_limit_cleared"`
+	MaxLeafAtEntry    uint32 `json:"max_leaf_at_entry"`
+	MaxLeaf           uint32 `json:"max_leaf"`
 
 	// CoreClock is "aperf/mperf" (CPUID.06H:ECX[0] and both MSRs read) or
 	// "unsupported"; SMICount "msr" or "unsupported".
@@ -758,16 +772,25 @@ type CPUState struct {
 	EIST          *bool `json:"eist,omitempty"`
 	TurboDisabled *bool `json:"turbo_disabled,omitempty"`
 	FastStrings   *bool `json:"fast_strings,omitempty"`
-	Turbo         bool  `json:"turbo"`       // CPUID.06H:EAX[1]
+	Turbo         bool  `json:"turbo"`       // CPUID.06H:EAX[1], or IA32_MISC_ENABLE[38], which clears that bit
 	HWP           bool  `json:"hwp"`         // CPUID.06H:EAX[7]
 	HWPEnabled    bool  `json:"hwp_enabled"` // IA32_PM_ENABLE[0]
 	ERMSB         bool  `json:"ermsb"`       // CPUID.(07H,0):EBX[9]
 	// ThreadsPerCore is the SMT level's logical processors from CPUID leaf
-	// 1FH or 0BH (TopologyLeaf; 0 when neither exists); SMT is whether
-	// there are siblings (more than one).
+	// 1FH or 0BH (TopologyLeaf; 0 when neither exists): the topology as
+	// shipped, which still shows siblings with Hyper-Threading disabled
+	// in the firmware. ThreadCount and CoreCount are
+	// MSR_CORE_THREAD_COUNT (35H) [15:0] and [31:16], the logical
+	// processors and cores the firmware enabled in the package (0 where
+	// not read: Intel from Nehalem on only). SMT is whether the core has
+	// siblings, and SMTSource what said so: "msr" (ThreadCount >
+	// CoreCount), else "cpuid" (ThreadsPerCore > 1), else "none".
 	ThreadsPerCore int    `json:"threads_per_core"`
 	TopologyLeaf   string `json:"topology_leaf"`
+	ThreadCount    int    `json:"thread_count,omitempty"`
+	CoreCount      int    `json:"core_count,omitempty"`
 	SMT            bool   `json:"smt"`
+	SMTSource      string `json:"smt_source"`
 	// FRED and LASS: CPUID.(EAX=07H,ECX=1):EAX[17] and [6] (the FRED
 	// entry's rows need the first).
 	FRED bool `json:"fred"`
@@ -794,7 +817,10 @@ type Vulnerabilities struct {
 	// Linux then decides as if it read 0.
 	ArchCapabilities string `json:"arch_capabilities"`
 	Hypervisor       bool   `json:"hypervisor"` // CPUID.01H:ECX[31]
-	SMT              bool   `json:"smt"`
+	// SMT is whether the core has siblings, as the cpu-state record's
+	// smt, and SMTSource what said so (its smt_source).
+	SMT       bool   `json:"smt"`
+	SMTSource string `json:"smt_source"`
 	// PTINeeded is whether Linux enables page-table isolation (the
 	// Meltdown bug is set); PTIWhy says what decided it: "RDCL_NO",
 	// "whitelisted model", or "affected".

@@ -52,6 +52,12 @@ var fwXState XState
 // XSAVE state.
 func FirmwareXState() XState { return fwXState }
 
+var fwCPUIDLimit amd64.CPUIDLimit
+
+// FirmwareCPUIDLimit returns what boot found and did with the
+// firmware's CPUID limit (IA32_MISC_ENABLE[22], amd64.UnlockCPUID).
+func FirmwareCPUIDLimit() amd64.CPUIDLimit { return fwCPUIDLimit }
+
 var (
 	memmap  efi.MemoryMap
 	bootMem struct {
@@ -103,6 +109,16 @@ func boot() uint64 {
 		bootFail("building the kernel page tables", efi.OutOfResources)
 	}
 	setupCPU()
+	// The firmware's CPUID limit (IA32_MISC_ENABLE[22]) hides the leaves
+	// above 2. It is cleared here, where ptilab's IDT makes a #GP of the
+	// MSR access survivable (under the firmware's IDT at the entry point a
+	// #GP would go to the firmware's handler), and early enough: nothing
+	// before reads a leaf above 2 (DetectFeatures read the vendor and
+	// leaf 1, the rest uses leaf 1 and the extended leaves), the TSC's
+	// frequency (CPUID 15H) is read below, and the Go runtime reads CPUID
+	// (rt0_go, internal/cpu) only after boot returns and the entry code
+	// jumps to _rt0_amd64_linux. Features are read again where it was set.
+	fwCPUIDLimit = amd64.UnlockCPUID()
 	amd64.SetCR3(kernelPT.Root)
 	if !initClock() {
 		clockFailed()

@@ -378,11 +378,37 @@ func TestBochsFault(t *testing.T) {
 }
 
 // TestBochsPingPongFirst is TestPingPongFirst under Bochs, whose IRETQ
-// handles the segment registers on its own code.
+// handles the segment registers on its own code. Its cpu-state record is
+// checked too (checkBochsCPUState).
 func TestBochsPingPongFirst(t *testing.T) {
 	res := bootBochs(t, bochs.Options{Plan: []byte(pingPongFirstPlan), Timeout: bochsFaultTimeout})
 	requireBochsOK(t, res)
 	checkPingPongFirst(t, res)
+	checkBochsCPUState(t, res)
+}
+
+// checkBochsCPUState checks the cpu-state and vulnerabilities records of a
+// boot on Bochs's default model (Intel 06_3CH), which has neither
+// IA32_MISC_ENABLE nor MSR_CORE_THREAD_COUNT: both were read (Bochs logs
+// the #GP of each), the boot survived it, the CPUID limit is not
+// known, never written, and CPUID decides SMT in both records.
+func checkBochsCPUState(t *testing.T, res *bochs.Result) {
+	t.Helper()
+	st := cpuStateOf(t, res, "aperf/mperf")
+	assert.Nil(t, st.CPUIDLimit, "Bochs has no IA32_MISC_ENABLE")
+	assert.Equal(t, "cpuid", st.SMTSource, "Bochs has no MSR_CORE_THREAD_COUNT")
+	assert.Zero(t, st.ThreadCount)
+	vs := recordsOf[contract.Vulnerabilities](t, res)
+	require.Len(t, vs, 1)
+	assert.Equal(t, st.SMT, vs[0].SMT)
+	assert.Equal(t, "cpuid", vs[0].SMTSource)
+	unknown := map[string]bool{}
+	for _, line := range unknownMSR.FindAllStringSubmatch(string(res.Log), -1) {
+		unknown[line[1]+" "+line[2]] = true
+	}
+	assert.True(t, unknown[fmt.Sprintf("RD %#x", amd64.MSR_IA32_MISC_ENABLE)], "IA32_MISC_ENABLE read: %v", unknown)
+	assert.True(t, unknown[fmt.Sprintf("RD %#x", amd64.MSR_CORE_THREAD_COUNT)], "MSR_CORE_THREAD_COUNT read: %v", unknown)
+	assert.False(t, unknown[fmt.Sprintf("WR %#x", amd64.MSR_IA32_MISC_ENABLE)], "IA32_MISC_ENABLE never written")
 }
 
 // TestBochsRetention runs the TLB retention proof under Bochs, whose TLB
