@@ -24,7 +24,11 @@ type Port struct {
 	Baud   uint32 // bits per second set at init; 0: as the firmware left it
 	Clock  uint32 // input clock in Hz, 0: the PC's 1.8432 MHz
 	SPCR   bool   // named by the ACPI SPCR table
-	stuck  bool   // its transmitter never drained: given up
+	// SPCRBaud is the baud rate the SPCR table names for a UART whose
+	// divisor is left as the firmware set it (Baud 0: no input clock
+	// known; ParseSPCR), 0 otherwise.
+	SPCRBaud uint32
+	stuck    bool // its transmitter never drained: given up
 }
 
 // 16550 registers and bits beyond those tamago's driver names (PC16550D

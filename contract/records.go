@@ -682,9 +682,10 @@ type Machine struct {
 	Serial        bool   `json:"serial"`
 	// SerialPorts are the serial consoles the record was written to:
 	// "io 0x3f8" or "mmio 0xfe032000/4" (4-byte registers), the baud rate
-	// ("115200 baud", or "firmware's baud"), "(spcr)" for the UART the
-	// ACPI SPCR table names, "(stuck)" for one given up because it never
-	// drained.
+	// ("115200 baud", or "firmware's baud", with "(spcr names 115200)"
+	// when the SPCR table names a rate but no input clock for a
+	// memory-mapped UART), "(spcr)" for the UART the ACPI SPCR table
+	// names, "(stuck)" for one given up because it never drained.
 	SerialPorts []string `json:"serial_ports,omitempty"`
 	Screens     int      `json:"screens"`
 	Random      string   `json:"random"`

@@ -137,6 +137,9 @@ func initSPCR() {
 		l.s(", ").udec(uint64(p.Baud)).s(" baud")
 	} else if why == "" {
 		l.s(", baud rate as the firmware set it")
+		if p.SPCRBaud != 0 {
+			l.s(" (the table names ").udec(uint64(p.SPCRBaud)).s(" baud but no input clock)")
+		}
 	}
 	l.flush()
 }

@@ -217,6 +217,9 @@ func serialPorts(ports []board.Port) []string {
 			s += fmt.Sprintf(" %d baud", p.Baud)
 		} else {
 			s += " firmware's baud"
+			if p.SPCRBaud != 0 {
+				s += fmt.Sprintf(" (spcr names %d)", p.SPCRBaud)
+			}
 		}
 		if p.SPCR {
 			s += " (spcr)"
