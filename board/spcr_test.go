@@ -144,7 +144,8 @@ func (f *fakeUART) port() Port {
 // A transmitter that never drains is waited on a bounded number of
 // reads, then given up: later writes return at once.
 func TestTxBounded(t *testing.T) {
-	var f fakeUART
+	f := &fakes[0]
+	*f = fakeUART{}
 	p := f.port()
 	require.True(t, p.present(), "the scratch register keeps what is written")
 	p.init()
@@ -159,7 +160,8 @@ func TestTxBounded(t *testing.T) {
 	p.tx('y')
 	p.drain()
 
-	var g fakeUART
+	g := &fakes[1]
+	*g = fakeUART{}
 	q := g.port()
 	g[5] = 1<<5 | 1<<lsrTEMT
 	q.tx('z')
