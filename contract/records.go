@@ -691,9 +691,14 @@ type Machine struct {
 	Serial        bool   `json:"serial"`
 	// SerialPorts are the serial consoles the record was written to:
 	// "io 0x3f8" or "mmio 0xfe032000/4" (4-byte registers), the baud rate
-	// ("115200 baud", or "firmware's baud"), "(spcr)" for the UART the
-	// ACPI SPCR table names, "(stuck)" for one given up because it never
-	// drained.
+	// ("115200 baud", or "firmware's baud", with "(spcr names 115200)"
+	// when the SPCR table names a rate but no input clock for a
+	// memory-mapped UART), then how it was found: "(com1)" or "(com2)"
+	// probed at the legacy address, "(pci 00:16.3 8086:1e3d)" a
+	// 16550-compatible serial controller on PCI (bus:device.function
+	// vendor:device; ", decode turned on" when the firmware had left its
+	// BAR's decode off), "(spcr)" named by the ACPI SPCR table; and
+	// "(stuck)" for one given up because it never drained.
 	SerialPorts []string `json:"serial_ports,omitempty"`
 	Screens     int      `json:"screens"`
 	Random      string   `json:"random"`

@@ -81,6 +81,7 @@ func boot() uint64 {
 	efi.CountFirmwareNMIs()
 	board.InitSerial()
 	kprint("ptilab: booting")
+	reportSerial()
 	if bit := amd64.RefusedCR4(efi.Entry.CR4); bit != "" {
 		var l kline
 		l.s("ptilab: boot failed: the firmware left ").s(bit).s(" set (CR4 ").hex(efi.Entry.CR4, 1).
@@ -141,20 +142,57 @@ func initSPCR() {
 	}
 	var l kline
 	l.s("ptilab: ACPI SPCR table: ")
-	switch {
-	case why != "":
+	if why != "" {
 		l.s("its UART is not used: ").s(why)
-	case p.MMIO:
-		l.s("serial console on the 16550 at memory ").hex(p.Base, 0).s(", ").udec(uint64(p.Width)).s("-byte registers")
-	default:
-		l.s("serial console on the 16550 at I/O port ").hex(p.Base, 0)
-	}
-	if why == "" && p.Baud != 0 {
-		l.s(", ").udec(uint64(p.Baud)).s(" baud")
-	} else if why == "" {
-		l.s(", baud rate as the firmware set it")
+	} else {
+		l.uart(p)
 	}
 	l.flush()
+}
+
+// reportSerial says which serial consoles InitSerial found beyond COM1:
+// COM2, and each 16550-compatible serial controller on PCI, used or why
+// not.
+func reportSerial() {
+	for _, p := range board.SerialPorts() {
+		if p.COM == 2 {
+			var l kline
+			l.s("ptilab: COM2: ").uart(p).flush()
+		}
+	}
+	for _, u := range board.PCISerial() {
+		f := u.Port.PCI
+		var l kline
+		l.s("ptilab: PCI ").xdigits(uint64(f.Bus), 2).s(":").xdigits(uint64(f.Device), 2).s(".").xdigits(uint64(f.Function), 1).
+			s(" ").xdigits(uint64(f.VendorID), 4).s(":").xdigits(uint64(f.DeviceID), 4).
+			s(" serial controller (programming interface ").xdigits(uint64(f.ProgIF), 2).s("h), BAR ").udec(uint64(f.BAR)).s(": ")
+		if u.Why != board.PCIUsable {
+			l.s("not used: ").s(u.Why.String()).flush()
+			continue
+		}
+		l.uart(u.Port)
+		if u.Port.DecodeTurnedOn() {
+			l.s("; its decode was off: turned on for the run")
+		}
+		l.flush()
+	}
+}
+
+// uart appends where the serial console p is and its baud rate.
+func (l *kline) uart(p board.Port) *kline {
+	if p.MMIO {
+		l.s("serial console on the 16550 at memory ").hex(p.Base, 0).s(", ").udec(uint64(p.Width)).s("-byte registers")
+	} else {
+		l.s("serial console on the 16550 at I/O port ").hex(p.Base, 0)
+	}
+	if p.Baud != 0 {
+		return l.s(", ").udec(uint64(p.Baud)).s(" baud")
+	}
+	l.s(", baud rate as the firmware set it")
+	if p.SPCRBaud != 0 {
+		l.s(" (the table names ").udec(uint64(p.SPCRBaud)).s(" baud but no input clock)")
+	}
+	return l
 }
 
 func bootFail(what string, s efi.Status) {
