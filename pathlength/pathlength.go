@@ -395,6 +395,7 @@ var table = map[string]Path{
 	"bench=flushcost width=64 target=\"mov cr3 pcid noflush\"": {1, false},
 	"bench=flushcost width=64 target=\"mov cr3 pcid\"":         {1, false},
 	"bench=flushcost width=64 target=invlpg":                   {1, false},
+	"bench=flushcost width=64 target=\"invlpg live\"":          {2, false},
 	"bench=flushcost width=64 target=\"invpcid 0\"":            {1, false},
 	"bench=flushcost width=64 target=\"invpcid 1\"":            {1, false},
 	"bench=flushcost width=64 target=\"invpcid 2\"":            {1, false},

@@ -936,7 +936,8 @@ const flushCostPlan = "benchmarks = flushcost\nn = 200\nr = 3\nwarmup = 1\n"
 // their rows' titles.
 var flushOps = map[string]string{
 	"mov cr3": "MOV to CR3, no PCID", "mov cr3 pcid noflush": "MOV to CR3, PCID 0, NOFLUSH", "mov cr3 pcid": "MOV to CR3, PCID 0, no NOFLUSH",
-	"invlpg": "INVLPG of a present page", "invpcid 0": "INVPCID type 0 (one address)", "invpcid 1": "INVPCID type 1 (one PCID)",
+	"invlpg": "INVLPG of a page the TLB does not hold", "invlpg live": "load + INVLPG of a just-used page",
+	"invpcid 0": "INVPCID type 0 (one address)", "invpcid 1": "INVPCID type 1 (one PCID)",
 	"invpcid 2": "INVPCID type 2 (all, global too)", "invpcid 3": "INVPCID type 3 (all but global)", "cr4.pge toggle": "CR4.PGE toggle (two MOVs to CR4)",
 }
 
