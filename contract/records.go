@@ -391,12 +391,18 @@ type FlushCost struct {
 // them, tells a hit (at most Threshold) from a miss. Verdict says it in
 // words ("oracle unavailable: cache timing not observable" when not).
 // TimedBy is how ring 3 timed a load ("RDTSCP; LFENCE", or "LFENCE;
-// RDTSC; LFENCE (no RDTSCP)").
+// RDTSC; LFENCE (no RDTSCP)"). After names the system call made before
+// each timed load ("getppid"), in the Subject's mode: the oracle's
+// reloads follow a fault's kernel entry, whose CR3 writes under isolation
+// without PCIDs empty the TLB, so each mode has its own calibration and
+// threshold. Logs before it have no After and one calibration, under off,
+// for every mode.
 type OracleCalibration struct {
 	Subject
 	Samples    int               `json:"samples"`
 	Unit       string            `json:"unit"`
 	TimedBy    string            `json:"timed_by,omitempty"`
+	After      string            `json:"after,omitempty"`
 	Hit        OraclePercentiles `json:"hit"`
 	Miss       OraclePercentiles `json:"miss"`
 	Observable bool              `json:"observable"`

@@ -152,6 +152,24 @@ func TestOracleHeading(t *testing.T) {
 	assert.Contains(t, out, "\noff      #PF P=1 (error 0x5)    16       1         not tried: oracle unavailable: cache timing not observable\nexpected on a CPU with Meltdown")
 }
 
+// TestOracleCalibrations: a calibration per mode heads the oracle's
+// table, a line of how and a line per mode with its own threshold.
+func TestOracleCalibrations(t *testing.T) {
+	sub := func(mode string) contract.Subject { return contract.Subject{Bench: "oracle", Width: 64, Mode: mode} }
+	cal := func(mode string, missP10, threshold uint64) contract.OracleCalibration {
+		return contract.OracleCalibration{Subject: sub(mode), Samples: 1000, Unit: "tsc_cycles", TimedBy: "RDTSCP; LFENCE", After: "getppid",
+			Hit: contract.OraclePercentiles{P10: 30, P50: 32, P90: 36, Min: 28, Max: 90}, Miss: contract.OraclePercentiles{P10: missP10, P50: missP10 + 20, P90: missP10 + 60, Min: missP10 - 10, Max: 900},
+			Observable: true, Threshold: threshold, Verdict: "cache timing observable"}
+	}
+	yes, n := true, 16
+	out := render(timing, cal("off", 180, 108), cal("on", 400, 218),
+		contract.Oracle{Subject: sub("off"), Secret: "0x1000", Bytes: 16, Attempts: 100, Faults: 1600, ErrorCode: 5, Present: true, Tried: true,
+			AsExpected: &yes, Recovered: &n, Leaked: "50", Meltdown: "Vulnerable"})
+	assert.Contains(t, out, "\ncalibration, in each mode: 1000 loads of a cached and of a flushed line, each after a getppid (its kernel entry and exit, as the reloads follow the fault's), timed by RDTSCP; LFENCE, tsc_cycles: p10/p50/p90 (min-max)\n")
+	assert.Contains(t, out, "\ncalibration off: hits 30/32/36 (28-90), misses 180/200/240 (170-900): a load of at most 108 is a hit\n")
+	assert.Contains(t, out, "\ncalibration on: hits 30/32/36 (28-90), misses 400/420/460 (390-900): a load of at most 218 is a hit\n")
+}
+
 // TestFlushCostRows: a flush operation's row names it in words, with its
 // ± (perf's) and ns; an unsupported one says why.
 func TestFlushCostRows(t *testing.T) {
