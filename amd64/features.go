@@ -207,6 +207,10 @@ const (
 	LFENCEArchitectural = "architectural" // Intel: LFENCE waits for earlier instructions
 	LFENCESet           = "de_cfg"        // AMD: DE_CFG bit 1 is set
 	LFENCEAssumed       = "assumed"       // AMD without the MSR: older families serialize anyway
+	// LFENCENotSet: AMD's DE_CFG reads, but bit 1 is clear after it was
+	// written (an emulator that reads the MSRs it lacks as 0 and drops
+	// their writes): LFENCE may not serialize the TSC reads.
+	LFENCENotSet = "de_cfg not set"
 )
 
 // SerializeLFENCE makes LFENCE wait for earlier instructions, as the TSC
@@ -228,7 +232,7 @@ func SerializeLFENCE() string {
 		return LFENCEAssumed
 	}
 	if v, ok = ReadMSRSafe(MSR_AMD64_DE_CFG); !ok || v&(1<<deCfgLfenceSerializeBit) == 0 {
-		return LFENCEAssumed
+		return LFENCENotSet
 	}
 	return LFENCESet
 }

@@ -207,9 +207,9 @@ func bochsMatrix(t *testing.T, model bochsModel) map[string]float64 {
 		// Read as 0 under ignore_bad_msrs: SEV_STATUS by OVMF; by ptilab,
 		// the microcode probe (unreadable: Microcode nil above) and
 		// DE_CFG (C001_1029H), whose LFENCE-serializing bit the write does
-		// not set: "assumed", not "set".
+		// not set: "de_cfg not set", not "de_cfg".
 		probed["0xc0010131"], probed["0xc0011029"] = true, true
-		assert.Equal(t, "assumed", timings[0].LFENCE, "DE_CFG reads 0 and keeps no write: not a figure")
+		assert.Equal(t, "de_cfg not set", timings[0].LFENCE, "DE_CFG reads 0 and keeps no write")
 	}
 	for _, line := range unknownMSR.FindAllStringSubmatch(string(res.Log), -1) {
 		assert.True(t, probed[line[2]], "only the microcode probe and the cpu-state's #GP-safe reads touch an MSR the model lacks: %s", line[0])
