@@ -178,14 +178,37 @@ func TestModeSwitchRoutines(t *testing.T) {
 	assert.EqualValues(t, offsetOfHighEntry, jm.Disp)
 
 	// leave32 moves to the switch stack and IDT before it jumps to
-	// leave32low.
+	// leave32low, with EDI the per-CPU data's physical address before the
+	// switch IDT (its handlers count through EDI).
 	lv := ops(decode(t, "leave32", 32))
 	assert.Contains(t, lv, "LIDT")
 	assert.Equal(t, "JMP", lv[len(lv)-1])
+	lvIn := decode(t, "leave32", 32)
+	edi, lidt := -1, -1
+	for i, in := range lvIn {
+		if in.Op == x86asm.MOV && in.Args[0] == x86asm.EDI && edi < 0 {
+			edi = i
+		}
+		if in.Op == x86asm.LIDT {
+			lidt = i
+		}
+	}
+	assert.True(t, edi >= 0 && edi < lidt, "EDI loaded (%d) before the switch IDT (%d)", edi, lidt)
 
-	// The switch IDT's handlers: IRET in legacy mode, IRETQ in IA-32e.
-	assert.Equal(t, []string{"IRETD"}, ops(decode(t, "nmiSwitch", 32)))
-	assert.Equal(t, []string{"IRETQ"}, ops(decode(t, "nmiSwitch64", 64)))
+	// The switch IDT's handlers count the NMI in SwitchNMIs, through EDI
+	// (zero-extended into RAX in IA-32e mode), and return: IRET in legacy
+	// mode, IRETQ in IA-32e.
+	count := unsafe.Offsetof(layout.CPUData{}.SwitchNMIs)
+	legacy := decode(t, "nmiSwitch", 32)
+	assert.Equal(t, []string{"INC", "IRETD"}, ops(legacy))
+	assert.Equal(t, x86asm.Mem{Base: x86asm.EDI, Disp: int64(count)}, legacy[0].Args[0])
+	ia32e := decode(t, "nmiSwitch64", 64)
+	assert.Equal(t, []string{"PUSH", "MOV", "INC", "POP", "IRETQ"}, ops(ia32e))
+	assert.Equal(t, x86asm.RAX, ia32e[0].Args[0])
+	assert.Equal(t, []x86asm.Arg{x86asm.EAX, x86asm.EDI}, ia32e[1].Args[:2], "MOV EAX, EDI: zero-extended")
+	assert.Equal(t, x86asm.Mem{Base: x86asm.RAX, Disp: int64(count)}, ia32e[2].Args[0])
+	assert.Equal(t, 32, ia32e[2].DataSize, "a 32-bit count")
+	assert.Equal(t, x86asm.RAX, ia32e[3].Args[0])
 
 	out := decode(t, "leave32low", 32)
 	last := out[len(out)-1]

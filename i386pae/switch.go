@@ -198,7 +198,7 @@ func start(sw Switch, proc *Process, eip, esp uint32, args [6]uint32, tasks bool
 	}
 
 	run32(cpuPA)
-	amd64.AddNMIs(uint64(d.NMIs))
+	amd64.AddNMIs(uint64(d.NMIs) + uint64(d.SwitchNMIs))
 
 	r := Result{
 		Reason: d.Reason, Status: d.Status,

@@ -178,8 +178,8 @@ TEXT ·leave32(SB),NOSPLIT|NOFRAME,$0
 	DATA_SEGS(const_kernelDS, AX)	// the task may have left DS unusable
 	LGDT	((const_cpu+cpuData_GDTPhys)+2)
 	MOVL	(const_cpu+cpuData_SwitchStack), SP
+	MOVL	(const_cpu+cpuData_Phys), DI	// before the switch IDT: its handlers count through EDI
 	LIDT	((const_cpu+cpuData_SwitchIDTPtr)+2)
-	MOVL	(const_cpu+cpuData_Phys), DI
 	MOVL	(const_cpu+cpuData_LowPML4), BX
 	MOVL	(const_cpu+cpuData_LeaveLow), AX
 	JMP	AX
@@ -728,19 +728,36 @@ TEXT ·nmi(SB),NOSPLIT|NOFRAME,$0
 // func nmiSwitch()
 //
 // The NMI handler of the switch IDT's legacy gate (protected mode, paging
-// off or PAE on the kernel PDPT), at its physical address: it resumes the
-// interrupted code and counts nothing (no per-CPU data is reachable at a
-// known address with paging off). IRET ends the NMI blocking.
+// off or PAE on the kernel PDPT), at its physical address: it counts the
+// NMI in the per-CPU data's SwitchNMIs, through EDI, which holds the
+// data's physical address wherever the switch IDT is loaded (enter32
+// from its entry to enter32high's LIDT, leave32 from before its LIDT to
+// back64's), identity-mapped in each table then in use and reached with
+// the flat KERNEL_DS, and resumes the interrupted code. IRET ends the NMI
+// blocking and restores the flags.
 TEXT ·nmiSwitch(SB),NOSPLIT|NOFRAME,$0
+	INCL	cpuData_SwitchNMIs(DI)
 	IRETL
 
 // func nmiSwitch64()
 //
 // The NMI handler of the switch IDT's IA-32e gate (compatibility or
 // 64-bit mode on the Go kernel's tables or the low PML4), at its physical
-// address: IRETQ (48 CF, REX.W IRET, as bytes: the 386 assembler encodes
-// no 64-bit mode), which pops the five words of a 64-bit interrupt frame.
+// address: it counts the NMI as nmiSwitch does, through EDI zero-extended
+// into RAX (the upper halves of the registers are undefined after the mode
+// switch: SDM Vol. 1, 3.4.1.1), and returns by IRETQ, which pops the five
+// words of a 64-bit interrupt frame and restores the flags. As bytes: the
+// 386 assembler encodes no 64-bit mode.
+//	50               PUSH RAX
+//	89 F8            MOV EAX, EDI
+//	FF 80 disp32     INC DWORD PTR [RAX+cpuData_SwitchNMIs]
+//	58               POP RAX
+//	48 CF            IRETQ
 TEXT ·nmiSwitch64(SB),NOSPLIT|NOFRAME,$0
+	BYTE $0x50
+	BYTE $0x89; BYTE $0xf8
+	BYTE $0xff; BYTE $0x80; LONG $cpuData_SwitchNMIs
+	BYTE $0x58
 	BYTE $0x48; BYTE $0xcf
 
 // func doubleFault()

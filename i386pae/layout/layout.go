@@ -192,8 +192,10 @@ type CPUData struct {
 	Tasks uint32
 
 	// NMIs counts the NMIs the 32-bit kernel's handler took during the
-	// run (the 64-bit side adds them to amd64's counter when it returns).
-	NMIs uint32
+	// run, SwitchNMIs those the switch IDT's handlers took in the mode
+	// switches (the 64-bit side adds both to amd64's counter when it
+	// returns).
+	NMIs, SwitchNMIs uint32
 
 	// The mode switches' NMI safety: while paging is off, and while the
 	// IDT loaded is not the one of the mode the CPU is in, an NMI needs an
