@@ -1208,6 +1208,7 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·userOracleCal, programTable_OracleCal(DX))
 	ROUTINE(·userOracle, programTable_Oracle(DX))
 	ROUTINE(·userSweep, programTable_Sweep(DX))
+	ROUTINE(·userSelfNMI, programTable_SelfNMI(DX))
 	RET
 
 // func pageRoutinesTable(r *pageRoutines)

@@ -17,6 +17,7 @@ type programTable struct {
 	Syscalls, Empty, Probe, Ping, Pong, MsgStart, MsgSender, MsgReceiver uint64
 	OracleCal, Oracle                                                    uint64
 	Sweep                                                                uint64
+	SelfNMI                                                              uint64
 }
 
 // Program is a ring-3 program a task runs, named by its field in
@@ -62,6 +63,9 @@ const (
 	// call's RDI, RSI, RDX and the pages to touch), no-RDTSCP. Empty is
 	// its empty loop.
 	Sweep = Program(unsafe.Offsetof(programTable{}.Sweep))
+	// SelfNMI sends its CPU NMIs from ring 3 (test images: MapAPIC):
+	// args the ICR low word's user address, N, the ICR high word.
+	SelfNMI = Program(unsafe.Offsetof(programTable{}.SelfNMI))
 )
 
 // at returns program p's field of t.

@@ -112,7 +112,7 @@ func TestTrampolineTable(t *testing.T) {
 func TestProgramNames(t *testing.T) {
 	names := map[Program]string{Syscalls: "Syscalls", Empty: "Empty", Probe: "Probe", Ping: "Ping", Pong: "Pong",
 		MsgStart: "MsgStart", MsgSender: "MsgSender", MsgReceiver: "MsgReceiver", OracleCal: "OracleCal", Oracle: "Oracle",
-		Sweep: "Sweep"}
+		Sweep: "Sweep", SelfNMI: "SelfNMI"}
 	assert.Len(t, names, reflect.TypeFor[programTable]().NumField(), "every program is named")
 	for p, name := range names {
 		assert.Equal(t, name, p.String())

@@ -521,3 +521,20 @@ TEXT ·userSweep(SB),NOSPLIT|NOFRAME,$0
 	TIMED(SWEEP_ONCE)
 	EXIT(0)
 	USER_END
+
+// userSelfNMI sends its own CPU NMIs from ring 3, for the test images'
+// ring-3 NMI check (MapAPIC, build tag ptilab_selfnmi): RDI = the local
+// APIC's ICR low word at a user address, RSI = N (at least 1), RDX = the
+// ICR high word (the destination: this CPU's APIC ID in bits 31:24). Each
+// iteration writes the destination, then the low word (delivery mode
+// NMI), which sends the NMI (SDM Vol. 3A, "Interrupt Command Register");
+// it arrives in ring 3, on the user side's CR3 under isolation, before
+// the loop goes on. It exits 0.
+TEXT ·userSelfNMI(SB),NOSPLIT|NOFRAME,$0
+sendnmi:
+	MOVL	DX, (const_apicICRHigh-const_apicICRLow)(DI)
+	MOVL	$const_apicICRSelfNMI, (DI)
+	DECQ	SI
+	JNE	sendnmi
+	EXIT(0)
+	USER_END

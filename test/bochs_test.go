@@ -836,13 +836,19 @@ func TestBochsFREDLASSModels(t *testing.T) {
 // its upper-half copy and CR4.LASS is set: Bochs logs no LASS violation.
 // Every call's NMI is counted and resumed, the records say so (each repeat
 // disturbed), and the run ends "ok".
+//
+// The same boot runs the test image's ring3nmi: ring 3 sends NMIs through
+// the local APIC (mapped for it), so each interrupts ring 3 itself, on the
+// user side's CR3 under on and on+pcid: the path of entryNMI that switches
+// CR3 to count (with on+pcid's PCID and NOFLUSH), and FRED's ring-3 event
+// path out by ERETU; every NMI counted, under every mode and entry.
 func TestBochsFREDNMI(t *testing.T) {
 	t.Parallel()
 	_, image := taggedImage(t, "ptilab_selfnmi")
 	res := runBochs(t, bochs.Options{
 		Image:   image,
 		CPU:     "wildcat_lake",
-		Plan:    []byte("benchmarks = null\nmodes = off,on,on+pcid,lass\nentries = fred,syscall\nflavours = minimal,linux\nglobal = off\nn = 20\nr = 2\nwarmup = 0\n"),
+		Plan:    []byte("benchmarks = null,ring3nmi\nmodes = off,on,on+pcid,lass\nentries = fred,syscall\nflavours = minimal,linux\nglobal = off\nn = 20\nr = 2\nwarmup = 0\n"),
 		Timeout: bochsFaultTimeout,
 	})
 	requireBochsOK(t, res)
@@ -854,6 +860,14 @@ func TestBochsFREDNMI(t *testing.T) {
 	}
 	end, ok := res.Ended()
 	require.True(t, ok)
-	assert.GreaterOrEqual(t, end.NMIs, uint64(4*2*2*2*20), "every NMI counted")
+	assert.GreaterOrEqual(t, end.NMIs, uint64(4*2*2*2*20+4*2*20), "every NMI counted")
+	ring3 := map[string]bool{}
+	for _, c := range recordsOf[contract.Check](t, res) {
+		if name, ok := strings.CutPrefix(c.Name, "ring-3 NMI "); ok {
+			ring3[name] = c.OK
+			assert.True(t, c.OK, "%s: %s", c.Name, c.Detail)
+		}
+	}
+	assert.Len(t, ring3, 4*2, "ring3nmi: off, on, on+pcid and lass, by SYSCALL and by FRED")
 	assert.NotContains(t, string(res.Log), "LASS canonical violation", "lass: the NMI entries and the self-NMI copy run from the upper half")
 }
