@@ -48,7 +48,7 @@ func RunBaseline(r *Reporter, plan Plan, clk Clock) {
 	}
 	before := ReadSample()
 	g := cpustate.ScanGaps(amd64.RDTSC, clk.Hz*uint64(ms)/1000, clk.Hz*gapThresholdUs/1e6)
-	rec := baselineRecord(g, cpustate.Delta(before, ReadSample()), counters, clk)
+	rec := baselineRecord(g, before, ReadSample(), counters, clk)
 	if rec.CoreClock == cpustate.NotCounting {
 		coreClockAbsent = cpustate.NotCounting
 		SetCounters(counters &^ cpustate.SampleAPERF)
@@ -59,9 +59,15 @@ func RunBaseline(r *Reporter, plan Plan, clk Clock) {
 	r.Record(rec)
 }
 
-// baselineRecord is the baseline record of scan g, over which the
-// counters src read changed by d, on clock clk.
-func baselineRecord(g cpustate.Gaps, d cpustate.Sample, src cpustate.SampleSources, clk Clock) contract.Baseline {
+// smiZero is the warning for an MSR_SMI_COUNT that reads 0 after the scan:
+// on a PC the firmware has entered SMM many times before a loader runs,
+// so a count of 0 is a counter that does not count (or reads as 0).
+const smiZero = "MSR_SMI_COUNT reads 0: no SMI since reset, which a PC's firmware does not do, or a counter that does not count; the SMI figures and the disturbed repeats cannot be trusted"
+
+// baselineRecord is the baseline record of scan g, around which the
+// counters src read were before and after, on clock clk.
+func baselineRecord(g cpustate.Gaps, before, after cpustate.Sample, src cpustate.SampleSources, clk Clock) contract.Baseline {
+	d := cpustate.Delta(before, after)
 	secs := float64(g.Span) / float64(clk.Hz)
 	us := func(ticks uint64) float64 { return Round(float64(ticks) * 1e6 / float64(clk.Hz)) }
 	perS := func(n uint64) float64 { return Round(float64(n) / secs) }
@@ -91,6 +97,9 @@ func baselineRecord(g cpustate.Gaps, d cpustate.Sample, src cpustate.SampleSourc
 	}
 	if rec.CoreClock == cpustate.NotCounting {
 		rec.Warnings = append(rec.Warnings, "APERF and MPERF read but did not advance over the scan: the figures carry no core clock")
+	}
+	if src&cpustate.SampleSMI != 0 && after.SMI == 0 {
+		rec.Warnings = append(rec.Warnings, smiZero)
 	}
 	return rec
 }

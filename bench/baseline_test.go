@@ -18,7 +18,7 @@ func TestBaselineRecord(t *testing.T) {
 	all := cpustate.SampleAPERF | cpustate.SampleSMI | cpustate.SampleNMI
 
 	t.Run("usb keyboard", func(t *testing.T) {
-		b := baselineRecord(second, cpustate.Sample{APERF: 1.7e9, MPERF: 2e9, SMI: 250, NMI: 1}, all, hw)
+		b := baselineRecord(second, cpustate.Sample{SMI: 1000}, cpustate.Sample{APERF: 1.7e9, MPERF: 2e9, SMI: 1250, NMI: 1}, all, hw)
 		assert.Equal(t, 1000.0, b.Ms)
 		assert.Equal(t, "msr", b.SMICount)
 		assert.Equal(t, uint64(250), b.SMIs)
@@ -36,25 +36,29 @@ func TestBaselineRecord(t *testing.T) {
 		assert.Equal(t, "ptilab baseline: WARNING: "+b.Warnings[0], lines[1])
 	})
 	t.Run("no SMI count", func(t *testing.T) {
-		b := baselineRecord(second, cpustate.Sample{}, cpustate.SampleNMI, hw)
+		b := baselineRecord(second, cpustate.Sample{}, cpustate.Sample{}, cpustate.SampleNMI, hw)
 		assert.Equal(t, "unsupported", b.SMICount)
 		assert.Equal(t, "unsupported", b.CoreClock)
 		require.Len(t, b.Warnings, 1)
 		assert.Contains(t, b.Warnings[0], "250 gaps over 10 µs a second (SMIs the SMI count does not show)")
 	})
 	t.Run("quiet", func(t *testing.T) {
-		b := baselineRecord(cpustate.Gaps{Span: 2e9, Max: 2_000, Over: 1, OverTicks: 30_000}, cpustate.Sample{APERF: 2e9, MPERF: 2e9, SMI: 1}, all, hw)
+		b := baselineRecord(cpustate.Gaps{Span: 2e9, Max: 2_000, Over: 1, OverTicks: 30_000}, cpustate.Sample{SMI: 40}, cpustate.Sample{APERF: 2e9, MPERF: 2e9, SMI: 41}, all, hw)
 		assert.Empty(t, b.Warnings)
 		assert.Equal(t, 2000.0, b.CoreMHz)
 	})
 	t.Run("aperf not counting", func(t *testing.T) {
-		b := baselineRecord(second, cpustate.Sample{SMI: 0}, all, Clock{Hz: 2e9})
+		b := baselineRecord(second, cpustate.Sample{SMI: 7}, cpustate.Sample{SMI: 7}, all, Clock{Hz: 2e9})
 		assert.Equal(t, "not counting", b.CoreClock)
 		assert.Zero(t, b.CoreMHz)
 		assert.Contains(t, b.Warnings, "APERF and MPERF read but did not advance over the scan: the figures carry no core clock")
 	})
+	t.Run("smi count reads 0", func(t *testing.T) {
+		b := baselineRecord(cpustate.Gaps{Span: 2e9}, cpustate.Sample{}, cpustate.Sample{APERF: 2e9, MPERF: 2e9}, all, hw)
+		assert.Equal(t, []string{smiZero}, b.Warnings, "a PC's firmware has entered SMM before a loader runs")
+	})
 	t.Run("emulated", func(t *testing.T) {
-		b := baselineRecord(second, cpustate.Sample{SMI: 250}, all, Clock{Hz: 2e9, Emulator: "bochs"})
+		b := baselineRecord(second, cpustate.Sample{}, cpustate.Sample{SMI: 250}, all, Clock{Hz: 2e9, Emulator: "bochs"})
 		assert.True(t, b.Emulated)
 		assert.Empty(t, b.Warnings, "the gaps are the host's")
 		assert.Contains(t, baselineLines(b)[0], "(EMULATED: the gaps are the host's)")

@@ -876,7 +876,9 @@ type PState struct {
 // "aperf/mperf" with the core's average clock CoreMHz, "unsupported", or
 // "not counting" when the MSRs read but did not advance over a busy loop
 // (an emulator that reads MSRs it lacks as 0, broken firmware): the
-// figures then carry no core clock. Warnings say what would disturb the
+// figures then carry no core clock. An MSR_SMI_COUNT that reads 0 (no SMI
+// since reset, which a PC's firmware does not do) is warned about: a quiet
+// machine's count does not move either, so only 0 itself gives it away. Warnings say what would disturb the
 // figures (rates above 10 a second; the likely cause on a PC is a USB
 // keyboard or mouse, whose legacy emulation the firmware runs in SMM);
 // none under an emulator, whose gaps are the host's.
