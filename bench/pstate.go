@@ -18,16 +18,17 @@ const (
 )
 
 // SetPState does what the plan's pstate says before the benchmarks: it
-// requests the maximum non-turbo ratio (cpustate.PlanPState), waits
+// requests the maximum non-turbo ratio (cpustate.PlanPState), its MSR
+// saved in cpustate.Saved first (every way out of the run gives the
+// firmware's request back: RestoreMSRs, and the kernel's way out), waits
 // until the clock settles, and prints a line and writes a pstate record
-// of it. It returns the function that restores the firmware's request
-// (and prints and records that) at the end of the run.
-func SetPState(r *Reporter, mode string, p cpustate.Power, cpu cpustate.CPU, tscHz uint64) (restore func()) {
+// of it.
+func SetPState(r *Reporter, mode string, p cpustate.Power, cpu cpustate.CPU, tscHz uint64) {
 	req := cpustate.PlanPState(p, mode)
 	rec := contract.PState{Mode: mode, Why: req.Why, Ratio: int(req.Ratio)}
 	if req.MSR != 0 {
-		rec.MSR, rec.Value, rec.Firmware = msrName(req.MSR), fmt.Sprintf("%#x", req.Value), fmt.Sprintf("%#x", req.Restore)
-		rec.Applied = req.Apply(cpu)
+		rec.MSR, rec.Value, rec.Firmware = req.MSRName(), fmt.Sprintf("%#x", req.Value), fmt.Sprintf("%#x", req.Restore)
+		rec.Applied = req.Apply(cpu, &cpustate.Saved)
 		if rec.Applied && p.APERF {
 			s := cpustate.WaitSettled(cpu, tscHz, settleIntervalMs, settleMaxMs)
 			rec.Settled, rec.SettleMs, rec.CoreMHz = s.Settled, Round(s.Ms), Round(s.MHz)
@@ -35,15 +36,24 @@ func SetPState(r *Reporter, mode string, p cpustate.Power, cpu cpustate.CPU, tsc
 	}
 	r.Printf("ptilab pstate: %s: %s%s", mode, req.Why, pstateOutcome(rec))
 	r.Record(rec)
-	return func() {
-		if req.MSR == 0 || !rec.Applied {
-			return
-		}
-		rec.Restored = req.Undo(cpu)
-		r.Printf("ptilab pstate: the firmware's %s %s restored: %s", rec.MSR, rec.Firmware, yn(rec.Restored))
-		r.Record(rec)
-	}
 }
+
+// RestoreMSRs gives every MSR the run wrote (cpustate.Saved: the P-state
+// request, the PMU's) back its value from before, and prints and records
+// what it did (an msr-restore record, at "end"); nothing when nothing was
+// written. It is the program's way out, after the benchmarks; the
+// kernel replays the same registry on every other (goos's endRun).
+func RestoreMSRs(r *Reporter, cpu cpustate.CPU) {
+	e := cpustate.Saved.Restore(cpu)
+	if e == nil {
+		return
+	}
+	r.Printf("%s", cpustate.AppendRestoreLine(nil, restoredAtEnd, e))
+	r.Record(cpustate.RestoreRecord(restoredAtEnd, e))
+}
+
+// restoredAtEnd is the msr-restore record's "at" of the program's end.
+const restoredAtEnd = "end"
 
 // pstateOutcome says how a request went, for the pstate line.
 func pstateOutcome(rec contract.PState) string {
@@ -58,11 +68,6 @@ func pstateOutcome(rec contract.PState) string {
 		return fmt.Sprintf("; the core clock did not settle within %d ms (last %.0f MHz)", settleMaxMs, rec.CoreMHz)
 	}
 	return "; no APERF/MPERF to watch it settle"
-}
-
-// msrName names the P-state request MSRs.
-func msrName(msr uint32) string {
-	return map[uint32]string{0x199: "IA32_PERF_CTL", 0x774: "IA32_HWP_REQUEST"}[msr]
 }
 
 // CPUStateLines are the human lines of the cpu-state record.

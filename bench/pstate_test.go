@@ -46,8 +46,8 @@ func pstateCPU(perfCtl uint64) *cpustatetest.CPU {
 }
 
 // TestSetPState: an Ivy Bridge left at ratio 16 gets 34 through
-// IA32_PERF_CTL, waits for the clock, and has 16 back at the end; every
-// step printed and recorded.
+// IA32_PERF_CTL, waits for the clock, and has 16 back at the end (the
+// registry of saved MSRs: RestoreMSRs); every step printed and recorded.
 func TestSetPState(t *testing.T) {
 	cpu := pstateCPU(0x1000)
 	p := cpustate.Power{Intel: true, Family: 6, APERF: true,
@@ -55,18 +55,21 @@ func TestSetPState(t *testing.T) {
 		MiscEnable: cpustate.MSR{Value: 0x850089, OK: true}}
 	var out bytes.Buffer
 	r := NewReporter(&out)
-	restore := SetPState(r, cpustate.PStateNominal, p, cpu, 1e9)
+	SetPState(r, cpustate.PStateNominal, p, cpu, 1e9)
 	assert.Equal(t, uint64(0x2200), cpu.MSRs[amd64.MSR_IA32_PERF_CTL])
-	restore()
+	RestoreMSRs(r, cpu)
 	assert.Equal(t, uint64(0x1000), cpu.MSRs[amd64.MSR_IA32_PERF_CTL])
 	assert.Contains(t, out.String(), "ptilab pstate: nominal: IA32_PERF_CTL ratio 34 (maximum non-turbo); the core clock settled at 1000 MHz")
 	assert.Contains(t, out.String(), `PTILAB {"kind":"pstate","mode":"nominal","msr":"IA32_PERF_CTL","value":"0x2200","firmware":"0x1000","ratio":34,`)
-	assert.Contains(t, out.String(), "the firmware's IA32_PERF_CTL 0x1000 restored: yes")
+	assert.Contains(t, out.String(), "ptilab: MSRs given back their values from before the run (end): IA32_PERF_CTL 0x1000; each reads back as it was")
+	assert.Contains(t, out.String(), `PTILAB {"kind":"msr-restore","at":"end","msrs":[{"name":"IA32_PERF_CTL","msr":"0x199","firmware":"0x1000","restored":true,"read_back":"0x1000"}]}`)
 
-	// leave touches nothing.
+	// leave touches nothing, and has nothing to restore.
 	cpu = pstateCPU(0x1000)
 	out.Reset()
-	SetPState(r, cpustate.PStateLeave, p, cpu, 1e9)()
+	SetPState(r, cpustate.PStateLeave, p, cpu, 1e9)
+	RestoreMSRs(r, cpu)
 	assert.Empty(t, cpu.Writes)
+	assert.NotContains(t, out.String(), "msr-restore")
 	assert.Contains(t, out.String(), `"kind":"pstate","mode":"leave"`)
 }

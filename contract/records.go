@@ -803,7 +803,8 @@ type Vulnerabilities struct {
 
 // PState is what the run did to the core's P-state (plan key pstate):
 // the mode, the MSR written and its value and the firmware's (hex; absent
-// when nothing was written), why, and how the clock settled.
+// when nothing was written), why, and how the clock settled. The
+// firmware's value is given back at the end (an msr-restore record).
 type PState struct {
 	Mode     string  `json:"mode"`
 	MSR      string  `json:"msr,omitempty"`
@@ -815,7 +816,52 @@ type PState struct {
 	Settled  bool    `json:"settled"`
 	SettleMs float64 `json:"settle_ms,omitempty"`
 	CoreMHz  float64 `json:"core_mhz,omitempty"`
-	Restored bool    `json:"restored,omitempty"`
+}
+
+// MSRRestore is the MSRs ptilab wrote, given back the values they had
+// before its first write to each (cpustate.Saved, the one registry every
+// way out of a run replays), on the way out At names: "end" (after the
+// benchmarks), or the kernel's reason when it ends a run the program did
+// not bring to its end ("exit": a Go panic, or an exit before the end;
+// "fault", "deadlock", "out of memory"). MSRs are in the order they were
+// first written; they are written back in the reverse order.
+type MSRRestore struct {
+	At   string        `json:"at"`
+	MSRs []RestoredMSR `json:"msrs"`
+}
+
+// RestoredMSR is one MSR of an MSRRestore: its SDM name and address
+// (hex), the value read before ptilab's first write (hex), the MSR the
+// value was written back through where that is another (IA32_A_PMCx for
+// IA32_PMCx: a full-width write), whether that write took (false: it
+// raised #GP), and the value read back after it (hex; absent when the
+// read raised #GP).
+type RestoredMSR struct {
+	Name     string `json:"name"`
+	MSR      string `json:"msr"`
+	Firmware string `json:"firmware"`
+	Via      string `json:"via,omitempty"`
+	Restored bool   `json:"restored"`
+	ReadBack string `json:"read_back,omitempty"`
+}
+
+// PMUFirmware is the performance-monitoring MSRs as the firmware left
+// them, read before ptilab's first write to any (bench's startPMU): every
+// MSR ptilab then writes, with its value; and the counters the firmware
+// left enabled (IA32_PERFEVTSELx.EN, an enable field of
+// IA32_FIXED_CTR_CTRL: what Linux's check_hw_exists calls "the BIOS has
+// corrupted hw-PMU resources"), each as "MSR = value: what is enabled".
+type PMUFirmware struct {
+	MSRs  []FirmwareMSR `json:"msrs"`
+	InUse []string      `json:"in_use,omitempty"`
+}
+
+// FirmwareMSR is an MSR's SDM name, address and value (hex) as the
+// firmware left it.
+type FirmwareMSR struct {
+	Name  string `json:"name"`
+	MSR   string `json:"msr"`
+	Value string `json:"value"`
 }
 
 // PlanError is a line of the plan file the run could not use, and what
@@ -924,6 +970,8 @@ func (Machine) Kind() string         { return "machine" }
 func (Timing) Kind() string          { return "timing" }
 func (CPUState) Kind() string        { return "cpu-state" }
 func (PState) Kind() string          { return "pstate" }
+func (MSRRestore) Kind() string      { return "msr-restore" }
+func (PMUFirmware) Kind() string     { return "pmu-firmware" }
 func (Vulnerabilities) Kind() string { return "vulnerabilities" }
 func (PlanError) Kind() string       { return "plan-error" }
 func (SyscallCounts) Kind() string   { return "syscalls" }
@@ -945,7 +993,7 @@ func init() {
 	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Retention{}, FlushCost{}, Seed{}, Unsupported{},
 		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
 		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}, OracleCalibration{}, Oracle{},
-		TLBSweep{}, Exposure{}, Ladder{}} {
+		TLBSweep{}, Exposure{}, Ladder{}, MSRRestore{}, PMUFirmware{}} {
 		kinds[r.Kind()] = newOf(r)
 	}
 }

@@ -284,19 +284,27 @@ func TestPlanPState(t *testing.T) {
 	assert.Equal(t, uint8(24), r.Ratio)
 }
 
-func TestApplyUndo(t *testing.T) {
+// TestApplyRestore: Apply saves the request's MSR in the registry before
+// it writes it, and the registry's restore gives the firmware's value
+// back; nothing to write saves nothing.
+func TestApplyRestore(t *testing.T) {
 	cpu := skylakeClient()
 	r := PlanPState(ReadPower(cpu), PStateNominal)
-	require.True(t, r.Apply(cpu))
+	var saved SavedMSRs
+	require.True(t, r.Apply(cpu, &saved))
 	assert.Equal(t, uint64(0xc01d1d1d), cpu.MSRs[amd64.MSR_IA32_HWP_REQUEST])
-	require.True(t, r.Undo(cpu))
+	require.Len(t, saved.Entries(), 1)
+	assert.Equal(t, "IA32_HWP_REQUEST", saved.Entries()[0].Name)
+	got := saved.Restore(cpu)
+	require.Len(t, got, 1)
+	assert.True(t, got[0].Restored)
 	assert.Equal(t, uint64(0xc0000404), cpu.MSRs[amd64.MSR_IA32_HWP_REQUEST])
 	assert.Equal(t, []uint32{amd64.MSR_IA32_HWP_REQUEST, amd64.MSR_IA32_HWP_REQUEST}, cpu.Written())
 
 	emu := emulated()
 	r = PlanPState(ReadPower(emu), PStateNominal)
-	assert.True(t, r.Apply(emu), "nothing to write")
-	assert.True(t, r.Undo(emu))
+	assert.True(t, r.Apply(emu, &saved), "nothing to write")
+	assert.Empty(t, saved.Entries())
 	assert.Empty(t, emu.Written())
 }
 

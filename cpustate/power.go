@@ -108,13 +108,14 @@ func (p Power) TurboDisabled() (off, known bool) {
 
 // PState values of the plan key pstate.
 const (
-	PStateNominal = "nominal" // request the maximum non-turbo ratio, restore the firmware's at the end
+	PStateNominal = "nominal" // request the maximum non-turbo ratio, the firmware's restored at the end (SavedMSRs)
 	PStateLeave   = "leave"   // touch nothing
 )
 
-// Request is a P-state request: write Value to MSR, and Restore (the
-// firmware's value) at the end. MSR 0 means no write; Why says why, or
-// what the request is.
+// Request is a P-state request: write Value to MSR, whose value before
+// (the firmware's) is Restore, given back at the end through the registry
+// of saved MSRs (Apply). MSR 0 means no write; Why says why, or what the
+// request is.
 type Request struct {
 	MSR            uint32
 	Value, Restore uint64
@@ -172,12 +173,24 @@ func PlanPState(p Power, mode string) Request {
 		Why: fmt.Sprintf("IA32_PERF_CTL ratio %d (maximum non-turbo)", ratio)}
 }
 
-// Apply writes the request, if any, and reports whether the CPU took it.
-func (r Request) Apply(c CPU) bool {
-	return r.MSR == 0 || c.WriteMSR(r.MSR, r.Value)
+// MSRName is the SDM name of the request's MSR ("" for none).
+func (r Request) MSRName() string {
+	switch r.MSR {
+	case amd64.MSR_IA32_PERF_CTL:
+		return "IA32_PERF_CTL"
+	case amd64.MSR_IA32_HWP_REQUEST:
+		return "IA32_HWP_REQUEST"
+	}
+	return ""
 }
 
-// Undo writes the firmware's value back, if a request was made.
-func (r Request) Undo(c CPU) bool {
-	return r.MSR == 0 || c.WriteMSR(r.MSR, r.Restore)
+// Apply writes the request, if any, and reports whether the CPU took it.
+// The MSR is saved in saved first (the registry every way out of the run
+// restores: the firmware's request comes back however the run ends); an
+// MSR that cannot be saved is not written.
+func (r Request) Apply(c CPU, saved *SavedMSRs) bool {
+	if r.MSR == 0 {
+		return true
+	}
+	return saved.Save(c, r.MSR, r.MSRName()) && c.WriteMSR(r.MSR, r.Value)
 }

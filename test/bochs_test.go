@@ -176,8 +176,9 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	for _, msr := range cpustate.ProbedMSRs {
 		probed[fmt.Sprintf("%#x", msr)] = true
 	}
-	// The PMU's start: its first write (#GP-safe), which Bochs's models,
-	// listing a version in CPUID.0AH, refuse.
+	// The PMU's start: its first read (#GP-safe, the value saved before
+	// the first write), which Bochs's models, listing a version in
+	// CPUID.0AH, refuse.
 	probed[fmt.Sprintf("%#x", amd64.MSR_IA32_PERF_GLOBAL_CTRL)] = true
 	for _, line := range unknownMSR.FindAllStringSubmatch(string(res.Log), -1) {
 		assert.True(t, probed[line[2]], "only the microcode probe and the cpu-state's #GP-safe reads touch an MSR the model lacks: %s", line[0])

@@ -151,8 +151,9 @@ const (
 )
 
 // pmuNoMSRs is Bochs's: its models list a version in CPUID.0AH but have
-// none of the MSRs, and the first write (IA32_PERF_GLOBAL_CTRL) raises #GP.
-var pmuNoMSRs = regexp.MustCompile(`^CPUID\.0AH lists architectural performance monitoring version [1-9][0-9]*, but WRMSR 0x38f raised #GP$`)
+// none of the MSRs, and the first read (IA32_PERF_GLOBAL_CTRL, saved
+// before the first write) raises #GP.
+var pmuNoMSRs = regexp.MustCompile(`^CPUID\.0AH lists architectural performance monitoring version [1-9][0-9]*, but RDMSR 0x38f raised #GP$`)
 
 // exactly matches s alone.
 func exactly(s string) *regexp.Regexp { return regexp.MustCompile("^" + regexp.QuoteMeta(s) + "$") }

@@ -13,7 +13,8 @@ import (
 // figures are emulated and by which emulator (QEMU's TCG, Bochs), and
 // whether the TSC counts instructions (QEMU -icount, Bochs); with the
 // core-clock and SMI counters read around every repeat and the P-state the
-// plan's pstate asks for, restored at the end.
+// plan's pstate asks for; and every MSR the run wrote (the P-state
+// request, the PMU's) given back its value from before at the end.
 func runBenchmarks(r *bench.Reporter, plan bench.Plan, power cpustate.Power) {
 	info := goos.MachineInfo()
 	clk := bench.Clock{Hz: info.TSCHz, Source: info.TSCSource, Emulator: info.Emulator, Icount: board.Icount()}
@@ -21,7 +22,7 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan, power cpustate.Power) {
 		return
 	}
 	bench.SetCounters(power.Sources())
-	restore := bench.SetPState(r, plan.PState, power, cpustate.Hardware{}, clk.Hz)
+	bench.SetPState(r, plan.PState, power, cpustate.Hardware{}, clk.Hz)
 	bench.RunPlan(r, plan, clk)
-	restore()
+	bench.RestoreMSRs(r, cpustate.Hardware{})
 }
