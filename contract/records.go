@@ -845,6 +845,14 @@ type RestoredMSR struct {
 	ReadBack string `json:"read_back,omitempty"`
 }
 
+// FirmwareMSR is an MSR's SDM name, address and value (hex) as the
+// firmware left it.
+type FirmwareMSR struct {
+	Name  string `json:"name"`
+	MSR   string `json:"msr"`
+	Value string `json:"value"`
+}
+
 // PMUFirmware is the performance-monitoring MSRs as the firmware left
 // them, read before ptilab's first write to any (bench's startPMU): every
 // MSR ptilab then writes, with its value; and the counters the firmware
@@ -854,14 +862,6 @@ type RestoredMSR struct {
 type PMUFirmware struct {
 	MSRs  []FirmwareMSR `json:"msrs"`
 	InUse []string      `json:"in_use,omitempty"`
-}
-
-// FirmwareMSR is an MSR's SDM name, address and value (hex) as the
-// firmware left it.
-type FirmwareMSR struct {
-	Name  string `json:"name"`
-	MSR   string `json:"msr"`
-	Value string `json:"value"`
 }
 
 // PlanError is a line of the plan file the run could not use, and what

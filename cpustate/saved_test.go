@@ -1,4 +1,4 @@
-package cpustate_test
+package cpustate
 
 import (
 	"testing"
@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/contract"
-	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/cpustate/cpustatetest"
 )
 
@@ -22,7 +21,7 @@ func bank() *cpustatetest.CPU {
 // caller must not write it) and costs no write at restore.
 func TestSavedFirstValueOnce(t *testing.T) {
 	c := bank()
-	var s cpustate.SavedMSRs
+	var s SavedMSRs
 	require.True(t, s.Save(c, 0x10, "A"))
 	c.WriteMSR(0x10, 100)
 	require.True(t, s.Save(c, 0x10, "A"), "already saved")
@@ -38,7 +37,7 @@ func TestSavedFirstValueOnce(t *testing.T) {
 	got := s.Restore(c)
 	require.Len(t, got, 1)
 	assert.Equal(t, []cpustatetest.Write{{MSR: 0x10, Val: 1}}, c.Writes, "only the saved MSR is written")
-	assert.Equal(t, cpustate.SavedMSR{MSR: 0x10, Via: 0x10, Name: "A", Value: 1, Restored: true, ReadBack: 1, ReadBackOK: true}, exported(got[0]))
+	assert.Equal(t, SavedMSR{MSR: 0x10, Via: 0x10, Name: "A", Value: 1, Restored: true, ReadBack: 1, ReadBackOK: true, attempted: true}, got[0])
 }
 
 // TestSavedReverseOrder: Restore writes back the last saved first, through
@@ -46,7 +45,7 @@ func TestSavedFirstValueOnce(t *testing.T) {
 // registry is then empty, and a second Restore writes nothing.
 func TestSavedReverseOrder(t *testing.T) {
 	c := bank()
-	var s cpustate.SavedMSRs
+	var s SavedMSRs
 	require.True(t, s.Save(c, 0x10, "A"))
 	require.True(t, s.Save(c, 0x20, "B"))
 	require.True(t, s.SaveVia(c, 0x30, 0x40, "C"))
@@ -71,7 +70,7 @@ func TestSavedReverseOrder(t *testing.T) {
 // rest still goes on.
 func TestSavedWriteFails(t *testing.T) {
 	c := bank()
-	var s cpustate.SavedMSRs
+	var s SavedMSRs
 	require.True(t, s.Save(c, 0x10, "A"))
 	require.True(t, s.SaveVia(c, 0x20, 0x98, "B")) // the alias raises #GP
 	got := s.Restore(c)
@@ -86,14 +85,14 @@ func TestSavedWriteFails(t *testing.T) {
 // nothing is written that could not be restored.
 func TestSavedFull(t *testing.T) {
 	c := &cpustatetest.CPU{MSRs: map[uint32]uint64{}}
-	for m := range uint32(cpustate.MaxSaved + 1) {
+	for m := range uint32(MaxSaved + 1) {
 		c.MSRs[0x100+m] = uint64(m)
 	}
-	var s cpustate.SavedMSRs
-	for m := range uint32(cpustate.MaxSaved) {
+	var s SavedMSRs
+	for m := range uint32(MaxSaved) {
 		require.True(t, s.Save(c, 0x100+m, "x"))
 	}
-	assert.False(t, s.Save(c, 0x100+cpustate.MaxSaved, "x"))
+	assert.False(t, s.Save(c, 0x100+MaxSaved, "x"))
 	assert.True(t, s.Save(c, 0x100, "x"), "one already saved still is")
 }
 
@@ -102,12 +101,12 @@ func TestSavedFull(t *testing.T) {
 // RestoreRecord, and decodes to it; the human line names each MSR and
 // what went wrong.
 func TestRestoreRecord(t *testing.T) {
-	entries := []cpustate.SavedMSR{
+	entries := []SavedMSR{
 		{MSR: 0xc1, Via: 0x4c1, Name: "IA32_PMC0", Value: 0x1234, Restored: true, ReadBack: 0x1234, ReadBackOK: true},
 		{MSR: 0x38f, Via: 0x38f, Name: "IA32_PERF_GLOBAL_CTRL", Value: 0xf, Restored: false, ReadBack: 0, ReadBackOK: true},
 		{MSR: 0x199, Via: 0x199, Name: "IA32_PERF_CTL", Value: 0x1000, Restored: true},
 	}
-	rec := cpustate.RestoreRecord("fault", entries)
+	rec := RestoreRecord("fault", entries)
 	assert.Equal(t, contract.MSRRestore{At: "fault", MSRs: []contract.RestoredMSR{
 		{Name: "IA32_PMC0", MSR: "0xc1", Firmware: "0x1234", Via: "0x4c1", Restored: true, ReadBack: "0x1234"},
 		{Name: "IA32_PERF_GLOBAL_CTRL", MSR: "0x38f", Firmware: "0xf", ReadBack: "0x0"},
@@ -116,26 +115,26 @@ func TestRestoreRecord(t *testing.T) {
 	want, err := contract.Encode(rec)
 	require.NoError(t, err)
 	buf := make([]byte, 0, 1024)
-	got := cpustate.AppendRestoreJSON(buf, "fault", entries)
+	got := AppendRestoreJSON(buf, "fault", entries)
 	assert.Equal(t, string(want), string(got))
 	assert.Equal(t, &buf[:1][0], &got[:1][0], "appended in place: no allocation")
 	back, err := contract.Decode("msr-restore", got)
 	require.NoError(t, err)
 	assert.Equal(t, rec, back)
-	assert.Equal(t, `{"kind":"msr-restore","at":"end","msrs":[]}`, string(cpustate.AppendRestoreJSON(nil, "end", nil)))
+	assert.Equal(t, `{"kind":"msr-restore","at":"end","msrs":[]}`, string(AppendRestoreJSON(nil, "end", nil)))
 
 	assert.Equal(t, "ptilab: MSRs given back their values from before the run (fault): IA32_PMC0 0x1234, IA32_PERF_GLOBAL_CTRL 0xf, IA32_PERF_CTL 0x1000"+
-		"; IA32_PERF_GLOBAL_CTRL: WRMSR 0x38f raised #GP; IA32_PERF_CTL: the read back raised #GP", string(cpustate.AppendRestoreLine(nil, "fault", entries)))
+		"; IA32_PERF_GLOBAL_CTRL: WRMSR 0x38f raised #GP; IA32_PERF_CTL: the read back raised #GP", string(AppendRestoreLine(nil, "fault", entries)))
 	assert.Equal(t, "ptilab: MSRs given back their values from before the run (end): IA32_PMC0 0x1234; each reads back as it was",
-		string(cpustate.AppendRestoreLine(nil, "end", entries[:1])))
+		string(AppendRestoreLine(nil, "end", entries[:1])))
 	entries[0].ReadBack = 0xffff_8000_0000
-	assert.Contains(t, string(cpustate.AppendRestoreLine(nil, "end", entries[:1])), "; IA32_PMC0 reads back 0xffff80000000")
+	assert.Contains(t, string(AppendRestoreLine(nil, "end", entries[:1])), "; IA32_PMC0 reads back 0xffff80000000")
 }
 
 // TestRestoreAllocs: Restore and the kernel's record allocate nothing.
 func TestRestoreAllocs(t *testing.T) {
 	c := bank()
-	var s cpustate.SavedMSRs
+	var s SavedMSRs
 	buf := make([]byte, 0, 4096)
 	allocs := testing.AllocsPerRun(10, func() {
 		s.Save(c, 0x10, "A")
@@ -147,12 +146,7 @@ func TestRestoreAllocs(t *testing.T) {
 	s.Save(c, 0x10, "A")
 	e := s.Restore(c)
 	assert.Zero(t, testing.AllocsPerRun(10, func() {
-		cpustate.AppendRestoreJSON(buf[:0], "fault", e)
-		cpustate.AppendRestoreLine(buf[:0], "fault", e)
+		AppendRestoreJSON(buf[:0], "fault", e)
+		AppendRestoreLine(buf[:0], "fault", e)
 	}))
-}
-
-// exported is e without its unexported state.
-func exported(e cpustate.SavedMSR) cpustate.SavedMSR {
-	return cpustate.SavedMSR{MSR: e.MSR, Via: e.Via, Name: e.Name, Value: e.Value, Restored: e.Restored, ReadBack: e.ReadBack, ReadBackOK: e.ReadBackOK}
 }
