@@ -284,6 +284,72 @@ func TestPlanPState(t *testing.T) {
 	assert.Equal(t, uint8(24), r.Ratio)
 }
 
+// TestNominalRatio: the ratio pstate = nominal asks for, decided as
+// intel_pstate's core_get_max_pstate does. The skylakeClient's
+// MSR_PLATFORM_INFO lists 2 configurable TDP levels; the MSRs of the
+// levels are constructed as an i7-7500U's (nominal 27, level 1 8, level
+// 2 29: its cTDP-down 0.8 GHz and cTDP-up 2.9 GHz), the turbo activation
+// ratio too.
+func TestNominalRatio(t *testing.T) {
+	ctdp := func(control, tar uint64, hwp bool) *fakeCPU {
+		c := skylakeClient()
+		c.MSRs[amd64.MSR_CONFIG_TDP_NOMINAL] = 0x1b
+		c.MSRs[amd64.MSR_CONFIG_TDP_LEVEL1] = 0x080000 | 0x4b // [23:16] ratio 8, [14:0] power
+		c.MSRs[amd64.MSR_CONFIG_TDP_LEVEL2] = 0x1d0000 | 0x7d // [23:16] ratio 29
+		c.MSRs[amd64.MSR_CONFIG_TDP_CONTROL] = control
+		c.MSRs[amd64.MSR_TURBO_ACTIVATION_RATIO] = tar
+		if !hwp {
+			c.MSRs[amd64.MSR_IA32_PM_ENABLE] = 0
+		}
+		return c
+	}
+	for _, tt := range []struct {
+		name  string
+		c     *fakeCPU
+		ratio uint8
+		from  string
+	}{
+		{"no configurable TDP", ivyBridge(), 35, "maximum non-turbo"},
+		{"HWP, nominal level", ctdp(0, 0, true), 27, "configurable TDP level 0, MSR_CONFIG_TDP_NOMINAL ratio 27, HWP enabled"},
+		{"HWP, level 1", ctdp(1, 0, true), 8, "configurable TDP level 1, MSR_CONFIG_TDP_LEVEL1 ratio 8, HWP enabled"},
+		{"HWP, level 2", ctdp(2|1<<31, 0, true), 29, "configurable TDP level 2, MSR_CONFIG_TDP_LEVEL2 ratio 29, HWP enabled"},
+		{"no HWP, turbo activation one below", ctdp(0, 26, false), 26, "configurable TDP level 0, MSR_CONFIG_TDP_NOMINAL ratio 27, MSR_TURBO_ACTIVATION_RATIO 26"},
+		{"no HWP, turbo activation not set", ctdp(0, 0, false), 29,
+			"maximum non-turbo; configurable TDP level 0, MSR_CONFIG_TDP_NOMINAL ratio 27, MSR_TURBO_ACTIVATION_RATIO 0 is not one below it"},
+		{"level 3 is reserved", ctdp(3, 0, true), 29, "maximum non-turbo; MSR_CONFIG_TDP_CONTROL selects level 3 (reserved)"},
+		{"no MSR_CONFIG_TDP_CONTROL", skylakeClient(), 29, "maximum non-turbo; MSR_CONFIG_TDP_CONTROL unreadable"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ratio, from := ReadPower(tt.c).NominalRatio()
+			assert.Equal(t, tt.ratio, ratio)
+			assert.Equal(t, tt.from, from)
+		})
+	}
+	noTAR := ctdp(0, 0, false)
+	delete(noTAR.MSRs, amd64.MSR_TURBO_ACTIVATION_RATIO)
+	ratio, from := ReadPower(noTAR).NominalRatio()
+	assert.Equal(t, uint8(29), ratio)
+	assert.Equal(t, "maximum non-turbo; configurable TDP level 0, MSR_CONFIG_TDP_NOMINAL ratio 27, MSR_TURBO_ACTIVATION_RATIO unreadable", from)
+	zero := ctdp(1, 0, true)
+	zero.MSRs[amd64.MSR_CONFIG_TDP_LEVEL1] = 0x4b
+	ratio, from = ReadPower(zero).NominalRatio()
+	assert.Equal(t, uint8(29), ratio)
+	assert.Equal(t, "maximum non-turbo; MSR_CONFIG_TDP_LEVEL1 lists ratio 0", from)
+
+	// The request follows: HWP at the level's ratio, PERF_CTL at the
+	// turbo activation ratio.
+	r := PlanPState(ReadPower(ctdp(0, 0, true)), PStateNominal)
+	assert.Equal(t, uint8(27), r.Ratio)
+	assert.Equal(t, "IA32_HWP_REQUEST min = max = desired = 27 (configurable TDP level 0, MSR_CONFIG_TDP_NOMINAL ratio 27, HWP enabled)", r.Why)
+	r = PlanPState(ReadPower(ctdp(0, 26, false)), PStateNominal)
+	assert.Equal(t, uint32(amd64.MSR_IA32_PERF_CTL), r.MSR)
+	assert.Equal(t, uint64(0x1a00), r.Value)
+	// No configurable TDP read where MSR_PLATFORM_INFO lists none.
+	iv := ivyBridge()
+	p := ReadPower(iv)
+	assert.False(t, p.ConfigTDPControl.OK || p.ConfigTDPLevel.OK || p.TurboActivation.OK)
+}
+
 // TestApplyRestore: Apply saves the request's MSR in the registry before
 // it writes it, and the registry's restore gives the firmware's value
 // back; nothing to write saves nothing.
