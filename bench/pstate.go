@@ -48,7 +48,8 @@ func RestoreMSRs(r *Reporter, cpu cpustate.CPU) {
 	if e == nil {
 		return
 	}
-	r.Printf("%s", cpustate.AppendRestoreLine(nil, restoredAtEnd, e))
+	var line [cpustate.MaxSaved * 192]byte
+	r.Printf("%s", line[:cpustate.WriteRestoreLine(line[:], restoredAtEnd, e)])
 	r.Record(cpustate.RestoreRecord(restoredAtEnd, e))
 }
 

@@ -1,8 +1,6 @@
 package cpustate
 
 import (
-	"strconv"
-
 	"github.com/ptilab/ptilab/contract"
 )
 
@@ -150,88 +148,120 @@ func RestoreRecord(at string, entries []SavedMSR) contract.MSRRestore {
 	return rec
 }
 
-// AppendRestoreJSON appends the JSON object of RestoreRecord(at,
-// entries), kind first, exactly as contract.Encode writes it, without
-// allocating when b has room (about 160 bytes per entry): the kernel
-// writes it from an exception handler, where encoding/json cannot run.
-func AppendRestoreJSON(b []byte, at string, entries []SavedMSR) []byte {
-	b = append(b, `{"kind":"msr-restore","at":"`...)
-	b = append(b, at...)
-	b = append(b, `","msrs":[`...)
+// WriteRestoreJSON writes into b the JSON object of RestoreRecord(at,
+// entries), kind first, exactly as contract.Encode writes it, and returns
+// its length; what does not fit in b is dropped (about 160 bytes per
+// entry). It does not allocate and calls nothing the kernel may not (the
+// kernel writes the record from an exception handler, where
+// encoding/json cannot run: host/image's TestKernelCodeIsSafe checks it).
+func WriteRestoreJSON(b []byte, at string, entries []SavedMSR) int {
+	w := textBuf{b: b}
+	w.s(`{"kind":"msr-restore","at":"`)
+	w.s(at)
+	w.s(`","msrs":[`)
 	for i, e := range entries {
 		if i > 0 {
-			b = append(b, ',')
+			w.s(",")
 		}
-		b = append(b, `{"name":"`...)
-		b = append(b, e.Name...)
-		b = append(b, `","msr":"`...)
-		b = appendHex(b, uint64(e.MSR))
-		b = append(b, `","firmware":"`...)
-		b = appendHex(b, e.Value)
-		b = append(b, '"')
+		w.s(`{"name":"`)
+		w.s(e.Name)
+		w.s(`","msr":"`)
+		w.hex(uint64(e.MSR))
+		w.s(`","firmware":"`)
+		w.hex(e.Value)
+		w.s(`"`)
 		if e.Via != e.MSR {
-			b = append(b, `,"via":"`...)
-			b = appendHex(b, uint64(e.Via))
-			b = append(b, '"')
+			w.s(`,"via":"`)
+			w.hex(uint64(e.Via))
+			w.s(`"`)
 		}
-		b = append(b, `,"restored":`...)
-		b = strconv.AppendBool(b, e.Restored)
+		w.s(`,"restored":`)
+		if e.Restored {
+			w.s("true")
+		} else {
+			w.s("false")
+		}
 		if e.ReadBackOK {
-			b = append(b, `,"read_back":"`...)
-			b = appendHex(b, e.ReadBack)
-			b = append(b, '"')
+			w.s(`,"read_back":"`)
+			w.hex(e.ReadBack)
+			w.s(`"`)
 		}
-		b = append(b, '}')
+		w.s("}")
 	}
-	return append(b, "]}"...)
+	w.s("]}")
+	return w.n
 }
 
-// AppendRestoreLine appends the human line of a restore: each MSR with
-// the value written back, then what did not go as it should (a write
-// that raised #GP, a value read back that differs), or that every value
-// read back equal. It does not allocate when b has room.
-func AppendRestoreLine(b []byte, at string, entries []SavedMSR) []byte {
-	b = append(b, "ptilab: MSRs given back their values from before the run ("...)
-	b = append(b, at...)
-	b = append(b, "):"...)
+// WriteRestoreLine writes into b the human line of a restore and returns
+// its length: each MSR with the value written back, then what did not go
+// as it should (a write that raised #GP, a read back that raised #GP or
+// differs), or that every value reads back as it was. Like
+// WriteRestoreJSON it does not allocate and is kernel-safe.
+func WriteRestoreLine(b []byte, at string, entries []SavedMSR) int {
+	w := textBuf{b: b}
+	w.s("ptilab: MSRs given back their values from before the run (")
+	w.s(at)
+	w.s("):")
 	for i, e := range entries {
 		if i > 0 {
-			b = append(b, ',')
+			w.s(",")
 		}
-		b = append(b, ' ')
-		b = append(b, e.Name...)
-		b = append(b, ' ')
-		b = appendHex(b, e.Value)
+		w.s(" ")
+		w.s(e.Name)
+		w.s(" ")
+		w.hex(e.Value)
 	}
 	clean := true
 	for _, e := range entries {
 		switch {
 		case !e.Restored:
-			b = append(b, "; "...)
-			b = append(b, e.Name...)
-			b = append(b, ": WRMSR "...)
-			b = appendHex(b, uint64(e.Via))
-			b = append(b, " raised #GP"...)
+			w.s("; ")
+			w.s(e.Name)
+			w.s(": WRMSR ")
+			w.hex(uint64(e.Via))
+			w.s(" raised #GP")
 		case !e.ReadBackOK:
-			b = append(b, "; "...)
-			b = append(b, e.Name...)
-			b = append(b, ": the read back raised #GP"...)
+			w.s("; ")
+			w.s(e.Name)
+			w.s(": the read back raised #GP")
 		case e.ReadBack != e.Value:
-			b = append(b, "; "...)
-			b = append(b, e.Name...)
-			b = append(b, " reads back "...)
-			b = appendHex(b, e.ReadBack)
+			w.s("; ")
+			w.s(e.Name)
+			w.s(" reads back ")
+			w.hex(e.ReadBack)
 		default:
 			continue
 		}
 		clean = false
 	}
 	if clean {
-		b = append(b, "; each reads back as it was"...)
+		w.s("; each reads back as it was")
 	}
-	return b
+	return w.n
 }
 
-func appendHex(b []byte, v uint64) []byte {
-	return strconv.AppendUint(append(b, "0x"...), v, 16)
+// textBuf writes text into a fixed buffer, dropping what does not fit,
+// without allocating (kernel-safe: copies only).
+type textBuf struct {
+	b []byte
+	n int
+}
+
+func (w *textBuf) s(s string) { w.n += copy(w.b[w.n:], s) }
+
+// hex writes v as 0x and lower-case hexadecimal digits, as %#x does.
+func (w *textBuf) hex(v uint64) {
+	var d [18]byte
+	i := len(d)
+	for {
+		i--
+		d[i] = "0123456789abcdef"[v&15]
+		v >>= 4
+		if v == 0 {
+			break
+		}
+	}
+	i -= 2
+	d[i], d[i+1] = '0', 'x'
+	w.n += copy(w.b[w.n:], d[i:])
 }

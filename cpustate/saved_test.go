@@ -96,7 +96,7 @@ func TestSavedFull(t *testing.T) {
 	assert.True(t, s.Save(c, 0x100, "x"), "one already saved still is")
 }
 
-// TestRestoreRecord: the kernel's JSON (AppendRestoreJSON, written from
+// TestRestoreRecord: the kernel's JSON (WriteRestoreJSON, written from
 // an exception handler) is byte for byte what contract.Encode makes of
 // RestoreRecord, and decodes to it; the human line names each MSR and
 // what went wrong.
@@ -114,21 +114,24 @@ func TestRestoreRecord(t *testing.T) {
 	}}, rec)
 	want, err := contract.Encode(rec)
 	require.NoError(t, err)
-	buf := make([]byte, 0, 1024)
-	got := AppendRestoreJSON(buf, "fault", entries)
+	buf := make([]byte, 1024)
+	got := buf[:WriteRestoreJSON(buf, "fault", entries)]
 	assert.Equal(t, string(want), string(got))
-	assert.Equal(t, &buf[:1][0], &got[:1][0], "appended in place: no allocation")
 	back, err := contract.Decode("msr-restore", got)
 	require.NoError(t, err)
 	assert.Equal(t, rec, back)
-	assert.Equal(t, `{"kind":"msr-restore","at":"end","msrs":[]}`, string(AppendRestoreJSON(nil, "end", nil)))
+	assert.Equal(t, `{"kind":"msr-restore","at":"end","msrs":[]}`, string(buf[:WriteRestoreJSON(buf, "end", nil)]))
+	short := make([]byte, 20)
+	assert.Equal(t, `{"kind":"msr-restore`, string(short[:WriteRestoreJSON(short, "end", entries)]), "cut at the buffer's end")
 
+	line := func(at string, e []SavedMSR) string { return string(buf[:WriteRestoreLine(buf, at, e)]) }
 	assert.Equal(t, "ptilab: MSRs given back their values from before the run (fault): IA32_PMC0 0x1234, IA32_PERF_GLOBAL_CTRL 0xf, IA32_PERF_CTL 0x1000"+
-		"; IA32_PERF_GLOBAL_CTRL: WRMSR 0x38f raised #GP; IA32_PERF_CTL: the read back raised #GP", string(AppendRestoreLine(nil, "fault", entries)))
-	assert.Equal(t, "ptilab: MSRs given back their values from before the run (end): IA32_PMC0 0x1234; each reads back as it was",
-		string(AppendRestoreLine(nil, "end", entries[:1])))
+		"; IA32_PERF_GLOBAL_CTRL: WRMSR 0x38f raised #GP; IA32_PERF_CTL: the read back raised #GP", line("fault", entries))
+	assert.Equal(t, "ptilab: MSRs given back their values from before the run (end): IA32_PMC0 0x1234; each reads back as it was", line("end", entries[:1]))
 	entries[0].ReadBack = 0xffff_8000_0000
-	assert.Contains(t, string(AppendRestoreLine(nil, "end", entries[:1])), "; IA32_PMC0 reads back 0xffff80000000")
+	assert.Contains(t, line("end", entries[:1]), "; IA32_PMC0 reads back 0xffff80000000")
+	entries[0].Value = 0
+	assert.Contains(t, line("end", entries[:1]), "IA32_PMC0 0x0;", "0 as %#x writes it")
 }
 
 // TestRestoreAllocs: Restore and the kernel's record allocate nothing.
@@ -146,7 +149,7 @@ func TestRestoreAllocs(t *testing.T) {
 	s.Save(c, 0x10, "A")
 	e := s.Restore(c)
 	assert.Zero(t, testing.AllocsPerRun(10, func() {
-		AppendRestoreJSON(buf[:0], "fault", e)
-		AppendRestoreLine(buf[:0], "fault", e)
+		WriteRestoreJSON(buf[:cap(buf)], "fault", e)
+		WriteRestoreLine(buf[:cap(buf)], "fault", e)
 	}))
 }

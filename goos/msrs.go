@@ -33,8 +33,8 @@ const (
 
 // restoreMSRs restores cpustate.Saved on the kernel's way out at (endRun's
 // reason) and, when it restored anything, prints the line and the
-// msr-restore record of it (cpustate.AppendRestoreLine,
-// AppendRestoreJSON).
+// msr-restore record of it (cpustate.WriteRestoreLine,
+// WriteRestoreJSON).
 //
 // On an exception's stack: a kernel fault ends the run from its handler,
 // on IST1, and a WRMSR that raises #GP there (a restore the CPU refuses)
@@ -60,9 +60,13 @@ func restoreMSRs(at string) {
 		return
 	}
 	serial := excDepth > 1
-	writeKernelLine(append(cpustate.AppendRestoreLine(restoreBuf[:0], at, e), '\n'), serial)
-	rec := append(append(restoreBuf[:0], contract.RecordTag...), ' ')
-	writeKernelLine(append(cpustate.AppendRestoreJSON(rec, at, e), '\n'), serial)
+	n := cpustate.WriteRestoreLine(restoreBuf[:len(restoreBuf)-1], at, e)
+	restoreBuf[n] = '\n'
+	writeKernelLine(restoreBuf[:n+1], serial)
+	n = copy(restoreBuf[:], contract.RecordTag+" ")
+	n += cpustate.WriteRestoreJSON(restoreBuf[n:len(restoreBuf)-1], at, e)
+	restoreBuf[n] = '\n'
+	writeKernelLine(restoreBuf[:n+1], serial)
 }
 
 // istExcStack is IST1's stack: its lowest address and its top.
