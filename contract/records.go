@@ -91,7 +91,9 @@ type Core struct {
 	// CoreClock is "aperf/mperf", or "unsupported".
 	CoreClock string `json:"core_clock"`
 	// CoreMHz is the effective core clock over the measured repeats: TSC
-	// Hz * sum dAPERF / sum dMPERF.
+	// Hz * sum dAPERF / sum dMPERF, times dMPERF/dTSC where MPERF does not
+	// tick at the TSC's rate (the pstate record's mperf_per_tsc and
+	// mperf_scaled; so are CoreMean, CoreMedian and RepeatMHz).
 	CoreMHz float64 `json:"core_mhz,omitempty"`
 	// CoreMean and CoreMedian are core cycles per operation: each repeat's
 	// figure times its own dAPERF/dMPERF, over the measured repeats.
@@ -816,6 +818,13 @@ type PState struct {
 	Settled  bool    `json:"settled"`
 	SettleMs float64 `json:"settle_ms,omitempty"`
 	CoreMHz  float64 `json:"core_mhz,omitempty"`
+	// MPERFPerTSC is dMPERF/dTSC over the settle wait (or a busy interval
+	// of its own when nothing was requested), where the CPU has APERF and
+	// MPERF; MPERFScaled whether the core clocks and core cycles of every
+	// figure are scaled by it (cpustate.MPERFScale: it is further than
+	// 0.05% from 1).
+	MPERFPerTSC float64 `json:"mperf_per_tsc,omitempty"`
+	MPERFScaled bool    `json:"mperf_scaled,omitempty"`
 }
 
 // MSRRestore is the MSRs ptilab wrote, given back the values they had

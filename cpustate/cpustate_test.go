@@ -446,6 +446,62 @@ func TestWaitSettled(t *testing.T) {
 	assert.LessOrEqual(t, float64(cpu.TSCNow), float64(hz)*0.051, "gave up at the bound")
 }
 
+// TestMPERFRate: on a Skylake client whose TSC is the 24 MHz crystal
+// times 242/2 (2904 MHz, CPUID.15H of skylakeClient) while MPERF counts
+// the 2900 MHz base clock, dMPERF/dTSC is 2900/2904, measured over a busy
+// interval and over the settle wait alike; MPERFScale then scales by it.
+// Where MPERF ticks with the TSC (the i7-3770K, the emulators) the rate
+// is 1 within the reads' skew, and nothing is scaled.
+func TestMPERFRate(t *testing.T) {
+	const hz = 2_904_000_000
+	const want = 2900.0 / 2904
+	cpu := skylakeClient()
+	cpu.TSCStep = hz / 100_000 // 10 µs per read
+	cpu.Clock = func(tsc uint64) (uint64, uint64) {
+		m := uint64(float64(tsc) * want)
+		return m * 27 / 29, m // the core at 27 of the base clock's 29
+	}
+	r := MPERFRate(cpu, hz, 10)
+	assert.InDelta(t, want, r, 1e-6)
+	scale, why := MPERFScale(r)
+	assert.InDelta(t, want, scale, 1e-6)
+	assert.Equal(t, "MPERF ticks at 0.998623 of the TSC's rate: every core clock and core cycle count is scaled by it", why)
+
+	s := WaitSettled(cpu, hz, 2, 500)
+	assert.True(t, s.Settled)
+	assert.InDelta(t, want, s.MPERFPerTSC, 1e-6, "over the settle wait")
+	assert.InDelta(t, 2904*27.0/29, s.MHz, 0.01, "TSC Hz * dAPERF/dMPERF, not scaled")
+	assert.InDelta(t, 2700, s.MHz*scale, 0.01, "the core clock once scaled")
+
+	iv := ivyBridge()
+	iv.TSCStep = 35_000
+	iv.Clock = func(tsc uint64) (uint64, uint64) { return tsc, tsc - tsc/35_000%2*3500 } // 1 µs of skew, at times
+	r = MPERFRate(iv, 3_500_000_000, 10)
+	scale, why = MPERFScale(r)
+	assert.Equal(t, 1.0, scale)
+	assert.InDelta(t, 1, r, MPERFRateTolerance)
+	assert.Contains(t, why, "MPERF ticks at the TSC's rate (dMPERF/dTSC ")
+
+	for _, tt := range []struct {
+		r    float64
+		want float64
+		why  string
+	}{
+		{0, 1, "MPERF did not advance over a busy interval: the core clock assumes it ticks at the TSC's rate"},
+		{1.0004, 1, "MPERF ticks at the TSC's rate (dMPERF/dTSC 1.000400)"},
+		{0.9994, 0.9994, "MPERF ticks at 0.999400 of the TSC's rate: every core clock and core cycle count is scaled by it"},
+		{0.3, 1, "dMPERF/dTSC 0.300000 is implausible: the core clock assumes MPERF ticks at the TSC's rate"},
+		{2.5, 1, "dMPERF/dTSC 2.500000 is implausible: the core clock assumes MPERF ticks at the TSC's rate"},
+	} {
+		scale, why := MPERFScale(tt.r)
+		assert.Equal(t, tt.want, scale, "%v", tt.r)
+		assert.Equal(t, tt.why, why)
+	}
+	stuck := ivyBridge()
+	stuck.TSCStep = 35_000
+	assert.Zero(t, MPERFRate(stuck, 3_500_000_000, 1), "MPERF that does not move")
+}
+
 func TestState(t *testing.T) {
 	entry := efi.EntryState{CR0: 0x80010033, CR4: 0x668, EFER: 0xd01, CS: 0x38, SS: 0x30, DS: 0x30, ES: 0x30, FS: 0x30, GS: 0x30, RFLAGS: 0x246}
 
