@@ -1,8 +1,6 @@
 package cpustate
 
-import (
-	"github.com/ptilab/ptilab/contract"
-)
+import "github.com/ptilab/ptilab/contract"
 
 // The MSRs ptilab writes that the firmware (and the OS booted after it)
 // owns: the P-state request (IA32_PERF_CTL, IA32_HWP_REQUEST) and the
@@ -16,9 +14,11 @@ import (
 // arch/x86/power/cpu.c saves and restores its list of MSRs (struct
 // saved_msr) around a suspend.
 //
-// Save and Restore do not allocate and use only the CPU interface, so
-// that the kernel can restore from an exception handler; the registry is
-// not safe for concurrent use (one CPU, interrupts masked).
+// Save runs in ordinary Go. Restore neither allocates nor writes a
+// pointer and uses only the CPU interface, so that the kernel can restore
+// from an exception handler (host/image's TestKernelCodeIsSafe checks
+// it, with the writers of the line and the record). The registry is not
+// safe for concurrent use (one CPU, interrupts masked).
 
 // MaxSaved is the most MSRs a registry holds: the PMU's
 // (IA32_PERF_GLOBAL_CTRL, IA32_FIXED_CTR_CTRL, IA32_PERF_GLOBAL_OVF_CTRL,
