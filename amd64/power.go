@@ -6,6 +6,7 @@ package amd64
 // CPU has them: read them with ReadMSRSafe.
 const (
 	MSR_SMI_COUNT              = 0x00000034 // [31:0] SMIs since reset (Nehalem and later, Intel)
+	MSR_CORE_THREAD_COUNT      = 0x00000035 // [15:0] logical processors, [31:16] cores enabled in the package (Nehalem and later, Intel)
 	MSR_IA32_SPEC_CTRL         = 0x00000048 // IBRS, STIBP, SSBD (CPUID.07H:EDX[26])
 	MSR_IA32_ARCH_CAPABILITIES = 0x0000010a // RDCL_NO, IBRS_ALL, ... (CPUID.07H:EDX[29])
 	MSR_IA32_MCU_OPT_CTRL      = 0x00000123 // RNGDS_MITG_DIS [0], GDS_MITG_DIS [4], GDS_MITG_LOCK [5] (CPUID.07H:EDX[9])

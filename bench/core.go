@@ -211,7 +211,7 @@ func repeatMHz(ratios []float64, ratio float64, hz uint64) []float64 {
 
 // core is d's record form for a TSC of hz.
 func (d Disturb) CoreRecord(hz uint64) contract.Core {
-	c := contract.Core{CoreClock: cpustate.Unsupported, SMICount: cpustate.Unsupported, Sampled: d.Sampled, Headline: d.headline()}
+	c := contract.Core{CoreClock: coreClockAbsent, SMICount: cpustate.Unsupported, Sampled: d.Sampled, Headline: d.headline()}
 	if d.Src&cpustate.SampleAPERF != 0 {
 		c.CoreClock = cpustate.ClockAPERF
 		if d.Ratio != 0 {

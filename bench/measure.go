@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/experiment"
+	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/i386pae/layout"
 )
 
@@ -22,6 +23,11 @@ const PhaseCount = layout.PhaseCount
 // PhaseDispatch is the phase of the system call's own work: the rest is
 // the entry path.
 const PhaseDispatch = layout.PhaseDispatch
+
+// Stamps are an instrumented trampoline's phases over a run: the
+// phases' cycles, the calls stamped and the stamps' own cost per phase,
+// calibrated in the run (the 32-bit world's, package i386pae).
+type Stamps = i386pae.Stamps
 
 // PhaseNames name the phases in records.
 var PhaseNames = [PhaseCount]string{
@@ -44,9 +50,12 @@ type Measurement struct {
 	Disturb Disturb // the core clock and the disturbances over the measured repeats
 	Empty   float64 // cycles per iteration of the empty loop
 	// Phases are the instrumented trampoline's cycles per call in each
-	// phase, with Config.Stamps; PhaseCall is the whole call over the same
-	// calls: every repeat, warm-up included, less the empty loop.
+	// phase, with Config.Stamps, less what its stamps cost (StampCost,
+	// calibrated in the same run); PhaseCall is the whole call over the
+	// same calls, stamps included: every repeat, warm-up included, less
+	// the empty loop.
 	Phases    [PhaseCount]float64
+	StampCost [PhaseCount]float64
 	PhaseCall float64
 	xcheck    xcheckIn // the counter deltas of the PMU cross-check (pmucheck.go)
 	Unsup     error    // the world or the CPU cannot run the configuration
@@ -91,11 +100,12 @@ func Measure(w World, c experiment.Config, call Call, n, r, warmup int) Measurem
 	m.Stats = Summarize(perOp)
 	m.Disturb = DisturbOf(perOp, calls.Samples, r, warmup, n)
 	m.xcheck = xcheckOf(calls.Samples, empty.Samples, r, warmup)
-	if c.Stamps && len(calls.Phases) == PhaseCount {
+	if c.Stamps && calls.Stamps.Calls() > 0 {
 		all := float64(n * (r + warmup))
-		for i, sum := range calls.Phases {
-			m.Phases[i] = float64(sum) / all
+		for i := range PhaseCount {
+			m.Phases[i] = calls.Stamps.Net(i) / all
 		}
+		m.StampCost = calls.Stamps.Cost
 		var total uint64
 		for _, c := range calls.Cycles {
 			total += c
@@ -174,13 +184,20 @@ func (x *Ctx) RecordMeasurement(m Measurement, ratio float64) {
 		PMUCheck: x.pmuCheck(m),
 	}
 	if m.Config.Stamps {
-		rec.Phases = map[string]float64{}
-		for i, c := range m.Phases {
-			rec.Phases[PhaseNames[i]] = Round(c)
-		}
+		rec.Phases, rec.StampCost = PhaseMap(m.Phases), PhaseMap(m.StampCost)
 		rec.PhaseCall = Round(m.PhaseCall)
 	}
 	x.Record(rec)
+}
+
+// PhaseMap is a figure per phase by the phases' record names (PhaseNames),
+// each Round's.
+func PhaseMap(xs [PhaseCount]float64) map[string]float64 {
+	m := make(map[string]float64, PhaseCount)
+	for i, x := range xs {
+		m[PhaseNames[i]] = Round(x)
+	}
+	return m
 }
 
 func Round(x float64) float64 {

@@ -74,6 +74,11 @@ type Plan struct {
 	// cpustate.PStateLeave (touch nothing).
 	PState string
 
+	// BaselineMs is how long the disturbance baseline scans for lost time
+	// before the benchmarks (RunBaseline), in milliseconds; negative:
+	// BaselineAuto's.
+	BaselineMs int
+
 	// PMU says whether the figures, both worlds', count with the
 	// performance counters (where the CPU has them, startPMU); PMUEvents are the
 	// model's events to count on the programmable counters (names of
@@ -107,6 +112,7 @@ func DefaultPlan() Plan {
 		R:          10,
 		Warmup:     2,
 		PState:     cpustate.PStateNominal,
+		BaselineMs: -1,
 		PMU:        true,
 		values:     defaultValues(),
 	}
@@ -184,18 +190,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		p.End = a
 		return nil
 	},
-	"end_wait": func(p *Plan, v string) error {
-		if v == "none" {
-			p.EndWait = -1
-			return nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > maxEndWait {
-			return fmt.Errorf("end_wait must be none or seconds from 0 to %d", maxEndWait)
-		}
-		p.EndWait = n
-		return nil
-	},
+	"end_wait": wordOrInt("end_wait", "none", "seconds", 0, maxEndWait, func(p *Plan) *int { return &p.EndWait }),
 	"screen": func(p *Plan, v string) error {
 		switch v {
 		case "on":
@@ -260,6 +255,7 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		}
 		return fmt.Errorf("pstate must be nominal or leave")
 	},
+	"baseline_ms": wordOrInt("baseline_ms", "auto", "milliseconds", 1, maxBaselineMs, func(p *Plan) *int { return &p.BaselineMs }),
 	"pmu": func(p *Plan, v string) error {
 		switch v {
 		case "on":
@@ -404,6 +400,26 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// wordOrInt is the parser of a key whose value is either word, which
+// sets the field to -1, or an integer from lo to hi in unit.
+func wordOrInt(key, word, unit string, lo, hi int, field func(*Plan) *int) func(*Plan, string) error {
+	return func(p *Plan, v string) error {
+		if v == word {
+			*field(p) = -1
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("%s must be %s or %s from %d to %d", key, word, unit, lo, hi)
+		}
+		*field(p) = n
+		return nil
+	}
+}
+
+// maxBaselineMs bounds the baseline_ms key's value (a minute).
+const maxBaselineMs = 60000
 
 // maxEndWait bounds the end_wait key's value, in seconds (a day).
 const maxEndWait = 86400

@@ -234,3 +234,22 @@ func TestEndWaitRefused(t *testing.T) {
 		assert.Equal(t, -1, p.EndWait, "%s: the default, until a key", v)
 	}
 }
+
+// TestBaselineMs: baseline_ms takes auto or 1 to 60000 milliseconds; 0
+// (no baseline: every run has one), a unit or more than a minute is a
+// plan error, the default (auto) kept.
+func TestBaselineMs(t *testing.T) {
+	p, errs := bench.ParsePlan([]byte("baseline_ms = 250\n"))
+	require.Empty(t, errs)
+	assert.Equal(t, 250, p.BaselineMs)
+	p, errs = bench.ParsePlan([]byte("baseline_ms = auto\n"))
+	require.Empty(t, errs)
+	assert.Equal(t, -1, p.BaselineMs)
+	assert.Equal(t, -1, bench.DefaultPlan().BaselineMs)
+	for _, v := range []string{"0", "1s", "60001", "-1"} {
+		p, errs := bench.ParsePlan([]byte("baseline_ms = " + v + "\n"))
+		require.Len(t, errs, 1, v)
+		assert.Equal(t, "baseline_ms must be auto or milliseconds from 1 to 60000", errs[0].Err, v)
+		assert.Equal(t, -1, p.BaselineMs, v)
+	}
+}

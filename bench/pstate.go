@@ -102,14 +102,18 @@ func CPUStateLines(s contract.CPUState) []string {
 		}
 		return off
 	}
-	smt := "no"
-	if s.SMT {
-		smt = "yes"
-	}
-	if s.TopologyLeaf == "none" {
-		smt = "unknown (no CPUID leaf 0BH or 1FH)"
-	} else {
-		smt += fmt.Sprintf(" (%s per core, CPUID %s)", plural(s.ThreadsPerCore, "thread", "threads"), s.TopologyLeaf)
+	smt := yn(s.SMT)
+	shipped := fmt.Sprintf("%s per core, CPUID %s", plural(s.ThreadsPerCore, "thread", "threads"), s.TopologyLeaf)
+	switch {
+	case s.SMTSource == cpustate.SMTFromMSR && s.TopologyLeaf != "none":
+		smt += fmt.Sprintf(" (%s on %s enabled, MSR_CORE_THREAD_COUNT; as shipped %s)",
+			plural(s.ThreadCount, "thread", "threads"), plural(s.CoreCount, "core", "cores"), shipped)
+	case s.SMTSource == cpustate.SMTFromMSR:
+		smt += fmt.Sprintf(" (%s on %s enabled, MSR_CORE_THREAD_COUNT)", plural(s.ThreadCount, "thread", "threads"), plural(s.CoreCount, "core", "cores"))
+	case s.TopologyLeaf == "none":
+		smt = "unknown (no CPUID leaf 0BH or 1FH, no MSR_CORE_THREAD_COUNT)"
+	default:
+		smt += " (" + shipped + ")"
 	}
 	lines := []string{
 		fmt.Sprintf("ptilab cpu-state: firmware at entry: CR0 %s CR4 %s EFER %s | %s %s %s %s %s %s %s | IF %d",
@@ -134,8 +138,23 @@ func CPUStateLines(s contract.CPUState) []string {
 		xs = "firmware's XCR0 " + s.XCR0 + map[bool]string{true: ", state put in its initial configuration before OSXSAVE was cleared",
 			false: ", no AVX: nothing to clean"}[s.XStateInit]
 	}
-	lines = append(lines, "ptilab cpu-state: CPUID "+leaf("15H", s.CPUID15H)+" | "+leaf("16H", s.CPUID16H)+" | "+xs)
+	lines = append(lines, "ptilab cpu-state: CPUID max leaf "+cpuidLimitText(s)+" | "+leaf("15H", s.CPUID15H)+" | "+leaf("16H", s.CPUID16H)+" | "+xs)
 	return lines
+}
+
+// cpuidLimitText says what the firmware's CPUID limit was and what boot
+// did with it.
+func cpuidLimitText(s contract.CPUState) string {
+	const bit = "limit IA32_MISC_ENABLE[22]"
+	switch {
+	case s.CPUIDLimit == nil:
+		return fmt.Sprintf("%#x (%s not read)", s.MaxLeaf, bit)
+	case !*s.CPUIDLimit:
+		return fmt.Sprintf("%#x (%s off)", s.MaxLeaf, bit)
+	case s.CPUIDLimitCleared:
+		return fmt.Sprintf("%#x (%s set by the firmware, cleared by ptilab: was %#x)", s.MaxLeaf, bit, s.MaxLeafAtEntry)
+	}
+	return fmt.Sprintf("%#x (%s set by the firmware and not cleared: the leaves above 2 are hidden)", s.MaxLeaf, bit)
 }
 
 func turboText(s contract.CPUState) string {
@@ -145,7 +164,7 @@ func turboText(s contract.CPUState) string {
 	case s.TurboDisabled == nil:
 		return "present"
 	case *s.TurboDisabled:
-		return "disabled (IA32_MISC_ENABLE[38])"
+		return "present but disabled (IA32_MISC_ENABLE[38])"
 	}
 	return "enabled"
 }

@@ -21,17 +21,42 @@ func TestCPUStateLines(t *testing.T) {
 		IF:        true, MSRs: map[string]string{"MSR_SMI_COUNT": "0x2a", "IA32_MISC_ENABLE": "0x850089"},
 		CPUID15H: []uint32{2, 0x14e, 0, 0}, CoreClock: "aperf/mperf", SMICount: "msr", MaxNonTurboRatio: 34, CurrentRatio: 16,
 		EIST: &yes, TurboDisabled: &no, FastStrings: &yes, Turbo: true, ERMSB: true, ThreadsPerCore: 2, TopologyLeaf: "0bh", SMT: true,
+		SMTSource: cpustate.SMTFromCPUID, CPUIDLimit: &no, MaxLeafAtEntry: 0x15, MaxLeaf: 0x15,
 	}
 	l := CPUStateLines(s)
 	require.Len(t, l, 4)
 	assert.Equal(t, "ptilab cpu-state: firmware at entry: CR0 0x80010033 CR4 0x668 EFER 0xd00 | cs 0x38 ss 0x30 ds 0x30 es 0x30 fs 0x30 gs 0x30 tr 0x0 | IF 1", l[0])
 	assert.Equal(t, "ptilab cpu-state: core clock aperf/mperf | SMI count msr | max non-turbo ratio 34, current 16 | EIST on | turbo enabled | HWP absent | fast strings on, ERMSB yes | SMT siblings yes (2 threads per core, CPUID 0bh) | FRED no, LASS no", l[1])
 	assert.Equal(t, "ptilab cpu-state: MSRs: IA32_MISC_ENABLE 0x850089, MSR_SMI_COUNT 0x2a", l[2])
-	assert.Equal(t, "ptilab cpu-state: CPUID 15H 0x2 0x14e 0x0 0x0 | 16H absent | firmware's XSAVE: CR4.OSXSAVE clear", l[3])
+	assert.Equal(t, "ptilab cpu-state: CPUID max leaf 0x15 (limit IA32_MISC_ENABLE[22] off) | 15H 0x2 0x14e 0x0 0x0 | 16H absent | firmware's XSAVE: CR4.OSXSAVE clear", l[3])
 	s.XCR0, s.XStateInit = "0x7", true
-	assert.Equal(t, "ptilab cpu-state: CPUID 15H 0x2 0x14e 0x0 0x0 | 16H absent | firmware's XCR0 0x7, state put in its initial configuration before OSXSAVE was cleared", CPUStateLines(s)[3])
+	assert.Equal(t, "ptilab cpu-state: CPUID max leaf 0x15 (limit IA32_MISC_ENABLE[22] off) | 15H 0x2 0x14e 0x0 0x0 | 16H absent | firmware's XCR0 0x7, state put in its initial configuration before OSXSAVE was cleared", CPUStateLines(s)[3])
 	s.XCR0, s.XStateInit = "0x3", false
-	assert.Equal(t, "ptilab cpu-state: CPUID 15H 0x2 0x14e 0x0 0x0 | 16H absent | firmware's XCR0 0x3, no AVX: nothing to clean", CPUStateLines(s)[3])
+	assert.Equal(t, "ptilab cpu-state: CPUID max leaf 0x15 (limit IA32_MISC_ENABLE[22] off) | 15H 0x2 0x14e 0x0 0x0 | 16H absent | firmware's XCR0 0x3, no AVX: nothing to clean", CPUStateLines(s)[3])
+
+	// The firmware's CPUID limit: cleared at boot, left, not read.
+	s.CPUIDLimit, s.CPUIDLimitCleared, s.MaxLeafAtEntry = &yes, true, 2
+	assert.Contains(t, CPUStateLines(s)[3], "ptilab cpu-state: CPUID max leaf 0x15 (limit IA32_MISC_ENABLE[22] set by the firmware, cleared by ptilab: was 0x2) | 15H ")
+	s.CPUIDLimitCleared, s.MaxLeaf = false, 2
+	assert.Contains(t, CPUStateLines(s)[3], "ptilab cpu-state: CPUID max leaf 0x2 (limit IA32_MISC_ENABLE[22] set by the firmware and not cleared: the leaves above 2 are hidden) | 15H ")
+	s.CPUIDLimit, s.MaxLeaf, s.MaxLeafAtEntry = nil, 0xd, 0xd
+	assert.Contains(t, CPUStateLines(s)[3], "ptilab cpu-state: CPUID max leaf 0xd (limit IA32_MISC_ENABLE[22] not read) | 15H ")
+
+	// Turbo disabled in the firmware (IA32_MISC_ENABLE[38], which also
+	// clears CPUID.06H:EAX[1]).
+	s.TurboDisabled = &yes
+	assert.Contains(t, CPUStateLines(s)[1], "| turbo present but disabled (IA32_MISC_ENABLE[38]) |")
+	s.Turbo, s.TurboDisabled = false, nil
+	assert.Contains(t, CPUStateLines(s)[1], "| turbo absent |")
+
+	// Hyper-Threading off in the firmware: MSR_CORE_THREAD_COUNT says 4
+	// threads on 4 cores, CPUID as shipped still 2 per core.
+	s.SMT, s.SMTSource, s.ThreadCount, s.CoreCount = false, cpustate.SMTFromMSR, 4, 4
+	assert.Contains(t, CPUStateLines(s)[1], "| SMT siblings no (4 threads on 4 cores enabled, MSR_CORE_THREAD_COUNT; as shipped 2 threads per core, CPUID 0bh) |")
+	s.TopologyLeaf, s.ThreadsPerCore = "none", 0
+	assert.Contains(t, CPUStateLines(s)[1], "| SMT siblings no (4 threads on 4 cores enabled, MSR_CORE_THREAD_COUNT) |")
+	s.SMTSource, s.ThreadCount, s.CoreCount = cpustate.SMTUnknown, 0, 0
+	assert.Contains(t, CPUStateLines(s)[1], "| SMT siblings unknown (no CPUID leaf 0BH or 1FH, no MSR_CORE_THREAD_COUNT) |")
 }
 
 // pstateCPU returns a CPU whose MSRs are IA32_PERF_CTL = perfCtl, APERF

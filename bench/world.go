@@ -186,9 +186,9 @@ func (c Call) want() int64 {
 // Loop is what a timing loop measured.
 type Loop struct {
 	Cycles []uint64 // the r counts
-	// Phases are the instrumented trampoline's cycles in each phase
-	// (PhaseCount of them), summed over every call of the run.
-	Phases []uint64
+	// Stamps are the instrumented trampoline's phases over every call of
+	// the run (with experiment.Config.Stamps; zero otherwise).
+	Stamps Stamps
 	// Value is the last call's result, when HasValue (the world's loop
 	// keeps it).
 	Value    int64
@@ -208,9 +208,9 @@ type Exit struct {
 	// Faulted: a CPU exception ended the run.
 	Faulted                        bool
 	Vector, ErrorCode, IP, CS, CR2 uint64
-	// Phases are the instrumented trampoline's cycles in each phase,
-	// summed over the run's system calls (with experiment.Config.Stamps).
-	Phases []uint64
+	// Stamps are the instrumented trampoline's phases over the run's
+	// system calls (with experiment.Config.Stamps; zero otherwise).
+	Stamps Stamps
 	Text   string // the world's own description
 }
 

@@ -92,7 +92,7 @@ func (w world32) Loop(sw Switch, call Call, n, r int, empty bool) (Loop, error) 
 	if perRepeat {
 		samples = i386pae.Samples()
 	}
-	return Loop{Cycles: res.Cycles, Phases: res.Phases[:], Value: int64(int32(res.Value)), HasValue: true, Samples: samples}, nil
+	return Loop{Cycles: res.Cycles, Stamps: res.Stamps, Value: int64(int32(res.Value)), HasValue: true, Samples: samples}, nil
 }
 
 func (world32) NewProcess(pages int) (Process, error) { return i386pae.NewProcessData(pages) }
@@ -103,7 +103,7 @@ func exit32(r i386pae.Result) Exit {
 	return Exit{
 		Exited: r.Reason == layout.ReasonExit, Status: uint64(r.Status), Deadlock: r.Reason == layout.ReasonDeadlock,
 		Faulted: r.Reason == layout.ReasonFault, Vector: uint64(r.Vector), ErrorCode: uint64(r.ErrorCode),
-		IP: uint64(r.EIP), CS: uint64(r.CS), CR2: uint64(r.CR2), Phases: r.Phases[:], Text: r.String(),
+		IP: uint64(r.EIP), CS: uint64(r.CS), CR2: uint64(r.CR2), Stamps: r.Stamps, Text: r.String(),
 	}
 }
 

@@ -1,5 +1,6 @@
 // Package board knows the machines ptilab runs on: a generic UEFI PC
-// (its serial console: COM1 and the UART the ACPI SPCR table names; the
+// (its serial console: COM1, COM2, the 16550-compatible UARTs on PCI and
+// the UART the ACPI SPCR table names; the
 // ACPI PM timer and the PIT for clock calibration, ending by a
 // return to the firmware or a power-off through the UEFI runtime services),
 // QEMU (detected through its fw_cfg device; ends through the
@@ -135,22 +136,13 @@ func fwCfgSignature() (sig [4]byte) {
 	return sig
 }
 
-// PCI configuration mechanism #1 (PCI Local Bus 3.0, 3.2.2.3.2): the
-// address (enable bit 31, bus, device, function, register) goes to
-// CONFIG_ADDRESS, the dword comes from CONFIG_DATA.
-const (
-	pciConfigAddress = 0xcf8
-	pciConfigData    = 0xcfc
-	pciEnable        = 1 << 31
-)
-
 // HostBridge returns the vendor ID (low 16 bits) and device ID (high 16
-// bits) of PCI device 00:00.0, the host bridge on PCs; 0xffffffff when
-// there is none. CONFIG_ADDRESS is restored afterwards.
+// bits) of PCI device 00:00.0, the host bridge on PCs, read through
+// configuration mechanism #1 (pci.go); 0xffffffff when there is none.
+// CONFIG_ADDRESS is restored afterwards.
 func HostBridge() uint32 {
 	saved := amd64.In32(pciConfigAddress)
-	amd64.Out32(pciConfigAddress, pciEnable) // bus 0, device 0, function 0, register 0
-	id := amd64.In32(pciConfigData)
+	id := pciRead32(0, 0, 0, pciVendorID)
 	amd64.Out32(pciConfigAddress, saved)
 	return id
 }
@@ -209,9 +201,12 @@ func (action EndAction) WaitsForKey() bool {
 // device at contract.DebugExitPort and undoes the base); where that device is missing, with
 // another action, and on a PC, action decides. Under Bochs, which has no
 // such device, EndAuto powers off (Bochs then exits; the status is in the
-// PTILAB-END line).
+// PTILAB-END line). First the serial ports send their last bytes and the
+// PCI UARTs whose decode ptilab turned on get their command registers
+// back as the firmware left them (restorePCI).
 func End(status uint8, action EndAction) {
 	DrainSerial()
+	restorePCI(pciMechanism1{})
 	if Machine == QEMU && (action == EndAuto) {
 		amd64.Out8(contract.DebugExitPort, status+contract.DebugExitBase)
 		// No debug-exit device: QEMU is still running. Power off.

@@ -5,12 +5,16 @@ import (
 	"github.com/usbarmory/tamago/soc/intel/uart"
 )
 
-// The serial console: COM1 (the 16550 at I/O port 0x3f8) when it exists,
-// and the UART the firmware's ACPI SPCR table names (spcr.go), which many
-// machines without a legacy COM1 have: at another I/O port or memory-mapped.
-// Every write goes to each port found; every wait on a port is bounded, so
-// a UART that never drains cannot hang the console: a port that keeps
-// its transmitter full for txSpins reads is given up.
+// The serial console: COM1 and COM2 (the 16550s at I/O ports 0x3f8 and
+// 0x2f8) when they exist, the 16550-compatible UARTs on PCI (pci.go:
+// Intel AMT's serial-over-LAN, PCI and PCIe serial cards) and the UART
+// the firmware's ACPI SPCR table names (spcr.go), which many machines
+// without a legacy COM1 have: at another I/O port or memory-mapped. Every
+// write goes to each port found, byte by byte to all ports in turn, so
+// that the ports send at the same time and a write takes as long as the
+// slowest port needs, not the sum; every wait on a port is bounded, so a
+// UART that never drains cannot hang the console: a port that keeps its
+// transmitter full for txSpins reads is given up.
 
 // Port is a 16550-compatible UART (PC16550D data sheet): its registers at
 // an I/O port or memory-mapped at an identity-mapped physical address,
@@ -24,7 +28,17 @@ type Port struct {
 	Baud   uint32 // bits per second set at init; 0: as the firmware left it
 	Clock  uint32 // input clock in Hz, 0: the PC's 1.8432 MHz
 	SPCR   bool   // named by the ACPI SPCR table
-	stuck  bool   // its transmitter never drained: given up
+	// SPCRBaud is the baud rate the SPCR table names for a UART whose
+	// divisor is left as the firmware set it (Baud 0: no input clock
+	// known; ParseSPCR), 0 otherwise.
+	SPCRBaud uint32
+	COM      uint8       // 1 or 2: probed at COM1's or COM2's address; 0 otherwise
+	PCI      PCIFunction // the PCI function it is on (PCI.VendorID 0: none)
+
+	pciCommand uint16 // the command register as the firmware left it, when ptilab turned decode on
+	pciEnabled uint16 // the decode bits ptilab turned on (restorePCI turns them off)
+	stuck      bool   // its transmitter never drained: given up
+	off        bool   // its decode turned off again at the end: not written
 }
 
 // 16550 registers and bits beyond those tamago's driver names (PC16550D
@@ -44,12 +58,18 @@ const (
 	pcUARTClock = 1843200
 )
 
-// COM1 is the first PC serial port, 115200 8N1.
-var COM1 = Port{Base: 0x3f8, Stride: 1, Width: 1, Baud: 115200}
-
-// ports are the serial consoles found (InitSerial, InitSPCR).
+// COM1 and COM2 are the first two PC serial ports, 115200 8N1 (COM2 is
+// where BMCs often put their serial-over-LAN).
 var (
-	ports  [2]Port
+	COM1 = Port{Base: 0x3f8, Stride: 1, Width: 1, Baud: 115200, COM: 1}
+	COM2 = Port{Base: 0x2f8, Stride: 1, Width: 1, Baud: 115200, COM: 2}
+)
+
+// ports are the serial consoles found (InitSerial, InitSPCR): room for
+// COM1, COM2, the SPCR's UART and a few PCI ones, each costing every
+// console byte an LSR read and a THR write.
+var (
+	ports  [6]Port
 	nports int
 )
 
@@ -134,7 +154,7 @@ const txSpins = 1 << 20
 // holding register to empty (LSR.THRE); a port that never empties is
 // given up.
 func (p *Port) tx(c byte) {
-	if p.stuck {
+	if p.stuck || p.off {
 		return
 	}
 	for i := 0; p.in(uart.LSR)&(1<<uart.LSR_THRE) == 0; i++ {
@@ -149,23 +169,37 @@ func (p *Port) tx(c byte) {
 // drain waits, at most txSpins reads, until p has sent its last byte
 // (LSR.TEMT).
 func (p *Port) drain() {
-	for i := 0; !p.stuck && i < txSpins && p.in(uart.LSR)&(1<<lsrTEMT) == 0; i++ {
+	for i := 0; !p.stuck && !p.off && i < txSpins && p.in(uart.LSR)&(1<<lsrTEMT) == 0; i++ {
 	}
+}
+
+// portAt returns the console with p's registers, or nil.
+func portAt(p *Port) *Port {
+	for i := 0; i < nports; i++ {
+		if q := &ports[i]; q.MMIO == p.MMIO && q.Base == p.Base {
+			return q
+		}
+	}
+	return nil
 }
 
 // addPort programs p and adds it to the consoles, unless it is already
 // one (the same registers) or there is no room: then the existing one
-// takes p's SPCR mark and its baud rate, if it has one.
+// takes p's SPCR mark, its PCI identity and its baud rate, if it has one.
 func addPort(p Port) {
-	for i := 0; i < nports; i++ {
-		if q := &ports[i]; q.MMIO == p.MMIO && q.Base == p.Base {
-			q.SPCR = q.SPCR || p.SPCR
-			if p.Baud != 0 {
-				q.Baud, q.Clock = p.Baud, p.Clock
-				q.init()
-			}
-			return
+	if q := portAt(&p); q != nil {
+		q.SPCR = q.SPCR || p.SPCR
+		if q.SPCRBaud == 0 {
+			q.SPCRBaud = p.SPCRBaud
 		}
+		if q.PCI.VendorID == 0 {
+			q.PCI = p.PCI
+		}
+		if p.Baud != 0 {
+			q.Baud, q.Clock = p.Baud, p.Clock
+			q.init()
+		}
+		return
 	}
 	if nports == len(ports) {
 		return
@@ -175,16 +209,22 @@ func addPort(p Port) {
 	nports++
 }
 
-// InitSerial probes COM1 through its scratch register and, if present,
-// programs it for 115200 baud 8N1 (the firmware may not have). It reports
-// whether COM1 exists; without one (and without an SPCR port) serial
-// writes are dropped.
+// InitSerial finds the serial consoles that need no firmware table: COM1
+// and COM2, probed through their scratch registers and, where present,
+// programmed for 115200 baud 8N1 (the firmware may not have), and the
+// 16550-compatible UARTs on PCI (scanPCI; PCISerial says what it found).
+// It reports whether COM1 exists; without any port (and without an SPCR
+// one) serial writes are dropped.
 func InitSerial() bool {
-	if !COM1.present() {
-		return false
+	com1 := false
+	for _, p := range [...]Port{COM1, COM2} {
+		if p.present() {
+			addPort(p)
+			com1 = com1 || p.COM == 1
+		}
 	}
-	addPort(COM1)
-	return true
+	initPCISerial()
+	return com1
 }
 
 // SerialPresent reports whether the console has a serial port.
@@ -198,16 +238,22 @@ func SerialPorts() []Port { return ports[:nports] }
 // drained.
 func (p *Port) Stuck() bool { return p.stuck }
 
-// WriteSerial writes p to every serial console, turning "\n" into "\r\n".
+// WriteSerial writes b to every serial console, turning "\n" into
+// "\r\n": each byte to every port in turn, so that while the CPU waits
+// for room in one port's transmitter the others send.
 func WriteSerial(b []byte) {
-	for i := 0; i < nports; i++ {
-		p := &ports[i]
-		for _, c := range b {
-			if c == '\n' {
-				p.tx('\r')
-			}
-			p.tx(c)
+	for _, c := range b {
+		if c == '\n' {
+			txAll('\r')
 		}
+		txAll(c)
+	}
+}
+
+// txAll sends c to every serial console.
+func txAll(c byte) {
+	for i := 0; i < nports; i++ {
+		ports[i].tx(c)
 	}
 }
 

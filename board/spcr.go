@@ -40,6 +40,17 @@ const (
 // memory-mapped registers are spaced and accessed as wide as the
 // structure's access size says (1 byte when undefined), as Linux's "mmio",
 // "mmio16", "mmio32".
+//
+// The baud rate is set (Port.Baud) only where the divisor for it is
+// known: from the table's input clock (revision 3 and later), or, with no
+// clock given (revision 1 or 2, or a clock of 0), for a UART in I/O space,
+// which on a PC is clocked at 1.8432 MHz (the Super I/O and chipset COM
+// ports, BMC and AMT serial-over-LAN UARTs: the PC/AT's divisor 1 for
+// 115200 baud, Linux's BASE_BAUD for every I/O-port 8250). A
+// memory-mapped UART without a clock keeps the divisor the firmware set
+// (Baud 0; SPCRBaud says what the table names): such UARTs (Intel's LPSS
+// UARTs, say, at 100 or 120 MHz) seldom run at 1.8432 MHz, and a divisor
+// computed for it would garble the firmware's working console.
 func ParseSPCR(t []byte) (p Port, why string) {
 	switch {
 	case len(t) < spcrMinLength:
@@ -104,6 +115,9 @@ func ParseSPCR(t []byte) (p Port, why string) {
 		if b := le32(t[spcrPreciseBaud:]); b != 0 {
 			p.Baud = b
 		}
+	}
+	if p.MMIO && p.Clock == 0 {
+		p.Baud, p.SPCRBaud = 0, p.Baud
 	}
 	p.SPCR = true
 	return p, ""

@@ -51,8 +51,9 @@ func TestParseSPCR(t *testing.T) {
 		why  string
 	}{
 		{"spcr-hyperv-gen2.txt", Port{Base: 0x3f8, Stride: 1, Width: 1, Baud: 115200, SPCR: true}, ""},
-		{"spcr-qemu-riscv64-virt-rev2.txt", Port{MMIO: true, Base: 0x10000000, Stride: 1, Width: 1, Baud: 115200, SPCR: true}, ""},
-		{"spcr-qemu-riscv64-virt-rev4.txt", Port{MMIO: true, Base: 0x10000000, Stride: 1, Width: 1, Baud: 115200, SPCR: true}, ""},
+		// Memory-mapped without an input clock: the firmware's divisor stays.
+		{"spcr-qemu-riscv64-virt-rev2.txt", Port{MMIO: true, Base: 0x10000000, Stride: 1, Width: 1, SPCRBaud: 115200, SPCR: true}, ""},
+		{"spcr-qemu-riscv64-virt-rev4.txt", Port{MMIO: true, Base: 0x10000000, Stride: 1, Width: 1, SPCRBaud: 115200, SPCR: true}, ""},
 		{"spcr-ampere-altra.txt", Port{}, "not a 16550-compatible UART"},
 		{"spcr-qemu-aarch64-virt.txt", Port{}, "not a 16550-compatible UART"},
 	} {
@@ -90,12 +91,30 @@ func TestParseSPCRFields(t *testing.T) {
 		{"as configured", edit(base, func(b []byte) { b[spcrBaudRate] = 0 }), Port{Base: 0x3f8, Stride: 1, Width: 1, SPCR: true}, ""},
 		{"bad baud", edit(base, func(b []byte) { b[spcrBaudRate] = 5 }), Port{}, "unknown baud rate code"},
 		{"PCI config space", edit(base, func(b []byte) { b[spcrBase] = 2 }), Port{}, "registers neither in memory nor in I/O space"},
-		{"mmio32", edit(rev4, func(b []byte) { b[spcrBase+3] = 3; b[spcrBase+7] = 0xfe }), Port{MMIO: true, Base: 0xfe000000, Stride: 4, Width: 4, Baud: 115200, SPCR: true}, ""},
+		{"mmio32", edit(rev4, func(b []byte) { b[spcrBase+3] = 3; b[spcrBase+7] = 0xfe }), Port{MMIO: true, Base: 0xfe000000, Stride: 4, Width: 4, SPCRBaud: 115200, SPCR: true}, ""},
 		{"mmio above 4 GiB", edit(rev4, func(b []byte) { b[spcrBase+8] = 1 }), Port{}, "memory-mapped above 4 GiB"},
 		{"precise baud and clock", edit(rev4, func(b []byte) {
 			copy(b[spcrClock:], []byte{0x00, 0x1b, 0xb7, 0x00})       // 12 MHz
 			copy(b[spcrPreciseBaud:], []byte{0x00, 0x08, 0x07, 0x00}) // 460800
 		}), Port{MMIO: true, Base: 0x10000000, Stride: 1, Width: 1, Baud: 460800, Clock: 12000000, SPCR: true}, ""},
+		{"mmio clock", edit(rev4, func(b []byte) {
+			copy(b[spcrClock:], []byte{0x00, 0x1b, 0xb7, 0x00}) // 12 MHz
+		}), Port{MMIO: true, Base: 0x10000000, Stride: 1, Width: 1, Baud: 115200, Clock: 12000000, SPCR: true}, ""},
+		{"mmio precise baud, no clock", edit(rev4, func(b []byte) {
+			copy(b[spcrPreciseBaud:], []byte{0x00, 0x08, 0x07, 0x00}) // 460800
+		}), Port{MMIO: true, Base: 0x10000000, Stride: 1, Width: 1, SPCRBaud: 460800, SPCR: true}, ""},
+		{"mmio clock field before revision 3", edit(rev4, func(b []byte) {
+			b[spcrRevision] = 2
+			copy(b[spcrClock:], []byte{0x00, 0x1b, 0xb7, 0x00}) // ignored: not a field of revision 2
+		}), Port{MMIO: true, Base: 0x10000000, Stride: 1, Width: 1, SPCRBaud: 115200, SPCR: true}, ""},
+		{"mmio as configured", edit(rev4, func(b []byte) { b[spcrBaudRate] = 0 }), Port{MMIO: true, Base: 0x10000000, Stride: 1, Width: 1, SPCR: true}, ""},
+		// An I/O port without a clock (revision 2) runs at the PC's 1.8432
+		// MHz: its baud rate is set; with a clock, from the clock.
+		{"io clock", edit(rev4, func(b []byte) {
+			b[spcrBase] = gasIO
+			copy(b[spcrBase+4:spcrBase+12], []byte{0xf8, 0x02, 0, 0, 0, 0, 0, 0})
+			copy(b[spcrClock:], []byte{0x00, 0x1b, 0xb7, 0x00}) // 12 MHz
+		}), Port{Base: 0x2f8, Stride: 1, Width: 1, Baud: 115200, Clock: 12000000, SPCR: true}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p, why := ParseSPCR(tt.tab)
@@ -125,7 +144,8 @@ func (f *fakeUART) port() Port {
 // A transmitter that never drains is waited on a bounded number of
 // reads, then given up: later writes return at once.
 func TestTxBounded(t *testing.T) {
-	var f fakeUART
+	f := &fakes[0]
+	*f = fakeUART{}
 	p := f.port()
 	require.True(t, p.present(), "the scratch register keeps what is written")
 	p.init()
@@ -140,7 +160,8 @@ func TestTxBounded(t *testing.T) {
 	p.tx('y')
 	p.drain()
 
-	var g fakeUART
+	g := &fakes[1]
+	*g = fakeUART{}
 	q := g.port()
 	g[5] = 1<<5 | 1<<lsrTEMT
 	q.tx('z')

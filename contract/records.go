@@ -170,9 +170,14 @@ type Syscall struct {
 	NsPerCall       float64 `json:"ns_per_call"`
 	EmptyLoopCycles float64 `json:"empty_loop_cycles"`
 	// Phases are the instrumented trampoline's units per call in each
-	// phase ("cr3_in", "copy_in", "dispatch", "copy_out", "cr3_out"), and
-	// PhaseCall the whole call over the same calls (with Stamps).
+	// phase ("cr3_in", "copy_in", "dispatch", "copy_out", "cr3_out"), less
+	// the stamps' own cost, and PhaseCall the whole call over the same
+	// calls, stamps included (with Stamps). StampCost is that cost per
+	// phase: one call's stamps taken back to back in the same run (LFENCE;
+	// RDTSC and the sum's instructions), subtracted from each call's
+	// phase. Logs before it have no StampCost and raw Phases.
 	Phases    map[string]float64 `json:"phases,omitempty"`
+	StampCost map[string]float64 `json:"stamp_cost,omitempty"`
 	PhaseCall float64            `json:"phase_call,omitempty"`
 	// PMUCheck is the cross-check of the CPU's instructions retired per
 	// call with the path's length under the emulators, on the paths whose
@@ -250,13 +255,17 @@ type Workload struct {
 }
 
 // Phases is where a sched-messaging run's units went, from the
-// instrumented SYSENTER entry: each phase's share of the run in %, the
-// entry path's (all but the dispatch), the run's units and messages.
+// instrumented SYSENTER entry: each phase's share of the run in %, less
+// the stamps' own cost (StampCost per call and phase, calibrated in the
+// run, times the stamped calls; logs before it have neither), the entry
+// path's (all but the dispatch), the run's units and messages.
 type Phases struct {
 	Subject
 	Workload
 	Unit         string             `json:"unit"`
 	PhasePct     map[string]float64 `json:"phase_pct"`
+	StampCost    map[string]float64 `json:"stamp_cost,omitempty"`
+	StampedCalls uint64             `json:"stamped_calls,omitempty"`
 	EntryPathPct float64            `json:"entry_path_pct"`
 	RunCycles    uint64             `json:"run_cycles"`
 	Messages     uint64             `json:"messages"`
@@ -384,12 +393,18 @@ type FlushCost struct {
 // them, tells a hit (at most Threshold) from a miss. Verdict says it in
 // words ("oracle unavailable: cache timing not observable" when not).
 // TimedBy is how ring 3 timed a load ("RDTSCP; LFENCE", or "LFENCE;
-// RDTSC; LFENCE (no RDTSCP)").
+// RDTSC; LFENCE (no RDTSCP)"). After names the system call made before
+// each timed load ("getppid"), in the Subject's mode: the oracle's
+// reloads follow a fault's kernel entry, whose CR3 writes under isolation
+// without PCIDs empty the TLB, so each mode has its own calibration and
+// threshold. Logs before it have no After and one calibration, under off,
+// for every mode.
 type OracleCalibration struct {
 	Subject
 	Samples    int               `json:"samples"`
 	Unit       string            `json:"unit"`
 	TimedBy    string            `json:"timed_by,omitempty"`
+	After      string            `json:"after,omitempty"`
 	Hit        OraclePercentiles `json:"hit"`
 	Miss       OraclePercentiles `json:"miss"`
 	Observable bool              `json:"observable"`
@@ -684,9 +699,14 @@ type Machine struct {
 	Serial        bool   `json:"serial"`
 	// SerialPorts are the serial consoles the record was written to:
 	// "io 0x3f8" or "mmio 0xfe032000/4" (4-byte registers), the baud rate
-	// ("115200 baud", or "firmware's baud"), "(spcr)" for the UART the
-	// ACPI SPCR table names, "(stuck)" for one given up because it never
-	// drained.
+	// ("115200 baud", or "firmware's baud", with "(spcr names 115200)"
+	// when the SPCR table names a rate but no input clock for a
+	// memory-mapped UART), then how it was found: "(com1)" or "(com2)"
+	// probed at the legacy address, "(pci 00:16.3 8086:1e3d)" a
+	// 16550-compatible serial controller on PCI (bus:device.function
+	// vendor:device; ", decode turned on" when the firmware had left its
+	// BAR's decode off), "(spcr)" named by the ACPI SPCR table; and
+	// "(stuck)" for one given up because it never drained.
 	SerialPorts []string `json:"serial_ports,omitempty"`
 	Screens     int      `json:"screens"`
 	Random      string   `json:"random"`
@@ -718,8 +738,9 @@ type Timing struct {
 // that decide the figures (by their SDM names: value as hex, or
 // "unsupported" where the read raised #GP or CPUID says the MSR is absent);
 // raw CPUID leaves 15H and 16H (EAX, EBX, ECX, EDX; absent beyond the
-// maximum leaf); and what they mean: the core clock's controls, fast
-// strings and ERMSB (which decide the REP MOVS copy rows), SMT siblings.
+// maximum leaf); the CPUID limit the firmware may have set and ptilab
+// cleared; and what they mean: the core clock's controls, fast strings
+// and ERMSB (which decide the REP MOVS copy rows), SMT siblings.
 type CPUState struct {
 	CR0       string            `json:"cr0"`
 	CR4       string            `json:"cr4"`
@@ -737,6 +758,19 @@ type CPUState struct {
 	// code with SSE code").
 	XCR0       string `json:"xcr0,omitempty"`
 	XStateInit bool   `json:"xstate_init"`
+	// CPUIDLimit is IA32_MISC_ENABLE[22] ("Limit CPUID Maxval", "Max
+	// CPUID Value Limit" in firmware menus) as the firmware left it: when
+	// true, CPUID.0H:EAX said 2 at most, hiding leaves 06H, 07H, 0AH, 0BH
+	// and 15H and what they enumerate. Absent where ptilab did not read
+	// it: not an Intel CPU of family 6 model 0DH or later, where Linux
+	// clears it (arch/x86/kernel/cpu/intel.c, intel_unlock_cpuid_leafs),
+	// or the read raised #GP. CPUIDLimitCleared is whether boot cleared
+	// it, before the Go runtime and ptilab's feature checks read CPUID;
+	// MaxLeafAtEntry and MaxLeaf are CPUID.0H:EAX before and after.
+	CPUIDLimit        *bool  `json:"cpuid_limit,omitempty"`
+	CPUIDLimitCleared bool   `json:"cpuid_limit_cleared"`
+	MaxLeafAtEntry    uint32 `json:"max_leaf_at_entry"`
+	MaxLeaf           uint32 `json:"max_leaf"`
 
 	// CoreClock is "aperf/mperf" (CPUID.06H:ECX[0] and both MSRs read) or
 	// "unsupported"; SMICount "msr" or "unsupported".
@@ -751,16 +785,25 @@ type CPUState struct {
 	EIST          *bool `json:"eist,omitempty"`
 	TurboDisabled *bool `json:"turbo_disabled,omitempty"`
 	FastStrings   *bool `json:"fast_strings,omitempty"`
-	Turbo         bool  `json:"turbo"`       // CPUID.06H:EAX[1]
+	Turbo         bool  `json:"turbo"`       // CPUID.06H:EAX[1], or IA32_MISC_ENABLE[38], which clears that bit
 	HWP           bool  `json:"hwp"`         // CPUID.06H:EAX[7]
 	HWPEnabled    bool  `json:"hwp_enabled"` // IA32_PM_ENABLE[0]
 	ERMSB         bool  `json:"ermsb"`       // CPUID.(07H,0):EBX[9]
 	// ThreadsPerCore is the SMT level's logical processors from CPUID leaf
-	// 1FH or 0BH (TopologyLeaf; 0 when neither exists); SMT is whether
-	// there are siblings (more than one).
+	// 1FH or 0BH (TopologyLeaf; 0 when neither exists): the topology as
+	// shipped, which still shows siblings with Hyper-Threading disabled
+	// in the firmware. ThreadCount and CoreCount are
+	// MSR_CORE_THREAD_COUNT (35H) [15:0] and [31:16], the logical
+	// processors and cores the firmware enabled in the package (0 where
+	// not read: Intel from Nehalem on only). SMT is whether the core has
+	// siblings, and SMTSource what said so: "msr" (ThreadCount >
+	// CoreCount), else "cpuid" (ThreadsPerCore > 1), else "none".
 	ThreadsPerCore int    `json:"threads_per_core"`
 	TopologyLeaf   string `json:"topology_leaf"`
+	ThreadCount    int    `json:"thread_count,omitempty"`
+	CoreCount      int    `json:"core_count,omitempty"`
 	SMT            bool   `json:"smt"`
+	SMTSource      string `json:"smt_source"`
 	// FRED and LASS: CPUID.(EAX=07H,ECX=1):EAX[17] and [6] (the FRED
 	// entry's rows need the first).
 	FRED bool `json:"fred"`
@@ -787,7 +830,10 @@ type Vulnerabilities struct {
 	// Linux then decides as if it read 0.
 	ArchCapabilities string `json:"arch_capabilities"`
 	Hypervisor       bool   `json:"hypervisor"` // CPUID.01H:ECX[31]
-	SMT              bool   `json:"smt"`
+	// SMT is whether the core has siblings, as the cpu-state record's
+	// smt, and SMTSource what said so (its smt_source).
+	SMT       bool   `json:"smt"`
+	SMTSource string `json:"smt_source"`
 	// PTINeeded is whether Linux enables page-table isolation (the
 	// Meltdown bug is set); PTIWhy says what decided it: "RDCL_NO",
 	// "whitelisted model", or "affected".
@@ -871,6 +917,40 @@ type FirmwareMSR struct {
 type PMUFirmware struct {
 	MSRs  []FirmwareMSR `json:"msrs"`
 	InUse []string      `json:"in_use,omitempty"`
+}
+
+// Baseline is the disturbance baseline, measured before the benchmarks
+// on the clock they will run at: a tight loop that reads the TSC for Ms
+// milliseconds with interrupts masked, as Linux's hwlat tracer
+// (kernel/trace/trace_hwlat.c). Each step between two reads longer than
+// GapThresholdUs is time the CPU spent elsewhere, in SMM or an NMI
+// handler: Gaps of them (GapsPerS a second, GapTotalUs in all), the
+// longest MaxGapUs. SMIs is MSR_SMI_COUNT's change over the loop (with
+// SMICount "msr"; "unsupported" where the CPU has none), NMIs ptilab's
+// handlers' count. CoreClock is what APERF/MPERF did over the loop:
+// "aperf/mperf" with the core's average clock CoreMHz, "unsupported", or
+// "not counting" when the MSRs read but did not advance over a busy loop
+// (an emulator that reads MSRs it lacks as 0, broken firmware): the
+// figures then carry no core clock. Warnings say what would disturb the
+// figures (rates above 10 a second; the likely cause on a PC is a USB
+// keyboard or mouse, whose legacy emulation the firmware runs in SMM);
+// none under an emulator, whose gaps are the host's.
+type Baseline struct {
+	Ms             float64  `json:"ms"`
+	Reads          uint64   `json:"reads"`
+	SMICount       string   `json:"smi_count"`
+	SMIs           uint64   `json:"smis"`
+	SMIsPerS       float64  `json:"smis_per_s"`
+	NMIs           uint64   `json:"nmis"`
+	GapThresholdUs float64  `json:"gap_threshold_us"`
+	Gaps           uint64   `json:"gaps"`
+	GapsPerS       float64  `json:"gaps_per_s"`
+	GapTotalUs     float64  `json:"gap_total_us"`
+	MaxGapUs       float64  `json:"max_gap_us"`
+	CoreClock      string   `json:"core_clock"`
+	CoreMHz        float64  `json:"core_mhz,omitempty"`
+	Emulated       bool     `json:"emulated,omitempty"`
+	Warnings       []string `json:"warnings,omitempty"`
 }
 
 // PlanError is a line of the plan file the run could not use, and what
@@ -981,6 +1061,7 @@ func (CPUState) Kind() string        { return "cpu-state" }
 func (PState) Kind() string          { return "pstate" }
 func (MSRRestore) Kind() string      { return "msr-restore" }
 func (PMUFirmware) Kind() string     { return "pmu-firmware" }
+func (Baseline) Kind() string        { return "baseline" }
 func (Vulnerabilities) Kind() string { return "vulnerabilities" }
 func (PlanError) Kind() string       { return "plan-error" }
 func (SyscallCounts) Kind() string   { return "syscalls" }
@@ -1001,7 +1082,7 @@ var kinds = map[string]func() Record{}
 func init() {
 	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Retention{}, FlushCost{}, Seed{}, Unsupported{},
 		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
-		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Vulnerabilities{}, OracleCalibration{}, Oracle{},
+		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Baseline{}, Vulnerabilities{}, OracleCalibration{}, Oracle{},
 		TLBSweep{}, Exposure{}, Ladder{}, MSRRestore{}, PMUFirmware{}} {
 		kinds[r.Kind()] = newOf(r)
 	}

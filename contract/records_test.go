@@ -66,6 +66,8 @@ func TestEncodeDecode(t *testing.T) {
 		CPUState{CR0: "0x80010033", Selectors: map[string]string{"cs": "0x38"}, IF: true, MSRs: map[string]string{"MSR_SMI_COUNT": "unsupported"},
 			CPUID15H: []uint32{2, 0xc8, 0, 0}, CoreClock: "unsupported", SMICount: "unsupported", EIST: &yes, ThreadsPerCore: 2, TopologyLeaf: "0bh", SMT: true},
 		PState{Mode: "nominal", MSR: "IA32_PERF_CTL", Value: "0x2200", Firmware: "0x1000", Ratio: 34, Why: "x", Applied: true, Settled: true, SettleMs: 2, CoreMHz: 3400},
+		Baseline{Ms: 1000, Reads: 40e6, SMICount: "msr", SMIs: 250, SMIsPerS: 250, GapThresholdUs: 10, Gaps: 250, GapsPerS: 250, GapTotalUs: 12500, MaxGapUs: 61.5,
+			CoreClock: "aperf/mperf", CoreMHz: 3400, Warnings: []string{"250 SMIs a second"}},
 		Vulnerabilities{Linux: "6.6", Vendor: "GenuineIntel", Family: 6, Model: 0x3a, Stepping: 9, ArchCapabilities: "unsupported", SMT: true,
 			PTINeeded: true, PTIWhy: "affected", BHI: "Not affected", Table: map[string]string{"meltdown": "Mitigation: PTI"}},
 		MSRRestore{At: "fault", MSRs: []RestoredMSR{{Name: "IA32_PMC0", MSR: "0xc1", Firmware: "0x0", Via: "0x4c1", Restored: true, ReadBack: "0x0"},

@@ -67,3 +67,19 @@ func leaf(c CPU, max, l uint32) (a, b, cx, d uint32) {
 	}
 	return c.CPUID(l, 0)
 }
+
+// signature returns the display family, model and stepping in
+// CPUID.01H:EAX (SDM Vol. 2A, CPUID, Figure 3-6; Linux
+// arch/x86/lib/cpu.c), zeros where max does not reach leaf 1.
+func signature(c CPU, max uint32) (family, model, stepping uint32) {
+	sig, _, _, _ := leaf(c, max, 1)
+	family = (sig >> 8) & 0xf
+	if family == 0xf {
+		family += (sig >> 20) & 0xff
+	}
+	model = (sig >> 4) & 0xf
+	if family >= 6 {
+		model += ((sig >> 16) & 0xf) << 4
+	}
+	return family, model, sig & 0xf
+}

@@ -1,12 +1,14 @@
 package cpustate
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate/cpustatetest"
 	"github.com/ptilab/ptilab/efi"
 )
@@ -213,10 +215,24 @@ func TestReadPower(t *testing.T) {
 	assert.True(t, p.HWP)
 	assert.False(t, p.HWPEnabled, "PM_ENABLE = 0")
 
+	// Turbo disabled in the firmware: IA32_MISC_ENABLE[38] set clears
+	// CPUID.06H:EAX[1] (SDM Vol. 4, Table 2-2); present all the same.
 	noTurbo := skylakeServer()
 	noTurbo.MSRs[amd64.MSR_IA32_MISC_ENABLE] |= amd64.MISC_ENABLE_TURBO_DISABLE
-	off, known = ReadPower(noTurbo).TurboDisabled()
+	l6 := noTurbo.Leaves[[2]uint32{6, 0}]
+	l6[0] &^= amd64.CPUID06_EAX_TURBO
+	noTurbo.Leaves[[2]uint32{6, 0}] = l6
+	p = ReadPower(noTurbo)
+	off, known = p.TurboDisabled()
 	assert.True(t, off && known)
+	assert.True(t, p.Turbo, "present, from IA32_MISC_ENABLE[38]")
+	s := State(noTurbo, efi.EntryState{}, p)
+	assert.True(t, s.Turbo)
+	require.NotNil(t, s.TurboDisabled)
+	assert.True(t, *s.TurboDisabled)
+	// Neither bit: absent.
+	noTurbo.MSRs[amd64.MSR_IA32_MISC_ENABLE] &^= amd64.MISC_ENABLE_TURBO_DISABLE
+	assert.False(t, ReadPower(noTurbo).Turbo)
 
 	emu := ReadPower(emulated())
 	assert.False(t, emu.APERF)
@@ -528,6 +544,11 @@ func TestState(t *testing.T) {
 	assert.Equal(t, 2, s.ThreadsPerCore)
 	assert.Equal(t, "0bh", s.TopologyLeaf)
 	assert.True(t, s.SMT)
+	assert.Equal(t, SMTFromCPUID, s.SMTSource, "no MSR_CORE_THREAD_COUNT in the fake: CPUID")
+	assert.Equal(t, Unsupported, s.MSRs["MSR_CORE_THREAD_COUNT"])
+	assert.Zero(t, s.ThreadCount)
+	assert.Equal(t, uint32(0xd), s.MaxLeaf)
+	assert.Nil(t, s.CPUIDLimit, "SetCPUIDLimit's")
 
 	cpu = skylakeClient()
 	s = State(cpu, entry, ReadPower(cpu))
@@ -575,4 +596,109 @@ func TestState(t *testing.T) {
 	assert.Equal(t, Unsupported, s.MSRs["MSR_PLATFORM_INFO"])
 	assert.Equal(t, "0x7040600070406", s.MSRs["IA32_PAT"])
 	assert.Equal(t, "none", s.TopologyLeaf)
+	assert.Equal(t, SMTUnknown, s.SMTSource)
+	assert.False(t, s.SMT)
+}
+
+func TestSetCPUIDLimit(t *testing.T) {
+	var s contract.CPUState
+	SetCPUIDLimit(&s, amd64.CPUIDLimit{Read: true, Set: true, Cleared: true, MaxLeafAtEntry: 2, MaxLeaf: 0xd})
+	require.NotNil(t, s.CPUIDLimit)
+	assert.True(t, *s.CPUIDLimit)
+	assert.True(t, s.CPUIDLimitCleared)
+	assert.Equal(t, uint32(2), s.MaxLeafAtEntry)
+
+	SetCPUIDLimit(&s, amd64.CPUIDLimit{Read: true, MaxLeafAtEntry: 0xd, MaxLeaf: 0xd})
+	require.NotNil(t, s.CPUIDLimit)
+	assert.False(t, *s.CPUIDLimit)
+	assert.False(t, s.CPUIDLimitCleared)
+
+	// Not read (AMD, or the read raised #GP): absent, not false.
+	SetCPUIDLimit(&s, amd64.CPUIDLimit{MaxLeafAtEntry: 0xd, MaxLeaf: 0xd})
+	assert.Nil(t, s.CPUIDLimit)
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), `"cpuid_limit":`)
+	assert.Contains(t, string(b), `"cpuid_limit_cleared":false`)
+}
+
+func TestDecideSMT(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		threads, cores int
+		msrOK          bool
+		perCore        int
+		leaf           string
+		want           SMT
+	}{
+		{"HT on", 8, 4, true, 2, "0bh", SMT{On: true, Source: SMTFromMSR, Threads: 8, Cores: 4, ThreadsPerCore: 2, Leaf: "0bh"}},
+		{"HT off in the firmware", 4, 4, true, 2, "0bh", SMT{Source: SMTFromMSR, Threads: 4, Cores: 4, ThreadsPerCore: 2, Leaf: "0bh"}},
+		{"no SMT, one core (QEMU -smp 1)", 1, 1, true, 1, "0bh", SMT{Source: SMTFromMSR, Threads: 1, Cores: 1, ThreadsPerCore: 1, Leaf: "0bh"}},
+		{"no MSR", 0, 0, false, 2, "0bh", SMT{On: true, Source: SMTFromCPUID, ThreadsPerCore: 2, Leaf: "0bh"}},
+		{"no MSR, no siblings", 0, 0, false, 1, "1fh", SMT{Source: SMTFromCPUID, ThreadsPerCore: 1, Leaf: "1fh"}},
+		{"MSR reads 0", 0, 0, true, 2, "0bh", SMT{On: true, Source: SMTFromCPUID, ThreadsPerCore: 2, Leaf: "0bh"}},
+		{"fewer threads than cores", 2, 4, true, 2, "0bh", SMT{On: true, Source: SMTFromCPUID, ThreadsPerCore: 2, Leaf: "0bh"}},
+		{"neither", 0, 0, false, 0, "none", SMT{Source: SMTUnknown, Leaf: "none"}},
+	} {
+		assert.Equal(t, c.want, DecideSMT(c.threads, c.cores, c.msrOK, c.perCore, c.leaf), c.name)
+	}
+}
+
+// TestReadSMT: MSR_CORE_THREAD_COUNT decides where it reads. The
+// i7-3770K's values (4 cores, 8 threads with Hyper-Threading, 4 without)
+// are constructed from the MSR's layout: no dump of it shows 35H.
+func TestReadSMT(t *testing.T) {
+	cpu := ivyBridge()
+	cpu.MSRs[amd64.MSR_CORE_THREAD_COUNT] = 0x40008
+	s := ReadSMT(cpu)
+	assert.Equal(t, SMT{On: true, Source: SMTFromMSR, Threads: 8, Cores: 4, ThreadsPerCore: 2, Leaf: "0bh", MSR: MSR{0x40008, true}}, s)
+
+	// Hyper-Threading off in the firmware: CPUID.0BH still says 2 per
+	// core; the cpu-state record and the vulnerability table say no.
+	cpu.MSRs[amd64.MSR_CORE_THREAD_COUNT] = 0x40004
+	s = ReadSMT(cpu)
+	assert.False(t, s.On)
+	assert.Equal(t, SMTFromMSR, s.Source)
+	st := State(cpu, efi.EntryState{}, ReadPower(cpu))
+	assert.False(t, st.SMT)
+	assert.Equal(t, SMTFromMSR, st.SMTSource)
+	assert.Equal(t, 4, st.ThreadCount)
+	assert.Equal(t, 4, st.CoreCount)
+	assert.Equal(t, 2, st.ThreadsPerCore, "as shipped")
+	assert.Equal(t, "0x40004", st.MSRs["MSR_CORE_THREAD_COUNT"])
+	v := Vulns(cpu)
+	assert.False(t, v.SMT)
+	assert.Equal(t, SMTFromMSR, v.SMTSource)
+	assert.Equal(t, "Vulnerable: Clear CPU buffers attempted, no microcode; SMT disabled", v.Table["mds"])
+	assert.Contains(t, VulnLines(v)[0], "| SMT siblings no (MSR_CORE_THREAD_COUNT)")
+	cpu.MSRs[amd64.MSR_CORE_THREAD_COUNT] = 0x40008
+	assert.Equal(t, "Vulnerable: Clear CPU buffers attempted, no microcode; SMT vulnerable", Vulns(cpu).Table["mds"])
+
+	// Westmere's core count is [19:16]; the bits above are reserved.
+	wsm := ivyBridge()
+	wsm.Leaves[[2]uint32{1, 0}] = [4]uint32{0x206c2, 0, 0, 0} // 06_2CH
+	wsm.MSRs[amd64.MSR_CORE_THREAD_COUNT] = 0xabc6000c
+	s = ReadSMT(wsm)
+	assert.Equal(t, 12, s.Threads)
+	assert.Equal(t, 6, s.Cores)
+	assert.True(t, s.On)
+
+	// Before Nehalem (Core 2, 06_17H) the MSR is not read, even where
+	// the fake would answer; nor on AMD.
+	core2 := ivyBridge()
+	core2.Leaves[[2]uint32{1, 0}] = [4]uint32{0x10676, 0, 0, 0}
+	core2.MSRs[amd64.MSR_CORE_THREAD_COUNT] = 0x40004
+	assert.Equal(t, SMTFromCPUID, ReadSMT(core2).Source)
+	amd := ivyBridge()
+	amd.Leaves[[2]uint32{0, 0}] = [4]uint32{0xd, 0x68747541, 0x444d4163, 0x69746e65} // AuthenticAMD
+	amd.MSRs[amd64.MSR_CORE_THREAD_COUNT] = 0x40004
+	assert.Equal(t, SMTFromCPUID, ReadSMT(amd).Source)
+
+	// Without the MSR (an emulator, a #GP): CPUID, as before.
+	assert.Equal(t, SMT{On: true, Source: SMTFromCPUID, ThreadsPerCore: 2, Leaf: "0bh"}, ReadSMT(ivyBridge()))
+	// An MSR that reads 0 (an emulator that ignores unknown MSRs):
+	// CPUID, the value kept for the record.
+	zero := ivyBridge()
+	zero.MSRs[amd64.MSR_CORE_THREAD_COUNT] = 0
+	assert.Equal(t, SMT{On: true, Source: SMTFromCPUID, ThreadsPerCore: 2, Leaf: "0bh", MSR: MSR{0, true}}, ReadSMT(zero))
 }

@@ -14,7 +14,7 @@ type Power struct {
 	APERF      bool   // CPUID.06H:ECX[0] and both counters readable
 	HWP        bool   // CPUID.06H:EAX[7]
 	HWPEnabled bool   // IA32_PM_ENABLE[0]
-	Turbo      bool   // CPUID.06H:EAX[1]
+	Turbo      bool   // CPUID.06H:EAX[1], or IA32_MISC_ENABLE[38] (turbo disabled), which clears that bit
 
 	PlatformInfo MSR // MSR_PLATFORM_INFO (CEH)
 	PerfStatus   MSR // IA32_PERF_STATUS (198H)
@@ -36,19 +36,17 @@ type Power struct {
 
 // ReadPower reads the core-clock state of c. The model-specific MSRs
 // (PLATFORM_INFO, SMI_COUNT) are tried only on Intel family 6, where the
-// SDM lists them (Nehalem and later), and each read is #GP-safe.
+// SDM lists them (Nehalem and later), and each read is #GP-safe. Turbo
+// is present where CPUID says so or where the firmware disabled it
+// (IA32_MISC_ENABLE[38] set, which clears CPUID.06H:EAX[1]: SDM Vol. 4,
+// Table 2-2).
 func ReadPower(c CPU) Power {
 	max, intel := maxLeaf(c)
 	var p Power
 	p.Intel = intel
-	sig, _, _, _ := leaf(c, max, 1)
-	p.Family = (sig >> 8) & 0xf
-	if p.Family == 0xf {
-		p.Family += (sig >> 20) & 0xff
-	}
+	p.Family, _, _ = signature(c, max)
 	a6, _, c6, _ := leaf(c, max, 6)
 	p.HWP = a6&amd64.CPUID06_EAX_HWP != 0
-	p.Turbo = a6&amd64.CPUID06_EAX_TURBO != 0
 	if c6&amd64.CPUID06_ECX_APERFMPERF != 0 {
 		_, okA := c.ReadMSR(amd64.MSR_IA32_APERF)
 		_, okM := c.ReadMSR(amd64.MSR_IA32_MPERF)
@@ -70,6 +68,8 @@ func ReadPower(c CPU) Power {
 		p.PerfCtl = read(c, amd64.MSR_IA32_PERF_CTL)
 		p.MiscEnable = read(c, amd64.MSR_IA32_MISC_ENABLE)
 	}
+	off, _ := p.TurboDisabled()
+	p.Turbo = a6&amd64.CPUID06_EAX_TURBO != 0 || off
 	if p.HWP {
 		p.PMEnable = read(c, amd64.MSR_IA32_PM_ENABLE)
 		p.HWPEnabled = p.PMEnable.OK && p.PMEnable.Value&amd64.PM_ENABLE_HWP != 0

@@ -307,7 +307,8 @@ type features struct {
 	caps                          uint64 // IA32_ARCH_CAPABILITIES, 0 when absent
 	capsMSR                       MSR
 	hypervisor, smt               bool
-	rdrand, rdseed, avx, rtm      bool // RTM as CPUID enumerates it, before Linux's tsx_init
+	smtSource                     string // SMT's Source
+	rdrand, rdseed, avx, rtm      bool   // RTM as CPUID enumerates it, before Linux's tsx_init
 	rtmAlwaysAbort                bool
 	mdClear, srbdsCtrl, flushL1D  bool
 	ibrs, ibpb, stibp             bool // X86_FEATURE_IBRS, _IBPB, _STIBP (Intel SPEC_CTRL or AMD 8000_0008H)
@@ -335,16 +336,9 @@ func readFeatures(c CPU) features {
 	var f features
 	f.vendorName = string(le32(b0)) + string(le32(d0)) + string(le32(c0))
 	f.id.vendor = vendorNames[f.vendorName]
-	sig, _, c1, _ := leaf(c, max, 1)
-	f.id.family = int(sig>>8) & 0xf
-	if f.id.family == 0xf {
-		f.id.family += int(sig>>20) & 0xff
-	}
-	f.id.model = int(sig>>4) & 0xf
-	if f.id.family >= 6 {
-		f.id.model += (int(sig>>16) & 0xf) << 4
-	}
-	f.id.stepping = int(sig) & 0xf
+	_, _, c1, _ := leaf(c, max, 1)
+	family, model, stepping := signature(c, max)
+	f.id.family, f.id.model, f.id.stepping = int(family), int(model), int(stepping)
 	f.hypervisor = c1&cpuid01ECXHypervisor != 0
 	f.rdrand = c1&cpuid01ECXRDRAND != 0
 	f.avx = c1&cpuid01ECXAVX != 0
@@ -392,8 +386,8 @@ func readFeatures(c CPU) features {
 	if f.caps&ArchCapGDSCtrl != 0 {
 		f.mcuOptCtrl = read(c, amd64.MSR_IA32_MCU_OPT_CTRL)
 	}
-	threads, _ := Topology(c)
-	f.smt = threads > 1
+	smt := ReadSMT(c)
+	f.smt, f.smtSource = smt.On, smt.Source
 	return f
 }
 
@@ -460,7 +454,9 @@ func setBugs(f features) bugs {
 // (X86_INTEL_TSX_MODE_OFF, Kconfig's default), no mitigation option on
 // the command line, unprivileged eBPF disabled, kvm_intel not loaded
 // (L1TF shows no VMX part), memory below MAX_PA/2 (PTE inversion
-// effective), and SMT siblings online when the topology leaf reports them.
+// effective), and SMT siblings online where the core has them (ReadSMT:
+// MSR_CORE_THREAD_COUNT, which sees Hyper-Threading disabled in the
+// firmware, else the topology leaf as shipped).
 // IA32_ARCH_CAPABILITIES is read (#GP-safe) only where CPUID announces it;
 // IA32_MCU_OPT_CTRL only where ARCH_CAPABILITIES has GDS_CTRL.
 func Vulns(c CPU) contract.Vulnerabilities {
@@ -468,7 +464,7 @@ func Vulns(c CPU) contract.Vulnerabilities {
 	b := setBugs(f)
 	v := contract.Vulnerabilities{
 		Linux: LinuxLogic, Vendor: f.vendorName, Family: f.id.family, Model: f.id.model, Stepping: f.id.stepping,
-		ArchCapabilities: msrText(f.capsMSR), Hypervisor: f.hypervisor, SMT: f.smt,
+		ArchCapabilities: msrText(f.capsMSR), Hypervisor: f.hypervisor, SMT: f.smt, SMTSource: f.smtSource,
 		PTINeeded: b.meltdown, PTIWhy: b.ptiWhy, FRED: f.fred, LASS: f.lass, Table: map[string]string{},
 	}
 	intel := f.id.vendor == vendorIntel
@@ -659,14 +655,16 @@ var VulnNames = []string{
 }
 
 // VulnLines are the human lines of the vulnerabilities record: a
-// heading with the CPU, IA32_ARCH_CAPABILITIES, whether PTI is needed and
+// heading with the CPU, IA32_ARCH_CAPABILITIES, whether PTI is needed,
 // whether the CPU has FRED and LASS (which Linux 6.6's table does not
-// say), then one line per entry as sysfs prints it.
+// say) and SMT siblings (which the SMT parts of the entries assume), then
+// one line per entry as sysfs prints it.
 func VulnLines(v contract.Vulnerabilities) []string {
 	yn := map[bool]string{true: "yes", false: "no"}
-	lines := []string{fmt.Sprintf("ptilab vulnerabilities: as Linux %s would print them with its default options: %s family %#x model %#x stepping %d, IA32_ARCH_CAPABILITIES %s%s | PTI needed: %s (%s) | FRED %s, LASS %s (not in Linux %s's table)",
+	lines := []string{fmt.Sprintf("ptilab vulnerabilities: as Linux %s would print them with its default options: %s family %#x model %#x stepping %d, IA32_ARCH_CAPABILITIES %s%s | PTI needed: %s (%s) | FRED %s, LASS %s (not in Linux %s's table) | SMT siblings %s (%s)",
 		v.Linux, v.Vendor, v.Family, v.Model, v.Stepping, v.ArchCapabilities,
-		map[bool]string{true: ", under a hypervisor", false: ""}[v.Hypervisor], yn[v.PTINeeded], v.PTIWhy, yn[v.FRED], yn[v.LASS], v.Linux)}
+		map[bool]string{true: ", under a hypervisor", false: ""}[v.Hypervisor], yn[v.PTINeeded], v.PTIWhy, yn[v.FRED], yn[v.LASS], v.Linux,
+		yn[v.SMT], SMTSourceNames[v.SMTSource])}
 	for _, n := range VulnNames {
 		lines = append(lines, fmt.Sprintf("ptilab vulnerabilities: %-22s %s", n, v.Table[n]))
 	}

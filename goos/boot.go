@@ -52,6 +52,12 @@ var fwXState XState
 // XSAVE state.
 func FirmwareXState() XState { return fwXState }
 
+var fwCPUIDLimit amd64.CPUIDLimit
+
+// FirmwareCPUIDLimit returns what boot found and did with the
+// firmware's CPUID limit (IA32_MISC_ENABLE[22], amd64.UnlockCPUID).
+func FirmwareCPUIDLimit() amd64.CPUIDLimit { return fwCPUIDLimit }
+
 var (
 	memmap  efi.MemoryMap
 	bootMem struct {
@@ -75,6 +81,7 @@ func boot() uint64 {
 	efi.CountFirmwareNMIs()
 	board.InitSerial()
 	kprint("ptilab: booting")
+	reportSerial()
 	if bit := amd64.RefusedCR4(efi.Entry.CR4); bit != "" {
 		var l kline
 		l.s("ptilab: boot failed: the firmware left ").s(bit).s(" set (CR4 ").hex(efi.Entry.CR4, 1).
@@ -103,6 +110,16 @@ func boot() uint64 {
 		bootFail("building the kernel page tables", efi.OutOfResources)
 	}
 	setupCPU()
+	// The firmware's CPUID limit (IA32_MISC_ENABLE[22]) hides the leaves
+	// above 2. It is cleared here, where ptilab's IDT makes a #GP of the
+	// MSR access survivable (under the firmware's IDT at the entry point a
+	// #GP would go to the firmware's handler), and early enough: nothing
+	// before reads a leaf above 2 (DetectFeatures read the vendor and
+	// leaf 1, the rest uses leaf 1 and the extended leaves), the TSC's
+	// frequency (CPUID 15H) is read below, and the Go runtime reads CPUID
+	// (rt0_go, internal/cpu) only after boot returns and the entry code
+	// jumps to _rt0_amd64_linux. Features are read again where it was set.
+	fwCPUIDLimit = amd64.UnlockCPUID()
 	amd64.SetCR3(kernelPT.Root)
 	if !initClock() {
 		clockFailed()
@@ -125,20 +142,57 @@ func initSPCR() {
 	}
 	var l kline
 	l.s("ptilab: ACPI SPCR table: ")
-	switch {
-	case why != "":
+	if why != "" {
 		l.s("its UART is not used: ").s(why)
-	case p.MMIO:
-		l.s("serial console on the 16550 at memory ").hex(p.Base, 0).s(", ").udec(uint64(p.Width)).s("-byte registers")
-	default:
-		l.s("serial console on the 16550 at I/O port ").hex(p.Base, 0)
-	}
-	if why == "" && p.Baud != 0 {
-		l.s(", ").udec(uint64(p.Baud)).s(" baud")
-	} else if why == "" {
-		l.s(", baud rate as the firmware set it")
+	} else {
+		l.uart(p)
 	}
 	l.flush()
+}
+
+// reportSerial says which serial consoles InitSerial found beyond COM1:
+// COM2, and each 16550-compatible serial controller on PCI, used or why
+// not.
+func reportSerial() {
+	for _, p := range board.SerialPorts() {
+		if p.COM == 2 {
+			var l kline
+			l.s("ptilab: COM2: ").uart(p).flush()
+		}
+	}
+	for _, u := range board.PCISerial() {
+		f := u.Port.PCI
+		var l kline
+		l.s("ptilab: PCI ").xdigits(uint64(f.Bus), 2).s(":").xdigits(uint64(f.Device), 2).s(".").xdigits(uint64(f.Function), 1).
+			s(" ").xdigits(uint64(f.VendorID), 4).s(":").xdigits(uint64(f.DeviceID), 4).
+			s(" serial controller (programming interface ").xdigits(uint64(f.ProgIF), 2).s("h), BAR ").udec(uint64(f.BAR)).s(": ")
+		if u.Why != board.PCIUsable {
+			l.s("not used: ").s(u.Why.String()).flush()
+			continue
+		}
+		l.uart(u.Port)
+		if u.Port.DecodeTurnedOn() {
+			l.s("; its decode was off: turned on for the run")
+		}
+		l.flush()
+	}
+}
+
+// uart appends where the serial console p is and its baud rate.
+func (l *kline) uart(p board.Port) *kline {
+	if p.MMIO {
+		l.s("serial console on the 16550 at memory ").hex(p.Base, 0).s(", ").udec(uint64(p.Width)).s("-byte registers")
+	} else {
+		l.s("serial console on the 16550 at I/O port ").hex(p.Base, 0)
+	}
+	if p.Baud != 0 {
+		return l.s(", ").udec(uint64(p.Baud)).s(" baud")
+	}
+	l.s(", baud rate as the firmware set it")
+	if p.SPCRBaud != 0 {
+		l.s(" (the table names ").udec(uint64(p.SPCRBaud)).s(" baud but no input clock)")
+	}
+	return l
 }
 
 func bootFail(what string, s efi.Status) {

@@ -82,6 +82,11 @@ func (l *kline) bytes(p []byte) *kline {
 
 // hex appends v as 0x followed by at least digits hexadecimal digits.
 func (l *kline) hex(v uint64, digits int) *kline {
+	return l.s("0x").xdigits(v, digits)
+}
+
+// xdigits appends v as at least digits hexadecimal digits (at least one).
+func (l *kline) xdigits(v uint64, digits int) *kline {
 	var d [16]byte
 	i := len(d)
 	for v != 0 || len(d)-i < digits || i == len(d) {
@@ -89,7 +94,7 @@ func (l *kline) hex(v uint64, digits int) *kline {
 		d[i] = "0123456789abcdef"[v&15]
 		v >>= 4
 	}
-	return l.s("0x").bytes(d[i:])
+	return l.bytes(d[i:])
 }
 
 // dec appends v in decimal.

@@ -18,9 +18,9 @@ type Result struct {
 	Cycles []uint64
 	// Value is what Probe read, or the last result of Syscalls' calls.
 	Value uint32
-	// Phases are the TSC cycles of each phase (layout.Phase*) summed over
-	// the run's calls, with experiment.Config.Stamps.
-	Phases [layout.PhaseCount]uint64
+	// Stamps are the instrumented trampoline's phases over the run, with
+	// experiment.Config.Stamps.
+	Stamps Stamps
 	// IBPBs and RSBFills are the mitigated trampoline's IBPBs and RSB
 	// stuffings after switches to another process (experiment.Config.Knobs ibpb,
 	// rsb).
@@ -43,3 +43,28 @@ func (r Result) String() string {
 	}
 	return fmt.Sprintf("%s in ring %d (32-bit), error %#x, EIP %#x, CR2 %#x", amd64.VectorName(uint64(r.Vector)), ring, r.ErrorCode, r.EIP, r.CR2)
 }
+
+// Stamps are the instrumented SYSENTER trampolines' phase stamps over a
+// run (layout.CPUData.Phase, StampCalls, StampCal).
+type Stamps struct {
+	// Sums are the TSC cycles of each phase (layout.Phase*) summed over
+	// the run's stamped calls, each with its stamp's own cost (Cost), and
+	// N how many times each phase was stamped: a call that ends its task,
+	// or returns by IRET (the direct trampoline's way for a task's first
+	// run), stamps only the phases it reached.
+	Sums [layout.PhaseCount]uint64
+	N    [layout.PhaseCount]uint64
+	// Cost is the TSC cycles a stamp adds to each phase: the run's
+	// stamps of one call taken back to back, nothing between them,
+	// layout.StampCalibrations times, averaged. Zero in an uninstrumented
+	// run.
+	Cost [layout.PhaseCount]float64
+}
+
+// Net is phase i's cycles over the run less its stamps' cost (N[i] times
+// Cost[i]): the phase's own work.
+func (s Stamps) Net(i int) float64 { return float64(s.Sums[i]) - float64(s.N[i])*s.Cost[i] }
+
+// Calls is how many calls were stamped: those that reached the first
+// phase's stamp.
+func (s Stamps) Calls() uint64 { return s.N[0] }

@@ -177,6 +177,9 @@ func start(sw Switch, proc *Process, eip, esp uint32, args [6]uint32, tasks bool
 		d.Tasks = 1
 	}
 	d.Sites = sw.sites
+	if c.Stamps {
+		d.StampCalN = layout.StampCalibrations
+	}
 	d.VerwSel = layout.KERNEL_DS
 	d.Dispatch = kernelVA(offDispatch)
 
@@ -203,7 +206,11 @@ func start(sw Switch, proc *Process, eip, esp uint32, args [6]uint32, tasks bool
 		IBPBs: d.IBPBs, RSBFills: d.RSBFills,
 	}
 	for i, ph := range d.Phase {
-		r.Phases[i] = uint64(ph[0]) | uint64(ph[1])<<32
+		r.Stamps.Sums[i], r.Stamps.N[i] = uint64(ph[0])|uint64(ph[1])<<32, uint64(d.PhaseN[i])
+		if n := d.StampCalNs[i]; n != 0 {
+			cal := d.StampCal[i]
+			r.Stamps.Cost[i] = float64(uint64(cal[0])|uint64(cal[1])<<32) / float64(n)
+		}
 	}
 	return r, nil
 }

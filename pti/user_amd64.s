@@ -373,6 +373,15 @@ fail:
 	SHLQ	$32, DX; \
 	ORQ	AX, DX; \
 	SUBQ	R11, DX
+// CALL_BEFORE makes system call nr (a register) unless it is 0, then
+// waits for it to complete (MFENCE). SYSCALL clobbers RAX, RCX and R11.
+#define CALL_BEFORE(nr, label) \
+	MOVL	nr, AX; \
+	TESTL	AX, AX; \
+	JEQ	label; \
+	SYSCALL; \
+	MFENCE; \
+label:
 #define TSC_STAMP(flags, plain, stamp) \
 	BTQ	$32, flags; \
 	JCS	plain; \
@@ -387,8 +396,13 @@ stamp: \
 // userOracleCal is the leak oracle's calibration: RDI = a line of its own
 // data, RSI = N samples, RDX = where to store them (N hit times, then N
 // miss times, quadwords), R10 = 1<<32 where the CPU has no RDTSCP, else
-// 0. Each sample loads the line and times a second load (a hit), then
-// flushes it (CLFLUSH, MFENCE) and times a load (a miss). It exits 0.
+// 0, R8 = a system call's number made before each timed load (0: none).
+// Each sample loads the line and times a second load (a hit), then
+// flushes it (CLFLUSH, MFENCE) and times a load (a miss). The call puts
+// a kernel entry and exit between the line's last use and the timed load,
+// as the oracle's fault puts one before its reloads: under isolation
+// without PCIDs its CR3 writes empty the TLB, so the timed load walks the
+// tables, as the reloads do. It exits 0.
 TEXT ·userOracleCal(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	DI, BX
 	MOVQ	SI, R12
@@ -399,10 +413,12 @@ TEXT ·userOracleCal(SB),NOSPLIT|NOFRAME,$0
 sample:
 	MOVB	(BX), AX
 	MFENCE
+	CALL_BEFORE(R8, hitcall)
 	TIME_LOAD((BX), R15, plain0, stamp0, plain1, stamp1)
 	MOVQ	DX, (R13)
 	CLFLUSH	(BX)
 	MFENCE
+	CALL_BEFORE(R8, misscall)
 	TIME_LOAD((BX), R15, plain2, stamp2, plain3, stamp3)
 	MOVQ	DX, (R14)
 	ADDQ	$8, R13

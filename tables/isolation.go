@@ -149,7 +149,7 @@ func (r *Renderer) oraclePlace(rec contract.Record, c config) place {
 		cells = []string{why}
 	}
 	oracle, _ := rec.(contract.Oracle)
-	cal := r.oracleCal
+	cals := r.oracleCals
 	lead := []string{c.mode}
 	if r.entryColumn(64) {
 		// By SYSCALL (the record names no entry) and by FRED.
@@ -168,9 +168,7 @@ func (r *Renderer) oraclePlace(rec contract.Record, c config) place {
 			}
 			t.Title = "leak oracle (Meltdown with Flush+Reload): ring 3 reads a kernel secret, " + secret + " (a supervisor-only page of the kernel image),"
 			t.Heading = []string{"each read a page fault the kernel recovers; vulnerability table, meltdown: " + oracle.Meltdown}
-			if cal != nil {
-				t.Heading = append(t.Heading, oracleCalibration(*cal)...)
-			}
+			t.Heading = append(t.Heading, oracleCalibrations(cals)...)
 			t.Columns = append(append([]Column{r.modeCol()}, r.entryCols(64)...), left("secret read", 22), left("faults", 8), left("attempts", 9), left("bytes recovered", 0))
 		},
 		ref: func(o *open) []string {
@@ -188,8 +186,38 @@ func (r *Renderer) oraclePlace(rec contract.Record, c config) place {
 	}
 }
 
-// oracleCalibration are the lines of the oracle's calibration: the
-// timed loads' percentiles and the verdict.
+// oracleCalibrations are the lines of the oracle's calibrations: a line
+// of how, then a line per mode with the timed loads' percentiles and the
+// verdict; or, from a log with one calibration for every mode (no
+// After), its two lines (oracleCalibration).
+func oracleCalibrations(cals []contract.OracleCalibration) []string {
+	if len(cals) == 0 {
+		return nil
+	}
+	v := cals[0]
+	if v.After == "" {
+		return oracleCalibration(v)
+	}
+	timed := ""
+	if v.TimedBy != "" {
+		timed = ", timed by " + v.TimedBy
+	}
+	out := []string{fmt.Sprintf("calibration, in each mode: %d loads of a cached and of a flushed line, each after a %s (its kernel entry and exit, as the reloads follow the fault's)%s, %s: p10/p50/p90 (min-max)",
+		v.Samples, v.After, timed, v.Unit)}
+	for _, c := range cals {
+		verdict := c.Verdict
+		if c.Observable {
+			verdict = fmt.Sprintf("a load of at most %d is a hit", c.Threshold)
+		}
+		out = append(out, fmt.Sprintf("calibration %s: hits %d/%d/%d (%d-%d), misses %d/%d/%d (%d-%d): %s",
+			c.Mode, c.Hit.P10, c.Hit.P50, c.Hit.P90, c.Hit.Min, c.Hit.Max, c.Miss.P10, c.Miss.P50, c.Miss.P90, c.Miss.Min, c.Miss.Max, verdict))
+	}
+	return out
+}
+
+// oracleCalibration are the lines of a calibration for every mode (logs
+// before the calibration per mode): the timed loads' percentiles and the
+// verdict.
 func oracleCalibration(v contract.OracleCalibration) []string {
 	timed := ""
 	if v.TimedBy != "" {

@@ -28,8 +28,9 @@ type Renderer struct {
 	defaultCopy map[int]string
 	// wl is the last sched-messaging record's shape.
 	wl contract.Workload
-	// oracleCal is the leak oracle's calibration, which heads its table.
-	oracleCal *contract.OracleCalibration
+	// oracleCals are the leak oracle's calibrations (one per mode; one in
+	// all in logs before that), which head its table.
+	oracleCals []contract.OracleCalibration
 }
 
 // open is the table being rendered and its pending row.
@@ -93,7 +94,7 @@ func (r *Renderer) Add(rec contract.Record) {
 	case contract.CPUState:
 		r.cpu = &v
 	case contract.OracleCalibration:
-		r.oracleCal = &v
+		r.oracleCals = append(r.oracleCals, v)
 	}
 	if c := coreOf(rec); c != nil {
 		r.core = c

@@ -138,28 +138,43 @@ func (r *Renderer) copiesPlace(rec contract.Record, c config, s contract.Subject
 }
 
 // phasesPlace places a row of the phase breakdown: the instrumented
-// trampoline's units per call in each phase and its share of the call.
+// trampoline's units per call in each phase and its share of the call,
+// and the stamps' own cost taken out of them (logs before the stamps were
+// calibrated: "-", their cost inside the phases).
 func (r *Renderer) phasesPlace(rec contract.Record, c config, pmu pmuCols) place {
 	id := fmt.Sprintf("phases%d", c.width)
 	names := []string{"cr3_in", "copy_in", "dispatch", "copy_out", "cr3_out"}
+	v, _ := rec.(contract.Syscall)
 	cells := func() []string {
-		v := rec.(contract.Syscall)
 		call, rest := v.PhaseCall, v.PhaseCall
+		share := func(x float64) string { return fmt.Sprintf("%8.1f %5.1f%%", x, 100*x/call) }
 		var out []string
 		for _, n := range names {
 			ph := v.Phases[n]
-			out = append(out, fmt.Sprintf("%8.1f %5.1f%%", ph, 100*ph/call))
+			out = append(out, share(ph))
 			rest -= ph
 		}
-		out = append(out, fmt.Sprintf("%8.1f %5.1f%%", rest, 100*rest/call), f1(call))
+		stamps := "-"
+		if v.StampCost != nil {
+			cost := 0.0
+			for _, n := range names {
+				cost += v.StampCost[n]
+			}
+			stamps, rest = share(cost), rest-cost
+		}
+		out = append(out, stamps, share(rest), f1(call))
 		return append(out, coreCells(&v.Core, v.R, pmu)...)
 	}
 	return place{id: id, row: "", cells: append([]string{c.mode, c.copy}, figures(rec, cells)...),
 		begin: func(t *Table, _ []string) {
 			t.Name = id
-			t.Title = fmt.Sprintf("phase breakdown (instrumented trampoline: RDTSC at each boundary, its own cost inside the phases), %s per call and %% of the call", r.unit(statsOf(rec)))
+			how := "LFENCE;RDTSC at each boundary, their own cost (calibrated in the run) taken out of the phases"
+			if v.Phases != nil && v.StampCost == nil {
+				how = "RDTSC at each boundary, its own cost inside the phases"
+			}
+			t.Title = fmt.Sprintf("phase breakdown (instrumented trampoline: %s), %s per call and %% of the call", how, r.unit(statsOf(rec)))
 			t.Columns = append([]Column{r.modeCol(), left("copy", 8), right("cr3 in", 16), right("copy in", 16), right("dispatch", 16),
-				right("copy out", 16), right("cr3 out", 16), right("rest", 16), right("call", 10)}, coreCols(pmu)...)
+				right("copy out", 16), right("cr3 out", 16), right("stamps", 16), right("rest", 16), right("call", 10)}, coreCols(pmu)...)
 		},
 		ref: func(*open) []string {
 			return []string{fmt.Sprintf("(phases over every call of the run, warm-up included; rest: %s and %s, the register saves and restores, the vsyscall routine; the entry path is the call less the dispatch)", upper(c.entry), exitOf(c.entry))}

@@ -152,6 +152,24 @@ func TestOracleHeading(t *testing.T) {
 	assert.Contains(t, out, "\noff      #PF P=1 (error 0x5)    16       1         not tried: oracle unavailable: cache timing not observable\nexpected on a CPU with Meltdown")
 }
 
+// TestOracleCalibrations: a calibration per mode heads the oracle's
+// table, a line of how and a line per mode with its own threshold.
+func TestOracleCalibrations(t *testing.T) {
+	sub := func(mode string) contract.Subject { return contract.Subject{Bench: "oracle", Width: 64, Mode: mode} }
+	cal := func(mode string, missP10, threshold uint64) contract.OracleCalibration {
+		return contract.OracleCalibration{Subject: sub(mode), Samples: 1000, Unit: "tsc_cycles", TimedBy: "RDTSCP; LFENCE", After: "getppid",
+			Hit: contract.OraclePercentiles{P10: 30, P50: 32, P90: 36, Min: 28, Max: 90}, Miss: contract.OraclePercentiles{P10: missP10, P50: missP10 + 20, P90: missP10 + 60, Min: missP10 - 10, Max: 900},
+			Observable: true, Threshold: threshold, Verdict: "cache timing observable"}
+	}
+	yes, n := true, 16
+	out := render(timing, cal("off", 180, 108), cal("on", 400, 218),
+		contract.Oracle{Subject: sub("off"), Secret: "0x1000", Bytes: 16, Attempts: 100, Faults: 1600, ErrorCode: 5, Present: true, Tried: true,
+			AsExpected: &yes, Recovered: &n, Leaked: "50", Meltdown: "Vulnerable"})
+	assert.Contains(t, out, "\ncalibration, in each mode: 1000 loads of a cached and of a flushed line, each after a getppid (its kernel entry and exit, as the reloads follow the fault's), timed by RDTSCP; LFENCE, tsc_cycles: p10/p50/p90 (min-max)\n")
+	assert.Contains(t, out, "\ncalibration off: hits 30/32/36 (28-90), misses 180/200/240 (170-900): a load of at most 108 is a hit\n")
+	assert.Contains(t, out, "\ncalibration on: hits 30/32/36 (28-90), misses 400/420/460 (390-900): a load of at most 218 is a hit\n")
+}
+
 // TestFlushCostRows: a flush operation's row names it in words, with its
 // ± (perf's) and ns; an unsupported one says why.
 func TestFlushCostRows(t *testing.T) {
@@ -199,4 +217,23 @@ func TestCoreCells(t *testing.T) {
 	assert.Equal(t, "-", checkCell(nil))
 	assert.Nil(t, checkNotes(contract.Syscall{PMUCheck: &contract.PMUCheck{Status: "ok"}}))
 	assert.Equal(t, []string{"  ! PMU cross-check mismatch: w"}, checkNotes(contract.Syscall{PMUCheck: &contract.PMUCheck{Status: "mismatch", Warning: "w"}}))
+}
+
+// TestPhaseStamps: the phase breakdown takes the stamps' calibrated cost
+// out of the phases and shows it in a column of its own; a log from
+// before the calibration says its stamps are inside the phases.
+func TestPhaseStamps(t *testing.T) {
+	sub := contract.Subject{Bench: "null32", Width: 32, Mode: "on", Entry: "sysenter", Flavour: "linux", Copy: "movsl", Stamps: true}
+	phases := map[string]float64{"cr3_in": 10, "copy_in": 20, "dispatch": 30, "copy_out": 20, "cr3_out": 10}
+	cost := map[string]float64{"cr3_in": 4, "copy_in": 8, "dispatch": 8, "copy_out": 8, "cr3_out": 8}
+	rec := contract.Syscall{Subject: sub, N: 100, R: 5, Stats: stats(200, 0), Phases: phases, StampCost: cost, PhaseCall: 200}
+	out := render(timing, rec)
+	assert.Contains(t, out, "LFENCE;RDTSC at each boundary, their own cost (calibrated in the run) taken out of the phases")
+	// 200 = 90 in the phases + 36 in the stamps + 74 in the rest.
+	assert.Regexp(t, `(?m)^on\s+movsl\s+10\.0\s+5\.0%\s+20\.0\s+10\.0%\s+30\.0\s+15\.0%\s+20\.0\s+10\.0%\s+10\.0\s+5\.0%\s+36\.0\s+18\.0%\s+74\.0\s+37\.0%\s+200\.0`, out)
+
+	rec.StampCost = nil
+	out = render(timing, rec)
+	assert.Contains(t, out, "RDTSC at each boundary, its own cost inside the phases")
+	assert.Regexp(t, `(?m)^on\s+movsl\s+10\.0\s+5\.0%.*\s+-\s+110\.0\s+55\.0%\s+200\.0`, out)
 }

@@ -143,15 +143,18 @@ func (r *Renderer) msgPhasesPlace(rec contract.Record, c config) place {
 		}
 		return append(append(out, fmt.Sprintf("%.1f%%", v.EntryPathPct), per), coreCells(v.Core, 1, pmu)...)
 	}
-	warmup := 0
+	warmup, how := 0, "LFENCE;RDTSC at each boundary, their own cost taken out"
 	if v, ok := rec.(contract.Phases); ok {
 		warmup = v.Warmup
+		if v.StampCost == nil {
+			how = "RDTSC at each boundary"
+		}
 	}
 	return place{id: id, cells: append([]string{c.mode, c.tasks}, figures(rec, cells)...),
 		begin: func(t *Table, _ []string) {
 			t.Name = id
-			t.Title = fmt.Sprintf("%ssched-messaging %s-g %d -l %d (%s): where the cycles go, %% of the run (instrumented %s entry: RDTSC at each boundary; %s)",
-				worldTitle(c.width), perfFlag(wl.IPC), wl.Groups, wl.Loops, ipcName(wl.IPC), upper(c.entry), runs(1, warmup))
+			t.Title = fmt.Sprintf("%ssched-messaging %s-g %d -l %d (%s): where the cycles go, %% of the run (instrumented %s entry: %s; %s)",
+				worldTitle(c.width), perfFlag(wl.IPC), wl.Groups, wl.Loops, ipcName(wl.IPC), upper(c.entry), how, runs(1, warmup))
 			t.Columns = append([]Column{r.modeCol(), left("tasks", 9), {Head: "cr3 in", Width: 8, Bar: true}, right("frame", 8), right("dispatch", 8),
 				right("copy out", 8), right("cr3 out", 8), {Head: "entry path", Width: 10, Bar: true}, right(r.perMsg(), 12)}, coreCols(pmu)...)
 		},

@@ -100,7 +100,7 @@ func (r *Renderer) flushCostPlace(rec contract.Record, c config) place {
 			t.Name = "flushcost"
 			t.Title = fmt.Sprintf("TLB flush costs in ring 0, interrupts masked, per operation: %s, empty-loop overhead%s subtracted; %s",
 				repeatsOf(reps, n, warmup, "operation", "operations"), empty, r.unitNote())
-			t.Heading = []string{r.clockHeader() + "; the Go kernel's table, PCID 0; INVLPG and INVPCID type 0 name a mapped page the loop never touches"}
+			t.Heading = []string{r.clockHeader() + "; the Go kernel's table, PCID 0; INVLPG and INVPCID type 0 name a mapped page the loop never touches, which the TLB does not hold; \"load + INVLPG\" loads a byte from its own page before each INVLPG, so that it drops a live translation (the load's page walk is in its figure)"}
 			t.Columns = []Column{left("operation", 40), right(r.counted("insns/op", "tsc/op"), 10), right("+-", 7), right("median", 10), right("min", 10), right("ns/op", 10)}
 		},
 		ref: func(*open) []string {

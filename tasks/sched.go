@@ -110,18 +110,20 @@ func Reset(ptRegs bool) {
 
 // switchMM loads CR3 value cr3 for a switch to another process, with
 // the context switch's mitigations (setSwitchMitigations): an IBPB
-// (IA32_PRED_CMD.IBPB), as Linux's switch_mm_irqs_off with IBPB always
-// on, and the return stack buffer stuffed (fillRSB), as Linux's
-// __switch_to_asm with X86_FEATURE_RSB_CTXSW. Linux stuffs the RSB on
-// every switch, between threads too; here it happens with the CR3 load,
-// on a switch between processes only (what the ladder's ping-pong
+// (IA32_PRED_CMD.IBPB) before the CR3 load, as Linux's
+// switch_mm_irqs_off issues it (cond_mitigation, then load_new_mm_cr3:
+// arch/x86/mm/tlb.c) with IBPB always on, and the return stack buffer
+// stuffed (fillRSB) after it, as Linux's __switch_to_asm with
+// X86_FEATURE_RSB_CTXSW, which runs after switch_mm. Linux stuffs the RSB
+// on every switch, between threads too; here it happens with the CR3
+// load, on a switch between processes only (what the ladder's ping-pong
 // measures), so that the plain switch carries no test of the knobs.
 func switchMM(cr3 uint64) {
-	setCR3(cr3)
 	if ibpbOnSwitch {
 		ibpb()
 		IBPBs++
 	}
+	setCR3(cr3)
 	if rsbOnSwitch {
 		rsbFill()
 		RSBFills++

@@ -285,17 +285,22 @@ func (k *kernel64) CR3s() []uint64 {
 }
 
 // The context switch's mitigations: an IBPB and an RSB stuffing at every
-// switch to a task of another process (with its CR3 load), none at a
-// switch between threads, none when off; without them the switch calls
-// setCR3 itself. fillRSB itself runs on the host (its CALLs and stack
+// switch to a task of another process (with its CR3 load: the IBPB
+// before it, the RSB stuffing after it, as Linux), none at a switch
+// between threads, none when off; without them the switch calls setCR3
+// itself. fillRSB itself runs on the host (its CALLs and stack
 // adjustment balance).
 func TestSwitchMitigations(t *testing.T) {
 	fillRSB()
 	for _, on := range []bool{false, true} {
 		m := newMachine(t)
 		var ibpbs, fills int
+		var order []string
 		oldIBPB, oldFill := ibpb, rsbFill
-		ibpb, rsbFill = func() { ibpbs++ }, func() { fills++ }
+		ibpb = func() { ibpbs++; order = append(order, "ibpb") }
+		rsbFill = func() { fills++; order = append(order, "rsb") }
+		load := setCR3
+		setCR3 = func(v uint64) { load(v); order = append(order, "cr3") }
 		t.Cleanup(func() { ibpb, rsbFill = oldIBPB, oldFill })
 		setSwitchMitigations(on, on)
 		p0, p1 := NewProcess(0x1000, nfds), NewProcess(0x3000, nfds)
@@ -316,6 +321,7 @@ func TestSwitchMitigations(t *testing.T) {
 			assert.Equal(t, 2, fills, "one per process change")
 			assert.Equal(t, uint64(2), IBPBs)
 			assert.Equal(t, uint64(2), RSBFills)
+			assert.Equal(t, []string{"ibpb", "cr3", "rsb", "ibpb", "cr3", "rsb"}, order, "Linux's order")
 		} else {
 			assert.Zero(t, ibpbs+fills)
 			assert.Zero(t, IBPBs+RSBFills)

@@ -3,6 +3,7 @@ package test
 import (
 	"debug/elf"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -26,9 +27,28 @@ import (
 // Bochs runs 35 to 46 million instructions per second: about 12 s of each
 // boot is OVMF's start-up, and the plans are kept small.
 
+// bochsModel is a Bochs CPU model the matrix runs on and what it has.
+// With amd, Bochs runs with ignore_bad_msrs=1: OVMF reads AMD's
+// SEV_STATUS (C001_0131H), which the model lacks, before it has an
+// exception handler, and Bochs's msrs.def cannot name an MSR that high;
+// the matrix then checks which MSRs the model lacks were read, and that
+// no figure came from one.
+type bochsModel struct {
+	name                string
+	pcid, invpcid, smap bool
+	amd                 bool
+}
+
 // bochsModels are the Bochs CPU models the matrix runs on: the default
-// (PCID, INVPCID, SMEP) and one with SMAP too.
-var bochsModels = []string{bochs.DefaultCPU, "broadwell_ult"}
+// (PCID, INVPCID, SMEP); the seeds' CPU class, Ivy Bridge (PCID without
+// INVPCID, as the reference Xeon E5-1620 v2; no SMAP); and AMD family 17H
+// (no PCID in the model, no MSR_SMI_COUNT, another PMU). SMAP is
+// wildcat_lake's too (TestBochsFRED).
+var bochsModels = []bochsModel{
+	{name: bochs.DefaultCPU, pcid: true, invpcid: true},
+	{name: "corei7_ivy_bridge_3770k", pcid: true},
+	{name: "ryzen", smap: true, amd: true},
+}
 
 // Timeouts of the Bochs boots, 4 times or more their duration in the
 // suite here (two boots at a time on two cores, with other emulators on
@@ -39,10 +59,11 @@ const (
 )
 
 // bochsPlan is the PCID matrix: the 64-bit benchmarks under off, on,
-// on+pcid and the deferred modes' PCID variants (bochsDeferredPCID), then
-// the 32-bit world, entered after the on+pcid runs (leaving long mode with
+// on+pcid and the deferred modes' PCID variants (bochsDeferredPCID), the
+// flush costs (PCID and INVPCID rows where the model has them), then the
+// 32-bit world, entered after the on+pcid runs (leaving long mode with
 // CR4.PCIDE set would be #GP: each run restores the Go world's CR4).
-const bochsPlan = "benchmarks = null,lseek,pingpong,messaging,probe,null32,messaging32,probe32\nmodes = " + bochsModes + "\n" + pathLengthSizes
+const bochsPlan = "benchmarks = null,lseek,pingpong,messaging,probe,flushcost,null32,messaging32,probe32\nmodes = " + bochsModes + "\n" + pathLengthSizes
 
 // bochsModes are bochsPlan's modes.
 const bochsModes = "off,on,on+pcid,on-defer+pcid,on-noswitch+pcid"
@@ -145,16 +166,18 @@ func requireBochsOK(t *testing.T, res *bochs.Result) {
 var unknownMSR = regexp.MustCompile(`(RD|WR)MSR: Unknown register (0x[0-9a-f]+)`)
 
 // bochsMatrix boots bochsPlan on model and checks: the machine is named
-// Bochs and its figures instructions; every 64-bit on+pcid row measured
-// (none unsupported); the isolation probe's on+pcid rows as on's; the
+// Bochs, with the model's PCID, INVPCID and SMAP, and its figures
+// instructions; every 64-bit on+pcid row measured where the model has
+// PCID, else unsupported with the reason; the flush costs' PCID and
+// INVPCID rows likewise; the isolation probe's on+pcid rows as on's; the
 // 32-bit world's checks after the on+pcid runs; every check passed; no MSR
 // but the microcode probe's (which reads through the #GP-safe path) missing
-// from the model; and every path length held to the table (pathLengths:
-// its bound, exact where the path is; every row of the plan's
-// configurations measured).
+// from the model, and on AMD (ignore_bad_msrs) no figure from one; and
+// every path length held to the table (pathLengths: its bound, exact where
+// the path is; every row of the plan's configurations measured).
 // It returns the path lengths.
-func bochsMatrix(t *testing.T, model string) map[string]float64 {
-	res := bootBochs(t, bochs.Options{CPU: model, Plan: []byte(bochsPlan), Timeout: bochsMatrixTimeout})
+func bochsMatrix(t *testing.T, model bochsModel) map[string]float64 {
+	res := bootBochs(t, bochs.Options{CPU: model.name, Plan: []byte(bochsPlan), Timeout: bochsMatrixTimeout, IgnoreBadMSRs: model.amd})
 	requireBochsOK(t, res)
 
 	ms := recordsOf[contract.Machine](t, res)
@@ -162,10 +185,11 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	m := ms[0]
 	assert.Equal(t, "bochs", m.Board)
 	assert.Equal(t, "bochs", m.Emulator)
-	assert.True(t, m.PCID)
-	assert.True(t, m.INVPCID)
-	assert.Equal(t, model == "broadwell_ult", m.SMAP, "SMAP")
-	assert.Nil(t, m.Microcode, "IA32_BIOS_SIGN_ID is not in Bochs's models: unreadable, not 0")
+	assert.Equal(t, model.pcid, m.PCID, "PCID")
+	assert.Equal(t, model.invpcid, m.INVPCID, "INVPCID")
+	assert.Equal(t, model.smap, m.SMAP, "SMAP")
+	assert.Equal(t, map[bool]string{false: "GenuineIntel", true: "AuthenticAMD"}[model.amd], m.Vendor)
+	assert.Nil(t, m.Microcode, "the microcode revision MSR (8BH) is not in Bochs's models: unreadable, not 0")
 	assert.InEpsilon(t, float64(bochs.IPS), float64(m.TSCHz), 1e-3, "Bochs's TSC ticks at its emulated instruction rate")
 	timings := recordsOf[contract.Timing](t, res)
 	require.Len(t, timings, 1)
@@ -180,16 +204,44 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	// the first write), which Bochs's models, listing a version in
 	// CPUID.0AH, refuse.
 	probed[fmt.Sprintf("%#x", amd64.MSR_IA32_PERF_GLOBAL_CTRL)] = true
+	if model.amd {
+		// Read as 0 under ignore_bad_msrs: SEV_STATUS by OVMF; by ptilab,
+		// the microcode probe (unreadable: Microcode nil above) and
+		// DE_CFG (C001_1029H), whose LFENCE-serializing bit the write does
+		// not set: "assumed", not "set".
+		probed["0xc0010131"], probed["0xc0011029"] = true, true
+		assert.Equal(t, "assumed", timings[0].LFENCE, "DE_CFG reads 0 and keeps no write: not a figure")
+	}
 	for _, line := range unknownMSR.FindAllStringSubmatch(string(res.Log), -1) {
 		assert.True(t, probed[line[2]], "only the microcode probe and the cpu-state's #GP-safe reads touch an MSR the model lacks: %s", line[0])
 	}
 	st := cpuStateOf(t, res, "aperf/mperf")
 	assert.Equal(t, "unsupported", st.SMICount, "Bochs has no MSR_SMI_COUNT")
 	requireCoreCountsInstructions(t, res)
-	requirePMUUnsupported(t, res, pmuNoMSRs)
+	if model.amd {
+		requirePMUUnsupported(t, res, exactly(pmuAMD))
+	} else {
+		requirePMUUnsupported(t, res, pmuNoMSRs)
+	}
 
-	// Every 64-bit row measured, on+pcid included.
+	// Every 64-bit row measured, on+pcid included where the model has
+	// PCID; the flush costs' rows where it has PCID and INVPCID.
+	flushUnsup := 0
 	for _, f := range recordsOf[contract.Unsupported](t, res) {
+		if f.Bench == "flushcost" {
+			flushUnsup++
+			if strings.HasPrefix(f.Target, "invpcid") && !model.invpcid {
+				assert.Equal(t, "no INVPCID (CPUID.(EAX=07H,ECX=0):EBX[10])", f.Reason, f.Target)
+				continue
+			}
+			assert.False(t, model.pcid, "%s: unsupported on a model with PCID: %s", f.Target, f.Reason)
+			assert.Contains(t, []string{"no PCID (CPUID.01H:ECX[17])", "no INVPCID (CPUID.(EAX=07H,ECX=0):EBX[10])"}, f.Reason, f.Target)
+			continue
+		}
+		if f.Width == 64 && !model.pcid && strings.HasSuffix(f.Mode, "+pcid") {
+			assert.Contains(t, f.Reason, "PCID: not supported by this CPU", "%+v", f)
+			continue
+		}
 		if f.Width == 64 {
 			assert.Fail(t, "a 64-bit row unsupported under Bochs", "%+v", f)
 			continue
@@ -222,6 +274,68 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	for _, f := range recordsOf[contract.Messaging](t, res) {
 		count(f.Subject, f.Stats)
 	}
+	wantFlush := map[[2]bool]int{{true, true}: 0, {true, false}: 4, {false, false}: 6}[[2]bool{model.pcid, model.invpcid}]
+	assert.Equal(t, wantFlush, flushUnsup, "flush costs unsupported: the INVPCID rows without INVPCID, the MOV to CR3 PCID rows too without PCID")
+	if !model.pcid {
+		assert.Empty(t, pcid, "no PCID: no on+pcid row measured")
+		assert.Empty(t, deferredPCID)
+	} else {
+		checkBochsPCIDRows(t, res, pcid, deferredPCID)
+	}
+
+	// The 32-bit world, entered after the on+pcid runs.
+	checks := map[string]bool{}
+	for _, f := range recordsOf[contract.Check](t, res) {
+		checks[f.Name] = f.OK
+	}
+	for _, c := range checkNames32 {
+		assert.True(t, checks[c], "check %s", c)
+	}
+
+	got, stamps := pathLengths(t, res)
+	flush := map[string]float64{}
+	for _, r := range recordsOf[contract.FlushCost](t, res) {
+		flush[r.Key()] = r.PerOp.Mean
+	}
+	assert.Len(t, flush, 10-wantFlush, "every flush operation the model has measured")
+	holdPathLengths(t, flush)
+	maps.Copy(got, flush)
+	modes := strings.Split(bochsModes, ",")
+	if !model.pcid {
+		modes = []string{"off", "on"}
+	}
+	requireRows(t, got, func(f map[string]string) bool {
+		w64 := f["width"] == "64" && slices.Contains([]string{"null", "lseek", "pingpong", "messaging"}, f["bench"])
+		w32 := f["width"] == "32" && slices.Contains([]string{"null32", "messaging"}, f["bench"])
+		return (w64 || w32) && slices.Contains(modes, f["mode"]) && f["ipc"] != "socket"
+	})
+	with := withField
+	for k := range got {
+		if keyField(k, "bench") == "null" && keyField(k, "mode") == "on+pcid" {
+			assert.Greater(t, got[k], got[with(k, "mode", "on")], k)
+			assert.Greater(t, got[with(k, "mode", "on-defer+pcid")], got[k], "on-defer+pcid: on+pcid's switch and a dispatcher's call")
+			assert.Less(t, got[with(k, "mode", "on-noswitch+pcid")], got[k], "on-noswitch+pcid's getppid writes no CR3")
+			assert.LessOrEqual(t, got[with(k, "mode", "on-noswitch+pcid")], got[with(k, "mode", "off")], "on-noswitch+pcid's getppid is no longer than off's")
+		}
+		if keyField(k, "mode") == "on" {
+			assert.Greater(t, got[k], got[with(k, "mode", "off")], k)
+		}
+		// Global pages change no path: those rows equal the others.
+		if keyField(k, "global") == "on" {
+			assert.Equal(t, got[with(k, "global", "off")], got[k], "%s: global pages change no path", k)
+		}
+	}
+	checkStamps(t, stamps)
+	t.Logf("instructions per call under Bochs (%s): %v", model.name, got)
+	return got
+}
+
+// checkBochsPCIDRows checks a matrix run on a model with PCID: every
+// on+pcid row of the plan measured (pcid: rows by benchmark), the deferred
+// modes' PCID variants run every row on+pcid runs, and the isolation
+// probe's on+pcid rows as on's.
+func checkBochsPCIDRows(t *testing.T, res serialLog, pcid, deferredPCID map[string]int) {
+	t.Helper()
 	assert.Equal(t, map[string]int{"null": 4, "lseek": 2, "pingpong": 2, "messaging": 2}, pcid,
 		"on+pcid: null 2 flavours x 2 global settings, lseek 2 global settings, ping-pong and messaging processes and threads")
 	want := map[string]int{}
@@ -260,42 +374,6 @@ func bochsMatrix(t *testing.T, model string) map[string]float64 {
 	assert.Equal(t, "faulted true present false vector 14", probe["kernel text"]["on+pcid"], "kernel text not mapped under on+pcid")
 	assert.Equal(t, "faulted true present true vector 14", probe["entry area"]["on+pcid"])
 	assert.Regexp(t, `(?m)^kernel text\s+0x[0-9a-f]+\s+#PF P=1 \(error 0x5\)\s+#PF P=0 \(error 0x4\)\s+#PF P=0 \(error 0x4\)(\s+#PF P=0 \(error 0x4\)){2}$`, strings.Join(res.Lines(), "\n"))
-
-	// The 32-bit world, entered after the on+pcid runs.
-	checks := map[string]bool{}
-	for _, f := range recordsOf[contract.Check](t, res) {
-		checks[f.Name] = f.OK
-	}
-	for _, c := range checkNames32 {
-		assert.True(t, checks[c], "check %s", c)
-	}
-
-	got, stamps := pathLengths(t, res)
-	modes := strings.Split(bochsModes, ",")
-	requireRows(t, got, func(f map[string]string) bool {
-		w64 := f["width"] == "64" && slices.Contains([]string{"null", "lseek", "pingpong", "messaging"}, f["bench"])
-		w32 := f["width"] == "32" && slices.Contains([]string{"null32", "messaging"}, f["bench"])
-		return (w64 || w32) && slices.Contains(modes, f["mode"]) && f["ipc"] != "socket"
-	})
-	with := withField
-	for k := range got {
-		if keyField(k, "bench") == "null" && keyField(k, "mode") == "on+pcid" {
-			assert.Greater(t, got[k], got[with(k, "mode", "on")], k)
-			assert.Greater(t, got[with(k, "mode", "on-defer+pcid")], got[k], "on-defer+pcid: on+pcid's switch and a dispatcher's call")
-			assert.Less(t, got[with(k, "mode", "on-noswitch+pcid")], got[k], "on-noswitch+pcid's getppid writes no CR3")
-			assert.LessOrEqual(t, got[with(k, "mode", "on-noswitch+pcid")], got[with(k, "mode", "off")], "on-noswitch+pcid's getppid is no longer than off's")
-		}
-		if keyField(k, "mode") == "on" {
-			assert.Greater(t, got[k], got[with(k, "mode", "off")], k)
-		}
-		// Global pages change no path: those rows equal the others.
-		if keyField(k, "global") == "on" {
-			assert.Equal(t, got[with(k, "global", "off")], got[k], "%s: global pages change no path", k)
-		}
-	}
-	checkStamps(t, stamps)
-	t.Logf("instructions per call under Bochs (%s): %v", model, got)
-	return got
 }
 
 // TestBochsPCIDEOrder boots a test image with a bug planted
@@ -379,11 +457,37 @@ func TestBochsFault(t *testing.T) {
 }
 
 // TestBochsPingPongFirst is TestPingPongFirst under Bochs, whose IRETQ
-// handles the segment registers on its own code.
+// handles the segment registers on its own code. Its cpu-state record is
+// checked too (checkBochsCPUState).
 func TestBochsPingPongFirst(t *testing.T) {
 	res := bootBochs(t, bochs.Options{Plan: []byte(pingPongFirstPlan), Timeout: bochsFaultTimeout})
 	requireBochsOK(t, res)
 	checkPingPongFirst(t, res)
+	checkBochsCPUState(t, res)
+}
+
+// checkBochsCPUState checks the cpu-state and vulnerabilities records of a
+// boot on Bochs's default model (Intel 06_3CH), which has neither
+// IA32_MISC_ENABLE nor MSR_CORE_THREAD_COUNT: both were read (Bochs logs
+// the #GP of each), the boot survived it, the CPUID limit is not
+// known, never written, and CPUID decides SMT in both records.
+func checkBochsCPUState(t *testing.T, res *bochs.Result) {
+	t.Helper()
+	st := cpuStateOf(t, res, "aperf/mperf")
+	assert.Nil(t, st.CPUIDLimit, "Bochs has no IA32_MISC_ENABLE")
+	assert.Equal(t, "cpuid", st.SMTSource, "Bochs has no MSR_CORE_THREAD_COUNT")
+	assert.Zero(t, st.ThreadCount)
+	vs := recordsOf[contract.Vulnerabilities](t, res)
+	require.Len(t, vs, 1)
+	assert.Equal(t, st.SMT, vs[0].SMT)
+	assert.Equal(t, "cpuid", vs[0].SMTSource)
+	unknown := map[string]bool{}
+	for _, line := range unknownMSR.FindAllStringSubmatch(string(res.Log), -1) {
+		unknown[line[1]+" "+line[2]] = true
+	}
+	assert.True(t, unknown[fmt.Sprintf("RD %#x", amd64.MSR_IA32_MISC_ENABLE)], "IA32_MISC_ENABLE read: %v", unknown)
+	assert.True(t, unknown[fmt.Sprintf("RD %#x", amd64.MSR_CORE_THREAD_COUNT)], "MSR_CORE_THREAD_COUNT read: %v", unknown)
+	assert.False(t, unknown[fmt.Sprintf("WR %#x", amd64.MSR_IA32_MISC_ENABLE)], "IA32_MISC_ENABLE never written")
 }
 
 // TestBochsRetention runs the TLB retention proof under Bochs, whose TLB

@@ -37,7 +37,9 @@ func requireOK(t *testing.T, res *qemu.Result) {
 }
 
 // requireEndOK checks the image's own verdict: no fault dump, and
-// PTILAB-END status "ok" with exit 0 and every check passed.
+// PTILAB-END status "ok" with exit 0 and every check passed; and that a
+// run whose benchmarks ran (a timing record) measured the disturbance
+// baseline first, emulated.
 func requireEndOK(t *testing.T, res serialLog) {
 	t.Helper()
 	if line, ok := res.Fault(); ok {
@@ -50,6 +52,15 @@ func requireEndOK(t *testing.T, res serialLog) {
 	assert.Equal(t, e.Checks, e.Passed)
 	assert.Zero(t, e.FailedBenchmarks)
 	assert.Empty(t, e.Failed)
+	if len(recordsOf[contract.Timing](t, res)) > 0 {
+		b := recordsOf[contract.Baseline](t, res)
+		require.Len(t, b, 1, "the disturbance baseline")
+		assert.True(t, b[0].Emulated)
+		assert.Positive(t, b[0].Ms)
+		assert.Positive(t, b[0].Reads)
+		assert.Empty(t, b[0].Warnings, "no warnings under an emulator")
+		assert.Contains(t, []string{"unsupported", "aperf/mperf"}, b[0].CoreClock, "the emulators' APERF/MPERF count where they have them")
+	}
 }
 
 // TestDefaultBoot boots with 256 MiB and QEMU's default CPU and checks the
@@ -93,6 +104,10 @@ func TestDefaultBoot(t *testing.T) {
 	st := cpuStateOf(t, res, "unsupported")
 	assert.Equal(t, "unsupported", st.SMICount)
 	assert.Equal(t, "unsupported", st.MSRs["MSR_SMI_COUNT"])
+	// Not Intel: IA32_MISC_ENABLE and MSR_CORE_THREAD_COUNT are not read.
+	assert.Nil(t, st.CPUIDLimit)
+	assert.Equal(t, "cpuid", st.SMTSource)
+	assert.Zero(t, st.ThreadCount)
 	// The vulnerabilities table: qemu64 is AMD family 0FH, whitelisted
 	// against Meltdown, MDS and MMIO; retpolines for Spectre v2, no IBPB
 	// or STIBP enumerated.
@@ -202,6 +217,19 @@ func TestModels(t *testing.T) {
 				assert.Equal(t, 0, st.MaxNonTurboRatio)
 			}
 			assert.Equal(t, smi, st.SMICount)
+			if tt.model != 0 {
+				// QEMU's TCG has IA32_MISC_ENABLE (limit bit clear)
+				// and MSR_CORE_THREAD_COUNT: one thread on one core
+				// (-smp 1), which decides SMT in both records.
+				require.NotNil(t, st.CPUIDLimit, "IA32_MISC_ENABLE read on an Intel model")
+				assert.False(t, *st.CPUIDLimit)
+				assert.Equal(t, "msr", st.SMTSource)
+				assert.Equal(t, 1, st.ThreadCount)
+				assert.Equal(t, 1, st.CoreCount)
+				assert.False(t, st.SMT)
+				lines := res.Lines()
+				assert.Contains(t, lines[lineIndex(t, lines, "ptilab cpu-state: core clock ")], "| SMT siblings no (1 thread on 1 core enabled, MSR_CORE_THREAD_COUNT")
+			}
 			requireCoreUnsupported(t, res, smi)
 			pmuWhy := pmuAMD
 			if tt.model != 0 {
@@ -209,6 +237,8 @@ func TestModels(t *testing.T) {
 			}
 			requirePMUUnsupported(t, res, exactly(pmuWhy))
 			vul := vulnsOf(t, res)
+			assert.Equal(t, st.SMT, vul.SMT)
+			assert.Equal(t, st.SMTSource, vul.SMTSource)
 			if tt.name == "Skylake-Client" {
 				// SKYLAKE (06_5EH) without ARCH_CAPABILITIES under a
 				// hypervisor: Meltdown, PTI; BHI assumed, covered by

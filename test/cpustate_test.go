@@ -18,9 +18,11 @@ import (
 
 // cpuStateOf checks that a run printed one cpu-state record, with its
 // human lines, before the first benchmark's line and record, that the
-// firmware's state in it is long mode's and its core clock coreClock
-// ("unsupported" under QEMU's TCG, "aperf/mperf" under Bochs 3.1); it
-// returns the record.
+// firmware's state in it is long mode's, its core clock coreClock
+// ("unsupported" under QEMU's TCG, "aperf/mperf" under Bochs 3.1), and
+// no CPUID limit found or cleared (no emulator models
+// IA32_MISC_ENABLE[22]: its max leaf unchanged and above 2); it returns
+// the record.
 func cpuStateOf(t *testing.T, res serialLog, coreClock string) contract.CPUState {
 	t.Helper()
 	sts := recordsOf[contract.CPUState](t, res)
@@ -45,6 +47,13 @@ func cpuStateOf(t *testing.T, res serialLog, coreClock string) contract.CPUState
 	assert.True(t, hexBit(t, s.CR4, 5), "CR4.PAE at entry: %s", s.CR4)
 	assert.NotEqual(t, "unsupported", s.MSRs["IA32_PAT"], "QEMU has PAT")
 	assert.Equal(t, coreClock, s.CoreClock)
+	if s.CPUIDLimit != nil {
+		assert.False(t, *s.CPUIDLimit, "no emulator sets the CPUID limit")
+	}
+	assert.False(t, s.CPUIDLimitCleared)
+	assert.Equal(t, s.MaxLeafAtEntry, s.MaxLeaf)
+	assert.Greater(t, s.MaxLeaf, uint32(2))
+	lineIndex(t, lines, fmt.Sprintf("ptilab cpu-state: CPUID max leaf %#x (limit IA32_MISC_ENABLE[22] ", s.MaxLeaf))
 	return s
 }
 

@@ -24,6 +24,10 @@ const (
 	// FlushCR4: MOV a to CR4, then MOV b to CR4 (a CR4.PGE toggle when a
 	// and b differ in PGE alone): two writes per operation.
 	FlushCR4
+	// FlushINVLPGLive: a byte load from address a, then INVLPG of its
+	// page: the INVLPG drops a translation the TLB holds, and the next
+	// load walks the tables again.
+	FlushINVLPGLive
 )
 
 // FlushLoop times n (at least 1) operations op in ring 0 with interrupts
@@ -63,20 +67,23 @@ var invpcidTypes = [4]string{"one address", "one PCID", "all, global too", "all 
 // flushDesc is the INVPCID descriptor (SDM Vol. 2A, INVPCID: PCID in bits
 // 11:0 of the first quadword, the linear address in the second);
 // flushTarget holds the page that INVLPG and INVPCID type 0 invalidate,
-// mapped in the Go kernel's table and never touched by the loops.
+// mapped in the Go kernel's table and never touched by the loops, and
+// after it the page the live INVLPG loads from and invalidates.
 var (
 	flushDesc   [2]uint64
-	flushTarget [2 * amd64.PageSize]byte
+	flushTarget [3 * amd64.PageSize]byte
 )
 
 // FlushCost is the setting of the flush-cost table (Linux
 // arch/x86/mm/tlb.c: native_flush_tlb_global toggles CR4.PGE, or uses
 // INVPCID type 2 where the CPU has it): the Go kernel's table, whose CR3
 // is Root (PCID 0), the page at Target that INVLPG and INVPCID type 0
-// name, and the CR4 the loops run with, Base: the kernel's CR4 with
-// CR4.PCIDE clear and CR4.PGE set where the CPU has global pages.
+// name (no loop touches it: the TLB does not hold it), the page at Live
+// that the live INVLPG loads from before each INVLPG, and the CR4 the
+// loops run with, Base: the kernel's CR4 with CR4.PCIDE clear and CR4.PGE
+// set where the CPU has global pages.
 type FlushCost struct {
-	Root, Target, Base uint64
+	Root, Target, Live, Base uint64
 }
 
 // NewFlushCost reads the kernel's CR3 and CR4 and points the INVPCID
@@ -93,13 +100,15 @@ func NewFlushCost() (FlushCost, error) {
 	if amd64.Features.PGE {
 		base |= amd64.CR4_PGE
 	}
-	return FlushCost{Root: root, Target: target, Base: base}, nil
+	return FlushCost{Root: root, Target: target, Live: target + amd64.PageSize, Base: base}, nil
 }
 
 // Ops lists the table's operations in its order: MOV to CR3 without
 // PCID, with PCID 0 and NOFLUSH, with PCID 0 without NOFLUSH; INVLPG of
-// the target page; INVPCID types 0 to 3; the CR4.PGE toggle. Those the
-// CPU lacks (amd64.Features) say why in Missing.
+// the target page, which the TLB does not hold, and of the live page
+// after a load from it (the load's page walk in the figure); INVPCID
+// types 0 to 3; the CR4.PGE toggle. Those the CPU lacks (amd64.Features)
+// say why in Missing.
 func (fc FlushCost) Ops() []FlushOp {
 	f := amd64.Features
 	pcid, invpcid, pge := "", "", ""
@@ -116,7 +125,8 @@ func (fc FlushCost) Ops() []FlushOp {
 		{Name: "mov cr3", Title: "MOV to CR3, no PCID", Op: FlushCR3, A: fc.Root},
 		{Name: "mov cr3 pcid noflush", Title: "MOV to CR3, PCID 0, NOFLUSH", Op: FlushCR3, A: fc.Root | amd64.CR3_NOFLUSH, PCIDE: true, Missing: pcid},
 		{Name: "mov cr3 pcid", Title: "MOV to CR3, PCID 0, no NOFLUSH", Op: FlushCR3, A: fc.Root, PCIDE: true, Missing: pcid},
-		{Name: "invlpg", Title: "INVLPG of a present page", Op: FlushINVLPG, A: fc.Target},
+		{Name: "invlpg", Title: "INVLPG of a page the TLB does not hold", Op: FlushINVLPG, A: fc.Target},
+		{Name: "invlpg live", Title: "load + INVLPG of a just-used page", Op: FlushINVLPGLive, A: fc.Live},
 	}
 	for t := range uint64(4) {
 		ops = append(ops, FlushOp{Name: fmt.Sprintf("invpcid %d", t), Title: fmt.Sprintf("INVPCID type %d (%s)", t, invpcidTypes[t]),

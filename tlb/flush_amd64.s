@@ -27,6 +27,8 @@ TEXT ·FlushLoop(SB),NOSPLIT,$0-56
 	JEQ	invpcid
 	CMPQ	R8, $const_FlushCR4
 	JEQ	cr4
+	CMPQ	R8, $const_FlushINVLPGLive
+	JEQ	invlpglive
 empty:
 	DECQ	CX
 	JNZ	empty
@@ -40,6 +42,12 @@ invlpg:
 	INVLPG	(SI)
 	DECQ	CX
 	JNZ	invlpg
+	JMP	done
+invlpglive:
+	MOVB	(SI), DX	// the load: the translation is in the TLB again
+	INVLPG	(SI)
+	DECQ	CX
+	JNZ	invlpglive
 	JMP	done
 invpcid:
 	INVPCID	(R9), SI

@@ -126,7 +126,13 @@ func (w *fakeWorld) Loop(sw bench.Switch, call bench.Call, n, r int, empty bool)
 		l.Samples = append(l.Samples, s)
 	}
 	if c.Stamps {
-		l.Phases = []uint64{1, 2, 3, 4, 5}
+		// Every call stamped: phase i takes 10(i+1) cycles a call, 4 of
+		// them its stamp's.
+		for i := range l.Stamps.Sums {
+			l.Stamps.N[i] = uint64(n * r)
+			l.Stamps.Sums[i] = uint64(10*(i+1)) * l.Stamps.N[i]
+			l.Stamps.Cost[i] = 4
+		}
 	}
 	return l, nil
 }
@@ -244,7 +250,9 @@ func TestEngineNull(t *testing.T) {
 	assert.Equal(t, 1000.0+100+50+3*2, on32.Mean)
 	assert.InDelta(t, 1156.0/156, on32.RatioToOff, 0.001, "compared with the same entry's off")
 	stamped := byKey[contract.Subject{Bench: "null32", Width: 32, Mode: "on", Entry: "sysenter", Flavour: "linux", Copy: "trim8", Stamps: true}.Key()]
-	assert.Len(t, stamped.Phases, 5)
+	assert.Equal(t, map[string]float64{"cr3_in": 6, "copy_in": 16, "dispatch": 26, "copy_out": 36, "cr3_out": 46}, stamped.Phases,
+		"each phase less its stamp's cost")
+	assert.Equal(t, map[string]float64{"cr3_in": 4, "copy_in": 4, "dispatch": 4, "copy_out": 4, "cr3_out": 4}, stamped.StampCost)
 
 	unsup := map[string]int{}
 	for _, u := range of[contract.Unsupported](recs) {

@@ -11,11 +11,12 @@ import (
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/experiment"
+	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
 )
 
 // Oracle is the leak oracle's registry row, with its keys.
-var Oracle = bench.Benchmark{Name: "oracle", Summary: "the leak oracle: a calibration of cached and flushed loads timed with RDTSCP, then per mode (and by FRED where the plan runs it) ring 3 reads a kernel secret (Meltdown: the page fault recovered, a transient load of a probe line, Flush+Reload) and counts the bytes recovered; \"unavailable\" where cache timing is not observable (the emulators), where the secret is still read once per byte to show each mode's fault",
+var Oracle = bench.Benchmark{Name: "oracle", Summary: "the leak oracle: per mode a calibration of cached and flushed loads timed with RDTSCP, each after a getppid (the reloads after the fault pay the mode's page walks: each mode gets its own threshold), then per mode (and by FRED where the plan runs it) ring 3 reads a kernel secret (Meltdown: the page fault recovered, a transient load of a probe line, Flush+Reload) and counts the bytes recovered; \"unavailable\" where cache timing is not observable (the emulators), where the secret is still read once per byte to show each mode's fault",
 	Worlds: []int{64}, Keys: []string{"modes", "entries", oracleSamples.Name(), oracleAttempts.Name()}, Run: oracle, Optional: true}
 
 // The leak oracle (Meltdown, Lipp et al., USENIX Security 2018, with
@@ -28,13 +29,17 @@ var Oracle = bench.Benchmark{Name: "oracle", Summary: "the leak oracle: a calibr
 // transient load of a probe line chosen by the byte leaves it in the cache
 // where a timed reload finds it.
 //
-// First the calibration: if a cached and a flushed line cannot be told
-// apart by time (QEMU's TCG has no cache model, Bochs's TSC and QEMU's
-// icount count instructions), the oracle is unavailable and says so; the
-// secret is still read once per byte and mode, which checks the fault
-// recovery and shows each mode's fault (P=1 or P=0). No figure here is a
-// verdict on the CPU: the vulnerability table's meltdown line is printed
-// beside it.
+// First the calibration, in each mode: the oracle's reloads follow a
+// fault, a kernel entry and exit, whose CR3 writes under isolation without
+// PCIDs empty the TLB, so each reload also walks the tables; the
+// calibration's timed loads each follow a getppid for the same reason, in
+// the mode's own address spaces, and each mode gets its own threshold. If
+// a cached and a flushed line cannot be told apart by time (QEMU's TCG
+// has no cache model, Bochs's TSC and QEMU's icount count instructions),
+// the oracle is unavailable in that mode and says so; the secret is still
+// read once per byte and mode, which checks the fault recovery and shows
+// each mode's fault (P=1 or P=0). No figure here is a verdict on the CPU:
+// the vulnerability table's meltdown line is printed beside it.
 
 // The oracle process's data (offsets from pti.UserData): the hit counters
 // (a quadword per line), the calibration's samples (hits, then misses),
@@ -171,40 +176,37 @@ func oracle(x *bench.Ctx) any {
 	}
 	data := oracleProc.DataPages()
 
-	// The calibration, under off (any mode times its own data alike).
-	n := oracleSamples.Of(x.Plan)
-	var res pti.Result
-	off, err := pti.Plan(bench.ConfigOf(experiment.Off, experiment.Syscall, experiment.Minimal))
-	if err == nil {
-		res, err = pti.Start(off, oracleProc, pti.OracleCal, pti.UserStackTop,
-			[6]uint64{pti.UserData + oracleCalLine, uint64(n), pti.UserData + oracleSamplesOff, noRDTSCP})
+	// The calibration, in each mode (the rows of a mode the CPU lacks say
+	// so below).
+	thresholds := map[experiment.Mode]uint64{}
+	for _, mode := range modes {
+		c := bench.ConfigOf(mode, experiment.Syscall, experiment.Minimal)
+		sw, err := pti.Plan(c)
+		if err != nil {
+			continue
+		}
+		cal, ok := oracleCalibrate(x, sw, data, noRDTSCP)
+		s := x.Subject("oracle", c)
+		s.Entry, s.Flavour = "", ""
+		if !ok {
+			x.Fail(contract.Error{Name: x.Name + " calibration " + mode.String(), Error: cal.Verdict, Subject: &s})
+			return out
+		}
+		cal.Subject = s
+		x.Record(cal)
+		if cal.Observable {
+			thresholds[mode] = cal.Threshold
+		}
 	}
-	if err == nil && (res.Reason != pti.ReasonExit || res.Status != 0) {
-		err = fmt.Errorf("the calibration ended with %v", res)
-	}
-	if err != nil {
-		x.Fail(contract.Error{Name: x.Name + " calibration", Error: err.Error(), Subject: &s})
-		return out
-	}
-	samples := make([]uint64, 2*n)
-	for i := range samples {
-		samples[i] = binary.LittleEndian.Uint64(data[oracleSamplesOff+8*i:])
-	}
-	hit, miss, observable, threshold := Calibrate(samples[:n], samples[n:])
-	verdict := oracleUnavailable
-	if observable {
-		verdict = oracleObservable
-	}
-	x.Record(contract.OracleCalibration{Subject: s, Samples: n, Unit: x.Clock.Unit(), TimedBy: timedBy(noRDTSCP == 0), Hit: hit, Miss: miss,
-		Observable: observable, Threshold: threshold, Verdict: verdict})
 
-	attempts := 1
-	if observable {
-		attempts = oracleAttempts.Of(x.Plan)
-	}
 	secretCall := uint64(pti.SysSecret) | noRDTSCP
 	for _, entry := range faultEntries(x, experiment.Syscall) {
 		for _, mode := range modes {
+			threshold, observable := thresholds[mode]
+			attempts := 1
+			if observable {
+				attempts = oracleAttempts.Of(x.Plan)
+			}
 			c := bench.ConfigOf(mode, entry, experiment.Minimal)
 			s := x.Subject("oracle", c)
 			s.Flavour = ""
@@ -275,6 +277,36 @@ func oracle(x *bench.Ctx) any {
 	}
 	oracleLimit(x, secret, secretCall)
 	return out
+}
+
+// calCall is the system call before each of the calibration's timed
+// loads.
+const calCall = "getppid"
+
+// oracleCalibrate runs the calibration under sw, its samples in the
+// oracle process's data, and returns its record (no subject), or why it
+// failed in Verdict and false.
+func oracleCalibrate(x *bench.Ctx, sw pti.Switch, data []byte, noRDTSCP uint64) (contract.OracleCalibration, bool) {
+	n := oracleSamples.Of(x.Plan)
+	res, err := pti.Start(sw, oracleProc, pti.OracleCal, pti.UserStackTop,
+		[6]uint64{pti.UserData + oracleCalLine, uint64(n), pti.UserData + oracleSamplesOff, noRDTSCP, linuxabi.SYS_getppid})
+	if err == nil && (res.Reason != pti.ReasonExit || res.Status != 0) {
+		err = fmt.Errorf("the calibration ended with %v", res)
+	}
+	if err != nil {
+		return contract.OracleCalibration{Verdict: err.Error()}, false
+	}
+	samples := make([]uint64, 2*n)
+	for i := range samples {
+		samples[i] = binary.LittleEndian.Uint64(data[oracleSamplesOff+8*i:])
+	}
+	hit, miss, observable, threshold := Calibrate(samples[:n], samples[n:])
+	verdict := oracleUnavailable
+	if observable {
+		verdict = oracleObservable
+	}
+	return contract.OracleCalibration{Samples: n, Unit: x.Clock.Unit(), TimedBy: timedBy(noRDTSCP == 0), After: calCall,
+		Hit: hit, Miss: miss, Observable: observable, Threshold: threshold, Verdict: verdict}, true
 }
 
 // oracleLimit checks the recovery's limit, under off: a recovering run of

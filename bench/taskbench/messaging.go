@@ -86,10 +86,9 @@ type MessagingResult struct {
 	Messages           uint64
 	Switches, CR3Loads uint64
 	Unsup, Failure     error
-	// The instrumented runs' phase cycles (summed over the run's system
-	// calls, PhaseCount of them) and the run's cycles from the start of
-	// its first task to the last exit.
-	Phases    []uint64
+	// The instrumented runs' phases (over the run's system calls) and the
+	// run's cycles from the start of its first task to the last exit.
+	Stamps    bench.Stamps
 	RunCycles uint64
 }
 
@@ -457,7 +456,7 @@ func messagingRun(w bench.World, sw bench.Switch, threads bool, p MessagingParam
 	if !end.OK() {
 		return fail(fmt.Errorf("the run ended with %v%s", end, describeTasks(run.Tasks())))
 	}
-	res.Phases, res.RunCycles = end.Phases, endTSC-t0
+	res.Stamps, res.RunCycles = end.Stamps, endTSC-t0
 
 	// Nothing lost: every receiver got every message of its group whole,
 	// every pipe carried what was written.
@@ -584,16 +583,18 @@ func messagingPhases(x *bench.Ctx) {
 			run := float64(m.RunCycles)
 			entryPath := 0.0
 			pct := map[string]float64{}
-			for i, ph := range m.Phases {
-				pct[bench.PhaseNames[i]] = bench.Round(100 * float64(ph) / run)
+			for i, name := range bench.PhaseNames {
+				ph := m.Stamps.Net(i)
+				pct[name] = bench.Round(100 * ph / run)
 				if i != bench.PhaseDispatch {
-					entryPath += float64(ph)
+					entryPath += ph
 				}
 			}
 			core := m.Disturb.CoreRecord(clk.Hz)
 			x.Record(contract.Phases{
 				Subject: s, Workload: wl, Unit: clk.Unit(),
-				PhasePct: pct, EntryPathPct: bench.Round(100 * entryPath / run), RunCycles: m.RunCycles, Messages: m.Messages,
+				PhasePct: pct, StampCost: bench.PhaseMap(m.Stamps.Cost), StampedCalls: m.Stamps.Calls(),
+				EntryPathPct: bench.Round(100 * entryPath / run), RunCycles: m.RunCycles, Messages: m.Messages,
 				Warmup: p.Warmup, Core: &core,
 			})
 		}

@@ -8,7 +8,7 @@ import (
 )
 
 // FlushCost is the flush costs' registry row.
-var FlushCost = bench.Benchmark{Name: "flushcost", Summary: "TLB flush costs in ring 0, per operation, empty loop subtracted: MOV to CR3 without PCID, with PCID and NOFLUSH, with PCID without NOFLUSH; INVLPG; INVPCID types 0 to 3; the CR4.PGE toggle",
+var FlushCost = bench.Benchmark{Name: "flushcost", Summary: "TLB flush costs in ring 0, per operation, empty loop subtracted: MOV to CR3 without PCID, with PCID and NOFLUSH, with PCID without NOFLUSH; INVLPG of a page the TLB does not hold, and of a just-used one (a load, then INVLPG: the load's page walk included); INVPCID types 0 to 3; the CR4.PGE toggle",
 	Worlds: []int{64}, Keys: []string{"n", "r", "warmup"}, Run: flushCost, Optional: true}
 
 // Flush costs: what the TLB invalidations PTI and its alternatives use

@@ -18,6 +18,7 @@ func cpuState(r *bench.Reporter) cpustate.Power {
 	cpu := cpustate.Hardware{}
 	p := cpustate.ReadPower(cpu)
 	st := cpustate.State(cpu, efi.Entry, p)
+	cpustate.SetCPUIDLimit(&st, goos.FirmwareCPUIDLimit())
 	if x := goos.FirmwareXState(); x.XCR0 != 0 {
 		st.XCR0 = fmt.Sprintf("%#x", x.XCR0)
 		st.XStateInit = x.Init

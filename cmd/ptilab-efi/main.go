@@ -218,6 +218,19 @@ func serialPorts(ports []board.Port) []string {
 			s += fmt.Sprintf(" %d baud", p.Baud)
 		} else {
 			s += " firmware's baud"
+			if p.SPCRBaud != 0 {
+				s += fmt.Sprintf(" (spcr names %d)", p.SPCRBaud)
+			}
+		}
+		if p.COM != 0 {
+			s += fmt.Sprintf(" (com%d)", p.COM)
+		}
+		if f := p.PCI; f.VendorID != 0 {
+			s += fmt.Sprintf(" (pci %02x:%02x.%x %04x:%04x", f.Bus, f.Device, f.Function, f.VendorID, f.DeviceID)
+			if p.DecodeTurnedOn() {
+				s += ", decode turned on"
+			}
+			s += ")"
 		}
 		if p.SPCR {
 			s += " (spcr)"

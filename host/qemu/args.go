@@ -70,6 +70,13 @@ type Options struct {
 	// NoSerial gives the guest no serial port (-serial none): the run's
 	// record is then only on the display and in its results file.
 	NoSerial bool
+	// PCISerial gives the guest a PCI UART (QEMU's pci-serial, 1b36:0002,
+	// a 16550 behind I/O BAR 0) as its only serial port, in place of
+	// q35's ISA COM1 (-serial none, which q35 then leaves out): the run's
+	// serial output is what the guest writes to the PCI UART. OVMF
+	// mirrors its console onto COM1 alone, so with no COM1 only the
+	// image writes it.
+	PCISerial bool
 	// Files are extra files for the boot volume, keyed by slash-separated
 	// path relative to its root. They may not escape the root or replace
 	// the image or the plan file.
@@ -116,6 +123,8 @@ func (o *Options) validate() error {
 		return fmt.Errorf("qemu: timeout must be positive, got %v", o.Timeout)
 	case o.KVM && o.Icount:
 		return errors.New("qemu: -icount needs TCG and cannot be combined with KVM")
+	case o.NoSerial && o.PCISerial:
+		return errors.New("qemu: NoSerial and PCISerial exclude each other")
 	case o.SMP < 0:
 		return fmt.Errorf("qemu: SMP must not be negative, got %d", o.SMP)
 	}
@@ -170,12 +179,15 @@ func Args(opts Options, paths Paths) []string {
 		args = append(args, "-drive", "format=raw,file="+optValue(paths.ESP))
 	}
 	serial := "stdio"
-	if opts.NoSerial {
+	if opts.NoSerial || opts.PCISerial {
 		serial = "none"
 	}
 	args = append(args,
 		"-device", fmt.Sprintf("isa-debug-exit,iobase=%#x,iosize=1", contract.DebugExitPort),
 		"-serial", serial)
+	if opts.PCISerial {
+		args = append(args, "-chardev", "stdio,id=pciserial", "-device", "pci-serial,chardev=pciserial")
+	}
 	return append(args, opts.ExtraArgs...)
 }
 

@@ -82,6 +82,15 @@ func TestArgsDisk(t *testing.T) {
 	assert.Equal(t, "none", around(args, "-serial"))
 }
 
+// PCISerial: no ISA serial port, a pci-serial on the standard output.
+func TestArgsPCISerial(t *testing.T) {
+	args := Args(Options{PCISerial: true}, testPaths)
+	assert.Equal(t, "none", around(args, "-serial"))
+	assert.Equal(t, "stdio,id=pciserial", around(args, "-chardev"))
+	assert.Contains(t, args, "pci-serial,chardev=pciserial")
+	assert.NotContains(t, strings.Join(Args(Options{}, testPaths), " "), "pci-serial")
+}
+
 func TestOptionsValidate(t *testing.T) {
 	ok := Options{Image: "a.efi", Timeout: time.Second}
 	require.NoError(t, ok.validate())
@@ -94,6 +103,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"no timeout", func(o *Options) { o.Timeout = 0 }, "timeout must be positive"},
 		{"kvm icount", func(o *Options) { o.KVM, o.Icount = true, true }, "cannot be combined with KVM"},
 		{"negative smp", func(o *Options) { o.SMP = -1 }, "SMP must not be negative"},
+		{"no serial and pci serial", func(o *Options) { o.NoSerial, o.PCISerial = true, true }, "exclude each other"},
 		{"read-only without disk", func(o *Options) { o.DiskReadOnly = true }, "needs a disk image"},
 		{"results of a given disk", func(o *Options) { o.Disk, o.ResultsDir = "d.img", "out" }, "ResultsDir is for the boot volume Run makes"},
 	}

@@ -165,6 +165,8 @@ func MachineLine(r *Run) string {
 			s += fmt.Sprintf("; PTI needed as Linux %s decides: %s (%s)", v.Linux, yesNo(v.PTINeeded), v.PTIWhy)
 		case contract.PState:
 			s += "; pstate " + v.Mode + ": " + pstateOutcome(v)
+		case contract.Baseline:
+			s += "; " + baselineOutcome(v)
 		}
 	}
 	if m.PtilabCommit != "" {
@@ -183,6 +185,20 @@ func pstateOutcome(p contract.PState) string {
 		return fmt.Sprintf("ratio %d applied, settled at %.0f MHz", p.Ratio, p.CoreMHz)
 	}
 	return fmt.Sprintf("ratio %d applied, not settled (%s)", p.Ratio, p.Why)
+}
+
+// baselineOutcome says what the disturbance baseline saw: SMIs and gaps
+// a second, the longest gap, and its warnings.
+func baselineOutcome(b contract.Baseline) string {
+	smis := "SMI count " + b.SMICount
+	if b.SMICount == "msr" {
+		smis = fmt.Sprintf("%.1f SMIs/s", b.SMIsPerS)
+	}
+	s := fmt.Sprintf("baseline %.0f ms: %s, %.1f gaps/s over %.0f µs, longest %.1f µs", b.Ms, smis, b.GapsPerS, b.GapThresholdUs, b.MaxGapUs)
+	for _, w := range b.Warnings {
+		s += "; WARNING: " + w
+	}
+	return s
 }
 
 func yesNo(b bool) string {

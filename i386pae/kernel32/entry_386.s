@@ -58,6 +58,49 @@
 	MOVL	(const_cpu+cpuData_SysexitEIP), DX; \
 	SYSEXIT
 
+// A stamp is LFENCE;RDTSC: the fence keeps the RDTSC from executing
+// before the phase's last instructions (a REP MOVS copy) have completed
+// (SDM Vol. 2B, RDTSC). STAMP_START takes a call's first stamp; STAMP(k)
+// adds the cycles since the last stamp to phase k's sum and counts it
+// (STAMP_TO). Each phase so holds, besides its own work, the last stamp's
+// instructions after its RDTSC and its own stamp's LFENCE and RDTSC:
+// STAMP_CALIBRATE measures that cost.
+#define NO_STAMP_START
+#define NO_STAMP(k)
+#define STAMP_START \
+	LFENCE; \
+	RDTSC; \
+	MOVL	AX, (const_cpu+cpuData_PhasePrev)
+#define STAMP(k) STAMP_TO(const_cpu+cpuData_Phase, const_cpu+cpuData_PhaseN, k)
+#define STAMP_TO(sums, counts, k) \
+	LFENCE; \
+	RDTSC; \
+	MOVL	AX, DX; \
+	SUBL	(const_cpu+cpuData_PhasePrev), AX; \
+	MOVL	DX, (const_cpu+cpuData_PhasePrev); \
+	ADDL	AX, (sums+8*(k)); \
+	ADCL	$0, (sums+8*(k)+4); \
+	INCL	(counts+4*(k))
+
+// STAMP_CALIBRATE runs a call's stamps back to back, as the trampolines
+// take them with nothing between, CPUData.StampCalN times, summing each
+// phase's cycles in CPUData.StampCal (nothing when StampCalN is 0). Uses
+// EAX, ECX, EDX.
+#define STAMP_CALIBRATE \
+	MOVL	(const_cpu+cpuData_StampCalN), CX; \
+	TESTL	CX, CX; \
+	JEQ	calibrated; \
+calibrate: \
+	STAMP_START; \
+	STAMP_TO(const_cpu+cpuData_StampCal, const_cpu+cpuData_StampCalNs, const_PhaseCR3In); \
+	STAMP_TO(const_cpu+cpuData_StampCal, const_cpu+cpuData_StampCalNs, const_PhaseCopyIn); \
+	STAMP_TO(const_cpu+cpuData_StampCal, const_cpu+cpuData_StampCalNs, const_PhaseDispatch); \
+	STAMP_TO(const_cpu+cpuData_StampCal, const_cpu+cpuData_StampCalNs, const_PhaseCopyOut); \
+	STAMP_TO(const_cpu+cpuData_StampCal, const_cpu+cpuData_StampCalNs, const_PhaseCR3Out); \
+	DECL	CX; \
+	JNE	calibrate; \
+calibrated:
+
 // func enter32()
 //
 // The way in from long mode (SDM Vol. 3A, 10.8.5.4, Switching Out of IA-32e
@@ -95,7 +138,8 @@ TEXT ·enter32(SB),NOSPLIT|NOFRAME,$0
 // first: the last run may have left them set), then the task's start in
 // ring 3 by IRET from the entry stack (SDM Vol. 3A, 6.12.1), after the
 // switch to the user PDPT, with the task's arguments in EBX, ECX, EDX,
-// ESI, EDI, EBP.
+// ESI, EDI, EBP. Before, for an instrumented run, it calibrates the
+// stamps (STAMP_CALIBRATE).
 TEXT ·enter32high(SB),NOSPLIT|NOFRAME,$0
 	LGDT	((const_cpu+cpuData_GDT)+2)
 	LIDT	((const_cpu+cpuData_IDT)+2)
@@ -103,6 +147,7 @@ TEXT ·enter32high(SB),NOSPLIT|NOFRAME,$0
 	ANDB	$~const_tssBusy, (const_dfTSSDesc+const_descTypeByte)
 	MOVL	$const_tssSel, AX
 	LTR	AX
+	STAMP_CALIBRATE
 	MOVL	$const_entryStackTop, SP
 	PUSHL	$const_userDS
 	PUSHL	(const_cpu+cpuData_UserESP)
@@ -265,19 +310,6 @@ INT80_MINIMAL(·int80MinimalOn, TO_KERNEL_ON, TO_USER_ON)
 	MOVL	$(count), CX; \
 	REP; MOVS; \
 	MOVL	$to, SP
-
-#define NO_STAMP_START
-#define NO_STAMP(k)
-#define STAMP_START \
-	RDTSC; \
-	MOVL	AX, (const_cpu+cpuData_PhasePrev)
-#define STAMP(k) \
-	RDTSC; \
-	MOVL	AX, DX; \
-	SUBL	(const_cpu+cpuData_PhasePrev), AX; \
-	MOVL	DX, (const_cpu+cpuData_PhasePrev); \
-	ADDL	AX, (const_cpu+cpuData_Phase+8*(k)); \
-	ADCL	$0, (const_cpu+cpuData_Phase+8*(k)+4)
 
 // DISPATCH_FRAME calls dispatch with the frame's orig_ax and arguments and
 // stores the result in its ax.
@@ -463,7 +495,15 @@ SYSENTER_DIRECT(·sysenterStampDirectOn, TO_KERNEL_ON, TO_USER_ON, PUSH_DX, POP_
 // do_SYSENTER_32 calls the system call through the table, an indirect
 // call a retpoline kernel sends through __x86_indirect_thunk_*); after
 // the dispatch, an IBPB and an RSB stuffing if the tasks kernel switched
-// to another process during it (KState.CR3Loads moved: SWITCH_SITE);
+// to another process during it (KState.CR3Loads moved: SWITCH_SITE).
+// Linux's switch_mm_irqs_off issues the IBPB before the CR3 load, as the
+// 64-bit world's switch does (tasks.switchMM); here it follows it: the
+// 32-bit process switch is the tasks kernel's Go code, the same for every
+// flavour, and a test of the knob there would lengthen every 32-bit
+// process switch, knobs off included, or send it through an indirect
+// call. The instructions are the same either way; whether an IBPB costs
+// more or less after the CR3 load on silicon is not known, so the 64-bit
+// ladder's ibpb rung is the one to set beside Linux's;
 // VERW (CLEAR_CPU_BUFFERS) before SYSEXIT, and before IRET: on the
 // SYSEXIT path after SYSEXIT's EDX is loaded and before the user's EFLAGS
 // come back (VERW writes ZF and SYSEXIT does not restore EFLAGS: Linux's

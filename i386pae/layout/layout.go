@@ -169,9 +169,22 @@ type CPUData struct {
 
 	// The instrumented linux trampolines' TSC stamps: cycles summed over
 	// the run's calls for each phase (low, high words), in the order of
-	// the Phase* constants, and the last stamp.
+	// the Phase* constants, how many times each phase was stamped (a call
+	// that ends the task or returns by IRET stamps fewer), and the last
+	// stamp.
 	Phase     [PhaseCount][2]uint32
+	PhaseN    [PhaseCount]uint32
 	PhasePrev uint32
+	// The stamps' own cost (set by the 64-bit side: StampCalN, 0 for an
+	// uninstrumented run): before the task starts, enter32high runs the
+	// stamps of one call StampCalN times back to back, nothing between
+	// them, summing each phase's cycles in StampCal as the trampolines sum
+	// theirs in Phase. Each sum over StampCalN is what one stamp adds to
+	// its phase: the stamp's own instructions after its RDTSC, the next
+	// one's LFENCE and RDTSC.
+	StampCalN  uint32
+	StampCal   [PhaseCount][2]uint32
+	StampCalNs [PhaseCount]uint32 // STAMP_TO's counts: StampCalN each
 
 	// Tasks is 1 when the tasks kernel answers the system calls the
 	// assembly does not (linux trampolines only: it switches tasks by
@@ -210,6 +223,10 @@ type CPUData struct {
 // both formats, the 8-byte legacy one at 16 and the 16-byte IA-32e one at
 // 32 (SDM Vol. 3A, 6.11 and 6.14.1).
 const SwitchIDTSize = 48
+
+// StampCalibrations is how many times enter32high runs a call's stamps
+// back to back to calibrate their cost (CPUData.StampCalN).
+const StampCalibrations = 1000
 
 // Phases of a system call through the instrumented linux trampolines,
 // each from the stamp before it: the switch to the kernel side's CR3 (from
