@@ -29,4 +29,11 @@ const (
 	CPUID_01_ECX_PDCM                  = 1 << 15 // IA32_PERF_CAPABILITIES exists
 	PERF_CAPABILITIES_FREEZE_WHILE_SMM = 1 << 12 // IA32_DEBUGCTL.FREEZE_WHILE_SMM is supported
 	DEBUGCTL_FREEZE_WHILE_SMM          = 1 << 14 // the counters stop on SMI delivery and go on after RSM
+
+	// Full-width writes (SDM Vol. 3B, "Full-Width Writes
+	// to Performance Counter Registers"): where IA32_PERF_CAPABILITIES[13]
+	// is set, IA32_A_PMCx (4C1H+x) writes IA32_PMCx's full width, where a
+	// write to IA32_PMCx takes EAX[31:0] sign-extended.
+	MSR_IA32_A_PMC0            = 0x000004c1
+	PERF_CAPABILITIES_FW_WRITE = 1 << 13
 )

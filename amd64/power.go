@@ -17,6 +17,11 @@ const (
 	MSR_IA32_PERF_CTL          = 0x00000199 // [15:8] the requested ratio (EIST)
 	MSR_IA32_MISC_ENABLE       = 0x000001a0 // fast strings, EIST, turbo disable
 	MSR_IA32_MTRR_DEF_TYPE     = 0x000002ff // [7:0] default memory type, [10] fixed enable, [11] MTRRs enable
+	MSR_CONFIG_TDP_NOMINAL     = 0x00000648 // [7:0] the nominal TDP level's ratio (configurable TDP, Ivy Bridge and later)
+	MSR_CONFIG_TDP_LEVEL1      = 0x00000649 // [23:16] TDP level 1's ratio
+	MSR_CONFIG_TDP_LEVEL2      = 0x0000064a // [23:16] TDP level 2's ratio
+	MSR_CONFIG_TDP_CONTROL     = 0x0000064b // [1:0] the TDP level in use
+	MSR_TURBO_ACTIVATION_RATIO = 0x0000064c // [7:0] the highest ratio that is not turbo
 	MSR_IA32_PM_ENABLE         = 0x00000770 // [0] HWP enabled (write-once until reset)
 	MSR_IA32_HWP_CAPABILITIES  = 0x00000771 // highest, guaranteed, most efficient, lowest performance
 	MSR_IA32_HWP_REQUEST       = 0x00000774 // minimum, maximum, desired performance, EPP

@@ -82,7 +82,8 @@ func baselineRecord(g cpustate.Gaps, before, after cpustate.Sample, src cpustate
 	if src&cpustate.SampleAPERF != 0 {
 		rec.CoreClock = cpustate.NotCounting
 		if d.APERF != 0 && d.MPERF != 0 {
-			rec.CoreClock, rec.CoreMHz = cpustate.ClockAPERF, Round(cpustate.MHz(clk.Hz, d))
+			// Scaled as every figure's (mperfScale, SetPState's).
+			rec.CoreClock, rec.CoreMHz = cpustate.ClockAPERF, Round(cpustate.MHz(clk.Hz, d)*mperfScale)
 		}
 	}
 	if rec.Emulated {

@@ -24,6 +24,12 @@ import (
 // at least.
 var counters = cpustate.SampleNMI
 
+// mperfScale is what every dAPERF/dMPERF ratio is multiplied by to make
+// it the core clock's against the TSC's: dMPERF/dTSC where MPERF does not
+// tick at the TSC's rate, else 1 (cpustate.MPERFScale; SetPState
+// measures it).
+var mperfScale = 1.0
+
 // SetCounters sets the counters read around the repeats: those src names
 // (cpustate.Power.Sources; 0 under the emulators, which have neither
 // MSR) and the NMI count, which every CPU has (ptilab's handlers count
@@ -77,9 +83,10 @@ func repeatDeltas(s []cpustate.Sample, r, warmup int) ([]cpustate.Sample, string
 type Disturb struct {
 	Src     cpustate.SampleSources // the counters read
 	Sampled string                 // SampledRepeat or sampledRun; "" when nothing was
-	// Ratio is sum dAPERF / sum dMPERF (0: unknown); Core the core cycles
-	// per operation, each repeat's figure times its own ratio (its run's,
-	// sampled per run).
+	// Ratio is sum dAPERF / sum dMPERF times mperfScale: the core clock
+	// against the TSC's (0: unknown); Core the core cycles per operation,
+	// each repeat's figure times its own ratio (its run's, sampled per
+	// run).
 	Ratio float64
 	Core  Stats
 	// SMIs and NMIs during the measured repeats (sampled per run: during
@@ -131,13 +138,14 @@ func DisturbDeltas(perOp []float64, deltas []cpustate.Sample, sampled string, op
 		d.NMIs += x.NMI
 	}
 	if counters&cpustate.SampleAPERF != 0 && sumM != 0 {
-		d.Ratio = float64(sumA) / float64(sumM)
+		d.Ratio = float64(sumA) / float64(sumM) * mperfScale
 		core := make([]float64, len(perOp))
 		if sampled != sampledRun {
 			d.RepeatRatio = make([]float64, len(perOp))
 		}
 		for i, v := range perOp {
 			r, ok := cpustate.Ratio(of(i))
+			r *= mperfScale
 			if ok && d.RepeatRatio != nil {
 				d.RepeatRatio[i] = r
 			}

@@ -20,7 +20,11 @@ import (
 // the counters, programmed in long mode, count on across the switch to
 // the 32-bit world, whose kernel reads them by RDMSR) and to ReadSample:
 // every cpustate.Sample then carries them, in slots 0-2 (fixed) and 3..
-// (programmable). stopPMU stops them after the benchmarks.
+// (programmable). Every PMU MSR it writes is saved in cpustate.Saved
+// first, with the firmware's value: a pmu-firmware record lists them, and
+// warns of a counter the firmware left enabled; every way out of the run
+// gives them back (RestoreMSRs, the kernel's endRun). stopPMU stops the
+// counters after the benchmarks.
 
 // pmuFixedNames are the record names of the fixed-function counters
 // (pmu.FixedNames in Intel's spelling).
@@ -33,44 +37,52 @@ type pmuState struct {
 	reason  string // why nothing counts (when !on)
 	sess    pmu.Session
 	// frozen is set when IA32_DEBUGCTL.FREEZE_WHILE_SMM keeps SMM's
-	// instructions and cycles out of the counts; debugctl is its value
-	// before, for stopPMU.
-	frozen   bool
-	debugctl uint64
-	names    [cpustate.SamplePMCs]string // record name per slot, "" for none
-	msrs     cpustate.SamplePMCMSRs
-	skipped  []string // "name: reason"
+	// instructions and cycles out of the counts.
+	frozen  bool
+	names   [cpustate.SamplePMCs]string // record name per slot, "" for none
+	msrs    cpustate.SamplePMCMSRs
+	skipped []string // "name: reason"
 }
 
 // pmuNow is the run's PMU: not programmed until startPMU.
 var pmuNow = pmuState{reason: "not programmed (no benchmark has run)"}
 
 // startPMU programs the counters for the plan on c (cpustate.Hardware on
-// the machine) and returns a line for the log. It runs once, before the
-// first benchmark of either world. In a test image (pmuTSCStandIn), a PMU
-// that cannot count gives way to the IA32_TSC stand-in.
-func startPMU(plan Plan, c pmu.CPU) string {
-	line := programPMU(plan, c)
+// the machine) and prints a line of it; where the PMU's MSRs were saved,
+// it writes their pmu-firmware record first, with a warning line when the
+// firmware left a counter enabled. It runs once, before the first
+// benchmark of either world. In a test image (pmuTSCStandIn), a PMU that
+// cannot count gives way to the IA32_TSC stand-in.
+func startPMU(r *Reporter, plan Plan, c pmu.CPU) {
+	line, fw := programPMU(plan, c)
 	if pmuTSCStandIn && plan.PMU && !pmuNow.on {
 		pmuNow = tscStandIn()
 		pmuNow.nameToSampleCalls()
 		line += "; " + pmuStandInNote
 	}
-	return line
+	if fw != nil {
+		if len(fw.InUse) > 0 {
+			r.Printf("ptilab: PMU: WARNING: the firmware left performance counters enabled (%s): ptilab takes them for the run and gives every MSR back its value at the end; a Linux booted after this firmware alone would log \"the BIOS has corrupted hw-PMU resources\"", strings.Join(fw.InUse, "; "))
+		}
+		r.Record(*fw)
+	}
+	r.Printf("%s", line)
 }
 
-// programPMU is startPMU's work on a CPU: pmuNow counting, or why not.
-func programPMU(plan Plan, c pmu.CPU) string {
+// programPMU is startPMU's work on a CPU: pmuNow counting, or why not,
+// and the line of it; and the pmu-firmware record of the MSRs it saved
+// (nil when it saved none).
+func programPMU(plan Plan, c pmu.CPU) (line string, fw *contract.PMUFirmware) {
 	st := pmuState{}
 	defer func() { pmuNow = st }()
 	if !plan.PMU {
 		st.reason = "off in the plan (pmu = off)"
-		return "ptilab: PMU: unsupported: " + st.reason
+		return "ptilab: PMU: unsupported: " + st.reason, nil
 	}
 	caps := pmu.Detect(c)
 	if !caps.Supported() {
 		st.reason = caps.Unsupported
-		return "ptilab: PMU: unsupported: " + st.reason
+		return "ptilab: PMU: unsupported: " + st.reason, nil
 	}
 	var events []pmu.Event
 	sig := pmu.ReadSignature(c)
@@ -95,16 +107,21 @@ func programPMU(plan Plan, c pmu.CPU) string {
 	for _, s := range skipped {
 		st.skipped = append(st.skipped, s.Name+": "+s.Reason)
 	}
-	if msr := sess.Start(c); msr != 0 {
-		st.reason = fmt.Sprintf("CPUID.0AH lists architectural performance monitoring version %d, but WRMSR %#x raised #GP", caps.Version, msr)
-		return "ptilab: PMU: unsupported: " + st.reason
+	mark := cpustate.Saved.Len()
+	msr, op := sess.Start(c, &cpustate.Saved)
+	if cpustate.Saved.Len() > mark {
+		fw = &contract.PMUFirmware{InUse: pmu.InUse(c, caps, &cpustate.Saved), MSRs: []contract.FirmwareMSR{}}
+	}
+	if msr != 0 {
+		st.reason = fmt.Sprintf("CPUID.0AH lists architectural performance monitoring version %d, but %s %#x raised #GP", caps.Version, op, msr)
+		return "ptilab: PMU: unsupported: " + st.reason, firmwareMSRs(fw, mark)
 	}
 	st.on, st.sess = true, sess
 	freeze := "not frozen in SMM: version 1 has no IA32_PERF_GLOBAL_CTRL, whose enable bits FREEZE_WHILE_SMM clears"
 	if caps.Global() {
 		freeze = "not frozen in SMM"
 		var why string
-		if st.debugctl, st.frozen, why = pmu.FreezeWhileSMM(c); st.frozen {
+		if st.frozen, why = pmu.FreezeWhileSMM(c, &cpustate.Saved); st.frozen {
 			freeze = "frozen in SMM (IA32_DEBUGCTL.FREEZE_WHILE_SMM)"
 		} else {
 			freeze += ": " + why
@@ -122,11 +139,24 @@ func programPMU(plan Plan, c pmu.CPU) string {
 		counted = append(counted, n)
 	}
 	st.nameToSampleCalls()
-	line := fmt.Sprintf("ptilab: PMU: version %d, CPU %s: counting %s; %s", caps.Version, sig, strings.Join(counted, ", "), freeze)
+	line = fmt.Sprintf("ptilab: PMU: version %d, CPU %s: counting %s; %s", caps.Version, sig, strings.Join(counted, ", "), freeze)
 	if len(st.skipped) > 0 {
 		line += "; not counted: " + strings.Join(st.skipped, "; ")
 	}
-	return line
+	return line, firmwareMSRs(fw, mark)
+}
+
+// firmwareMSRs fills fw (when not nil) with the MSRs saved in
+// cpustate.Saved from index mark on: the PMU's, with the firmware's
+// values.
+func firmwareMSRs(fw *contract.PMUFirmware, mark int) *contract.PMUFirmware {
+	if fw == nil {
+		return nil
+	}
+	for _, e := range cpustate.Saved.Entries()[mark:] {
+		fw.MSRs = append(fw.MSRs, contract.FirmwareMSR{Name: e.Name, MSR: fmt.Sprintf("%#x", e.MSR), Value: fmt.Sprintf("%#x", e.Value)})
+	}
+	return fw
 }
 
 // nameToSampleCalls names the counters' MSRs to both worlds' sample
@@ -139,14 +169,12 @@ func (st *pmuState) nameToSampleCalls() {
 }
 
 // stopPMU stops the counters startPMU started and takes them from the
-// sample call.
+// sample call. Their MSRs get the firmware's values back with the rest
+// of cpustate.Saved (RestoreMSRs).
 func stopPMU(c pmu.CPU) {
 	if pmuNow.on {
 		if !pmuNow.standIn {
 			pmuNow.sess.Stop(c, nil)
-		}
-		if pmuNow.frozen {
-			pmu.Unfreeze(c, pmuNow.debugctl)
 		}
 		pti.SetSampling(counters)
 		pti.SetSamplePMCs(cpustate.SamplePMCMSRs{})

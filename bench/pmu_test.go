@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,12 +37,21 @@ func ivyBridgePMU() *fakePMU {
 	return f
 }
 
-// withPMU runs f with the PMU programmed by startPMU on c for plan, and
-// leaves it stopped.
-func withPMU(t *testing.T, plan Plan, c *fakePMU, f func(line string)) {
+// withPMU runs f with the PMU programmed by startPMU on c for plan (the
+// PMU line, and all startPMU printed), and leaves it stopped and every
+// MSR it wrote restored (RestoreMSRs, whose output it returns).
+func withPMU(t *testing.T, plan Plan, c *fakePMU, f func(line, out string)) (restored string) {
 	t.Helper()
-	defer stopPMU(c)
-	f(startPMU(plan, c))
+	require.Empty(t, cpustate.Saved.Entries(), "a test left MSRs saved")
+	var out bytes.Buffer
+	r := NewReporter(&out)
+	startPMU(r, plan, c)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	f(lines[len(lines)-1], out.String())
+	stopPMU(c)
+	out.Reset()
+	RestoreMSRs(r, c)
+	return out.String()
 }
 
 // TestStartPMUIvyBridge: the fixed counters and the plan's events are
@@ -52,7 +63,7 @@ func TestStartPMUIvyBridge(t *testing.T) {
 	plan := DefaultPlan()
 	plan.PMUEvents = []string{"ITLB_MISSES.WALK_COMPLETED", "DTLB_LOAD_MISSES.WALK_COMPLETED", "DTLB_LOAD_MISSES.STLB_HIT",
 		"DTLB_LOAD_MISSES.WALK_DURATION", "ITLB_MISSES.STLB_HIT", "DTLB_LOAD_MISSES.WALK_PENDING"}
-	withPMU(t, plan, c, func(line string) {
+	withPMU(t, plan, c, func(line, _ string) {
 		assert.True(t, pmuNow.on)
 		assert.Equal(t, cpustate.SamplePMCMSRs{0x309, 0x30a, 0x30b, 0xc1, 0xc2, 0xc3, 0xc4}, pmuNow.msrs)
 		assert.Equal(t, [cpustate.SamplePMCs]string{"instructions", "core_cycles", "ref_cycles", "ITLB_MISSES.WALK_COMPLETED",
@@ -65,24 +76,60 @@ func TestStartPMUIvyBridge(t *testing.T) {
 		assert.Contains(t, line, "ptilab: PMU: version 3, CPU 06_3AH stepping 9: counting instructions, core_cycles, ref_cycles, ITLB_MISSES.WALK_COMPLETED")
 		assert.Contains(t, line, "not counted: DTLB_LOAD_MISSES.WALK_PENDING: not in the Ivy Bridge table")
 	})
-	assert.Equal(t, uint64(0), c.MSRs[amd64.MSR_IA32_PERF_GLOBAL_CTRL], "stopped after the run")
+	assert.Equal(t, uint64(0), c.MSRs[amd64.MSR_IA32_PERF_GLOBAL_CTRL], "the firmware's value back after the run")
+	assert.Equal(t, uint64(0), c.MSRs[amd64.MSR_IA32_FIXED_CTR_CTRL], "the firmware's value back after the run")
+	for i := uint32(0); i < 4; i++ {
+		assert.Equal(t, uint64(0), c.MSRs[amd64.MSR_IA32_PERFEVTSEL0+i], "the firmware's value back after the run")
+	}
 	assert.False(t, pmuNow.on)
 }
 
+// TestStartPMUFirmwareInUse: a firmware that left counters enabled gets a
+// warning line and its values in the pmu-firmware record, before the PMU
+// line; the run takes the counters, and RestoreMSRs gives each MSR the
+// firmware's value back, printed and recorded.
+func TestStartPMUFirmwareInUse(t *testing.T) {
+	c := ivyBridgePMU()
+	c.MSRs[amd64.MSR_IA32_PERF_GLOBAL_CTRL] = 0xf
+	c.MSRs[amd64.MSR_IA32_PERFEVTSEL0+1] = 0x53003c
+	c.MSRs[amd64.MSR_IA32_FIXED_CTR_CTRL] = 0x30
+	c.MSRs[amd64.MSR_IA32_PMC0+1] = 0x1234
+	plan := DefaultPlan()
+	plan.PMUEvents = []string{"DTLB_LOAD_MISSES.WALK_COMPLETED", "ITLB_MISSES.WALK_COMPLETED"}
+	restored := withPMU(t, plan, c, func(line, out string) {
+		assert.True(t, pmuNow.on)
+		assert.Contains(t, out, "ptilab: PMU: WARNING: the firmware left performance counters enabled (IA32_PERFEVTSEL1 = 0x53003c: counter 1 enabled; "+
+			"IA32_FIXED_CTR_CTRL = 0x30: fixed counter 1 enabled): ptilab takes them for the run")
+		assert.Contains(t, out, `PTILAB {"kind":"pmu-firmware","msrs":[{"name":"IA32_PERF_GLOBAL_CTRL","msr":"0x38f","value":"0xf"},{"name":"IA32_PMC0","msr":"0xc1","value":"0x0"},`+
+			`{"name":"IA32_PMC1","msr":"0xc2","value":"0x1234"},`)
+		assert.Contains(t, out, `"in_use":["IA32_PERFEVTSEL1 = 0x53003c: counter 1 enabled","IA32_FIXED_CTR_CTRL = 0x30: fixed counter 1 enabled"]}`)
+		assert.True(t, strings.HasPrefix(line, "ptilab: PMU: version 3"), "the PMU line last: %s", line)
+		assert.NotEqual(t, uint64(0x53003c), c.MSRs[amd64.MSR_IA32_PERFEVTSEL0+1], "the run's event now")
+		assert.Equal(t, uint64(0x333), c.MSRs[amd64.MSR_IA32_FIXED_CTR_CTRL], "the run's fixed counters now")
+	})
+	assert.Equal(t, uint64(0xf), c.MSRs[amd64.MSR_IA32_PERF_GLOBAL_CTRL])
+	assert.Equal(t, uint64(0x53003c), c.MSRs[amd64.MSR_IA32_PERFEVTSEL0+1])
+	assert.Equal(t, uint64(0x30), c.MSRs[amd64.MSR_IA32_FIXED_CTR_CTRL])
+	assert.Equal(t, uint64(0x1234), c.MSRs[amd64.MSR_IA32_PMC0+1])
+	assert.Contains(t, restored, "ptilab: MSRs given back their values from before the run (end): IA32_PERF_GLOBAL_CTRL 0xf, IA32_PMC0 0x0, IA32_PMC1 0x1234,")
+	assert.Contains(t, restored, "; each reads back as it was\n")
+	assert.Contains(t, restored, `PTILAB {"kind":"msr-restore","at":"end","msrs":[{"name":"IA32_PERF_GLOBAL_CTRL","msr":"0x38f","firmware":"0xf","restored":true,"read_back":"0xf"},`)
+}
+
 // TestStartPMUFreezeWhileSMM: where IA32_PERF_CAPABILITIES[12] says so,
-// startPMU sets IA32_DEBUGCTL.FREEZE_WHILE_SMM and says so; stopPMU
+// startPMU sets IA32_DEBUGCTL.FREEZE_WHILE_SMM and says so; the restore
 // gives IA32_DEBUGCTL back its value.
 func TestStartPMUFreezeWhileSMM(t *testing.T) {
 	c := ivyBridgePMU()
 	c.Leaves[[2]uint32{1, 0}] = [4]uint32{0x000306a9, 0, amd64.CPUID_01_ECX_PDCM, 0}
 	c.MSRs[amd64.MSR_IA32_PERF_CAPABILITIES] = amd64.PERF_CAPABILITIES_FREEZE_WHILE_SMM | 0x2c3
 	c.MSRs[amd64.MSR_IA32_DEBUGCTL] = 1 // LBR
-	withPMU(t, DefaultPlan(), c, func(line string) {
+	withPMU(t, DefaultPlan(), c, func(line, _ string) {
 		assert.Contains(t, line, "; frozen in SMM (IA32_DEBUGCTL.FREEZE_WHILE_SMM)")
 		assert.Equal(t, uint64(1|amd64.DEBUGCTL_FREEZE_WHILE_SMM), c.MSRs[amd64.MSR_IA32_DEBUGCTL])
 	})
 	assert.Equal(t, uint64(1), c.MSRs[amd64.MSR_IA32_DEBUGCTL], "restored after the run")
-	withPMU(t, DefaultPlan(), ivyBridgePMU(), func(line string) {
+	withPMU(t, DefaultPlan(), ivyBridgePMU(), func(line, _ string) {
 		assert.Contains(t, line, "; not frozen in SMM: CPUID.01H:ECX[15] (PDCM) is clear: no IA32_PERF_CAPABILITIES")
 	})
 }
@@ -92,7 +139,7 @@ func TestStartPMUFreezeWhileSMM(t *testing.T) {
 // divided by their operations, by name.
 func TestPMUPerOp(t *testing.T) {
 	c := ivyBridgePMU()
-	withPMU(t, DefaultPlan(), c, func(string) {
+	withPMU(t, DefaultPlan(), c, func(string, string) {
 		const top = 1<<48 - 100 // the fixed counter 0 wraps in the second repeat
 		samples := []cpustate.Sample{
 			{PMC: [7]uint64{top - 5000, 0, 0, 0}},         // warm-up
@@ -131,12 +178,13 @@ func TestStartPMUUnsupported(t *testing.T) {
 		{"no architectural PMU", DefaultPlan(), tcg, "no architectural performance monitoring (CPUID.0AH:EAX[7:0] = 0)"},
 		{"AMD", DefaultPlan(), amd, "AMD: its core performance counters (AMD APM Vol. 2, 13.2) are not programmed by ptilab"},
 		{"plan off", off, ivyBridgePMU(), "off in the plan (pmu = off)"},
-		{"leaf 0AH without MSRs (Bochs)", DefaultPlan(), bochs, "CPUID.0AH lists architectural performance monitoring version 3, but WRMSR 0x38f raised #GP"},
+		{"leaf 0AH without MSRs (Bochs)", DefaultPlan(), bochs, "CPUID.0AH lists architectural performance monitoring version 3, but RDMSR 0x38f raised #GP"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			withPMU(t, tt.plan, tt.c, func(line string) {
+			withPMU(t, tt.plan, tt.c, func(line, _ string) {
 				assert.Equal(t, "ptilab: PMU: unsupported: "+tt.reason, line)
 				assert.Empty(t, tt.c.Writes, "nothing programmed")
+				assert.Empty(t, cpustate.Saved.Entries(), "nothing saved")
 				d := DisturbDeltas([]float64{1}, []cpustate.Sample{{}}, SampledRepeat, 10)
 				assert.Equal(t, &contract.PMUCounts{Unsupported: tt.reason}, d.PMU)
 				assert.Equal(t, d.PMU, d.CoreRecord(1e9).PMU)

@@ -41,7 +41,7 @@ var null64 = contract.Subject{Bench: "null", Width: 64, Mode: "off", Entry: "sys
 func TestPMUCheck(t *testing.T) {
 	const n, C, L, K = 10, 15, 6, 57
 	calls, empty := uint64(n*(C+L)+K), uint64(n*L+K)
-	withPMU(t, DefaultPlan(), ivyBridgePMU(), func(string) {
+	withPMU(t, DefaultPlan(), ivyBridgePMU(), func(string, string) {
 		check := func(s contract.Subject, c, e []cpustate.Sample) *contract.PMUCheck {
 			return pmuNow.check(s, n, xcheckOf(c, e, len(c)-2, 1))
 		}
@@ -92,7 +92,7 @@ func TestPMUCheck(t *testing.T) {
 	})
 	t.Run("no PMU", func(t *testing.T) {
 		tcg := &fakePMU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{0: intelLeaf0, 1: {0x000306a9}}), MSRs: map[uint32]uint64{}}
-		withPMU(t, DefaultPlan(), tcg, func(string) {
+		withPMU(t, DefaultPlan(), tcg, func(string, string) {
 			got := pmuNow.check(null64, n, xcheckOf(loopSamples(100, []uint64{calls}, nil), loopSamples(1000, []uint64{empty}, nil), 1, 1))
 			assert.Equal(t, &contract.PMUCheck{Status: "not available: no architectural performance monitoring (CPUID.0AH:EAX[7:0] = 0)", Expected: C}, got)
 			assert.Equal(t, "PMU cross-check (instructions retired per call less the empty loop's = the path length under QEMU -icount and Bochs, on the REP-free paths): not available: no architectural performance monitoring (CPUID.0AH:EAX[7:0] = 0)", pmuCheckNote())

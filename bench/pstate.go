@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -11,39 +12,68 @@ import (
 )
 
 // Settling after a P-state request (cpustate.WaitSettled): APERF/MPERF
-// over 2 ms intervals, for at most 500 ms.
+// over 2 ms intervals, for at most 500 ms. Without a request, MPERF's
+// rate is measured over a busy interval of its own (mperfRateMs).
 const (
 	settleIntervalMs = 2
 	settleMaxMs      = 500
+	mperfRateMs      = 10
 )
 
 // SetPState does what the plan's pstate says before the benchmarks: it
-// requests the maximum non-turbo ratio (cpustate.PlanPState), waits
-// until the clock settles, and prints a line and writes a pstate record
-// of it. It returns the function that restores the firmware's request
-// (and prints and records that) at the end of the run.
-func SetPState(r *Reporter, mode string, p cpustate.Power, cpu cpustate.CPU, tscHz uint64) (restore func()) {
+// requests the nominal ratio (cpustate.PlanPState), its MSR saved in
+// cpustate.Saved first (every way out of the run gives the firmware's
+// request back: RestoreMSRs, and the kernel's way out), and waits until
+// the clock settles. Where the CPU has APERF and MPERF it takes MPERF's
+// rate against the TSC's over that wait (or over a busy interval of
+// mperfRateMs without one) and scales every figure's core clock by it
+// where it is not 1 (cpustate.MPERFScale). It prints a line and writes a
+// pstate record of it all.
+func SetPState(r *Reporter, mode string, p cpustate.Power, cpu cpustate.CPU, tscHz uint64) {
 	req := cpustate.PlanPState(p, mode)
 	rec := contract.PState{Mode: mode, Why: req.Why, Ratio: int(req.Ratio)}
+	var settled cpustate.Settle
 	if req.MSR != 0 {
-		rec.MSR, rec.Value, rec.Firmware = msrName(req.MSR), fmt.Sprintf("%#x", req.Value), fmt.Sprintf("%#x", req.Restore)
-		rec.Applied = req.Apply(cpu)
+		rec.MSR, rec.Value, rec.Firmware = req.MSRName(), fmt.Sprintf("%#x", req.Value), fmt.Sprintf("%#x", req.Restore)
+		rec.Applied = req.Apply(cpu, &cpustate.Saved)
 		if rec.Applied && p.APERF {
-			s := cpustate.WaitSettled(cpu, tscHz, settleIntervalMs, settleMaxMs)
-			rec.Settled, rec.SettleMs, rec.CoreMHz = s.Settled, Round(s.Ms), Round(s.MHz)
+			settled = cpustate.WaitSettled(cpu, tscHz, settleIntervalMs, settleMaxMs)
+			rec.Settled, rec.SettleMs = settled.Settled, Round(settled.Ms)
 		}
 	}
-	r.Printf("ptilab pstate: %s: %s%s", mode, req.Why, pstateOutcome(rec))
+	rate := ""
+	mperfScale = 1
+	if p.APERF {
+		m := settled.MPERFPerTSC
+		if settled.Intervals == 0 {
+			m = cpustate.MPERFRate(cpu, tscHz, mperfRateMs)
+		}
+		mperfScale, rate = cpustate.MPERFScale(m)
+		rec.MPERFPerTSC, rec.MPERFScaled = math.Round(m*1e6)/1e6, mperfScale != 1
+		rate = "; " + rate
+	}
+	rec.CoreMHz = Round(settled.MHz * mperfScale)
+	r.Printf("ptilab pstate: %s: %s%s%s", mode, req.Why, pstateOutcome(rec), rate)
 	r.Record(rec)
-	return func() {
-		if req.MSR == 0 || !rec.Applied {
-			return
-		}
-		rec.Restored = req.Undo(cpu)
-		r.Printf("ptilab pstate: the firmware's %s %s restored: %s", rec.MSR, rec.Firmware, yn(rec.Restored))
-		r.Record(rec)
-	}
 }
+
+// RestoreMSRs gives every MSR the run wrote (cpustate.Saved: the P-state
+// request, the PMU's) back its value from before, and prints and records
+// what it did (an msr-restore record, at "end"); nothing when nothing was
+// written. It is the program's way out, after the benchmarks; the
+// kernel replays the same registry on every other (goos's endRun).
+func RestoreMSRs(r *Reporter, cpu cpustate.CPU) {
+	e := cpustate.Saved.Restore(cpu)
+	if e == nil {
+		return
+	}
+	var line [cpustate.MaxSaved * 192]byte
+	r.Printf("%s", line[:cpustate.WriteRestoreLine(line[:], restoredAtEnd, e)])
+	r.Record(cpustate.RestoreRecord(restoredAtEnd, e))
+}
+
+// restoredAtEnd is the msr-restore record's "at" of the program's end.
+const restoredAtEnd = "end"
 
 // pstateOutcome says how a request went, for the pstate line.
 func pstateOutcome(rec contract.PState) string {
@@ -58,11 +88,6 @@ func pstateOutcome(rec contract.PState) string {
 		return fmt.Sprintf("; the core clock did not settle within %d ms (last %.0f MHz)", settleMaxMs, rec.CoreMHz)
 	}
 	return "; no APERF/MPERF to watch it settle"
-}
-
-// msrName names the P-state request MSRs.
-func msrName(msr uint32) string {
-	return map[uint32]string{0x199: "IA32_PERF_CTL", 0x774: "IA32_HWP_REQUEST"}[msr]
 }
 
 // CPUStateLines are the human lines of the cpu-state record.

@@ -71,8 +71,8 @@ func pstateCPU(perfCtl uint64) *cpustatetest.CPU {
 }
 
 // TestSetPState: an Ivy Bridge left at ratio 16 gets 34 through
-// IA32_PERF_CTL, waits for the clock, and has 16 back at the end; every
-// step printed and recorded.
+// IA32_PERF_CTL, waits for the clock, and has 16 back at the end (the
+// registry of saved MSRs: RestoreMSRs); every step printed and recorded.
 func TestSetPState(t *testing.T) {
 	cpu := pstateCPU(0x1000)
 	p := cpustate.Power{Intel: true, Family: 6, APERF: true,
@@ -80,18 +80,57 @@ func TestSetPState(t *testing.T) {
 		MiscEnable: cpustate.MSR{Value: 0x850089, OK: true}}
 	var out bytes.Buffer
 	r := NewReporter(&out)
-	restore := SetPState(r, cpustate.PStateNominal, p, cpu, 1e9)
+	SetPState(r, cpustate.PStateNominal, p, cpu, 1e9)
 	assert.Equal(t, uint64(0x2200), cpu.MSRs[amd64.MSR_IA32_PERF_CTL])
-	restore()
+	RestoreMSRs(r, cpu)
 	assert.Equal(t, uint64(0x1000), cpu.MSRs[amd64.MSR_IA32_PERF_CTL])
-	assert.Contains(t, out.String(), "ptilab pstate: nominal: IA32_PERF_CTL ratio 34 (maximum non-turbo); the core clock settled at 1000 MHz")
+	assert.Contains(t, out.String(), "ptilab pstate: nominal: IA32_PERF_CTL ratio 34 (maximum non-turbo); the core clock settled at 1000 MHz after 4.0 ms; MPERF ticks at the TSC's rate (dMPERF/dTSC 1.000000)")
 	assert.Contains(t, out.String(), `PTILAB {"kind":"pstate","mode":"nominal","msr":"IA32_PERF_CTL","value":"0x2200","firmware":"0x1000","ratio":34,`)
-	assert.Contains(t, out.String(), "the firmware's IA32_PERF_CTL 0x1000 restored: yes")
+	assert.Contains(t, out.String(), "ptilab: MSRs given back their values from before the run (end): IA32_PERF_CTL 0x1000; each reads back as it was")
+	assert.Contains(t, out.String(), `PTILAB {"kind":"msr-restore","at":"end","msrs":[{"name":"IA32_PERF_CTL","msr":"0x199","firmware":"0x1000","restored":true,"read_back":"0x1000"}]}`)
 
-	// leave touches nothing.
+	// leave touches nothing, and has nothing to restore.
 	cpu = pstateCPU(0x1000)
 	out.Reset()
-	SetPState(r, cpustate.PStateLeave, p, cpu, 1e9)()
+	SetPState(r, cpustate.PStateLeave, p, cpu, 1e9)
+	RestoreMSRs(r, cpu)
 	assert.Empty(t, cpu.Writes)
+	assert.NotContains(t, out.String(), "msr-restore")
 	assert.Contains(t, out.String(), `"kind":"pstate","mode":"leave"`)
+}
+
+// TestSetPStateMPERFRate: where MPERF counts slower than the TSC (a
+// Skylake client: 2900 MHz base, 2904 MHz TSC), SetPState records the
+// rate and every figure's core clock and core cycles are scaled by it:
+// the core at its base clock reads 2900 MHz, not 2904; with pstate =
+// leave the rate comes from a busy interval of its own.
+func TestSetPStateMPERFRate(t *testing.T) {
+	t.Cleanup(func() { mperfScale = 1 })
+	const hz = 2_904_000_000
+	for _, mode := range []string{cpustate.PStateNominal, cpustate.PStateLeave} {
+		cpu := pstateCPU(0x1000)
+		cpu.TSCStep = hz / 1000
+		cpu.Clock = func(tsc uint64) (uint64, uint64) { m := tsc * 2900 / 2904; return m, m }
+		p := cpustate.Power{Intel: true, Family: 6, APERF: true,
+			PlatformInfo: cpustate.MSR{Value: 0x1d00, OK: true}, PerfCtl: cpustate.MSR{Value: 0x1000, OK: true}}
+		var out bytes.Buffer
+		r := NewReporter(&out)
+		SetPState(r, mode, p, cpu, hz)
+		RestoreMSRs(r, cpu)
+		assert.Contains(t, out.String(), "MPERF ticks at 0.998623 of the TSC's rate: every core clock and core cycle count is scaled by it", mode)
+		assert.Contains(t, out.String(), `"mperf_per_tsc":0.998623,"mperf_scaled":true}`, mode)
+		if mode == cpustate.PStateNominal {
+			assert.Contains(t, out.String(), `"core_mhz":2900,`, "the settled clock, scaled")
+		}
+		assert.InDelta(t, 2900.0/2904, mperfScale, 1e-6)
+
+		// A figure: 1000 TSC cycles per call with the core at the base
+		// clock (dAPERF = dMPERF) is 1000*2900/2904 core cycles.
+		SetCounters(cpustate.SampleAPERF)
+		d := DisturbDeltas([]float64{1000}, []cpustate.Sample{{APERF: 2900, MPERF: 2900}}, SampledRepeat, 1)
+		c := d.CoreRecord(hz)
+		assert.InDelta(t, 2900, c.CoreMHz, 0.001)
+		assert.InDelta(t, 1000*2900.0/2904, c.CoreMean, 0.001)
+		SetCounters(0)
+	}
 }

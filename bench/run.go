@@ -71,7 +71,7 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 		}
 		if !pmuStarted {
 			pmuStarted = true
-			r.Printf("%s", startPMU(plan, PMUCPU))
+			startPMU(r, plan, PMUCPU)
 			defer stopPMU(PMUCPU)
 		}
 		x := &Ctx{Reporter: r, Plan: plan, Clock: clk, World: w, Name: name}

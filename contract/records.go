@@ -91,7 +91,9 @@ type Core struct {
 	// CoreClock is "aperf/mperf", or "unsupported".
 	CoreClock string `json:"core_clock"`
 	// CoreMHz is the effective core clock over the measured repeats: TSC
-	// Hz * sum dAPERF / sum dMPERF.
+	// Hz * sum dAPERF / sum dMPERF, times dMPERF/dTSC where MPERF does not
+	// tick at the TSC's rate (the pstate record's mperf_per_tsc and
+	// mperf_scaled; so are CoreMean, CoreMedian and RepeatMHz).
 	CoreMHz float64 `json:"core_mhz,omitempty"`
 	// CoreMean and CoreMedian are core cycles per operation: each repeat's
 	// figure times its own dAPERF/dMPERF, over the measured repeats.
@@ -849,7 +851,8 @@ type Vulnerabilities struct {
 
 // PState is what the run did to the core's P-state (plan key pstate):
 // the mode, the MSR written and its value and the firmware's (hex; absent
-// when nothing was written), why, and how the clock settled.
+// when nothing was written), why, and how the clock settled. The
+// firmware's value is given back at the end (an msr-restore record).
 type PState struct {
 	Mode     string  `json:"mode"`
 	MSR      string  `json:"msr,omitempty"`
@@ -861,7 +864,59 @@ type PState struct {
 	Settled  bool    `json:"settled"`
 	SettleMs float64 `json:"settle_ms,omitempty"`
 	CoreMHz  float64 `json:"core_mhz,omitempty"`
-	Restored bool    `json:"restored,omitempty"`
+	// MPERFPerTSC is dMPERF/dTSC over the settle wait (or a busy interval
+	// of its own when nothing was requested), where the CPU has APERF and
+	// MPERF; MPERFScaled whether the core clocks and core cycles of every
+	// figure are scaled by it (cpustate.MPERFScale: it is further than
+	// 0.05% from 1).
+	MPERFPerTSC float64 `json:"mperf_per_tsc,omitempty"`
+	MPERFScaled bool    `json:"mperf_scaled,omitempty"`
+}
+
+// MSRRestore is the MSRs ptilab wrote, given back the values they had
+// before its first write to each (cpustate.Saved, the one registry every
+// way out of a run replays), on the way out At names: "end" (after the
+// benchmarks), or the kernel's reason when it ends a run the program did
+// not bring to its end ("exit": a Go panic, or an exit before the end;
+// "fault", "deadlock", "out of memory"). MSRs are in the order they were
+// first written; they are written back in the reverse order.
+type MSRRestore struct {
+	At   string        `json:"at"`
+	MSRs []RestoredMSR `json:"msrs"`
+}
+
+// RestoredMSR is one MSR of an MSRRestore: its SDM name and address
+// (hex), the value read before ptilab's first write (hex), the MSR the
+// value was written back through where that is another (IA32_A_PMCx for
+// IA32_PMCx: a full-width write), whether that write took (false: it
+// raised #GP), and the value read back after it (hex; absent when the
+// read raised #GP).
+type RestoredMSR struct {
+	Name     string `json:"name"`
+	MSR      string `json:"msr"`
+	Firmware string `json:"firmware"`
+	Via      string `json:"via,omitempty"`
+	Restored bool   `json:"restored"`
+	ReadBack string `json:"read_back,omitempty"`
+}
+
+// FirmwareMSR is an MSR's SDM name, address and value (hex) as the
+// firmware left it.
+type FirmwareMSR struct {
+	Name  string `json:"name"`
+	MSR   string `json:"msr"`
+	Value string `json:"value"`
+}
+
+// PMUFirmware is the performance-monitoring MSRs as the firmware left
+// them, read before ptilab's first write to any (bench's startPMU): every
+// MSR ptilab then writes, with its value; and the counters the firmware
+// left enabled (IA32_PERFEVTSELx.EN, an enable field of
+// IA32_FIXED_CTR_CTRL: what Linux's check_hw_exists calls "the BIOS has
+// corrupted hw-PMU resources"), each as "MSR = value: what is enabled".
+type PMUFirmware struct {
+	MSRs  []FirmwareMSR `json:"msrs"`
+	InUse []string      `json:"in_use,omitempty"`
 }
 
 // Baseline is the disturbance baseline, measured before the benchmarks
@@ -1006,6 +1061,8 @@ func (Machine) Kind() string         { return "machine" }
 func (Timing) Kind() string          { return "timing" }
 func (CPUState) Kind() string        { return "cpu-state" }
 func (PState) Kind() string          { return "pstate" }
+func (MSRRestore) Kind() string      { return "msr-restore" }
+func (PMUFirmware) Kind() string     { return "pmu-firmware" }
 func (Baseline) Kind() string        { return "baseline" }
 func (Vulnerabilities) Kind() string { return "vulnerabilities" }
 func (PlanError) Kind() string       { return "plan-error" }
@@ -1028,7 +1085,7 @@ func init() {
 	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Retention{}, FlushCost{}, Seed{}, Unsupported{},
 		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
 		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Baseline{}, Vulnerabilities{}, OracleCalibration{}, Oracle{},
-		TLBSweep{}, Exposure{}, Ladder{}} {
+		TLBSweep{}, Exposure{}, Ladder{}, MSRRestore{}, PMUFirmware{}} {
 		kinds[r.Kind()] = newOf(r)
 	}
 }

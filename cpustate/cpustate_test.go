@@ -300,19 +300,93 @@ func TestPlanPState(t *testing.T) {
 	assert.Equal(t, uint8(24), r.Ratio)
 }
 
-func TestApplyUndo(t *testing.T) {
+// TestNominalRatio: the ratio pstate = nominal asks for, decided as
+// intel_pstate's core_get_max_pstate does. The skylakeClient's
+// MSR_PLATFORM_INFO lists 2 configurable TDP levels; the MSRs of the
+// levels are constructed as an i7-7500U's (nominal 27, level 1 8, level
+// 2 29: its cTDP-down 0.8 GHz and cTDP-up 2.9 GHz), the turbo activation
+// ratio too.
+func TestNominalRatio(t *testing.T) {
+	ctdp := func(control, tar uint64, hwp bool) *fakeCPU {
+		c := skylakeClient()
+		c.MSRs[amd64.MSR_CONFIG_TDP_NOMINAL] = 0x1b
+		c.MSRs[amd64.MSR_CONFIG_TDP_LEVEL1] = 0x080000 | 0x4b // [23:16] ratio 8, [14:0] power
+		c.MSRs[amd64.MSR_CONFIG_TDP_LEVEL2] = 0x1d0000 | 0x7d // [23:16] ratio 29
+		c.MSRs[amd64.MSR_CONFIG_TDP_CONTROL] = control
+		c.MSRs[amd64.MSR_TURBO_ACTIVATION_RATIO] = tar
+		if !hwp {
+			c.MSRs[amd64.MSR_IA32_PM_ENABLE] = 0
+		}
+		return c
+	}
+	for _, tt := range []struct {
+		name  string
+		c     *fakeCPU
+		ratio uint8
+		from  string
+	}{
+		{"no configurable TDP", ivyBridge(), 35, "maximum non-turbo"},
+		{"HWP, nominal level", ctdp(0, 0, true), 27, "configurable TDP level 0, MSR_CONFIG_TDP_NOMINAL ratio 27, HWP enabled"},
+		{"HWP, level 1", ctdp(1, 0, true), 8, "configurable TDP level 1, MSR_CONFIG_TDP_LEVEL1 ratio 8, HWP enabled"},
+		{"HWP, level 2", ctdp(2|1<<31, 0, true), 29, "configurable TDP level 2, MSR_CONFIG_TDP_LEVEL2 ratio 29, HWP enabled"},
+		{"no HWP, turbo activation one below", ctdp(0, 26, false), 26, "configurable TDP level 0, MSR_CONFIG_TDP_NOMINAL ratio 27, MSR_TURBO_ACTIVATION_RATIO 26"},
+		{"no HWP, turbo activation not set", ctdp(0, 0, false), 29,
+			"maximum non-turbo; configurable TDP level 0, MSR_CONFIG_TDP_NOMINAL ratio 27, MSR_TURBO_ACTIVATION_RATIO 0 is not one below it"},
+		{"level 3 is reserved", ctdp(3, 0, true), 29, "maximum non-turbo; MSR_CONFIG_TDP_CONTROL selects level 3 (reserved)"},
+		{"no MSR_CONFIG_TDP_CONTROL", skylakeClient(), 29, "maximum non-turbo; MSR_CONFIG_TDP_CONTROL unreadable"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ratio, from := ReadPower(tt.c).NominalRatio()
+			assert.Equal(t, tt.ratio, ratio)
+			assert.Equal(t, tt.from, from)
+		})
+	}
+	noTAR := ctdp(0, 0, false)
+	delete(noTAR.MSRs, amd64.MSR_TURBO_ACTIVATION_RATIO)
+	ratio, from := ReadPower(noTAR).NominalRatio()
+	assert.Equal(t, uint8(29), ratio)
+	assert.Equal(t, "maximum non-turbo; configurable TDP level 0, MSR_CONFIG_TDP_NOMINAL ratio 27, MSR_TURBO_ACTIVATION_RATIO unreadable", from)
+	zero := ctdp(1, 0, true)
+	zero.MSRs[amd64.MSR_CONFIG_TDP_LEVEL1] = 0x4b
+	ratio, from = ReadPower(zero).NominalRatio()
+	assert.Equal(t, uint8(29), ratio)
+	assert.Equal(t, "maximum non-turbo; MSR_CONFIG_TDP_LEVEL1 lists ratio 0", from)
+
+	// The request follows: HWP at the level's ratio, PERF_CTL at the
+	// turbo activation ratio.
+	r := PlanPState(ReadPower(ctdp(0, 0, true)), PStateNominal)
+	assert.Equal(t, uint8(27), r.Ratio)
+	assert.Equal(t, "IA32_HWP_REQUEST min = max = desired = 27 (configurable TDP level 0, MSR_CONFIG_TDP_NOMINAL ratio 27, HWP enabled)", r.Why)
+	r = PlanPState(ReadPower(ctdp(0, 26, false)), PStateNominal)
+	assert.Equal(t, uint32(amd64.MSR_IA32_PERF_CTL), r.MSR)
+	assert.Equal(t, uint64(0x1a00), r.Value)
+	// No configurable TDP read where MSR_PLATFORM_INFO lists none.
+	iv := ivyBridge()
+	p := ReadPower(iv)
+	assert.False(t, p.ConfigTDPControl.OK || p.ConfigTDPLevel.OK || p.TurboActivation.OK)
+}
+
+// TestApplyRestore: Apply saves the request's MSR in the registry before
+// it writes it, and the registry's restore gives the firmware's value
+// back; nothing to write saves nothing.
+func TestApplyRestore(t *testing.T) {
 	cpu := skylakeClient()
 	r := PlanPState(ReadPower(cpu), PStateNominal)
-	require.True(t, r.Apply(cpu))
+	var saved SavedMSRs
+	require.True(t, r.Apply(cpu, &saved))
 	assert.Equal(t, uint64(0xc01d1d1d), cpu.MSRs[amd64.MSR_IA32_HWP_REQUEST])
-	require.True(t, r.Undo(cpu))
+	require.Len(t, saved.Entries(), 1)
+	assert.Equal(t, "IA32_HWP_REQUEST", saved.Entries()[0].Name)
+	got := saved.Restore(cpu)
+	require.Len(t, got, 1)
+	assert.True(t, got[0].Restored)
 	assert.Equal(t, uint64(0xc0000404), cpu.MSRs[amd64.MSR_IA32_HWP_REQUEST])
 	assert.Equal(t, []uint32{amd64.MSR_IA32_HWP_REQUEST, amd64.MSR_IA32_HWP_REQUEST}, cpu.Written())
 
 	emu := emulated()
 	r = PlanPState(ReadPower(emu), PStateNominal)
-	assert.True(t, r.Apply(emu), "nothing to write")
-	assert.True(t, r.Undo(emu))
+	assert.True(t, r.Apply(emu, &saved), "nothing to write")
+	assert.Empty(t, saved.Entries())
 	assert.Empty(t, emu.Written())
 }
 
@@ -386,6 +460,62 @@ func TestWaitSettled(t *testing.T) {
 	s = WaitSettled(cpu, hz, 1, 50)
 	assert.False(t, s.Settled)
 	assert.LessOrEqual(t, float64(cpu.TSCNow), float64(hz)*0.051, "gave up at the bound")
+}
+
+// TestMPERFRate: on a Skylake client whose TSC is the 24 MHz crystal
+// times 242/2 (2904 MHz, CPUID.15H of skylakeClient) while MPERF counts
+// the 2900 MHz base clock, dMPERF/dTSC is 2900/2904, measured over a busy
+// interval and over the settle wait alike; MPERFScale then scales by it.
+// Where MPERF ticks with the TSC (the i7-3770K, the emulators) the rate
+// is 1 within the reads' skew, and nothing is scaled.
+func TestMPERFRate(t *testing.T) {
+	const hz = 2_904_000_000
+	const want = 2900.0 / 2904
+	cpu := skylakeClient()
+	cpu.TSCStep = hz / 100_000 // 10 µs per read
+	cpu.Clock = func(tsc uint64) (uint64, uint64) {
+		m := uint64(float64(tsc) * want)
+		return m * 27 / 29, m // the core at 27 of the base clock's 29
+	}
+	r := MPERFRate(cpu, hz, 10)
+	assert.InDelta(t, want, r, 1e-6)
+	scale, why := MPERFScale(r)
+	assert.InDelta(t, want, scale, 1e-6)
+	assert.Equal(t, "MPERF ticks at 0.998623 of the TSC's rate: every core clock and core cycle count is scaled by it", why)
+
+	s := WaitSettled(cpu, hz, 2, 500)
+	assert.True(t, s.Settled)
+	assert.InDelta(t, want, s.MPERFPerTSC, 1e-6, "over the settle wait")
+	assert.InDelta(t, 2904*27.0/29, s.MHz, 0.01, "TSC Hz * dAPERF/dMPERF, not scaled")
+	assert.InDelta(t, 2700, s.MHz*scale, 0.01, "the core clock once scaled")
+
+	iv := ivyBridge()
+	iv.TSCStep = 35_000
+	iv.Clock = func(tsc uint64) (uint64, uint64) { return tsc, tsc - tsc/35_000%2*3500 } // 1 µs of skew, at times
+	r = MPERFRate(iv, 3_500_000_000, 10)
+	scale, why = MPERFScale(r)
+	assert.Equal(t, 1.0, scale)
+	assert.InDelta(t, 1, r, MPERFRateTolerance)
+	assert.Contains(t, why, "MPERF ticks at the TSC's rate (dMPERF/dTSC ")
+
+	for _, tt := range []struct {
+		r    float64
+		want float64
+		why  string
+	}{
+		{0, 1, "MPERF did not advance over a busy interval: the core clock assumes it ticks at the TSC's rate"},
+		{1.0004, 1, "MPERF ticks at the TSC's rate (dMPERF/dTSC 1.000400)"},
+		{0.9994, 0.9994, "MPERF ticks at 0.999400 of the TSC's rate: every core clock and core cycle count is scaled by it"},
+		{0.3, 1, "dMPERF/dTSC 0.300000 is implausible: the core clock assumes MPERF ticks at the TSC's rate"},
+		{2.5, 1, "dMPERF/dTSC 2.500000 is implausible: the core clock assumes MPERF ticks at the TSC's rate"},
+	} {
+		scale, why := MPERFScale(tt.r)
+		assert.Equal(t, tt.want, scale, "%v", tt.r)
+		assert.Equal(t, tt.why, why)
+	}
+	stuck := ivyBridge()
+	stuck.TSCStep = 35_000
+	assert.Zero(t, MPERFRate(stuck, 3_500_000_000, 1), "MPERF that does not move")
 }
 
 func TestState(t *testing.T) {

@@ -24,6 +24,14 @@ type Power struct {
 	HWPCaps      MSR // IA32_HWP_CAPABILITIES (771H), with HWP
 	HWPRequest   MSR // IA32_HWP_REQUEST (774H), with HWP
 	SMICount     MSR // MSR_SMI_COUNT (34H), Intel family 6
+
+	// Configurable TDP (Intel family 6, where MSR_PLATFORM_INFO[34:33]
+	// lists levels): MSR_CONFIG_TDP_CONTROL (64BH), the MSR of the level
+	// it selects (MSR_CONFIG_TDP_NOMINAL 648H + level), and
+	// MSR_TURBO_ACTIVATION_RATIO (64CH).
+	ConfigTDPControl MSR
+	ConfigTDPLevel   MSR
+	TurboActivation  MSR
 }
 
 // ReadPower reads the core-clock state of c. The model-specific MSRs
@@ -47,6 +55,13 @@ func ReadPower(c CPU) Power {
 	if intel && p.Family == 6 {
 		p.PlatformInfo = read(c, amd64.MSR_PLATFORM_INFO)
 		p.SMICount = read(c, amd64.MSR_SMI_COUNT)
+		if p.ConfigTDPLevels() > 0 {
+			p.ConfigTDPControl = read(c, amd64.MSR_CONFIG_TDP_CONTROL)
+			if p.ConfigTDPControl.OK && p.ConfigTDPControl.Value&3 != 3 {
+				p.ConfigTDPLevel = read(c, amd64.MSR_CONFIG_TDP_NOMINAL+uint32(p.ConfigTDPControl.Value&3))
+			}
+			p.TurboActivation = read(c, amd64.MSR_TURBO_ACTIVATION_RATIO)
+		}
 	}
 	if intel {
 		p.PerfStatus = read(c, amd64.MSR_IA32_PERF_STATUS)
@@ -86,6 +101,64 @@ func (p Power) MaxNonTurbo() uint8 {
 	return uint8(p.PlatformInfo.Value >> 8)
 }
 
+// ConfigTDPLevels is MSR_PLATFORM_INFO[34:33], the number of
+// configurable TDP levels besides the nominal one (0 when unreadable).
+func (p Power) ConfigTDPLevels() int {
+	if !p.PlatformInfo.OK {
+		return 0
+	}
+	return int(p.PlatformInfo.Value>>33) & 3
+}
+
+// NominalRatio is the ratio pstate = nominal asks for, and where it comes
+// from, as Linux's intel_pstate decides the highest non-turbo P-state
+// (drivers/cpufreq/intel_pstate.c, core_get_max_pstate and
+// core_get_tdp_ratio): MSR_PLATFORM_INFO[15:8], unless configurable TDP
+// is there (MSR_PLATFORM_INFO[34:33] nonzero) and the level in use
+// (MSR_CONFIG_TDP_CONTROL[1:0]: 0 nominal, 1, 2) has a ratio (the
+// level's MSR, [7:0] for the nominal level, [23:16] for levels 1 and 2);
+// then, with HWP enabled, that ratio; without, the turbo activation
+// ratio (MSR_TURBO_ACTIVATION_RATIO[7:0]) where it is exactly one below
+// the level's ratio (the firmware lowered the non-turbo range with it),
+// else MSR_PLATFORM_INFO's still. An unreadable MSR, level 3 (reserved)
+// or a ratio of 0 falls back to MSR_PLATFORM_INFO's, and the reason says
+// so. 0 when MSR_PLATFORM_INFO is unreadable.
+func (p Power) NominalRatio() (ratio uint8, from string) {
+	max := p.MaxNonTurbo()
+	const platform = "maximum non-turbo"
+	if max == 0 || p.ConfigTDPLevels() == 0 {
+		return max, platform
+	}
+	if !p.ConfigTDPControl.OK {
+		return max, platform + "; MSR_CONFIG_TDP_CONTROL unreadable"
+	}
+	level := p.ConfigTDPControl.Value & 3
+	if level == 3 {
+		return max, platform + "; MSR_CONFIG_TDP_CONTROL selects level 3 (reserved)"
+	}
+	name := [3]string{"MSR_CONFIG_TDP_NOMINAL", "MSR_CONFIG_TDP_LEVEL1", "MSR_CONFIG_TDP_LEVEL2"}[level]
+	if !p.ConfigTDPLevel.OK {
+		return max, platform + "; " + name + " unreadable"
+	}
+	tdp := p.ConfigTDPLevel.Value
+	if level != 0 {
+		tdp >>= 16
+	}
+	tdp &= 0xff
+	lvl := fmt.Sprintf("configurable TDP level %d, %s ratio %d", level, name, tdp)
+	switch {
+	case tdp == 0:
+		return max, platform + "; " + name + " lists ratio 0"
+	case p.HWPEnabled:
+		return uint8(tdp), lvl + ", HWP enabled"
+	case !p.TurboActivation.OK:
+		return max, platform + "; " + lvl + ", MSR_TURBO_ACTIVATION_RATIO unreadable"
+	case p.TurboActivation.Value&0xff == tdp-1:
+		return uint8(tdp - 1), lvl + ", MSR_TURBO_ACTIVATION_RATIO " + fmt.Sprint(tdp-1)
+	}
+	return max, fmt.Sprintf("%s; %s, MSR_TURBO_ACTIVATION_RATIO %d is not one below it", platform, lvl, p.TurboActivation.Value&0xff)
+}
+
 // CurrentRatio is IA32_PERF_STATUS[15:8], 0 when unreadable.
 func (p Power) CurrentRatio() uint8 {
 	if !p.PerfStatus.OK {
@@ -108,13 +181,14 @@ func (p Power) TurboDisabled() (off, known bool) {
 
 // PState values of the plan key pstate.
 const (
-	PStateNominal = "nominal" // request the maximum non-turbo ratio, restore the firmware's at the end
+	PStateNominal = "nominal" // request the maximum non-turbo ratio, the firmware's restored at the end (SavedMSRs)
 	PStateLeave   = "leave"   // touch nothing
 )
 
-// Request is a P-state request: write Value to MSR, and Restore (the
-// firmware's value) at the end. MSR 0 means no write; Why says why, or
-// what the request is.
+// Request is a P-state request: write Value to MSR, whose value before
+// (the firmware's) is Restore, given back at the end through the registry
+// of saved MSRs (Apply). MSR 0 means no write; Why says why, or what the
+// request is.
 type Request struct {
 	MSR            uint32
 	Value, Restore uint64
@@ -131,7 +205,8 @@ const (
 )
 
 // PlanPState decides the request of pstate mode for p. Nominal asks for
-// the maximum non-turbo ratio: with HWP enabled, IA32_HWP_REQUEST with
+// the highest non-turbo ratio (NominalRatio: MSR_PLATFORM_INFO's, or the
+// configurable TDP level's as intel_pstate takes it): with HWP enabled, IA32_HWP_REQUEST with
 // minimum = maximum = desired = that ratio (clamped to the lowest and
 // highest performance of IA32_HWP_CAPABILITIES; HWP's performance levels
 // are ratios on these CPUs) and Package_Control cleared, so that this
@@ -142,7 +217,7 @@ func PlanPState(p Power, mode string) Request {
 	if mode == PStateLeave {
 		return Request{Why: "pstate = leave: the firmware's P-state is left as it is"}
 	}
-	ratio := p.MaxNonTurbo()
+	ratio, from := p.NominalRatio()
 	switch {
 	case !p.Intel:
 		return Request{Why: "unsupported: not an Intel CPU"}
@@ -159,7 +234,7 @@ func PlanPState(p Power, mode string) Request {
 		}
 		v := p.HWPRequest.Value&^(hwpPerfFields|hwpPackageControl) | perf | perf<<8 | perf<<16
 		return Request{MSR: amd64.MSR_IA32_HWP_REQUEST, Value: v, Restore: p.HWPRequest.Value, Ratio: uint8(perf),
-			Why: fmt.Sprintf("IA32_HWP_REQUEST min = max = desired = %d (maximum non-turbo ratio)", perf)}
+			Why: fmt.Sprintf("IA32_HWP_REQUEST min = max = desired = %d (%s)", perf, from)}
 	}
 	if on, known := p.EIST(); known && !on {
 		return Request{Why: "not needed: EIST is disabled (IA32_MISC_ENABLE[16] = 0), the firmware fixed the ratio"}
@@ -169,15 +244,27 @@ func PlanPState(p Power, mode string) Request {
 	}
 	v := p.PerfCtl.Value&^0xff00 | uint64(ratio)<<8
 	return Request{MSR: amd64.MSR_IA32_PERF_CTL, Value: v, Restore: p.PerfCtl.Value, Ratio: ratio,
-		Why: fmt.Sprintf("IA32_PERF_CTL ratio %d (maximum non-turbo)", ratio)}
+		Why: fmt.Sprintf("IA32_PERF_CTL ratio %d (%s)", ratio, from)}
+}
+
+// MSRName is the SDM name of the request's MSR ("" for none).
+func (r Request) MSRName() string {
+	switch r.MSR {
+	case amd64.MSR_IA32_PERF_CTL:
+		return "IA32_PERF_CTL"
+	case amd64.MSR_IA32_HWP_REQUEST:
+		return "IA32_HWP_REQUEST"
+	}
+	return ""
 }
 
 // Apply writes the request, if any, and reports whether the CPU took it.
-func (r Request) Apply(c CPU) bool {
-	return r.MSR == 0 || c.WriteMSR(r.MSR, r.Value)
-}
-
-// Undo writes the firmware's value back, if a request was made.
-func (r Request) Undo(c CPU) bool {
-	return r.MSR == 0 || c.WriteMSR(r.MSR, r.Restore)
+// The MSR is saved in saved first (the registry every way out of the run
+// restores: the firmware's request comes back however the run ends); an
+// MSR that cannot be saved is not written.
+func (r Request) Apply(c CPU, saved *SavedMSRs) bool {
+	if r.MSR == 0 {
+		return true
+	}
+	return saved.Save(c, r.MSR, r.MSRName()) && c.WriteMSR(r.MSR, r.Value)
 }

@@ -126,11 +126,7 @@ func (l *kline) flush() {
 		l.n--
 	}
 	l.b[l.n] = '\n'
-	if l.serialOnly && !captureConsole {
-		board.WriteSerial(l.b[:l.n+1])
-	} else {
-		consoleWrite(l.b[:l.n+1])
-	}
+	writeKernelLine(l.b[:l.n+1], l.serialOnly)
 	l.n = 0
 }
 

@@ -83,14 +83,17 @@ func waitForKey() {
 	n.s("ptilab: no key in ").udec(uint64(endWait)).s(" s; returning to the firmware").flush()
 }
 
-// endRun ends the run: it prints the PTILAB-END line unless the program
-// did, and leaves through the board. A run with a fatal exception ends with
+// endRun ends the run: it gives back the MSRs the run wrote and the
+// program did not restore (restoreMSRs), prints the PTILAB-END line
+// unless the program did, and leaves through the board (the firmware, or
+// a power-off). A run with a fatal exception ends with
 // the fault status whatever exit status the program chose after it.
 func endRun(status uint8, reason string) {
 	kernelDepth++
 	if faults > 0 && status != exitOOM {
 		status, reason = exitFault, "fault"
 	}
+	restoreMSRs(reason)
 	if !endPrinted {
 		endPrinted = true
 		var l kline

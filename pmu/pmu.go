@@ -23,6 +23,7 @@ package pmu
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/cpustate"
@@ -229,33 +230,116 @@ func (s *Session) Events() []string { return append([]string(nil), s.names[:s.nG
 // Fixed reports whether fixed counter j counts.
 func (s *Session) Fixed(j int) bool { return s.fixed&(1<<j) != 0 }
 
-// Start programs and starts the counters (SDM Vol. 3B, 20.2.2): with
-// version >= 2, IA32_PERF_GLOBAL_CTRL = 0 first (nothing counts while it
-// is set up), IA32_FIXED_CTR_CTRL = 0x3 (OS and USR) in each used
-// counter's field, IA32_PERFEVTSELx with event, umask, USR, OS and EN,
-// IA32_PMCx and IA32_FIXED_CTRx cleared, stale overflow bits of those
-// counters cleared through IA32_PERF_GLOBAL_OVF_CTRL, and
+// MSR names, for the registry of saved MSRs (cpustate.SavedMSRs) and
+// the log (SDM Vol. 4, Table 2-2).
+var (
+	pmcNames    = [MaxGP]string{"IA32_PMC0", "IA32_PMC1", "IA32_PMC2", "IA32_PMC3", "IA32_PMC4", "IA32_PMC5", "IA32_PMC6", "IA32_PMC7"}
+	evtselNames = [MaxGP]string{"IA32_PERFEVTSEL0", "IA32_PERFEVTSEL1", "IA32_PERFEVTSEL2", "IA32_PERFEVTSEL3",
+		"IA32_PERFEVTSEL4", "IA32_PERFEVTSEL5", "IA32_PERFEVTSEL6", "IA32_PERFEVTSEL7"}
+	fixedCtrNames = [NumFixed]string{"IA32_FIXED_CTR0", "IA32_FIXED_CTR1", "IA32_FIXED_CTR2"}
+)
+
+// Operations a Start can fail in.
+const (
+	OpRDMSR = "RDMSR" // saving an MSR's value before the first write
+	OpWRMSR = "WRMSR"
+)
+
+// FullWidthWrites reports whether IA32_A_PMCx writes the programmable
+// counters' full width: IA32_PERF_CAPABILITIES (CPUID.01H:ECX[15], PDCM)
+// bit 13 (SDM Vol. 3B, "Full-Width Writes to Performance Counter
+// Registers"; Linux: x86_pmu.intel_cap.full_width_write).
+func FullWidthWrites(c CPU) bool {
+	if _, _, ecx, _ := c.CPUID(1, 0); ecx&amd64.CPUID_01_ECX_PDCM == 0 {
+		return false
+	}
+	caps, ok := c.ReadMSR(amd64.MSR_IA32_PERF_CAPABILITIES)
+	return ok && caps&amd64.PERF_CAPABILITIES_FW_WRITE != 0
+}
+
+// save records in saved, before any is written, every MSR Start writes,
+// in this order: IA32_PERF_GLOBAL_CTRL, the counters (IA32_PMCx, written
+// back through IA32_A_PMCx where the CPU has full-width writes, and
+// IA32_FIXED_CTRx), IA32_PERF_GLOBAL_OVF_CTRL, then the controls
+// (IA32_PERFEVTSELx, IA32_FIXED_CTR_CTRL). The registry restores the last
+// saved first: the controls go back first (the session's counting stops,
+// unless the firmware's own controls enable a counter), then the counts
+// (exact, since nothing of ptilab's counts any more), then the global
+// enables. It returns the MSR whose read raised #GP, or 0.
+// IA32_PERF_GLOBAL_OVF_CTRL, a write-1-to-clear control that holds no
+// state, may be unreadable (IA32_PERF_GLOBAL_STATUS_RESET from version
+// 4): it is then written all the same, and not restored.
+func (s *Session) save(c CPU, saved *cpustate.SavedMSRs) uint32 {
+	global := s.caps.Global()
+	if global && !saved.Save(c, amd64.MSR_IA32_PERF_GLOBAL_CTRL, "IA32_PERF_GLOBAL_CTRL") {
+		return amd64.MSR_IA32_PERF_GLOBAL_CTRL
+	}
+	pmcVia := uint32(amd64.MSR_IA32_PMC0)
+	if s.nGP > 0 && FullWidthWrites(c) {
+		pmcVia = amd64.MSR_IA32_A_PMC0
+	}
+	for i := 0; i < s.nGP; i++ {
+		if !saved.SaveVia(c, amd64.MSR_IA32_PMC0+uint32(i), pmcVia+uint32(i), pmcNames[i]) {
+			return amd64.MSR_IA32_PMC0 + uint32(i)
+		}
+	}
+	for j := 0; j < NumFixed; j++ {
+		if s.Fixed(j) && !saved.Save(c, amd64.MSR_IA32_FIXED_CTR0+uint32(j), fixedCtrNames[j]) {
+			return amd64.MSR_IA32_FIXED_CTR0 + uint32(j)
+		}
+	}
+	if global {
+		saved.Save(c, amd64.MSR_IA32_PERF_GLOBAL_OVF_CTRL, "IA32_PERF_GLOBAL_OVF_CTRL")
+	}
+	for i := 0; i < s.nGP; i++ {
+		if !saved.Save(c, amd64.MSR_IA32_PERFEVTSEL0+uint32(i), evtselNames[i]) {
+			return amd64.MSR_IA32_PERFEVTSEL0 + uint32(i)
+		}
+	}
+	if global && s.fixed != 0 && !saved.Save(c, amd64.MSR_IA32_FIXED_CTR_CTRL, "IA32_FIXED_CTR_CTRL") {
+		return amd64.MSR_IA32_FIXED_CTR_CTRL
+	}
+	return 0
+}
+
+// Start saves and then programs and starts the counters. First every MSR
+// it writes is saved in saved with its value (save: the registry that
+// every way out of the run restores), before any is written: an MSR whose
+// read raises #GP ends Start with nothing written. Then (SDM Vol. 3B,
+// 20.2.2): with version >= 2, IA32_PERF_GLOBAL_CTRL = 0 first (nothing
+// counts while it is set up), IA32_FIXED_CTR_CTRL = 0x3 (OS and USR) in
+// each used counter's field, IA32_PERFEVTSELx with event, umask, USR, OS
+// and EN, IA32_PMCx and IA32_FIXED_CTRx cleared, stale overflow bits of
+// those counters cleared through IA32_PERF_GLOBAL_OVF_CTRL, and
 // IA32_PERF_GLOBAL_CTRL enabling exactly those counters, last. With
 // version 1 (no global control) the event select's EN starts each
 // counter: the counter is cleared before its event select is written.
-// It returns 0, or the MSR whose write raised #GP (the counters are then
-// stopped as far as possible). It runs in ring 0 and does not allocate.
-func (s *Session) Start(c CPU) uint32 {
+// It returns 0, or the MSR whose read (op OpRDMSR) or write (OpWRMSR)
+// raised #GP (after a failed read nothing is written and nothing stays
+// saved; after a failed write the counters are stopped as far as
+// possible and what was saved stays saved, for the restore). It runs in
+// ring 0 and does not allocate.
+func (s *Session) Start(c CPU, saved *cpustate.SavedMSRs) (msr uint32, op string) {
+	mark := saved.Len()
+	if m := s.save(c, saved); m != 0 {
+		saved.Truncate(mark)
+		return m, OpRDMSR
+	}
 	if !s.caps.Global() {
 		for i := 0; i < s.nGP; i++ {
 			if !c.WriteMSR(amd64.MSR_IA32_PMC0+uint32(i), 0) {
 				s.Stop(c, nil)
-				return amd64.MSR_IA32_PMC0 + uint32(i)
+				return amd64.MSR_IA32_PMC0 + uint32(i), OpWRMSR
 			}
 			if !c.WriteMSR(amd64.MSR_IA32_PERFEVTSEL0+uint32(i), s.evtsel[i]) {
 				s.Stop(c, nil)
-				return amd64.MSR_IA32_PERFEVTSEL0 + uint32(i)
+				return amd64.MSR_IA32_PERFEVTSEL0 + uint32(i), OpWRMSR
 			}
 		}
-		return 0
+		return 0, ""
 	}
 	if !c.WriteMSR(amd64.MSR_IA32_PERF_GLOBAL_CTRL, 0) {
-		return amd64.MSR_IA32_PERF_GLOBAL_CTRL
+		return amd64.MSR_IA32_PERF_GLOBAL_CTRL, OpWRMSR
 	}
 	var fixedCtrl uint64
 	for j := 0; j < NumFixed; j++ {
@@ -264,11 +348,11 @@ func (s *Session) Start(c CPU) uint32 {
 		}
 	}
 	if s.fixed != 0 && !c.WriteMSR(amd64.MSR_IA32_FIXED_CTR_CTRL, fixedCtrl) {
-		return amd64.MSR_IA32_FIXED_CTR_CTRL
+		return amd64.MSR_IA32_FIXED_CTR_CTRL, OpWRMSR
 	}
 	for i := 0; i < s.nGP; i++ {
 		if !c.WriteMSR(amd64.MSR_IA32_PERFEVTSEL0+uint32(i), s.evtsel[i]) {
-			return amd64.MSR_IA32_PERFEVTSEL0 + uint32(i)
+			return amd64.MSR_IA32_PERFEVTSEL0 + uint32(i), OpWRMSR
 		}
 	}
 	// IA32_PMCx takes a 32-bit write sign-extended to the counter's width
@@ -276,22 +360,74 @@ func (s *Session) Start(c CPU) uint32 {
 	// 0 stays 0.
 	for i := 0; i < s.nGP; i++ {
 		if !c.WriteMSR(amd64.MSR_IA32_PMC0+uint32(i), 0) {
-			return amd64.MSR_IA32_PMC0 + uint32(i)
+			return amd64.MSR_IA32_PMC0 + uint32(i), OpWRMSR
 		}
 	}
 	for j := 0; j < NumFixed; j++ {
 		if s.Fixed(j) && !c.WriteMSR(amd64.MSR_IA32_FIXED_CTR0+uint32(j), 0) {
-			return amd64.MSR_IA32_FIXED_CTR0 + uint32(j)
+			return amd64.MSR_IA32_FIXED_CTR0 + uint32(j), OpWRMSR
 		}
 	}
 	if !c.WriteMSR(amd64.MSR_IA32_PERF_GLOBAL_OVF_CTRL, s.enable) {
-		return amd64.MSR_IA32_PERF_GLOBAL_OVF_CTRL
+		return amd64.MSR_IA32_PERF_GLOBAL_OVF_CTRL, OpWRMSR
 	}
 	if !c.WriteMSR(amd64.MSR_IA32_PERF_GLOBAL_CTRL, s.enable) {
-		return amd64.MSR_IA32_PERF_GLOBAL_CTRL
+		return amd64.MSR_IA32_PERF_GLOBAL_CTRL, OpWRMSR
 	}
-	return 0
+	return 0, ""
 }
+
+// InUse lists the counters the CPU has whose enable bits were set
+// before ptilab's first write, as Linux's check_hw_exists
+// (arch/x86/events/core.c) looks for them before it trusts the PMU:
+// IA32_PERFEVTSELx.EN (bit 22) of each programmable counter
+// (CPUID.0AH:EAX[15:8], at most MaxGP), and with version >= 2 the enable
+// field ([1:0]: OS, USR) of each fixed counter's 4 bits of
+// IA32_FIXED_CTR_CTRL (CPUID.0AH:EDX[4:0] counters). An MSR in saved
+// (Start's writes) counts with its value from before; the others are
+// read now (#GP-safely: an MSR whose read raises #GP is skipped). They
+// are the firmware's (or a tool's run before ptilab): a counter it uses.
+// Each is "MSR = value: what is enabled". IA32_PERF_GLOBAL_CTRL is not
+// looked at: its enable bits count only ANDed with those (SDM Vol. 3B,
+// 20.2.2), and Linux does not look at it either. It allocates (ordinary
+// Go, before the benchmarks).
+func InUse(c CPU, caps Caps, saved *cpustate.SavedMSRs) []string {
+	if !caps.Supported() {
+		return nil
+	}
+	read := func(msr uint32) (uint64, bool) {
+		if v, ok := saved.Value(msr); ok {
+			return v, true
+		}
+		return c.ReadMSR(msr)
+	}
+	var out []string
+	for i := 0; i < min(caps.GP, MaxGP); i++ {
+		v, ok := read(amd64.MSR_IA32_PERFEVTSEL0 + uint32(i))
+		if ok && v&amd64.PERFEVTSEL_EN != 0 {
+			out = append(out, evtselNames[i]+" = "+hexString(v)+": counter "+strconv.Itoa(i)+" enabled")
+		}
+	}
+	if !caps.Global() || caps.FixedCount == 0 {
+		return out
+	}
+	v, ok := read(amd64.MSR_IA32_FIXED_CTR_CTRL)
+	if !ok {
+		return out
+	}
+	var on []string
+	for j := 0; j < min(int(caps.FixedCount), 16); j++ {
+		if v>>(4*j)&fixedCtrlOSUSR != 0 {
+			on = append(on, strconv.Itoa(j))
+		}
+	}
+	if len(on) > 0 {
+		out = append(out, "IA32_FIXED_CTR_CTRL = "+hexString(v)+": fixed counter "+strings.Join(on, ", ")+" enabled")
+	}
+	return out
+}
+
+func hexString(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
 
 // Sample is the counters as read: Fixed[j] and GP[i] masked to the
 // counters' widths, and, after Stop with version >= 2, the
@@ -413,29 +549,27 @@ func widthMask(w uint8) uint64 {
 // and its bit 12 is set. The processor then clears the enable bits of
 // IA32_PERF_GLOBAL_CTRL when it delivers an SMI and sets them again after
 // the handler's RSM, so that the SMM handler's instructions and cycles
-// are not counted (SDM Vol. 3B, 17.4.1, IA32_DEBUGCTL). It returns
-// IA32_DEBUGCTL's value before (for Unfreeze) and ok, or why it did not
-// set the bit. It runs in ring 0 and does not allocate.
-func FreezeWhileSMM(c CPU) (old uint64, ok bool, why string) {
+// are not counted (SDM Vol. 3B, 17.4.1, IA32_DEBUGCTL). IA32_DEBUGCTL is
+// saved in saved first (the registry every way out of the run
+// restores). It reports whether it set the bit, or why not. It runs in
+// ring 0 and does not allocate.
+func FreezeWhileSMM(c CPU, saved *cpustate.SavedMSRs) (ok bool, why string) {
 	if _, _, ecx, _ := c.CPUID(1, 0); ecx&amd64.CPUID_01_ECX_PDCM == 0 {
-		return 0, false, "CPUID.01H:ECX[15] (PDCM) is clear: no IA32_PERF_CAPABILITIES"
+		return false, "CPUID.01H:ECX[15] (PDCM) is clear: no IA32_PERF_CAPABILITIES"
 	}
 	caps, read := c.ReadMSR(amd64.MSR_IA32_PERF_CAPABILITIES)
 	switch {
 	case !read:
-		return 0, false, "RDMSR IA32_PERF_CAPABILITIES raised #GP"
+		return false, "RDMSR IA32_PERF_CAPABILITIES raised #GP"
 	case caps&amd64.PERF_CAPABILITIES_FREEZE_WHILE_SMM == 0:
-		return 0, false, "IA32_PERF_CAPABILITIES[12] is clear: no FREEZE_WHILE_SMM"
+		return false, "IA32_PERF_CAPABILITIES[12] is clear: no FREEZE_WHILE_SMM"
 	}
-	old, read = c.ReadMSR(amd64.MSR_IA32_DEBUGCTL)
-	if !read {
-		return 0, false, "RDMSR IA32_DEBUGCTL raised #GP"
+	if !saved.Save(c, amd64.MSR_IA32_DEBUGCTL, "IA32_DEBUGCTL") {
+		return false, "RDMSR IA32_DEBUGCTL raised #GP"
 	}
+	old, _ := saved.Value(amd64.MSR_IA32_DEBUGCTL)
 	if !c.WriteMSR(amd64.MSR_IA32_DEBUGCTL, old|amd64.DEBUGCTL_FREEZE_WHILE_SMM) {
-		return 0, false, "WRMSR IA32_DEBUGCTL raised #GP"
+		return false, "WRMSR IA32_DEBUGCTL raised #GP"
 	}
-	return old, true, ""
+	return true, ""
 }
-
-// Unfreeze gives IA32_DEBUGCTL back the value FreezeWhileSMM returned.
-func Unfreeze(c CPU, old uint64) { c.WriteMSR(amd64.MSR_IA32_DEBUGCTL, old) }

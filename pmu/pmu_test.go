@@ -7,8 +7,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/cpustate/cpustatetest"
 )
+
+// start is s.Start on cpu with a registry of its own, and that registry.
+func start(t *testing.T, s *Session, cpu CPU) *cpustate.SavedMSRs {
+	t.Helper()
+	var saved cpustate.SavedMSRs
+	msr, op := s.Start(cpu, &saved)
+	require.Equal(t, uint32(0), msr, op)
+	return &saved
+}
 
 // write is one WRMSR as the fake bank saw it.
 type write = cpustatetest.Write
@@ -145,7 +155,7 @@ func TestStartSequence(t *testing.T) {
 	require.Empty(t, skipped)
 	assert.Equal(t, []string{"DTLB_LOAD_MISSES.WALK_COMPLETED", "ITLB_MISSES.WALK_COMPLETED", "DTLB_LOAD_MISSES.STLB_HIT"}, s.Events())
 
-	require.Equal(t, uint32(0), s.Start(cpu))
+	saved := start(t, &s, cpu)
 	enable := uint64(0b111 | 0b111<<32)
 	assert.Equal(t, []write{
 		{MSR: amd64.MSR_IA32_PERF_GLOBAL_CTRL, Val: 0},
@@ -163,6 +173,13 @@ func TestStartSequence(t *testing.T) {
 		{MSR: amd64.MSR_IA32_PERF_GLOBAL_CTRL, Val: enable},
 	}, cpu.Writes)
 	assert.Equal(t, uint64(0x7_0000_0007), enable, "PMC0-2 in bits 0-2, FIXED_CTR0-2 in bits 32-34")
+	var names []string
+	for _, e := range saved.Entries() {
+		names = append(names, e.Name)
+	}
+	assert.Equal(t, []string{"IA32_PERF_GLOBAL_CTRL", "IA32_PMC0", "IA32_PMC1", "IA32_PMC2", "IA32_FIXED_CTR0", "IA32_FIXED_CTR1", "IA32_FIXED_CTR2",
+		"IA32_PERF_GLOBAL_OVF_CTRL", "IA32_PERFEVTSEL0", "IA32_PERFEVTSEL1", "IA32_PERFEVTSEL2", "IA32_FIXED_CTR_CTRL"}, names,
+		"every MSR written, saved before the first write: counters, then controls (restored first)")
 
 	// The CPU counts: instructions, cycles, reference cycles and the
 	// three events; a counter the session does not use changes too.
@@ -196,7 +213,7 @@ func TestFewerCountersThanEvents(t *testing.T) {
 		assert.Equal(t, m.Events[4+i].Name, sk.Name)
 		assert.Equal(t, "no programmable counter left: CPUID.0AH:EAX[15:8] lists 4", sk.Reason)
 	}
-	require.Equal(t, uint32(0), s.Start(cpu))
+	start(t, &s, cpu)
 	assert.Equal(t, write{MSR: amd64.MSR_IA32_PERF_GLOBAL_CTRL, Val: 0x7_0000_000f}, cpu.Writes[len(cpu.Writes)-1])
 	for _, w := range cpu.Writes {
 		assert.False(t, w.MSR >= amd64.MSR_IA32_PERFEVTSEL0+4 && w.MSR < amd64.MSR_IA32_PERFEVTSEL0+8, "no event select beyond the 4th: %#x", w.MSR)
@@ -213,7 +230,7 @@ func TestVersion1(t *testing.T) {
 	caps := Detect(cpu)
 	s, skipped := NewSession(caps, []Event{{"A", 0x08, 0x82, ""}, {"B", 0x85, 0x02, ""}, {"C", 0x5f, 0x04, ""}})
 	assert.Equal(t, []Skipped{{"C", "no programmable counter left: CPUID.0AH:EAX[15:8] lists 2"}}, skipped)
-	require.Equal(t, uint32(0), s.Start(cpu))
+	start(t, &s, cpu)
 	assert.Equal(t, []write{
 		{MSR: amd64.MSR_IA32_PMC0, Val: 0}, {MSR: amd64.MSR_IA32_PERFEVTSEL0, Val: 0x438208},
 		{MSR: amd64.MSR_IA32_PMC0 + 1, Val: 0}, {MSR: amd64.MSR_IA32_PERFEVTSEL0 + 1, Val: 0x430285},
@@ -234,7 +251,7 @@ func TestVersion1(t *testing.T) {
 func TestOverflow(t *testing.T) {
 	cpu := skylake()
 	s, _ := NewSession(Detect(cpu), skylakeEvents(t, 2))
-	require.Equal(t, uint32(0), s.Start(cpu))
+	start(t, &s, cpu)
 	cpu.Writes = nil
 	// PMC1 and FIXED_CTR1 overflowed; bit 3 (PMC3, not the session's) and
 	// bit 63 (CondChgd) are set too.
@@ -268,17 +285,87 @@ func TestSubWraps(t *testing.T) {
 }
 
 // TestStartGP: a CPU that lists a PMU but raises #GP on its MSRs (a
-// hypervisor that hides them) makes Start name the MSR.
+// hypervisor that hides them, Bochs's models) makes Start name the MSR
+// whose read raised #GP, with nothing written.
 func TestStartGP(t *testing.T) {
 	cpu := skylake()
 	delete(cpu.MSRs, amd64.MSR_IA32_PERF_GLOBAL_CTRL)
 	s, _ := NewSession(Detect(cpu), nil)
-	assert.Equal(t, uint32(amd64.MSR_IA32_PERF_GLOBAL_CTRL), s.Start(cpu))
+	var saved cpustate.SavedMSRs
+	msr, op := s.Start(cpu, &saved)
+	assert.Equal(t, uint32(amd64.MSR_IA32_PERF_GLOBAL_CTRL), msr)
+	assert.Equal(t, OpRDMSR, op)
+	assert.Empty(t, cpu.Writes)
 
 	cpu = skylake()
 	delete(cpu.MSRs, amd64.MSR_IA32_PERFEVTSEL0+1)
 	s, _ = NewSession(Detect(cpu), skylakeEvents(t, 2))
-	assert.Equal(t, uint32(amd64.MSR_IA32_PERFEVTSEL0+1), s.Start(cpu))
+	saved = cpustate.SavedMSRs{}
+	require.True(t, saved.Save(cpu, amd64.MSR_IA32_PMC0+3, "IA32_PMC3")) // another writer's
+	msr, op = s.Start(cpu, &saved)
+	assert.Equal(t, uint32(amd64.MSR_IA32_PERFEVTSEL0+1), msr)
+	assert.Equal(t, OpRDMSR, op)
+	assert.Empty(t, cpu.Writes)
+	assert.Len(t, saved.Entries(), 1, "what Start saved is dropped, what was saved before stays")
+
+	// Readable but the write raises #GP: a bank that refuses writes.
+	ro := &readOnly{skylake()}
+	s, _ = NewSession(Detect(ro), nil)
+	saved = cpustate.SavedMSRs{}
+	msr, op = s.Start(ro, &saved)
+	assert.Equal(t, uint32(amd64.MSR_IA32_PERF_GLOBAL_CTRL), msr)
+	assert.Equal(t, OpWRMSR, op)
+	assert.NotEmpty(t, saved.Entries(), "what was saved stays saved, for the restore")
+}
+
+// readOnly is a CPU whose every MSR write raises #GP.
+type readOnly struct{ *fakeCPU }
+
+func (readOnly) WriteMSR(uint32, uint64) bool { return false }
+
+// TestStartRestore: the firmware left its own values (a counter in use);
+// after a run, the registry writes every MSR back, the controls first,
+// the global enables last, and each reads back as the firmware left it;
+// where IA32_PERF_CAPABILITIES[13] allows, the programmable counters go
+// back through IA32_A_PMCx (their full width).
+func TestStartRestore(t *testing.T) {
+	cpu := ivyBridge()
+	cpu.Leaves[[2]uint32{1, 0}] = [4]uint32{0x306a9, 0, amd64.CPUID_01_ECX_PDCM, 0}
+	cpu.MSRs[amd64.MSR_IA32_PERF_CAPABILITIES] = amd64.PERF_CAPABILITIES_FW_WRITE | amd64.PERF_CAPABILITIES_FREEZE_WHILE_SMM
+	cpu.MSRs[amd64.MSR_IA32_DEBUGCTL] = 0
+	for i := uint32(0); i < 4; i++ {
+		cpu.MSRs[amd64.MSR_IA32_A_PMC0+i] = 0
+	}
+	firmware := map[uint32]uint64{
+		amd64.MSR_IA32_PERF_GLOBAL_CTRL: 0xf, amd64.MSR_IA32_PERFEVTSEL0: 0x43003c, amd64.MSR_IA32_PMC0: 0x12_3456_7890,
+		amd64.MSR_IA32_FIXED_CTR_CTRL: 0xb, amd64.MSR_IA32_FIXED_CTR0: 77,
+	}
+	for m, v := range firmware {
+		cpu.MSRs[m] = v
+	}
+	s, _ := NewSession(Detect(cpu), skylakeEvents(t, 2))
+	saved := start(t, &s, cpu)
+	assert.Equal(t, []string{"IA32_PERFEVTSEL0 = 0x43003c: counter 0 enabled", "IA32_FIXED_CTR_CTRL = 0xb: fixed counter 0 enabled"}, InUse(cpu, Detect(cpu), saved),
+		"the values from before Start")
+	ok, why := FreezeWhileSMM(cpu, saved)
+	require.True(t, ok, why)
+	assert.Equal(t, uint64(0), cpu.MSRs[amd64.MSR_IA32_PMC0])
+	cpu.Writes = nil
+	got := saved.Restore(cpu)
+	require.Len(t, got, 11)
+	assert.Equal(t, []uint32{amd64.MSR_IA32_DEBUGCTL, amd64.MSR_IA32_FIXED_CTR_CTRL, amd64.MSR_IA32_PERFEVTSEL0 + 1, amd64.MSR_IA32_PERFEVTSEL0,
+		amd64.MSR_IA32_PERF_GLOBAL_OVF_CTRL, amd64.MSR_IA32_FIXED_CTR0 + 2, amd64.MSR_IA32_FIXED_CTR0 + 1, amd64.MSR_IA32_FIXED_CTR0,
+		amd64.MSR_IA32_A_PMC0 + 1, amd64.MSR_IA32_A_PMC0, amd64.MSR_IA32_PERF_GLOBAL_CTRL}, cpu.Written())
+	for m, v := range firmware {
+		if m == amd64.MSR_IA32_PMC0 {
+			m = amd64.MSR_IA32_A_PMC0 // the fake keeps the alias apart
+		}
+		assert.Equal(t, v, cpu.MSRs[m], "%#x as the firmware left it", m)
+	}
+	assert.Equal(t, uint64(0), cpu.MSRs[amd64.MSR_IA32_DEBUGCTL], "FREEZE_WHILE_SMM cleared again")
+	for _, e := range got {
+		assert.True(t, e.Restored, e.Name)
+	}
 }
 
 // quietCPU is a bank that logs nothing, for the allocation test.
@@ -296,7 +383,8 @@ func TestRingZeroDoesNotAllocate(t *testing.T) {
 	var c CPU = &quietCPU{}
 	var a, b Sample
 	allocs := testing.AllocsPerRun(100, func() {
-		s.Start(c)
+		saved := cpustate.SavedMSRs{}
+		s.Start(c, &saved)
 		s.Read(c, &a)
 		s.Stop(c, &b)
 		_ = s.Sub(&b, &a)
@@ -329,18 +417,21 @@ func TestFixedUnavailable(t *testing.T) {
 
 // TestFreezeWhileSMM: IA32_DEBUGCTL.FREEZE_WHILE_SMM is set (the other
 // bits kept) only where CPUID.01H:ECX[15] and IA32_PERF_CAPABILITIES[12]
-// say the CPU has it, and Unfreeze restores the old value.
+// say the CPU has it, IA32_DEBUGCTL saved first; the registry restores
+// the old value.
 func TestFreezeWhileSMM(t *testing.T) {
 	const pdcm = 1 << 15
 	cpu := func(ecx uint32, msrs map[uint32]uint64) *cpustatetest.CPU {
 		return &cpustatetest.CPU{Leaves: cpustatetest.ByLeaf(map[uint32][4]uint32{1: {0x000306a9, 0, ecx, 0}}), MSRs: msrs}
 	}
 	c := cpu(pdcm, map[uint32]uint64{0x345: 0x31c3, 0x1d9: 0x801})
-	old, ok, why := FreezeWhileSMM(c)
+	var saved cpustate.SavedMSRs
+	ok, why := FreezeWhileSMM(c, &saved)
 	require.True(t, ok, why)
+	old, _ := saved.Value(0x1d9)
 	assert.Equal(t, uint64(0x801), old)
 	assert.Equal(t, uint64(0x4801), c.MSRs[0x1d9], "bit 14 set, the others kept")
-	Unfreeze(c, old)
+	saved.Restore(c)
 	assert.Equal(t, uint64(0x801), c.MSRs[0x1d9])
 	for _, tt := range []struct {
 		name string
@@ -352,9 +443,28 @@ func TestFreezeWhileSMM(t *testing.T) {
 		{"no IA32_PERF_CAPABILITIES", cpu(pdcm, map[uint32]uint64{0x1d9: 0}), "RDMSR IA32_PERF_CAPABILITIES raised #GP"},
 		{"no IA32_DEBUGCTL", cpu(pdcm, map[uint32]uint64{0x345: 0x1000}), "RDMSR IA32_DEBUGCTL raised #GP"},
 	} {
-		_, ok, why := FreezeWhileSMM(tt.c)
+		var saved cpustate.SavedMSRs
+		ok, why := FreezeWhileSMM(tt.c, &saved)
 		assert.False(t, ok, tt.name)
 		assert.Equal(t, tt.why, why, tt.name)
 		assert.Empty(t, tt.c.Writes, tt.name)
+		assert.Empty(t, saved.Entries(), tt.name)
 	}
+}
+
+// TestInUse: the firmware's enable bits, as Linux's check_hw_exists
+// reads them: an event select's EN, a fixed counter's OS/USR field (not
+// its PMI bit alone), only the counters CPUID lists; IA32_PERF_GLOBAL_CTRL
+// alone says nothing.
+func TestInUse(t *testing.T) {
+	cpu := ivyBridge()
+	cpu.MSRs[amd64.MSR_IA32_PERF_GLOBAL_CTRL] = 0x7_0000_000f
+	assert.Empty(t, InUse(cpu, Detect(cpu), &cpustate.SavedMSRs{}))
+	cpu.MSRs[amd64.MSR_IA32_PERFEVTSEL0+3] = 0x43003c
+	cpu.MSRs[amd64.MSR_IA32_PERFEVTSEL0+1] = 0x03003c // no EN
+	cpu.MSRs[amd64.MSR_IA32_FIXED_CTR_CTRL] = 0x280   // fixed 2 USR; fixed 1 PMI only
+	assert.Equal(t, []string{"IA32_PERFEVTSEL3 = 0x43003c: counter 3 enabled", "IA32_FIXED_CTR_CTRL = 0x280: fixed counter 2 enabled"}, InUse(cpu, Detect(cpu), &cpustate.SavedMSRs{}))
+	cpu.MSRs[amd64.MSR_IA32_PERFEVTSEL0+4] = 0x43003c // beyond CPUID's 4 counters: not read
+	assert.Len(t, InUse(cpu, Detect(cpu), &cpustate.SavedMSRs{}), 2)
+	assert.Nil(t, InUse(cpu, Caps{Unsupported: "no"}, &cpustate.SavedMSRs{}))
 }

@@ -200,8 +200,9 @@ func bochsMatrix(t *testing.T, model bochsModel) map[string]float64 {
 	for _, msr := range cpustate.ProbedMSRs {
 		probed[fmt.Sprintf("%#x", msr)] = true
 	}
-	// The PMU's start: its first write (#GP-safe), which Bochs's models,
-	// listing a version in CPUID.0AH, refuse.
+	// The PMU's start: its first read (#GP-safe, the value saved before
+	// the first write), which Bochs's models, listing a version in
+	// CPUID.0AH, refuse.
 	probed[fmt.Sprintf("%#x", amd64.MSR_IA32_PERF_GLOBAL_CTRL)] = true
 	if model.amd {
 		// Read as 0 under ignore_bad_msrs: SEV_STATUS by OVMF; by ptilab,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate"
+	"github.com/ptilab/ptilab/host/qemu"
 	"github.com/ptilab/ptilab/pathlength"
 )
 
@@ -160,8 +161,9 @@ const (
 )
 
 // pmuNoMSRs is Bochs's: its models list a version in CPUID.0AH but have
-// none of the MSRs, and the first write (IA32_PERF_GLOBAL_CTRL) raises #GP.
-var pmuNoMSRs = regexp.MustCompile(`^CPUID\.0AH lists architectural performance monitoring version [1-9][0-9]*, but WRMSR 0x38f raised #GP$`)
+// none of the MSRs, and the first read (IA32_PERF_GLOBAL_CTRL, saved
+// before the first write) raises #GP.
+var pmuNoMSRs = regexp.MustCompile(`^CPUID\.0AH lists architectural performance monitoring version [1-9][0-9]*, but RDMSR 0x38f raised #GP$`)
 
 // exactly matches s alone.
 func exactly(s string) *regexp.Regexp { return regexp.MustCompile("^" + regexp.QuoteMeta(s) + "$") }
@@ -217,4 +219,71 @@ func requirePMUUnsupported(t *testing.T, res serialLog, reason *regexp.Regexp) {
 		}
 	}
 	assert.Equal(t, 1, lines, "one PMU line")
+}
+
+// TestMSRRestore boots the test image whose probe (ptilab_msr_probe,
+// cmd/ptilab-efi/msrprobe.go) saves IA32_TSC_AUX in the registry of saved
+// MSRs and changes it, and saves IA32_EFER to be written back
+// through VM_HSAVE_PA, whose WRMSR raises #GP: no emulator has the PMU's or the P-state's
+// MSRs, which go through the same registry. Each way out gives
+// IA32_TSC_AUX its value back, which reads back as before, and survives
+// the other write's #GP, with one msr-restore record (and its line)
+// before PTILAB-END: the program's end after the benchmarks, and a kernel
+// #GP, whose handler restores from IST1 (a nested #GP there must not land
+// on the handler's frames: goos's restoreMSRs lowers IST1).
+func TestMSRRestore(t *testing.T) {
+	t.Parallel()
+	_, image := taggedImage(t, "ptilab_msr_probe")
+	for _, tt := range []struct {
+		name, plan, at, status string
+		exit                   int
+	}{
+		{"end", "benchmarks = null\nmodes = off\nn = 100\nr = 2\nwarmup = 0\n", "end", "ok", contract.StatusOK},
+		{"kernel-gp", "fault = kernel-gp\n", "fault", "fault", contract.StatusFault},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := boot(t, qemu.Options{Image: image, Plan: []byte(tt.plan)})
+			lines := res.Lines()
+			probe := lines[lineIndex(t, lines, "ptilab: MSR probe (test image, ptilab_msr_probe): ")]
+			rs := recordsOf[contract.MSRRestore](t, res)
+			require.Len(t, rs, 1, "one way out restores, the next finds nothing left")
+			r := rs[0]
+			assert.Equal(t, tt.at, r.At)
+			require.Len(t, r.MSRs, 2)
+			aux, cs := r.MSRs[0], r.MSRs[1]
+			assert.Equal(t, "IA32_TSC_AUX", aux.Name)
+			assert.Equal(t, "0xc0000103", aux.MSR)
+			assert.True(t, aux.Restored)
+			assert.Equal(t, aux.Firmware, aux.ReadBack, "IA32_TSC_AUX reads back as the firmware left it")
+			fw, err := strconv.ParseUint(strings.TrimPrefix(aux.Firmware, "0x"), 16, 64)
+			require.NoError(t, err)
+			assert.Equal(t, fmt.Sprintf("ptilab: MSR probe (test image, ptilab_msr_probe): IA32_TSC_AUX saved %#x, now %#x; IA32_EFER saved %s, to be written back through 0xc0010117",
+				fw, fw^0x5a5a, cs.Firmware), probe, "the probe changed IA32_TSC_AUX")
+			assert.Empty(t, aux.Via)
+			assert.Equal(t, "IA32_EFER", cs.Name)
+			assert.Equal(t, cs.Firmware, cs.ReadBack, "IA32_EFER untouched")
+			assert.Equal(t, "0xc0010117", cs.Via)
+			assert.False(t, cs.Restored, "WRMSR 0xc0010117 raised #GP, and the run went on")
+			assert.NotEmpty(t, cs.ReadBack)
+
+			line := lineIndex(t, lines, "ptilab: MSRs given back their values from before the run ("+tt.at+"): IA32_TSC_AUX "+aux.Firmware+", IA32_EFER "+cs.Firmware+"; IA32_EFER: WRMSR 0xc0010117 raised #GP")
+			rec := lineIndex(t, lines, `PTILAB {"kind":"msr-restore"`)
+			end := lineIndex(t, lines, "PTILAB-END")
+			assert.Equal(t, line+1, rec, "the line, then its record")
+			assert.Less(t, rec, end, "restored before PTILAB-END")
+			if tt.at == "fault" {
+				assert.Greater(t, line, lineIndex(t, lines, "PTILAB-FAULT"), "restored by the kernel's way out, after the dump")
+				dumps := 0
+				for _, l := range lines {
+					if strings.HasPrefix(l, "PTILAB-FAULT") {
+						dumps++
+					}
+				}
+				assert.Equal(t, 1, dumps, "the deliberate fault's dump alone: the restore's #GP was fixed up")
+			}
+			e := ended(t, res)
+			assert.Equal(t, tt.status, e.Status)
+			assert.Equal(t, tt.exit, e.Exit)
+		})
+	}
 }

@@ -111,7 +111,8 @@ func setup(dir string) error {
 }
 
 // boot runs the test in parallel with the others and boots the image with
-// opts (Image and, when zero, Timeout filled in). It fails the test when the
+// opts (Image, the suite's image when empty, and Timeout when zero filled
+// in). It fails the test when the
 // image cannot be booted or the run timed out, and logs the serial output
 // and QEMU's stderr if the test fails.
 func boot(t *testing.T, opts qemu.Options) *qemu.Result {
@@ -120,7 +121,7 @@ func boot(t *testing.T, opts qemu.Options) *qemu.Result {
 		t.Fatal(setupErr)
 	}
 	t.Parallel()
-	opts.Image = efiPath
+	opts.Image = cmp.Or(opts.Image, efiPath)
 	if opts.Timeout == 0 {
 		opts.Timeout = bootTimeout
 	}

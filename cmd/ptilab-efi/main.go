@@ -39,6 +39,7 @@ func main() {
 		r.Record(contract.PlanError{Line: e.Line, Text: e.Text, Error: e.Err, Consequence: e.Consequence()})
 	}
 
+	msrProbe(r)
 	if plan.Fault != "" {
 		deliberateFault(r, plan.Fault)
 	}

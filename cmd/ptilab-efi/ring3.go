@@ -13,8 +13,9 @@ import (
 // figures are emulated and by which emulator (QEMU's TCG, Bochs), and
 // whether the TSC counts instructions (QEMU -icount, Bochs); with the
 // core-clock and SMI counters read around every repeat, the P-state the
-// plan's pstate asks for (restored at the end) and, once the clock has
-// settled, the disturbance baseline.
+// plan's pstate asks for and, once the clock has settled, the
+// disturbance baseline; and every MSR the run wrote (the P-state request,
+// the PMU's) given back its value from before at the end.
 func runBenchmarks(r *bench.Reporter, plan bench.Plan, power cpustate.Power) {
 	info := goos.MachineInfo()
 	clk := bench.Clock{Hz: info.TSCHz, Source: info.TSCSource, Emulator: info.Emulator, Icount: board.Icount()}
@@ -22,8 +23,8 @@ func runBenchmarks(r *bench.Reporter, plan bench.Plan, power cpustate.Power) {
 		return
 	}
 	bench.SetCounters(power.Sources())
-	restore := bench.SetPState(r, plan.PState, power, cpustate.Hardware{}, clk.Hz)
+	bench.SetPState(r, plan.PState, power, cpustate.Hardware{}, clk.Hz)
 	bench.RunBaseline(r, plan, clk)
 	bench.RunPlan(r, plan, clk)
-	restore()
+	bench.RestoreMSRs(r, cpustate.Hardware{})
 }

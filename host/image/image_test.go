@@ -20,7 +20,9 @@ import (
 // The packages whose code runs in kernel mode: before the runtime starts,
 // in the system-call handlers (the runtime's and the ring-3 tasks') and in
 // exception handlers, under a g that has no m. Their code must not allocate, write heap pointers (write barriers),
-// or start goroutines.
+// or start goroutines. Besides whole packages, the parts of cpustate
+// the kernel's way out runs (goos's restoreMSRs: the registry of saved
+// MSRs and the writers of its line and record).
 var kernelPackages = []string{
 	"github.com/ptilab/ptilab/goos.",
 	"github.com/ptilab/ptilab/amd64.",
@@ -31,6 +33,9 @@ var kernelPackages = []string{
 	"github.com/ptilab/ptilab/linuxabi.",
 	"github.com/usbarmory/tamago/soc/intel/uart.",
 	"github.com/usbarmory/tamago/internal/reg.",
+	"github.com/ptilab/ptilab/cpustate.(*SavedMSRs).Restore",
+	"github.com/ptilab/ptilab/cpustate.WriteRestore",
+	"github.com/ptilab/ptilab/cpustate.(*textBuf).",
 }
 
 // goroutineSide are functions of kernel packages that run in an ordinary
