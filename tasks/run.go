@@ -162,13 +162,18 @@ func (r *Run) AddFile(proc, fd int, size int64) (int, error) {
 // setSwitchMitigations sets the context switch's mitigations for the
 // run (NewRun sets them from the run's knobs): with ibpbOn an IBPB, with
 // rsbOn an RSB stuffing, at every switch to a task of another process
-// (switchMM); with neither the switch loads CR3 and nothing more. The
-// caller checks that the CPU has IA32_PRED_CMD (pti.Plan).
+// (switchMM; switchRSB with the stuffing alone); with neither the switch
+// loads CR3 and nothing more. The caller checks that the CPU has
+// IA32_PRED_CMD (pti.Plan).
 func setSwitchMitigations(ibpbOn, rsbOn bool) {
 	ibpbOnSwitch, rsbOnSwitch = ibpbOn, rsbOn
-	switchCR3 = setCR3
-	if ibpbOn || rsbOn {
+	switch {
+	case ibpbOn:
 		switchCR3 = switchMM
+	case rsbOn:
+		switchCR3 = switchRSB
+	default:
+		switchCR3 = setCR3
 	}
 }
 

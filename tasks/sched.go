@@ -119,15 +119,21 @@ func Reset(ptRegs bool) {
 // load, on a switch between processes only (what the ladder's ping-pong
 // measures), so that the plain switch carries no test of the knobs.
 func switchMM(cr3 uint64) {
-	if ibpbOnSwitch {
-		ibpb()
-		IBPBs++
-	}
+	ibpb()
+	IBPBs++
 	setCR3(cr3)
 	if rsbOnSwitch {
 		rsbFill()
 		RSBFills++
 	}
+}
+
+// switchRSB is switchMM with the RSB stuffing alone: the CR3 load, then
+// the stuffing.
+func switchRSB(cr3 uint64) {
+	setCR3(cr3)
+	rsbFill()
+	RSBFills++
 }
 
 // issueIBPB writes IA32_PRED_CMD.IBPB: branch predictions learned before
