@@ -132,14 +132,28 @@ func PPM(a, b uint64) int64 {
 // virtual CPU can stop between any two instructions; the tightest of five
 // brackets is one where it did not.
 func RefSample(ref func() uint64) (tsc, r uint64) {
-	return bracket(amd64.TSCBegin, amd64.TSCEndL, ref)
+	tsc, r, _ = bracket(amd64.TSCBegin, amd64.TSCEndL, ref)
+	return tsc, r
 }
 
-// bracket reads ref between begin and end, the TSC reads, five times and
-// returns the middle of the tightest bracket and ref's value in it.
-func bracket(begin, end, ref func() uint64) (tsc, r uint64) {
+// SMIThreshold is the longest a bracketed reference read may take, in TSC
+// cycles: Linux's TSC_DEFAULT_THRESHOLD (arch/x86/kernel/tsc.c,
+// tsc_read_refs, while the TSC's rate is unknown; older kernels had
+// SMI_TRESHOLD, 50000), 33 µs at 4 GHz, 131 µs at 1 GHz. A read of the PM
+// timer or the HPET takes about a microsecond; an SMI tens to hundreds.
+const SMIThreshold = 0x20000
+
+// bracketReads is how many times a reference read is bracketed (Linux's
+// MAX_RETRIES in tsc_read_refs).
+const bracketReads = 5
+
+// bracket reads ref between begin and end, the TSC reads, bracketReads
+// times and returns the middle of the tightest bracket and ref's value in
+// it; ok is false when even the tightest took SMIThreshold cycles or more
+// (an SMI, or a stalled virtual CPU, landed in every one).
+func bracket(begin, end, ref func() uint64) (tsc, r uint64, ok bool) {
 	best := ^uint64(0)
-	for i := 0; i < 5; i++ {
+	for i := 0; i < bracketReads; i++ {
 		a := begin()
 		v := ref()
 		b := end()
@@ -147,7 +161,7 @@ func bracket(begin, end, ref func() uint64) (tsc, r uint64) {
 			best, tsc, r = b-a, a+(b-a)/2, v
 		}
 	}
-	return tsc, r
+	return tsc, r, best < SMIThreshold
 }
 
 // RefCounter is a free-running reference counter for TSC calibration:
@@ -233,8 +247,8 @@ const (
 )
 
 // sample reads ref between two TSC reads five times and keeps the
-// tightest pair (RefSample with the calibrator's TSC).
-func (c Calibrator) sample(ref func() uint64) (tsc, r uint64) {
+// tightest pair (bracket with the calibrator's TSC).
+func (c Calibrator) sample(ref func() uint64) (tsc, r uint64, ok bool) {
 	return bracket(c.TSC, c.TSC, ref)
 }
 
@@ -275,13 +289,18 @@ func (c Calibrator) Validate(ref RefCounter) CalError {
 // of it (the boot uses half a second), reading it all along: each step
 // must move forward by less than half its period (a wrap is counted, a
 // step back is an error), and the whole wait must end within the TSC
-// bound. It returns the frequency in Hz.
+// bound. Each end reads ref between two TSC reads (bracket): an end whose
+// every bracket is SMIThreshold cycles or longer is CalDisturbed. It
+// returns the frequency in Hz.
 func (c Calibrator) Against(ref RefCounter, window uint64) (uint64, CalError) {
 	if e := c.Validate(ref); e != CalOK {
 		return 0, e
 	}
 	mask := uint64(1)<<ref.Bits - 1
-	t0, prev := c.sample(ref.Read)
+	t0, prev, ok := c.sample(ref.Read)
+	if !ok {
+		return 0, CalDisturbed
+	}
 	var ticks uint64
 	for ticks < window {
 		if c.TSC()-t0 > c.Bound {
@@ -295,7 +314,10 @@ func (c Calibrator) Against(ref RefCounter, window uint64) (uint64, CalError) {
 		ticks += d
 		prev = v
 	}
-	t1, v := c.sample(ref.Read)
+	t1, v, ok := c.sample(ref.Read)
+	if !ok {
+		return 0, CalDisturbed
+	}
 	d := (v - prev) & mask
 	if d > mask/2 {
 		return 0, CalBackwards
@@ -320,10 +342,14 @@ func rate(cycles, hz, ticks uint64) (uint64, CalError) {
 // AgainstPIT measures the TSC frequency against PIT channel 2 over ms
 // milliseconds (at most 54: the count is 16 bits), as Linux's
 // pit_calibrate_tsc (arch/x86/kernel/tsc.c): it starts the one-shot and
-// spins until OUT2 rises, keeping the shortest and longest TSC step
-// between two reads; fewer than 1000 reads, or a longest step above ten
-// times the shortest (an SMI or a stall in the middle), is an error; so is
-// a wait beyond the TSC bound.
+// spins until OUT2 rises, each read of OUT2 between two TSC reads, keeping
+// the shortest and longest TSC step; fewer than 1000 reads (CalStuck), or a
+// longest step above ten times the shortest (CalDisturbed: an SMI or a
+// stall in the middle), is an error, and so is a start (Start's
+// pitStartAccesses port accesses, between two TSC reads) longer than ten
+// shortest steps per access (an SMI before the count began would shorten
+// the TSC's interval unseen, which Linux leaves to its reference check);
+// so is a wait beyond the TSC bound (CalTimeout).
 func (c Calibrator) AgainstPIT(p PIT8254, ms uint64) (uint64, CalError) {
 	if p.Start == nil || p.Out2 == nil || p.Hz == 0 {
 		return 0, CalNoCounter
@@ -332,6 +358,7 @@ func (c Calibrator) AgainstPIT(p PIT8254, ms uint64) (uint64, CalError) {
 	if count == 0 || count > 0xffff {
 		return 0, CalImplausible
 	}
+	s := c.TSC()
 	p.Start(uint16(count))
 	t0 := c.TSC()
 	prev := t0
@@ -352,10 +379,34 @@ func (c Calibrator) AgainstPIT(p PIT8254, ms uint64) (uint64, CalError) {
 	switch {
 	case reads < minReads:
 		return 0, CalStuck
-	case maxStep > 10*minStep:
+	case maxStep > 10*minStep, t0-s > 10*pitStartAccesses*minStep:
 		return 0, CalDisturbed
 	}
 	return rate(t1-t0, p.Hz, count)
+}
+
+// pitStartAccesses is how many port accesses PIT8254.Start makes on the
+// machine (pitStart: the gate read and written, the mode, the count's two
+// bytes), against one per step of AgainstPIT's loop.
+const pitStartAccesses = 5
+
+// pitAttempts is how many one-shots CalibratePIT runs at most: Linux's
+// pit_hpet_ptimer_calibrate_cpu tries three times.
+const pitAttempts = 3
+
+// CalibratePIT runs AgainstPIT until an attempt is neither disturbed nor
+// stuck (both what an SMI does to it), at most pitAttempts times, and
+// returns its figure (or the last attempt's error) and how many attempts
+// were made beyond the first. A timeout, a missing PIT or an implausible
+// figure ends it at once: a second try would say the same.
+func (c Calibrator) CalibratePIT(p PIT8254, ms uint64) (hz uint64, e CalError, retries int) {
+	for i := 0; i < pitAttempts; i++ {
+		hz, e = c.AgainstPIT(p, ms)
+		if e != CalDisturbed && e != CalStuck {
+			return hz, e, i
+		}
+	}
+	return 0, e, pitAttempts - 1
 }
 
 // agreePPM is how far a CPUID frequency and a measured one may differ for
@@ -376,6 +427,7 @@ type TSCChoice struct {
 	CrossCheck bool      // both exist
 	PMError    CalError  // why the PM timer gave no figure (CalOK when it did)
 	PITError   CalError  // why the PIT gave no figure (CalOK when it did or was not tried)
+	PITRetries int       // one-shots run beyond the first (CalibratePIT)
 }
 
 // ChooseTSC settles the TSC frequency from CPUID's figure and a

@@ -164,7 +164,9 @@ type fakeClock struct {
 	pitEnd                       uint64
 	pitNever, pitAtOnce          bool
 	stallAt, stall               uint64 // one TSC read at this time takes stall cycles more
+	stallPeriod                  uint64 // and again every stallPeriod cycles (0: once)
 	stalled                      bool
+	startStall                   uint64 // the next PIT start takes this many cycles more (an SMI in it)
 }
 
 func (c *fakeClock) tsc() uint64 {
@@ -172,6 +174,9 @@ func (c *fakeClock) tsc() uint64 {
 	if !c.stalled && c.stallAt != 0 && c.now >= c.stallAt {
 		c.stalled = true
 		c.now += c.stall
+		if c.stallPeriod != 0 {
+			c.stalled, c.stallAt = false, c.stallAt+c.stallPeriod
+		}
 	}
 	return c.now
 }
@@ -205,7 +210,11 @@ func (c *fakeClock) calibrator() Calibrator { return Calibrator{TSC: c.tsc, Boun
 
 func (c *fakeClock) pit() PIT8254 {
 	return PIT8254{
-		Start: func(count uint16) { c.pitEnd = c.now + uint64(count)*c.tscHz/PITHzForTest },
+		Start: func(count uint16) {
+			c.now += c.startStall
+			c.startStall = 0
+			c.pitEnd = c.now + uint64(count)*c.tscHz/PITHzForTest
+		},
 		Out2: func() bool {
 			c.now += c.ioCost
 			switch {
@@ -307,4 +316,93 @@ func TestCalibrateAgainstPIT(t *testing.T) {
 
 	_, e = c.calibrator().AgainstPIT(c.pit(), 60)
 	assert.Equal(t, CalImplausible, e, "60 ms does not fit the 16-bit count")
+}
+
+// TestCalibratePITRetries: an attempt an SMI disturbed (in its loop or in
+// its start) is run again, at most three times in all, and the retries
+// are counted; an attempt that timed out is not retried.
+func TestCalibratePITRetries(t *testing.T) {
+	const hz = 2_400_000_000
+	c := newFakeClock(hz, 24, 0)
+	got, e, retries := c.calibrator().CalibratePIT(c.pit(), 50)
+	require.Equal(t, CalOK, e, e.String())
+	assert.Zero(t, retries, "undisturbed: the first attempt")
+	assert.InDelta(t, 0, PPM(got, hz), 100, "got %d Hz", got)
+
+	c = newFakeClock(hz, 24, 0)
+	c.stallAt, c.stall = hz/100, hz/1000 // 1 ms lost 10 ms into the first attempt
+	got, e, retries = c.calibrator().CalibratePIT(c.pit(), 50)
+	require.Equal(t, CalOK, e, e.String())
+	assert.Equal(t, 1, retries)
+	assert.InDelta(t, 0, PPM(got, hz), 100, "the second attempt's figure: got %d Hz", got)
+
+	c = newFakeClock(hz, 24, 0)
+	c.startStall = hz / 1000 // 1 ms in the first start: the count began late
+	_, e = c.calibrator().AgainstPIT(c.pit(), 50)
+	assert.Equal(t, CalDisturbed, e, "a disturbed start")
+	got, e, retries = c.calibrator().CalibratePIT(c.pit(), 50)
+	require.Equal(t, CalOK, e, e.String())
+	assert.Zero(t, retries, "the next start is clean")
+	assert.InDelta(t, 0, PPM(got, hz), 100, "got %d Hz", got)
+
+	c = newFakeClock(hz, 24, 0)
+	c.stallAt, c.stall, c.stallPeriod = hz/100, hz/1000, hz*3/100 // every 30 ms: each attempt hit
+	got, e, retries = c.calibrator().CalibratePIT(c.pit(), 50)
+	assert.Equal(t, CalDisturbed, e)
+	assert.Zero(t, got)
+	assert.Equal(t, 2, retries, "three attempts in all")
+
+	c = newFakeClock(hz, 24, 0)
+	c.pitNever = true
+	_, e, retries = c.calibrator().CalibratePIT(c.pit(), 50)
+	assert.Equal(t, CalTimeout, e)
+	assert.Zero(t, retries, "a timeout is not retried")
+	assert.LessOrEqual(t, c.now, uint64(CalBound+CalBound/4))
+
+	c = newFakeClock(hz, 24, 0)
+	c.pitAtOnce = true
+	_, e, retries = c.calibrator().CalibratePIT(c.pit(), 50)
+	assert.Equal(t, CalStuck, e)
+	assert.Equal(t, 2, retries, "OUT2 high at once, as after a massive SMI: retried")
+}
+
+// TestBracket: the tightest of five brackets is kept, and a reference
+// read whose every bracket is SMIThreshold cycles or longer (an SMI in
+// each) is refused.
+func TestBracket(t *testing.T) {
+	var now uint64
+	costs := []uint64{SMIThreshold * 2, 900, SMIThreshold, 400, 700} // the ref read's cost in each bracket
+	i := 0
+	tsc := func() uint64 { return now }
+	ref := func() uint64 {
+		now += costs[i%len(costs)]
+		i++
+		return uint64(i)
+	}
+	mid, v, ok := bracket(tsc, tsc, ref)
+	assert.True(t, ok)
+	assert.Equal(t, uint64(4), v, "the fourth read, 400 cycles")
+	before := SMIThreshold*3 + 900 // the first three brackets
+	assert.Equal(t, uint64(before+200), mid, "the middle of its bracket")
+
+	now, i = 0, 0
+	costs = []uint64{SMIThreshold, SMIThreshold + 1, 3 * SMIThreshold, SMIThreshold, SMIThreshold}
+	_, _, ok = bracket(tsc, tsc, ref)
+	assert.False(t, ok, "an SMI in every bracket")
+}
+
+// TestCalibrateDisturbedEnd: a reference whose every read at the end of
+// the window takes longer than SMIThreshold gives no figure.
+func TestCalibrateDisturbedEnd(t *testing.T) {
+	c := newFakeClock(2_000_000_000, 24, 0)
+	window := uint64(3_579_545 / 2)
+	slow := RefCounter{Hz: c.refHz, Bits: c.bits, Read: func() uint64 {
+		v := c.ref()
+		if c.now > c.tscHz/2 { // the window has passed: each read now stalls
+			c.now += 2 * SMIThreshold
+		}
+		return v
+	}}
+	_, e := c.calibrator().Against(slow, window)
+	assert.Equal(t, CalDisturbed, e)
 }

@@ -39,16 +39,16 @@ func initClock() bool {
 	cal := board.Calibrator{TSC: amd64.TSCEndL, Bound: board.CalBound}
 	var measured uint64
 	src := board.TSCPMTimer
-	pmErr, pitErr := board.CalNoCounter, board.CalOK
+	pmErr, pitErr, retries := board.CalNoCounter, board.CalOK, 0
 	if board.FindPMTimer() != 0 {
 		measured, pmErr = cal.Against(board.PMCounter(), board.PMTimerHz/2)
 	}
 	if measured == 0 {
 		src = board.TSCPIT
-		measured, pitErr = cal.AgainstPIT(board.PIT(), pitCalibrationMs)
+		measured, pitErr, retries = cal.CalibratePIT(board.PIT(), pitCalibrationMs)
 	}
 	clock.choice = board.ChooseTSC(cpuid, measured, src)
-	clock.choice.PMError, clock.choice.PITError = pmErr, pitErr
+	clock.choice.PMError, clock.choice.PITError, clock.choice.PITRetries = pmErr, pitErr, retries
 	if clock.choice.Hz == 0 {
 		return false
 	}
