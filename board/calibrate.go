@@ -16,6 +16,7 @@ const (
 	TSCCrystalTable           // the SDM's crystal clock of the model times CPUID.15H's ratio
 	TSCPMTimer                // measured against the ACPI PM timer
 	TSCPIT                    // measured against PIT channel 2
+	TSCHPET                   // measured against the HPET's main counter
 )
 
 // String names the source as the records do.
@@ -29,6 +30,8 @@ func (s TSCSource) String() string {
 		return "acpi-pm-timer"
 	case TSCPIT:
 		return "pit"
+	case TSCHPET:
+		return "hpet"
 	}
 	return ""
 }
@@ -194,6 +197,7 @@ const (
 	CalTimeout              // a wait did not end within the TSC bound
 	CalDisturbed            // the wait was disturbed (an SMI, a stalled virtual CPU)
 	CalImplausible          // the result is outside the range of real TSCs
+	CalNotTried             // not measured: an earlier reference gave a figure
 )
 
 func (e CalError) String() string {
@@ -212,6 +216,8 @@ func (e CalError) String() string {
 		return "disturbed"
 	case CalImplausible:
 		return "gave an implausible frequency"
+	case CalNotTried:
+		return "not tried"
 	}
 	return "unknown error"
 }
@@ -286,44 +292,122 @@ func (c Calibrator) Validate(ref RefCounter) CalError {
 }
 
 // Against validates ref and measures the TSC frequency over window ticks
-// of it (the boot uses half a second), reading it all along: each step
-// must move forward by less than half its period (a wrap is counted, a
-// step back is an error), and the whole wait must end within the TSC
-// bound. Each end reads ref between two TSC reads (bracket): an end whose
-// every bracket is SMIThreshold cycles or longer is CalDisturbed. It
-// returns the frequency in Hz.
+// of it, as Together does with one reference. It returns the frequency in
+// Hz.
 func (c Calibrator) Against(ref RefCounter, window uint64) (uint64, CalError) {
-	if e := c.Validate(ref); e != CalOK {
-		return 0, e
+	var out [1]Measurement
+	c.together([]RefCounter{ref}, []uint64{window}, out[:])
+	return out[0].Hz, out[0].Err
+}
+
+// Measurement is the TSC frequency measured against one reference, or
+// why there is none.
+type Measurement struct {
+	Hz  uint64   // 0: none
+	Err CalError // why Hz is 0; CalNotTried where the reference was not measured
+}
+
+// maxRefs is how many references Together measures at once: the ACPI PM
+// timer and the HPET.
+const maxRefs = 2
+
+// Together validates each of refs (at most maxRefs; a reference whose
+// Read is nil is CalNoCounter) and measures the TSC frequency against
+// every one that passed over one window, setting out[i] for refs[i]. Each
+// is read between two TSC reads at the start and at the end (bracket: an
+// end whose every bracket took SMIThreshold cycles or more is
+// CalDisturbed) and all along in between: each step must move forward by
+// less than half the counter's period (a wrap is counted; a step back
+// drops the reference with CalBackwards, the others go on). The wait
+// lasts until the first reference still counting has advanced by 1/div
+// of a second (its Hz/div ticks; the boot's div is 2: half a second), and
+// must end within the TSC bound (CalTimeout for every reference still
+// counting). An SMI inside the window delays both clocks alike: only the
+// ends need guarding.
+func (c Calibrator) Together(refs []RefCounter, div uint64, out []Measurement) {
+	var windows [maxRefs]uint64
+	for i := range min(len(refs), maxRefs) {
+		windows[i] = refs[i].Hz / div
 	}
-	mask := uint64(1)<<ref.Bits - 1
-	t0, prev, ok := c.sample(ref.Read)
-	if !ok {
-		return 0, CalDisturbed
+	c.together(refs, windows[:], out)
+}
+
+// tracked is one reference counter through Together's window.
+type tracked struct {
+	ref    RefCounter
+	mask   uint64
+	window uint64 // ticks to wait for, when it leads
+	t0     uint64 // TSC at the first sample
+	prev   uint64 // the counter's last value
+	ticks  uint64 // ticks since the first sample
+	err    CalError
+}
+
+// advance counts the step from the last value to v; a step of half the
+// period or more is a step back, which ends the reference.
+func (k *tracked) advance(v uint64) {
+	d := (v - k.prev) & k.mask
+	if d > k.mask/2 {
+		k.err = CalBackwards
+		return
 	}
-	var ticks uint64
-	for ticks < window {
-		if c.TSC()-t0 > c.Bound {
-			return 0, CalTimeout
+	k.ticks += d
+	k.prev = v
+}
+
+// together is Together with each reference's window in its own ticks.
+func (c Calibrator) together(refs []RefCounter, windows []uint64, out []Measurement) {
+	var ks [maxRefs]tracked
+	n := min(len(refs), len(out), maxRefs)
+	for i := 0; i < n; i++ {
+		k := &ks[i]
+		k.ref, k.window = refs[i], windows[i]
+		if k.err = c.Validate(k.ref); k.err != CalOK {
+			continue
 		}
-		v := ref.Read()
-		d := (v - prev) & mask
-		if d > mask/2 {
-			return 0, CalBackwards
+		k.mask = uint64(1)<<k.ref.Bits - 1
+		var ok bool
+		if k.t0, k.prev, ok = c.sample(k.ref.Read); !ok {
+			k.err = CalDisturbed
 		}
-		ticks += d
-		prev = v
 	}
-	t1, v, ok := c.sample(ref.Read)
-	if !ok {
-		return 0, CalDisturbed
+	start := c.TSC()
+	for {
+		lead := -1
+		for i := 0; i < n && lead < 0; i++ {
+			if ks[i].err == CalOK {
+				lead = i
+			}
+		}
+		if lead < 0 || ks[lead].ticks >= ks[lead].window {
+			break
+		}
+		if c.TSC()-start > c.Bound {
+			for i := 0; i < n; i++ {
+				if ks[i].err == CalOK {
+					ks[i].err = CalTimeout
+				}
+			}
+			break
+		}
+		for i := 0; i < n; i++ {
+			if ks[i].err == CalOK {
+				ks[i].advance(ks[i].ref.Read())
+			}
+		}
 	}
-	d := (v - prev) & mask
-	if d > mask/2 {
-		return 0, CalBackwards
+	for i := 0; i < n; i++ {
+		k := &ks[i]
+		if k.err == CalOK {
+			t1, v, ok := c.sample(k.ref.Read)
+			if !ok {
+				k.err = CalDisturbed
+			} else if k.advance(v); k.err == CalOK {
+				out[i].Hz, k.err = rate(t1-k.t0, k.ref.Hz, k.ticks)
+			}
+		}
+		out[i].Err = k.err
 	}
-	ticks += d
-	return rate(t1-t0, ref.Hz, ticks)
 }
 
 // rate returns cycles * hz / ticks, checked against the plausible range.
@@ -415,30 +499,77 @@ func (c Calibrator) CalibratePIT(p PIT8254, ms uint64) (hz uint64, e CalError, r
 // for the TSC frequency is off by 2000 to 4000 ppm on Skylake.
 const agreePPM = 1000
 
+// calWindowDiv: the boot measures against the PM timer and the HPET over
+// 1/calWindowDiv of a second.
+const calWindowDiv = 2
+
+// Measurements are a boot's TSC measurements against each reference.
+type Measurements struct {
+	PM, HPET, PIT Measurement
+	PITRetries    int // one-shots run beyond the first (CalibratePIT)
+}
+
+// Measure measures the TSC against the ACPI PM timer and the HPET
+// together over half a second (Together; a reference whose Read is nil
+// is absent, CalNoCounter), and against the PIT (CalibratePIT over pitMs
+// milliseconds) only where neither gave a figure; the PIT is otherwise
+// CalNotTried. The PIT is the last resort: its 50 ms window and its step
+// of a port read (about a microsecond) make it good to tens of ppm where
+// the other two are good to one, and its legacy I/O is what SMIs hit.
+func (c Calibrator) Measure(pm, hpet RefCounter, pit PIT8254, pitMs uint64) Measurements {
+	var out [maxRefs]Measurement
+	c.Together([]RefCounter{pm, hpet}, calWindowDiv, out[:])
+	m := Measurements{PM: out[0], HPET: out[1], PIT: Measurement{Err: CalNotTried}}
+	if m.PM.Hz == 0 && m.HPET.Hz == 0 {
+		m.PIT.Hz, m.PIT.Err, m.PITRetries = c.CalibratePIT(pit, pitMs)
+	}
+	return m
+}
+
 // TSCChoice is the TSC frequency the boot settles on, with the evidence.
 type TSCChoice struct {
 	Hz         uint64
 	Source     TSCSource
 	CPUID      CPUIDFrequency
 	MeasuredHz uint64    // 0: no measurement
-	Measured   TSCSource // TSCPMTimer or TSCPIT
+	Measured   TSCSource // TSCPMTimer, TSCHPET or TSCPIT
 	PPM        int64     // (CPUID - measured) / measured, when both exist
 	Disagree   bool      // both exist and differ by more than agreePPM: the measured one is taken
 	CrossCheck bool      // both exist
-	PMError    CalError  // why the PM timer gave no figure (CalOK when it did)
-	PITError   CalError  // why the PIT gave no figure (CalOK when it did or was not tried)
-	PITRetries int       // one-shots run beyond the first (CalibratePIT)
+	// Refs are every reference's figure, or why there is none.
+	Refs Measurements
+	// HPETvsPM is (HPET's figure - the PM timer's) / the PM timer's in
+	// ppm, when both exist (RefsCompared).
+	HPETvsPM     int64
+	RefsCompared bool
+	// HPET is what FindHPET found (the caller sets it).
+	HPET HPETInfo
 }
 
-// ChooseTSC settles the TSC frequency from CPUID's figure and a
-// measurement (hz 0 when there is none): CPUID's when the two agree
-// within agreePPM or when nothing was measured, the measurement when they
-// disagree or CPUID has none. Hz is 0 when neither exists.
-func ChooseTSC(cpuid CPUIDFrequency, measuredHz uint64, measured TSCSource) TSCChoice {
-	c := TSCChoice{CPUID: cpuid, MeasuredHz: measuredHz}
-	if measuredHz != 0 {
-		c.Measured = measured
+// ChooseTSC settles the TSC frequency from CPUID's figure and the
+// measurements m. The measured figure is the PM timer's, else the
+// HPET's, else the PIT's (ptilab's order since it first measured: the PM
+// timer runs at a frequency the ACPI specification fixes, where the
+// HPET's period is what the hardware reports; both count over the same
+// half second, and the HPET's figure is kept beside it as a check,
+// HPETvsPM; Linux refines against the HPET first). The choice is CPUID's
+// figure when the two agree within agreePPM or when nothing was measured,
+// the measured one when they disagree or CPUID has none. Hz is 0 when
+// neither exists.
+func ChooseTSC(cpuid CPUIDFrequency, m Measurements) TSCChoice {
+	c := TSCChoice{CPUID: cpuid, Refs: m}
+	switch {
+	case m.PM.Hz != 0:
+		c.MeasuredHz, c.Measured = m.PM.Hz, TSCPMTimer
+	case m.HPET.Hz != 0:
+		c.MeasuredHz, c.Measured = m.HPET.Hz, TSCHPET
+	case m.PIT.Hz != 0:
+		c.MeasuredHz, c.Measured = m.PIT.Hz, TSCPIT
 	}
+	if m.PM.Hz != 0 && m.HPET.Hz != 0 {
+		c.HPETvsPM, c.RefsCompared = PPM(m.HPET.Hz, m.PM.Hz), true
+	}
+	measuredHz, measured := c.MeasuredHz, c.Measured
 	switch {
 	case cpuid.Hz != 0 && measuredHz != 0:
 		c.CrossCheck = true

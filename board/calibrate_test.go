@@ -114,37 +114,82 @@ func TestPPM(t *testing.T) {
 	assert.Equal(t, int64(0), PPM(7, 7))
 }
 
+// pmOnly, hpetOnly, pitOnly: measurements where one reference gave hz
+// and the others none.
+func pmOnly(hz uint64) Measurements {
+	return Measurements{PM: Measurement{Hz: hz}, HPET: Measurement{Err: CalNoCounter}, PIT: Measurement{Err: CalNotTried}}
+}
+
 func TestChooseTSC(t *testing.T) {
 	sky := CPUIDTSC(skylakeClient)
 	// The PM timer's figure 30 ppm off: CPUID's is taken, both reported.
-	c := ChooseTSC(sky, 1_895_945_000, TSCPMTimer)
+	c := ChooseTSC(sky, pmOnly(1_895_945_000))
 	assert.Equal(t, uint64(1_896_000_000), c.Hz)
 	assert.Equal(t, TSCCrystalTable, c.Source)
 	assert.True(t, c.CrossCheck)
 	assert.False(t, c.Disagree)
 	assert.Equal(t, int64(29), c.PPM)
 	assert.Equal(t, TSCPMTimer, c.Measured)
+	assert.False(t, c.RefsCompared, "no HPET figure")
 
 	// 2000 ppm apart: the measurement is taken.
-	c = ChooseTSC(sky, 1_899_800_000, TSCPMTimer)
+	c = ChooseTSC(sky, pmOnly(1_899_800_000))
 	assert.Equal(t, uint64(1_899_800_000), c.Hz)
 	assert.Equal(t, TSCPMTimer, c.Source)
 	assert.True(t, c.Disagree)
 	assert.Equal(t, int64(-2000), c.PPM)
 
 	// Ivy Bridge: the measurement alone.
-	c = ChooseTSC(CPUIDTSC(ivyBridge), 3_392_300_000, TSCPMTimer)
+	c = ChooseTSC(CPUIDTSC(ivyBridge), pmOnly(3_392_300_000))
 	assert.Equal(t, uint64(3_392_300_000), c.Hz)
 	assert.Equal(t, TSCPMTimer, c.Source)
 	assert.False(t, c.CrossCheck)
 
 	// No measurement: CPUID alone, unchecked.
-	c = ChooseTSC(sky, 0, TSCPIT)
+	none := Measurements{PM: Measurement{Err: CalNoCounter}, HPET: Measurement{Err: CalNoCounter}, PIT: Measurement{Err: CalTimeout}}
+	c = ChooseTSC(sky, none)
 	assert.Equal(t, uint64(1_896_000_000), c.Hz)
 	assert.False(t, c.CrossCheck)
 	assert.Equal(t, TSCNone, c.Measured)
+	assert.Equal(t, none, c.Refs, "every reference's outcome kept")
 
-	assert.Zero(t, ChooseTSC(CPUIDTSC(ivyBridge), 0, TSCNone).Hz)
+	assert.Zero(t, ChooseTSC(CPUIDTSC(ivyBridge), none).Hz)
+}
+
+// TestChooseTSCReferences: the PM timer's figure is the measured one
+// where it exists, the HPET's beside it as a check (their difference in
+// ppm); the HPET's where the PM timer gave none, the PIT's where neither
+// did.
+func TestChooseTSCReferences(t *testing.T) {
+	ivy := CPUIDTSC(ivyBridge)
+	both := Measurements{PM: Measurement{Hz: 3_392_300_000}, HPET: Measurement{Hz: 3_392_310_000}, PIT: Measurement{Err: CalNotTried}}
+	c := ChooseTSC(ivy, both)
+	assert.Equal(t, uint64(3_392_300_000), c.Hz, "the PM timer's")
+	assert.Equal(t, TSCPMTimer, c.Source)
+	assert.True(t, c.RefsCompared)
+	assert.Equal(t, int64(2), c.HPETvsPM, "(HPET - PM) / PM: 10 kHz in 3.39 GHz")
+
+	hpetOnly := Measurements{PM: Measurement{Err: CalDisturbed}, HPET: Measurement{Hz: 3_392_310_000}, PIT: Measurement{Err: CalNotTried}}
+	c = ChooseTSC(ivy, hpetOnly)
+	assert.Equal(t, uint64(3_392_310_000), c.Hz)
+	assert.Equal(t, TSCHPET, c.Source)
+	assert.Equal(t, TSCHPET, c.Measured)
+	assert.Equal(t, "hpet", c.Source.String())
+	assert.False(t, c.RefsCompared)
+
+	// Skylake: CPUID's figure checked against the HPET.
+	sky := CPUIDTSC(skylakeClient)
+	c = ChooseTSC(sky, Measurements{PM: Measurement{Err: CalNoCounter}, HPET: Measurement{Hz: 1_896_003_000}, PIT: Measurement{Err: CalNotTried}})
+	assert.Equal(t, uint64(1_896_000_000), c.Hz)
+	assert.Equal(t, TSCCrystalTable, c.Source)
+	assert.Equal(t, TSCHPET, c.Measured)
+	assert.Equal(t, int64(-1), c.PPM)
+
+	pitOnly := Measurements{PM: Measurement{Err: CalNoCounter}, HPET: Measurement{Err: CalNoCounter}, PIT: Measurement{Hz: 100_000_527}, PITRetries: 1}
+	c = ChooseTSC(ivy, pitOnly)
+	assert.Equal(t, uint64(100_000_527), c.Hz)
+	assert.Equal(t, TSCPIT, c.Source)
+	assert.Equal(t, 1, c.Refs.PITRetries)
 }
 
 // fakeClock is a simulated machine for the calibration's host tests: a
@@ -405,4 +450,119 @@ func TestCalibrateDisturbedEnd(t *testing.T) {
 	}}
 	_, e := c.calibrator().Against(slow, window)
 	assert.Equal(t, CalDisturbed, e)
+}
+
+// counterAt is a second counter of the same simulated machine: hz,
+// width bits wide, starting at start, each read costing cost cycles (an
+// HPET's MMIO read).
+func (c *fakeClock) counterAt(hz uint64, width uint, start, cost uint64) RefCounter {
+	return RefCounter{Hz: hz, Bits: width, Read: func() uint64 {
+		c.now += cost
+		hi, lo := bits.Mul64(c.now, hz)
+		v, _ := bits.Div64(hi, lo, c.tscHz)
+		return (v + start) & (1<<width - 1)
+	}}
+}
+
+// TestCalibrateTogether: the PM timer and an HPET measured over the same
+// half second each give the TSC rate within 10 ppm, a 32-bit HPET
+// wrapping in the window included.
+func TestCalibrateTogether(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		hz       uint64
+		periodFs uint32
+		start    uint64
+	}{
+		{"Intel PCH, 14.31818 MHz, about to wrap", 3_392_300_000, 69_841_279, 1<<32 - 5000},
+		{"QEMU, 100 MHz", 2_095_999_435, 10_000_000, 0},
+		{"100 ps: 32 bits wrap in 0.43 s", 3_000_000_000, HPETMinPeriodFs, 1 << 31},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newFakeClock(tc.hz, 24, 1<<24-1000)
+			h := HPETCounter(tc.periodFs)
+			hp := c.counterAt(h.Hz, h.Bits, tc.start, 500)
+			var out [2]Measurement
+			c.calibrator().Together([]RefCounter{c.counter(), hp}, 2, out[:])
+			for i, name := range []string{"PM timer", "HPET"} {
+				require.Equal(t, CalOK, out[i].Err, "%s: %s", name, out[i].Err)
+				assert.InDelta(t, 0, PPM(out[i].Hz, tc.hz), 10, "%s: got %d Hz, want %d", name, out[i].Hz, tc.hz)
+			}
+			assert.GreaterOrEqual(t, c.now, tc.hz/2, "the window lasted half a second")
+			assert.Less(t, c.now, tc.hz*6/10, "one window for both")
+		})
+	}
+}
+
+// TestCalibrateTogetherFailures: a reference that fails leaves the
+// other's figure alone; the HPET leads the window where the PM timer
+// drops out.
+func TestCalibrateTogetherFailures(t *testing.T) {
+	const hz = 3_000_000_000
+	hpetHz := HPETCounter(69_841_279).Hz
+
+	// A halted HPET (its counter constant): the PM timer's figure alone.
+	c := newFakeClock(hz, 24, 0)
+	halted := RefCounter{Hz: hpetHz, Bits: 32, Read: func() uint64 { c.now += 500; return 1234 }}
+	var out [2]Measurement
+	c.calibrator().Together([]RefCounter{c.counter(), halted}, 2, out[:])
+	assert.Equal(t, CalStuck, out[1].Err)
+	assert.Zero(t, out[1].Hz)
+	require.Equal(t, CalOK, out[0].Err, out[0].Err.String())
+	assert.InDelta(t, 0, PPM(out[0].Hz, hz), 10)
+
+	// The PM timer steps back mid-window: the HPET's figure, its window
+	// half a second all the same.
+	c = newFakeClock(hz, 24, 0)
+	c.backAt = 200_000
+	out = [2]Measurement{}
+	c.calibrator().Together([]RefCounter{c.counter(), c.counterAt(hpetHz, 32, 0, 500)}, 2, out[:])
+	assert.Equal(t, CalBackwards, out[0].Err)
+	require.Equal(t, CalOK, out[1].Err, out[1].Err.String())
+	assert.InDelta(t, 0, PPM(out[1].Hz, hz), 10)
+	assert.GreaterOrEqual(t, c.now, uint64(hz/2))
+
+	// No PM timer, no HPET.
+	out = [2]Measurement{}
+	c.calibrator().Together([]RefCounter{{}, {}}, 2, out[:])
+	assert.Equal(t, [2]Measurement{{Err: CalNoCounter}, {Err: CalNoCounter}}, out)
+
+	// Both stop in the window: both time out, within the TSC bound.
+	c = newFakeClock(hz, 24, 0)
+	c.stopAfter = 100_000
+	stops := c.counter()
+	c2 := stops
+	out = [2]Measurement{}
+	c.calibrator().Together([]RefCounter{stops, c2}, 2, out[:])
+	assert.Equal(t, [2]Measurement{{Err: CalTimeout}, {Err: CalTimeout}}, out)
+	assert.LessOrEqual(t, c.now, uint64(CalBound+CalBound/4))
+}
+
+// TestMeasure: the PIT is measured only where neither the PM timer nor
+// the HPET gave a figure.
+func TestMeasure(t *testing.T) {
+	const hz = 2_400_000_000
+	hpetHz := HPETCounter(69_841_279).Hz
+	c := newFakeClock(hz, 24, 0)
+	started := 0
+	pit := c.pit()
+	start := pit.Start
+	pit.Start = func(n uint16) { started++; start(n) }
+	m := c.calibrator().Measure(c.counter(), c.counterAt(hpetHz, 32, 0, 500), pit, 50)
+	assert.InDelta(t, 0, PPM(m.PM.Hz, hz), 10)
+	assert.InDelta(t, 0, PPM(m.HPET.Hz, hz), 10)
+	assert.Equal(t, Measurement{Err: CalNotTried}, m.PIT)
+	assert.Zero(t, started, "the PIT left alone")
+
+	m = c.calibrator().Measure(RefCounter{}, c.counterAt(hpetHz, 32, 0, 500), pit, 50)
+	assert.Equal(t, CalNoCounter, m.PM.Err)
+	assert.InDelta(t, 0, PPM(m.HPET.Hz, hz), 10)
+	assert.Zero(t, started, "the HPET's figure is enough")
+
+	m = c.calibrator().Measure(RefCounter{}, RefCounter{}, pit, 50)
+	assert.Equal(t, CalNoCounter, m.HPET.Err)
+	require.Equal(t, CalOK, m.PIT.Err, m.PIT.Err.String())
+	assert.InDelta(t, 0, PPM(m.PIT.Hz, hz), 100)
+	assert.Equal(t, 1, started)
+	assert.Zero(t, m.PITRetries)
 }
