@@ -179,6 +179,9 @@ type HPETInfo struct {
 	// specification's reset leaves it and most firmware does) and
 	// FindHPET started it; StopHPET halts it again.
 	Started bool
+	// Restored: StopHPET read the General Configuration and the main
+	// counter back as FindHPET found them.
+	Restored bool
 }
 
 // The HPET FindHPET found, and what StopHPET puts back.
@@ -249,11 +252,12 @@ func FindHPET() HPETInfo {
 // StopHPET puts back what FindHPET changed when it started the HPET: the
 // General Configuration as found (ENABLE_CNF clear: the counter halts),
 // then the main counter's value as found (writable while halted), and
-// clears the interrupt status bits set since. Nothing when FindHPET
-// started nothing.
-func StopHPET() {
+// clears the interrupt status bits set since. It reports whether the
+// configuration and the counter's low half then read as found (false
+// when FindHPET started nothing).
+func StopHPET() (restored bool) {
 	if !hpet.started {
-		return
+		return false
 	}
 	b := hpet.base
 	amd64.MMIOWrite32(b+hpetConfig, hpet.config)
@@ -265,6 +269,7 @@ func StopHPET() {
 		amd64.MMIOWrite32(b+hpetStatus, s)
 	}
 	hpet.started = false
+	return amd64.MMIORead32(b+hpetConfig) == hpet.config && amd64.MMIORead32(b+hpetCounter) == hpet.counterLo
 }
 
 // hpetRead reads the main counter's low 32 bits: one 32-bit access, as

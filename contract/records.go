@@ -660,8 +660,9 @@ type Machine struct {
 	// HPETPeriodFs its COUNTER_CLK_PERIOD (femtoseconds per tick; absent
 	// where not read); HPETStarted: its main counter was halted, ptilab
 	// ran it for the calibration and then halted it again with its
-	// configuration and count as found; TSCHPETvsPMPPM (HPET - PM timer)
-	// / PM timer in ppm, when both gave a figure.
+	// configuration and count as found (HPETRestored: both read back so);
+	// TSCHPETvsPMPPM (HPET - PM timer) / PM timer in ppm, when both gave
+	// a figure.
 	//
 	// The PIT is measured only where neither the PM timer nor the HPET
 	// gave a figure (both fields absent where it was not): TSCPITRetries
@@ -679,6 +680,7 @@ type Machine struct {
 	HPETBase         uint64 `json:"hpet_base,omitempty"`
 	HPETPeriodFs     uint32 `json:"hpet_period_fs,omitempty"`
 	HPETStarted      bool   `json:"hpet_started,omitempty"`
+	HPETRestored     bool   `json:"hpet_restored,omitempty"`
 	TSCHPETvsPMPPM   *int64 `json:"tsc_hpet_vs_pm_timer_ppm,omitempty"`
 	TSCPITRetries    *int   `json:"tsc_pit_retries,omitempty"`
 	TSCPITError      string `json:"tsc_pit_error,omitempty"`
@@ -767,6 +769,9 @@ func (m Machine) TSCEvidence() string {
 		}
 	case m.TSCHPETError != "":
 		s += ", HPET: " + m.TSCHPETError
+	}
+	if m.HPETStarted && !m.HPETRestored {
+		s += " (started for the calibration, and its configuration or count did not read back as found after)"
 	}
 	if r := m.TSCPITRetries; r != nil {
 		switch {

@@ -46,7 +46,7 @@ func initClock() bool {
 		hpet = board.HPETCounter(h.PeriodFs)
 	}
 	m := cal.Measure(pm, hpet, board.PIT(), pitCalibrationMs)
-	board.StopHPET()
+	h.Restored = board.StopHPET()
 	clock.choice = board.ChooseTSC(cpuid, m)
 	clock.choice.HPET = h
 	if clock.choice.Hz == 0 {

@@ -183,7 +183,7 @@ func tscRecord(rec *contract.Machine, tc board.TSCChoice) {
 		rec.TSCPMTimerError = refs.PM.Err.String()
 	}
 	h := tc.HPET
-	rec.HPETBase, rec.HPETPeriodFs, rec.HPETStarted = h.Base, h.PeriodFs, h.Started
+	rec.HPETBase, rec.HPETPeriodFs, rec.HPETStarted, rec.HPETRestored = h.Base, h.PeriodFs, h.Started, h.Restored
 	switch {
 	case h.Why != board.HPETOK:
 		rec.TSCHPETError = h.Why.String()
