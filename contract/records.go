@@ -774,11 +774,15 @@ func (m Machine) TSCEvidence() string {
 		s += " (started for the calibration, and its configuration or count did not read back as found after)"
 	}
 	if r := m.TSCPITRetries; r != nil {
+		retries := fmt.Sprintf("%d retries", *r)
+		if *r == 1 {
+			retries = "1 retry"
+		}
 		switch {
 		case m.TSCPITError != "":
-			s += fmt.Sprintf(", PIT: %s (%d retries)", m.TSCPITError, *r)
+			s += ", PIT: " + m.TSCPITError + " (" + retries + ")"
 		case *r > 0:
-			s += fmt.Sprintf(", PIT after %d retries", *r)
+			s += ", PIT after " + retries
 		}
 	}
 	if m.TSCPPM != nil {

@@ -138,7 +138,7 @@ func TestRetentionSummary(t *testing.T) {
 // from the record alone.
 func TestTSCEvidence(t *testing.T) {
 	i64 := func(v int64) *int64 { return &v }
-	zero, two := 0, 2
+	zero, one, two := 0, 1, 2
 	for _, tc := range []struct {
 		name string
 		m    Machine
@@ -172,6 +172,9 @@ func TestTSCEvidence(t *testing.T) {
 			Machine{TSCSource: "acpi-pm-timer", TSCCPUIDHz: 1_896_000_000, TSCCPUIDSource: "cpuid-15h-model", TSCMeasuredHz: 1_899_800_000,
 				TSCMeasuredBy: "acpi-pm-timer", TSCPPM: i64(-2000), TSCHPETError: "did not advance", TSCPITRetries: nil},
 			"CPUID 1.896000 GHz (cpuid-15h-model), measured 1.899800 GHz (acpi-pm-timer), HPET: did not advance, -2000 ppm apart: the measured figure is used"},
+		{"PIT at the second attempt",
+			Machine{TSCSource: "pit", TSCMeasuredHz: 100_000_527, TSCMeasuredBy: "pit", TSCPMTimerError: "not present", TSCPITRetries: &one},
+			"CPUID none, measured 0.100001 GHz (pit), ACPI PM timer: not present, PIT after 1 retry"},
 		{"PIT at the first attempt",
 			Machine{TSCSource: "pit", TSCMeasuredHz: 100_000_527, TSCMeasuredBy: "pit", TSCPMTimerError: "not present", TSCPITRetries: &zero},
 			"CPUID none, measured 0.100001 GHz (pit), ACPI PM timer: not present"},
