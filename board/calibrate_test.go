@@ -468,30 +468,25 @@ func (c *fakeClock) counterAt(hz uint64, width uint, start, cost uint64) RefCoun
 // half second each give the TSC rate within 10 ppm, a 32-bit HPET
 // wrapping in the window included.
 func TestCalibrateTogether(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		hz       uint64
-		periodFs uint32
-		start    uint64
-	}{
-		{"Intel PCH, 14.31818 MHz, about to wrap", 3_392_300_000, 69_841_279, 1<<32 - 5000},
-		{"QEMU, 100 MHz", 2_095_999_435, 10_000_000, 0},
-		{"100 ps: 32 bits wrap in 0.43 s", 3_000_000_000, HPETMinPeriodFs, 1 << 31},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := newFakeClock(tc.hz, 24, 1<<24-1000)
-			h := HPETCounter(tc.periodFs)
-			hp := c.counterAt(h.Hz, h.Bits, tc.start, 500)
-			var out [2]Measurement
-			c.calibrator().Together([]RefCounter{c.counter(), hp}, 2, out[:])
-			for i, name := range []string{"PM timer", "HPET"} {
-				require.Equal(t, CalOK, out[i].Err, "%s: %s", name, out[i].Err)
-				assert.InDelta(t, 0, PPM(out[i].Hz, tc.hz), 10, "%s: got %d Hz, want %d", name, out[i].Hz, tc.hz)
-			}
-			assert.GreaterOrEqual(t, c.now, tc.hz/2, "the window lasted half a second")
-			assert.Less(t, c.now, tc.hz*6/10, "one window for both")
-		})
+	t.Run("Intel PCH, 14.31818 MHz, about to wrap", func(t *testing.T) { checkTogether(t, 3_392_300_000, 69_841_279, 1<<32-5000) })
+	t.Run("QEMU, 100 MHz", func(t *testing.T) { checkTogether(t, 2_095_999_435, 10_000_000, 0) })
+	t.Run("100 ps: 32 bits wrap in 0.43 s", func(t *testing.T) { checkTogether(t, 3_000_000_000, HPETMinPeriodFs, 1<<31) })
+}
+
+// checkTogether measures a TSC at hz against a 24-bit PM timer about to
+// wrap and an HPET of periodFs starting at start, over one window.
+func checkTogether(t *testing.T, hz uint64, periodFs uint32, start uint64) {
+	c := newFakeClock(hz, 24, 1<<24-1000)
+	h := HPETCounter(periodFs)
+	hp := c.counterAt(h.Hz, h.Bits, start, 500)
+	var out [2]Measurement
+	c.calibrator().Together([]RefCounter{c.counter(), hp}, 2, out[:])
+	for i, name := range []string{"PM timer", "HPET"} {
+		require.Equal(t, CalOK, out[i].Err, "%s: %s", name, out[i].Err)
+		assert.InDelta(t, 0, PPM(out[i].Hz, hz), 10, "%s: got %d Hz, want %d", name, out[i].Hz, hz)
 	}
+	assert.GreaterOrEqual(t, c.now, hz/2, "the window lasted half a second")
+	assert.Less(t, c.now, hz*6/10, "one window for both")
 }
 
 // TestCalibrateTogetherFailures: a reference that fails leaves the

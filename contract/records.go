@@ -676,12 +676,12 @@ type Machine struct {
 	TSCPPM           *int64 `json:"tsc_cpuid_vs_measured_ppm,omitempty"`
 	TSCPMTimerError  string `json:"tsc_pm_timer_error,omitempty"`
 	TSCHPETHz        uint64 `json:"tsc_hpet_hz,omitempty"`
+	TSCHPETvsPMPPM   *int64 `json:"tsc_hpet_vs_pm_timer_ppm,omitempty"`
 	TSCHPETError     string `json:"tsc_hpet_error,omitempty"`
 	HPETBase         uint64 `json:"hpet_base,omitempty"`
 	HPETPeriodFs     uint32 `json:"hpet_period_fs,omitempty"`
 	HPETStarted      bool   `json:"hpet_started,omitempty"`
 	HPETRestored     bool   `json:"hpet_restored,omitempty"`
-	TSCHPETvsPMPPM   *int64 `json:"tsc_hpet_vs_pm_timer_ppm,omitempty"`
 	TSCPITRetries    *int   `json:"tsc_pit_retries,omitempty"`
 	TSCPITError      string `json:"tsc_pit_error,omitempty"`
 	TSCInvariant     bool   `json:"tsc_invariant"`
