@@ -169,7 +169,8 @@ func bracket(begin, end, ref func() uint64) (tsc, r uint64, ok bool) {
 
 // RefCounter is a free-running reference counter for TSC calibration:
 // Read returns its value, which counts up at Hz and wraps at 2^Bits (the
-// ACPI PM timer: 3.579545 MHz, 24 or 32 bits).
+// ACPI PM timer: 3.579545 MHz, 24 or 32 bits; the HPET's main counter:
+// 10 to 10^4 MHz, read 32 bits wide).
 type RefCounter struct {
 	Read func() uint64
 	Hz   uint64
