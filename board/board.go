@@ -1,7 +1,7 @@
 // Package board knows the machines ptilab runs on: a generic UEFI PC
 // (its serial console: COM1, COM2, the 16550-compatible UARTs on PCI and
 // the UART the ACPI SPCR table names; the
-// ACPI PM timer and the PIT for clock calibration, ending by a
+// ACPI PM timer, the HPET and the PIT for clock calibration, ending by a
 // return to the firmware or a power-off through the UEFI runtime services),
 // QEMU (detected through its fw_cfg device; ends through the
 // isa-debug-exit device, so that QEMU exits with the run's status) and

@@ -16,6 +16,7 @@ const (
 	TSCCrystalTable           // the SDM's crystal clock of the model times CPUID.15H's ratio
 	TSCPMTimer                // measured against the ACPI PM timer
 	TSCPIT                    // measured against PIT channel 2
+	TSCHPET                   // measured against the HPET's main counter
 )
 
 // String names the source as the records do.
@@ -29,6 +30,8 @@ func (s TSCSource) String() string {
 		return "acpi-pm-timer"
 	case TSCPIT:
 		return "pit"
+	case TSCHPET:
+		return "hpet"
 	}
 	return ""
 }
@@ -132,14 +135,28 @@ func PPM(a, b uint64) int64 {
 // virtual CPU can stop between any two instructions; the tightest of five
 // brackets is one where it did not.
 func RefSample(ref func() uint64) (tsc, r uint64) {
-	return bracket(amd64.TSCBegin, amd64.TSCEndL, ref)
+	tsc, r, _ = bracket(amd64.TSCBegin, amd64.TSCEndL, ref)
+	return tsc, r
 }
 
-// bracket reads ref between begin and end, the TSC reads, five times and
-// returns the middle of the tightest bracket and ref's value in it.
-func bracket(begin, end, ref func() uint64) (tsc, r uint64) {
+// SMIThreshold is the longest a bracketed reference read may take, in TSC
+// cycles: Linux's TSC_DEFAULT_THRESHOLD (arch/x86/kernel/tsc.c,
+// tsc_read_refs, while the TSC's rate is unknown; older kernels had
+// SMI_TRESHOLD, 50000), 33 µs at 4 GHz, 131 µs at 1 GHz. A read of the PM
+// timer or the HPET takes about a microsecond; an SMI tens to hundreds.
+const SMIThreshold = 0x20000
+
+// bracketReads is how many times a reference read is bracketed (Linux's
+// MAX_RETRIES in tsc_read_refs).
+const bracketReads = 5
+
+// bracket reads ref between begin and end, the TSC reads, bracketReads
+// times and returns the middle of the tightest bracket and ref's value in
+// it; ok is false when even the tightest took SMIThreshold cycles or more
+// (an SMI, or a stalled virtual CPU, landed in every one).
+func bracket(begin, end, ref func() uint64) (tsc, r uint64, ok bool) {
 	best := ^uint64(0)
-	for i := 0; i < 5; i++ {
+	for i := 0; i < bracketReads; i++ {
 		a := begin()
 		v := ref()
 		b := end()
@@ -147,12 +164,13 @@ func bracket(begin, end, ref func() uint64) (tsc, r uint64) {
 			best, tsc, r = b-a, a+(b-a)/2, v
 		}
 	}
-	return tsc, r
+	return tsc, r, best < SMIThreshold
 }
 
 // RefCounter is a free-running reference counter for TSC calibration:
 // Read returns its value, which counts up at Hz and wraps at 2^Bits (the
-// ACPI PM timer: 3.579545 MHz, 24 or 32 bits).
+// ACPI PM timer: 3.579545 MHz, 24 or 32 bits; the HPET's main counter:
+// 10 to 10^4 MHz, read 32 bits wide).
 type RefCounter struct {
 	Read func() uint64
 	Hz   uint64
@@ -180,6 +198,7 @@ const (
 	CalTimeout              // a wait did not end within the TSC bound
 	CalDisturbed            // the wait was disturbed (an SMI, a stalled virtual CPU)
 	CalImplausible          // the result is outside the range of real TSCs
+	CalNotTried             // not measured: an earlier reference gave a figure
 )
 
 func (e CalError) String() string {
@@ -198,6 +217,8 @@ func (e CalError) String() string {
 		return "disturbed"
 	case CalImplausible:
 		return "gave an implausible frequency"
+	case CalNotTried:
+		return "not tried"
 	}
 	return "unknown error"
 }
@@ -233,8 +254,8 @@ const (
 )
 
 // sample reads ref between two TSC reads five times and keeps the
-// tightest pair (RefSample with the calibrator's TSC).
-func (c Calibrator) sample(ref func() uint64) (tsc, r uint64) {
+// tightest pair (bracket with the calibrator's TSC).
+func (c Calibrator) sample(ref func() uint64) (tsc, r uint64, ok bool) {
 	return bracket(c.TSC, c.TSC, ref)
 }
 
@@ -272,36 +293,122 @@ func (c Calibrator) Validate(ref RefCounter) CalError {
 }
 
 // Against validates ref and measures the TSC frequency over window ticks
-// of it (the boot uses half a second), reading it all along: each step
-// must move forward by less than half its period (a wrap is counted, a
-// step back is an error), and the whole wait must end within the TSC
-// bound. It returns the frequency in Hz.
+// of it, as Together does with one reference. It returns the frequency in
+// Hz.
 func (c Calibrator) Against(ref RefCounter, window uint64) (uint64, CalError) {
-	if e := c.Validate(ref); e != CalOK {
-		return 0, e
+	var out [1]Measurement
+	c.together([]RefCounter{ref}, []uint64{window}, out[:])
+	return out[0].Hz, out[0].Err
+}
+
+// Measurement is the TSC frequency measured against one reference, or
+// why there is none.
+type Measurement struct {
+	Hz  uint64   // 0: none
+	Err CalError // why Hz is 0; CalNotTried where the reference was not measured
+}
+
+// maxRefs is how many references Together measures at once: the ACPI PM
+// timer and the HPET.
+const maxRefs = 2
+
+// Together validates each of refs (at most maxRefs; a reference whose
+// Read is nil is CalNoCounter) and measures the TSC frequency against
+// every one that passed over one window, setting out[i] for refs[i]. Each
+// is read between two TSC reads at the start and at the end (bracket: an
+// end whose every bracket took SMIThreshold cycles or more is
+// CalDisturbed) and all along in between: each step must move forward by
+// less than half the counter's period (a wrap is counted; a step back
+// drops the reference with CalBackwards, the others go on). The wait
+// lasts until the first reference still counting has advanced by 1/div
+// of a second (its Hz/div ticks; the boot's div is 2: half a second), and
+// must end within the TSC bound (CalTimeout for every reference still
+// counting). An SMI inside the window delays both clocks alike: only the
+// ends need guarding.
+func (c Calibrator) Together(refs []RefCounter, div uint64, out []Measurement) {
+	var windows [maxRefs]uint64
+	for i := range min(len(refs), maxRefs) {
+		windows[i] = refs[i].Hz / div
 	}
-	mask := uint64(1)<<ref.Bits - 1
-	t0, prev := c.sample(ref.Read)
-	var ticks uint64
-	for ticks < window {
-		if c.TSC()-t0 > c.Bound {
-			return 0, CalTimeout
+	c.together(refs, windows[:], out)
+}
+
+// tracked is one reference counter through Together's window.
+type tracked struct {
+	ref    RefCounter
+	mask   uint64
+	window uint64 // ticks to wait for, when it leads
+	t0     uint64 // TSC at the first sample
+	prev   uint64 // the counter's last value
+	ticks  uint64 // ticks since the first sample
+	err    CalError
+}
+
+// advance counts the step from the last value to v; a step of half the
+// period or more is a step back, which ends the reference.
+func (k *tracked) advance(v uint64) {
+	d := (v - k.prev) & k.mask
+	if d > k.mask/2 {
+		k.err = CalBackwards
+		return
+	}
+	k.ticks += d
+	k.prev = v
+}
+
+// together is Together with each reference's window in its own ticks.
+func (c Calibrator) together(refs []RefCounter, windows []uint64, out []Measurement) {
+	var ks [maxRefs]tracked
+	n := min(len(refs), len(out), maxRefs)
+	for i := 0; i < n; i++ {
+		k := &ks[i]
+		k.ref, k.window = refs[i], windows[i]
+		if k.err = c.Validate(k.ref); k.err != CalOK {
+			continue
 		}
-		v := ref.Read()
-		d := (v - prev) & mask
-		if d > mask/2 {
-			return 0, CalBackwards
+		k.mask = uint64(1)<<k.ref.Bits - 1
+		var ok bool
+		if k.t0, k.prev, ok = c.sample(k.ref.Read); !ok {
+			k.err = CalDisturbed
 		}
-		ticks += d
-		prev = v
 	}
-	t1, v := c.sample(ref.Read)
-	d := (v - prev) & mask
-	if d > mask/2 {
-		return 0, CalBackwards
+	start := c.TSC()
+	for {
+		lead := -1
+		for i := 0; i < n && lead < 0; i++ {
+			if ks[i].err == CalOK {
+				lead = i
+			}
+		}
+		if lead < 0 || ks[lead].ticks >= ks[lead].window {
+			break
+		}
+		if c.TSC()-start > c.Bound {
+			for i := 0; i < n; i++ {
+				if ks[i].err == CalOK {
+					ks[i].err = CalTimeout
+				}
+			}
+			break
+		}
+		for i := 0; i < n; i++ {
+			if ks[i].err == CalOK {
+				ks[i].advance(ks[i].ref.Read())
+			}
+		}
 	}
-	ticks += d
-	return rate(t1-t0, ref.Hz, ticks)
+	for i := 0; i < n; i++ {
+		k := &ks[i]
+		if k.err == CalOK {
+			t1, v, ok := c.sample(k.ref.Read)
+			if !ok {
+				k.err = CalDisturbed
+			} else if k.advance(v); k.err == CalOK {
+				out[i].Hz, k.err = rate(t1-k.t0, k.ref.Hz, k.ticks)
+			}
+		}
+		out[i].Err = k.err
+	}
 }
 
 // rate returns cycles * hz / ticks, checked against the plausible range.
@@ -320,10 +427,14 @@ func rate(cycles, hz, ticks uint64) (uint64, CalError) {
 // AgainstPIT measures the TSC frequency against PIT channel 2 over ms
 // milliseconds (at most 54: the count is 16 bits), as Linux's
 // pit_calibrate_tsc (arch/x86/kernel/tsc.c): it starts the one-shot and
-// spins until OUT2 rises, keeping the shortest and longest TSC step
-// between two reads; fewer than 1000 reads, or a longest step above ten
-// times the shortest (an SMI or a stall in the middle), is an error; so is
-// a wait beyond the TSC bound.
+// spins until OUT2 rises, each read of OUT2 between two TSC reads, keeping
+// the shortest and longest TSC step; fewer than 1000 reads (CalStuck), or a
+// longest step above ten times the shortest (CalDisturbed: an SMI or a
+// stall in the middle), is an error, and so is a start (Start's
+// pitStartAccesses port accesses, between two TSC reads) longer than ten
+// shortest steps per access (an SMI before the count began would shorten
+// the TSC's interval unseen, which Linux leaves to its reference check);
+// so is a wait beyond the TSC bound (CalTimeout).
 func (c Calibrator) AgainstPIT(p PIT8254, ms uint64) (uint64, CalError) {
 	if p.Start == nil || p.Out2 == nil || p.Hz == 0 {
 		return 0, CalNoCounter
@@ -332,6 +443,7 @@ func (c Calibrator) AgainstPIT(p PIT8254, ms uint64) (uint64, CalError) {
 	if count == 0 || count > 0xffff {
 		return 0, CalImplausible
 	}
+	s := c.TSC()
 	p.Start(uint16(count))
 	t0 := c.TSC()
 	prev := t0
@@ -352,10 +464,34 @@ func (c Calibrator) AgainstPIT(p PIT8254, ms uint64) (uint64, CalError) {
 	switch {
 	case reads < minReads:
 		return 0, CalStuck
-	case maxStep > 10*minStep:
+	case maxStep > 10*minStep, t0-s > 10*pitStartAccesses*minStep:
 		return 0, CalDisturbed
 	}
 	return rate(t1-t0, p.Hz, count)
+}
+
+// pitStartAccesses is how many port accesses PIT8254.Start makes on the
+// machine (pitStart: the gate read and written, the mode, the count's two
+// bytes), against one per step of AgainstPIT's loop.
+const pitStartAccesses = 5
+
+// pitAttempts is how many one-shots CalibratePIT runs at most: Linux's
+// pit_hpet_ptimer_calibrate_cpu tries three times.
+const pitAttempts = 3
+
+// CalibratePIT runs AgainstPIT until an attempt is neither disturbed nor
+// stuck (both what an SMI does to it), at most pitAttempts times, and
+// returns its figure (or the last attempt's error) and how many attempts
+// were made beyond the first. A timeout, a missing PIT or an implausible
+// figure ends it at once: a second try would say the same.
+func (c Calibrator) CalibratePIT(p PIT8254, ms uint64) (hz uint64, e CalError, retries int) {
+	for i := 0; i < pitAttempts; i++ {
+		hz, e = c.AgainstPIT(p, ms)
+		if e != CalDisturbed && e != CalStuck {
+			return hz, e, i
+		}
+	}
+	return 0, e, pitAttempts - 1
 }
 
 // agreePPM is how far a CPUID frequency and a measured one may differ for
@@ -364,29 +500,77 @@ func (c Calibrator) AgainstPIT(p PIT8254, ms uint64) (uint64, CalError) {
 // for the TSC frequency is off by 2000 to 4000 ppm on Skylake.
 const agreePPM = 1000
 
+// calWindowDiv: the boot measures against the PM timer and the HPET over
+// 1/calWindowDiv of a second.
+const calWindowDiv = 2
+
+// Measurements are a boot's TSC measurements against each reference.
+type Measurements struct {
+	PM, HPET, PIT Measurement
+	PITRetries    int // one-shots run beyond the first (CalibratePIT)
+}
+
+// Measure measures the TSC against the ACPI PM timer and the HPET
+// together over half a second (Together; a reference whose Read is nil
+// is absent, CalNoCounter), and against the PIT (CalibratePIT over pitMs
+// milliseconds) only where neither gave a figure; the PIT is otherwise
+// CalNotTried. The PIT is the last resort: its 50 ms window and its step
+// of a port read (about a microsecond) make it good to tens of ppm where
+// the other two are good to one, and its legacy I/O is what SMIs hit.
+func (c Calibrator) Measure(pm, hpet RefCounter, pit PIT8254, pitMs uint64) Measurements {
+	var out [maxRefs]Measurement
+	c.Together([]RefCounter{pm, hpet}, calWindowDiv, out[:])
+	m := Measurements{PM: out[0], HPET: out[1], PIT: Measurement{Err: CalNotTried}}
+	if m.PM.Hz == 0 && m.HPET.Hz == 0 {
+		m.PIT.Hz, m.PIT.Err, m.PITRetries = c.CalibratePIT(pit, pitMs)
+	}
+	return m
+}
+
 // TSCChoice is the TSC frequency the boot settles on, with the evidence.
 type TSCChoice struct {
 	Hz         uint64
 	Source     TSCSource
 	CPUID      CPUIDFrequency
 	MeasuredHz uint64    // 0: no measurement
-	Measured   TSCSource // TSCPMTimer or TSCPIT
+	Measured   TSCSource // TSCPMTimer, TSCHPET or TSCPIT
 	PPM        int64     // (CPUID - measured) / measured, when both exist
 	Disagree   bool      // both exist and differ by more than agreePPM: the measured one is taken
 	CrossCheck bool      // both exist
-	PMError    CalError  // why the PM timer gave no figure (CalOK when it did)
-	PITError   CalError  // why the PIT gave no figure (CalOK when it did or was not tried)
+	// Refs are every reference's figure, or why there is none.
+	Refs Measurements
+	// HPETvsPM is (HPET's figure - the PM timer's) / the PM timer's in
+	// ppm, when both exist (RefsCompared).
+	HPETvsPM     int64
+	RefsCompared bool
+	// HPET is what FindHPET found (the caller sets it).
+	HPET HPETInfo
 }
 
-// ChooseTSC settles the TSC frequency from CPUID's figure and a
-// measurement (hz 0 when there is none): CPUID's when the two agree
-// within agreePPM or when nothing was measured, the measurement when they
-// disagree or CPUID has none. Hz is 0 when neither exists.
-func ChooseTSC(cpuid CPUIDFrequency, measuredHz uint64, measured TSCSource) TSCChoice {
-	c := TSCChoice{CPUID: cpuid, MeasuredHz: measuredHz}
-	if measuredHz != 0 {
-		c.Measured = measured
+// ChooseTSC settles the TSC frequency from CPUID's figure and the
+// measurements m. The measured figure is the PM timer's, else the
+// HPET's, else the PIT's (ptilab's order since it first measured: the PM
+// timer runs at a frequency the ACPI specification fixes, where the
+// HPET's period is what the hardware reports; both count over the same
+// half second, and the HPET's figure is kept beside it as a check,
+// HPETvsPM; Linux refines against the HPET first). The choice is CPUID's
+// figure when the two agree within agreePPM or when nothing was measured,
+// the measured one when they disagree or CPUID has none. Hz is 0 when
+// neither exists.
+func ChooseTSC(cpuid CPUIDFrequency, m Measurements) TSCChoice {
+	c := TSCChoice{CPUID: cpuid, Refs: m}
+	switch {
+	case m.PM.Hz != 0:
+		c.MeasuredHz, c.Measured = m.PM.Hz, TSCPMTimer
+	case m.HPET.Hz != 0:
+		c.MeasuredHz, c.Measured = m.HPET.Hz, TSCHPET
+	case m.PIT.Hz != 0:
+		c.MeasuredHz, c.Measured = m.PIT.Hz, TSCPIT
 	}
+	if m.PM.Hz != 0 && m.HPET.Hz != 0 {
+		c.HPETvsPM, c.RefsCompared = PPM(m.HPET.Hz, m.PM.Hz), true
+	}
+	measuredHz, measured := c.MeasuredHz, c.Measured
 	switch {
 	case cpuid.Hz != 0 && measuredHz != 0:
 		c.CrossCheck = true

@@ -114,37 +114,82 @@ func TestPPM(t *testing.T) {
 	assert.Equal(t, int64(0), PPM(7, 7))
 }
 
+// pmOnly, hpetOnly, pitOnly: measurements where one reference gave hz
+// and the others none.
+func pmOnly(hz uint64) Measurements {
+	return Measurements{PM: Measurement{Hz: hz}, HPET: Measurement{Err: CalNoCounter}, PIT: Measurement{Err: CalNotTried}}
+}
+
 func TestChooseTSC(t *testing.T) {
 	sky := CPUIDTSC(skylakeClient)
 	// The PM timer's figure 30 ppm off: CPUID's is taken, both reported.
-	c := ChooseTSC(sky, 1_895_945_000, TSCPMTimer)
+	c := ChooseTSC(sky, pmOnly(1_895_945_000))
 	assert.Equal(t, uint64(1_896_000_000), c.Hz)
 	assert.Equal(t, TSCCrystalTable, c.Source)
 	assert.True(t, c.CrossCheck)
 	assert.False(t, c.Disagree)
 	assert.Equal(t, int64(29), c.PPM)
 	assert.Equal(t, TSCPMTimer, c.Measured)
+	assert.False(t, c.RefsCompared, "no HPET figure")
 
 	// 2000 ppm apart: the measurement is taken.
-	c = ChooseTSC(sky, 1_899_800_000, TSCPMTimer)
+	c = ChooseTSC(sky, pmOnly(1_899_800_000))
 	assert.Equal(t, uint64(1_899_800_000), c.Hz)
 	assert.Equal(t, TSCPMTimer, c.Source)
 	assert.True(t, c.Disagree)
 	assert.Equal(t, int64(-2000), c.PPM)
 
 	// Ivy Bridge: the measurement alone.
-	c = ChooseTSC(CPUIDTSC(ivyBridge), 3_392_300_000, TSCPMTimer)
+	c = ChooseTSC(CPUIDTSC(ivyBridge), pmOnly(3_392_300_000))
 	assert.Equal(t, uint64(3_392_300_000), c.Hz)
 	assert.Equal(t, TSCPMTimer, c.Source)
 	assert.False(t, c.CrossCheck)
 
 	// No measurement: CPUID alone, unchecked.
-	c = ChooseTSC(sky, 0, TSCPIT)
+	none := Measurements{PM: Measurement{Err: CalNoCounter}, HPET: Measurement{Err: CalNoCounter}, PIT: Measurement{Err: CalTimeout}}
+	c = ChooseTSC(sky, none)
 	assert.Equal(t, uint64(1_896_000_000), c.Hz)
 	assert.False(t, c.CrossCheck)
 	assert.Equal(t, TSCNone, c.Measured)
+	assert.Equal(t, none, c.Refs, "every reference's outcome kept")
 
-	assert.Zero(t, ChooseTSC(CPUIDTSC(ivyBridge), 0, TSCNone).Hz)
+	assert.Zero(t, ChooseTSC(CPUIDTSC(ivyBridge), none).Hz)
+}
+
+// TestChooseTSCReferences: the PM timer's figure is the measured one
+// where it exists, the HPET's beside it as a check (their difference in
+// ppm); the HPET's where the PM timer gave none, the PIT's where neither
+// did.
+func TestChooseTSCReferences(t *testing.T) {
+	ivy := CPUIDTSC(ivyBridge)
+	both := Measurements{PM: Measurement{Hz: 3_392_300_000}, HPET: Measurement{Hz: 3_392_310_000}, PIT: Measurement{Err: CalNotTried}}
+	c := ChooseTSC(ivy, both)
+	assert.Equal(t, uint64(3_392_300_000), c.Hz, "the PM timer's")
+	assert.Equal(t, TSCPMTimer, c.Source)
+	assert.True(t, c.RefsCompared)
+	assert.Equal(t, int64(2), c.HPETvsPM, "(HPET - PM) / PM: 10 kHz in 3.39 GHz")
+
+	hpetOnly := Measurements{PM: Measurement{Err: CalDisturbed}, HPET: Measurement{Hz: 3_392_310_000}, PIT: Measurement{Err: CalNotTried}}
+	c = ChooseTSC(ivy, hpetOnly)
+	assert.Equal(t, uint64(3_392_310_000), c.Hz)
+	assert.Equal(t, TSCHPET, c.Source)
+	assert.Equal(t, TSCHPET, c.Measured)
+	assert.Equal(t, "hpet", c.Source.String())
+	assert.False(t, c.RefsCompared)
+
+	// Skylake: CPUID's figure checked against the HPET.
+	sky := CPUIDTSC(skylakeClient)
+	c = ChooseTSC(sky, Measurements{PM: Measurement{Err: CalNoCounter}, HPET: Measurement{Hz: 1_896_003_000}, PIT: Measurement{Err: CalNotTried}})
+	assert.Equal(t, uint64(1_896_000_000), c.Hz)
+	assert.Equal(t, TSCCrystalTable, c.Source)
+	assert.Equal(t, TSCHPET, c.Measured)
+	assert.Equal(t, int64(-1), c.PPM)
+
+	pitOnly := Measurements{PM: Measurement{Err: CalNoCounter}, HPET: Measurement{Err: CalNoCounter}, PIT: Measurement{Hz: 100_000_527}, PITRetries: 1}
+	c = ChooseTSC(ivy, pitOnly)
+	assert.Equal(t, uint64(100_000_527), c.Hz)
+	assert.Equal(t, TSCPIT, c.Source)
+	assert.Equal(t, 1, c.Refs.PITRetries)
 }
 
 // fakeClock is a simulated machine for the calibration's host tests: a
@@ -164,7 +209,9 @@ type fakeClock struct {
 	pitEnd                       uint64
 	pitNever, pitAtOnce          bool
 	stallAt, stall               uint64 // one TSC read at this time takes stall cycles more
+	stallPeriod                  uint64 // and again every stallPeriod cycles (0: once)
 	stalled                      bool
+	startStall                   uint64 // the next PIT start takes this many cycles more (an SMI in it)
 }
 
 func (c *fakeClock) tsc() uint64 {
@@ -172,6 +219,9 @@ func (c *fakeClock) tsc() uint64 {
 	if !c.stalled && c.stallAt != 0 && c.now >= c.stallAt {
 		c.stalled = true
 		c.now += c.stall
+		if c.stallPeriod != 0 {
+			c.stalled, c.stallAt = false, c.stallAt+c.stallPeriod
+		}
 	}
 	return c.now
 }
@@ -205,7 +255,11 @@ func (c *fakeClock) calibrator() Calibrator { return Calibrator{TSC: c.tsc, Boun
 
 func (c *fakeClock) pit() PIT8254 {
 	return PIT8254{
-		Start: func(count uint16) { c.pitEnd = c.now + uint64(count)*c.tscHz/PITHzForTest },
+		Start: func(count uint16) {
+			c.now += c.startStall
+			c.startStall = 0
+			c.pitEnd = c.now + uint64(count)*c.tscHz/PITHzForTest
+		},
 		Out2: func() bool {
 			c.now += c.ioCost
 			switch {
@@ -307,4 +361,203 @@ func TestCalibrateAgainstPIT(t *testing.T) {
 
 	_, e = c.calibrator().AgainstPIT(c.pit(), 60)
 	assert.Equal(t, CalImplausible, e, "60 ms does not fit the 16-bit count")
+}
+
+// TestCalibratePITRetries: an attempt an SMI disturbed (in its loop or in
+// its start) is run again, at most three times in all, and the retries
+// are counted; an attempt that timed out is not retried.
+func TestCalibratePITRetries(t *testing.T) {
+	const hz = 2_400_000_000
+	c := newFakeClock(hz, 24, 0)
+	got, e, retries := c.calibrator().CalibratePIT(c.pit(), 50)
+	require.Equal(t, CalOK, e, e.String())
+	assert.Zero(t, retries, "undisturbed: the first attempt")
+	assert.InDelta(t, 0, PPM(got, hz), 100, "got %d Hz", got)
+
+	c = newFakeClock(hz, 24, 0)
+	c.stallAt, c.stall = hz/100, hz/1000 // 1 ms lost 10 ms into the first attempt
+	got, e, retries = c.calibrator().CalibratePIT(c.pit(), 50)
+	require.Equal(t, CalOK, e, e.String())
+	assert.Equal(t, 1, retries)
+	assert.InDelta(t, 0, PPM(got, hz), 100, "the second attempt's figure: got %d Hz", got)
+
+	c = newFakeClock(hz, 24, 0)
+	c.startStall = hz / 1000 // 1 ms in the first start: the count began late
+	_, e = c.calibrator().AgainstPIT(c.pit(), 50)
+	assert.Equal(t, CalDisturbed, e, "a disturbed start")
+	got, e, retries = c.calibrator().CalibratePIT(c.pit(), 50)
+	require.Equal(t, CalOK, e, e.String())
+	assert.Zero(t, retries, "the next start is clean")
+	assert.InDelta(t, 0, PPM(got, hz), 100, "got %d Hz", got)
+
+	c = newFakeClock(hz, 24, 0)
+	c.stallAt, c.stall, c.stallPeriod = hz/100, hz/1000, hz*3/100 // every 30 ms: each attempt hit
+	got, e, retries = c.calibrator().CalibratePIT(c.pit(), 50)
+	assert.Equal(t, CalDisturbed, e)
+	assert.Zero(t, got)
+	assert.Equal(t, 2, retries, "three attempts in all")
+
+	c = newFakeClock(hz, 24, 0)
+	c.pitNever = true
+	_, e, retries = c.calibrator().CalibratePIT(c.pit(), 50)
+	assert.Equal(t, CalTimeout, e)
+	assert.Zero(t, retries, "a timeout is not retried")
+	assert.LessOrEqual(t, c.now, uint64(CalBound+CalBound/4))
+
+	c = newFakeClock(hz, 24, 0)
+	c.pitAtOnce = true
+	_, e, retries = c.calibrator().CalibratePIT(c.pit(), 50)
+	assert.Equal(t, CalStuck, e)
+	assert.Equal(t, 2, retries, "OUT2 high at once, as after a massive SMI: retried")
+}
+
+// TestBracket: the tightest of five brackets is kept, and a reference
+// read whose every bracket is SMIThreshold cycles or longer (an SMI in
+// each) is refused.
+func TestBracket(t *testing.T) {
+	var now uint64
+	costs := []uint64{SMIThreshold * 2, 900, SMIThreshold, 400, 700} // the ref read's cost in each bracket
+	i := 0
+	tsc := func() uint64 { return now }
+	ref := func() uint64 {
+		now += costs[i%len(costs)]
+		i++
+		return uint64(i)
+	}
+	mid, v, ok := bracket(tsc, tsc, ref)
+	assert.True(t, ok)
+	assert.Equal(t, uint64(4), v, "the fourth read, 400 cycles")
+	before := SMIThreshold*3 + 900 // the first three brackets
+	assert.Equal(t, uint64(before+200), mid, "the middle of its bracket")
+
+	now, i = 0, 0
+	costs = []uint64{SMIThreshold, SMIThreshold + 1, 3 * SMIThreshold, SMIThreshold, SMIThreshold}
+	_, _, ok = bracket(tsc, tsc, ref)
+	assert.False(t, ok, "an SMI in every bracket")
+}
+
+// TestCalibrateDisturbedEnd: a reference whose every read at the end of
+// the window takes longer than SMIThreshold gives no figure.
+func TestCalibrateDisturbedEnd(t *testing.T) {
+	c := newFakeClock(2_000_000_000, 24, 0)
+	window := uint64(3_579_545 / 2)
+	slow := RefCounter{Hz: c.refHz, Bits: c.bits, Read: func() uint64 {
+		v := c.ref()
+		if c.now > c.tscHz/2 { // the window has passed: each read now stalls
+			c.now += 2 * SMIThreshold
+		}
+		return v
+	}}
+	_, e := c.calibrator().Against(slow, window)
+	assert.Equal(t, CalDisturbed, e)
+}
+
+// counterAt is a second counter of the same simulated machine: hz,
+// width bits wide, starting at start, each read costing cost cycles (an
+// HPET's MMIO read).
+func (c *fakeClock) counterAt(hz uint64, width uint, start, cost uint64) RefCounter {
+	return RefCounter{Hz: hz, Bits: width, Read: func() uint64 {
+		c.now += cost
+		hi, lo := bits.Mul64(c.now, hz)
+		v, _ := bits.Div64(hi, lo, c.tscHz)
+		return (v + start) & (1<<width - 1)
+	}}
+}
+
+// TestCalibrateTogether: the PM timer and an HPET measured over the same
+// half second each give the TSC rate within 10 ppm, a 32-bit HPET
+// wrapping in the window included.
+func TestCalibrateTogether(t *testing.T) {
+	t.Run("Intel PCH, 14.31818 MHz, about to wrap", func(t *testing.T) { checkTogether(t, 3_392_300_000, 69_841_279, 1<<32-5000) })
+	t.Run("QEMU, 100 MHz", func(t *testing.T) { checkTogether(t, 2_095_999_435, 10_000_000, 0) })
+	t.Run("100 ps: 32 bits wrap in 0.43 s", func(t *testing.T) { checkTogether(t, 3_000_000_000, HPETMinPeriodFs, 1<<31) })
+}
+
+// checkTogether measures a TSC at hz against a 24-bit PM timer about to
+// wrap and an HPET of periodFs starting at start, over one window.
+func checkTogether(t *testing.T, hz uint64, periodFs uint32, start uint64) {
+	c := newFakeClock(hz, 24, 1<<24-1000)
+	h := HPETCounter(periodFs)
+	hp := c.counterAt(h.Hz, h.Bits, start, 500)
+	var out [2]Measurement
+	c.calibrator().Together([]RefCounter{c.counter(), hp}, 2, out[:])
+	for i, name := range []string{"PM timer", "HPET"} {
+		require.Equal(t, CalOK, out[i].Err, "%s: %s", name, out[i].Err)
+		assert.InDelta(t, 0, PPM(out[i].Hz, hz), 10, "%s: got %d Hz, want %d", name, out[i].Hz, hz)
+	}
+	assert.GreaterOrEqual(t, c.now, hz/2, "the window lasted half a second")
+	assert.Less(t, c.now, hz*6/10, "one window for both")
+}
+
+// TestCalibrateTogetherFailures: a reference that fails leaves the
+// other's figure alone; the HPET leads the window where the PM timer
+// drops out.
+func TestCalibrateTogetherFailures(t *testing.T) {
+	const hz = 3_000_000_000
+	hpetHz := HPETCounter(69_841_279).Hz
+
+	// A halted HPET (its counter constant): the PM timer's figure alone.
+	c := newFakeClock(hz, 24, 0)
+	halted := RefCounter{Hz: hpetHz, Bits: 32, Read: func() uint64 { c.now += 500; return 1234 }}
+	var out [2]Measurement
+	c.calibrator().Together([]RefCounter{c.counter(), halted}, 2, out[:])
+	assert.Equal(t, CalStuck, out[1].Err)
+	assert.Zero(t, out[1].Hz)
+	require.Equal(t, CalOK, out[0].Err, out[0].Err.String())
+	assert.InDelta(t, 0, PPM(out[0].Hz, hz), 10)
+
+	// The PM timer steps back mid-window: the HPET's figure, its window
+	// half a second all the same.
+	c = newFakeClock(hz, 24, 0)
+	c.backAt = 200_000
+	out = [2]Measurement{}
+	c.calibrator().Together([]RefCounter{c.counter(), c.counterAt(hpetHz, 32, 0, 500)}, 2, out[:])
+	assert.Equal(t, CalBackwards, out[0].Err)
+	require.Equal(t, CalOK, out[1].Err, out[1].Err.String())
+	assert.InDelta(t, 0, PPM(out[1].Hz, hz), 10)
+	assert.GreaterOrEqual(t, c.now, uint64(hz/2))
+
+	// No PM timer, no HPET.
+	out = [2]Measurement{}
+	c.calibrator().Together([]RefCounter{{}, {}}, 2, out[:])
+	assert.Equal(t, [2]Measurement{{Err: CalNoCounter}, {Err: CalNoCounter}}, out)
+
+	// Both stop in the window: both time out, within the TSC bound.
+	c = newFakeClock(hz, 24, 0)
+	c.stopAfter = 100_000
+	stops := c.counter()
+	c2 := stops
+	out = [2]Measurement{}
+	c.calibrator().Together([]RefCounter{stops, c2}, 2, out[:])
+	assert.Equal(t, [2]Measurement{{Err: CalTimeout}, {Err: CalTimeout}}, out)
+	assert.LessOrEqual(t, c.now, uint64(CalBound+CalBound/4))
+}
+
+// TestMeasure: the PIT is measured only where neither the PM timer nor
+// the HPET gave a figure.
+func TestMeasure(t *testing.T) {
+	const hz = 2_400_000_000
+	hpetHz := HPETCounter(69_841_279).Hz
+	c := newFakeClock(hz, 24, 0)
+	started := 0
+	pit := c.pit()
+	start := pit.Start
+	pit.Start = func(n uint16) { started++; start(n) }
+	m := c.calibrator().Measure(c.counter(), c.counterAt(hpetHz, 32, 0, 500), pit, 50)
+	assert.InDelta(t, 0, PPM(m.PM.Hz, hz), 10)
+	assert.InDelta(t, 0, PPM(m.HPET.Hz, hz), 10)
+	assert.Equal(t, Measurement{Err: CalNotTried}, m.PIT)
+	assert.Zero(t, started, "the PIT left alone")
+
+	m = c.calibrator().Measure(RefCounter{}, c.counterAt(hpetHz, 32, 0, 500), pit, 50)
+	assert.Equal(t, CalNoCounter, m.PM.Err)
+	assert.InDelta(t, 0, PPM(m.HPET.Hz, hz), 10)
+	assert.Zero(t, started, "the HPET's figure is enough")
+
+	m = c.calibrator().Measure(RefCounter{}, RefCounter{}, pit, 50)
+	assert.Equal(t, CalNoCounter, m.HPET.Err)
+	require.Equal(t, CalOK, m.PIT.Err, m.PIT.Err.String())
+	assert.InDelta(t, 0, PPM(m.PIT.Hz, hz), 100)
+	assert.Equal(t, 1, started)
+	assert.Zero(t, m.PITRetries)
 }

@@ -650,12 +650,32 @@ type Machine struct {
 	TSCSource    string  `json:"tsc_source"`
 	// The two TSC figures behind TSCHz: CPUID's (leaf 15H with its
 	// crystal, or the SDM's crystal of the model; 0 when the CPU gives
-	// none) and the one measured against the ACPI PM timer over half a
-	// second, or the PIT ("acpi-pm-timer", "pit"; 0 and "" when neither
-	// worked), with their difference, (CPUID - measured) / measured, in
-	// ppm when both exist. TSCCPUIDRejected: leaf 15H gave a figure more
-	// than 2% from leaf 16H's base frequency, which was not used.
+	// none) and the measured one, against the ACPI PM timer, else the
+	// HPET (both over the same half second), else the PIT
+	// ("acpi-pm-timer", "hpet", "pit"; 0 and "" when none worked), with
+	// their difference, (CPUID - measured) / measured, in ppm when both
+	// exist. TSCCPUIDRejected: leaf 15H gave a figure more than 2% from
+	// leaf 16H's base frequency, which was not used.
 	// TSCPMTimerError says why the PM timer gave no figure.
+	//
+	// The HPET (IA-PC HPET 1.0a, found through the ACPI HPET table):
+	// TSCHPETHz the TSC figure measured against its main counter over
+	// the PM timer's half second, or TSCHPETError why there is none ("no
+	// HPET table", "above 4 GiB", "no HPET answers at its address",
+	// "counter period out of range", "disabled, with a timer interrupt or
+	// legacy routing enabled: not started", or a calibration error such
+	// as "did not advance"); HPETBase its registers' physical address,
+	// HPETPeriodFs its COUNTER_CLK_PERIOD (femtoseconds per tick; absent
+	// where not read); HPETStarted: its main counter was halted, ptilab
+	// ran it for the calibration and then halted it again with its
+	// configuration and count as found (HPETRestored: both read back so);
+	// TSCHPETvsPMPPM (HPET - PM timer) / PM timer in ppm, when both gave
+	// a figure.
+	//
+	// The PIT is measured only where neither the PM timer nor the HPET
+	// gave a figure (both fields absent where it was not): TSCPITRetries
+	// is how many of its 50 ms one-shots were run again after an SMI
+	// disturbed one (at most 2), TSCPITError why it gave no figure.
 	TSCCPUIDHz       uint64 `json:"tsc_cpuid_hz"`
 	TSCCPUIDSource   string `json:"tsc_cpuid_source,omitempty"`
 	TSCCPUIDRejected bool   `json:"tsc_cpuid_rejected,omitempty"`
@@ -663,6 +683,15 @@ type Machine struct {
 	TSCMeasuredBy    string `json:"tsc_measured_by,omitempty"`
 	TSCPPM           *int64 `json:"tsc_cpuid_vs_measured_ppm,omitempty"`
 	TSCPMTimerError  string `json:"tsc_pm_timer_error,omitempty"`
+	TSCHPETHz        uint64 `json:"tsc_hpet_hz,omitempty"`
+	TSCHPETvsPMPPM   *int64 `json:"tsc_hpet_vs_pm_timer_ppm,omitempty"`
+	TSCHPETError     string `json:"tsc_hpet_error,omitempty"`
+	HPETBase         uint64 `json:"hpet_base,omitempty"`
+	HPETPeriodFs     uint32 `json:"hpet_period_fs,omitempty"`
+	HPETStarted      bool   `json:"hpet_started,omitempty"`
+	HPETRestored     bool   `json:"hpet_restored,omitempty"`
+	TSCPITRetries    *int   `json:"tsc_pit_retries,omitempty"`
+	TSCPITError      string `json:"tsc_pit_error,omitempty"`
 	TSCInvariant     bool   `json:"tsc_invariant"`
 	PCID             bool   `json:"pcid"`
 	INVPCID          bool   `json:"invpcid"`
@@ -711,6 +740,66 @@ type Machine struct {
 	Screens     int      `json:"screens"`
 	Random      string   `json:"random"`
 	RTC         bool     `json:"rtc"`
+}
+
+// TSCEvidence says what the machine's TSC frequency rests on, for the
+// machine lines of the console and of the report: CPUID's figure, the
+// measured one and its reference, the other references' figures or why
+// they gave none, and how far apart the figures are: "CPUID none,
+// measured 2.095999 GHz (acpi-pm-timer), HPET 2.096001 GHz (+1 ppm)". ""
+// for a record that carries none of it (written before ptilab recorded
+// it).
+func (m Machine) TSCEvidence() string {
+	if m.TSCCPUIDHz == 0 && !m.TSCCPUIDRejected && m.TSCMeasuredBy == "" && m.TSCPMTimerError == "" && m.TSCHPETError == "" && m.TSCPITRetries == nil {
+		return ""
+	}
+	ghz := func(hz uint64) string { return fmt.Sprintf("%.6f GHz", float64(hz)/1e9) }
+	s := "CPUID none"
+	switch {
+	case m.TSCCPUIDHz != 0:
+		s = "CPUID " + ghz(m.TSCCPUIDHz) + " (" + m.TSCCPUIDSource + ")"
+	case m.TSCCPUIDRejected:
+		s = "CPUID 15H rejected (over 2% from 16H's base frequency)"
+	}
+	if m.TSCMeasuredHz != 0 {
+		s += ", measured " + ghz(m.TSCMeasuredHz) + " (" + m.TSCMeasuredBy + ")"
+	} else {
+		s += ", measured none"
+	}
+	if m.TSCPMTimerError != "" {
+		s += ", ACPI PM timer: " + m.TSCPMTimerError
+	}
+	switch {
+	case m.TSCHPETHz != 0 && m.TSCMeasuredBy != "hpet":
+		s += ", HPET " + ghz(m.TSCHPETHz)
+		if m.TSCHPETvsPMPPM != nil {
+			s += fmt.Sprintf(" (%+d ppm)", *m.TSCHPETvsPMPPM)
+		}
+	case m.TSCHPETError != "":
+		s += ", HPET: " + m.TSCHPETError
+	}
+	if m.HPETStarted && !m.HPETRestored {
+		s += " (started for the calibration, and its configuration or count did not read back as found after)"
+	}
+	if r := m.TSCPITRetries; r != nil {
+		retries := fmt.Sprintf("%d retries", *r)
+		if *r == 1 {
+			retries = "1 retry"
+		}
+		switch {
+		case m.TSCPITError != "":
+			s += ", PIT: " + m.TSCPITError + " (" + retries + ")"
+		case *r > 0:
+			s += ", PIT after " + retries
+		}
+	}
+	if m.TSCPPM != nil {
+		s += fmt.Sprintf(", %+d ppm apart", *m.TSCPPM)
+		if m.TSCSource == m.TSCMeasuredBy {
+			s += ": the measured figure is used"
+		}
+	}
+	return s
 }
 
 // Timing is how the benchmarks time: whether LFENCE serializes RDTSC,

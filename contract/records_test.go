@@ -61,7 +61,8 @@ func TestEncodeDecode(t *testing.T) {
 		Check{Name: "sleep", OK: true, Detail: "10 ms", Data: map[string]any{"tsc_ns": json.Number("10000000")}},
 		Check{Name: "fmt", Data: map[string]any{}},
 		Deadlock{Bench: "deadlock", Provoked: true, Tasks: []DeadlockTask{{Task: 1, Process: 1, State: "blocked", Wait: "read", Pipe: 1, RIP: "0x7f8000001010"}}, TaskCount: 2, States: map[string]int{"blocked": 2}},
-		Machine{Vendor: "GenuineIntel", Family: 6, Model: 0x3a, Microcode: &ucode, Board: "pc"},
+		Machine{Vendor: "GenuineIntel", Family: 6, Model: 0x3a, Microcode: &ucode, Board: "pc",
+			TSCHPETHz: 3_392_310_000, HPETBase: 0xfed00000, HPETPeriodFs: 69_841_279, HPETStarted: true, HPETRestored: true, TSCHPETvsPMPPM: &ns, TSCPITRetries: &two, TSCPITError: "disturbed"},
 		Timing{LFENCE: "yes", TSCHz: 3e9},
 		CPUState{CR0: "0x80010033", Selectors: map[string]string{"cs": "0x38"}, IF: true, MSRs: map[string]string{"MSR_SMI_COUNT": "unsupported"},
 			CPUID15H: []uint32{2, 0xc8, 0, 0}, CoreClock: "unsupported", SMICount: "unsupported", EIST: &yes, ThreadsPerCore: 2, TopologyLeaf: "0bh", SMT: true},
@@ -134,4 +135,53 @@ func TestRetentionSummary(t *testing.T) {
 	assert.Equal(t, "pcid-noflush unsupported, global kept, alpha walked again, zeta kept", RetentionSummary(a))
 	assert.Empty(t, RetentionAnswers(recs[3:]))
 	assert.Equal(t, "", RetentionSummary(nil))
+}
+
+// TestTSCEvidence: the machine line's account of the TSC's references,
+// from the record alone.
+func TestTSCEvidence(t *testing.T) {
+	i64 := func(v int64) *int64 { return &v }
+	zero, one, two := 0, 1, 2
+	for _, tc := range []struct {
+		name string
+		m    Machine
+		want string
+	}{
+		{"a record from before the evidence", Machine{TSCHz: 2e9, TSCSource: "cpuid-15h"}, ""},
+		{"QEMU q35: PM timer and HPET over one window",
+			Machine{TSCSource: "acpi-pm-timer", TSCMeasuredHz: 2_095_999_435, TSCMeasuredBy: "acpi-pm-timer",
+				TSCHPETHz: 2_096_001_532, HPETPeriodFs: 10_000_000, HPETStarted: true, HPETRestored: true, TSCHPETvsPMPPM: i64(1)},
+			"CPUID none, measured 2.095999 GHz (acpi-pm-timer), HPET 2.096002 GHz (+1 ppm)"},
+		{"an HPET not put back",
+			Machine{TSCSource: "acpi-pm-timer", TSCMeasuredHz: 2_095_999_435, TSCMeasuredBy: "acpi-pm-timer",
+				TSCHPETHz: 2_096_001_532, HPETPeriodFs: 10_000_000, HPETStarted: true, TSCHPETvsPMPPM: i64(1)},
+			"CPUID none, measured 2.095999 GHz (acpi-pm-timer), HPET 2.096002 GHz (+1 ppm) (started for the calibration, and its configuration or count did not read back as found after)"},
+		{"no HPET",
+			Machine{TSCSource: "acpi-pm-timer", TSCMeasuredHz: 999_999_939, TSCMeasuredBy: "acpi-pm-timer", TSCHPETError: "no HPET table"},
+			"CPUID none, measured 1.000000 GHz (acpi-pm-timer), HPET: no HPET table"},
+		{"Skylake: CPUID checked against the HPET, no PM timer",
+			Machine{TSCSource: "cpuid-15h-model", TSCCPUIDHz: 1_896_000_000, TSCCPUIDSource: "cpuid-15h-model",
+				TSCMeasuredHz: 1_896_003_000, TSCMeasuredBy: "hpet", TSCHPETHz: 1_896_003_000, TSCPPM: i64(-1), TSCPMTimerError: "not present"},
+			"CPUID 1.896000 GHz (cpuid-15h-model), measured 1.896003 GHz (hpet), ACPI PM timer: not present, -1 ppm apart"},
+		{"Bochs: the PIT after two retries",
+			Machine{TSCSource: "pit", TSCMeasuredHz: 100_000_527, TSCMeasuredBy: "pit", TSCPMTimerError: "not present",
+				TSCHPETError: "no HPET table", TSCPITRetries: &two},
+			"CPUID none, measured 0.100001 GHz (pit), ACPI PM timer: not present, HPET: no HPET table, PIT after 2 retries"},
+		{"nothing measured, CPUID's figure alone",
+			Machine{TSCSource: "cpuid-15h", TSCCPUIDHz: 3e9, TSCCPUIDSource: "cpuid-15h", TSCPMTimerError: "not present",
+				TSCHPETError: "above 4 GiB", TSCPITRetries: &two, TSCPITError: "disturbed"},
+			"CPUID 3.000000 GHz (cpuid-15h), measured none, ACPI PM timer: not present, HPET: above 4 GiB, PIT: disturbed (2 retries)"},
+		{"CPUID and the measurement disagree",
+			Machine{TSCSource: "acpi-pm-timer", TSCCPUIDHz: 1_896_000_000, TSCCPUIDSource: "cpuid-15h-model", TSCMeasuredHz: 1_899_800_000,
+				TSCMeasuredBy: "acpi-pm-timer", TSCPPM: i64(-2000), TSCHPETError: "did not advance", TSCPITRetries: nil},
+			"CPUID 1.896000 GHz (cpuid-15h-model), measured 1.899800 GHz (acpi-pm-timer), HPET: did not advance, -2000 ppm apart: the measured figure is used"},
+		{"PIT at the second attempt",
+			Machine{TSCSource: "pit", TSCMeasuredHz: 100_000_527, TSCMeasuredBy: "pit", TSCPMTimerError: "not present", TSCPITRetries: &one},
+			"CPUID none, measured 0.100001 GHz (pit), ACPI PM timer: not present, PIT after 1 retry"},
+		{"PIT at the first attempt",
+			Machine{TSCSource: "pit", TSCMeasuredHz: 100_000_527, TSCMeasuredBy: "pit", TSCPMTimerError: "not present", TSCPITRetries: &zero},
+			"CPUID none, measured 0.100001 GHz (pit), ACPI PM timer: not present"},
+	} {
+		assert.Equal(t, tc.want, tc.m.TSCEvidence(), tc.name)
+	}
 }

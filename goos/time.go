@@ -10,9 +10,9 @@ import (
 // Time: the TSC is the clock. Its frequency comes from CPUID where the CPU
 // enumerates it (leaf 15H, with the SDM's crystal clock of the model where
 // the leaf leaves it out), always cross-checked against the ACPI PM timer
-// over half a second (against the PIT where the PM timer is missing or
-// fails its checks); the measurement is taken when there is no CPUID
-// figure or the two disagree. CLOCK_MONOTONIC counts from boot;
+// and the HPET, measured together over half a second (against the PIT
+// where neither gives a figure); the measurement is taken when there is no
+// CPUID figure or the two disagree. CLOCK_MONOTONIC counts from boot;
 // CLOCK_REALTIME adds the firmware's real-time clock read at boot.
 
 var clock struct {
@@ -37,18 +37,18 @@ func initClock() bool {
 	clock.leaves = amd64.ReadTSCLeaves()
 	cpuid := board.CPUIDTSC(clock.leaves)
 	cal := board.Calibrator{TSC: amd64.TSCEndL, Bound: board.CalBound}
-	var measured uint64
-	src := board.TSCPMTimer
-	pmErr, pitErr := board.CalNoCounter, board.CalOK
+	var pm, hpet board.RefCounter
 	if board.FindPMTimer() != 0 {
-		measured, pmErr = cal.Against(board.PMCounter(), board.PMTimerHz/2)
+		pm = board.PMCounter()
 	}
-	if measured == 0 {
-		src = board.TSCPIT
-		measured, pitErr = cal.AgainstPIT(board.PIT(), pitCalibrationMs)
+	h := board.FindHPET()
+	if h.Why == board.HPETOK {
+		hpet = board.HPETCounter(h.PeriodFs)
 	}
-	clock.choice = board.ChooseTSC(cpuid, measured, src)
-	clock.choice.PMError, clock.choice.PITError = pmErr, pitErr
+	m := cal.Measure(pm, hpet, board.PIT(), pitCalibrationMs)
+	h.Restored = board.StopHPET()
+	clock.choice = board.ChooseTSC(cpuid, m)
+	clock.choice.HPET = h
 	if clock.choice.Hz == 0 {
 		return false
 	}
@@ -70,7 +70,14 @@ func clockFailed() {
 	if clock.choice.CPUID.Rejected {
 		l.s(" (its figure lies outside CPUID.16H's base frequency by more than 2%)")
 	}
-	l.s("; ACPI PM timer: ").s(clock.choice.PMError.String()).s("; PIT: ").s(clock.choice.PITError.String()).flush()
+	r := clock.choice.Refs
+	l.s("; ACPI PM timer: ").s(r.PM.Err.String()).s("; HPET: ")
+	if clock.choice.HPET.Why != board.HPETOK {
+		l.s(clock.choice.HPET.Why.String())
+	} else {
+		l.s(r.HPET.Err.String())
+	}
+	l.s("; PIT: ").s(r.PIT.Err.String()).s(" (").udec(uint64(r.PITRetries)).s(" retries)").flush()
 }
 
 // unixNano converts an EFI_TIME to nanoseconds since the Unix epoch. A

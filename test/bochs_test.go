@@ -458,12 +458,36 @@ func TestBochsFault(t *testing.T) {
 
 // TestBochsPingPongFirst is TestPingPongFirst under Bochs, whose IRETQ
 // handles the segment registers on its own code. Its cpu-state record is
-// checked too (checkBochsCPUState).
+// checked too (checkBochsCPUState), and its TSC references
+// (checkBochsTSCReferences).
 func TestBochsPingPongFirst(t *testing.T) {
 	res := bootBochs(t, bochs.Options{Plan: []byte(pingPongFirstPlan), Timeout: bochsFaultTimeout})
 	requireBochsOK(t, res)
 	checkPingPongFirst(t, res)
 	checkBochsCPUState(t, res)
+	checkBochsTSCReferences(t, res)
+}
+
+// checkBochsTSCReferences checks the machine record of a boot under
+// Bochs's i440FX as ptilab's runner configures it: Bochs emulates an
+// HPET at 0FED00000H there (iodev/hpet.cc), but the firmware publishes
+// neither an ACPI HPET table nor a PM timer (so found with Debian's OVMF
+// 2022.11 on the pinned Bochs), so the TSC is measured against the PIT,
+// undisturbed at the first one-shot: the emulated machine has no SMIs
+// and its time follows the instruction count.
+func checkBochsTSCReferences(t *testing.T, res *bochs.Result) {
+	t.Helper()
+	ms := recordsOf[contract.Machine](t, res)
+	require.Len(t, ms, 1)
+	m := ms[0]
+	assert.Equal(t, "pit", m.TSCMeasuredBy)
+	assert.Equal(t, "not present", m.TSCPMTimerError)
+	assert.Equal(t, "no HPET table", m.TSCHPETError)
+	assert.Zero(t, m.HPETPeriodFs)
+	require.NotNil(t, m.TSCPITRetries, "the PIT was tried")
+	assert.Zero(t, *m.TSCPITRetries)
+	assert.Empty(t, m.TSCPITError)
+	assert.Contains(t, res.Lines()[lineIndex(t, res.Lines(), "ptilab machine:")], "ACPI PM timer: not present, HPET: no HPET table)")
 }
 
 // checkBochsCPUState checks the cpu-state and vulnerabilities records of a

@@ -93,6 +93,13 @@ func TestDefaultBoot(t *testing.T) {
 	assert.Equal(t, "acpi-pm-timer", m.TSCMeasuredBy)
 	assert.Equal(t, m.TSCHz, m.TSCMeasuredHz)
 	assert.Empty(t, m.TSCPMTimerError)
+	// q35's HPET (QEMU hw/timer/hpet.c: 10 ns a tick, at 0FED00000H,
+	// halted until a driver sets ENABLE_CNF) over the same half second:
+	// started for it, the two figures within 1000 ppm of each other; the
+	// PIT not tried.
+	requireHPETFigure(t, m)
+	assert.Nil(t, m.TSCPITRetries, "the PIT is measured only where the PM timer and the HPET gave nothing")
+	assert.Empty(t, m.TSCPITError)
 	assert.GreaterOrEqual(t, m.RAMBytes, uint64(200*mib))
 	assert.LessOrEqual(t, m.RAMBytes, uint64(256*mib))
 	assert.Equal(t, "EDK II", m.FirmwareVendor)
@@ -165,6 +172,21 @@ func TestDefaultBoot(t *testing.T) {
 	assert.Zero(t, sc.ENOSYS)
 }
 
+// requireHPETFigure checks a machine record of QEMU's q35 for the HPET's
+// TSC figure, measured over the PM timer's window.
+func requireHPETFigure(t *testing.T, m contract.Machine) {
+	t.Helper()
+	t.Logf("TSC %d Hz (%s): %s", m.TSCHz, m.TSCSource, m.TSCEvidence())
+	assert.Empty(t, m.TSCHPETError)
+	assert.Equal(t, uint64(0xfed00000), m.HPETBase)
+	assert.Equal(t, uint32(10_000_000), m.HPETPeriodFs, "QEMU's HPET ticks every 10 ns")
+	assert.True(t, m.HPETStarted, "OVMF leaves the HPET halted")
+	assert.True(t, m.HPETRestored, "halted again, its configuration and count as found")
+	require.NotNil(t, m.TSCHPETvsPMPPM)
+	assert.InDelta(t, 0, *m.TSCHPETvsPMPPM, 1000, "HPET %d Hz, PM timer %d Hz", m.TSCHPETHz, m.TSCMeasuredHz)
+	assert.Positive(t, m.TSCHPETHz)
+}
+
 // modelsPlan is the default plan's benchmarks, in both worlds, at small
 // sizes: every path runs under each model, in a third of the default
 // plan's time under TCG.
@@ -186,7 +208,9 @@ func TestModels(t *testing.T) {
 		{"Nehalem", qemu.Options{CPU: "Nehalem"}, 0x1a, func(t *testing.T, m contract.Machine) {
 			assert.False(t, m.RDTSCP, "Nehalem has no RDTSCP: the timing code must fall back")
 		}},
-		{"IvyBridge", qemu.Options{CPU: "IvyBridge"}, 0x3a, nil},
+		// Without its HPET (and ACPI HPET table): the reason in the
+		// record, the PM timer's figure all the same.
+		{"IvyBridge", qemu.Options{CPU: "IvyBridge", NoHPET: true}, 0x3a, nil},
 		{"Skylake-Client", qemu.Options{CPU: "Skylake-Client"}, 0x5e, func(t *testing.T, m contract.Machine) {
 			assert.True(t, m.SMEP)
 		}},
@@ -206,6 +230,18 @@ func TestModels(t *testing.T) {
 			}
 			if tt.check != nil {
 				tt.check(t, m)
+			}
+			assert.Equal(t, "acpi-pm-timer", m.TSCMeasuredBy)
+			assert.Nil(t, m.TSCPITRetries, "the PIT not tried")
+			if tt.opts.NoHPET {
+				assert.Equal(t, "no HPET table", m.TSCHPETError)
+				assert.Zero(t, m.TSCHPETHz)
+				assert.Zero(t, m.HPETPeriodFs)
+				assert.False(t, m.HPETStarted)
+				assert.Nil(t, m.TSCHPETvsPMPPM)
+				assert.Contains(t, res.Lines()[lineIndex(t, res.Lines(), "ptilab machine:")], ", HPET: no HPET table")
+			} else {
+				requireHPETFigure(t, m)
 			}
 			// QEMU's Intel models: no APERF/MPERF, MSR_PLATFORM_INFO reads 0
 			// (TCG reads an MSR it lacks as 0), MSR_SMI_COUNT is QEMU's own

@@ -142,15 +142,6 @@ func machine(r *bench.Reporter, build string) {
 	if f.InvariantTSC {
 		inv = ", invariant"
 	}
-	tc := info.TSC
-	inv += "; " + tscEvidence(tc)
-	r.Printf("ptilab machine: ptilab %s | %s %q family %d model %#x stepping %d microcode %s | TSC %.3f GHz (%s%s) | pcid %s invpcid %s pge %s smep %s smap %s rdrand %s rdtscp %s fred %s lass %s | RAM %d MiB (free at boot %d MiB, kernel pool %d MiB) | firmware %q rev %#x | %s | image %#x (%s), %d KiB",
-		commit, f.Vendor(), f.Brand(), f.Family, f.Model, f.Stepping, ucodeText,
-		float64(info.TSCHz)/1e9, info.TSCSource, inv,
-		yesNo(f.PCID), yesNo(f.INVPCID), yesNo(f.PGE), yesNo(f.SMEP), yesNo(f.SMAP), yesNo(f.RDRAND), yesNo(f.RDTSCP), yesNo(f.FRED), yesNo(f.LASS),
-		info.RAM>>20, info.FreeAtBoot>>20, info.Claimed>>20,
-		info.FirmwareVendor, info.FirmwareRevision, where,
-		info.ImageBase, reloc, info.ImageSize>>10)
 	rec := contract.Machine{
 		Vendor: f.Vendor(), Brand: f.Brand(), Family: f.Family, Model: f.Model, Stepping: f.Stepping,
 		TSCHz: info.TSCHz, TSCSource: info.TSCSource, TSCInvariant: f.InvariantTSC,
@@ -166,44 +157,51 @@ func machine(r *bench.Reporter, build string) {
 	if ucodeOK {
 		rec.Microcode = &ucode
 	}
+	tscRecord(&rec, info.TSC)
+	rec.Emulator, rec.EmulatorBuild = info.Emulator, build
+	rec.PtilabCommit = commit
+	inv += "; " + rec.TSCEvidence()
+	r.Printf("ptilab machine: ptilab %s | %s %q family %d model %#x stepping %d microcode %s | TSC %.3f GHz (%s%s) | pcid %s invpcid %s pge %s smep %s smap %s rdrand %s rdtscp %s fred %s lass %s | RAM %d MiB (free at boot %d MiB, kernel pool %d MiB) | firmware %q rev %#x | %s | image %#x (%s), %d KiB",
+		commit, f.Vendor(), f.Brand(), f.Family, f.Model, f.Stepping, ucodeText,
+		float64(info.TSCHz)/1e9, info.TSCSource, inv,
+		yesNo(f.PCID), yesNo(f.INVPCID), yesNo(f.PGE), yesNo(f.SMEP), yesNo(f.SMAP), yesNo(f.RDRAND), yesNo(f.RDTSCP), yesNo(f.FRED), yesNo(f.LASS),
+		info.RAM>>20, info.FreeAtBoot>>20, info.Claimed>>20,
+		info.FirmwareVendor, info.FirmwareRevision, where,
+		info.ImageBase, reloc, info.ImageSize>>10)
+	r.Record(rec)
+}
+
+// tscRecord puts the TSC's evidence into the machine record: CPUID's
+// figure, the measured one, and each reference's figure or why none.
+func tscRecord(rec *contract.Machine, tc board.TSCChoice) {
 	rec.TSCCPUIDHz, rec.TSCCPUIDSource, rec.TSCCPUIDRejected = tc.CPUID.Hz, tc.CPUID.Source.String(), tc.CPUID.Rejected
 	rec.TSCMeasuredHz, rec.TSCMeasuredBy = tc.MeasuredHz, tc.Measured.String()
 	if tc.CrossCheck {
 		rec.TSCPPM = &tc.PPM
 	}
-	if tc.PMError != board.CalOK {
-		rec.TSCPMTimerError = tc.PMError.String()
+	refs := tc.Refs
+	if refs.PM.Hz == 0 {
+		rec.TSCPMTimerError = refs.PM.Err.String()
 	}
-	rec.Emulator, rec.EmulatorBuild = info.Emulator, build
-	rec.PtilabCommit = commit
-	r.Record(rec)
-}
-
-// tscEvidence says what the TSC frequency rests on: CPUID's figure and
-// the measured one, and how far apart they are.
-func tscEvidence(tc board.TSCChoice) string {
-	cpuid := "CPUID none"
+	h := tc.HPET
+	rec.HPETBase, rec.HPETPeriodFs, rec.HPETStarted, rec.HPETRestored = h.Base, h.PeriodFs, h.Started, h.Restored
 	switch {
-	case tc.CPUID.Hz != 0:
-		cpuid = fmt.Sprintf("CPUID %.6f GHz (%s)", float64(tc.CPUID.Hz)/1e9, tc.CPUID.Source)
-	case tc.CPUID.Rejected:
-		cpuid = "CPUID 15H rejected (over 2% from 16H's base frequency)"
+	case h.Why != board.HPETOK:
+		rec.TSCHPETError = h.Why.String()
+	case refs.HPET.Hz == 0:
+		rec.TSCHPETError = refs.HPET.Err.String()
+	default:
+		rec.TSCHPETHz = refs.HPET.Hz
 	}
-	measured := "measured none"
-	if tc.MeasuredHz != 0 {
-		measured = fmt.Sprintf("measured %.6f GHz (%s)", float64(tc.MeasuredHz)/1e9, tc.Measured)
+	if tc.RefsCompared {
+		rec.TSCHPETvsPMPPM = &tc.HPETvsPM
 	}
-	if tc.PMError != board.CalOK {
-		measured += fmt.Sprintf(", ACPI PM timer %s", tc.PMError)
+	if refs.PIT.Err != board.CalNotTried {
+		rec.TSCPITRetries = &refs.PITRetries
+		if refs.PIT.Hz == 0 {
+			rec.TSCPITError = refs.PIT.Err.String()
+		}
 	}
-	s := cpuid + ", " + measured
-	switch {
-	case tc.Disagree:
-		s += fmt.Sprintf(", %+d ppm apart: the measured figure is used", tc.PPM)
-	case tc.CrossCheck:
-		s += fmt.Sprintf(", %+d ppm apart", tc.PPM)
-	}
-	return s
 }
 
 // serialPorts describes the serial consoles for the machine record.

@@ -77,6 +77,10 @@ type Options struct {
 	// mirrors its console onto COM1 alone, so with no COM1 only the
 	// image writes it.
 	PCISerial bool
+	// NoHPET leaves the HPET out of the machine (-machine q35,hpet=off,
+	// QEMU 7.0 and later, as the older -no-hpet): no HPET
+	// device at 0FED00000H and no ACPI HPET table. q35 has one by default.
+	NoHPET bool
 	// Files are extra files for the boot volume, keyed by slash-separated
 	// path relative to its root. They may not escape the root or replace
 	// the image or the plan file.
@@ -139,8 +143,12 @@ func Args(opts Options, paths Paths) []string {
 	if mem == "" {
 		mem = DefaultMemory
 	}
+	machine := "q35"
+	if opts.NoHPET {
+		machine += ",hpet=off"
+	}
 	args := []string{
-		"-machine", "q35",
+		"-machine", machine,
 		"-m", mem,
 		"-display", "none",
 		"-nic", "none",

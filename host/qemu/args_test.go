@@ -91,6 +91,12 @@ func TestArgsPCISerial(t *testing.T) {
 	assert.NotContains(t, strings.Join(Args(Options{}, testPaths), " "), "pci-serial")
 }
 
+// NoHPET: q35 without its HPET (and so without the ACPI HPET table).
+func TestArgsNoHPET(t *testing.T) {
+	assert.Equal(t, "q35,hpet=off", around(Args(Options{NoHPET: true}, testPaths), "-machine"))
+	assert.Equal(t, "q35", around(Args(Options{}, testPaths), "-machine"))
+}
+
 func TestOptionsValidate(t *testing.T) {
 	ok := Options{Image: "a.efi", Timeout: time.Second}
 	require.NoError(t, ok.validate())

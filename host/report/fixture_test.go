@@ -77,13 +77,16 @@ func syntheticLog() []byte {
 		fmt.Fprintf(&b, "%s %s\n", contract.RecordTag, js)
 	}
 	ucode := uint32(0x42e)
+	cpuidPPM, hpetPPM := int64(3), int64(1)
 	fmt.Fprintln(&b, "ptilab: booting")
 	fmt.Fprintln(&b, "SYNTHETIC TEST FIXTURE of host/report: made-up figures in a hardware run's shape, not a measurement")
 	rec(contract.Machine{Vendor: "GenuineIntel", Brand: "SYNTHETIC TEST FIXTURE (not a measurement), shaped as an Intel Xeon E5-1620 v2",
 		Family: 6, Model: 0x3e, Stepping: 4, Microcode: &ucode, TSCHz: synthHz, TSCSource: "cpuid-15h", TSCInvariant: true,
 		PCID: true, PGE: true, SMEP: true, RDRAND: true, RDTSCP: true, NX: true, PerfMonVersion: 3,
 		RAMBytes: 16 << 30, FreeAtBootBytes: 15 << 30, PoolBytes: 1 << 30, FirmwareVendor: "SYNTHETIC", FirmwareRevision: 1,
-		Board: "pc", Serial: true, Screens: 1, Random: "rdrand", RTC: true})
+		Board: "pc", Serial: true, Screens: 1, Random: "rdrand", RTC: true,
+		TSCCPUIDHz: synthHz, TSCCPUIDSource: "cpuid-15h", TSCMeasuredHz: 3_699_988_900, TSCMeasuredBy: "acpi-pm-timer", TSCPPM: &cpuidPPM,
+		TSCHPETHz: 3_699_992_600, HPETBase: 0xfed00000, HPETPeriodFs: 69_841_279, HPETStarted: true, HPETRestored: true, TSCHPETvsPMPPM: &hpetPPM})
 	rec(contract.Baseline{Ms: 1000, Reads: 41e6, SMICount: "msr", SMIs: 250, SMIsPerS: 250, GapThresholdUs: 10, Gaps: 250, GapsPerS: 250,
 		GapTotalUs: 15250, MaxGapUs: 72.4, CoreClock: "aperf/mperf", CoreMHz: 3700,
 		Warnings: []string{"250 SMIs a second: unplug USB keyboards and mice, whose legacy emulation the firmware runs in SMM (docs/real-hardware.md)"}})

@@ -111,7 +111,8 @@ func Build(r *Run) Report {
 }
 
 // MachineLine identifies the run's machine in one line: the CPU, its
-// microcode, the TSC, the features PTI's modes need, the firmware,
+// microcode, the TSC and what its frequency rests on (its references:
+// contract.Machine.TSCEvidence), the features PTI's modes need, the firmware,
 // whether the figures are emulated, the vulnerability table's PTI
 // verdict and what the P-state request came to (the console's
 // "vulnerabilities" and "pstate" lines), and the ptilab source that ran.
@@ -128,6 +129,9 @@ func MachineLine(r *Run) string {
 	inv := "not invariant"
 	if m.TSCInvariant {
 		inv = "invariant"
+	}
+	if e := m.TSCEvidence(); e != "" {
+		inv += "; " + e
 	}
 	s += fmt.Sprintf("; TSC %.3f GHz (%s, %s)", float64(m.TSCHz)/1e9, m.TSCSource, inv)
 	var feats []string
