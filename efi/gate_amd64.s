@@ -176,6 +176,10 @@ TEXT ·enter(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	R13, ·fwctx+context_R13(SB)
 	MOVQ	R14, ·fwctx+context_R14(SB)
 	MOVQ	R15, ·fwctx+context_R15(SB)
+	// The firmware's state as it was, then SSE enabled where the
+	// firmware left it off: the first SSE instruction is the MOVOU below.
+	CALL	·saveEntryState(SB)
+	CALL	·enableSSE(SB)
 	MOVOU	X6, ·fwctx+(context_XMM+0)(SB)
 	MOVOU	X7, ·fwctx+(context_XMM+16)(SB)
 	MOVOU	X8, ·fwctx+(context_XMM+32)(SB)
@@ -186,8 +190,10 @@ TEXT ·enter(SB),NOSPLIT|NOFRAME,$0
 	MOVOU	X13, ·fwctx+(context_XMM+112)(SB)
 	MOVOU	X14, ·fwctx+(context_XMM+128)(SB)
 	MOVOU	X15, ·fwctx+(context_XMM+144)(SB)
+	// fwctx.CR4 is read after enableSSE: the firmware's calls and the
+	// way back (exit) run with SSE enabled; exit gives the firmware its
+	// own CR0 and CR4 back last.
 	SAVE_SEGMENTS(·fwctx)
-	CALL	·saveEntryState(SB)
 	RET
 
 // func call(fn uint64, args *[maxArgs]uint64) uint64
@@ -302,6 +308,23 @@ freed:
 	MOVOU	·fwctx+(context_XMM+112)(SB), X13
 	MOVOU	·fwctx+(context_XMM+128)(SB), X14
 	MOVOU	·fwctx+(context_XMM+144)(SB), X15
+	// The firmware's x87 control word and MXCSR (callee-saved in the
+	// Microsoft x64 convention), then its own SSE bits of CR0 and CR4
+	// (enableSSE's changes undone, last: MXCSR needs CR4.OSFXSR).
+	FLDCW	·Entry+EntryState_FCW(SB)
+	LDMXCSR	·Entry+EntryState_MXCSR(SB)
+	MOVQ	CR0, CX
+	ANDQ	$~(const_cr0SSESet|const_cr0SSEClear), CX
+	MOVQ	·Entry+EntryState_CR0(SB), DX
+	ANDQ	$(const_cr0SSESet|const_cr0SSEClear), DX
+	ORQ	DX, CX
+	MOVQ	CX, CR0
+	MOVQ	CR4, CX
+	ANDQ	$~const_cr4SSESet, CX
+	MOVQ	·Entry+EntryState_CR4(SB), DX
+	ANDQ	$const_cr4SSESet, DX
+	ORQ	DX, CX
+	MOVQ	CX, CR4
 	// The firmware's return address is at the entry RSP: return as the
 	// entry point would.
 	RET
@@ -336,4 +359,92 @@ TEXT ·saveEntryState(SB),NOSPLIT|NOFRAME,$0
 	PUSHFQ
 	POPQ	AX
 	MOVQ	AX, ·Entry+EntryState_RFLAGS(SB)
+	RET
+
+// func enableSSE()
+// Clobbers AX, BX, CX, DX.
+TEXT ·enableSSE(SB),NOSPLIT|NOFRAME,$0
+	MOVL	$1, AX
+	XORL	CX, CX
+	CPUID
+	ANDL	$const_cpuidSSE, DX
+	CMPL	DX, $const_cpuidSSE
+	JNE	nosse
+	MOVQ	CR0, AX
+	ORQ	$const_cr0SSESet, AX
+	ANDQ	$~const_cr0SSEClear, AX
+	MOVQ	AX, CR0
+	MOVQ	CR4, AX
+	ORQ	$const_cr4SSESet, AX
+	MOVQ	AX, CR4
+	// Read back: what changed, and whether it took.
+	MOVQ	CR0, AX
+	MOVQ	AX, DX
+	XORQ	·Entry+EntryState_CR0(SB), DX
+	MOVQ	DX, ·Entry+EntryState_CR0Fixed(SB)
+	ANDQ	$(const_cr0SSESet|const_cr0SSEClear), AX
+	CMPQ	AX, $const_cr0SSESet
+	JNE	nosse
+	MOVQ	CR4, AX
+	MOVQ	AX, DX
+	XORQ	·Entry+EntryState_CR4(SB), DX
+	MOVQ	DX, ·Entry+EntryState_CR4Fixed(SB)
+	ANDQ	$const_cr4SSESet, AX
+	CMPQ	AX, $const_cr4SSESet
+	JNE	nosse
+	// The firmware's x87 control word and MXCSR, then UEFI's (and a new
+	// Linux process's): FINIT assembles as FNINIT (DB E3), FSTCW as
+	// FNSTCW (D9 /7).
+	FSTCW	·Entry+EntryState_FCW(SB)
+	STMXCSR	·Entry+EntryState_MXCSR(SB)
+	FINIT
+	LDMXCSR	·mxcsrInitWord(SB)
+	RET
+nosse:
+	JMP	·noSSE(SB)
+
+// func noSSE()
+TEXT ·noSSE(SB),NOSPLIT|NOFRAME,$0
+	// noSSEText = noSSEMessage, widened to UTF-16, with CR, LF, NUL.
+	MOVQ	·noSSEMessage(SB), SI
+	MOVQ	·noSSEMessage+8(SB), CX
+	LEAQ	·noSSEText(SB), DI
+	CMPQ	CX, $252
+	JLS	widen
+	MOVQ	$252, CX
+widen:
+	TESTQ	CX, CX
+	JEQ	widened
+	MOVBQZX	(SI), AX
+	MOVW	AX, (DI)
+	INCQ	SI
+	ADDQ	$2, DI
+	DECQ	CX
+	JMP	widen
+widened:
+	MOVW	$13, 0(DI)
+	MOVW	$10, 2(DI)
+	MOVW	$0, 4(DI)
+
+	// ConOut->OutputString(ConOut, noSSEText) on the firmware's stack,
+	// 16-byte aligned with 32 bytes of shadow space, below the return
+	// address at the entry RSP (fwctx.RSP).
+	MOVQ	·fwctx+context_RSP(SB), SP
+	SUBQ	$64, SP
+	ANDQ	$~15, SP
+	MOVQ	·Firmware+firmwareInfo_SystemTable(SB), AX
+	MOVQ	const_stConOut(AX), CX
+	TESTQ	CX, CX
+	JEQ	noconout
+	LEAQ	·noSSEText(SB), DX
+	CALL	const_textOutputString(CX)
+noconout:
+	// Back to the firmware, as the entry point returning Unsupported,
+	// with the callee-saved registers it entered with (RBX, changed by
+	// CPUID, RSI and RDI; the XMM registers were not touched).
+	MOVQ	·fwctx+context_RBX(SB), BX
+	MOVQ	·fwctx+context_RSI(SB), SI
+	MOVQ	·fwctx+context_RDI(SB), DI
+	MOVQ	·fwctx+context_RSP(SB), SP	// the firmware's return address
+	MOVQ	$const_statusUnsupported, AX
 	RET
