@@ -261,10 +261,23 @@ TEXT ·exit(SB),NOSPLIT|NOFRAME,$0-8
 	TO_FIRMWARE
 	// The firmware's FS and GS selectors (goos nulled them at entry), then
 	// their bases: loading a selector loads its descriptor's base, which
-	// the WRMSRs replace with the saved ones.
+	// the WRMSRs replace with the saved ones. A selector whose descriptor
+	// the firmware's GDT no longer holds as a data segment stays null
+	// (the firmware's segment cache came from an older GDT: U-Boot's FS,
+	// 0x20, names a TSS in the GDT it runs on, and loading it raises
+	// #GP). VERR sets ZF for a segment readable at CPL 0 (SDM Vol. 2B,
+	// VERR).
 	MOVQ	·Entry+EntryState_FS(SB), AX
+	VERR	AX
+	JEQ	fsok
+	XORL	AX, AX
+fsok:
 	MOVW	AX, FS
 	MOVQ	·Entry+EntryState_GS(SB), AX
+	VERR	AX
+	JEQ	gsok
+	XORL	AX, AX
+gsok:
 	MOVW	AX, GS
 	LOAD_BASES(·fwctx)
 	TESTQ	$const_rflagsIF, ·fwctx+context_RFLAGS(SB)
