@@ -79,23 +79,33 @@
 // no IST). CR3 and CR4 come last: every table and handler involved sits in
 // memory both worlds map identically.
 
-// LOAD_DATA_AND_CR(ctx) loads the DS, ES, SS, CR3 and CR4 of ctx (the
-// kernel clears CR4.OSXSAVE; the firmware gets back what it had).
-#define LOAD_DATA_AND_CR(ctx) \
+// LOAD_DATA(ctx) loads the DS, ES and SS of ctx.
+#define LOAD_DATA(ctx) \
 	MOVQ	ctx+context_DS(SB), AX; \
 	MOVW	AX, DS; \
 	MOVW	AX, ES; \
 	MOVQ	ctx+context_SS(SB), AX; \
-	MOVW	AX, SS; \
+	MOVW	AX, SS
+
+// LOAD_CR3(ctx) and LOAD_CR4(ctx) load the CR3 and the CR4 of ctx (the
+// kernel clears CR4.OSXSAVE and CR4.PCIDE; the firmware gets back what
+// it had). Their order matters where the firmware runs with CR4.PCIDE
+// set, which the kernel clears: setting PCIDE raises #GP unless CR3[11:0]
+// is 0 (SDM Vol. 3A, 4.10.1), which the kernel's CR3 is and the
+// firmware's (its PCID) need not be; clearing it is allowed at any time.
+// So the firmware's CR4 goes in before its CR3, the kernel's CR3 before
+// its CR4.
+#define LOAD_CR3(ctx) \
 	MOVQ	ctx+context_CR3(SB), AX; \
-	MOVQ	AX, CR3; \
+	MOVQ	AX, CR3
+#define LOAD_CR4(ctx) \
 	MOVQ	ctx+context_CR4(SB), AX; \
 	MOVQ	AX, CR4
 
 // TO_FIRMWARE switches to the firmware's context, with fwIDT: data
 // segments null; CS the firmware's (while ptilab's GDT is loaded, when it
 // holds the firmware's code descriptor); fwIDT; the firmware's GDT; CS
-// again (without fwCodeMapped, the first time), DS, ES, SS; CR3 and CR4;
+// again (without fwCodeMapped, the first time), DS, ES, SS; CR4 and CR3;
 // the task register, when the firmware had one. RSP must already be on a
 // stack both CR3 values map. It defines the labels fwcs and notr, so it
 // stands at most once in a function.
@@ -110,7 +120,9 @@ fwcs: \
 	LGDT	·fwctx+(context_GDT+descPtr_Limit)(SB); \
 	MOVQ	·fwctx+context_CS(SB), AX; \
 	CALL	·farReturn(SB); \
-	LOAD_DATA_AND_CR(·fwctx); \
+	LOAD_DATA(·fwctx); \
+	LOAD_CR4(·fwctx); \
+	LOAD_CR3(·fwctx); \
 	CMPQ	·fwctx+context_TR(SB), $0; \
 	JEQ	notr; \
 	LOAD_TR(·fwctx); \
@@ -138,7 +150,9 @@ noavx: \
 	LOAD_TR(·kctx); \
 notr2: \
 	LIDT	·kctx+(context_IDT+descPtr_Limit)(SB); \
-	LOAD_DATA_AND_CR(·kctx)
+	LOAD_DATA(·kctx); \
+	LOAD_CR3(·kctx); \
+	LOAD_CR4(·kctx)
 
 // LOAD_BASES(ctx) writes the FS and GS bases saved in ctx back to
 // IA32_FS_BASE and IA32_GS_BASE. Clobbers AX, CX, DX.
