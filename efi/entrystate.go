@@ -48,6 +48,22 @@ const (
 	statusUnsupported = uint64(Unsupported)
 )
 
+// fwPCID is the PCID the test image's pretend firmware puts in CR3
+// (firmwarePCIDE); cpuidPCID is CPUID.01H:ECX's PCID bit and cr4PCIDE
+// amd64.CR4_PCIDE, for the assembly.
+const (
+	fwPCID    = 1
+	cpuidPCID = 1 << 17
+	cr4PCIDE  = amd64.CR4_PCIDE
+)
+
+// pretendPCIDE sets CR4.PCIDE and loads CR3 with fwPCID where
+// firmwarePCIDE is 1, the CPU has PCID and CR3[11:0] is 0; otherwise it
+// does nothing. It changes RAX, RBX, RCX and RDX.
+//
+// defined in gate_amd64.s
+func pretendPCIDE()
+
 // mxcsrInitWord is mxcsrInit in memory, for LDMXCSR.
 var mxcsrInitWord uint32 = mxcsrInit
 

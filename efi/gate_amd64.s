@@ -192,6 +192,7 @@ TEXT ·enter(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	R15, ·fwctx+context_R15(SB)
 	// The firmware's state as it was, then SSE enabled where the
 	// firmware left it off: the first SSE instruction is the MOVOU below.
+	CALL	·pretendPCIDE(SB)
 	CALL	·saveEntryState(SB)
 	CALL	·enableSSE(SB)
 	MOVOU	X6, ·fwctx+(context_XMM+0)(SB)
@@ -474,4 +475,26 @@ noconout:
 	MOVQ	·fwctx+context_RDI(SB), DI
 	MOVQ	·fwctx+context_RSP(SB), SP	// the firmware's return address
 	MOVQ	$const_statusUnsupported, AX
+	RET
+
+// func pretendPCIDE()
+// Clobbers AX, BX, CX, DX.
+TEXT ·pretendPCIDE(SB),NOSPLIT|NOFRAME,$0
+	MOVL	$const_firmwarePCIDE, AX
+	TESTL	AX, AX
+	JEQ	done
+	MOVL	$1, AX
+	XORL	CX, CX
+	CPUID
+	TESTL	$const_cpuidPCID, CX
+	JEQ	done
+	MOVQ	CR3, AX
+	TESTQ	$0xfff, AX
+	JNE	done
+	MOVQ	CR4, DX
+	ORQ	$const_cr4PCIDE, DX
+	MOVQ	DX, CR4
+	ORQ	$const_fwPCID, AX
+	MOVQ	AX, CR3
+done:
 	RET
