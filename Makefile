@@ -95,9 +95,9 @@ test: bochs-build
 deps:
 	@if command -v apt-get >/dev/null; then \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-system-x86 qemu-user ovmf binutils g++ make xz-utils git chromium fonts-liberation; \
+		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-system-x86 qemu-user ovmf u-boot-qemu binutils g++ make xz-utils git chromium fonts-liberation; \
 	else \
-		echo "make deps: no apt-get here; install QEMU (qemu-system-x86_64, qemu-i386), OVMF, binutils, a C++ compiler, make, xz, git and Chromium (the HTML report's test) with your package manager"; exit 1; \
+		echo "make deps: no apt-get here; install QEMU (qemu-system-x86_64, qemu-i386), OVMF, U-Boot's x86-64 ROM for QEMU (Debian's u-boot-qemu), binutils, a C++ compiler, make, xz, git and Chromium (the HTML report's test) with your package manager"; exit 1; \
 	fi
 
 clean:

@@ -178,7 +178,7 @@ type EndAction uint8
 
 const (
 	EndAuto     EndAction = iota // QEMU: debug exit; Bochs: power off; PC: as EndKey
-	EndReturn                    // return to the firmware (boot menu or shell)
+	EndReturn                    // return to the firmware (boot menu or shell) with EFI_SUCCESS
 	EndPowerOff                  // power off (UEFI ResetSystem, EfiResetShutdown)
 	EndReset                     // cold reset
 	// EndKey waits for a key (or a timeout) with the last lines on the
@@ -226,7 +226,12 @@ func End(status uint8, action EndAction) {
 		efi.ResetSystem(efi.ResetCold, fs)
 	}
 	dropGlobalPages()
-	efi.Exit(fs)
+	// Success whatever the run's status, which PTILAB-END and the results
+	// file carry: a boot manager takes an error from a boot option for a
+	// failed boot and starts the next option of BootOrder, the disk's OS
+	// as a rule, where success makes an interactive one show its menu
+	// (UEFI 2.10, 3.1.1).
+	efi.Exit(efi.Success)
 	amd64.Halt()
 }
 

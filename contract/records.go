@@ -897,6 +897,35 @@ type CPUState struct {
 	// entry's rows need the first).
 	FRED bool `json:"fred"`
 	LASS bool `json:"lass"`
+
+	// The firmware's state that would block or skew a run.
+	//
+	// CR0Fixed and CR4Fixed are the bits of CR0 and CR4 (hex masks) that
+	// the entry code changed before any SSE instruction so that SSE runs
+	// (CR0.MP set, CR0.EM and CR0.TS cleared, CR4.OSFXSR and
+	// CR4.OSXMMEXCPT set; SDM Vol. 3A, 13.1.3), absent when the firmware
+	// had them so: U-Boot's UEFI enters with SSE off. FCW and MXCSR are
+	// the firmware's x87 control word and MXCSR at entry (hex; UEFI 2.10,
+	// 2.3.4 asks for 0x37f and 0x1f80, which the entry code loads).
+	// PCIDECleared: the firmware entered with CR4.PCIDE set, which boot
+	// cleared (CR3's PCID 0 first), as leaving long mode for the 32-bit
+	// world needs (SDM Vol. 3A, 4.10.1).
+	CR0Fixed     string `json:"cr0_fixed,omitempty"`
+	CR4Fixed     string `json:"cr4_fixed,omitempty"`
+	FCW          string `json:"fcw"`
+	MXCSR        string `json:"mxcsr"`
+	PCIDECleared bool   `json:"pcide_cleared,omitempty"`
+	// Prefetchers is MSR_MISC_FEATURE_CONTROL (1A4H) [3:0] read as
+	// enabled (true) or disabled by the firmware, by prefetcher: "l2_hw"
+	// (L2 streamer), "l2_adjacent" (L2 adjacent line), "dcu" (L1 data
+	// next line), "dcu_ip" (L1 data stride); absent where the MSR was not
+	// read (not Intel family 6 model 1AH or later) or raised #GP.
+	// EnergyPerfBias is IA32_ENERGY_PERF_BIAS[3:0] (1B0H, where
+	// CPUID.06H:ECX[3]: 0 performance ... 15 energy saving) and C1E
+	// MSR_POWER_CTL[1] (1FCH, Intel), absent where not read.
+	Prefetchers    map[string]bool `json:"prefetchers,omitempty"`
+	EnergyPerfBias *int            `json:"energy_perf_bias,omitempty"`
+	C1E            *bool           `json:"c1e,omitempty"`
 }
 
 // Vulnerabilities is the CPU's vulnerability table, printed once at boot

@@ -230,7 +230,7 @@ func SetCPUIDLimit(s *contract.CPUState, l amd64.CPUIDLimit) {
 	s.MaxLeafAtEntry = l.MaxLeafAtEntry
 }
 
-// ProbedMSRs are the MSRs ReadPower, State and Vulns may read (each through the
+// ProbedMSRs are the MSRs ReadPower, State, ReadFirmwareSettings and Vulns may read (each through the
 // #GP-safe path, where CPUID does not rule it out), for the emulator tests
 // that list the MSRs a run touched.
 var ProbedMSRs = []uint32{
@@ -239,4 +239,5 @@ var ProbedMSRs = []uint32{
 	amd64.MSR_IA32_PM_ENABLE, amd64.MSR_IA32_HWP_CAPABILITIES, amd64.MSR_IA32_HWP_REQUEST,
 	amd64.MSR_IA32_SPEC_CTRL, amd64.MSR_IA32_ARCH_CAPABILITIES, amd64.MSR_IA32_PAT, amd64.MSR_IA32_MTRR_DEF_TYPE,
 	amd64.MSR_IA32_MCU_OPT_CTRL, amd64.MSR_CORE_THREAD_COUNT,
+	amd64.MSR_MISC_FEATURE_CONTROL, amd64.MSR_IA32_ENERGY_PERF_BIAS, amd64.MSR_POWER_CTL,
 }

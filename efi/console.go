@@ -13,10 +13,12 @@ const (
 
 // Device-path node types (UEFI 2.10, 10.3.1) and the UART node (10.3.5.8).
 const (
-	dpMessaging     = 3
-	dpMessagingUART = 14
-	dpEnd           = 0x7f
-	dpEndEntire     = 0xff // end of the whole path; 0x01 ends one instance
+	dpHardware       = 1
+	dpHardwareVendor = 4
+	dpMessaging      = 3
+	dpMessagingUART  = 14
+	dpEnd            = 0x7f
+	dpEndEntire      = 0xff // end of the whole path; 0x01 ends one instance
 )
 
 // LocateHandleBuffer search type ByProtocol (UEFI 2.10, 7.3.15).
@@ -26,7 +28,10 @@ const byProtocol = 2
 // Output instance with a device path that has no UART node. The console
 // splitter behind ConOut (no device path) is skipped, and so is the serial
 // terminal, so that each line reaches COM1 exactly once: the kernel writes
-// COM1 itself.
+// COM1 itself. So is a text output whose device path is one hardware
+// vendor node: U-Boot's one console, on its root node (VenHw with U-Boot's
+// GUID), which writes wherever U-Boot's stdout goes, its serial port
+// included.
 var (
 	screens  [4]uint64
 	nscreens int
@@ -43,7 +48,7 @@ func FindScreens() int {
 	for i := uint64(0); i < count && nscreens < len(screens); i++ {
 		h := Read64(handles + 8*i)
 		dp, s := HandleProtocol(h, &DevicePathProtocolGUID)
-		if s.Error() || hasUART(dp) {
+		if s.Error() || hasUART(dp) || vendorOnly(dp) {
 			continue
 		}
 		out, s := HandleProtocol(h, &SimpleTextOutProtocolGUID)
@@ -108,4 +113,15 @@ func WriteScreens(p []byte) {
 			Protocol(screens[i], textOutputString, base)
 		}
 	}
+}
+
+// vendorOnly reports whether the device path at dp is a single hardware
+// vendor node (UEFI 2.10, 10.3.2.4), as U-Boot's root node, which carries
+// its console.
+func vendorOnly(dp uint64) bool {
+	if Read8(dp) != dpHardware || Read8(dp+1) != dpHardwareVendor {
+		return false
+	}
+	l := uint64(Read16(dp + 2))
+	return l >= 4 && Read8(dp+l) == dpEnd && Read8(dp+l+1) == dpEndEntire
 }

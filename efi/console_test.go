@@ -80,6 +80,29 @@ func TestHasUART(t *testing.T) {
 	}
 }
 
+func TestVendorOnly(t *testing.T) {
+	venHw := dpNode(1, 4, 20, 16) // VenHw(GUID): U-Boot's root node
+	tests := []struct {
+		name string
+		dp   []byte
+		want bool
+	}{
+		{"U-Boot's console: VenHw alone", path(venHw, nodeEnd), true},
+		{"VenHw then more", path(venHw, nodePCI, nodeEnd), false},
+		{"VenHw then another instance", path(venHw, nodeEndInst, nodeACPI, nodeEnd), false},
+		{"display", path(nodeACPI, nodePCI, nodeAcpiAdr, nodeEnd), false},
+		{"messaging vendor node, not hardware", path(dpNode(3, 10, 20, 16), nodeEnd), false},
+		{"empty path", path(nodeEnd), false},
+		{"VenHw with a bad length", path(dpNode(1, 4, 0, 16), nodeEnd), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, vendorOnly(hostAddr(tt.dp)))
+			runtime.KeepAlive(tt.dp)
+		})
+	}
+}
+
 // setBounce points the bounce buffer at a Go byte slice of n bytes filled
 // with 0xee, and restores the old one when the test ends.
 func setBounce(t *testing.T, n int) []byte {

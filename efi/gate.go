@@ -127,9 +127,12 @@ func SetFirmwareCodeMapped(ok bool) { fwCodeMapped = ok }
 
 // enter records the firmware's state at the image entry point (UEFI 2.10,
 // 4.1: RCX = image handle, RDX = system table, the firmware's stack with
-// the return address at 0(SP)). The PE entry point must CALL it before it
-// changes any register but RSP; on return only RAX, RCX and RDX are
-// changed.
+// the return address at 0(SP)) and enables SSE where the firmware left it
+// off (enableSSE; where it cannot, it returns Unsupported to the firmware
+// itself, noSSE). The PE entry point must CALL it before it changes any
+// register but RSP, and run no SSE instruction before; on return only
+// RAX, RBX, RCX and RDX are changed, and the x87 and MXCSR are in their
+// initial state.
 //
 // defined in gate_amd64.s
 func enter()

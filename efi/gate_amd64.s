@@ -79,23 +79,33 @@
 // no IST). CR3 and CR4 come last: every table and handler involved sits in
 // memory both worlds map identically.
 
-// LOAD_DATA_AND_CR(ctx) loads the DS, ES, SS, CR3 and CR4 of ctx (the
-// kernel clears CR4.OSXSAVE; the firmware gets back what it had).
-#define LOAD_DATA_AND_CR(ctx) \
+// LOAD_DATA(ctx) loads the DS, ES and SS of ctx.
+#define LOAD_DATA(ctx) \
 	MOVQ	ctx+context_DS(SB), AX; \
 	MOVW	AX, DS; \
 	MOVW	AX, ES; \
 	MOVQ	ctx+context_SS(SB), AX; \
-	MOVW	AX, SS; \
+	MOVW	AX, SS
+
+// LOAD_CR3(ctx) and LOAD_CR4(ctx) load the CR3 and the CR4 of ctx (the
+// kernel clears CR4.OSXSAVE and CR4.PCIDE; the firmware gets back what
+// it had). Their order matters where the firmware runs with CR4.PCIDE
+// set, which the kernel clears: setting PCIDE raises #GP unless CR3[11:0]
+// is 0 (SDM Vol. 3A, 4.10.1), which the kernel's CR3 is and the
+// firmware's (its PCID) need not be; clearing it is allowed at any time.
+// So the firmware's CR4 goes in before its CR3, the kernel's CR3 before
+// its CR4.
+#define LOAD_CR3(ctx) \
 	MOVQ	ctx+context_CR3(SB), AX; \
-	MOVQ	AX, CR3; \
+	MOVQ	AX, CR3
+#define LOAD_CR4(ctx) \
 	MOVQ	ctx+context_CR4(SB), AX; \
 	MOVQ	AX, CR4
 
 // TO_FIRMWARE switches to the firmware's context, with fwIDT: data
 // segments null; CS the firmware's (while ptilab's GDT is loaded, when it
 // holds the firmware's code descriptor); fwIDT; the firmware's GDT; CS
-// again (without fwCodeMapped, the first time), DS, ES, SS; CR3 and CR4;
+// again (without fwCodeMapped, the first time), DS, ES, SS; CR4 and CR3;
 // the task register, when the firmware had one. RSP must already be on a
 // stack both CR3 values map. It defines the labels fwcs and notr, so it
 // stands at most once in a function.
@@ -110,7 +120,9 @@ fwcs: \
 	LGDT	·fwctx+(context_GDT+descPtr_Limit)(SB); \
 	MOVQ	·fwctx+context_CS(SB), AX; \
 	CALL	·farReturn(SB); \
-	LOAD_DATA_AND_CR(·fwctx); \
+	LOAD_DATA(·fwctx); \
+	LOAD_CR4(·fwctx); \
+	LOAD_CR3(·fwctx); \
 	CMPQ	·fwctx+context_TR(SB), $0; \
 	JEQ	notr; \
 	LOAD_TR(·fwctx); \
@@ -138,7 +150,9 @@ noavx: \
 	LOAD_TR(·kctx); \
 notr2: \
 	LIDT	·kctx+(context_IDT+descPtr_Limit)(SB); \
-	LOAD_DATA_AND_CR(·kctx)
+	LOAD_DATA(·kctx); \
+	LOAD_CR3(·kctx); \
+	LOAD_CR4(·kctx)
 
 // LOAD_BASES(ctx) writes the FS and GS bases saved in ctx back to
 // IA32_FS_BASE and IA32_GS_BASE. Clobbers AX, CX, DX.
@@ -176,6 +190,11 @@ TEXT ·enter(SB),NOSPLIT|NOFRAME,$0
 	MOVQ	R13, ·fwctx+context_R13(SB)
 	MOVQ	R14, ·fwctx+context_R14(SB)
 	MOVQ	R15, ·fwctx+context_R15(SB)
+	// The firmware's state as it was, then SSE enabled where the
+	// firmware left it off: the first SSE instruction is the MOVOU below.
+	CALL	·pretendPCIDE(SB)
+	CALL	·saveEntryState(SB)
+	CALL	·enableSSE(SB)
 	MOVOU	X6, ·fwctx+(context_XMM+0)(SB)
 	MOVOU	X7, ·fwctx+(context_XMM+16)(SB)
 	MOVOU	X8, ·fwctx+(context_XMM+32)(SB)
@@ -186,8 +205,10 @@ TEXT ·enter(SB),NOSPLIT|NOFRAME,$0
 	MOVOU	X13, ·fwctx+(context_XMM+112)(SB)
 	MOVOU	X14, ·fwctx+(context_XMM+128)(SB)
 	MOVOU	X15, ·fwctx+(context_XMM+144)(SB)
+	// fwctx.CR4 is read after enableSSE: the firmware's calls and the
+	// way back (exit) run with SSE enabled; exit gives the firmware its
+	// own CR0 and CR4 back last.
 	SAVE_SEGMENTS(·fwctx)
-	CALL	·saveEntryState(SB)
 	RET
 
 // func call(fn uint64, args *[maxArgs]uint64) uint64
@@ -255,10 +276,23 @@ TEXT ·exit(SB),NOSPLIT|NOFRAME,$0-8
 	TO_FIRMWARE
 	// The firmware's FS and GS selectors (goos nulled them at entry), then
 	// their bases: loading a selector loads its descriptor's base, which
-	// the WRMSRs replace with the saved ones.
+	// the WRMSRs replace with the saved ones. A selector whose descriptor
+	// the firmware's GDT no longer holds as a data segment stays null
+	// (the firmware's segment cache came from an older GDT: U-Boot's FS,
+	// 0x20, names a TSS in the GDT it runs on, and loading it raises
+	// #GP). VERR sets ZF for a segment readable at CPL 0 (SDM Vol. 2B,
+	// VERR).
 	MOVQ	·Entry+EntryState_FS(SB), AX
+	VERR	AX
+	JEQ	fsok
+	XORL	AX, AX
+fsok:
 	MOVW	AX, FS
 	MOVQ	·Entry+EntryState_GS(SB), AX
+	VERR	AX
+	JEQ	gsok
+	XORL	AX, AX
+gsok:
 	MOVW	AX, GS
 	LOAD_BASES(·fwctx)
 	TESTQ	$const_rflagsIF, ·fwctx+context_RFLAGS(SB)
@@ -302,6 +336,23 @@ freed:
 	MOVOU	·fwctx+(context_XMM+112)(SB), X13
 	MOVOU	·fwctx+(context_XMM+128)(SB), X14
 	MOVOU	·fwctx+(context_XMM+144)(SB), X15
+	// The firmware's x87 control word and MXCSR (callee-saved in the
+	// Microsoft x64 convention), then its own SSE bits of CR0 and CR4
+	// (enableSSE's changes undone, last: MXCSR needs CR4.OSFXSR).
+	FLDCW	·Entry+EntryState_FCW(SB)
+	LDMXCSR	·Entry+EntryState_MXCSR(SB)
+	MOVQ	CR0, CX
+	ANDQ	$~(const_cr0SSESet|const_cr0SSEClear), CX
+	MOVQ	·Entry+EntryState_CR0(SB), DX
+	ANDQ	$(const_cr0SSESet|const_cr0SSEClear), DX
+	ORQ	DX, CX
+	MOVQ	CX, CR0
+	MOVQ	CR4, CX
+	ANDQ	$~const_cr4SSESet, CX
+	MOVQ	·Entry+EntryState_CR4(SB), DX
+	ANDQ	$const_cr4SSESet, DX
+	ORQ	DX, CX
+	MOVQ	CX, CR4
 	// The firmware's return address is at the entry RSP: return as the
 	// entry point would.
 	RET
@@ -336,4 +387,114 @@ TEXT ·saveEntryState(SB),NOSPLIT|NOFRAME,$0
 	PUSHFQ
 	POPQ	AX
 	MOVQ	AX, ·Entry+EntryState_RFLAGS(SB)
+	RET
+
+// func enableSSE()
+// Clobbers AX, BX, CX, DX.
+TEXT ·enableSSE(SB),NOSPLIT|NOFRAME,$0
+	MOVL	$1, AX
+	XORL	CX, CX
+	CPUID
+	ANDL	$const_cpuidSSE, DX
+	CMPL	DX, $const_cpuidSSE
+	JNE	nosse
+	MOVQ	CR0, AX
+	ORQ	$const_cr0SSESet, AX
+	ANDQ	$~const_cr0SSEClear, AX
+	MOVQ	AX, CR0
+	MOVQ	CR4, AX
+	ORQ	$const_cr4SSESet, AX
+	MOVQ	AX, CR4
+	// Read back: what changed, and whether it took.
+	MOVQ	CR0, AX
+	MOVQ	AX, DX
+	XORQ	·Entry+EntryState_CR0(SB), DX
+	MOVQ	DX, ·Entry+EntryState_CR0Fixed(SB)
+	ANDQ	$(const_cr0SSESet|const_cr0SSEClear), AX
+	CMPQ	AX, $const_cr0SSESet
+	JNE	nosse
+	MOVQ	CR4, AX
+	MOVQ	AX, DX
+	XORQ	·Entry+EntryState_CR4(SB), DX
+	MOVQ	DX, ·Entry+EntryState_CR4Fixed(SB)
+	ANDQ	$const_cr4SSESet, AX
+	CMPQ	AX, $const_cr4SSESet
+	JNE	nosse
+	// The firmware's x87 control word and MXCSR, then UEFI's (and a new
+	// Linux process's): FINIT assembles as FNINIT (DB E3), FSTCW as
+	// FNSTCW (D9 /7).
+	FSTCW	·Entry+EntryState_FCW(SB)
+	STMXCSR	·Entry+EntryState_MXCSR(SB)
+	FINIT
+	LDMXCSR	·mxcsrInitWord(SB)
+	RET
+nosse:
+	JMP	·noSSE(SB)
+
+// func noSSE()
+TEXT ·noSSE(SB),NOSPLIT|NOFRAME,$0
+	// noSSEText = noSSEMessage, widened to UTF-16, with CR, LF, NUL.
+	MOVQ	·noSSEMessage(SB), SI
+	MOVQ	·noSSEMessage+8(SB), CX
+	LEAQ	·noSSEText(SB), DI
+	CMPQ	CX, $252
+	JLS	widen
+	MOVQ	$252, CX
+widen:
+	TESTQ	CX, CX
+	JEQ	widened
+	MOVBQZX	(SI), AX
+	MOVW	AX, (DI)
+	INCQ	SI
+	ADDQ	$2, DI
+	DECQ	CX
+	JMP	widen
+widened:
+	MOVW	$13, 0(DI)
+	MOVW	$10, 2(DI)
+	MOVW	$0, 4(DI)
+
+	// ConOut->OutputString(ConOut, noSSEText) on the firmware's stack,
+	// 16-byte aligned with 32 bytes of shadow space, below the return
+	// address at the entry RSP (fwctx.RSP).
+	MOVQ	·fwctx+context_RSP(SB), SP
+	SUBQ	$64, SP
+	ANDQ	$~15, SP
+	MOVQ	·Firmware+firmwareInfo_SystemTable(SB), AX
+	MOVQ	const_stConOut(AX), CX
+	TESTQ	CX, CX
+	JEQ	noconout
+	LEAQ	·noSSEText(SB), DX
+	CALL	const_textOutputString(CX)
+noconout:
+	// Back to the firmware, as the entry point returning Unsupported,
+	// with the callee-saved registers it entered with (RBX, changed by
+	// CPUID, RSI and RDI; the XMM registers were not touched).
+	MOVQ	·fwctx+context_RBX(SB), BX
+	MOVQ	·fwctx+context_RSI(SB), SI
+	MOVQ	·fwctx+context_RDI(SB), DI
+	MOVQ	·fwctx+context_RSP(SB), SP	// the firmware's return address
+	MOVQ	$const_statusUnsupported, AX
+	RET
+
+// func pretendPCIDE()
+// Clobbers AX, BX, CX, DX.
+TEXT ·pretendPCIDE(SB),NOSPLIT|NOFRAME,$0
+	MOVL	$const_firmwarePCIDE, AX
+	TESTL	AX, AX
+	JEQ	done
+	MOVL	$1, AX
+	XORL	CX, CX
+	CPUID
+	TESTL	$const_cpuidPCID, CX
+	JEQ	done
+	MOVQ	CR3, AX
+	TESTQ	$0xfff, AX
+	JNE	done
+	MOVQ	CR4, DX
+	ORQ	$const_cr4PCIDE, DX
+	MOVQ	DX, CR4
+	ORQ	$const_fwPCID, AX
+	MOVQ	AX, CR3
+done:
 	RET

@@ -121,6 +121,7 @@ func boot() uint64 {
 	// jumps to _rt0_amd64_linux. Features are read again where it was set.
 	fwCPUIDLimit = amd64.UnlockCPUID()
 	amd64.SetCR3(kernelPT.Root)
+	clearPCIDE()
 	if !initClock() {
 		clockFailed()
 		endRun(exitBoot, "boot")
@@ -378,6 +379,22 @@ func setupCPU() {
 			fwXState.XCR0 = amd64.XGETBV(0)
 		}
 		amd64.SetCR4(cr4 &^ amd64.CR4_OSXSAVE)
+	}
+}
+
+// clearPCIDE clears CR4.PCIDE where the firmware left it set: the 32-bit
+// world leaves long mode, and paging cannot be turned off while PCIDE is
+// set (SDM Vol. 3A, 4.10.1: MOV to CR0 clearing PG then raises #GP);
+// pti sets it only for the runs of the PCID modes, from a CR4 without
+// it. The kernel's CR3 (kernelPT.Root, bits 11:0 zero: PCID 0) must be
+// loaded first; clearing PCIDE is allowed at any time and invalidates
+// every TLB entry, global ones included (4.10.4.1). The firmware keeps
+// its CR4 in its calls (the gate loads CR4 before CR3 on its way in, as
+// setting PCIDE needs CR3[11:0] = 0). The cpu-state record says so
+// (pcide_cleared), from efi.Entry.
+func clearPCIDE() {
+	if cr4 := amd64.CR4(); cr4&amd64.CR4_PCIDE != 0 {
+		amd64.SetCR4(cr4 &^ amd64.CR4_PCIDE)
 	}
 }
 

@@ -35,6 +35,10 @@ func MarkEndPrinted() { endPrinted = true }
 // (negative: until a key).
 func SetEndAction(a board.EndAction, waitSeconds int) { endAction, endWait = a, waitSeconds }
 
+// uBootVendor is U-Boot's EFI_SYSTEM_TABLE.FirmwareVendor: endRun does
+// not ask U-Boot's UEFI to power off.
+const uBootVendor = "Das U-Boot"
+
 // keyPoll is how often waitForKey asks the firmware for a key, in
 // microseconds; keyDrainPolls how many polls drain the keys typed before.
 const (
@@ -104,6 +108,11 @@ func endRun(status uint8, reason string) {
 	flushResults()
 	if endAction.WaitsForKey() {
 		waitForKey()
+		endAction = board.EndReturn
+	}
+	if endAction == board.EndPowerOff && efi.Vendor() == uBootVendor {
+		kprint("ptilab: end = poweroff: U-Boot's UEFI powers off only when built with its poweroff command (CONFIG_CMD_POWEROFF) and hangs in ResetSystem otherwise: returning to U-Boot instead")
+		flushResults()
 		endAction = board.EndReturn
 	}
 	board.End(status, endAction)

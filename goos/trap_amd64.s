@@ -27,7 +27,10 @@
 //
 // The PE/COFF entry point (UEFI 2.10, 4.1), Microsoft x64 ABI: RCX = image
 // handle, RDX = system table, the firmware's stack. It records the
-// firmware's state (efi.enter: efi.Entry), sets up kernelG and the kernel stack, runs boot (Go,
+// firmware's state and enables SSE where the firmware left it off
+// (efi.enter: efi.Entry), clears the direction flag (UEFI 2.10, 2.3.4
+// promises it clear; the Go runtime assumes it), sets up kernelG and the
+// kernel stack, runs boot (Go,
 // kernel mode), and enters the Go runtime's own entry point,
 // _rt0_amd64_linux, on the Linux-shaped initial stack boot returns, with
 // null FS and GS selectors and FS base 0 as a new Linux process has.

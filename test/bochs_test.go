@@ -376,6 +376,21 @@ func checkBochsPCIDRows(t *testing.T, res serialLog, pcid, deferredPCID map[stri
 	assert.Regexp(t, `(?m)^kernel text\s+0x[0-9a-f]+\s+#PF P=1 \(error 0x5\)\s+#PF P=0 \(error 0x4\)\s+#PF P=0 \(error 0x4\)(\s+#PF P=0 \(error 0x4\)){2}$`, strings.Join(res.Lines(), "\n"))
 }
 
+// bootTaggedPCID boots, in parallel with the other tests, the test image
+// built with tag on Bochs's default model (PCID) with a short plan of
+// benchmarks under off and on+pcid; it returns the image's ELF path and
+// the result.
+func bootTaggedPCID(t *testing.T, tag, benchmarks string) (string, *bochs.Result) {
+	t.Helper()
+	t.Parallel()
+	elfPath, image := taggedImage(t, tag)
+	return elfPath, runBochs(t, bochs.Options{
+		Image:   image,
+		Plan:    []byte("benchmarks = " + benchmarks + "\nmodes = off,on+pcid\nflavours = minimal\nglobal = off\nn = 10\nr = 1\nwarmup = 0\n"),
+		Timeout: bochsFaultTimeout,
+	})
+}
+
 // TestBochsPCIDEOrder boots a test image with a bug planted
 // (ptilab_bug_pcide: the kernel PCID in CR3 before CR4.PCIDE is set) and
 // checks that Bochs catches it: MOV to CR4 raises #GP in pti.enterUser, a
@@ -383,13 +398,7 @@ func checkBochsPCIDRows(t *testing.T, res serialLog, pcid, deferredPCID map[stri
 // could not unwind through enterUser. The production image runs the same
 // path in the matrix and passes; QEMU, without PCID, never runs it.
 func TestBochsPCIDEOrder(t *testing.T) {
-	t.Parallel()
-	elfPath, image := taggedImage(t, "ptilab_bug_pcide")
-	res := runBochs(t, bochs.Options{
-		Image:   image,
-		Plan:    []byte("benchmarks = null\nmodes = off,on+pcid\nflavours = minimal\nglobal = off\nn = 10\nr = 1\nwarmup = 0\n"),
-		Timeout: bochsFaultTimeout,
-	})
+	elfPath, res := bootTaggedPCID(t, "ptilab_bug_pcide", "null")
 	status, ok := res.ImageStatus()
 	require.True(t, ok, "no PTILAB-END line")
 	assert.Equal(t, 3, status, "the fault status")
@@ -427,6 +436,34 @@ func TestBochsPCIDEOrder(t *testing.T) {
 	e := ended(t, res)
 	assert.Equal(t, "fault", e.Status)
 	assert.Equal(t, contract.StatusFault, e.Exit)
+}
+
+// TestBochsFirmwarePCIDE boots a test image that plays a firmware running
+// with CR4.PCIDE set and PCID 1 in its CR3 (ptilab_fw_pcide: set by the
+// entry code before it records the firmware's state) on Bochs's PCID
+// model. Boot must clear PCIDE (the cpu-state record and line say so),
+// so that the 32-bit world can leave long mode, and the firmware gate
+// must load the firmware's CR4 before its CR3 (PCIDE may be set only with
+// CR3[11:0] = 0) in every firmware call and on the way back: the run
+// passes the 32-bit and the 64-bit on+pcid null calls and powers Bochs
+// off through the firmware.
+func TestBochsFirmwarePCIDE(t *testing.T) {
+	_, res := bootTaggedPCID(t, "ptilab_fw_pcide", "null,null32")
+	requireBochsOK(t, res)
+	sts := recordsOf[contract.CPUState](t, res)
+	require.Len(t, sts, 1)
+	assert.True(t, hexBit(t, sts[0].CR4, 17), "CR4.PCIDE at entry: %s", sts[0].CR4)
+	assert.True(t, sts[0].PCIDECleared)
+	assert.Empty(t, sts[0].CR0Fixed, "OVMF enables SSE")
+	assert.Empty(t, sts[0].CR4Fixed)
+	lineIndex(t, res.Lines(), "ptilab cpu-state: firmware: SSE enabled by the firmware; x87 control word 0x37f, MXCSR 0x1f80 at entry | CR4.PCIDE set at entry: cleared by ptilab | ")
+	measured := map[string]int{}
+	for _, r := range recordsOf[contract.Syscall](t, res) {
+		measured[fmt.Sprintf("%d %s", r.Width, r.Mode)]++
+		assert.Positive(t, r.Mean, "%s", r.Key())
+	}
+	assert.Equal(t, map[string]int{"64 off": 1, "64 on+pcid": 1, "32 off": 2}, measured,
+		"the 64-bit rows and the 32-bit ones, SYSENTER and INT 0x80 (PCID rows: not in PAE)")
 }
 
 // funcAt returns the name of the function of the ELF file at path that

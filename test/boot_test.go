@@ -536,3 +536,93 @@ func TestFREDUnsupported(t *testing.T) {
 	assert.Len(t, recordsOf[contract.Syscall](t, res), 2, "syscall under off and on")
 	lineIndex(t, res.Lines(), "mode     entry    flavour  global")
 }
+
+// uBootTimeout bounds TestUBoot's boot: 4.3 s alone here, U-Boot's
+// 2-second autoboot countdown and its disk scan included; 45 s is 4 times
+// a run slowed down to 11 s by a loaded machine.
+const uBootTimeout = 45 * time.Second
+
+// TestUBoot boots the image under U-Boot's x86-64 UEFI (Debian's
+// u-boot-qemu, which starts EFI/BOOT/BOOTX64.EFI from the AHCI disk with
+// SSE off: CR0 0x80000011, CR4 0x20) with a short plan that ends with
+// end = poweroff, which U-Boot's UEFI cannot do (ResetSystem hangs
+// without its poweroff command). It checks that the entry code enabled
+// SSE before any Go code and says so in the cpu-state record and line;
+// that the run passes both worlds' null call; that each line reaches
+// the serial port once (U-Boot's one text output, on its root node,
+// writes to that port too: not a screen); that the run says it returns
+// to U-Boot instead of powering off; and that U-Boot goes on after the
+// return (its boot script's next line), which needs the firmware's state
+// back (a firmware FS selector its GDT no longer holds stays null).
+func TestUBoot(t *testing.T) {
+	const plan = "benchmarks = null,null32\nmodes = off\nflavours = minimal\nglobal = off\nn = 100\nr = 2\nwarmup = 1\nend = poweroff\n"
+	res := boot(t, qemu.Options{
+		UBoot:   true,
+		Plan:    []byte(plan),
+		Timeout: uBootTimeout,
+		StopAt:  regexp.MustCompile(`(?s)PTILAB-END.*EFI LOAD FAILED: continuing`),
+	})
+	require.True(t, res.Stopped, "U-Boot did not go on after ptilab returned (QEMU status %d)", res.QEMUStatus)
+	requireEndOK(t, res)
+
+	ms := recordsOf[contract.Machine](t, res)
+	require.Len(t, ms, 1)
+	assert.Equal(t, "Das U-Boot", ms[0].FirmwareVendor)
+
+	sts := recordsOf[contract.CPUState](t, res)
+	require.Len(t, sts, 1)
+	st := sts[0]
+	assert.Equal(t, "0x80000011", st.CR0, "U-Boot's CR0 at entry: PG, ET, PE")
+	assert.Equal(t, "0x20", st.CR4, "U-Boot's CR4 at entry: PAE alone")
+	assert.Equal(t, "0x2", st.CR0Fixed, "CR0.MP set")
+	assert.Equal(t, "0x600", st.CR4Fixed, "CR4.OSFXSR and CR4.OSXMMEXCPT set")
+	assert.Equal(t, "0x37f", st.FCW)
+	assert.Equal(t, "0x1f80", st.MXCSR)
+	assert.False(t, st.PCIDECleared)
+	lines := res.Lines()
+	lineIndex(t, lines, "ptilab cpu-state: firmware: SSE off at entry (contrary to UEFI 2.10, 2.3.4): ptilab set CR0.MP, set CR4.OSFXSR, set CR4.OSXMMEXCPT; x87 control word 0x37f, MXCSR 0x1f80 at entry | ")
+
+	for _, w := range []int{64, 32} {
+		rows := inWorld[contract.Syscall](t, res, w)
+		require.NotEmpty(t, rows, "the %d-bit null call", w)
+		for _, r := range rows {
+			assert.Positive(t, r.Mean, "%s", r.Key())
+		}
+	}
+
+	count := func(prefix string) int {
+		n := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, prefix) {
+				n++
+			}
+		}
+		return n
+	}
+	assert.Equal(t, 1, count("ptilab: booting"), "each line once on the serial port")
+	assert.Equal(t, 1, count("PTILAB-END "), "each line once on the serial port")
+	e := lineIndex(t, lines, "PTILAB-END ")
+	after := strings.Join(lines[e+1:], "\n")
+	assert.Contains(t, after, "ptilab: end = poweroff: U-Boot's UEFI powers off only when built with its poweroff command")
+	assert.Contains(t, after, "EFI LOAD FAILED: continuing", "U-Boot's boot script goes on after the image returned")
+}
+
+// TestUBootNoSSE boots the image under U-Boot on a CPU model without
+// SSE2 (qemu64,-sse2), where the Go runtime cannot run: the entry code,
+// before any Go code, writes why on the firmware's console and returns
+// EFI_UNSUPPORTED, which U-Boot reports before its boot script goes on.
+func TestUBootNoSSE(t *testing.T) {
+	res := boot(t, qemu.Options{
+		UBoot:   true,
+		CPU:     "qemu64,-sse2",
+		Timeout: uBootTimeout,
+		StopAt:  regexp.MustCompile(`EFI LOAD FAILED: continuing`),
+	})
+	require.True(t, res.Stopped, "U-Boot did not go on after ptilab returned (QEMU status %d)", res.QEMUStatus)
+	lines := res.Lines()
+	at := lineIndex(t, lines, "ptilab: cannot run: SSE cannot be enabled, and the Go runtime needs it (CPUID.01H:EDX lacks FXSR, SSE or SSE2")
+	require.Greater(t, len(lines), at+1)
+	assert.Equal(t, "## Application failed, r = 3", lines[at+1], "U-Boot's report of EFI_UNSUPPORTED")
+	_, ended := res.End()
+	assert.False(t, ended, "no Go code ran: no PTILAB-END")
+}

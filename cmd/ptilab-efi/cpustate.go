@@ -23,9 +23,11 @@ func cpuState(r *bench.Reporter) cpustate.Power {
 		st.XCR0 = fmt.Sprintf("%#x", x.XCR0)
 		st.XStateInit = x.Init
 	}
+	cpustate.SetFirmware(&st, efi.Entry, cpustate.ReadFirmwareSettings(cpu))
 	for _, l := range bench.CPUStateLines(st) {
 		r.Printf("%s", l)
 	}
+	r.Printf("%s", cpustate.FirmwareLine(st))
 	r.Record(st)
 	vul := cpustate.Vulns(cpu)
 	for _, l := range cpustate.VulnLines(vul) {

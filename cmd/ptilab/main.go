@@ -281,6 +281,7 @@ func cmdQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opts.CPU, "cpu", "", "QEMU CPU `model` (e.g. Nehalem, IvyBridge, Skylake-Client, max); default QEMU's, or host with -kvm")
 	fs.BoolVar(&opts.KVM, "kvm", false, "use KVM acceleration")
 	fs.BoolVar(&opts.Icount, "icount", false, "deterministic TCG timing (-icount shift=0)")
+	fs.BoolVar(&opts.UBoot, "uboot", false, "boot under U-Boot's x86-64 UEFI (u-boot-qemu) on QEMU's i440FX machine instead of OVMF")
 	fs.DurationVar(&opts.Timeout, "timeout", 120*time.Second, "kill QEMU after this `duration`")
 	fs.StringVar(&opts.ResultsDir, "results", "", "copy the run's results files (ptilab-results/*.log on its boot disk) into `dir`")
 	var code int

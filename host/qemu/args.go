@@ -108,6 +108,14 @@ type Options struct {
 	// (QEMU's standard input, -serial stdio): keys for the firmware's
 	// serial terminal, which its console input reads. Nil: none.
 	SerialIn io.Reader
+	// UBoot boots under U-Boot's x86-64 UEFI instead of OVMF (Debian's
+	// u-boot-qemu: its u-boot.rom as -bios, FindUBoot), on QEMU's i440FX
+	// machine, the board U-Boot's qemu-x86_64 build is configured for (on
+	// q35 it leaves the ICH9's ACPI I/O decode off, and with it the ACPI
+	// PM timer its FADT names), with the boot disk on an AHCI controller,
+	// where U-Boot's boot script finds EFI/BOOT/BOOTX64.EFI. Not with
+	// DiskReadOnly (no USB controller is scanned) nor KVM.
+	UBoot bool
 	// StopAt, when set, ends the run once the serial output matches it:
 	// QEMU is killed and the Result says Stopped. For runs that do not end
 	// QEMU themselves (an image that returns to the firmware).
@@ -129,6 +137,8 @@ func (o *Options) validate() error {
 		return errors.New("qemu: -icount needs TCG and cannot be combined with KVM")
 	case o.NoSerial && o.PCISerial:
 		return errors.New("qemu: NoSerial and PCISerial exclude each other")
+	case o.UBoot && (o.DiskReadOnly || o.KVM):
+		return errors.New("qemu: U-Boot boots from an AHCI disk under TCG: not with a read-only (USB) disk nor KVM")
 	case o.SMP < 0:
 		return fmt.Errorf("qemu: SMP must not be negative, got %d", o.SMP)
 	}
@@ -144,6 +154,9 @@ func Args(opts Options, paths Paths) []string {
 		mem = DefaultMemory
 	}
 	machine := "q35"
+	if opts.UBoot {
+		machine = "pc"
+	}
 	if opts.NoHPET {
 		machine += ",hpet=off"
 	}
@@ -179,11 +192,16 @@ func Args(opts Options, paths Paths) []string {
 			"-drive", "if=pflash,format=raw,readonly=on,file="+optValue(paths.Code),
 			"-drive", "if=pflash,format=raw,file="+optValue(paths.Vars))
 	}
-	if opts.DiskReadOnly {
+	switch {
+	case opts.DiskReadOnly:
 		args = append(args,
 			"-drive", "if=none,id=stick,format=raw,readonly=on,file="+optValue(paths.ESP),
 			"-device", "qemu-xhci", "-device", "usb-storage,drive=stick")
-	} else {
+	case opts.UBoot:
+		args = append(args,
+			"-drive", "if=none,id=disk,format=raw,file="+optValue(paths.ESP),
+			"-device", "ahci,id=ahci", "-device", "ide-hd,drive=disk,bus=ahci.0")
+	default:
 		args = append(args, "-drive", "format=raw,file="+optValue(paths.ESP))
 	}
 	serial := "stdio"

@@ -1,6 +1,7 @@
 package qemu
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,32 @@ func TestArgsDisk(t *testing.T) {
 	assert.Equal(t, "none", around(args, "-serial"))
 }
 
+// UBoot: U-Boot's ROM as -bios (Run puts it in Paths.Code, without
+// Vars), the i440FX machine, the disk on an AHCI controller.
+func TestArgsUBoot(t *testing.T) {
+	args := Args(Options{UBoot: true}, Paths{Code: "/u/u-boot.rom", ESP: "/tmp/x/esp.img"})
+	assert.Equal(t, "pc", around(args, "-machine"))
+	assert.Equal(t, "/u/u-boot.rom", around(args, "-bios"))
+	assert.Contains(t, args, "if=none,id=disk,format=raw,file=/tmp/x/esp.img")
+	assert.Contains(t, args, "ahci,id=ahci")
+	assert.Contains(t, args, "ide-hd,drive=disk,bus=ahci.0")
+	assert.NotContains(t, args, "format=raw,file=/tmp/x/esp.img", "the disk only on the AHCI controller")
+	assert.NotContains(t, strings.Join(args, " "), "pflash")
+	assert.Equal(t, "q35", around(Args(Options{}, testPaths), "-machine"))
+}
+
+func TestFindUBoot(t *testing.T) {
+	rom := t.TempDir() + "/u-boot.rom"
+	t.Setenv("UBOOT_ROM", rom)
+	_, err := FindUBoot()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "apt-get install u-boot-qemu")
+	require.NoError(t, os.WriteFile(rom, []byte("rom"), 0o644))
+	got, err := FindUBoot()
+	require.NoError(t, err)
+	assert.Equal(t, rom, got)
+}
+
 // PCISerial: no ISA serial port, a pci-serial on the standard output.
 func TestArgsPCISerial(t *testing.T) {
 	args := Args(Options{PCISerial: true}, testPaths)
@@ -111,6 +138,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative smp", func(o *Options) { o.SMP = -1 }, "SMP must not be negative"},
 		{"no serial and pci serial", func(o *Options) { o.NoSerial, o.PCISerial = true, true }, "exclude each other"},
 		{"read-only without disk", func(o *Options) { o.DiskReadOnly = true }, "needs a disk image"},
+		{"u-boot with a read-only disk", func(o *Options) { o.UBoot, o.Disk, o.DiskReadOnly = true, "d.img", true }, "U-Boot boots from an AHCI disk"},
+		{"u-boot with kvm", func(o *Options) { o.UBoot, o.KVM = true, true }, "U-Boot boots from an AHCI disk"},
 		{"results of a given disk", func(o *Options) { o.Disk, o.ResultsDir = "d.img", "out" }, "ResultsDir is for the boot volume Run makes"},
 	}
 	for _, tt := range tests {

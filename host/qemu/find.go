@@ -101,3 +101,20 @@ func isFile(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular()
 }
+
+// uBootROM is where Debian's u-boot-qemu puts U-Boot's x86-64 ROM.
+const uBootROM = "/usr/lib/u-boot/qemu-x86_64/u-boot.rom"
+
+// FindUBoot locates U-Boot's x86-64 ROM for Options.UBoot: $UBOOT_ROM when
+// set, else Debian's u-boot-qemu's. A missing ROM is an error that says
+// how to install it.
+func FindUBoot() (string, error) {
+	rom := uBootROM
+	if env := os.Getenv("UBOOT_ROM"); env != "" {
+		rom = env
+	}
+	if !isFile(rom) {
+		return "", fmt.Errorf("qemu: U-Boot's x86-64 ROM %s not found: run `make deps` or `sudo apt-get install u-boot-qemu` (or set $UBOOT_ROM)", rom)
+	}
+	return rom, nil
+}

@@ -102,6 +102,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.UBoot {
+		if paths.Code, err = FindUBoot(); err != nil {
+			return nil, err
+		}
+		paths.Vars = ""
+	}
 	dir, err := os.MkdirTemp("", "ptilab-qemu-")
 	if err != nil {
 		return nil, fmt.Errorf("qemu: %w", err)
