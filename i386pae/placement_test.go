@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/ptilab/ptilab/experiment"
+	"github.com/ptilab/ptilab/i386pae/layout"
 	"github.com/ptilab/ptilab/testkit/jcc"
 )
 
@@ -74,4 +76,11 @@ func TestLoopPlacement(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPlaceUserText: the user text fits in the code pages at every loop
+// offset; before Setup there is nothing to place.
+func TestPlaceUserText(t *testing.T) {
+	assert.LessOrEqual(t, int(offUserTextEnd-offUserText)+experiment.MaxLoopOffset, layout.UserCodePages*4096)
+	assert.ErrorContains(t, PlaceUserText(32), "placed by Setup first")
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/testkit/jcc"
 )
 
@@ -97,4 +98,15 @@ func TestPlaceAligns(t *testing.T) {
 	for _, p := range []Program{Syscalls, Empty, Ping, Sweep} {
 		assert.Zero(t, *at.at(p)%64, "%v at %#x", p, *at.at(p))
 	}
+	// PlacePrograms' copy, offset bytes in: every loop offset fits, each
+	// program 64-byte aligned plus the offset.
+	for _, off := range []int{32, experiment.MaxLoopOffset} {
+		var shifted programTable
+		_, err := place(&link, &shifted, make([]byte, UserCodePages*4096)[off:], UserCode+uint64(off), "code pages")
+		require.NoError(t, err, "offset %d", off)
+		for _, p := range []Program{Syscalls, Empty, Ping, Sweep} {
+			assert.Equal(t, uint64(off%64), *shifted.at(p)%64, "%v at offset %d", p, off)
+		}
+	}
+	assert.ErrorContains(t, PlacePrograms(32), "placed by Setup first")
 }
