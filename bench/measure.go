@@ -122,7 +122,7 @@ func (x *Ctx) Subject(bench string, c experiment.Config) contract.Subject {
 	s := contract.Subject{
 		Bench: bench, Width: x.World.Width(), Mode: c.Mode.String(), Entry: c.Entry.String(),
 		Flavour: c.Flavour.String(), Global: c.Global, Stamps: c.Stamps,
-		Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount,
+		Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount, LoopOffset: x.LoopOffset,
 	}
 	if len(x.World.Copies()) > 0 && c.Flavour == experiment.Linux {
 		s.Copy = c.Copy.String()

@@ -67,6 +67,12 @@ type Plan struct {
 	Globals  []bool
 	N, R     int
 	Warmup   int
+	// LoopOffsets are the places of the worlds' ring-3 programs, and so
+	// of their timed loops: 0 (Setup's places) first, then offsets in
+	// bytes (experiment.CheckLoopOffset: multiples of 32) at which
+	// RunPlan runs every benchmark that reads loop_offset again, with the
+	// programs that many bytes further (World.Place).
+	LoopOffsets []int
 
 	// PState is what the run does to the core's P-state before the
 	// benchmarks: cpustate.PStateNominal (request the maximum non-turbo
@@ -101,20 +107,21 @@ type Plan struct {
 // registry but the optional ones, in both worlds.
 func DefaultPlan() Plan {
 	return Plan{
-		End:        board.EndAuto,
-		EndWait:    -1,
-		Screen:     true,
-		Benchmarks: PlanNames(false),
-		Modes:      defaultModes,
-		Flavours:   []experiment.Flavour{experiment.Minimal, experiment.Linux},
-		Globals:    []bool{false, true},
-		N:          1000,
-		R:          10,
-		Warmup:     2,
-		PState:     cpustate.PStateNominal,
-		BaselineMs: -1,
-		PMU:        true,
-		values:     defaultValues(),
+		End:         board.EndAuto,
+		EndWait:     -1,
+		Screen:      true,
+		Benchmarks:  PlanNames(false),
+		Modes:       defaultModes,
+		Flavours:    []experiment.Flavour{experiment.Minimal, experiment.Linux},
+		Globals:     []bool{false, true},
+		N:           1000,
+		R:           10,
+		Warmup:      2,
+		LoopOffsets: []int{0},
+		PState:      cpustate.PStateNominal,
+		BaselineMs:  -1,
+		PMU:         true,
+		values:      defaultValues(),
 	}
 }
 
@@ -294,6 +301,26 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		p.EmulatorBuild = v
 		return nil
 	},
+	"loop_offset": func(p *Plan, v string) error {
+		bad := fmt.Errorf("loop_offset must be a list of at most %d offsets in bytes, multiples of %d from 0 to %d, starting with 0 (the others are compared with it)",
+			maxLoopOffsets, experiment.LoopOffsetStep, experiment.MaxLoopOffset)
+		var offs []int
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || experiment.CheckLoopOffset(n) != nil {
+				return bad
+			}
+			if slices.Contains(offs, n) {
+				return fmt.Errorf("loop_offset lists %d twice", n)
+			}
+			offs = append(offs, n)
+		}
+		if offs[0] != 0 || len(offs) > maxLoopOffsets {
+			return bad
+		}
+		p.LoopOffsets = offs
+		return nil
+	},
 	"n":      intField("n", 1, 1_000_000, func(p *Plan) *int { return &p.N }),
 	"r":      intField("r", 1, 4000, func(p *Plan) *int { return &p.R }),
 	"warmup": intField("warmup", 0, 100, func(p *Plan) *int { return &p.Warmup }),
@@ -417,6 +444,10 @@ func wordOrInt(key, word, unit string, lo, hi int, field func(*Plan) *int) func(
 		return nil
 	}
 }
+
+// maxLoopOffsets bounds the loop_offset key's list: each offset runs its
+// benchmarks again.
+const maxLoopOffsets = 4
 
 // maxBaselineMs bounds the baseline_ms key's value (a minute).
 const maxBaselineMs = 60000

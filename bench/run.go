@@ -1,6 +1,9 @@
 package bench
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
 )
@@ -16,6 +19,10 @@ type Ctx struct {
 	// Rung is the mitigation ladder's rung whose records are being
 	// written: NotMeasured puts it in an unsupported or error record.
 	Rung *contract.Rung
+	// LoopOffset is how many bytes further than by default the world's
+	// ring-3 programs run (plan key loop_offset, World.Place): Subject
+	// puts it in every record.
+	LoopOffset int
 }
 
 // Worlds are the worlds benchmarks run in, by width (the post-steps
@@ -76,6 +83,9 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 		}
 		x := &Ctx{Reporter: r, Plan: plan, Clock: clk, World: w, Name: name}
 		results[name] = e.b.Run(x)
+		if slices.Contains(e.b.Keys, "loop_offset") {
+			runShifted(x, e.b)
+		}
 	}
 	for _, s := range postSteps {
 		all := true
@@ -87,6 +97,32 @@ func RunPlan(r *Reporter, plan Plan, clk Clock) {
 		if all {
 			s.Run(&Ctx{Reporter: r, Plan: plan, Clock: clk, Name: s.Name}, results)
 		}
+	}
+}
+
+// runShifted runs benchmark b, which x ran at the programs' default
+// places, again at each of the plan's other loop offsets, with the
+// world's ring-3 programs that many bytes further (World.Place; its
+// records carry the offset, and its results are not the post-steps'),
+// then puts the programs back.
+func runShifted(x *Ctx, b *Benchmark) {
+	offs := x.Plan.LoopOffsets
+	if len(offs) < 2 {
+		return
+	}
+	for _, off := range offs[1:] {
+		name := fmt.Sprintf("%s at loop offset %d", x.Name, off)
+		if err := x.World.Place(off); err != nil {
+			x.Fail(contract.Error{Name: name, Error: err.Error()})
+			continue
+		}
+		x.Printf("ptilab: %s: the ring-3 programs %d bytes further", x.Name, off)
+		shifted := *x
+		shifted.LoopOffset = off
+		b.Run(&shifted)
+	}
+	if err := x.World.Place(0); err != nil {
+		x.Fail(contract.Error{Name: x.Name + " back at loop offset 0", Error: err.Error()})
 	}
 }
 

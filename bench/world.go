@@ -65,6 +65,12 @@ type World interface {
 	Probe(s Switch, addr uint64) (Exit, error)
 	// User gives the places of the world's task address space.
 	User() UserLayout
+	// Place copies the world's ring-3 programs, their timed loops
+	// included, offset bytes further into the code pages every process
+	// shares than Setup put them (a loop offset,
+	// experiment.CheckLoopOffset; 0: Setup's places), for the runs that
+	// follow: pti.PlacePrograms, i386pae.PlaceUserText.
+	Place(offset int) error
 }
 
 // UserLayout is where a world's tasks keep their data and stack, and

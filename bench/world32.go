@@ -33,6 +33,7 @@ func (world32) Entries() []experiment.Entry { return experiment.Entries(experime
 // Has: the CPU has what n names (pti.CPUHas: one CPU for both worlds).
 func (world32) Has(n experiment.Need) bool { return pti.CPUHas(n) }
 func (world32) Copies() []experiment.Copy  { return experiment.Copies() }
+func (world32) Place(offset int) error     { return i386pae.PlaceUserText(offset) }
 
 func (world32) User() UserLayout {
 	return UserLayout{

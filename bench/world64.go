@@ -33,6 +33,7 @@ func (world64) Title() string               { return "" }
 func (world64) Setup() error                { return pti.Setup() }
 func (world64) Entries() []experiment.Entry { return experiment.Entries(experiment.W64) }
 func (world64) Copies() []experiment.Copy   { return nil }
+func (world64) Place(offset int) error      { return pti.PlacePrograms(offset) }
 
 func (world64) User() UserLayout {
 	return UserLayout{

@@ -83,7 +83,9 @@ func (s Subject) Config() (experiment.Config, error) {
 
 // Key is the record's canonical key: its benchmark, its Config's pairs
 // (experiment.Config.Pairs) and its own fields where set (tasks, target,
-// work_ns, sweep_pages), as name=value pairs joined by
+// work_ns, sweep_pages, and loop_offset where not 0, so that a record at
+// the programs' default places keeps the key it always had), as
+// name=value pairs joined by
 // experiment.JoinPairs: "bench=pingpong width=64 mode=on entry=syscall
 // flavour=linux global=off tasks=processes", "bench=tlbsweep width=64
 // mode=off entry=syscall flavour=minimal global=off target="user 4k"
@@ -125,6 +127,9 @@ func (s Subject) keyWith(ipc string) string {
 	}
 	if s.SweepPages != nil {
 		p = append(p, [2]string{"sweep_pages", strconv.Itoa(*s.SweepPages)})
+	}
+	if s.LoopOffset != 0 {
+		p = append(p, [2]string{"loop_offset", strconv.Itoa(s.LoopOffset)})
 	}
 	return experiment.JoinPairs(p)
 }

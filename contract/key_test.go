@@ -51,6 +51,12 @@ func TestKey(t *testing.T) {
 			"bench=work width=64 mode=on entry=syscall flavour=minimal global=off work_ns=500"},
 		{TLBSweep{Subject: Subject{Bench: "tlbsweep", Width: 64, Mode: "on", Entry: "syscall", Flavour: "minimal", Target: "user 4k", SweepPages: &pages}},
 			`bench=tlbsweep width=64 mode=on entry=syscall flavour=minimal global=off target="user 4k" sweep_pages=16`},
+		// Shifted programs (loop_offset): a field of their own, last; 0
+		// (the default places) none.
+		{Syscall{Subject: Subject{Bench: "null32", Width: 32, Mode: "off", Entry: "int80", Flavour: "minimal", LoopOffset: 32}},
+			"bench=null32 width=32 mode=off entry=int80 flavour=minimal global=off loop_offset=32"},
+		{PingPong{Subject: Subject{Bench: "pingpong", Width: 64, Mode: "on", Entry: "syscall", Flavour: "linux", Tasks: "threads", LoopOffset: 64}},
+			"bench=pingpong width=64 mode=on entry=syscall flavour=linux global=off tasks=threads loop_offset=64"},
 		// No mode: no configuration, the fields as they are.
 		{FlushCost{Subject: Subject{Bench: "flushcost", Width: 64, Target: "mov cr3 pcid noflush"}},
 			`bench=flushcost width=64 target="mov cr3 pcid noflush"`},

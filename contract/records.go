@@ -52,6 +52,12 @@ type Subject struct {
 	// Mitigations are the mitigated flavour's knobs: "none", or their
 	// names joined by "+" ("verw+ibrs").
 	Mitigations string `json:"mitigations,omitempty"`
+	// LoopOffset is how many bytes further than by default the world's
+	// ring-3 programs ran, the timed loop's included (plan key
+	// loop_offset: a multiple of 32, so every jump of the loop kept its
+	// place in its 32-byte chunk, and the loop moved to another part of
+	// its cache line and page); absent (0) at the default places.
+	LoopOffset int `json:"loop_offset,omitempty"`
 }
 
 // About returns the subject: what a record that embeds it is about.

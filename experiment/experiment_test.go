@@ -232,3 +232,13 @@ func TestPairs(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 }
+
+// TestCheckLoopOffset: multiples of 32 within a page.
+func TestCheckLoopOffset(t *testing.T) {
+	for _, off := range []int{0, 32, 64, 4064} {
+		assert.NoError(t, CheckLoopOffset(off), off)
+	}
+	for _, off := range []int{-32, 16, 33, 4096} {
+		assert.Error(t, CheckLoopOffset(off), off)
+	}
+}

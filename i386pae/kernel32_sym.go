@@ -55,18 +55,18 @@ const (
 	offUserText               = 0x38a0
 	offVsyscall               = 0x38b0
 	offVsyscallRet            = 0x38c0
-	offUserSyscalls           = 0x38d0
-	offUserProbe              = 0x39d0
-	offUserPing               = 0x39f0
-	offUserPong               = 0x3b80
-	offUserMsgStart           = 0x3c10
-	offUserMsgSender          = 0x3cd0
-	offUserMsgReceiver        = 0x3de0
-	offUserTextEnd            = 0x3f70
+	offUserSyscalls           = 0x38e0
+	offUserProbe              = 0x3a10
+	offUserPing               = 0x3a40
+	offUserPong               = 0x3c00
+	offUserMsgStart           = 0x3c90
+	offUserMsgSender          = 0x3d50
+	offUserMsgReceiver        = 0x3e60
+	offUserTextEnd            = 0x3ff0
 )
 
 // blobSize is the length of kernel32.bin.
-const blobSize = 0x3f72
+const blobSize = 0x3ff2
 
 // blobGoVersion is the Go toolchain that built kernel32.bin.
 const blobGoVersion = "go1.26.8"
@@ -136,12 +136,12 @@ var blobSymbols = [...]blobSymbol{
 	{"userText", 0x38a0, 2},
 	{"vsyscall", 0x38b0, 7},
 	{"vsyscallRet", 0x38c0, 4},
-	{"userSyscalls", 0x38d0, 241},
-	{"userProbe", 0x39d0, 25},
-	{"userPing", 0x39f0, 396},
-	{"userPong", 0x3b80, 143},
-	{"userMsgStart", 0x3c10, 187},
-	{"userMsgSender", 0x3cd0, 268},
-	{"userMsgReceiver", 0x3de0, 399},
-	{"userTextEnd", 0x3f70, 2},
+	{"userSyscalls", 0x38e0, 295},
+	{"userProbe", 0x3a10, 25},
+	{"userPing", 0x3a40, 439},
+	{"userPong", 0x3c00, 143},
+	{"userMsgStart", 0x3c90, 187},
+	{"userMsgSender", 0x3d50, 268},
+	{"userMsgReceiver", 0x3e60, 399},
+	{"userTextEnd", 0x3ff0, 2},
 }

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/goos"
 	"github.com/ptilab/ptilab/i386pae/layout"
 )
@@ -50,8 +51,11 @@ var world struct {
 	ready  bool
 	kernel uint64 // physical address of the layout.KernelPages frames
 	code   uint64 // the code pages every process shares
-	main   *Process
-	rings  []uint64 // physical addresses of the rings of pipes 0, 1, ...
+	// userOffset is how many bytes into the code pages the user text
+	// starts (PlaceUserText; 0 as Setup puts it).
+	userOffset uint32
+	main       *Process
+	rings      []uint64 // physical addresses of the rings of pipes 0, 1, ...
 }
 
 // Setup allocates the kernel's frames (above the user window, below the
@@ -81,6 +85,7 @@ func Setup() error {
 		return errors.New("i386pae: the user text does not fit in the code pages")
 	}
 	place(goos.Frames(world.code, layout.UserCodePages), user)
+	world.userOffset = 0
 	world.ready = true
 	main, err := NewProcess()
 	if err != nil {
@@ -88,6 +93,33 @@ func Setup() error {
 		return err
 	}
 	world.main = main
+	return nil
+}
+
+// PlaceUserText copies the user text into the code pages again, offset
+// bytes further than Setup put it (a loop offset,
+// experiment.CheckLoopOffset; 0: Setup's place), for the runs that
+// follow: every ring-3 program, its timed loop and the vsyscall routine
+// run offset bytes further (the text is position independent: relative
+// calls only; the SYSEXIT return point follows, userVA), and a loop's
+// jumps keep their places in their 32-byte chunks (user_386.s). Call it
+// between runs; it fails, changing nothing, before Setup, on an offset
+// that is not a loop offset and on one that leaves the text no room.
+func PlaceUserText(offset int) error {
+	if !world.ready {
+		return errors.New("i386pae: the user text is placed by Setup first")
+	}
+	if err := experiment.CheckLoopOffset(offset); err != nil {
+		return fmt.Errorf("i386pae: %w", err)
+	}
+	user := blob[offUserText:offUserTextEnd]
+	if offset+len(user) > layout.UserCodePages*4096 {
+		return fmt.Errorf("i386pae: the user text (%d bytes) does not fit in the code pages %d bytes in", len(user), offset)
+	}
+	pages := goos.Frames(world.code, layout.UserCodePages)
+	clear(pages)
+	place(pages[offset:], user)
+	world.userOffset = uint32(offset)
 	return nil
 }
 
@@ -116,5 +148,5 @@ func physical(off uint32) uint64 {
 }
 
 // userVA returns the address of the user routine at blob offset off in
-// every process's code pages.
-func userVA(off uint32) uint32 { return layout.UserCode + off - offUserText }
+// every process's code pages (where PlaceUserText put the user text).
+func userVA(off uint32) uint32 { return layout.UserCode + world.userOffset + off - offUserText }

@@ -23,6 +23,13 @@
 //   - Global pages change no path: a record with global=on has the row of
 //     the same key with global=off (the Bochs matrix checks that the
 //     figures are equal). The table holds global=off rows only.
+//   - Shifted programs change no path: a record with loop_offset (the
+//     plan key that runs the ring-3 programs a multiple of 32 bytes
+//     further) has the row of the same key without it. The programs are
+//     position independent: the same bytes run at another address, with
+//     the same instructions (test/bench_test.go TestLoopOffsets
+//     finds every figure the same at offsets 0, 32 and 4064 under QEMU
+//     -icount).
 //   - A work row (a record with work_ns: the work curve) has no length:
 //     the work call spins in the kernel until the TSC passes its point, so
 //     the TSC, not the path, sets its instructions. Of says so with
@@ -75,23 +82,27 @@ var (
 )
 
 // Of returns the path of the record whose canonical key is key, by the
-// package's rules: global=on takes global=off's row; a work row
-// (work_ns) is ErrTSCSet; a key without a row ErrNoBound; a key that is
-// not name=value pairs an error.
+// package's rules: global=on takes global=off's row, a loop_offset the
+// row without it; a work row (work_ns) is ErrTSCSet; a key without a row
+// ErrNoBound; a key that is not name=value pairs an error.
 func Of(key string) (Path, error) {
 	pairs, err := experiment.SplitPairs(key)
 	if err != nil {
 		return Path{}, err
 	}
-	for i, p := range pairs {
+	var base [][2]string
+	for _, p := range pairs {
 		switch {
 		case p[0] == "work_ns":
 			return Path{}, fmt.Errorf("%s: %w", key, ErrTSCSet)
+		case p[0] == "loop_offset":
+			continue
 		case p == [2]string{"global", "on"}:
-			pairs[i][1] = "off"
+			p[1] = "off"
 		}
+		base = append(base, p)
 	}
-	p, ok := table[experiment.JoinPairs(pairs)]
+	p, ok := table[experiment.JoinPairs(base)]
 	if !ok {
 		return Path{}, fmt.Errorf("%s: %w", key, ErrNoBound)
 	}

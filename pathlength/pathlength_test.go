@@ -29,6 +29,9 @@ func TestExact(t *testing.T) {
 		{contract.Subject{Bench: "null32", Width: 32, Mode: "off", Entry: "sysenter", Flavour: "linux", Copy: "direct", Stamps: true}, 0, false},
 		{contract.Subject{Bench: "lseek", Width: 64, Mode: "off", Flavour: "linux"}, 245, false},
 		{contract.Subject{Bench: "work", Width: 64, Mode: "off", Flavour: "minimal"}, 0, false},
+		// Shifted programs: the path at the default places.
+		{contract.Subject{Bench: "null", Width: 64, Mode: "off", Flavour: "minimal", LoopOffset: 32}, 15, true},
+		{contract.Subject{Bench: "null32", Width: 32, Mode: "on", Entry: "int80", Flavour: "minimal", Global: true, LoopOffset: 96}, 19, true},
 	} {
 		got, ok := Exact(tt.s.Key())
 		assert.Equal(t, tt.ok, ok, "%+v", tt.s)
@@ -51,6 +54,12 @@ func TestRules(t *testing.T) {
 	off.Global = false
 	assert.Equal(t, table[off.Key()], p, "global=on is global=off's row")
 	assert.NotContains(t, table, on.Key(), "no row of its own")
+	shifted := on
+	shifted.LoopOffset = 32
+	p, err = Of(shifted.Key())
+	require.NoError(t, err)
+	assert.Equal(t, table[off.Key()], p, "loop_offset takes the row without it")
+	assert.NotContains(t, table, shifted.Key(), "no row of its own")
 	m := contract.Messaging{Subject: contract.Subject{Bench: "messaging", Width: 64, Mode: "on+pcid", Entry: "syscall", Flavour: "linux", Tasks: "threads"}, Workload: contract.Workload{IPC: "socket"}}
 	p, err = Of(m.Key())
 	require.NoError(t, err)

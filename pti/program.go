@@ -1,11 +1,15 @@
 package pti
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"unsafe"
 
 	"github.com/ptilab/ptilab/exitstatus"
+	"github.com/ptilab/ptilab/experiment"
+	"github.com/ptilab/ptilab/goos"
 )
 
 // programTable holds an address per ring-3 program of user_amd64.s, in the
@@ -105,3 +109,39 @@ const (
 // ProgramEntry returns the address of program p in every process's address
 // space.
 func ProgramEntry(p Program) uint64 { return *env.progs.at(p) }
+
+// PlacePrograms copies the ring-3 programs into the code pages every
+// process shares again, offset bytes further than Setup put them (a loop
+// offset, experiment.CheckLoopOffset; 0: Setup's places), and
+// ProgramEntry gives their new places from then on. The programs are
+// position independent (relative jumps only): the same instructions run.
+// Each starts 64-byte aligned plus offset, so that a timed loop's jumps
+// keep their places in their 32-byte chunks (user_amd64.s, TIMED). Call
+// it between runs; it fails, changing nothing, before Setup, on an
+// offset that is not a loop offset and on one that leaves the programs
+// no room.
+func PlacePrograms(offset int) error {
+	if !env.ready {
+		return errors.New("pti: the programs are placed by Setup first")
+	}
+	if err := experiment.CheckLoopOffset(offset); err != nil {
+		return fmt.Errorf("pti: %w", err)
+	}
+	var e entryRoutines
+	var k kernelRoutines
+	var link, at programTable
+	routines(&e, &k, &link)
+	pages := goos.Frames(env.code, UserCodePages)
+	buf := make([]byte, len(pages))
+	kept := env.copied
+	env.copied = slices.DeleteFunc(slices.Clone(kept), func(c Copied) bool {
+		return c.At >= UserCode && c.At < UserCode+UserCodePages*4096
+	})
+	if _, err := place(&link, &at, buf[offset:], UserCode+uint64(offset), "code pages"); err != nil {
+		env.copied = kept
+		return err
+	}
+	copy(pages, buf)
+	env.progs = at
+	return nil
+}

@@ -14,21 +14,40 @@
 // RCX and R11.
 #define SAMPLE MOVL $const_SysSample, AX; SYSCALL
 
-// TIMED(LOOP) times R repeats of N iterations of LOOP and falls through
-// when done, with a sample call before each repeat and one after the last,
-// outside the timed regions: RDI = N, RSI = R,
+// TIMED(LOOP, HEAD) times R repeats of N iterations of LOOP and falls
+// through when done, with a sample call before each repeat and one after
+// the last, outside the timed regions: RDI = N, RSI = R,
 // RDX = where to store the R TSC counts (user data), R10 = the system call
 // number, R8 = its argument, R9 = 0 to end a timed region with RDTSCP;
 // LFENCE, 1 with LFENCE; RDTSC; LFENCE (no RDTSCP). Each repeat starts with
 // LFENCE; RDTSC; LFENCE (SDM Vol. 2B, RDTSC: the first LFENCE waits for
 // what came before, the second keeps what follows from starting before the
 // read). LOOP, and the system calls in it, keep RBX, RBP and R9-R15.
-#define TIMED(LOOP) \
+//
+// The loop's place is fixed (issue 21, item 3): on Skylake client CPUs
+// with the JCC-erratum microcode a jump, or a macro-fused CMP/TEST/DEC and
+// Jcc, that crosses or ends on a 32-byte boundary is not kept in the
+// micro-op cache (Intel, "Mitigations for Jump Conditional Code Erratum",
+// 2019), so that two loops that differ by one instruction could differ
+// by more than that instruction. HEAD (a LOOP_AT) puts the loop's head,
+// the label loop, a given number of bytes after a 32-byte boundary, chosen
+// per program so that none of its jumps from the head to the end of the
+// timed region meets a boundary: the call loop's head on the boundary,
+// the empty loop's 2 bytes after it (it lacks the call's 2-byte SYSCALL,
+// so that its branch sits where the call loop's does). The padding
+// (PCALIGN and HEAD) runs once, before the first sample call: outside
+// every timed region and every sample interval, so that no path length
+// and no instruction count of the PMU cross-check changes. The programs
+// are copied to 64-byte aligned addresses (place), where the offsets
+// hold; TestLoopPlacement checks them.
+#define TIMED(LOOP, HEAD) \
 	MOVQ	DI, BX; \
 	MOVQ	SI, R12; \
 	MOVQ	DX, R13; \
 	MOVQ	R10, R14; \
 	MOVQ	R8, R15; \
+	PCALIGN	$32; \
+	HEAD; \
 repeat: \
 	SAMPLE; \
 	MOVQ	BX, BP; \
@@ -61,6 +80,19 @@ stamp: \
 	JNE	repeat; \
 	SAMPLE
 
+// The LOOP_ATs are TIMED's HEAD: LOOP_ATn puts the loop's head n bytes
+// after a 32-byte boundary. NOP4 makes up the 28 bytes from repeat to
+// loop (SAMPLE 7, MOVQ 3, the start stamp 18) to 32; NOP2, NOP4 and NOP8
+// are the multi-byte NOPs the SDM recommends (Vol. 2B, NOP, Table 4-12:
+// 66 90, NOPL 0(AX), NOPL 0(AX)(AX*1) with a 32-bit displacement).
+#define NOP2 BYTE $0x66; BYTE $0x90
+#define NOP4 BYTE $0x0f; BYTE $0x1f; BYTE $0x40; BYTE $0x00
+#define NOP8 BYTE $0x0f; BYTE $0x1f; BYTE $0x84; BYTE $0x00; BYTE $0x00; BYTE $0x00; BYTE $0x00; BYTE $0x00
+#define LOOP_AT0 NOP4
+#define LOOP_AT2 NOP4; NOP2
+#define LOOP_AT8 NOP4; NOP8
+#define LOOP_AT16 NOP4; NOP8; NOP8
+
 // EXIT(status) makes the exit system call; EXIT_DI, with the status in
 // RDI.
 #define EXIT(status) MOVL $const_SysExit, AX; MOVL $(status), DI; SYSCALL
@@ -73,14 +105,14 @@ stamp: \
 
 // userSyscalls times system calls: each iteration makes one.
 TEXT ·userSyscalls(SB),NOSPLIT|NOFRAME,$0
-	TIMED(CALL_ONCE)
+	TIMED(CALL_ONCE, LOOP_AT0)
 	EXIT(0)
 	USER_END
 
 // userEmpty times the same loop without the system call: the overhead to
 // subtract.
 TEXT ·userEmpty(SB),NOSPLIT|NOFRAME,$0
-	TIMED(NO_CALL)
+	TIMED(NO_CALL, LOOP_AT2)
 	EXIT(0)
 	USER_END
 
@@ -141,7 +173,7 @@ TEXT ·userProbe(SB),NOSPLIT|NOFRAME,$0
 // closes its write descriptor, which ends the pong task, and exits 0; on a
 // failed call or a wrong echo it exits with the status of the failure.
 TEXT ·userPing(SB),NOSPLIT|NOFRAME,$0
-	TIMED(PING_ONCE)
+	TIMED(PING_ONCE, LOOP_AT8)
 	MOVL	$const_SysClose, AX
 	MOVL	R14, DI
 	SYSCALL
@@ -518,7 +550,7 @@ miss:
 // call's RDI, RSI, RDX; the pages to read after it), R9 = the RDTSCP flag
 // (as TIMED). Its empty loop is userEmpty.
 TEXT ·userSweep(SB),NOSPLIT|NOFRAME,$0
-	TIMED(SWEEP_ONCE)
+	TIMED(SWEEP_ONCE, LOOP_AT16)
 	EXIT(0)
 	USER_END
 

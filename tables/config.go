@@ -71,9 +71,11 @@ func subjectOf(rec contract.Record) (contract.Subject, bool) {
 }
 
 // measuredKey is the configuration key of a measured figure (a syscall,
-// pingpong or messaging record), for baselines.
+// pingpong, messaging or TLB sweep record), for baselines.
 func measuredKey(rec contract.Record) (string, bool) {
 	switch v := rec.(type) {
+	case contract.TLBSweep:
+		return configOf(v.Subject).key, true
 	case contract.Syscall:
 		return configOf(v.Subject).key, true
 	case contract.PingPong:

@@ -29,6 +29,9 @@ func (r *Renderer) place(rec contract.Record) (place, bool) {
 	default:
 		return place{}, false
 	}
+	if s.LoopOffset != 0 {
+		return r.placementPlace(rec, s)
+	}
 	switch c.bench {
 	case "tlbsweep":
 		return r.sweepPlace(rec, c), true

@@ -1376,3 +1376,49 @@ func checkLadder32(t *testing.T, res serialLog) {
 	assert.Regexp(t, `(?m)^off\s+alone\s+ibpb\s+- none\s+unsupported: ibpb: no IA32_PRED_CMD`, lines)
 	t.Logf("the 32-bit ladder's instructions per operation under icount: %v", got)
 }
+
+// loopOffsetPlan runs the null call and the ping-pong of both worlds at
+// small sizes with the ring-3 programs at their places, then 32 bytes and
+// 4064 bytes further (the last one reaching into the next code page).
+const loopOffsetPlan = "benchmarks = null,pingpong,null32,pingpong32\nmodes = off,on\nflavours = minimal,linux\nglobal = off\n" +
+	"n = 20\npingpong_n = 10\nr = 2\nwarmup = 1\nloop_offset = 0,32,4064\n"
+
+// TestLoopOffsets boots loopOffsetPlan under QEMU -icount and checks the
+// plan key loop_offset (issue 21, item 3): every configuration measured
+// at offset 0 is measured again at each other offset, in both worlds
+// (pti.PlacePrograms, i386pae.PlaceUserText: the SYSENTER return point
+// follows the user text), its record keyed with the offset; and the
+// figures, instruction counts here, are the same at every offset, which
+// is the proof behind package pathlength's rule that a loop_offset key
+// has the row of the key without it (holdPathLengths applies it). The
+// loop-placement table sets them side by side.
+func TestLoopOffsets(t *testing.T) {
+	res := boot(t, qemu.Options{Icount: true, Plan: []byte(loopOffsetPlan), Timeout: 5 * time.Minute})
+	requireOK(t, res)
+	got, _ := pathLengths(t, res)
+	at := map[int]int{}
+	for k, v := range got {
+		base, off := k, 0
+		if i := strings.Index(k, " loop_offset="); i >= 0 {
+			base = k[:i]
+			_, err := fmt.Sscanf(k[i:], " loop_offset=%d", &off)
+			require.NoError(t, err, k)
+		}
+		at[off]++
+		if off != 0 {
+			require.Contains(t, got, base, "%s: measured at offset 0 too", k)
+			assert.Equal(t, got[base], v, "%s: the same instructions as at offset 0", k)
+		}
+	}
+	// Per world: null 2 modes x 2 flavours (x 2 entries in the 32-bit
+	// one, and its copy methods and phases), the ping-pong 2 modes x
+	// processes and threads (x 2 entries): the same at every offset.
+	assert.GreaterOrEqual(t, at[0], 4+4+8+8)
+	assert.Equal(t, map[int]int{0: at[0], 32: at[0], 4064: at[0]}, at)
+	for _, s := range recordsOf[contract.Syscall](t, res) {
+		assert.Contains(t, []int{0, 32, 4064}, s.LoopOffset)
+	}
+	log := strings.Join(res.Lines(), "\n")
+	assert.Contains(t, log, "loop placement: null32 again with the ring-3 programs shifted by loop_offset bytes")
+	assert.Contains(t, log, "ptilab: pingpong32: the ring-3 programs 4064 bytes further")
+}

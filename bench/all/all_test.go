@@ -34,13 +34,18 @@ type fakeWorld struct {
 	// 32-bit world) instead of around every repeat.
 	corePct, smiAt, smiCost uint64
 	perRun                  bool
+	// offset is where Place put the programs; a call costs a cycle more
+	// per 32 bytes of it. placed lists the offsets Place was given;
+	// refuse, an offset it refuses.
+	offset, refuse int
+	placed         []int
 }
 
 // cost is the cycles a call costs under c: 100, +1000 with isolation,
-// +50 linux, +7 per copy method, +3 per entry after the first; and the
-// work call's cycles.
+// +50 linux, +7 per copy method, +3 per entry after the first, +1 per 32
+// bytes of loop offset; and the work call's cycles.
 func (w *fakeWorld) cost(c experiment.Config, call bench.Call) uint64 {
-	v := uint64(100)
+	v := uint64(100 + w.offset/32)
 	if c.Mode.Isolated() {
 		v += 1000
 	}
@@ -71,7 +76,15 @@ func (w *fakeWorld) Title() string {
 	}
 	return ""
 }
-func (w *fakeWorld) Setup() error                { return nil }
+func (w *fakeWorld) Setup() error { return nil }
+func (w *fakeWorld) Place(offset int) error {
+	w.placed = append(w.placed, offset)
+	if offset == w.refuse && offset != 0 {
+		return fmt.Errorf("no room %d bytes in", offset)
+	}
+	w.offset = offset
+	return nil
+}
 func (w *fakeWorld) Entries() []experiment.Entry { return w.entries }
 
 // Has: the fake CPU has nothing optional (no FRED).
@@ -400,4 +413,38 @@ func TestEngineCoreClock(t *testing.T) {
 	assert.Contains(t, out, "core clock: APERF/MPERF around every repeat; SMIs: MSR_SMI_COUNT around every repeat")
 	assert.Regexp(t, `(?m)^off\s+minimal\s+no\s+225\.0\s.*\s1700\s+112\.5\s+1/4$`, out, "the 64-bit row's core columns")
 	assert.Regexp(t, `(?m)^off\s+sysenter minimal\s+no\s+.*\s1700\s+[0-9.]+\s+4/4$`, out)
+}
+
+// TestEngineLoopOffsets: a benchmark that reads loop_offset runs again at
+// each of the plan's other offsets, with its world's programs placed
+// there (Place) and back at 0 after, its records carrying the offset in
+// their key and set beside offset 0's in the loop-placement table; one
+// that does not read it (the probe) runs once; a world that cannot place
+// its programs fails those runs with an error record.
+func TestEngineLoopOffsets(t *testing.T) {
+	plan, errs := bench.ParsePlan([]byte("benchmarks = null,probe,null32\nloop_offset = 0,64\nmodes = off\nflavours = minimal\nglobal = off\n"))
+	require.Empty(t, errs)
+	plan.N, plan.R, plan.Warmup = 10, 2, 0
+	w64 := &fakeWorld{width: 64, entries: []experiment.Entry{experiment.Syscall}}
+	w32 := &fakeWorld{width: 32, entries: []experiment.Entry{experiment.Sysenter}, refuse: 64}
+	out, recs, r := runIn(t, plan, w64, w32, 1e9)
+	assert.Equal(t, []int{64, 0}, w64.placed, "placed at 64 for the second run of null, then back")
+	assert.Equal(t, []int{64, 0}, w32.placed)
+	assert.Zero(t, w64.offset)
+	got := map[string]float64{}
+	for _, s := range of[contract.Syscall](recs) {
+		got[s.Key()] = s.Mean
+	}
+	assert.Equal(t, map[string]float64{
+		"bench=null width=64 mode=off entry=syscall flavour=minimal global=off":                100,
+		"bench=null width=64 mode=off entry=syscall flavour=minimal global=off loop_offset=64": 102,
+		"bench=null32 width=32 mode=off entry=sysenter flavour=minimal global=off":             103,
+	}, got, "the fake call costs a cycle more per 32 bytes of offset")
+	for _, p := range of[contract.Probe](recs) {
+		assert.Zero(t, p.LoopOffset, "the probe runs once")
+	}
+	require.Len(t, r.Failed(), 1)
+	assert.Equal(t, "null32 at loop offset 64", r.Failed()[0])
+	assert.Contains(t, out, "loop placement: null again with the ring-3 programs shifted by loop_offset bytes")
+	assert.Regexp(t, `(?m)^null\s+width=64 mode=off entry=syscall flavour=minimal global=off\s+64\s+102\.0\s+0\.0%\s+100\.0\s+0\.0%\s+1\.020$`, out)
 }

@@ -16,7 +16,7 @@ import (
 
 // Ladder is the mitigation ladder's registry row, with its key.
 var Ladder = bench.Benchmark{Name: "ladder", TaskRepeats: true, Summary: "the speculation-mitigation ladder: the null call and the ping-pong between processes under the mitigated flavour, each knob of `mitigations` alone, stacked in its order and as the set Linux would enable on this CPU, each rung's increment over the one below; knobs the CPU lacks unsupported; in the 32-bit world by SYSENTER, with the knobs Linux's entry_32.S has (verw, ibpb, rsb, retpoline; the others unsupported: not in 32-bit Linux's entry)",
-	Worlds: []int{64, 32}, Keys: []string{"modes", mitigations.Name(), "n", taskbench.PingPongN.Name(), "r", "warmup"}, Run: ladder, Optional: true}
+	Worlds: []int{64, 32}, Keys: []string{"modes", mitigations.Name(), "n", taskbench.PingPongN.Name(), "r", "warmup", "loop_offset"}, Run: ladder, Optional: true}
 
 // The mitigation ladder (issue 14 item 4): the null call and the
 // ping-pong between processes under the mitigated flavour (package pti's

@@ -4,7 +4,7 @@ import "github.com/ptilab/ptilab/bench"
 
 // Lseek is lseek's registry row.
 var Lseek = bench.Benchmark{Name: "lseek", TaskRepeats: true, Summary: "lseek on a kernel file of the tasks kernel (a real system call, handled in Go), linux flavour, global pages off and on",
-	Worlds: []int{64, 32}, Keys: []string{"modes", "entries", "n", "r", "warmup"}, Run: lseek}
+	Worlds: []int{64, 32}, Keys: []string{"modes", "entries", "n", "r", "warmup", "loop_offset"}, Run: lseek}
 
 // lseekFileBytes is the size of lseek's kernel file.
 const lseekFileBytes = 1 << 20

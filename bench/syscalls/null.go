@@ -13,7 +13,7 @@ import (
 
 // Null is the null call's registry row.
 var Null = bench.Benchmark{Name: "null", TaskRepeats: true, Summary: "the null system call (getppid) under each mode, flavour and global setting; in the 32-bit world by SYSENTER and INT 0x80, and with the linux flavour also the pt_regs copy methods and the phase breakdown",
-	Worlds: []int{64, 32}, Keys: []string{"modes", "entries", "flavours", "global", "n", "r", "warmup"}, Run: nullSyscall}
+	Worlds: []int{64, 32}, Keys: []string{"modes", "entries", "flavours", "global", "n", "r", "warmup", "loop_offset"}, Run: nullSyscall}
 
 // The null system call (getppid) under each isolation mode: the figure the
 // Linux threads measured at 0.079 µs without PTI and 0.203 µs with it.

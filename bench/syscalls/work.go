@@ -10,7 +10,7 @@ import (
 
 // Work is the work curve's registry row, with its keys.
 var Work = bench.Benchmark{Name: "work", TaskRepeats: true, Summary: "the work curve: a system call that spends 0 to 5 µs in the kernel, minimal flavour",
-	Worlds: []int{64, 32}, Keys: []string{"modes", workN.Name(), workNs.Name(), "r", "warmup"}, Run: workCurve}
+	Worlds: []int{64, 32}, Keys: []string{"modes", workN.Name(), workNs.Name(), "r", "warmup", "loop_offset"}, Run: workCurve}
 
 // The work curve's plan keys: its calls per repeat and its points (ns
 // spent in the kernel per call).

@@ -15,7 +15,7 @@ import (
 
 // PingPong is the ping-pong's registry row, with its key.
 var PingPong = bench.Benchmark{Name: "pingpong", TaskRepeats: true, Summary: "a token through two pipes between two tasks (context switches), processes and threads",
-	Worlds: []int{64, 32}, Keys: []string{"modes", "entries", PingPongN.Name(), "r", "warmup"}, Run: pingPongTable}
+	Worlds: []int{64, 32}, Keys: []string{"modes", "entries", PingPongN.Name(), "r", "warmup", "loop_offset"}, Run: pingPongTable}
 
 // The ping-pong: two tasks pass a 1-byte token back and forth through two
 // pipes, lmbench's lat_ctx shape. Each round trip is two writes, two

@@ -17,7 +17,7 @@ import (
 
 // TLBSweep is the TLB working-set sweep's registry row, with its keys.
 var TLBSweep = bench.Benchmark{Name: "tlbsweep", Summary: "the TLB working-set sweep: a null call plus ring 3's reads of N distinct pages between calls (4 KiB and 2 MiB pages, aliases of one frame), and the kernel-side variant where the call reads M kernel pages; PTI's extra cost over off against N",
-	Worlds: []int{64}, Keys: []string{"modes", "global", sweepPages.Name(), sweepSizesKey.Name(), sweepKernelPages.Name(), sweepN.Name(), "r", "warmup"}, Run: tlbSweep, Optional: true}
+	Worlds: []int{64}, Keys: []string{"modes", "global", sweepPages.Name(), sweepSizesKey.Name(), sweepKernelPages.Name(), sweepN.Name(), "r", "warmup", "loop_offset"}, Run: tlbSweep, Optional: true}
 
 // The TLB working-set sweep (lmbench's lat_ctx -s, Gregg's sweep; issue
 // 13): between consecutive null calls ring 3 reads a byte in each of N

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/csv"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -20,9 +21,14 @@ import (
 // record's core clock and disturbances (Core).
 type Figure struct {
 	Source string `json:"source"`
-	CPU    string `json:"cpu"`  // the machine record's brand string
-	Line   int    `json:"line"` // the record's line in the log
-	Key    string `json:"key"`  // contract.Subject.Key
+	CPU    string `json:"cpu"` // the machine record's brand string
+	// Microcode is the machine record's microcode revision ("0xf0"; absent
+	// where it has none): every figure of a run is from one boot, whose
+	// revision ptilab reads once and never changes, so the records leave
+	// it to the machine record and the report joins it to each figure.
+	Microcode string `json:"microcode,omitempty"`
+	Line      int    `json:"line"` // the record's line in the log
+	Key       string `json:"key"`  // contract.Subject.Key
 	contract.Subject
 	Operation string `json:"operation,omitempty"`
 	*contract.Workload
@@ -49,12 +55,15 @@ func ptr[T any](v T) *T { return &v }
 // included (Measurements).
 func (r *Run) Figures() []Figure {
 	var out []Figure
-	cpu := ""
+	cpu, microcode := "", ""
 	if r.Machine != nil {
 		cpu = strings.TrimSpace(r.Machine.Brand)
+		if r.Machine.Microcode != nil {
+			microcode = fmt.Sprintf("%#x", *r.Machine.Microcode)
+		}
 	}
 	for _, m := range r.Measurements() {
-		f := Figure{Source: r.Source, CPU: cpu, Line: m.Record.Line, Key: m.Subject.Key(), Subject: m.Subject}
+		f := Figure{Source: r.Source, CPU: cpu, Microcode: microcode, Line: m.Record.Line, Key: m.Subject.Key(), Subject: m.Subject}
 		switch v := m.Record.Record.(type) {
 		case contract.Syscall:
 			f.Ops, f.Warmup = v.N, v.Warmup
@@ -104,8 +113,8 @@ func (r *Run) Figures() []Figure {
 // sorts and plots by (Core's in part: the core clock, core cycles per
 // operation, SMIs, NMIs and disturbed repeats).
 var CSVHeader = []string{
-	"source", "cpu", "line", "key", "bench", "width", "mode", "entry", "flavour", "copy", "stamps", "global",
-	"tasks", "target", "work_ns", "sweep_pages", "mitigations", "operation", "groups", "loops", "bytes", "ipc", "emulated", "icount",
+	"source", "cpu", "microcode", "line", "key", "bench", "width", "mode", "entry", "flavour", "copy", "stamps", "global",
+	"tasks", "target", "work_ns", "sweep_pages", "mitigations", "loop_offset", "operation", "groups", "loops", "bytes", "ipc", "emulated", "icount",
 	"status", "reason", "unit", "ops", "r", "warmup", "mean", "stddev", "perf_pm_pct", "median", "min", "max",
 	"ns_per_op", "ratio_to_off", "core_mhz", "core_per_op", "smis", "nmis", "disturbed",
 }
@@ -131,8 +140,8 @@ func (f Figure) csvRow() []string {
 	if f.SweepPages != nil {
 		pages = strconv.Itoa(*f.SweepPages)
 	}
-	add(f.Source, f.CPU, count(f.Line), f.Key, f.Bench, strconv.Itoa(f.Width), f.Mode, f.Entry, f.Flavour, f.Copy, b(f.Stamps), b(f.Global))
-	add(f.Tasks, f.Target, work, pages, f.Mitigations, f.Operation)
+	add(f.Source, f.CPU, f.Microcode, count(f.Line), f.Key, f.Bench, strconv.Itoa(f.Width), f.Mode, f.Entry, f.Flavour, f.Copy, b(f.Stamps), b(f.Global))
+	add(f.Tasks, f.Target, work, pages, f.Mitigations, strconv.Itoa(f.LoopOffset), f.Operation)
 	if w := f.Workload; w != nil {
 		add(count(w.Groups), count(w.Loops), count(w.Size), w.IPC)
 	} else {

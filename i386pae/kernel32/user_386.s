@@ -53,10 +53,32 @@ stamp: \
 	JMP	2(PC); \
 	INT	$0x80
 
+// The timed loops' places (issue 21, item 3): on Skylake client CPUs with
+// the JCC-erratum microcode a jump, or a macro-fused CMP/TEST/DEC and Jcc,
+// that crosses or ends on a 32-byte boundary is not kept in the micro-op
+// cache (Intel, "Mitigations for Jump Conditional Code Erratum", 2019).
+// Each timed program pads its start (PCALIGN, then NOPs: run once, before
+// the first repeat, outside every timed region and sample interval) so
+// that its loop's head lands where none of the loop's jumps, nor the
+// check of RDTSCP after it, meets a boundary: userSyscalls' on a 32-byte
+// boundary (its empty loop, SYSENTER and INT 0x80 share the loop and its
+// back-branch), userPing's 15 bytes after one. The user text is copied
+// 64-byte aligned (userText), so the offsets hold where the loops run;
+// TestLoopPlacement (package i386pae) checks them. NOP1, NOP4 and NOP8
+// are the NOPs the SDM recommends (Vol. 2B, NOP, Table 4-12: 90, NOPL
+// 0(EAX), NOPL 0(EAX)(EAX*1) with a 32-bit displacement).
+#define NOP1 BYTE $0x90
+#define NOP4 BYTE $0x0f; BYTE $0x1f; BYTE $0x40; BYTE $0x00
+#define NOP8 BYTE $0x0f; BYTE $0x1f; BYTE $0x84; BYTE $0x00; BYTE $0x00; BYTE $0x00; BYTE $0x00; BYTE $0x00
+
 // func userText()
 //
-// Marks the start of the user text; never run.
+// Marks the start of the user text; never run. Its PCALIGN aligns it, and
+// so the user text that Setup copies to the page at layout.UserCode, to
+// 64 bytes in the blob: a routine's offset from it in a 64-byte line is
+// its address's in the code pages (the loops' places below).
 TEXT ·userText(SB),NOSPLIT|NOFRAME,$0
+	PCALIGN	$64
 	UD2
 
 // func vsyscall()
@@ -93,6 +115,8 @@ TEXT ·vsyscallRet(SB),NOSPLIT|NOFRAME,$0
 // the repeats; then exit(0) by INT 0x80.
 TEXT ·userSyscalls(SB),NOSPLIT|NOFRAME,$0
 	MOVL	$0, const_uRepeat
+	PCALIGN	$32
+	NOP8; NOP8; NOP8; NOP4		// the 68 bytes from repeat to loop made up to 96
 repeat:
 	SAMPLE
 	START_REPEAT
@@ -109,6 +133,7 @@ loop:
 	JNE	notSysenter
 	CALL	·vsyscall(SB)
 	JMP	next
+	PCALIGN	$32			// never run: SYSENTER's way jumps over it
 notSysenter:
 	CMPL	DI, $1
 	JNE	next
@@ -166,6 +191,8 @@ TEXT ·userProbe(SB),NOSPLIT|NOFRAME,$0
 // reply exits with the failure's status.
 TEXT ·userPing(SB),NOSPLIT|NOFRAME,$0
 	MOVL	$0, const_uRepeat
+	PCALIGN	$32
+	NOP8; NOP8; NOP4; NOP1		// the 58 bytes from repeat to loop made up to 79
 repeat:
 	SAMPLE
 	START_REPEAT
