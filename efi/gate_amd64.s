@@ -79,6 +79,19 @@
 // no IST). CR3 and CR4 come last: every table and handler involved sits in
 // memory both worlds map identically.
 
+// READABLE_OR_NULL leaves the selector in AX when it names a present data
+// segment readable at CPL 0 (VERR, then LAR's P bit), else null; the
+// labels ok and null. Clobbers CX.
+#define READABLE_OR_NULL(ok, null) \
+	VERR	AX; \
+	JNE	null; \
+	LARL	AX, CX; \
+	BTL	$15, CX; \
+	JCS	ok; \
+null: \
+	XORL	AX, AX; \
+ok:
+
 // LOAD_DATA(ctx) loads the DS, ES and SS of ctx.
 #define LOAD_DATA(ctx) \
 	MOVQ	ctx+context_DS(SB), AX; \
@@ -101,11 +114,22 @@
 #define LOAD_CR4(ctx) \
 	MOVQ	ctx+context_CR4(SB), AX; \
 	MOVQ	AX, CR4
+// LOAD_PAGING(ctx) loads ctx's CR4 and CR3 in an order legal whatever
+// either side's CR4.PCIDE and PCID: first ctx's CR3 with PCID 0, then its
+// CR4 (setting PCIDE needs CR3[11:0] = 0: SDM Vol. 3A, 4.10.1), then its
+// CR3 itself. The saved CR3s were read by MOV from CR3: bit 63 (NOFLUSH)
+// is clear. Clobbers AX.
+#define LOAD_PAGING(ctx) \
+	MOVQ	ctx+context_CR3(SB), AX; \
+	ANDQ	$~0xfff, AX; \
+	MOVQ	AX, CR3; \
+	LOAD_CR4(ctx); \
+	LOAD_CR3(ctx)
 
 // TO_FIRMWARE switches to the firmware's context, with fwIDT: data
 // segments null; CS the firmware's (while ptilab's GDT is loaded, when it
 // holds the firmware's code descriptor); fwIDT; the firmware's GDT; CS
-// again (without fwCodeMapped, the first time), DS, ES, SS; CR4 and CR3;
+// again (without fwCodeMapped, the first time), DS, ES, SS; CR4 and CR3 (LOAD_PAGING);
 // the task register, when the firmware had one. RSP must already be on a
 // stack both CR3 values map. It defines the labels fwcs and notr, so it
 // stands at most once in a function.
@@ -121,8 +145,7 @@ fwcs: \
 	MOVQ	·fwctx+context_CS(SB), AX; \
 	CALL	·farReturn(SB); \
 	LOAD_DATA(·fwctx); \
-	LOAD_CR4(·fwctx); \
-	LOAD_CR3(·fwctx); \
+	LOAD_PAGING(·fwctx); \
 	CMPQ	·fwctx+context_TR(SB), $0; \
 	JEQ	notr; \
 	LOAD_TR(·fwctx); \
@@ -134,7 +157,7 @@ notr:
 // segments null; the kernel's GDT (the firmware's CS and fwIDT's NMI gate
 // stay valid in it), CS; the kernel's task register, when the firmware
 // had its own (before the kernel's IDT, whose NMI gate takes its stack
-// from the TSS's IST); the kernel's IDT; DS, ES, SS; CR3 and CR4. It
+// from the TSS's IST); the kernel's IDT; DS, ES, SS; CR4 and CR3 (LOAD_PAGING). It
 // defines the labels noavx and notr2.
 #define TO_KERNEL \
 	CMPB	·fwAVXUpper(SB), $0; \
@@ -151,8 +174,7 @@ noavx: \
 notr2: \
 	LIDT	·kctx+(context_IDT+descPtr_Limit)(SB); \
 	LOAD_DATA(·kctx); \
-	LOAD_CR3(·kctx); \
-	LOAD_CR4(·kctx)
+	LOAD_PAGING(·kctx)
 
 // LOAD_BASES(ctx) writes the FS and GS bases saved in ctx back to
 // IA32_FS_BASE and IA32_GS_BASE. Clobbers AX, CX, DX.
@@ -281,18 +303,13 @@ TEXT ·exit(SB),NOSPLIT|NOFRAME,$0-8
 	// (the firmware's segment cache came from an older GDT: U-Boot's FS,
 	// 0x20, names a TSS in the GDT it runs on, and loading it raises
 	// #GP). VERR sets ZF for a segment readable at CPL 0 (SDM Vol. 2B,
-	// VERR).
+	// VERR), without looking at its present bit: LAR gives the access
+	// rights, whose bit 15 is P (a not-present one would raise #NP).
 	MOVQ	·Entry+EntryState_FS(SB), AX
-	VERR	AX
-	JEQ	fsok
-	XORL	AX, AX
-fsok:
+	READABLE_OR_NULL(fsok, fsnull)
 	MOVW	AX, FS
 	MOVQ	·Entry+EntryState_GS(SB), AX
-	VERR	AX
-	JEQ	gsok
-	XORL	AX, AX
-gsok:
+	READABLE_OR_NULL(gsok, gsnull)
 	MOVW	AX, GS
 	LOAD_BASES(·fwctx)
 	TESTQ	$const_rflagsIF, ·fwctx+context_RFLAGS(SB)
