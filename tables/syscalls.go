@@ -168,7 +168,7 @@ func (r *Renderer) phasesPlace(rec contract.Record, c config, pmu pmuCols) place
 	return place{id: id, row: "", cells: append([]string{c.mode, c.copy}, figures(rec, cells)...),
 		begin: func(t *Table, _ []string) {
 			t.Name = id
-			how := "LFENCE;RDTSC at each boundary, their own cost (calibrated in the run) taken out of the phases"
+			how := "MFENCE;LFENCE;RDTSC at each boundary, their own cost (calibrated in the run) taken out of the phases"
 			if v.Phases != nil && v.StampCost == nil {
 				how = "RDTSC at each boundary, its own cost inside the phases"
 			}

@@ -228,7 +228,7 @@ func TestPhaseStamps(t *testing.T) {
 	cost := map[string]float64{"cr3_in": 4, "copy_in": 8, "dispatch": 8, "copy_out": 8, "cr3_out": 8}
 	rec := contract.Syscall{Subject: sub, N: 100, R: 5, Stats: stats(200, 0), Phases: phases, StampCost: cost, PhaseCall: 200}
 	out := render(timing, rec)
-	assert.Contains(t, out, "LFENCE;RDTSC at each boundary, their own cost (calibrated in the run) taken out of the phases")
+	assert.Contains(t, out, "MFENCE;LFENCE;RDTSC at each boundary, their own cost (calibrated in the run) taken out of the phases")
 	// 200 = 90 in the phases + 36 in the stamps + 74 in the rest.
 	assert.Regexp(t, `(?m)^on\s+movsl\s+10\.0\s+5\.0%\s+20\.0\s+10\.0%\s+30\.0\s+15\.0%\s+20\.0\s+10\.0%\s+10\.0\s+5\.0%\s+36\.0\s+18\.0%\s+74\.0\s+37\.0%\s+200\.0`, out)
 

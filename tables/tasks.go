@@ -143,7 +143,7 @@ func (r *Renderer) msgPhasesPlace(rec contract.Record, c config) place {
 		}
 		return append(append(out, fmt.Sprintf("%.1f%%", v.EntryPathPct), per), coreCells(v.Core, 1, pmu)...)
 	}
-	warmup, how := 0, "LFENCE;RDTSC at each boundary, their own cost taken out"
+	warmup, how := 0, "MFENCE;LFENCE;RDTSC at each boundary, their own cost taken out"
 	if v, ok := rec.(contract.Phases); ok {
 		warmup = v.Warmup
 		if v.StampCost == nil {

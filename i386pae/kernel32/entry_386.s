@@ -58,21 +58,24 @@
 	MOVL	(const_cpu+cpuData_SysexitEIP), DX; \
 	SYSEXIT
 
-// A stamp is LFENCE;RDTSC: the fence keeps the RDTSC from executing
-// before the phase's last instructions (a REP MOVS copy) have completed
-// (SDM Vol. 2B, RDTSC). STAMP_START takes a call's first stamp; STAMP(k)
+// A stamp is MFENCE;LFENCE;RDTSC: the fences keep the RDTSC from
+// executing before the phase's last instructions have completed and their
+// stores (a REP MOVS copy's) are globally visible (SDM Vol. 2B, RDTSC), so
+// that a copy's store drain stays in its own phase. STAMP_START takes a call's first stamp; STAMP(k)
 // adds the cycles since the last stamp to phase k's sum and counts it
 // (STAMP_TO). Each phase so holds, besides its own work, the last stamp's
-// instructions after its RDTSC and its own stamp's LFENCE and RDTSC:
+// instructions after its RDTSC and its own stamp's fences and RDTSC:
 // STAMP_CALIBRATE measures that cost.
 #define NO_STAMP_START
 #define NO_STAMP(k)
 #define STAMP_START \
+	MFENCE; \
 	LFENCE; \
 	RDTSC; \
 	MOVL	AX, (const_cpu+cpuData_PhasePrev)
 #define STAMP(k) STAMP_TO(const_cpu+cpuData_Phase, const_cpu+cpuData_PhaseN, k)
 #define STAMP_TO(sums, counts, k) \
+	MFENCE; \
 	LFENCE; \
 	RDTSC; \
 	MOVL	AX, DX; \

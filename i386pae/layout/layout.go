@@ -181,7 +181,7 @@ type CPUData struct {
 	// them, summing each phase's cycles in StampCal as the trampolines sum
 	// theirs in Phase. Each sum over StampCalN is what one stamp adds to
 	// its phase: the stamp's own instructions after its RDTSC, the next
-	// one's LFENCE and RDTSC.
+	// one's fences and RDTSC.
 	StampCalN  uint32
 	StampCal   [PhaseCount][2]uint32
 	StampCalNs [PhaseCount]uint32 // STAMP_TO's counts: StampCalN each
