@@ -14,6 +14,13 @@ const (
 	apicDMNMI      = 4 << 8
 	apicLevel      = 1 << 14
 	apicICRSelfNMI = apicDMNMI | apicLevel // physical destination, no shorthand
+	apicICRBusyBit = 12                    // delivery status: 1 send pending
+	// IA32_APIC_BASE's enable (EN) and x2APIC mode (EXTD) bits: the
+	// xAPIC's MMIO page answers only with EN set and EXTD clear.
+	apicBaseEN   = 1 << 11
+	apicBaseEXTD = 1 << 10
+	// ring3NMISpin is the PAUSEs userSelfNMI waits after each NMI sent.
+	ring3NMISpin = 1000
 )
 
 // apicBase returns the local APIC's register page from IA32_APIC_BASE.

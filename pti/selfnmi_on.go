@@ -4,6 +4,7 @@ package pti
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/experiment"
@@ -34,6 +35,9 @@ func (p *Process) MapAPIC(c experiment.Config) (icr uint64, dest uint32, err err
 	if err != nil {
 		return 0, 0, err
 	}
+	if b := amd64.RDMSR(msrAPICBase); b&apicBaseEN == 0 || b&apicBaseEXTD != 0 {
+		return 0, 0, fmt.Errorf("%w: the local APIC is disabled or in x2APIC mode (IA32_APIC_BASE %#x): no xAPIC page to map", ErrUnsupported, b)
+	}
 	base := apicBase()
 	nxMask, _ := amd64.LeafBits(amd64.Features.NX, false)
 	pt := amd64.PageTable[goos.PhysTables]{Root: sp.KernelRoot, Mem: goos.PhysTables{}}
@@ -41,6 +45,9 @@ func (p *Process) MapAPIC(c experiment.Config) (icr uint64, dest uint32, err err
 	if !pt.Map(selfNMIPage, base, amd64.PageSize, amd64.PageSize, flags) {
 		return 0, 0, errors.New("pti: out of memory for the APIC's page tables")
 	}
+	// The process's PCIDs hold no entry for the page yet: each run's
+	// enterUser toggles CR4.PGE, which flushes every PCID (SDM Vol. 3A,
+	// 4.10.4.1); this INVLPG is for the Go world's own.
 	amd64.INVLPG(uintptr(selfNMIPage))
 	return selfNMIPage + apicICRLow, amd64.MMIORead32(uintptr(base + apicID)), nil
 }

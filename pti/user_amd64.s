@@ -558,14 +558,25 @@ TEXT ·userSweep(SB),NOSPLIT|NOFRAME,$0
 // ring-3 NMI check (MapAPIC, build tag ptilab_selfnmi): RDI = the local
 // APIC's ICR low word at a user address, RSI = N (at least 1), RDX = the
 // ICR high word (the destination: this CPU's APIC ID in bits 31:24). Each
-// iteration writes the destination, then the low word (delivery mode
-// NMI), which sends the NMI (SDM Vol. 3A, "Interrupt Command Register");
-// it arrives in ring 3, on the user side's CR3 under isolation, before
-// the loop goes on. It exits 0.
+// iteration waits until the ICR's delivery status (bit 12) is idle, as
+// Linux does before every xAPIC IPI, writes the destination, then the low
+// word (delivery mode NMI), which sends the NMI (SDM Vol. 3A, "Interrupt
+// Command Register"), and spins a while (PAUSE, ring3NMISpin times), so
+// that the NMI is taken before the next is sent: a CPU holds one NMI
+// pending at most (SDM Vol. 3A, 6.7.1), and two sent back to back could
+// count as one. The NMI arrives in ring 3, on the user side's CR3 under
+// isolation. It exits 0.
 TEXT ·userSelfNMI(SB),NOSPLIT|NOFRAME,$0
 sendnmi:
+	BTL	$const_apicICRBusyBit, (DI)
+	JCS	sendnmi
 	MOVL	DX, (const_apicICRHigh-const_apicICRLow)(DI)
 	MOVL	$const_apicICRSelfNMI, (DI)
+	MOVL	$const_ring3NMISpin, CX
+taken:
+	PAUSE
+	DECL	CX
+	JNE	taken
 	DECQ	SI
 	JNE	sendnmi
 	EXIT(0)

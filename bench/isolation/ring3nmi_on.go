@@ -3,6 +3,7 @@
 package isolation
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ptilab/ptilab/bench"
@@ -47,12 +48,19 @@ func ring3NMI(x *bench.Ctx) any {
 			c := bench.ConfigOf(mode, entry, experiment.Minimal)
 			name := mode.String() + " " + entry.String()
 			sw, err := pti.Plan(c)
+			icr, dest, mapErr := uint64(0), uint32(0), error(nil)
+			if err == nil {
+				icr, dest, mapErr = nmiProc.MapAPIC(c)
+				if errors.Is(mapErr, pti.ErrUnsupported) {
+					err = mapErr
+				}
+			}
 			if err != nil {
 				s := x.Subject(x.Name, c)
 				x.Record(contract.Unsupported{Subject: s, Reason: name + ": " + bench.ReasonOf(err)})
 				continue
 			}
-			icr, dest, err := nmiProc.MapAPIC(c)
+			err = mapErr
 			var res pti.Result
 			before := bench.ReadSample().NMI // ptilab's handlers' count, which every CPU has
 			if err == nil {
