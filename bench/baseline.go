@@ -72,9 +72,10 @@ func baselineRecord(g cpustate.Gaps, before, after cpustate.Sample, src cpustate
 	us := func(ticks uint64) float64 { return Round(float64(ticks) * 1e6 / float64(clk.Hz)) }
 	perS := func(n uint64) float64 { return Round(float64(n) / secs) }
 	rec := contract.Baseline{
-		Ms: Round(secs * 1e3), Reads: g.Reads, SMICount: cpustate.Unsupported, NMIs: d.NMI,
-		GapThresholdUs: gapThresholdUs, Gaps: g.Over, GapsPerS: perS(g.Over), GapTotalUs: us(g.OverTicks), MaxGapUs: us(g.Max),
-		CoreClock: cpustate.Unsupported, Emulated: clk.Emulated(),
+		Ms: Round(secs * 1e3), Reads: g.Reads, NMIs: d.NMI,
+		BaselineSMIs: contract.BaselineSMIs{SMICount: cpustate.Unsupported},
+		BaselineGaps: contract.BaselineGaps{GapThresholdUs: gapThresholdUs, Gaps: g.Over, GapsPerS: perS(g.Over), GapTotalUs: us(g.OverTicks), MaxGapUs: us(g.Max)},
+		CoreClock:    cpustate.Unsupported, Emulated: clk.Emulated(),
 	}
 	if src&cpustate.SampleSMI != 0 {
 		rec.SMICount, rec.SMIs, rec.SMIsPerS = cpustate.SMIFromMSR, d.SMI, perS(d.SMI)

@@ -997,6 +997,54 @@ type PState struct {
 	MPERFScaled bool    `json:"mperf_scaled,omitempty"`
 }
 
+// Baseline is the disturbance baseline, measured before the benchmarks
+// on the clock they will run at: a tight loop that reads the TSC for Ms
+// milliseconds with interrupts masked, as Linux's hwlat tracer
+// (kernel/trace/trace_hwlat.c). Each step between two reads longer than
+// GapThresholdUs is time the CPU spent elsewhere, in SMM or an NMI
+// handler: Gaps of them (GapsPerS a second, GapTotalUs in all), the
+// longest MaxGapUs. SMIs is MSR_SMI_COUNT's change over the loop (with
+// SMICount "msr"; "unsupported" where the CPU has none), NMIs ptilab's
+// handlers' count. CoreClock is what APERF/MPERF did over the loop:
+// "aperf/mperf" with the core's average clock CoreMHz, "unsupported", or
+// "not counting" when the MSRs read but did not advance over a busy loop
+// (an emulator that reads MSRs it lacks as 0, broken firmware): the
+// figures then carry no core clock. An MSR_SMI_COUNT that reads 0 (no SMI
+// since reset, which a PC's firmware does not do) is warned about: a quiet
+// machine's count does not move either, so only 0 itself gives it away.
+// Warnings say what would disturb the figures (rates above 10 a second; the likely cause on a PC is a USB
+// keyboard or mouse, whose legacy emulation the firmware runs in SMM);
+// none under an emulator, whose gaps are the host's.
+type Baseline struct {
+	Ms    float64 `json:"ms"`
+	Reads uint64  `json:"reads"`
+	NMIs  uint64  `json:"nmis"`
+	BaselineSMIs
+	BaselineGaps
+	CoreClock string   `json:"core_clock"`
+	CoreMHz   float64  `json:"core_mhz,omitempty"`
+	Emulated  bool     `json:"emulated,omitempty"`
+	Warnings  []string `json:"warnings,omitempty"`
+}
+
+// BaselineSMIs are the baseline's SMI count (Baseline; fields flat in
+// its JSON).
+type BaselineSMIs struct {
+	SMICount string  `json:"smi_count"`
+	SMIs     uint64  `json:"smis"`
+	SMIsPerS float64 `json:"smis_per_s"`
+}
+
+// BaselineGaps are the baseline's gaps in the TSC reads (Baseline;
+// fields flat in its JSON).
+type BaselineGaps struct {
+	GapThresholdUs float64 `json:"gap_threshold_us"`
+	Gaps           uint64  `json:"gaps"`
+	GapsPerS       float64 `json:"gaps_per_s"`
+	GapTotalUs     float64 `json:"gap_total_us"`
+	MaxGapUs       float64 `json:"max_gap_us"`
+}
+
 // MSRRestore is the MSRs ptilab wrote, given back the values they had
 // before its first write to each (cpustate.Saved, the one registry every
 // way out of a run replays), on the way out At names: "end" (after the
@@ -1041,42 +1089,6 @@ type FirmwareMSR struct {
 type PMUFirmware struct {
 	MSRs  []FirmwareMSR `json:"msrs"`
 	InUse []string      `json:"in_use,omitempty"`
-}
-
-// Baseline is the disturbance baseline, measured before the benchmarks
-// on the clock they will run at: a tight loop that reads the TSC for Ms
-// milliseconds with interrupts masked, as Linux's hwlat tracer
-// (kernel/trace/trace_hwlat.c). Each step between two reads longer than
-// GapThresholdUs is time the CPU spent elsewhere, in SMM or an NMI
-// handler: Gaps of them (GapsPerS a second, GapTotalUs in all), the
-// longest MaxGapUs. SMIs is MSR_SMI_COUNT's change over the loop (with
-// SMICount "msr"; "unsupported" where the CPU has none), NMIs ptilab's
-// handlers' count. CoreClock is what APERF/MPERF did over the loop:
-// "aperf/mperf" with the core's average clock CoreMHz, "unsupported", or
-// "not counting" when the MSRs read but did not advance over a busy loop
-// (an emulator that reads MSRs it lacks as 0, broken firmware): the
-// figures then carry no core clock. An MSR_SMI_COUNT that reads 0 (no SMI
-// since reset, which a PC's firmware does not do) is warned about: a quiet
-// machine's count does not move either, so only 0 itself gives it away. Warnings say what would disturb the
-// figures (rates above 10 a second; the likely cause on a PC is a USB
-// keyboard or mouse, whose legacy emulation the firmware runs in SMM);
-// none under an emulator, whose gaps are the host's.
-type Baseline struct {
-	Ms             float64  `json:"ms"`
-	Reads          uint64   `json:"reads"`
-	SMICount       string   `json:"smi_count"`
-	SMIs           uint64   `json:"smis"`
-	SMIsPerS       float64  `json:"smis_per_s"`
-	NMIs           uint64   `json:"nmis"`
-	GapThresholdUs float64  `json:"gap_threshold_us"`
-	Gaps           uint64   `json:"gaps"`
-	GapsPerS       float64  `json:"gaps_per_s"`
-	GapTotalUs     float64  `json:"gap_total_us"`
-	MaxGapUs       float64  `json:"max_gap_us"`
-	CoreClock      string   `json:"core_clock"`
-	CoreMHz        float64  `json:"core_mhz,omitempty"`
-	Emulated       bool     `json:"emulated,omitempty"`
-	Warnings       []string `json:"warnings,omitempty"`
 }
 
 // PlanError is a line of the plan file the run could not use, and what

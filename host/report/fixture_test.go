@@ -87,8 +87,9 @@ func syntheticLog() []byte {
 		Board: "pc", Serial: true, Screens: 1, Random: "rdrand", RTC: true,
 		TSCCPUIDHz: synthHz, TSCCPUIDSource: "cpuid-15h", TSCMeasuredHz: 3_699_988_900, TSCMeasuredBy: "acpi-pm-timer", TSCPPM: &cpuidPPM,
 		TSCHPETHz: 3_699_992_600, HPETBase: 0xfed00000, HPETPeriodFs: 69_841_279, HPETStarted: true, HPETRestored: true, TSCHPETvsPMPPM: &hpetPPM})
-	rec(contract.Baseline{Ms: 1000, Reads: 41e6, SMICount: "msr", SMIs: 250, SMIsPerS: 250, GapThresholdUs: 10, Gaps: 250, GapsPerS: 250,
-		GapTotalUs: 15250, MaxGapUs: 72.4, CoreClock: "aperf/mperf", CoreMHz: 3700,
+	rec(contract.Baseline{Ms: 1000, Reads: 41e6, BaselineSMIs: contract.BaselineSMIs{SMICount: "msr", SMIs: 250, SMIsPerS: 250},
+		BaselineGaps: contract.BaselineGaps{GapThresholdUs: 10, Gaps: 250, GapsPerS: 250, GapTotalUs: 15250, MaxGapUs: 72.4},
+		CoreClock:    "aperf/mperf", CoreMHz: 3700,
 		Warnings: []string{"250 SMIs a second: unplug USB keyboards and mice, whose legacy emulation the firmware runs in SMM (docs/real-hardware.md)"}})
 	rec(contract.Timing{LFENCE: "serializing", TSCHz: synthHz, TSCSource: "cpuid-15h", TSCInvariant: true, RDTSCP: true})
 	sub := func(bench string, width int, mode, entry, flavour string) contract.Subject {
