@@ -20,8 +20,10 @@ import (
 // with no CR3 write.
 
 // deferredPathPlan is null and lseek under off, on and the deferred modes,
-// both flavours, at pathLengthSizes's sizes.
-const deferredPathPlan = "benchmarks = null,lseek\nmodes = off,on,on-defer,on-noswitch\nglobal = off\n" + pathLengthSizes
+// both flavours, at pathLengthSizes's sizes; with the 32-bit null call and
+// ping-pong (off and on: the deferred modes are not in PAE), all at two
+// loop offsets (checkLoopOffsets).
+const deferredPathPlan = "benchmarks = null,lseek,null32,pingpong32\nmodes = off,on,on-defer,on-noswitch\nglobal = off\nloop_offset = 0,4064\n" + pathLengthSizes
 
 // qemuDeferredPathLengths boots deferredPathPlan under -icount shift=0,
 // holds its path lengths to the table (pathLengths: exact where the path
@@ -37,6 +39,7 @@ func qemuDeferredPathLengths(t *testing.T) map[string]float64 {
 	requireRows(t, got, func(f map[string]string) bool {
 		return f["width"] == "64" && (f["bench"] == "null" || f["bench"] == "lseek") && slices.Contains([]string{"off", "on", "on-defer", "on-noswitch"}, f["mode"])
 	})
+	checkLoopOffsets(t, res, got)
 	// at is the figure of bench under mode with flavour fl.
 	at := func(bench, mode, fl string) float64 {
 		return got[contract.Subject{Bench: bench, Width: 64, Mode: mode, Entry: "syscall", Flavour: fl}.Key()]
