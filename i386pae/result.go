@@ -45,7 +45,7 @@ func (r Result) String() string {
 }
 
 // Stamps are the instrumented SYSENTER trampolines' phase stamps over a
-// run (layout.CPUData.Phase, StampCalls, StampCal).
+// run (layout.CPUData.Phase, PhaseN, StampCal, StampCalNs).
 type Stamps struct {
 	// Sums are the TSC cycles of each phase (layout.Phase*) summed over
 	// the run's stamped calls, each with its stamp's own cost (Cost), and

@@ -47,20 +47,21 @@ func ring3NMI(x *bench.Ctx) any {
 		for _, mode := range x.Plan.Modes {
 			c := bench.ConfigOf(mode, entry, experiment.Minimal)
 			name := mode.String() + " " + entry.String()
+			// A configuration the world or the CPU cannot run, or an APIC
+			// ring 3 cannot reach, is unsupported; any other error fails
+			// the check.
 			sw, err := pti.Plan(c)
-			icr, dest, mapErr := uint64(0), uint32(0), error(nil)
+			unsupported := err != nil
+			var icr uint64
+			var dest uint32
 			if err == nil {
-				icr, dest, mapErr = nmiProc.MapAPIC(c)
-				if errors.Is(mapErr, pti.ErrUnsupported) {
-					err = mapErr
-				}
+				icr, dest, err = nmiProc.MapAPIC(c)
+				unsupported = errors.Is(err, pti.ErrUnsupported)
 			}
-			if err != nil {
-				s := x.Subject(x.Name, c)
-				x.Record(contract.Unsupported{Subject: s, Reason: name + ": " + bench.ReasonOf(err)})
+			if unsupported {
+				x.Record(contract.Unsupported{Subject: x.Subject(x.Name, c), Reason: name + ": " + bench.ReasonOf(err)})
 				continue
 			}
-			err = mapErr
 			var res pti.Result
 			before := bench.ReadSample().NMI // ptilab's handlers' count, which every CPU has
 			if err == nil {
