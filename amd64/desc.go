@@ -81,30 +81,77 @@ func isKernelCode64(d uint64) bool {
 	return d&mask == descS|descCode|descP|descL
 }
 
-// PlaceFirmwareCode makes selector sel, the firmware's code segment (CS at
-// its image entry point), name a 64-bit ring-0 code segment in ptilab's
-// GDT g too, so that an NMI between the loads of one world's GDT and the
-// other's IDT, or an IRETQ to code still on the other world's CS, finds a
-// valid segment in either GDT (SDM Vol. 3A, 6.14.1: the gate's selector
-// and the interrupted CS are looked up in the GDT loaded at the time).
-// desc is sel's descriptor in the firmware's GDT. It stores desc at sel's
-// index when that entry is free (EDK2's 0x38 is entry 7, which ptilab
-// leaves null) and reports true; also true when the entry already holds
-// an equivalent descriptor (a firmware whose CS is 0x10, ptilab's
-// KERNEL_CS). It reports false, and leaves g alone, for a selector in the
-// LDT, the null selector, an index beyond g or inside the TSS descriptor,
-// a descriptor that is not 64-bit ring-0 code, and an entry ptilab uses
-// for something else.
-func PlaceFirmwareCode(g *[GDT_ENTRIES]uint64, sel uint16, desc uint64) bool {
+// Transit is the code selector the firmware gate's world switches pass
+// through (package efi): one that names a 64-bit ring-0 code segment in
+// ptilab's GDT and in the GDT the firmware's calls run on, so that an NMI
+// between the loads of one world's GDT and the other's IDT, or an IRETQ
+// to code still on the transit CS, finds a valid segment in either GDT
+// (SDM Vol. 3A, 6.14.1: the gate's selector and the interrupted CS are
+// looked up in the GDT loaded at the time).
+type Transit struct {
+	// Sel is the transit selector: the firmware's own code selector where
+	// ptilab's GDT can hold its descriptor, else a free one.
+	Sel uint16
+	// Copy is set when Sel is not the firmware's code selector: its
+	// index is free in ptilab's GDT and null in, or beyond, the
+	// firmware's, and the firmware's calls run on a copy of its GDT with
+	// the firmware's code descriptor added there (the firmware's own GDT
+	// is never written).
+	Copy bool
+}
+
+// PlaceTransit chooses the transit selector for a firmware whose code
+// selector (CS at its image entry point) is sel in the GDT whose entries
+// are fw, and puts the firmware's code descriptor, fw[sel>>3], at the
+// transit's index in ptilab's GDT g:
+//   - sel itself when g's entry at its index is free (EDK2's 0x38 is
+//     entry 7, which ptilab leaves null) or already holds an equivalent
+//     descriptor (a firmware whose CS is 0x10, ptilab's KERNEL_CS);
+//   - else, when sel's index is one ptilab uses for something else (a
+//     firmware on 0x18, ptilab's KERNEL_DS), the lowest index below
+//     limit that is null in g and null in fw or beyond it, and not the
+//     upper half of a 16-byte system descriptor in either (Copy), for
+//     a firmware GDT of at most limit entries (the copy's room).
+//
+// ok is false, and g is left alone, for a selector in the LDT, the null
+// selector, one beyond fw, a descriptor that is not 64-bit ring-0 code,
+// and when no index is free in both tables.
+func PlaceTransit(g *[GDT_ENTRIES]uint64, fw []uint64, sel uint16, limit int) (t Transit, ok bool) {
 	i := int(sel >> 3)
-	switch {
-	case sel&SelectorTI != 0, i == 0, i >= len(g), i == GDT_ENTRY_TSS, i == GDT_ENTRY_TSS+1, !isKernelCode64(desc):
-		return false
-	case g[i] == 0:
-		g[i] = desc
-		return true
+	if sel&SelectorTI != 0 || i == 0 || i >= len(fw) || !isKernelCode64(fw[i]) {
+		return Transit{}, false
 	}
-	return isKernelCode64(g[i])
+	desc := fw[i]
+	if i < len(g) && !systemUpper(g[:], i) {
+		switch {
+		case g[i] == 0:
+			g[i] = desc
+			return Transit{Sel: sel}, true
+		case isKernelCode64(g[i]):
+			return Transit{Sel: sel}, true
+		}
+	}
+	if len(fw) > limit {
+		return Transit{}, false
+	}
+	for j := 1; j < min(len(g), limit); j++ {
+		if g[j] != 0 || systemUpper(g[:], j) {
+			continue
+		}
+		if j < len(fw) && (fw[j] != 0 || systemUpper(fw, j)) {
+			continue
+		}
+		g[j] = desc
+		return Transit{Sel: uint16(j << 3), Copy: true}, true
+	}
+	return Transit{}, false
+}
+
+// systemUpper reports whether entry i of the descriptor table tab is the
+// upper half of a 16-byte system descriptor (a TSS, an LDT: SDM Vol. 3A,
+// 8.2.3), which may read as null.
+func systemUpper(tab []uint64, i int) bool {
+	return i > 0 && tab[i-1] != 0 && tab[i-1]&descS == 0
 }
 
 // System-descriptor types (SDM Vol. 3A, 3.5, Table 3-2).

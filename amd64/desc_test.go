@@ -416,42 +416,76 @@ const (
 	edk2Code64 = 0x00af9a000000ffff
 )
 
-func TestPlaceFirmwareCode(t *testing.T) {
+// edk2GDT is EDK2's GDT template: null, 32-bit data and code, system data
+// and code, a spare (null) entry, 64-bit data and code, a spare.
+var edk2GDT = []uint64{0, edk2Data, edk2Code32, edk2Data, edk2Code32, 0, edk2Data, edk2Code64, 0}
+
+// with returns a copy of tab with entry i set to d (tab grown as needed).
+func with(tab []uint64, i int, d uint64) []uint64 {
+	out := append([]uint64(nil), tab...)
+	for len(out) <= i {
+		out = append(out, 0)
+	}
+	out[i] = d
+	return out
+}
+
+func TestPlaceTransit(t *testing.T) {
+	tssLo, tssHi := TSSDescriptor(0x2000, TSSSize-1) // below 4 GiB: the upper half reads as null
+	require.Zero(t, tssHi)
+	// A firmware GDT with 64-bit code at 0x18 (ptilab's KERNEL_DS), data
+	// at 0x50, TSSs at 0x38 and 0x58 whose upper halves read null.
+	tsses := []uint64{0, edk2Code32, edk2Data, edk2Code64, 0, 0, 0, tssLo, tssHi, 0, edk2Data, tssLo, tssHi}
+	full := make([]uint64, GDT_ENTRIES)
+	for i := range full {
+		full[i] = edk2Data
+	}
+	full[3] = edk2Code64
 	tests := []struct {
 		name  string
+		fw    []uint64
 		sel   uint16
-		desc  uint64
+		limit int
 		ok    bool
-		entry int    // where the descriptor must be afterwards, with ok
-		want  uint64 // the entry's value afterwards
+		want  Transit
 	}{
-		{"EDK2 0x38 into the free entry 7", 0x38, edk2Code64, true, 7, edk2Code64},
-		{"0x10 equivalent to KERNEL_CS: kept", 0x10, edk2Code64, true, GDT_ENTRY_KERNEL_CS, DescKernelCode},
-		{"free entry 12", 0x60, edk2Code64, true, 12, edk2Code64},
-		{"0x20 is USER32_CS here", 0x20, edk2Code64, false, 0, 0},
-		{"0x18 is KERNEL_DS here", 0x18, edk2Code64, false, 0, 0},
-		{"TSS high half", 0x48, edk2Code64, false, 0, 0},
-		{"TSS", 0x40, edk2Code64, false, 0, 0},
-		{"beyond the GDT", 0x80, edk2Code64, false, 0, 0},
-		{"null selector", 0, edk2Code64, false, 0, 0},
-		{"LDT selector", 0x38 | SelectorTI, edk2Code64, false, 0, 0},
-		{"32-bit code", 0x38, edk2Code32, false, 0, 0},
-		{"data", 0x38, edk2Data, false, 0, 0},
-		{"ring-3 code", 0x38, DescUserCode, false, 0, 0},
-		{"not present", 0x38, edk2Code64 &^ descP, false, 0, 0},
+		{"EDK2 0x38 into the free entry 7", edk2GDT, 0x38, 64, true, Transit{Sel: 0x38}},
+		{"0x10 equivalent to KERNEL_CS: kept", with(edk2GDT, 2, edk2Code64), 0x10, 64, true, Transit{Sel: 0x10}},
+		{"free entry 12", with(edk2GDT, 12, edk2Code64), 0x60, 64, true, Transit{Sel: 0x60}},
+		{"0x18 is KERNEL_DS here: 7, beyond the firmware's GDT", []uint64{0, edk2Code32, edk2Data, edk2Code64}, 0x18, 64, true, Transit{Sel: 0x38, Copy: true}},
+		{"0x28 is USER_DS here: 7 is the firmware's, 8 and 9 ptilab's TSS", with(edk2GDT, 5, edk2Code64), 0x28, 64, true, Transit{Sel: 0x50, Copy: true}},
+		{"0x20 is USER32_CS here", with(edk2GDT, 4, edk2Code64), 0x20, 64, true, Transit{Sel: 0x50, Copy: true}},
+		{"TSS lower half", with(edk2GDT, 8, edk2Code64), 0x40, 64, true, Transit{Sel: 0x50, Copy: true}},
+		{"past the TSSs' null upper halves", tsses, 0x18, 64, true, Transit{Sel: 0x68, Copy: true}},
+		{"no index free in both", full, 0x18, GDT_ENTRIES, false, Transit{}},
+		{"firmware GDT larger than the copy", with(edk2GDT, 5, edk2Code64), 0x28, 8, false, Transit{}},
+		{"beyond the firmware's GDT", edk2GDT, 0x80, 64, false, Transit{}},
+		{"null selector", edk2GDT, 0, 64, false, Transit{}},
+		{"LDT selector", edk2GDT, 0x38 | SelectorTI, 64, false, Transit{}},
+		{"32-bit code", with(edk2GDT, 7, edk2Code32), 0x38, 64, false, Transit{}},
+		{"data", with(edk2GDT, 7, edk2Data), 0x38, 64, false, Transit{}},
+		{"ring-3 code", with(edk2GDT, 7, DescUserCode), 0x38, 64, false, Transit{}},
+		{"not present", with(edk2GDT, 7, edk2Code64&^descP), 0x38, 64, false, Transit{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := GDT(0x1000)
+			g := GDT(0x2000)
 			before := g
-			assert.Equal(t, tt.ok, PlaceFirmwareCode(&g, tt.sel, tt.desc))
+			got, ok := PlaceTransit(&g, tt.fw, tt.sel, tt.limit)
+			require.Equal(t, tt.ok, ok)
 			if !tt.ok {
 				assert.Equal(t, before, g, "a refused placement leaves the GDT alone")
 				return
 			}
-			assert.Equal(t, tt.want, g[tt.entry])
+			assert.Equal(t, tt.want, got)
+			entry := int(got.Sel >> 3)
+			assert.True(t, isKernelCode64(g[entry]), "the transit names 64-bit ring-0 code in ptilab's GDT: %#x", g[entry])
+			if tt.want.Copy {
+				assert.Equal(t, tt.fw[tt.sel>>3], g[entry], "the firmware's code descriptor")
+				assert.True(t, entry >= len(tt.fw) || tt.fw[entry] == 0, "free in the firmware's GDT")
+			}
 			for i := range g {
-				if i != tt.entry {
+				if i != entry {
 					assert.Equal(t, before[i], g[i], "entry %d", i)
 				}
 			}

@@ -921,6 +921,17 @@ type CPUState struct {
 	FCW          string `json:"fcw"`
 	MXCSR        string `json:"mxcsr"`
 	PCIDECleared bool   `json:"pcide_cleared,omitempty"`
+	// TransitCS is the code selector (hex) that the firmware gate's
+	// switches of GDT, IDT and CS pass through, valid in both worlds'
+	// GDTs so that an NMI between two loads is survivable: the firmware's
+	// own CS where ptilab's GDT has room for its descriptor, else a free
+	// index (FirmwareGDTCopy: the firmware's calls then run on a copy of
+	// its GDT that adds it there, and the way back gives the firmware its
+	// own). Absent where none could be placed (the firmware's CS is not
+	// 64-bit ring-0 code, or no index is free in both): an NMI in the
+	// gate's switches is then not survivable, which boot warns about.
+	TransitCS       string `json:"transit_cs,omitempty"`
+	FirmwareGDTCopy bool   `json:"firmware_gdt_copy,omitempty"`
 	// Prefetchers is MSR_MISC_FEATURE_CONTROL (1A4H) [3:0] read as
 	// enabled (true) or disabled by the firmware, by prefetcher: "l2_hw"
 	// (L2 streamer), "l2_adjacent" (L2 adjacent line), "dcu" (L1 data

@@ -59,7 +59,8 @@ func ReadFirmwareSettings(c CPU) FirmwareSettings {
 // SetFirmware puts into the cpu-state record s what the entry code and
 // boot found and changed of the firmware's CPU state (e: the SSE bits of
 // CR0 and CR4, the x87 control word and MXCSR at entry, CR4.PCIDE, which
-// boot clears whenever the firmware set it) and the firmware's
+// boot clears whenever the firmware set it, the firmware gate's transit
+// code selector) and the firmware's
 // prefetcher and power settings f, with their MSRs in s.MSRs (which State
 // made).
 func SetFirmware(s *contract.CPUState, e efi.EntryState, f FirmwareSettings) {
@@ -72,6 +73,10 @@ func SetFirmware(s *contract.CPUState, e efi.EntryState, f FirmwareSettings) {
 	}
 	s.FCW, s.MXCSR = hex(uint64(e.FCW)), hex(uint64(e.MXCSR))
 	s.PCIDECleared = e.CR4&amd64.CR4_PCIDE != 0
+	s.TransitCS, s.FirmwareGDTCopy = "", false
+	if e.TransitPlaced {
+		s.TransitCS, s.FirmwareGDTCopy = hex(uint64(e.Transit.Sel)), e.Transit.Copy
+	}
 	s.Prefetchers = nil
 	if m := f.MiscFeatureControl; m.OK {
 		s.Prefetchers = make(map[string]bool, len(Prefetchers))
@@ -133,12 +138,19 @@ var energyPerfBiasNames = map[int]string{
 
 // FirmwareLine is the cpu-state record's human line of the firmware's
 // state that can block or skew a run: SSE at entry, the x87 control word
-// and MXCSR, CR4.PCIDE, the prefetchers, the energy-performance bias and
+// and MXCSR, CR4.PCIDE, the firmware gate's GDT copy (or its lack of a
+// transit selector), the prefetchers, the energy-performance bias and
 // C1E.
 func FirmwareLine(s contract.CPUState) string {
 	parts := []string{FirmwareSSEText(s.CR0Fixed, s.CR4Fixed) + "; x87 control word " + s.FCW + ", MXCSR " + s.MXCSR + " at entry"}
 	if s.PCIDECleared {
 		parts = append(parts, "CR4.PCIDE set at entry: cleared by ptilab")
+	}
+	switch {
+	case s.TransitCS == "":
+		parts = append(parts, "no code selector valid in both GDTs: an NMI in the firmware gate's switches is not survivable")
+	case s.FirmwareGDTCopy:
+		parts = append(parts, "firmware calls on a copy of its GDT, through code selector "+s.TransitCS)
 	}
 	pf := "prefetchers unknown (MSR_MISC_FEATURE_CONTROL not read)"
 	if s.Prefetchers != nil {

@@ -55,8 +55,11 @@ func TestReadFirmwareSettings(t *testing.T) {
 func TestSetFirmware(t *testing.T) {
 	var s contract.CPUState
 	e := efi.EntryState{CR0: 0x80000011, CR4: 0x20 | amd64.CR4_PCIDE, CR0Fixed: amd64.CR0_MP,
-		CR4Fixed: amd64.CR4_OSFXSR | amd64.CR4_OSXMMEXCPT, FCW: 0x37f, MXCSR: 0x1f80}
+		CR4Fixed: amd64.CR4_OSFXSR | amd64.CR4_OSXMMEXCPT, FCW: 0x37f, MXCSR: 0x1f80,
+		Transit: amd64.Transit{Sel: 0x50, Copy: true}, TransitPlaced: true}
 	SetFirmware(&s, e, ReadFirmwareSettings(withFirmwareMSRs(ivyBridge())))
+	assert.Equal(t, "0x50", s.TransitCS)
+	assert.True(t, s.FirmwareGDTCopy)
 	assert.Equal(t, "0x2", s.CR0Fixed)
 	assert.Equal(t, "0x600", s.CR4Fixed)
 	assert.Equal(t, "0x37f", s.FCW)
@@ -71,12 +74,15 @@ func TestSetFirmware(t *testing.T) {
 	assert.Equal(t, "0x6", s.MSRs["IA32_ENERGY_PERF_BIAS"])
 	assert.Equal(t, "0x4005f", s.MSRs["MSR_POWER_CTL"])
 	assert.Equal(t, "ptilab cpu-state: firmware: SSE off at entry (contrary to UEFI 2.10, 2.3.4): ptilab set CR0.MP, set CR4.OSFXSR, set CR4.OSXMMEXCPT; x87 control word 0x37f, MXCSR 0x1f80 at entry"+
-		" | CR4.PCIDE set at entry: cleared by ptilab | prefetchers L2 streamer on, L2 adjacent line on, DCU next line on, DCU IP stride off"+
+		" | CR4.PCIDE set at entry: cleared by ptilab | firmware calls on a copy of its GDT, through code selector 0x50 | prefetchers L2 streamer on, L2 adjacent line on, DCU next line on, DCU IP stride off"+
 		" | energy-performance bias 6 (normal) | C1E on", FirmwareLine(s))
 
 	// A firmware that keeps to UEFI, on a CPU without the MSRs.
 	s = contract.CPUState{MSRs: map[string]string{}}
-	SetFirmware(&s, efi.EntryState{CR0: 0x80010033, CR4: 0x668, FCW: 0x37f, MXCSR: 0x1f80}, ReadFirmwareSettings(emulated()))
+	SetFirmware(&s, efi.EntryState{CR0: 0x80010033, CR4: 0x668, FCW: 0x37f, MXCSR: 0x1f80,
+		Transit: amd64.Transit{Sel: 0x38}, TransitPlaced: true}, ReadFirmwareSettings(emulated()))
+	assert.Equal(t, "0x38", s.TransitCS)
+	assert.False(t, s.FirmwareGDTCopy)
 	assert.Empty(t, s.CR0Fixed)
 	assert.Empty(t, s.CR4Fixed)
 	assert.False(t, s.PCIDECleared)
@@ -86,6 +92,11 @@ func TestSetFirmware(t *testing.T) {
 	assert.Equal(t, Unsupported, s.MSRs["MSR_POWER_CTL"])
 	assert.Equal(t, "ptilab cpu-state: firmware: SSE enabled by the firmware; x87 control word 0x37f, MXCSR 0x1f80 at entry"+
 		" | prefetchers unknown (MSR_MISC_FEATURE_CONTROL not read) | energy-performance bias unknown | C1E unknown", FirmwareLine(s))
+
+	// A firmware whose CS has no place in ptilab's GDT.
+	SetFirmware(&s, efi.EntryState{FCW: 0x37f, MXCSR: 0x1f80}, ReadFirmwareSettings(emulated()))
+	assert.Empty(t, s.TransitCS)
+	assert.Contains(t, FirmwareLine(s), " | no code selector valid in both GDTs: an NMI in the firmware gate's switches is not survivable | ")
 	assert.Equal(t, "SSE off at entry (contrary to UEFI 2.10, 2.3.4): ptilab cleared CR0.EM, cleared CR0.TS",
 		FirmwareSSEText("0xc", ""))
 }

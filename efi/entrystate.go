@@ -21,6 +21,13 @@ type EntryState struct {
 	// 0x1F80), read once SSE was enabled; enableSSE then loads those.
 	CR0Fixed, CR4Fixed uint64
 	FCW, MXCSR         uint32
+
+	// Transit is the code selector the gate's switches pass through, and
+	// whether the firmware's calls run on a copy of its GDT
+	// (PlaceTransit); TransitPlaced is false until PlaceTransit placed
+	// one, and stays false where it could not.
+	Transit       amd64.Transit
+	TransitPlaced bool
 }
 
 // SSE's control bits (SDM Vol. 3A, 13.1.3, "Initialization of the SSE

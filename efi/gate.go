@@ -51,13 +51,27 @@ const (
 var (
 	fwIDT    [256]amd64.Gate
 	fwIDTPtr descPtr
-	// fwCodeMapped is set while the firmware's CS names 64-bit ring-0 code
-	// in the kernel's GDT too: in the firmware's own GDT, which the kernel
+	// transitCS is the code selector the gate's switches pass through
+	// (amd64.Transit): the firmware's own CS, or where that collides with
+	// an entry of ptilab's GDT a free one that the copy fwGDT adds. fwIDT's
+	// NMI gate is on it.
+	transitCS uint64
+	// fwCodeMapped is set while transitCS names 64-bit ring-0 code in
+	// the kernel's GDT too: in the firmware's own GDT, which the kernel
 	// runs on until it loads its own, and in ptilab's GDT when
-	// SetFirmwareCodeMapped says PlaceFirmwareCode put it there. The gate
-	// then switches CS before the GDT, so that every intermediate state
+	// PlaceTransit put it there. The gate then passes through it on the
+	// way to the firmware and back, so that every intermediate state
 	// names valid segments (see TO_FIRMWARE).
 	fwCodeMapped = true
+	// fwGDT is the copy of the firmware's GDT that its calls run on
+	// where the transit selector is not its own CS (amd64.Transit.Copy):
+	// its entries, and the firmware's code descriptor at the transit's
+	// index. It lives in the image, which the firmware frees after the
+	// image returns: exit loads entryGDT again before it does.
+	fwGDT [fwGDTEntries]uint64
+	// entryGDT is the firmware's GDT at the entry point, which exit gives
+	// back (with the CS it entered with, Entry.CS).
+	entryGDT descPtr
 	// fwAVXUpper is set when the firmware runs with AVX enabled (its CR4
 	// has OSXSAVE, its XCR0 the AVX state) while the kernel runs without:
 	// the gate then executes VZEROUPPER after each firmware call, still
@@ -85,7 +99,7 @@ func SetFirmwareAVX(on bool) {
 func syncFirmwareIDT() {
 	const nmi = amd64.VectorNMI
 	n := min((int(fwctx.IDT.Limit)+1)/16, len(fwIDT))
-	fwIDT[nmi] = amd64.InterruptGate(amd64.NMIEntryPC(), uint16(fwctx.CS), 0, 0, amd64.TypeInterruptGate)
+	fwIDT[nmi] = amd64.InterruptGate(amd64.NMIEntryPC(), uint16(transitCS), 0, 0, amd64.TypeInterruptGate)
 	if fwctx.IDT.Base != 0 {
 		// Around the NMI gate, never over it: fwIDT may be the IDT loaded.
 		fw := (*[256]amd64.Gate)(Pointer(fwctx.IDT.Base))
@@ -102,28 +116,58 @@ func syncFirmwareIDT() {
 // firmware's IDT, which the kernel runs on at boot until it loads its own:
 // from then on an NMI is counted instead of ending in the firmware's
 // handler. Call it first thing at boot, on the firmware's GDT and CS.
+// (In the test image built with ptilab_fw_cs the firmware's GDT and CS
+// are first replaced by a pretend firmware's: pretendFirmwareCS.)
 func CountFirmwareNMIs() {
+	pretendFirmwareCS()
 	syncFirmwareIDT()
 	amd64.LoadIDT(&fwIDTPtr)
 }
 
-// FirmwareCode returns the firmware's code selector at the image entry
-// point and its descriptor in the firmware's GDT (0 when the selector is
-// beyond the GDT's limit or in an LDT).
-func FirmwareCode() (sel uint16, desc uint64) {
-	sel = uint16(fwctx.CS)
-	off := uint64(sel &^ (amd64.SelectorRPL | amd64.SelectorTI))
-	if sel&amd64.SelectorTI != 0 || off+7 > uint64(fwctx.GDT.Limit) {
-		return sel, 0
-	}
-	return sel, Read64(fwctx.GDT.Base + off)
-}
+// fwGDTEntries is the most entries of a firmware GDT that fwGDT can copy:
+// EDK2's has 9, firmware with a TSS per processor more.
+const fwGDTEntries = 64
 
-// SetFirmwareCodeMapped tells the gate whether the firmware's CS names
-// 64-bit ring-0 code in the GDT the kernel now runs on
-// (amd64.PlaceFirmwareCode). Without it the gate switches GDT and CS
-// together as fast as it can, and an NMI in between is not survivable.
-func SetFirmwareCodeMapped(ok bool) { fwCodeMapped = ok }
+// FirmwareCS returns the firmware's code selector at the image entry
+// point (the firmware's calls run on it).
+func FirmwareCS() uint16 { return uint16(fwctx.CS) }
+
+// PlaceTransit chooses the code selector that the gate's switches pass
+// through and puts its descriptor into ptilab's GDT g
+// (amd64.PlaceTransit): the firmware's own CS where g has room for it,
+// else a free index, with the firmware's calls running on a copy of its
+// GDT that adds the same descriptor there (fwGDT), loaded here, on the
+// firmware's CS, before fwIDT's NMI gate moves onto the transit. Call it
+// before ptilab's GDT is loaded, on the firmware's GDT and CS; then load
+// CS = t.Sel, ptilab's GDT, ptilab's CS. With ok false (the firmware's CS
+// is not 64-bit ring-0 code in its GDT, or no index is free in both), t.Sel
+// is the firmware's CS and the gate switches GDT and CS as close together
+// as it can, where an NMI between them is not survivable.
+func PlaceTransit(g *[amd64.GDT_ENTRIES]uint64) (t amd64.Transit, ok bool) {
+	n := (int(fwctx.GDT.Limit) + 1) / 8
+	fw := unsafe.Slice((*uint64)(Pointer(fwctx.GDT.Base)), n)
+	t, ok = amd64.PlaceTransit(g, fw, uint16(fwctx.CS), len(fwGDT))
+	if !ok {
+		fwCodeMapped = false
+		return amd64.Transit{Sel: uint16(fwctx.CS)}, false
+	}
+	if t.Copy {
+		copy(fwGDT[:], fw)
+		i := int(t.Sel >> 3)
+		fwGDT[i] = g[i]
+		fwctx.GDT = descPtr{Limit: uint16(max(n, i+1)*8 - 1), Base: addr(&fwGDT)}
+		// The firmware's CS and data selectors name the same descriptors
+		// in the copy; fwIDT's NMI gate (on the firmware's CS) too.
+		amd64.LoadGDT(&fwctx.GDT)
+	}
+	transitCS = uint64(t.Sel)
+	Entry.Transit, Entry.TransitPlaced = t, true
+	// fwIDT's NMI gate onto the transit selector: only the gate's lower
+	// quadword changes, written by one aligned store (SDM Vol. 3A, 9.1.1).
+	syncFirmwareIDT()
+	amd64.LoadIDT(&fwIDTPtr)
+	return t, true
+}
 
 // enter records the firmware's state at the image entry point (UEFI 2.10,
 // 4.1: RCX = image handle, RDX = system table, the firmware's stack with

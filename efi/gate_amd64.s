@@ -72,11 +72,12 @@
 // IRETQ reloads, are looked up in the GDT loaded at the time (SDM Vol. 3A,
 // 6.12.1, 6.14). The order below keeps every intermediate state valid:
 // the data segments null; the gate of the IDT loaded always names a code
-// segment of the GDT loaded; CS too. It relies on the firmware's CS
-// naming 64-bit code in ptilab's GDT as well (fwCodeMapped; goos puts the
-// descriptor there: amd64.PlaceFirmwareCode), and on the IDT the firmware
-// runs with inside a call being fwIDT (its NMI gate on the firmware's CS,
-// no IST). CR3 and CR4 come last: every table and handler involved sits in
+// segment of the GDT loaded; CS too. It relies on a transit code selector
+// (transitCS) that names 64-bit code in ptilab's GDT and in the one the
+// firmware's calls run on (fwCodeMapped; efi.PlaceTransit puts it there:
+// the firmware's own CS, or a free index in both, the firmware then
+// running on a copy of its GDT), and on the IDT the firmware runs with
+// inside a call being fwIDT (its NMI gate on the transit CS, no IST). CR3 and CR4 come last: every table and handler involved sits in
 // memory both worlds map identically.
 
 // READABLE_OR_NULL leaves the selector in AX when it names a present data
@@ -127,9 +128,9 @@ ok:
 	LOAD_CR3(ctx)
 
 // TO_FIRMWARE switches to the firmware's context, with fwIDT: data
-// segments null; CS the firmware's (while ptilab's GDT is loaded, when it
-// holds the firmware's code descriptor); fwIDT; the firmware's GDT; CS
-// again (without fwCodeMapped, the first time), DS, ES, SS; CR4 and CR3 (LOAD_PAGING);
+// segments null; CS the transit selector (while ptilab's GDT is loaded,
+// with fwCodeMapped); fwIDT; the GDT the firmware's calls run on (its own
+// or the copy fwGDT); CS the firmware's, DS, ES, SS; CR4 and CR3 (LOAD_PAGING);
 // the task register, when the firmware had one. RSP must already be on a
 // stack both CR3 values map. It defines the labels fwcs and notr, so it
 // stands at most once in a function.
@@ -137,7 +138,7 @@ ok:
 	NULL_DATA_SEGMENTS; \
 	CMPB	·fwCodeMapped(SB), $0; \
 	JEQ	fwcs; \
-	MOVQ	·fwctx+context_CS(SB), AX; \
+	MOVQ	·transitCS(SB), AX; \
 	CALL	·farReturn(SB); \
 fwcs: \
 	LIDT	·fwIDTPtr+descPtr_Limit(SB); \
@@ -154,17 +155,23 @@ notr:
 // TO_KERNEL switches back to the kernel's context saved in kctx: first,
 // under the firmware's CR4, VZEROUPPER when fwAVXUpper says the firmware
 // runs with AVX; then data
-// segments null; the kernel's GDT (the firmware's CS and fwIDT's NMI gate
-// stay valid in it), CS; the kernel's task register, when the firmware
-// had its own (before the kernel's IDT, whose NMI gate takes its stack
-// from the TSS's IST); the kernel's IDT; DS, ES, SS; CR4 and CR3 (LOAD_PAGING). It
-// defines the labels noavx and notr2.
+// segments null; CS the transit selector (with fwCodeMapped); the
+// kernel's GDT (the transit CS and fwIDT's NMI gate stay valid in it), CS;
+// the kernel's task register, when the firmware had its own (before the
+// kernel's IDT, whose NMI gate takes its stack from the TSS's IST); the
+// kernel's IDT; DS, ES, SS; CR4 and CR3 (LOAD_PAGING). It defines the
+// labels noavx, kgdt and notr2.
 #define TO_KERNEL \
 	CMPB	·fwAVXUpper(SB), $0; \
 	JEQ	noavx; \
 	VZEROUPPER; \
 noavx: \
 	NULL_DATA_SEGMENTS; \
+	CMPB	·fwCodeMapped(SB), $0; \
+	JEQ	kgdt; \
+	MOVQ	·transitCS(SB), AX; \
+	CALL	·farReturn(SB); \
+kgdt: \
 	LGDT	·kctx+(context_GDT+descPtr_Limit)(SB); \
 	MOVQ	·kctx+context_CS(SB), AX; \
 	CALL	·farReturn(SB); \
@@ -231,6 +238,11 @@ TEXT ·enter(SB),NOSPLIT|NOFRAME,$0
 	// way back (exit) run with SSE enabled; exit gives the firmware its
 	// own CR0 and CR4 back last.
 	SAVE_SEGMENTS(·fwctx)
+	// Until PlaceTransit says otherwise the gate passes through the
+	// firmware's CS; exit gives the firmware back this GDT.
+	MOVQ	·fwctx+context_CS(SB), AX
+	MOVQ	AX, ·transitCS(SB)
+	SGDT	·entryGDT+descPtr_Limit(SB)
 	RET
 
 // func call(fn uint64, args *[maxArgs]uint64) uint64
@@ -333,6 +345,12 @@ freed:
 	// The firmware's own IDT last: fwIDT's NMI handler is in the image,
 	// which the firmware may free once this returns.
 	LIDT	·fwctx+(context_IDT+descPtr_Limit)(SB)
+	// Then its GDT and CS as they were at entry, where its calls ran on a
+	// copy (fwGDT, also in the image): the entry CS names the same
+	// descriptor in both.
+	MOVQ	·Entry+EntryState_CS(SB), AX
+	CALL	·farReturn(SB)
+	LGDT	·entryGDT+descPtr_Limit(SB)
 	MOVQ	R15, AX
 	MOVQ	·fwctx+context_RSP(SB), SP
 	MOVQ	·fwctx+context_RBX(SB), BX

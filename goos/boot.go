@@ -313,17 +313,22 @@ var (
 )
 
 // setupCPU loads ptilab's GDT (Linux's layout, with the firmware's code
-// descriptor at its selector's index), TSS (IST stacks), IDT (the 32
-// exception vectors, NMI to amd64's counting handler) and the SYSCALL
-// MSRs, and enables NX where the CPU has it.
+// descriptor at the firmware gate's transit selector: efi.PlaceTransit),
+// TSS (IST stacks), IDT (the 32 exception vectors, NMI to amd64's
+// counting handler) and the SYSCALL MSRs, and enables NX where the CPU
+// has it.
 func setupCPU() {
 	gdt = amd64.GDT(addr(&tss))
-	fwCS, fwDesc := efi.FirmwareCode()
-	fwMapped := amd64.PlaceFirmwareCode(&gdt, fwCS, fwDesc)
-	if !fwMapped {
+	transit, ok := efi.PlaceTransit(&gdt)
+	switch {
+	case !ok:
 		var l kline
-		l.s("ptilab: the firmware's code selector ").hex(uint64(fwCS), 2).s(" (descriptor ").hex(fwDesc, 16).
-			s(") has no place in ptilab's GDT: an NMI while the firmware gate switches GDTs would not be survivable").flush()
+		l.s("ptilab: the firmware's code selector ").hex(uint64(efi.FirmwareCS()), 2).
+			s(" has no place in ptilab's GDT, nor any selector free in both: an NMI while the firmware gate switches GDTs would not be survivable").flush()
+	case transit.Copy:
+		var l kline
+		l.s("ptilab: the firmware's code selector ").hex(uint64(efi.FirmwareCS()), 2).
+			s(" names another segment in ptilab's GDT: firmware calls run on a copy of the firmware's GDT, through code selector ").hex(uint64(transit.Sel), 2).flush()
 	}
 
 	tss.SetRSP0(kstackTop)
@@ -340,16 +345,16 @@ func setupCPU() {
 	}
 	idt[amd64.VectorNMI] = amd64.InterruptGate(amd64.NMIEntryPC(), amd64.KERNEL_CS, istNMI, 0, amd64.TypeInterruptGate)
 
-	// In an order that an NMI can strike anywhere in (see efi's gate): the
-	// data segments null on the firmware's GDT; ptilab's GDT, in which the
-	// firmware's CS and the NMI gate of the firmware's IDT copy (loaded by
-	// efi.CountFirmwareNMIs) stay valid; ptilab's CS and data segments;
-	// the TSS, whose IST the NMI gate of ptilab's IDT needs; the IDT.
+	// In an order that an NMI can strike anywhere in (see efi's gate): CS
+	// the transit selector and the data segments null, on the firmware's
+	// GDT (or its copy); ptilab's GDT, in which the transit CS and the NMI
+	// gate of the firmware's IDT copy (on the transit) stay valid; ptilab's
+	// CS and data segments; the TSS, whose IST the NMI gate of ptilab's
+	// IDT needs; the IDT.
 	gdtPtr.Limit, gdtPtr.Base = uint16(len(gdt)*8-1), addr(&gdt)
 	idtPtr.Limit, idtPtr.Base = uint16(len(idt)*16-1), addr(&idt)
-	amd64.LoadSegments(fwCS, 0)
+	amd64.LoadSegments(transit.Sel, 0)
 	amd64.LoadGDT(&gdtPtr)
-	efi.SetFirmwareCodeMapped(fwMapped)
 	amd64.LoadSegments(amd64.KERNEL_CS, amd64.KERNEL_DS)
 	amd64.LoadTR(amd64.TSS_SEL)
 	amd64.LoadIDT(&idtPtr)

@@ -465,30 +465,36 @@ func TestKernelFault(t *testing.T) {
 // without one;
 // either way the image then returns to the firmware, whose boot manager
 // goes on. A key typed during the run does not count.
+//
+// The timeout run boots the test image that plays a firmware whose code
+// selector collides with ptilab's GDT (ptilab_fw_cs: its calls run on a
+// copy of its GDT): the boot manager goes on only if the way back gave
+// the firmware its own GDT and CS, not the copy in the image's memory.
 func TestEndKey(t *testing.T) {
 	const plan = "end = key\nbenchmarks = null\nflavours = minimal\nglobal = off\nn = 100\nr = 3\n"
 	t.Run("timeout", func(t *testing.T) {
-		after := returnRun(t, plan+"end_wait = 1\n", "ptilab: booting")
+		_, image := taggedImage(t, "ptilab_fw_cs")
+		after := returnRun(t, image, plan+"end_wait = 1\n", "ptilab: booting")
 		assert.Contains(t, after, "ptilab: the run is over; press a key to return to the firmware (or wait 1 s)")
 		assert.Contains(t, after, "ptilab: no key in 1 s; returning to the firmware", "the key typed during the run ended the wait")
 	})
 	t.Run("key", func(t *testing.T) {
 		// end_wait bounds the test: a key not seen ends the wait too, and
 		// the test fails on its line.
-		after := returnRun(t, plan+"end_wait = 60\n", "press a key to return to the firmware")
+		after := returnRun(t, "", plan+"end_wait = 60\n", "press a key to return to the firmware")
 		assert.Contains(t, after, "ptilab: the run is over; press a key to return to the firmware (or wait 60 s)")
 		assert.Contains(t, after, "ptilab: key pressed; returning to the firmware")
 		assert.NotContains(t, after, "no key in")
 	})
 }
 
-// returnRun boots plan, whose run returns to the firmware, types Return
-// on the serial line once the serial output shows typeAt, and returns
-// the lines after PTILAB-END: the run ended ok, not
-// through QEMU's debug exit, and the firmware's boot manager went on
-// without an exception, which shows that its state (stack, registers,
-// GDT, IDT, CR3, CR4, memory) came back intact.
-func returnRun(t *testing.T, plan, typeAt string) string {
+// returnRun boots plan on image (empty: the product's), whose run
+// returns to the firmware, types Return on the serial line once the
+// serial output shows typeAt, and returns the lines after PTILAB-END: the
+// run ended ok, not through QEMU's debug exit, and the firmware's boot
+// manager went on without an exception, which shows that its state
+// (stack, registers, GDT, IDT, CR3, CR4, memory) came back intact.
+func returnRun(t *testing.T, image, plan, typeAt string) string {
 	w := newSerialWatch(typeAt)
 	in, keys := io.Pipe()
 	defer keys.Close()
@@ -500,6 +506,7 @@ func returnRun(t *testing.T, plan, typeAt string) string {
 		}
 	}()
 	res := boot(t, qemu.Options{
+		Image:    image,
 		Plan:     []byte(plan),
 		SerialIn: in,
 		Echo:     w,

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,21 +72,48 @@ func runTests(m *testing.M) int {
 }
 
 // taggedImage builds an image with build tags (test-only variants such as
-// ptilab_bug_pcide) into buildDir and returns its ELF and EFI paths.
+// ptilab_bug_pcide) into buildDir, once per set of tags (tests that share
+// one wait for the first build), and returns its ELF and EFI paths.
 func taggedImage(t *testing.T, tags ...string) (elf, efi string) {
 	t.Helper()
 	if setupErr != nil {
 		t.Fatal(setupErr)
 	}
-	root, err := filepath.Abs("..")
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(t.Context(), buildTimeout)
-	defer cancel()
 	name := "ptilab-" + strings.Join(tags, "-")
-	elf, efi = filepath.Join(buildDir, name+".elf"), filepath.Join(buildDir, name+".efi")
-	require.NoError(t, image.Build(ctx, root, elf, efi, tags...), "building the image with tags %v", tags)
-	return elf, efi
+	taggedMu.Lock()
+	b, ok := tagged[name]
+	if !ok {
+		b = &taggedBuild{}
+		tagged[name] = b
+	}
+	taggedMu.Unlock()
+	b.once.Do(func() {
+		root, err := filepath.Abs("..")
+		if err != nil {
+			b.err = err
+			return
+		}
+		// Not the test's context: a later test may share the build.
+		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+		defer cancel()
+		b.elf, b.efi = filepath.Join(buildDir, name+".elf"), filepath.Join(buildDir, name+".efi")
+		b.err = image.Build(ctx, root, b.elf, b.efi, tags...)
+	})
+	require.NoError(t, b.err, "building the image with tags %v", tags)
+	return b.elf, b.efi
 }
+
+// taggedBuild is one build of taggedImage's.
+type taggedBuild struct {
+	once     sync.Once
+	elf, efi string
+	err      error
+}
+
+var (
+	taggedMu sync.Mutex
+	tagged   = map[string]*taggedBuild{}
+)
 
 // setup checks that QEMU and OVMF are installed, then builds the image into
 // dir.

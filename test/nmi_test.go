@@ -36,9 +36,19 @@ const nmiInterval = 30 * time.Millisecond
 // whole and decodable; and PTILAB-END must count the NMIs (at least one,
 // at most as many as were injected: NMIs that arrive while one is
 // pending merge, SDM Vol. 3A, 6.7.1).
+//
+// The screen=on run boots the test image that plays a firmware whose code
+// selector, 0x28, names ptilab's USER_DS (ptilab_fw_cs, efi/fw_cs.go):
+// the gate then passes through a selector free in both GDTs, with the
+// firmware's calls on a copy of its GDT, and the NMIs land in those
+// switches too.
 func TestNMIs(t *testing.T) {
 	for _, screen := range []string{"on", "off"} {
 		t.Run("screen="+screen, func(t *testing.T) {
+			var image string
+			if screen == "on" {
+				_, image = taggedImage(t, "ptilab_fw_cs")
+			}
 			mon := filepath.Join(t.TempDir(), "monitor")
 			w := newSerialWatch("ptilab: booting", contract.EndTag+" ")
 			ctx, cancel := context.WithCancel(t.Context())
@@ -47,6 +57,7 @@ func TestNMIs(t *testing.T) {
 			go func() { sent <- injectNMIs(ctx, mon, w) }()
 
 			res := boot(t, qemu.Options{
+				Image:   image,
 				Plan:    []byte(nmiPlan + "screen = " + screen + "\n"),
 				Monitor: mon,
 				Echo:    w,
@@ -75,8 +86,31 @@ func TestNMIs(t *testing.T) {
 			assert.LessOrEqual(t, e.NMIs, inj.n, "counted more NMIs than were injected")
 			lineIndex(t, res.Lines(), "ptilab: NMI: ")
 			requireNMIDisturbed(t, res)
+			if image != "" {
+				requireGDTCopy(t, res)
+			}
 		})
 	}
+}
+
+// requireGDTCopy checks a run of the ptilab_fw_cs test image under OVMF
+// (EDK2's GDT: nine entries, 0x38 its 64-bit code): the pretend
+// firmware's 0x28 collides with ptilab's USER_DS, so the gate passes
+// through 0x50, the first entry null in ptilab's GDT and beyond the
+// firmware's (7 is the firmware's own code, 8 and 9 ptilab's TSS), on a
+// copy of the firmware's GDT; boot says so, and the cpu-state record and
+// line; the firmware's CS at entry stays OVMF's.
+func requireGDTCopy(t *testing.T, res serialLog) {
+	t.Helper()
+	lines := res.Lines()
+	lineIndex(t, lines, "ptilab: the firmware's code selector 0x28 names another segment in ptilab's GDT: firmware calls run on a copy of the firmware's GDT, through code selector 0x50")
+	sts := recordsOf[contract.CPUState](t, res)
+	require.Len(t, sts, 1)
+	assert.Equal(t, "0x38", sts[0].Selectors["cs"], "the CS the firmware entered with")
+	assert.Equal(t, "0x50", sts[0].TransitCS)
+	assert.True(t, sts[0].FirmwareGDTCopy)
+	l := lines[lineIndex(t, lines, "ptilab cpu-state: firmware: ")]
+	assert.Contains(t, l, " | firmware calls on a copy of its GDT, through code selector 0x50 | ")
 }
 
 // figure is a figure record's repeats and core clock, disturbances
