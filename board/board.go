@@ -226,6 +226,7 @@ func End(status uint8, action EndAction) {
 		efi.ResetSystem(efi.ResetCold, fs)
 	}
 	dropGlobalPages()
+	checkGlobalProbe()
 	// Success whatever the run's status, which PTILAB-END and the results
 	// file carry: a boot manager takes an error from a boot option for a
 	// failed boot and starts the next option of BootOrder, the disk's OS

@@ -115,6 +115,7 @@ func endRun(status uint8, reason string) {
 		flushResults()
 		endAction = board.EndReturn
 	}
+	plantGlobalProbe(endAction)
 	board.End(status, endAction)
 	amd64.Halt()
 }

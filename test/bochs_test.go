@@ -377,17 +377,19 @@ func checkBochsPCIDRows(t *testing.T, res serialLog, pcid, deferredPCID map[stri
 }
 
 // bootTaggedPCID boots, in parallel with the other tests, the test image
-// built with tag on Bochs's default model (PCID) with a short plan of
-// benchmarks under off and on+pcid; it returns the image's ELF path and
-// the result.
-func bootTaggedPCID(t *testing.T, tag, benchmarks string) (string, *bochs.Result) {
+// built with tags on Bochs's default model (PCID) with a short plan of
+// benchmarks under off and on+pcid, plus extra (plan lines); stopAt is
+// as bochs.Options.StopAt. It returns the image's ELF path and the
+// result.
+func bootTaggedPCID(t *testing.T, tags []string, benchmarks, extra string, stopAt *regexp.Regexp) (string, *bochs.Result) {
 	t.Helper()
 	t.Parallel()
-	elfPath, image := taggedImage(t, tag)
+	elfPath, image := taggedImage(t, tags...)
 	return elfPath, runBochs(t, bochs.Options{
 		Image:   image,
-		Plan:    []byte("benchmarks = " + benchmarks + "\nmodes = off,on+pcid\nflavours = minimal\nglobal = off\nn = 10\nr = 1\nwarmup = 0\n"),
+		Plan:    []byte("benchmarks = " + benchmarks + "\nmodes = off,on+pcid\nflavours = minimal\nglobal = off\nn = 10\nr = 1\nwarmup = 0\n" + extra),
 		Timeout: bochsFaultTimeout,
+		StopAt:  stopAt,
 	})
 }
 
@@ -398,7 +400,7 @@ func bootTaggedPCID(t *testing.T, tag, benchmarks string) (string, *bochs.Result
 // could not unwind through enterUser. The production image runs the same
 // path in the matrix and passes; QEMU, without PCID, never runs it.
 func TestBochsPCIDEOrder(t *testing.T) {
-	elfPath, res := bootTaggedPCID(t, "ptilab_bug_pcide", "null")
+	elfPath, res := bootTaggedPCID(t, []string{"ptilab_bug_pcide"}, "null", "", nil)
 	status, ok := res.ImageStatus()
 	require.True(t, ok, "no PTILAB-END line")
 	assert.Equal(t, 3, status, "the fault status")
@@ -445,11 +447,25 @@ func TestBochsPCIDEOrder(t *testing.T) {
 // so that the 32-bit world can leave long mode, and the firmware gate
 // must load the firmware's CR4 before its CR3 (PCIDE may be set only with
 // CR3[11:0] = 0) in every firmware call and on the way back: the run
-// passes the 32-bit and the 64-bit on+pcid null calls and powers Bochs
-// off through the firmware.
+// passes the 32-bit and the 64-bit on+pcid null calls and returns to the
+// firmware (end = return), whose boot manager goes on.
+//
+// The image also leaves a global TLB entry behind before it returns
+// (ptilab_global_probe: goos's plantGlobalProbe, with CR4.PGE set), which
+// Bochs, unlike QEMU's TCG, keeps across a CR3 load; the global pages
+// that board.End drops before the return must take it with them.
 func TestBochsFirmwarePCIDE(t *testing.T) {
-	_, res := bootTaggedPCID(t, "ptilab_fw_pcide", "null,null32")
-	requireBochsOK(t, res)
+	_, res := bootTaggedPCID(t, []string{"ptilab_fw_pcide", "ptilab_global_probe"}, "null,null32", "end = return\n",
+		regexp.MustCompile(`(?s)PTILAB-END.*(BdsDxe: starting |Exception Type)`))
+	require.True(t, res.Stopped, "the firmware's boot manager did not go on after the return")
+	after := strings.Join(res.Lines()[lineIndex(t, res.Lines(), "PTILAB-END"):], "\n")
+	assert.NotContains(t, after, "Exception Type", "the firmware crashed after ptilab returned")
+	assert.Contains(t, after, "\nptilab: global-page probe (test image, ptilab_global_probe): stale global entry used after a CR3 load: yes; after the global pages were dropped: no\n",
+		"Bochs kept the global entry across the CR3 load, and the drop of the global pages took it")
+	status, ok := res.ImageStatus()
+	require.True(t, ok, "no PTILAB-END line (Bochs status %d: %s)", res.BochsStatus, res.Message())
+	assert.Equal(t, 0, status)
+	requireEndOK(t, res)
 	sts := recordsOf[contract.CPUState](t, res)
 	require.Len(t, sts, 1)
 	assert.True(t, hexBit(t, sts[0].CR4, 17), "CR4.PCIDE at entry: %s", sts[0].CR4)

@@ -82,6 +82,12 @@ type Options struct {
 	LogPath string
 	// Echo, when set, receives a live raw copy of the serial output.
 	Echo io.Writer
+	// StopAt, when set, makes Run kill Bochs as soon as the serial output
+	// matches it (as qemu.Options.StopAt: e.g. the firmware's boot
+	// manager going on after the image returned), instead of endGrace
+	// after the image's PTILAB-END line; Result.Stopped then reports the
+	// match.
+	StopAt *regexp.Regexp
 }
 
 // Result is the outcome of a Bochs run that started.
@@ -93,7 +99,8 @@ type Result struct {
 	// killed.
 	TimedOut bool
 	// Stopped reports whether Bochs was killed endGrace after the image's
-	// PTILAB-END line (the image did not power off).
+	// PTILAB-END line (the image did not power off), or when the serial
+	// output matched Options.StopAt.
 	Stopped bool
 	// Duration is the wall-clock time from Bochs's start to its exit.
 	Duration time.Duration
@@ -164,8 +171,9 @@ func ExitCode(r *Result) int {
 var endLine = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(contract.EndTag) + ` \{[^\n]*\n`)
 
 // Run boots opts.Image under Bochs and waits for Bochs to exit, for the
-// image to have printed PTILAB-END endGrace ago, or for opts.Timeout to
-// expire, whichever comes first. The boot disk, the ROM image, the MSRs
+// image to have printed PTILAB-END endGrace ago (or the serial output to
+// match opts.StopAt), or for opts.Timeout to expire, whichever comes
+// first. The boot disk, the ROM image, the MSRs
 // file and the bochsrc live in a temporary directory removed afterwards.
 //
 // Run returns an error, and no Result, when the options are invalid,
@@ -264,7 +272,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	stopCtx, stop := context.WithCancel(runCtx)
 	defer stop()
 	ended := make(chan struct{})
-	serial := qemu.NewSerialSink(opts.Echo, log, endLine, func() { close(ended) })
+	stopAt, grace := endLine, endGrace
+	if opts.StopAt != nil {
+		stopAt, grace = opts.StopAt, 0
+	}
+	serial := qemu.NewSerialSink(opts.Echo, log, stopAt, func() { close(ended) })
 	cmd := qemu.Command(stopCtx, paths.Bochs.Path, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "SDL_VIDEODRIVER=dummy", "SDL_AUDIODRIVER=dummy")
@@ -293,7 +305,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			return
 		}
 		select {
-		case <-time.After(endGrace):
+		case <-time.After(grace):
 			stopped.Store(true)
 			stop()
 		case <-stopCtx.Done():
