@@ -119,11 +119,10 @@ var callNames = [...]string{Getppid: "getppid", Work: "work", Lseek: "lseek"}
 
 // subject is the record subject of a configuration of x's world.
 func (x *Ctx) Subject(bench string, c experiment.Config) contract.Subject {
-	s := contract.Subject{
+	s := x.Clock.Mark(contract.Subject{
 		Bench: bench, Width: x.World.Width(), Mode: c.Mode.String(), Entry: c.Entry.String(),
-		Flavour: c.Flavour.String(), Global: c.Global, Stamps: c.Stamps,
-		Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount, LoopOffset: x.LoopOffset,
-	}
+		Flavour: c.Flavour.String(), Global: c.Global, Stamps: c.Stamps, LoopOffset: x.LoopOffset,
+	})
 	if len(x.World.Copies()) > 0 && c.Flavour == experiment.Linux {
 		s.Copy = c.Copy.String()
 	}

@@ -58,6 +58,12 @@ type Subject struct {
 	// place in its 32-byte chunk, and the loop moved to another part of
 	// its cache line and page); absent (0) at the default places.
 	LoopOffset int `json:"loop_offset,omitempty"`
+	// Microcode is the microcode revision the figure was measured under
+	// (hex, as the machine record's microcode: IA32_BIOS_SIGN_ID[63:32]
+	// on Intel, SDM Vol. 3A, 10.11.7.1); absent where it could not be
+	// read (Bochs's models lack the MSR). Not part of the key: the same
+	// configuration under two revisions compares.
+	Microcode string `json:"microcode,omitempty"`
 }
 
 // About returns the subject: what a record that embeds it is about.

@@ -105,6 +105,14 @@ func TestDefaultBoot(t *testing.T) {
 	assert.Equal(t, "EDK II", m.FirmwareVendor)
 	assert.Equal(t, "qemu", m.Board)
 	assert.True(t, m.Relocated, "image base %#x: the firmware did not relocate the image", m.ImageBase)
+	// Every figure carries the microcode revision of the machine record.
+	require.NotNil(t, m.Microcode, "QEMU's CPUs have IA32_BIOS_SIGN_ID")
+	figs := 0
+	for _, s := range subjectsOf(t, res) {
+		assert.Equal(t, fmt.Sprintf("%#x", *m.Microcode), s.Microcode, "%s: the machine's microcode", s.Bench)
+		figs++
+	}
+	assert.Positive(t, figs)
 
 	// The cpu-state record, and the core clock and SMIs unsupported: QEMU's
 	// default CPU is not Intel's.

@@ -200,6 +200,22 @@ type aboutRecord interface {
 	About() contract.Subject
 }
 
+// subjectsOf returns the subjects of res's figure records, decoded, in
+// output order: of every record that carries one, but the probe's
+// exposure lists.
+func subjectsOf(t *testing.T, res serialLog) []contract.Subject {
+	t.Helper()
+	recs, err := res.Decoded()
+	require.NoError(t, err)
+	var out []contract.Subject
+	for _, r := range recs {
+		if a, ok := r.(aboutRecord); ok && r.Kind() != (contract.Exposure{}).Kind() {
+			out = append(out, a.About())
+		}
+	}
+	return out
+}
+
 // inWorld returns the records of T's kind from the world of width (64 or
 // 32), decoded, in output order.
 func inWorld[T aboutRecord](t *testing.T, res serialLog, width int) []T {

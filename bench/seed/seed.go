@@ -89,7 +89,7 @@ func seedNull(x *bench.Ctx, results map[string]any) {
 		return seedCell{stats: m.Stats, disturb: m.Disturb, ok: m.OK(), unsup: m.Unsup}
 	}
 	subject := func(width int, mode experiment.Mode, col int) contract.Subject {
-		return contract.Subject{Bench: "null", Width: width, Mode: mode.String(), Flavour: flavours[col].String(), Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}
+		return x.Clock.Mark(contract.Subject{Bench: "null", Width: width, Mode: mode.String(), Flavour: flavours[col].String()})
 	}
 	seedTable(x, []string{"minimal", "linux"}, cell, subject, func(bench.Stats) float64 { return 0 })
 }
@@ -113,7 +113,7 @@ func seedMessaging(x *bench.Ctx, results map[string]any) {
 		return seedCell{stats: m.Stats, disturb: m.Disturb, ok: m.OK(), unsup: m.Unsup}
 	}
 	subject := func(width int, mode experiment.Mode, col int) contract.Subject {
-		return contract.Subject{Bench: "messaging", Width: width, Mode: mode.String(), Tasks: taskbench.TaskKind(col == 1), Emulated: x.Clock.Emulated(), Icount: x.Clock.Icount}
+		return x.Clock.Mark(contract.Subject{Bench: "messaging", Width: width, Mode: mode.String(), Tasks: taskbench.TaskKind(col == 1)})
 	}
 	seedTable(x, []string{"processes", "threads"}, cell, subject, func(s bench.Stats) float64 { return x.Clock.Ns(s.Mean) / 1e9 })
 }

@@ -108,17 +108,24 @@ func yesNo(b bool) string {
 // "+dirty" for a changed work tree.
 var commit = "unknown"
 
+// microcode returns the CPU's microcode revision (amd64.Microcode) and
+// whether it could be read.
+func microcode(info goos.Info) (uint32, bool) {
+	ucode, ok := amd64.Microcode()
+	if info.Emulator == "bochs" && ucode == 0 {
+		// Bochs's models lack IA32_BIOS_SIGN_ID: it faults (ptilab bochs
+		// runs with ignore_bad_msrs=0), or reads 0 with ignore_bad_msrs=1.
+		ok = false
+	}
+	return ucode, ok
+}
+
 // machine prints the machine line and its record; build is the emulator
 // build the plan names (Plan.EmulatorBuild), "" when it names none.
 func machine(r *bench.Reporter, build string) {
 	f := &amd64.Features
 	info := goos.MachineInfo()
-	ucode, ucodeOK := amd64.Microcode()
-	if info.Emulator == "bochs" && ucode == 0 {
-		// Bochs's models lack IA32_BIOS_SIGN_ID: it faults (ptilab bochs
-		// runs with ignore_bad_msrs=0), or reads 0 with ignore_bad_msrs=1.
-		ucodeOK = false
-	}
+	ucode, ucodeOK := microcode(info)
 	ucodeText := "unreadable"
 	if ucodeOK {
 		ucodeText = fmt.Sprintf("%#x", ucode)

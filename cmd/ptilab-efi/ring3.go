@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/ptilab/ptilab/bench"
 	"github.com/ptilab/ptilab/board"
 	"github.com/ptilab/ptilab/cpustate"
@@ -19,6 +21,9 @@ import (
 func runBenchmarks(r *bench.Reporter, plan bench.Plan, power cpustate.Power) {
 	info := goos.MachineInfo()
 	clk := bench.Clock{Hz: info.TSCHz, Source: info.TSCSource, Emulator: info.Emulator, Icount: board.Icount()}
+	if ucode, ok := microcode(info); ok {
+		clk.Microcode = fmt.Sprintf("%#x", ucode)
+	}
 	if len(plan.Benchmarks) == 0 {
 		return
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -22,10 +23,11 @@ import (
 type Figure struct {
 	Source string `json:"source"`
 	CPU    string `json:"cpu"` // the machine record's brand string
-	// Microcode is the machine record's microcode revision ("0xf0"; absent
-	// where it has none): every figure of a run is from one boot, whose
-	// revision ptilab reads once and never changes, so the records leave
-	// it to the machine record and the report joins it to each figure.
+	// Microcode is the figure's microcode revision ("0xf0"; absent where
+	// it has none): its record's own (contract.Subject.Microcode), or in
+	// logs from before records carried it the machine record's, which is
+	// the same (every figure of a run is from one boot, whose revision
+	// ptilab never changes).
 	Microcode string `json:"microcode,omitempty"`
 	Line      int    `json:"line"` // the record's line in the log
 	Key       string `json:"key"`  // contract.Subject.Key
@@ -63,7 +65,7 @@ func (r *Run) Figures() []Figure {
 		}
 	}
 	for _, m := range r.Measurements() {
-		f := Figure{Source: r.Source, CPU: cpu, Microcode: microcode, Line: m.Record.Line, Key: m.Subject.Key(), Subject: m.Subject}
+		f := Figure{Source: r.Source, CPU: cpu, Microcode: cmp.Or(m.Subject.Microcode, microcode), Line: m.Record.Line, Key: m.Subject.Key(), Subject: m.Subject}
 		switch v := m.Record.Record.(type) {
 		case contract.Syscall:
 			f.Ops, f.Warmup = v.N, v.Warmup

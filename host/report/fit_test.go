@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/tables"
 )
 
@@ -151,4 +153,28 @@ func TestJSONFigures(t *testing.T) {
 	require.NotNil(t, f.Spread)
 	assert.Equal(t, 280.0, f.Mean)
 	assert.Equal(t, 10, f.N, "the repeats")
+}
+
+// TestFigureMicrocode: a figure's microcode revision is its record's own,
+// or, in a log from before records carried it, the machine record's.
+func TestFigureMicrocode(t *testing.T) {
+	ucode := uint32(0x42e)
+	var log strings.Builder
+	for _, r := range []contract.Record{
+		contract.Machine{Vendor: "GenuineIntel", Brand: "test", Microcode: &ucode, TSCHz: 1e9},
+		contract.Syscall{Subject: contract.Subject{Bench: "null", Width: 64, Mode: "off", Entry: "syscall", Flavour: "minimal", Microcode: "0x42f"},
+			N: 10, R: 1, Stats: contract.Stats{Mean: 100, Median: 100, Min: 100, Max: 100, TSCHz: 1e9}},
+		contract.Syscall{Subject: contract.Subject{Bench: "null", Width: 64, Mode: "on", Entry: "syscall", Flavour: "minimal"},
+			N: 10, R: 1, Stats: contract.Stats{Mean: 200, Median: 200, Min: 200, Max: 200, TSCHz: 1e9}},
+	} {
+		js, err := contract.Encode(r)
+		require.NoError(t, err)
+		fmt.Fprintf(&log, "%s %s\n", contract.RecordTag, js)
+	}
+	run, err := Parse("test", []byte(log.String()))
+	require.NoError(t, err)
+	figs := run.Figures()
+	require.Len(t, figs, 2)
+	assert.Equal(t, "0x42f", figs[0].Microcode, "the record's own")
+	assert.Equal(t, "0x42e", figs[1].Microcode, "the machine record's")
 }
