@@ -56,17 +56,20 @@ const (
 )
 
 // fwPCID is the PCID the test image's pretend firmware puts in CR3
-// (firmwarePCIDE); cpuidPCID is CPUID.01H:ECX's PCID bit and cr4PCIDE
-// amd64.CR4_PCIDE, for the assembly.
+// (firmwarePCIDE); cpuidPCID is CPUID.01H:ECX's PCID bit, cpuidPGE
+// CPUID.01H:EDX's PGE bit, cr4PCIDE amd64.CR4_PCIDE and cr4PGE
+// amd64.CR4_PGE, for the assembly.
 const (
 	fwPCID    = 1
 	cpuidPCID = 1 << 17
+	cpuidPGE  = 1 << 13
 	cr4PCIDE  = amd64.CR4_PCIDE
+	cr4PGE    = amd64.CR4_PGE
 )
 
-// pretendPCIDE sets CR4.PCIDE and loads CR3 with fwPCID where
-// firmwarePCIDE is 1, the CPU has PCID and CR3[11:0] is 0; otherwise it
-// does nothing. It changes RAX, RBX, RCX and RDX.
+// pretendPCIDE sets CR4.PCIDE and CR4.PGE and loads CR3 with fwPCID
+// where firmwarePCIDE is 1, the CPU has PCID and PGE and CR3[11:0] is 0;
+// otherwise it does nothing. It changes RAX, RBX, RCX and RDX.
 //
 // defined in gate_amd64.s
 func pretendPCIDE()

@@ -21,9 +21,9 @@ var pretendGDT [fwGDTEntries]uint64
 // into pretendGDT with the firmware's code descriptor at pretendCS's
 // index too, loads it, then CS = pretendCS, and makes them the GDT and CS
 // the firmware's calls run on (fwctx). Entry and entryGDT keep the real
-// ones, which exit gives back. For TestNMIs and TestEndKey (test/): only
-// test images are built with the tag ptilab_fw_cs (host/image.Build's
-// tags). Where the firmware's GDT is larger than pretendGDT, or its CS
+// ones, which exit gives back. For TestNMIs, TestEndKey and
+// TestBochsFirmwarePCIDE (test/, oddFirmware): only test images are
+// built with the tag ptilab_fw_cs (host/image.Build's tags). Where the firmware's GDT is larger than pretendGDT, or its CS
 // beyond it, it does nothing.
 func pretendFirmwareCS() {
 	n := (int(fwctx.GDT.Limit) + 1) / 8

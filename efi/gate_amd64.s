@@ -523,11 +523,13 @@ TEXT ·pretendPCIDE(SB),NOSPLIT|NOFRAME,$0
 	CPUID
 	TESTL	$const_cpuidPCID, CX
 	JEQ	done
+	TESTL	$const_cpuidPGE, DX
+	JEQ	done
 	MOVQ	CR3, AX
 	TESTQ	$0xfff, AX
 	JNE	done
 	MOVQ	CR4, DX
-	ORQ	$const_cr4PCIDE, DX
+	ORQ	$(const_cr4PCIDE|const_cr4PGE), DX
 	MOVQ	DX, CR4
 	ORQ	$const_fwPCID, AX
 	MOVQ	AX, CR3

@@ -122,6 +122,7 @@ func boot() uint64 {
 	fwCPUIDLimit = amd64.UnlockCPUID()
 	amd64.SetCR3(kernelPT.Root)
 	clearPCIDE()
+	dropFirmwareGlobals()
 	if !initClock() {
 		clockFailed()
 		endRun(exitBoot, "boot")
@@ -400,6 +401,20 @@ func setupCPU() {
 func clearPCIDE() {
 	if cr4 := amd64.CR4(); cr4&amd64.CR4_PCIDE != 0 {
 		amd64.SetCR4(cr4 &^ amd64.CR4_PCIDE)
+	}
+}
+
+// dropFirmwareGlobals toggles CR4.PGE where the firmware left it set,
+// once the kernel's CR3 is loaded: a load of CR3 keeps global TLB entries
+// (SDM Vol. 3A, 4.10.4.1), and the firmware's would go on translating its
+// addresses with its page attributes under the kernel's tables, which need
+// not map them alike. Clearing PGE invalidates every TLB entry, global
+// ones included; setting it again gives the kernel the firmware's CR4
+// back (pti sets PGE for the runs as each mode needs).
+func dropFirmwareGlobals() {
+	if cr4 := amd64.CR4(); cr4&amd64.CR4_PGE != 0 {
+		amd64.SetCR4(cr4 &^ amd64.CR4_PGE)
+		amd64.SetCR4(cr4)
 	}
 }
 

@@ -441,22 +441,27 @@ func TestBochsPCIDEOrder(t *testing.T) {
 }
 
 // TestBochsFirmwarePCIDE boots a test image that plays a firmware running
-// with CR4.PCIDE set and PCID 1 in its CR3 (ptilab_fw_pcide: set by the
-// entry code before it records the firmware's state) on Bochs's PCID
-// model. Boot must clear PCIDE (the cpu-state record and line say so),
-// so that the 32-bit world can leave long mode, and the firmware gate
-// must load the firmware's CR4 before its CR3 (PCIDE may be set only with
-// CR3[11:0] = 0) in every firmware call and on the way back: the run
-// passes the 32-bit and the 64-bit on+pcid null calls and returns to the
-// firmware (end = return), whose boot manager goes on.
+// with CR4.PCIDE and CR4.PGE set and PCID 1 in its CR3 (ptilab_fw_pcide:
+// set by the entry code before it records the firmware's state) on
+// Bochs's PCID model. Boot must clear PCIDE (the cpu-state record and
+// line say so), so that the 32-bit world can leave long mode, and toggle
+// PGE (dropFirmwareGlobals); the firmware gate must load the firmware's
+// CR4 before its CR3 (PCIDE may be set only with CR3[11:0] = 0) in every
+// firmware call and on the way back: the run passes the 32-bit and the
+// 64-bit on+pcid null calls and returns to the firmware (end = return),
+// whose boot manager goes on.
 //
-// The image also leaves a global TLB entry behind before it returns
-// (ptilab_global_probe: goos's plantGlobalProbe, with CR4.PGE set), which
-// Bochs, unlike QEMU's TCG, keeps across a CR3 load; the global pages
-// that board.End drops before the return must take it with them.
+// The image (oddFirmware) also runs the firmware on a code selector
+// that collides with ptilab's GDT, so the gate takes the copy of the
+// firmware's GDT here too, and leaves a global TLB entry behind before it
+// returns (goos's plantGlobalProbe; the kernel runs with the firmware's
+// PGE), which Bochs, unlike QEMU's TCG, keeps across a CR3 load; the
+// global pages that board.End drops before the return must take it with
+// them.
 func TestBochsFirmwarePCIDE(t *testing.T) {
-	_, res := bootTaggedPCID(t, []string{"ptilab_fw_pcide", "ptilab_global_probe"}, "null,null32", "end = return\n",
+	_, res := bootTaggedPCID(t, oddFirmware, "null,null32", "end = return\n",
 		regexp.MustCompile(`(?s)PTILAB-END.*(BdsDxe: starting |Exception Type)`))
+	requireGDTCopy(t, res)
 	require.True(t, res.Stopped, "the firmware's boot manager did not go on after the return")
 	after := strings.Join(res.Lines()[lineIndex(t, res.Lines(), "PTILAB-END"):], "\n")
 	assert.NotContains(t, after, "Exception Type", "the firmware crashed after ptilab returned")
@@ -469,6 +474,7 @@ func TestBochsFirmwarePCIDE(t *testing.T) {
 	sts := recordsOf[contract.CPUState](t, res)
 	require.Len(t, sts, 1)
 	assert.True(t, hexBit(t, sts[0].CR4, 17), "CR4.PCIDE at entry: %s", sts[0].CR4)
+	assert.True(t, hexBit(t, sts[0].CR4, 7), "CR4.PGE at entry: %s", sts[0].CR4)
 	assert.True(t, sts[0].PCIDECleared)
 	assert.Empty(t, sts[0].CR0Fixed, "OVMF enables SSE")
 	assert.Empty(t, sts[0].CR4Fixed)

@@ -475,13 +475,13 @@ func TestKernelFault(t *testing.T) {
 // goes on. A key typed during the run does not count.
 //
 // The timeout run boots the test image that plays a firmware whose code
-// selector collides with ptilab's GDT (ptilab_fw_cs: its calls run on a
+// selector collides with ptilab's GDT (oddFirmware: its calls run on a
 // copy of its GDT): the boot manager goes on only if the way back gave
 // the firmware its own GDT and CS, not the copy in the image's memory.
 func TestEndKey(t *testing.T) {
 	const plan = "end = key\nbenchmarks = null\nflavours = minimal\nglobal = off\nn = 100\nr = 3\n"
 	t.Run("timeout", func(t *testing.T) {
-		_, image := taggedImage(t, "ptilab_fw_cs")
+		_, image := taggedImage(t, oddFirmware...)
 		after := returnRun(t, image, plan+"end_wait = 1\n", "ptilab: booting")
 		assert.Contains(t, after, "ptilab: the run is over; press a key to return to the firmware (or wait 1 s)")
 		assert.Contains(t, after, "ptilab: no key in 1 s; returning to the firmware", "the key typed during the run ended the wait")

@@ -103,6 +103,16 @@ func taggedImage(t *testing.T, tags ...string) (elf, efi string) {
 	return b.elf, b.efi
 }
 
+// oddFirmware are the tags of the test image that plays an awkward
+// firmware: one that runs with CR4.PCIDE and CR4.PGE set and a PCID in
+// CR3 where the CPU has PCID (ptilab_fw_pcide, efi/fw_pcide.go), on a
+// code selector that names another segment in ptilab's GDT
+// (ptilab_fw_cs, efi/fw_cs.go), and that, when the run returns to it,
+// leaves a stale global TLB entry for the end to drop
+// (ptilab_global_probe, goos/globalprobe_on.go). One image serves the
+// QEMU and Bochs tests of all three, built once.
+var oddFirmware = []string{"ptilab_fw_pcide", "ptilab_fw_cs", "ptilab_global_probe"}
+
 // taggedBuild is one build of taggedImage's.
 type taggedBuild struct {
 	once     sync.Once

@@ -37,17 +37,17 @@ const nmiInterval = 30 * time.Millisecond
 // at most as many as were injected: NMIs that arrive while one is
 // pending merge, SDM Vol. 3A, 6.7.1).
 //
-// The screen=on run boots the test image that plays a firmware whose code
-// selector, 0x28, names ptilab's USER_DS (ptilab_fw_cs, efi/fw_cs.go):
-// the gate then passes through a selector free in both GDTs, with the
+// The screen=on run boots the test image that plays an awkward firmware
+// (oddFirmware), whose code selector, 0x28, names ptilab's USER_DS: the
+// gate then passes through a selector free in both GDTs, with the
 // firmware's calls on a copy of its GDT, and the NMIs land in those
-// switches too.
+// switches too (QEMU's TCG has no PCID: its CR4 stays OVMF's).
 func TestNMIs(t *testing.T) {
 	for _, screen := range []string{"on", "off"} {
 		t.Run("screen="+screen, func(t *testing.T) {
 			var image string
 			if screen == "on" {
-				_, image = taggedImage(t, "ptilab_fw_cs")
+				_, image = taggedImage(t, oddFirmware...)
 			}
 			mon := filepath.Join(t.TempDir(), "monitor")
 			w := newSerialWatch("ptilab: booting", contract.EndTag+" ")
@@ -93,7 +93,7 @@ func TestNMIs(t *testing.T) {
 	}
 }
 
-// requireGDTCopy checks a run of the ptilab_fw_cs test image under OVMF
+// requireGDTCopy checks a run of the oddFirmware test image under OVMF
 // (EDK2's GDT: nine entries, 0x38 its 64-bit code): the pretend
 // firmware's 0x28 collides with ptilab's USER_DS, so the gate passes
 // through 0x50, the first entry null in ptilab's GDT and beyond the
