@@ -19,6 +19,9 @@ type CPUIDLimit struct {
 	Read, Set, Cleared bool
 	// MaxLeafAtEntry and MaxLeaf are CPUID.0H:EAX before and after.
 	MaxLeafAtEntry, MaxLeaf uint32
+	// MiscEnable is IA32_MISC_ENABLE as read, before the write (with
+	// Read): the value to give back at the end where Cleared.
+	MiscEnable uint64
 }
 
 // CPUIDLimitApplies reports whether the CPU has the limit bit in
@@ -47,7 +50,7 @@ func unlockCPUID(f *CPUFeatures, rdmsr func(uint32) (uint64, bool), wrmsr func(u
 	if !ok {
 		return l
 	}
-	l.Read = true
+	l.Read, l.MiscEnable = true, v
 	l.Set = v&MISC_ENABLE_LIMIT_CPUID != 0
 	if !l.Set {
 		return l

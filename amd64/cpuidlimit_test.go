@@ -67,20 +67,21 @@ func TestUnlockCPUID(t *testing.T) {
 	// The limit set by the firmware: cleared, and only bit 22 changed.
 	m := &miscEnable{v: fw | MISC_ENABLE_LIMIT_CPUID, full: 0xd}
 	l := unlockCPUID(ivb, m.rdmsr, m.wrmsr, m.maxLeaf)
-	assert.Equal(t, CPUIDLimit{Read: true, Set: true, Cleared: true, MaxLeafAtEntry: 2, MaxLeaf: 0xd}, l)
+	assert.Equal(t, CPUIDLimit{Read: true, Set: true, Cleared: true, MaxLeafAtEntry: 2, MaxLeaf: 0xd, MiscEnable: fw | MISC_ENABLE_LIMIT_CPUID}, l,
+		"the MSR as the firmware left it, to give back")
 	assert.Equal(t, uint64(fw), m.v)
 	assert.Equal(t, 1, m.writes)
 
 	// The limit off: read, never written.
 	m = &miscEnable{v: fw, full: 0xd}
 	l = unlockCPUID(ivb, m.rdmsr, m.wrmsr, m.maxLeaf)
-	assert.Equal(t, CPUIDLimit{Read: true, MaxLeafAtEntry: 0xd, MaxLeaf: 0xd}, l)
+	assert.Equal(t, CPUIDLimit{Read: true, MaxLeafAtEntry: 0xd, MaxLeaf: 0xd, MiscEnable: fw}, l)
 	assert.Zero(t, m.writes)
 
 	// A write that raises #GP: set, not cleared, the leaves still hidden.
 	m = &miscEnable{v: fw | MISC_ENABLE_LIMIT_CPUID, full: 0xd, readOnly: true}
 	l = unlockCPUID(ivb, m.rdmsr, m.wrmsr, m.maxLeaf)
-	assert.Equal(t, CPUIDLimit{Read: true, Set: true, MaxLeafAtEntry: 2, MaxLeaf: 2}, l)
+	assert.Equal(t, CPUIDLimit{Read: true, Set: true, MaxLeafAtEntry: 2, MaxLeaf: 2, MiscEnable: fw | MISC_ENABLE_LIMIT_CPUID}, l)
 
 	// The read raises #GP (an emulator without the MSR, as Bochs's
 	// models): nothing known, nothing written.

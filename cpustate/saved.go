@@ -1,6 +1,9 @@
 package cpustate
 
-import "github.com/ptilab/ptilab/contract"
+import (
+	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/contract"
+)
 
 // The MSRs ptilab writes that the firmware (and the OS booted after it)
 // owns: the P-state request (IA32_PERF_CTL, IA32_HWP_REQUEST) and the
@@ -76,6 +79,29 @@ func (s *SavedMSRs) SaveVia(c CPU, msr, via uint32, name string) bool {
 	}
 	v, ok := c.ReadMSR(msr)
 	if !ok {
+		return false
+	}
+	return s.add(msr, via, name, v)
+}
+
+// SaveCPUIDLimit records IA32_MISC_ENABLE with the value boot read before
+// it cleared the CPUID limit (l, amd64.UnlockCPUID), where it did clear
+// it, so that every way out of the run gives the firmware its limit
+// back. It reports whether the MSR is saved.
+func (s *SavedMSRs) SaveCPUIDLimit(l amd64.CPUIDLimit) bool {
+	if !l.Cleared {
+		return false
+	}
+	return s.add(amd64.MSR_IA32_MISC_ENABLE, amd64.MSR_IA32_MISC_ENABLE, "IA32_MISC_ENABLE", l.MiscEnable)
+}
+
+// add records msr with its value v, unless it is already saved (true)
+// or the registry is full (false).
+func (s *SavedMSRs) add(msr, via uint32, name string, v uint64) bool {
+	if _, ok := s.Value(msr); ok {
+		return true
+	}
+	if s.n == len(s.list) {
 		return false
 	}
 	s.list[s.n] = SavedMSR{MSR: msr, Via: via, Name: name, Value: v}

@@ -119,6 +119,10 @@ func boot() uint64 {
 	// frequency (CPUID 15H) is read below, and the Go runtime reads CPUID
 	// (rt0_go, internal/cpu) only after boot returns and the entry code
 	// jumps to _rt0_amd64_linux. Features are read again where it was set.
+	// The Go world puts IA32_MISC_ENABLE into the registry of MSRs given
+	// back at the end where this cleared the limit
+	// (cpustate.SavedMSRs.SaveCPUIDLimit): the registry is not kernel
+	// code.
 	fwCPUIDLimit = amd64.UnlockCPUID()
 	amd64.SetCR3(kernelPT.Root)
 	clearPCIDE()
