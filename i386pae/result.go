@@ -55,9 +55,10 @@ type Stamps struct {
 	Sums [layout.PhaseCount]uint64
 	N    [layout.PhaseCount]uint64
 	// Cost is the TSC cycles a stamp adds to each phase: the run's
-	// stamps of one call taken back to back, nothing between them,
-	// layout.StampCalibrations times, averaged. Zero in an uninstrumented
-	// run.
+	// stamps of one call taken back to back, nothing between them, in
+	// layout.StampCalBlocks blocks of layout.StampBlockCalls, the median
+	// of the blocks' means (a disturbance inflates one block, not the
+	// cost). Zero in an uninstrumented run.
 	Cost [layout.PhaseCount]float64
 }
 

@@ -3,6 +3,7 @@ package i386pae
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
@@ -178,7 +179,7 @@ func start(sw Switch, proc *Process, eip, esp uint32, args [6]uint32, tasks bool
 	}
 	d.Sites = sw.sites
 	if c.Stamps {
-		d.StampCalN = layout.StampCalibrations
+		d.StampCalOn = 1
 	}
 	d.VerwSel = layout.KERNEL_DS
 	d.Dispatch = kernelVA(offDispatch)
@@ -207,10 +208,27 @@ func start(sw Switch, proc *Process, eip, esp uint32, args [6]uint32, tasks bool
 	}
 	for i, ph := range d.Phase {
 		r.Stamps.Sums[i], r.Stamps.N[i] = uint64(ph[0])|uint64(ph[1])<<32, uint64(d.PhaseN[i])
-		if n := d.StampCalNs[i]; n != 0 {
-			cal := d.StampCal[i]
-			r.Stamps.Cost[i] = float64(uint64(cal[0])|uint64(cal[1])<<32) / float64(n)
+		if d.StampCalNs[i] != 0 {
+			r.Stamps.Cost[i] = stampCost(&d.StampBlock, i)
 		}
 	}
 	return r, nil
+}
+
+// stampCost is what one stamp adds to phase i: the median over the
+// calibration's blocks (CPUData.StampBlock) of each block's sum per call,
+// so that a disturbance inside one block (an SMI, an NMI) does not move
+// it.
+func stampCost(blocks *[layout.StampCalBlocks][layout.PhaseCount][2]uint32, i int) float64 {
+	var per [layout.StampCalBlocks]float64
+	for b := range blocks {
+		sum := blocks[b][i]
+		per[b] = float64(uint64(sum[0])|uint64(sum[1])<<32) / layout.StampBlockCalls
+	}
+	slices.Sort(per[:])
+	n := len(per)
+	if n%2 == 1 {
+		return per[n/2]
+	}
+	return (per[n/2-1] + per[n/2]) / 2
 }

@@ -86,13 +86,18 @@
 	INCL	(counts+4*(k))
 
 // STAMP_CALIBRATE runs a call's stamps back to back, as the trampolines
-// take them with nothing between, CPUData.StampCalN times, summing each
-// phase's cycles in CPUData.StampCal (nothing when StampCalN is 0). Uses
-// EAX, ECX, EDX.
+// take them with nothing between, in StampCalBlocks blocks of
+// StampBlockCalls (nothing when CPUData.StampCalOn is 0): each block sums
+// each phase's cycles in CPUData.StampCal with the trampolines' very
+// instructions, then moves the sums to its row of CPUData.StampBlock
+// (KEEP_BLOCK) and starts again from 0. Uses EAX, EBX, ECX, EDX.
 #define STAMP_CALIBRATE \
-	MOVL	(const_cpu+cpuData_StampCalN), CX; \
+	MOVL	(const_cpu+cpuData_StampCalOn), CX; \
 	TESTL	CX, CX; \
 	JEQ	calibrated; \
+	MOVL	$(const_cpu+cpuData_StampBlock), BX; \
+block: \
+	MOVL	$const_stampBlockCalls, CX; \
 calibrate: \
 	STAMP_START; \
 	STAMP_TO(const_cpu+cpuData_StampCal, const_cpu+cpuData_StampCalNs, const_PhaseCR3In); \
@@ -102,7 +107,26 @@ calibrate: \
 	STAMP_TO(const_cpu+cpuData_StampCal, const_cpu+cpuData_StampCalNs, const_PhaseCR3Out); \
 	DECL	CX; \
 	JNE	calibrate; \
+	KEEP_BLOCK(const_PhaseCR3In); \
+	KEEP_BLOCK(const_PhaseCopyIn); \
+	KEEP_BLOCK(const_PhaseDispatch); \
+	KEEP_BLOCK(const_PhaseCopyOut); \
+	KEEP_BLOCK(const_PhaseCR3Out); \
+	ADDL	$(8*const_PhaseCount), BX; \
+	CMPL	BX, $(const_cpu+cpuData_StampBlock+8*const_PhaseCount*const_stampCalBlocks); \
+	JNE	block; \
 calibrated:
+
+// KEEP_BLOCK(k) moves phase k's calibration sum (CPUData.StampCal[k]) to
+// the block's row at BX (CPUData.StampBlock[block][k]) and zeroes it.
+// Uses EAX.
+#define KEEP_BLOCK(k) \
+	MOVL	(const_cpu+cpuData_StampCal+8*(k)), AX; \
+	MOVL	AX, 8*(k)(BX); \
+	MOVL	(const_cpu+cpuData_StampCal+8*(k)+4), AX; \
+	MOVL	AX, 8*(k)+4(BX); \
+	MOVL	$0, (const_cpu+cpuData_StampCal+8*(k)); \
+	MOVL	$0, (const_cpu+cpuData_StampCal+8*(k)+4)
 
 // func enter32()
 //

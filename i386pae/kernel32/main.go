@@ -111,6 +111,9 @@ const (
 	PhaseDispatch        = layout.PhaseDispatch
 	PhaseCopyOut         = layout.PhaseCopyOut
 	PhaseCR3Out          = layout.PhaseCR3Out
+	PhaseCount           = layout.PhaseCount
+	stampCalBlocks       = layout.StampCalBlocks
+	stampBlockCalls      = layout.StampBlockCalls
 	taskFrame            = kernelStackTop - ptRegsWords*4 // pt_regs on the task stack
 	entryFrame           = entryStackTop - ptRegsWords*4  // pt_regs on the entry stack
 

@@ -175,16 +175,20 @@ type CPUData struct {
 	Phase     [PhaseCount][2]uint32
 	PhaseN    [PhaseCount]uint32
 	PhasePrev uint32
-	// The stamps' own cost (set by the 64-bit side: StampCalN, 0 for an
+	// The stamps' own cost (set by the 64-bit side: StampCalOn, 0 for an
 	// uninstrumented run): before the task starts, enter32high runs the
-	// stamps of one call StampCalN times back to back, nothing between
-	// them, summing each phase's cycles in StampCal as the trampolines sum
-	// theirs in Phase. Each sum over StampCalN is what one stamp adds to
-	// its phase: the stamp's own instructions after its RDTSC, the next
-	// one's fences and RDTSC.
-	StampCalN  uint32
+	// stamps of one call back to back, nothing between them,
+	// StampCalBlocks blocks of StampBlockCalls times, summing each phase's
+	// cycles in StampCal as the trampolines sum theirs in Phase, and moving
+	// each block's sums to StampBlock. A block's sum over StampBlockCalls
+	// is what one stamp adds to its phase: the stamp's own instructions
+	// after its RDTSC, the next one's fences and RDTSC; the 64-bit side
+	// takes the median over the blocks, so that a disturbance (an SMI, an
+	// NMI) inflates one block's figure and not the cost.
+	StampCalOn uint32
 	StampCal   [PhaseCount][2]uint32
-	StampCalNs [PhaseCount]uint32 // STAMP_TO's counts: StampCalN each
+	StampCalNs [PhaseCount]uint32 // STAMP_TO's counts: StampCalBlocks*StampBlockCalls each
+	StampBlock [StampCalBlocks][PhaseCount][2]uint32
 
 	// Tasks is 1 when the tasks kernel answers the system calls the
 	// assembly does not (linux trampolines only: it switches tasks by
@@ -226,9 +230,12 @@ type CPUData struct {
 // 32 (SDM Vol. 3A, 6.11 and 6.14.1).
 const SwitchIDTSize = 48
 
-// StampCalibrations is how many times enter32high runs a call's stamps
-// back to back to calibrate their cost (CPUData.StampCalN).
-const StampCalibrations = 1000
+// The stamps' calibration (CPUData.StampCalOn): StampCalBlocks blocks of
+// StampBlockCalls calls' stamps, 1000 in all (about 60 µs on hardware).
+const (
+	StampCalBlocks  = 8
+	StampBlockCalls = 125
+)
 
 // Phases of a system call through the instrumented linux trampolines,
 // each from the stamp before it: the switch to the kernel side's CR3 (from
@@ -257,8 +264,11 @@ const (
 	CopyDirect = 3
 )
 
-// SaveArea is the offset in the CPU page of the 64-bit side's save area.
+// SaveArea is the offset in the CPU page of the 64-bit side's save area,
+// above CPUData (checked at compile time below).
 const SaveArea = 0x800
+
+var _ [SaveArea - unsafe.Sizeof(CPUData{})]byte
 
 // PTISwitchMask is what the trampolines OR into CR3 to go to the user
 // side and clear to come back: bit 12, the upper PDPT of the 8 KiB pair
