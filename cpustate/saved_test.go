@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/cpustate/cpustatetest"
 )
@@ -153,25 +152,4 @@ func TestRestoreAllocs(t *testing.T) {
 		WriteRestoreJSON(buf[:cap(buf)], "fault", e)
 		WriteRestoreLine(buf[:cap(buf)], "fault", e)
 	}))
-}
-
-// TestSaveCPUIDLimit: IA32_MISC_ENABLE is saved with the value boot read
-// before it cleared the limit, and only where it cleared it; Restore
-// writes that value back.
-func TestSaveCPUIDLimit(t *testing.T) {
-	const fw = 0x850089 | amd64.MISC_ENABLE_LIMIT_CPUID
-	var s SavedMSRs
-	assert.False(t, s.SaveCPUIDLimit(amd64.CPUIDLimit{Read: true, MiscEnable: fw &^ amd64.MISC_ENABLE_LIMIT_CPUID}), "nothing cleared")
-	assert.False(t, s.SaveCPUIDLimit(amd64.CPUIDLimit{Read: true, Set: true, MiscEnable: fw}), "the write did not take")
-	assert.Empty(t, s.Entries())
-	require.True(t, s.SaveCPUIDLimit(amd64.CPUIDLimit{Read: true, Set: true, Cleared: true, MiscEnable: fw}))
-	v, ok := s.Value(amd64.MSR_IA32_MISC_ENABLE)
-	require.True(t, ok)
-	assert.Equal(t, uint64(fw), v)
-	c := &cpustatetest.CPU{MSRs: map[uint32]uint64{amd64.MSR_IA32_MISC_ENABLE: fw &^ amd64.MISC_ENABLE_LIMIT_CPUID}}
-	got := s.Restore(c)
-	require.Len(t, got, 1)
-	assert.Equal(t, "IA32_MISC_ENABLE", got[0].Name)
-	assert.True(t, got[0].Restored)
-	assert.Equal(t, uint64(fw), got[0].ReadBack, "the limit is back")
 }

@@ -77,7 +77,8 @@
 // firmware's calls run on (fwCodeMapped; efi.PlaceTransit puts it there:
 // the firmware's own CS, or a free index in both, the firmware then
 // running on a copy of its GDT), and on the IDT the firmware runs with
-// inside a call being fwIDT (its NMI gate on the transit CS, no IST). CR3 and CR4 come last: every table and handler involved sits in
+// inside a call being fwIDT (its NMI gate on the transit CS, no IST). CR3
+// and CR4 come last: every table and handler involved sits in
 // memory both worlds map identically.
 
 // READABLE_OR_NULL leaves the selector in AX when it names a present data
@@ -127,6 +128,16 @@ ok:
 	LOAD_CR4(ctx); \
 	LOAD_CR3(ctx)
 
+// TO_TRANSIT(skip) reloads CS with the transit selector (transitCS) where
+// fwCodeMapped says it names 64-bit code in both GDTs; it defines the
+// label skip. Clobbers AX, BX.
+#define TO_TRANSIT(skip) \
+	CMPB	·fwCodeMapped(SB), $0; \
+	JEQ	skip; \
+	MOVQ	·transitCS(SB), AX; \
+	CALL	·farReturn(SB); \
+skip:
+
 // TO_FIRMWARE switches to the firmware's context, with fwIDT: data
 // segments null; CS the transit selector (while ptilab's GDT is loaded,
 // with fwCodeMapped); fwIDT; the GDT the firmware's calls run on (its own
@@ -136,11 +147,7 @@ ok:
 // stands at most once in a function.
 #define TO_FIRMWARE \
 	NULL_DATA_SEGMENTS; \
-	CMPB	·fwCodeMapped(SB), $0; \
-	JEQ	fwcs; \
-	MOVQ	·transitCS(SB), AX; \
-	CALL	·farReturn(SB); \
-fwcs: \
+	TO_TRANSIT(fwcs); \
 	LIDT	·fwIDTPtr+descPtr_Limit(SB); \
 	LGDT	·fwctx+(context_GDT+descPtr_Limit)(SB); \
 	MOVQ	·fwctx+context_CS(SB), AX; \
@@ -167,11 +174,7 @@ notr:
 	VZEROUPPER; \
 noavx: \
 	NULL_DATA_SEGMENTS; \
-	CMPB	·fwCodeMapped(SB), $0; \
-	JEQ	kgdt; \
-	MOVQ	·transitCS(SB), AX; \
-	CALL	·farReturn(SB); \
-kgdt: \
+	TO_TRANSIT(kgdt); \
 	LGDT	·kctx+(context_GDT+descPtr_Limit)(SB); \
 	MOVQ	·kctx+context_CS(SB), AX; \
 	CALL	·farReturn(SB); \
