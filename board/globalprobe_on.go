@@ -2,7 +2,11 @@
 
 package board
 
-import "github.com/ptilab/ptilab/efi"
+import (
+	"unsafe"
+
+	"github.com/ptilab/ptilab/efi"
+)
 
 // globalProbe is the page goos's plantGlobalProbe left a stale global TLB
 // entry for (test image ptilab_global_probe): its address, the word the
@@ -42,12 +46,8 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-// writeSerialString is WriteSerial for a string.
+// writeSerialString is WriteSerial for a string, without the copy a
+// conversion to []byte may allocate (End also runs in kernel mode).
 func writeSerialString(s string) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			txAll('\r')
-		}
-		txAll(s[i])
-	}
+	WriteSerial(unsafe.Slice(unsafe.StringData(s), len(s)))
 }

@@ -23,8 +23,9 @@ var pretendGDT [fwGDTEntries]uint64
 // the firmware's calls run on (fwctx). Entry and entryGDT keep the real
 // ones, which exit gives back. For TestNMIs, TestEndKey and
 // TestBochsFirmwarePCIDE (test/, oddFirmware): only test images are
-// built with the tag ptilab_fw_cs (host/image.Build's tags). Where the firmware's GDT is larger than pretendGDT, or its CS
-// beyond it, it does nothing.
+// built with the tag ptilab_fw_cs (host/image.Build's tags). Where the
+// firmware's GDT is larger than pretendGDT, or its CS beyond it, it does
+// nothing.
 func pretendFirmwareCS() {
 	n := (int(fwctx.GDT.Limit) + 1) / 8
 	i := int(fwctx.CS >> 3)

@@ -141,8 +141,8 @@ skip:
 // TO_FIRMWARE switches to the firmware's context, with fwIDT: data
 // segments null; CS the transit selector (while ptilab's GDT is loaded,
 // with fwCodeMapped); fwIDT; the GDT the firmware's calls run on (its own
-// or the copy fwGDT); CS the firmware's, DS, ES, SS; CR4 and CR3 (LOAD_PAGING);
-// the task register, when the firmware had one. RSP must already be on a
+// or the copy fwGDT); CS the firmware's, DS, ES, SS; CR4 and CR3
+// (LOAD_PAGING); the task register, when the firmware had one. RSP must already be on a
 // stack both CR3 values map. It defines the labels fwcs and notr, so it
 // stands at most once in a function.
 #define TO_FIRMWARE \

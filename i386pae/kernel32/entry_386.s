@@ -63,9 +63,9 @@
 // stores (a REP MOVS copy's) are globally visible (SDM Vol. 2B, RDTSC), so
 // that a copy's store drain stays in its own phase. STAMP_START takes a
 // call's first stamp; STAMP(k) adds the cycles since the last stamp to
-// phase k's sum and counts it (STAMP_TO). Each phase so holds, besides its own work, the last stamp's
-// instructions after its RDTSC and its own stamp's fences and RDTSC:
-// STAMP_CALIBRATE measures that cost.
+// phase k's sum and counts it (STAMP_TO). Each phase so holds, besides
+// its own work, the last stamp's instructions after its RDTSC and its own
+// stamp's fences and RDTSC: STAMP_CALIBRATE measures that cost.
 #define NO_STAMP_START
 #define NO_STAMP(k)
 #define STAMP_START \
