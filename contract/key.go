@@ -83,7 +83,7 @@ func (s Subject) Config() (experiment.Config, error) {
 
 // Key is the record's canonical key: its benchmark, its Config's pairs
 // (experiment.Config.Pairs) and its own fields where set (tasks, target,
-// work_ns, sweep_pages, and loop_offset where not 0, so that a record at
+// kernel, work_ns, sweep_pages, and loop_offset where not 0, so that a record at
 // the programs' default places keeps the key it always had), as
 // name=value pairs joined by
 // experiment.JoinPairs: "bench=pingpong width=64 mode=on entry=syscall
@@ -117,7 +117,7 @@ func (s Subject) keyWith(ipc string) string {
 			p = append(p, [2]string{"global", "on"})
 		}
 	}
-	for _, f := range [][2]string{{"tasks", s.Tasks}, {"ipc", ipc}, {"target", s.Target}} {
+	for _, f := range [][2]string{{"tasks", s.Tasks}, {"ipc", ipc}, {"target", s.Target}, {"kernel", s.Kernel}} {
 		if f[1] != "" {
 			p = append(p, f)
 		}

@@ -64,6 +64,12 @@ type Subject struct {
 	// read (Bochs's models lack the MSR). Not part of the key: the same
 	// configuration under two revisions compares.
 	Microcode string `json:"microcode,omitempty"`
+	// Kernel names the kernel a `ptilab linux` row ran on where it is not
+	// the world's own: "64-compat", a 32-bit program entering the 64-bit
+	// Linux kernel by its compat entries (INT 0x80, SYSENTER), not a PAE
+	// kernel. Part of the key; absent on the image's rows and on the
+	// 64-bit Linux rows, which line up with the image's.
+	Kernel string `json:"kernel,omitempty"`
 }
 
 // About returns the subject: what a record that embeds it is about.
@@ -1231,6 +1237,10 @@ func (Oracle) Kind() string            { return "oracle" }
 // The probe's list of what each mode's user table maps beyond on's.
 func (Exposure) Kind() string { return "exposure" }
 
+// The kinds of `ptilab linux` runs.
+func (Linux) Kind() string     { return "linux" }
+func (PerfBench) Kind() string { return "perf-bench" }
+
 // kinds makes an empty record of each kind, for Decode.
 var kinds = map[string]func() Record{}
 
@@ -1238,7 +1248,7 @@ func init() {
 	for _, r := range []Record{Syscall{}, PingPong{}, Messaging{}, Phases{}, Probe{}, Retention{}, FlushCost{}, Seed{}, Unsupported{},
 		SeedUnsupported{}, Error{}, Check{}, Deadlock{}, Machine{}, Timing{}, PlanError{}, SyscallCounts{},
 		Fault{}, OutOfMemory{}, End{}, CPUState{}, PState{}, Baseline{}, Vulnerabilities{}, OracleCalibration{}, Oracle{},
-		TLBSweep{}, Exposure{}, Ladder{}, MSRRestore{}, PMUFirmware{}} {
+		TLBSweep{}, Exposure{}, Ladder{}, MSRRestore{}, PMUFirmware{}, Linux{}, PerfBench{}} {
 		kinds[r.Kind()] = newOf(r)
 	}
 }

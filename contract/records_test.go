@@ -17,7 +17,7 @@ func TestEncodeDecode(t *testing.T) {
 	ucode := uint32(0x28)
 	two := 2
 	sixteen, extra := 16, 540.5
-	inc := 54.0
+	inc, paranoid := 54.0, 2
 	recs := []Record{
 		Syscall{Subject: Subject{Bench: "work", Width: 64, Mode: "on", Entry: "syscall", Flavour: "minimal", WorkNs: &ns, Emulated: true},
 			N: 200, R: 10, Stats: Stats{Unit: "tsc_cycles", Mean: 1.5, Median: 1, Min: 1, Max: 2, TSCHz: 2e9, RatioToOff: 3,
@@ -82,6 +82,10 @@ func TestEncodeDecode(t *testing.T) {
 		End{Status: "ok", Failed: []string{}, PlanErrors: 1, UptimeMs: 5},
 		Ladder{Subject: Subject{Bench: "ladder", Width: 64, Mode: "on", Flavour: "mitigated", Mitigations: "verw+bhb"}, Rung: Rung{Part: "stacked", Over: "verw"},
 			Unit: "instructions", Mean: 160, Increment: &inc},
+		Linux{Release: "6.1.0", Cmdline: "nopti", PTI: "off", PTIWhy: "no pti flag", Global: true, Boost: "unknown", SMT: "notsupported",
+			CPUs: 2, Pinned: "none", PerfEventParanoid: &paranoid, Counters: "unsupported: ENOENT", Compat32: "native"},
+		PerfBench{Key: "bench=null width=64 mode=off entry=syscall flavour=linux global=on", Command: "perf bench syscall basic --loop 100000",
+			Unit: "ns", Rounds: 2, Perf: []float64{70, 71}, Ptilab: []float64{66, 67}, Ratio: 66.5 / 70.5},
 	}
 	kinds := map[string]bool{}
 	for _, r := range recs {

@@ -60,12 +60,24 @@ func (r *Renderer) entryColumn(width int) bool {
 	return n > 1
 }
 
-// worldTitle starts the title of a table of the 32-bit world.
-func worldTitle(width int) string {
-	if width == 32 {
+// worldTitle starts the title of a table of the 32-bit world: the PAE
+// kernel's, or a Linux run's 32-bit programs on its 64-bit kernel.
+func worldTitle(c config) string {
+	switch {
+	case c.kernel == "64-compat":
+		return "32-bit programs on the 64-bit Linux kernel (its compat entries): "
+	case c.width == 32:
 		return "32-bit PAE kernel: "
 	}
 	return ""
+}
+
+// globalNote says whether a table's rows ran with global pages.
+func globalNote(global bool) string {
+	if global {
+		return "global pages"
+	}
+	return "no global pages"
 }
 
 // unit is what the figures count ("tsc_cycles", "instructions").
@@ -157,6 +169,9 @@ func (r *Renderer) countersNote() string {
 	}
 	if sc == "msr" {
 		smi = "MSR_SMI_COUNT around every repeat"
+	}
+	if r.linux != nil {
+		return "a Linux run (ptilab linux): no APERF/MPERF, SMI or NMI counts from user space; performance counters: " + r.linux.Counters
 	}
 	return "core clock: " + clock + "; SMIs: " + smi + "; NMIs: counted around every repeat" +
 		"; dist rep: repeats an SMI or an NMI disturbed, of all (headline over the undisturbed when at least half are)"

@@ -26,6 +26,7 @@ type config struct {
 	stamps  bool
 	work    *int64
 	pages   *int
+	kernel  string // a Linux run's compat rows: "64-compat"
 	// cfg is the subject's configuration in the experiment's model, if ok:
 	// ok is false for a subject without one (flushcost's records) or one
 	// that does not parse (an old log's).
@@ -46,7 +47,7 @@ func (c config) isFlavour(f experiment.Flavour) bool { return c.ok && c.cfg.Flav
 func configOf(s contract.Subject) config {
 	c := config{
 		bench: strings.TrimSuffix(s.Bench, "32"), width: s.Width, mode: s.Mode, entry: s.Entry, flavour: s.Flavour,
-		copy: s.Copy, tasks: s.Tasks, target: s.Target, mitig: s.Mitigations, global: s.Global, stamps: s.Stamps,
+		copy: s.Copy, tasks: s.Tasks, target: s.Target, mitig: s.Mitigations, global: s.Global, stamps: s.Stamps, kernel: s.Kernel,
 		work: s.WorkNs, pages: s.SweepPages,
 	}
 	if mc, err := s.Config(); err == nil {

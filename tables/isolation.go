@@ -64,7 +64,7 @@ func (r *Renderer) probePlace(rec contract.Record, c config) place {
 		},
 		begin: func(t *Table, modes []string) {
 			t.Name = id
-			t.Title = worldTitle(c.width) + "isolation probe" + by + ": a ring-3 read of each address (#PF error code: P=1 protection, P=0 not mapped)"
+			t.Title = worldTitle(c) + "isolation probe" + by + ": a ring-3 read of each address (#PF error code: P=1 protection, P=0 not mapped)"
 			if contains(modes, "lass") {
 				t.Title += "; under lass an upper-half address is LASS's #GP, before any page walk"
 			}

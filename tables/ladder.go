@@ -95,7 +95,7 @@ func (r *Renderer) ladderBegin(t *Table, rec contract.Record, c config, id strin
 	t.Columns = []Column{r.modeCol(), left("part", 8), left("rung", 36), right("+"+unit, 10), left("over", 26)}
 	if c.tasks != "" {
 		t.Title = fmt.Sprintf("%sladder: ping-pong between two processes, per round trip (two context switches, each to another process: a CR3 load, an IBPB with ibpb, an RSB stuffing with rsb): %s; %s",
-			worldTitle(c.width), repeatsOf(reps, n, warmup, "round trip", "round trips"), r.unitNote())
+			worldTitle(c), repeatsOf(reps, n, warmup, "round trip", "round trips"), r.unitNote())
 		t.Columns = append(append(t.Columns, right("processes", 12), right("±%", 7), right("ns", 9), right("vs none", 7), right("CR3/rt", 7)), coreCols(pmu)...)
 		return
 	}
@@ -105,7 +105,7 @@ func (r *Renderer) ladderBegin(t *Table, rec contract.Record, c config, id strin
 			sites = fmt.Sprintf("the %d disabled sites", s)
 		}
 	}
-	t.Title = fmt.Sprintf("%sladder: null system call (getppid), per call: %s; %s; %s", worldTitle(c.width), repeatsOf(reps, n, warmup, "call", "calls"), r.unitNote(), r.clockHeader())
+	t.Title = fmt.Sprintf("%sladder: null system call (getppid), per call: %s; %s; %s", worldTitle(c), repeatsOf(reps, n, warmup, "call", "calls"), r.unitNote(), r.clockHeader())
 	t.Heading = []string{r.countersNote(),
 		"each rung's cost is its increment over the rung named in \"over\": a knob alone over none, a stacked rung over the line below it, none over the linux flavour (" +
 			sites + " of the null path: a TEST and a taken JE each); ibpb and rsb act only in context switches (the ping-pong table)"}

@@ -16,6 +16,10 @@ type Renderer struct {
 	sink   Sink
 	timing *contract.Timing
 	cpu    *contract.CPUState
+	// linux is the kernel of a `ptilab linux` run (nil for the image's):
+	// its figures carry no ring-0 counts, and its compat rows are 32-bit
+	// programs on the 64-bit kernel.
+	linux *contract.Linux
 	// core is the core-clock state of the last measured figure: what the
 	// counters heading and the PMU columns say.
 	core *contract.Core
@@ -93,6 +97,8 @@ func (r *Renderer) Add(rec contract.Record) {
 		r.timing = &v
 	case contract.CPUState:
 		r.cpu = &v
+	case contract.Linux:
+		r.linux = &v
 	case contract.OracleCalibration:
 		r.oracleCals = append(r.oracleCals, v)
 	}

@@ -77,7 +77,7 @@ func (r *Renderer) nullPlace(rec contract.Record, c config, s contract.Subject) 
 		notes: checkNotes(rec),
 		begin: func(t *Table, _ []string) {
 			t.Name = main
-			t.Title = fmt.Sprintf("%snull system call (getppid), per call: %s, empty-loop overhead subtracted;", worldTitle(c.width), repeatsOf(reps, n, warmup, "call", "calls"))
+			t.Title = fmt.Sprintf("%snull system call (getppid), per call: %s, empty-loop overhead subtracted;", worldTitle(c), repeatsOf(reps, n, warmup, "call", "calls"))
 			t.Heading = []string{r.unitNote() + "; ± as perf stat --repeat (stddev of the mean); " + r.clockHeader(), r.countersNote(), r.pmuCheckNote()}
 			t.Columns = append(append(append([]Column{r.modeCol()}, r.entryCols(c.width)...), left("flavour", 8), left("global", 6)), r.perCallCols(pmu)...)
 		},
@@ -88,6 +88,9 @@ func (r *Renderer) nullPlace(rec contract.Record, c config, s contract.Subject) 
 			out := reference.Null()
 			if o.data["deferred"] == true {
 				out = append(out, reference.Deferred()...)
+			}
+			if r.linux != nil {
+				return append(out, "(a Linux run: the running kernel's own entry, with the mitigations its vulnerabilities record names)")
 			}
 			return append(out, "(the linux flavour has Linux's entry shape, not its speculation mitigations: no VERW, IBRS or RSB stuffing)")
 		},
@@ -110,7 +113,7 @@ func (r *Renderer) copiesPlace(rec contract.Record, c config, s contract.Subject
 		begin: func(t *Table, _ []string) {
 			n, reps, warmup := sizes(rec)
 			t.Name = id
-			t.Title = fmt.Sprintf("%slinux %s trampoline: pt_regs copy methods, per null call: %s;", worldTitle(c.width), upper(c.entry), repeatsOf(reps, n, warmup, "call", "calls"))
+			t.Title = fmt.Sprintf("%slinux %s trampoline: pt_regs copy methods, per null call: %s;", worldTitle(c), upper(c.entry), repeatsOf(reps, n, warmup, "call", "calls"))
 			t.Heading = []string{r.unitNote() + "; global pages off", r.pmuCheckNote()}
 			t.Columns = append([]Column{r.modeCol(), left("copy", 8)}, r.perCallCols(pmu)...)
 		},
@@ -221,7 +224,7 @@ func (r *Renderer) workPlace(rec contract.Record, c config) place {
 				how = upper(c.entry) + ", minimal, no global pages"
 			}
 			t.Name = id
-			t.Title = fmt.Sprintf("%ssystem call spending a given time in the kernel (%s), ns per call: %s;", worldTitle(c.width), how, repeatsOf(reps, n, warmup, "call", "calls"))
+			t.Title = fmt.Sprintf("%ssystem call spending a given time in the kernel (%s), ns per call: %s;", worldTitle(c), how, repeatsOf(reps, n, warmup, "call", "calls"))
 			t.Heading = []string{"0 ns is the work call with nothing to do (two RDTSCs), not the null call; " + r.clockHeader(), r.countersNote()}
 			t.Columns = []Column{left("work (ns)", 10)}
 			for _, m := range modes {
@@ -276,8 +279,12 @@ func (r *Renderer) lseekPlace(rec contract.Record, c config, s contract.Subject)
 			if c.width == 32 {
 				how = "linux trampolines"
 			}
+			file := "a kernel file"
+			if r.linux != nil {
+				how, file = "the kernel's own", "a file of the run's own (will-it-scale lseek1)"
+			}
 			t.Name = id
-			t.Title = fmt.Sprintf("%slseek(fd, 0, SEEK_SET) on a kernel file, %s: %s; ± as perf; %s", worldTitle(c.width), how, repeatsOf(reps, n, warmup, "call", "calls"), r.clockHeader())
+			t.Title = fmt.Sprintf("%slseek(fd, 0, SEEK_SET) on %s, %s: %s; ± as perf; %s", worldTitle(c), file, how, repeatsOf(reps, n, warmup, "call", "calls"), r.clockHeader())
 			t.Heading = []string{r.countersNote()}
 			t.Columns = append(append(append([]Column{r.modeCol()}, r.entryCols(c.width)...), left("global", 6), right(r.perCall(), 12), right("±%", 7),
 				right("ns/call", 10), right("ops/s", 14), right("vs off", 7), right("global gain", 14)), coreCols(pmu)...)

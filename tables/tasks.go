@@ -41,8 +41,8 @@ func (r *Renderer) pingPongPlace(rec contract.Record, c config) place {
 	return place{id: id, row: rowKey(c, c.entry, c.mode), size: len(lead) + 2*n, lead: lead, at: at, cells: cells,
 		begin: func(t *Table, _ []string) {
 			t.Name = id
-			t.Title = fmt.Sprintf("%sping-pong: a 1-byte token through two pipes, per round trip (lmbench lat_ctx shape, two context switches): %s;", worldTitle(c.width), repeatsOf(reps, nn, warmup, "round trip", "round trips"))
-			t.Heading = []string{fmt.Sprintf("%s, no global pages; %s; ± as perf; %s", tasksTrampolines(c.width), r.unitNote(), r.clockHeader()), r.countersNote()}
+			t.Title = fmt.Sprintf("%sping-pong: a 1-byte token through two pipes, per round trip (lmbench lat_ctx shape, two context switches): %s;", worldTitle(c), repeatsOf(reps, nn, warmup, "round trip", "round trips"))
+			t.Heading = []string{fmt.Sprintf("%s, %s; %s; ± as perf; %s", tasksTrampolines(c.width), globalNote(c.global), r.unitNote(), r.clockHeader()), r.countersNote()}
 			t.Columns = append([]Column{r.modeCol()}, r.entryCols(c.width)...)
 			for _, k := range []string{"processes", "threads"} {
 				h := append([]Column{{Head: k, Width: 12, Bar: true}, right("±%", 7), right("ns", 9), right("vs off", 7), right("CR3/rt", 7)}, coreCols(pmu)...)
@@ -113,8 +113,8 @@ func (r *Renderer) messagingPlace(rec contract.Record, c config) place {
 			}
 			t.Name = id
 			t.Title = fmt.Sprintf("%ssched-messaging (perf bench sched messaging %s-g %d -l %d: %s): %d groups of %d senders and %d receivers, %d-byte messages; %s;",
-				worldTitle(c.width), perfFlag(wl.IPC), wl.Groups, wl.Loops, ipcName(wl.IPC), wl.Groups, 20, 20, wl.Size, runs(reps, warmup))
-			t.Heading = []string{fmt.Sprintf("total time from the start signal to the last exit; %s, no global pages; %s; ± as perf; %s", entry, r.unitNote(), r.clockHeader()), r.countersNote()}
+				worldTitle(c), perfFlag(wl.IPC), wl.Groups, wl.Loops, ipcName(wl.IPC), wl.Groups, 20, 20, wl.Size, runs(reps, warmup))
+			t.Heading = []string{fmt.Sprintf("total time from the start signal to the last exit; %s, %s; %s; ± as perf; %s", entry, globalNote(c.global), r.unitNote(), r.clockHeader()), r.countersNote()}
 			t.Columns = []Column{r.modeCol()}
 			for _, k := range []string{"processes s", "threads s"} {
 				h := append([]Column{{Head: k, Width: 12, Bar: true}, right("±%", 7), right(r.perMsg(), 10), right("vs off", 7)}, coreCols(pmu)...)
@@ -154,7 +154,7 @@ func (r *Renderer) msgPhasesPlace(rec contract.Record, c config) place {
 		begin: func(t *Table, _ []string) {
 			t.Name = id
 			t.Title = fmt.Sprintf("%ssched-messaging %s-g %d -l %d (%s): where the cycles go, %% of the run (instrumented %s entry: %s; %s)",
-				worldTitle(c.width), perfFlag(wl.IPC), wl.Groups, wl.Loops, ipcName(wl.IPC), upper(c.entry), how, runs(1, warmup))
+				worldTitle(c), perfFlag(wl.IPC), wl.Groups, wl.Loops, ipcName(wl.IPC), upper(c.entry), how, runs(1, warmup))
 			t.Columns = append([]Column{r.modeCol(), left("tasks", 9), {Head: "cr3 in", Width: 8, Bar: true}, right("frame", 8), right("dispatch", 8),
 				right("copy out", 8), right("cr3 out", 8), {Head: "entry path", Width: 10, Bar: true}, right(r.perMsg(), 12)}, coreCols(pmu)...)
 		},

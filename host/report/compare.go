@@ -348,6 +348,12 @@ func runState(m *Measurement) string {
 // emulation says whether a measurement's figures are emulated, and by
 // what, in a word or two.
 func emulation(r *Run, m *Measurement) string {
+	if !m.Emulated && r.Machine != nil && r.Machine.Board == "linux" {
+		if r.Machine.Hypervisor != "" {
+			return "a Linux run (a " + r.Machine.Hypervisor + " guest)"
+		}
+		return "a Linux run (hardware)"
+	}
 	if !m.Emulated {
 		return "hardware"
 	}

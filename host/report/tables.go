@@ -146,7 +146,11 @@ func MachineLine(r *Run) string {
 		}
 	}
 	s += "; " + strings.Join(feats, " ")
-	s += fmt.Sprintf("; %d MiB RAM; firmware %s 0x%x; board %s", m.RAMBytes>>20, m.FirmwareVendor, m.FirmwareRevision, m.Board)
+	if m.Board == "linux" {
+		s += fmt.Sprintf("; %d MiB RAM; board linux (a ptilab linux run: the running kernel's figures)", m.RAMBytes>>20)
+	} else {
+		s += fmt.Sprintf("; %d MiB RAM; firmware %s 0x%x; board %s", m.RAMBytes>>20, m.FirmwareVendor, m.FirmwareRevision, m.Board)
+	}
 	switch {
 	case m.EmulatorBuild != "":
 		s += "; EMULATED (" + m.EmulatorBuild + "): the figures say nothing about hardware"
@@ -154,6 +158,8 @@ func MachineLine(r *Run) string {
 		s += "; EMULATED (" + m.Emulator + "): the figures say nothing about hardware"
 	case r.Emulated():
 		s += "; EMULATED: the figures say nothing about hardware"
+	case m.Hypervisor != "":
+		s += "; under the hypervisor " + m.Hypervisor + ": a guest's figures"
 	default:
 		s += "; hardware"
 	}
@@ -165,6 +171,9 @@ func MachineLine(r *Run) string {
 	}
 	for _, rec := range r.Records {
 		switch v := rec.Record.(type) {
+		case contract.Linux:
+			s += fmt.Sprintf("; Linux %s, PTI %s (%s), global %s (%s); 32-bit rows: %s; pinned: %s", v.Release, v.PTI, v.PTIWhy,
+				yesNo(v.Global), v.GlobalWhy, v.Compat32, v.Pinned)
 		case contract.Vulnerabilities:
 			s += fmt.Sprintf("; PTI needed as Linux %s decides: %s (%s)", v.Linux, yesNo(v.PTINeeded), v.PTIWhy)
 		case contract.PState:
