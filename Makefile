@@ -7,13 +7,14 @@ GO      ?= go
 IMAGE   := build/ptilab.efi
 USBIMG  := build/ptilab.img
 HOST    := build/ptilab
+LINUX32 := build/ptilab-linux386
 QEMUFLAGS ?=
 BOCHSFLAGS ?=
 
 # Everything the image is built from.
 SOURCES := $(shell find . -path ./build -prune -o \( -name '*.go' -o -name '*.s' -o -name '*.h' \) -print | grep -v '_test\.go$$') go.mod go.sum
 
-.PHONY: all usb qemu bochs bochs-build test deps clean
+.PHONY: all usb qemu bochs bochs-build linux test deps clean
 
 all: $(IMAGE)
 
@@ -26,6 +27,11 @@ COMMIT = $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(she
 
 $(HOST): $(SOURCES) $(STICKFILES)
 	$(GO) build -ldflags "-X main.commit=$(COMMIT)" -o $@ ./cmd/ptilab
+
+# The 32-bit half of `ptilab linux` (cmd/ptilab-linux32), beside the host
+# tool, which runs it for the compat rows.
+$(LINUX32): $(SOURCES)
+	GOARCH=386 $(GO) build -o $@ ./cmd/ptilab-linux32
 
 $(IMAGE): $(HOST) $(SOURCES)
 	$(HOST) build -o $@
@@ -50,6 +56,13 @@ usb: $(HOST) $(IMAGE)
 qemu: $(IMAGE)
 	@command -v qemu-system-x86_64 >/dev/null || { echo "make qemu: qemu-system-x86_64 not found; run 'make deps' (or: sudo apt-get install qemu-system-x86 ovmf)"; exit 1; }
 	$(HOST) qemu -log build/serial.log -results build/ptilab-results $(QEMUFLAGS) $(IMAGE)
+
+# Run the benchmarks on this machine's Linux kernel (no root needed),
+# beside perf bench where linux-perf is installed; the output goes to the
+# terminal, build/linux.log and a results file in build/linux-results/,
+# which build/ptilab report, compare and plot read.
+linux: $(HOST) $(LINUX32)
+	$(HOST) linux -log build/linux.log -o build/linux-results $(if $(PLAN),-plan $(PLAN))
 
 # Boot the image under the pinned Bochs with the 2 MiB OVMF (PCID and
 # INVPCID executed, the TSC counting instructions); the serial console goes
@@ -77,16 +90,20 @@ bochs-build:
 # their test binaries, natively or under qemu-i386.
 PKGS386 := ./linuxabi/ ./i386pae/kernel32/ ./tasks/core/
 
+# The packages `ptilab linux` builds for GOARCH=386 (its compat rows' timed
+# loops), tested natively or under qemu-i386 like the others.
+LINUX386 := ./host/linuxrun/timed/
+
 # Host unit tests (amd64, then 386), then the QEMU and Bochs boot tests
 # (which build the image themselves), verbosely, so that the log shows each
 # boot. The Bochs tests run the pinned Bochs (bochs-build).
 test: bochs-build
 	$(GO) vet ./...
-	GOARCH=386 $(GO) vet $(PKGS386)
+	GOARCH=386 $(GO) vet $(PKGS386) $(LINUX386)
 	GOARCH=386 $(GO) vet -tags kernel32host $(PKGS386)
 	$(GO) test -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/test$$')
 	GOARCH=386 $(GO) test -count=1 -timeout 20m -tags kernel32host -exec $(CURDIR)/test/run386 $(PKGS386)
-	GOARCH=386 $(GO) test -count=1 -timeout 20m -exec $(CURDIR)/test/run386 ./tasks/core/
+	GOARCH=386 $(GO) test -count=1 -timeout 20m -exec $(CURDIR)/test/run386 ./tasks/core/ $(LINUX386)
 	$(GO) test -count=1 -timeout 30m -v ./test/
 
 # Install QEMU, OVMF, binutils (objcopy), qemu-user (qemu-i386, for the
@@ -95,7 +112,7 @@ test: bochs-build
 deps:
 	@if command -v apt-get >/dev/null; then \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-system-x86 qemu-user ovmf u-boot-qemu binutils g++ make xz-utils git chromium fonts-liberation; \
+		$$SUDO apt-get update && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-system-x86 qemu-user ovmf u-boot-qemu binutils g++ make xz-utils git chromium fonts-liberation linux-perf; \
 	else \
 		echo "make deps: no apt-get here; install QEMU (qemu-system-x86_64, qemu-i386), OVMF, U-Boot's x86-64 ROM for QEMU (Debian's u-boot-qemu), binutils, a C++ compiler, make, xz, git and Chromium (the HTML report's test) with your package manager"; exit 1; \
 	fi

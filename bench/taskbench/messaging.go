@@ -42,13 +42,13 @@ const (
 	IPCPipe   = "pipe"   // pipe(2): perf -p
 )
 
-// workload is the record form of p's shape.
-func (p MessagingParams) workload() contract.Workload {
+// Workload is the record form of p's shape.
+func (p MessagingParams) Workload() contract.Workload {
 	return contract.Workload{Groups: p.Groups, Loops: p.Loops, Size: p.Size, IPC: p.IPC}
 }
 
-// messagingParams are plan p's.
-func messagingParams(p bench.Plan) MessagingParams {
+// MessagingParamsOf are plan p's (the image's and `ptilab linux`'s).
+func MessagingParamsOf(p bench.Plan) MessagingParams {
 	return MessagingParams{Groups: MessagingGroups.Of(p), Loops: msgLoops.Of(p), Size: msgSize.Of(p), R: p.R, Warmup: p.Warmup, IPC: msgIPC.Of(p)}
 }
 
@@ -505,7 +505,7 @@ func measureMessaging(w bench.World, c experiment.Config, threads bool, p Messag
 // message and the ratio to off). In a world with an instrumented entry it
 // then measures where the cycles go (messagingPhases).
 func messagingTable(x *bench.Ctx) any {
-	p, w := messagingParams(x.Plan), x.World
+	p, w := MessagingParamsOf(x.Plan), x.World
 	var all []MessagingResult
 	for _, mode := range x.Plan.Modes {
 		tasksRow(&all, func(threads bool) MessagingResult {
@@ -535,7 +535,7 @@ func messagingSubject(x *bench.Ctx, c experiment.Config, threads bool) contract.
 // messaging writes m's record.
 func messaging(x *bench.Ctx, m MessagingResult, ratio float64) {
 	s := messagingSubject(x, m.Config, m.Threads)
-	wl := m.P.workload()
+	wl := m.P.Workload()
 	if m.Unsup != nil {
 		x.Record(contract.Unsupported{Subject: s, Workload: &wl, R: m.P.R, Warmup: m.P.Warmup, Reason: m.Unsup.Error()})
 		return
@@ -562,7 +562,7 @@ func messaging(x *bench.Ctx, m MessagingResult, ratio float64) {
 // "about 25% of the cycles in entry_SYSENTER_32 with PTI against 2.5%
 // without".
 func messagingPhases(x *bench.Ctx) {
-	p, w, clk := messagingParams(x.Plan), x.World, x.Clock
+	p, w, clk := MessagingParamsOf(x.Plan), x.World, x.Clock
 	entry := w.Entries()[0]
 	for _, mode := range x.Plan.Modes {
 		for _, threads := range []bool{false, true} {
@@ -572,7 +572,7 @@ func messagingPhases(x *bench.Ctx) {
 			q.R = 1
 			m := measureMessaging(w, c, threads, q)
 			s := messagingSubject(x, c, threads)
-			wl := p.workload()
+			wl := p.Workload()
 			switch {
 			case m.Unsup != nil:
 				x.Record(contract.Unsupported{Subject: s, Workload: &wl, Reason: m.Unsup.Error()})

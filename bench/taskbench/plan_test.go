@@ -11,7 +11,7 @@ import (
 
 func TestDefaultPlan(t *testing.T) {
 	p := bench.DefaultPlan()
-	assert.Equal(t, MessagingParams{Groups: 2, Loops: 10, Size: 100, R: 10, Warmup: 2, IPC: IPCSocket}, messagingParams(p), "small enough for the emulator; sockets as perf")
+	assert.Equal(t, MessagingParams{Groups: 2, Loops: 10, Size: 100, R: 10, Warmup: 2, IPC: IPCSocket}, MessagingParamsOf(p), "small enough for the emulator; sockets as perf")
 	assert.Equal(t, 200, PingPongN.Of(p))
 }
 

@@ -34,6 +34,7 @@ import (
 	"github.com/ptilab/ptilab/host/bochs"
 	"github.com/ptilab/ptilab/host/efiimage"
 	"github.com/ptilab/ptilab/host/image"
+	"github.com/ptilab/ptilab/host/linuxrun"
 	"github.com/ptilab/ptilab/host/qemu"
 )
 
@@ -81,6 +82,13 @@ commands:
                           no run and a damaged record line, and warn of a
                           run cut short, each named on stderr, and then
                           exit 3; 1 when nothing was read)
+  linux [-plan FILE] [-log FILE] [-o DIR]
+                          run null (getppid, getpid), lseek, the ping-pong
+                          and sched-messaging on the running Linux kernel,
+                          keyed by its PTI state, with the 32-bit compat
+                          entries (build/ptilab-linux386) and beside perf
+                          bench where perf is installed; the output is a
+                          log that report, compare and plot read
   version                 print the commit ptilab was built from (an image
                           records its own: report's machine line)
   plan check FILE...      parse plan files as the image does; print each line
@@ -108,6 +116,7 @@ const (
 )
 
 func main() {
+	linuxrun.MaybeWorker() // a worker process of "ptilab linux" runs and exits here
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -134,6 +143,7 @@ var commands = map[string]command{
 	"plot":    plain(cmdPlot),
 	"version": plain(cmdVersion),
 	"plan":    plain(cmdPlan),
+	"linux":   cmdLinux,
 	"usb":     plain(cmdUSB),
 }
 

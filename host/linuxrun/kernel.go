@@ -1,0 +1,264 @@
+package linuxrun
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
+)
+
+// cpuInfo is what /proc/cpuinfo says of the first CPU.
+type cpuInfo struct {
+	Vendor, Brand           string
+	Family, Model, Stepping uint32
+	Microcode               *uint32
+	Flags                   []string
+}
+
+// has reports whether the CPU's flags list name (the kernel's view:
+// features it cleared are absent).
+func (c cpuInfo) has(name string) bool { return slices.Contains(c.Flags, name) }
+
+// readCPUInfo parses the first processor's block of /proc/cpuinfo (x86:
+// arch/x86/kernel/cpu/proc.c).
+func readCPUInfo(sys fs.FS) (cpuInfo, error) {
+	b, err := fs.ReadFile(sys, "proc/cpuinfo")
+	if err != nil {
+		return cpuInfo{}, err
+	}
+	var c cpuInfo
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" && c.Vendor != "" {
+			break
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		num := func() uint32 { n, _ := strconv.ParseUint(v, 0, 32); return uint32(n) }
+		switch k {
+		case "vendor_id":
+			c.Vendor = v
+		case "model name":
+			c.Brand = v
+		case "cpu family":
+			c.Family = num()
+		case "model":
+			c.Model = num()
+		case "stepping":
+			c.Stepping = num()
+		case "microcode":
+			if n, err := strconv.ParseUint(v, 0, 32); err == nil {
+				m := uint32(n)
+				c.Microcode = &m
+			}
+		case "flags":
+			c.Flags = strings.Fields(v)
+		}
+	}
+	if c.Vendor == "" {
+		return c, fmt.Errorf("/proc/cpuinfo: no vendor_id line (not an x86 CPU?)")
+	}
+	return c, nil
+}
+
+// readLine returns the first line of file name, trimmed, or "" where it
+// cannot be read.
+func readLine(sys fs.FS, name string) string {
+	b, err := fs.ReadFile(sys, name)
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimSpace(line)
+}
+
+// cmdlineHas reports whether the kernel's command line has parameter p,
+// alone ("nopti") or with a value ("pti=on": p is "pti=on").
+func cmdlineHas(cmdline, p string) bool { return slices.Contains(strings.Fields(cmdline), p) }
+
+// ptiState decides the running kernel's isolation mode, and says why,
+// from the CPU flags it shows, the meltdown line and the command line:
+// PTI is on where the kernel set X86_FEATURE_PTI ("pti" in the flags;
+// arch/x86/mm/pti.c, pti_check_boottime_disable), with PCIDs where it
+// kept X86_FEATURE_PCID (it clears the flag for nopcid, without PGE, and
+// on CPUs with the INVLPG erratum: arch/x86/mm/init.c, setup_pcid).
+func ptiState(c cpuInfo, meltdown, cmdline string) (experiment.Mode, string) {
+	var why []string
+	if meltdown != "" {
+		why = append(why, "meltdown: "+meltdown)
+	}
+	for _, p := range []string{"nopti", "pti=on", "pti=off", "pti=auto", "nopcid", "mitigations=off", "mitigations=auto", "mitigations=auto,nosmt"} {
+		if cmdlineHas(cmdline, p) {
+			why = append(why, "command line: "+p)
+		}
+	}
+	mode := experiment.Off
+	switch {
+	case c.has("pti") && c.has("pcid"):
+		mode = experiment.OnPCID
+		why = append([]string{"cpuinfo flags pti, pcid"}, why...)
+	case c.has("pti"):
+		mode = experiment.On
+		why = append([]string{"cpuinfo flag pti, no pcid"}, why...)
+	default:
+		why = append([]string{"no pti flag in cpuinfo"}, why...)
+	}
+	return mode, strings.Join(why, "; ")
+}
+
+// globalState decides whether the kernel maps its entry text as global
+// pages under mode m, and says why (arch/x86/mm/pti.c,
+// pti_kernel_image_global_ok; arch/x86/mm/init.c, probe_page_size_mask,
+// which sets _PAGE_GLOBAL in __supported_pte_mask where the CPU has PGE).
+// randstruct is CONFIG_RANDSTRUCT as the kernel's config says (nil: the
+// config could not be read).
+func globalState(c cpuInfo, m experiment.Mode, cmdline string, randstruct *bool) (bool, string) {
+	switch {
+	case !c.has("pge"):
+		return false, "no pge flag: no global pages"
+	case m == experiment.Off:
+		return true, "PTI off: the kernel's mappings are global (PGE)"
+	case m.PCID():
+		return false, "PTI with PCIDs: the kernel image is not global (pti_kernel_image_global_ok)"
+	case cmdlineHas(cmdline, "pti=on"):
+		return false, "pti=on: the kernel image is not global (pti_kernel_image_global_ok)"
+	case randstruct == nil:
+		return true, "PTI without PCIDs: the kernel image is global unless CONFIG_RANDSTRUCT, and the kernel's config could not be read"
+	case *randstruct:
+		return false, "CONFIG_RANDSTRUCT: the kernel image is not global (pti_kernel_image_global_ok)"
+	}
+	return true, "PTI without PCIDs, pti=auto: the kernel image is global (pti_kernel_image_global_ok)"
+}
+
+// randstruct reads CONFIG_RANDSTRUCT from the kernel's config
+// (/boot/config-RELEASE or /proc/config.gz): nil where neither reads.
+func randstruct(sys fs.FS, release string) *bool {
+	b, err := fs.ReadFile(sys, path.Join("boot", "config-"+release))
+	if err != nil {
+		f, err := sys.Open("proc/config.gz")
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			return nil
+		}
+		if b, err = io.ReadAll(z); err != nil {
+			return nil
+		}
+	}
+	on := false
+	for _, line := range strings.Split(string(b), "\n") {
+		// CONFIG_RANDSTRUCT_FULL or _PERFORMANCE select CONFIG_RANDSTRUCT
+		// (security/Kconfig.hardening); kernels before 5.19 named it
+		// CONFIG_GCC_PLUGIN_RANDSTRUCT.
+		if line == "CONFIG_RANDSTRUCT=y" || line == "CONFIG_GCC_PLUGIN_RANDSTRUCT=y" {
+			on = true
+		}
+	}
+	return &on
+}
+
+// vulnerabilities reads the kernel's own
+// /sys/devices/system/cpu/vulnerabilities, file by file.
+func vulnerabilities(sys fs.FS) map[string]string {
+	const dir = "sys/devices/system/cpu/vulnerabilities"
+	out := map[string]string{}
+	entries, _ := fs.ReadDir(sys, dir)
+	for _, e := range entries {
+		out[e.Name()] = readLine(sys, path.Join(dir, e.Name()))
+	}
+	return out
+}
+
+// boost says whether the CPU may run above its base clock: cpufreq's
+// global boost file (acpi-cpufreq, amd-pstate), else intel_pstate's
+// no_turbo (inverted), else "unknown".
+func boost(sys fs.FS) string {
+	switch readLine(sys, "sys/devices/system/cpu/cpufreq/boost") {
+	case "1":
+		return "on"
+	case "0":
+		return "off"
+	}
+	switch readLine(sys, "sys/devices/system/cpu/intel_pstate/no_turbo") {
+	case "0":
+		return "on"
+	case "1":
+		return "off"
+	}
+	return "unknown"
+}
+
+// onlineCPUs counts the CPUs of /sys/devices/system/cpu/online ("0-3,6").
+func onlineCPUs(sys fs.FS) int {
+	n := 0
+	for _, r := range strings.Split(readLine(sys, "sys/devices/system/cpu/online"), ",") {
+		lo, hi, ok := strings.Cut(r, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if ok {
+			if b, err = strconv.Atoi(hi); err != nil {
+				continue
+			}
+		}
+		n += b - a + 1
+	}
+	return n
+}
+
+// kernelRecord reads what decides the running kernel's figures: its
+// release, command line, isolation mode, global pages, clocks, SMT and
+// hypervisor (hv: CPUID's hypervisor vendor, "" on bare metal), with the
+// CPU's flags c, into a Linux record, and its vulnerability files into a
+// Vulnerabilities record.
+func kernelRecord(sys fs.FS, c cpuInfo, hv string) (contract.Linux, contract.Vulnerabilities) {
+	k := contract.Linux{
+		Release:    readLine(sys, "proc/sys/kernel/osrelease"),
+		Version:    readLine(sys, "proc/sys/kernel/version"),
+		Cmdline:    readLine(sys, "proc/cmdline"),
+		INVPCID:    c.has("invpcid"),
+		Governor:   readLine(sys, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+		Driver:     readLine(sys, "sys/devices/system/cpu/cpu0/cpufreq/scaling_driver"),
+		Boost:      boost(sys),
+		SMT:        cmp.Or(readLine(sys, "sys/devices/system/cpu/smt/control"), "unknown"),
+		CPUs:       onlineCPUs(sys),
+		Hypervisor: cmp.Or(hv, readLine(sys, "sys/hypervisor/type")),
+	}
+	table := vulnerabilities(sys)
+	mode, why := ptiState(c, table["meltdown"], k.Cmdline)
+	k.PTI, k.PTIWhy = mode.String(), why
+	k.Global, k.GlobalWhy = globalState(c, mode, k.Cmdline, randstruct(sys, k.Release))
+	if p, err := strconv.Atoi(readLine(sys, "proc/sys/kernel/perf_event_paranoid")); err == nil {
+		k.PerfEventParanoid = &p
+	}
+	v := contract.Vulnerabilities{
+		Linux: k.Release + " (the running kernel's own files)", Vendor: c.Vendor, Family: int(c.Family), Model: int(c.Model),
+		Stepping: int(c.Stepping), ArchCapabilities: "not read (user space)", Hypervisor: c.has("hypervisor"),
+		SMT: k.SMT == "on", SMTSource: "sysfs", Table: table,
+		PTINeeded: table["meltdown"] != "" && table["meltdown"] != "Not affected", PTIWhy: "meltdown: " + cmp.Or(table["meltdown"], "no file"),
+	}
+	if _, bhi, ok := strings.Cut(table["spectre_v2"], "BHI: "); ok {
+		v.BHI = bhi
+	}
+	return k, v
+}

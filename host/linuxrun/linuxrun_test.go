@@ -1,0 +1,271 @@
+package linuxrun
+
+import (
+	"bytes"
+	"context"
+	"debug/elf"
+	"encoding/binary"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
+	"github.com/ptilab/ptilab/host/report"
+)
+
+// TestMain lets the test binary be its own worker processes, as
+// cmd/ptilab is.
+func TestMain(m *testing.M) {
+	MaybeWorker()
+	os.Exit(m.Run())
+}
+
+func TestPTIState(t *testing.T) {
+	flags := func(f ...string) cpuInfo {
+		return cpuInfo{Vendor: "GenuineIntel", Flags: append([]string{"pge"}, f...)}
+	}
+	rs := true
+	for _, c := range []struct {
+		name       string
+		cpu        cpuInfo
+		cmdline    string
+		randstruct *bool
+		mode       experiment.Mode
+		global     bool
+	}{
+		{"no PTI", flags("pcid"), "", nil, experiment.Off, true},
+		{"PTI with PCIDs", flags("pti", "pcid", "invpcid"), "", nil, experiment.OnPCID, false},
+		{"PTI, nopcid", flags("pti"), "nopcid", nil, experiment.On, true},
+		{"PTI, pti=on", flags("pti"), "ro pti=on quiet", nil, experiment.On, false},
+		{"PTI, randstruct", flags("pti"), "", &rs, experiment.On, false},
+		{"no PGE", cpuInfo{Flags: []string{"pti"}}, "", nil, experiment.On, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, why := ptiState(c.cpu, "Mitigation: PTI", c.cmdline)
+			assert.Equal(t, c.mode, m, why)
+			assert.Contains(t, why, "meltdown: Mitigation: PTI")
+			g, gwhy := globalState(c.cpu, m, c.cmdline, c.randstruct)
+			assert.Equal(t, c.global, g, gwhy)
+		})
+	}
+}
+
+// fakeSys is a machine's /proc and /sys as a Skylake with PTI on and
+// PCIDs would show them.
+func fakeSys() fstest.MapFS {
+	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
+	return fstest.MapFS{
+		"proc/cpuinfo": file("processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 94\nmodel name\t: Intel(R) Core(TM) i7-6700 CPU @ 3.40GHz\n" +
+			"stepping\t: 3\nmicrocode\t: 0xf0\nflags\t\t: fpu pge constant_tsc nonstop_tsc pcid invpcid pti rdtscp\n\nprocessor\t: 1\nvendor_id\t: GenuineIntel\n"),
+		"proc/sys/kernel/osrelease":                            file("6.1.0-28-amd64\n"),
+		"proc/cmdline":                                         file("BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet\n"),
+		"proc/sys/kernel/perf_event_paranoid":                  file("2\n"),
+		"sys/devices/system/cpu/vulnerabilities/meltdown":      file("Mitigation: PTI\n"),
+		"sys/devices/system/cpu/vulnerabilities/spectre_v2":    file("Mitigation: IBRS; IBPB: conditional; STIBP: conditional; RSB filling; PBRSB-eIBRS: Not affected; BHI: Not affected\n"),
+		"sys/devices/system/cpu/intel_pstate/no_turbo":         file("0\n"),
+		"sys/devices/system/cpu/cpu0/cpufreq/scaling_governor": file("powersave\n"),
+		"sys/devices/system/cpu/smt/control":                   file("on\n"),
+		"sys/devices/system/cpu/online":                        file("0-3,6\n"),
+	}
+}
+
+func TestKernelRecord(t *testing.T) {
+	sys := fakeSys()
+	c, err := readCPUInfo(sys)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(94), c.Model, "the first processor's block")
+	require.NotNil(t, c.Microcode)
+	assert.Equal(t, uint32(0xf0), *c.Microcode)
+	k, v := kernelRecord(sys, c, "")
+	assert.Equal(t, "on+pcid", k.PTI)
+	assert.False(t, k.Global, k.GlobalWhy)
+	assert.Equal(t, "on", k.Boost, "intel_pstate's no_turbo 0")
+	assert.Equal(t, 5, k.CPUs, "0-3,6")
+	assert.Equal(t, "powersave", k.Governor)
+	require.NotNil(t, k.PerfEventParanoid)
+	assert.Equal(t, 2, *k.PerfEventParanoid)
+	assert.True(t, v.PTINeeded)
+	assert.Equal(t, "Not affected", v.BHI)
+	assert.Equal(t, "Mitigation: PTI", v.Table["meltdown"])
+	assert.True(t, v.SMT)
+	_, err = readCPUInfo(fstest.MapFS{"proc/cpuinfo": &fstest.MapFile{Data: []byte("processor : 0\nBogoMIPS : 50\n")}})
+	assert.ErrorContains(t, err, "no vendor_id", "an ARM machine's cpuinfo")
+}
+
+func TestParsePlan(t *testing.T) {
+	p, errs := ParsePlan(nil)
+	assert.Empty(t, errs)
+	assert.Equal(t, Benchmarks, p.Benchmarks, "the Linux default")
+	assert.Equal(t, -1, p.CPU)
+	assert.Equal(t, 1000, p.N, "the image's default")
+	p, errs = ParsePlan([]byte("r = 3\ncpu = 1\nmodes = off,on\nbenchmarks = null\nperf = off\n"))
+	assert.Empty(t, errs)
+	assert.Equal(t, 3, p.R)
+	assert.Equal(t, 1, p.CPU)
+	assert.Equal(t, []string{"null"}, p.Benchmarks)
+	assert.Equal(t, "off", p.Perf)
+	require.Len(t, p.Ignored, 1)
+	assert.Contains(t, p.Ignored[0], "plan line 3: modes")
+	_, errs = ParsePlan([]byte("n = 10\ncpu = two\nflavor = linux\nn = 20\nperf = maybe\n"))
+	require.Len(t, errs, 4)
+	lines := []int{errs[0].Line, errs[1].Line, errs[2].Line, errs[3].Line}
+	assert.Equal(t, []int{2, 3, 4, 5}, lines, "every bad line with its number, in order")
+	assert.Contains(t, errs[0].Err, "cpu must be none or a CPU number")
+	assert.Contains(t, errs[1].Err, "did you mean flavours?")
+	assert.Contains(t, errs[2].Err, "already set on line 1")
+}
+
+func TestPerfField(t *testing.T) {
+	syscall := perfField(`([0-9.]+) usecs/op`, 1000)
+	v, err := syscall("# Running 'syscall/basic' benchmark:\n# Executed 1000000 getppid() calls\n     Total time: 0.243 [sec]\n\n       0.243463 usecs/op\n        4107398 ops/sec\n")
+	require.NoError(t, err)
+	assert.InDelta(t, 243.463, v, 1e-9)
+	msg := perfField(`Total time: ([0-9.]+) \[sec\]`, 1)
+	_, err = msg("# 20 sender and receiver processes per group\n# 2 groups == 80 processes run\n\n     Total time: 0.000 [sec]\n")
+	assert.ErrorContains(t, err, "0 at its precision")
+	_, err = msg("perf: 'bench' is not a perf-command\n")
+	assert.Error(t, err)
+}
+
+// TestRun runs `ptilab linux` on this machine with a small plan: every
+// benchmark ends with its records, counted messages and sane figures
+// (positive, finite, the repeats asked for); the run beside perf records
+// its ratios where perf is installed, and fails only on absurd ones.
+// Timings are not tested: the machine is shared.
+func TestRun(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the runner is the amd64 build's")
+	}
+	compat := filepath.Join(t.TempDir(), compat32Program)
+	build := exec.Command("go", "build", "-o", compat, "github.com/ptilab/ptilab/cmd/ptilab-linux32")
+	build.Env = append(os.Environ(), "GOARCH=386")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	plan, errs := ParsePlan([]byte("n = 200\nr = 4\nwarmup = 1\npingpong_n = 50\nmessaging_groups = 1\nmessaging_loops = 20\nperf_rounds = 2\n"))
+	require.Empty(t, errs)
+	var log bytes.Buffer
+	code := Run(context.Background(), &log, plan, Options{Commit: "test", Compat32: compat})
+	require.Equal(t, contract.StatusOK, code, log.String())
+
+	run, err := report.Parse("linux.log", log.Bytes())
+	require.NoError(t, err)
+	require.NotNil(t, run.End)
+	assert.Empty(t, run.Damaged)
+	require.NotNil(t, run.Machine)
+	assert.Equal(t, "linux", run.Machine.Board)
+	assert.False(t, run.Emulated())
+	var linux *contract.Linux
+	benches := map[string]int{}
+	var perf []contract.PerfBench
+	for _, rec := range run.Records {
+		switch v := rec.Record.(type) {
+		case contract.Linux:
+			linux = &v
+		case contract.Syscall:
+			benches[v.Bench+"/"+v.Entry]++
+			checkStats(t, v.Key(), v.Stats, v.R)
+			assert.Equal(t, 200, v.N)
+		case contract.PingPong:
+			benches["pingpong/"+v.Tasks]++
+			checkStats(t, v.Key(), v.Stats, v.R)
+			assert.Equal(t, uint64(50*5), v.RoundTrips, "warm-up included")
+		case contract.Messaging:
+			benches["messaging/"+v.Tasks]++
+			checkStats(t, v.Key(), v.Stats, v.R)
+			assert.Equal(t, uint64(20*20*20), v.Messages, "every message of a group counted")
+			assert.True(t, v.ChecksumsOK, v.Key())
+		case contract.PerfBench:
+			perf = append(perf, v)
+		case contract.Error:
+			t.Errorf("error record: %+v", v)
+		}
+	}
+	require.NotNil(t, linux)
+	mode, err := experiment.ParseMode(linux.PTI)
+	require.NoError(t, err, "the kernel's PTI is a mode of the model")
+	for _, b := range []string{"null/syscall", "getpid/syscall", "lseek/syscall", "pingpong/processes", "pingpong/threads", "messaging/processes", "messaging/threads"} {
+		assert.Equal(t, 1, benches[b], b)
+	}
+	if linux.Compat32 == "native" {
+		assert.Equal(t, 1, benches["null/int80"], "the compat INT 0x80 row")
+	}
+	for _, rec := range run.Records {
+		if s, ok := rec.Record.(interface{ About() contract.Subject }); ok && s.About().Bench != "" {
+			assert.Equal(t, mode.String(), s.About().Mode, "every row is keyed by the kernel's PTI state")
+		}
+	}
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Logf("no perf on the PATH: the perf comparison is not tested here")
+		return
+	}
+	require.Len(t, perf, 3, "getppid, sched-messaging processes and threads")
+	for _, p := range perf {
+		require.Empty(t, p.Error, p.Command)
+		assert.Len(t, p.Perf, 2, p.Command)
+		assert.True(t, p.Ratio > 0.2 && p.Ratio < 5, "%s: ratio %.3f (ptilab %v, perf %v)", p.Command, p.Ratio, p.Ptilab, p.Perf)
+		t.Logf("%s: perf %v %s, ptilab %v, ratio %.3f", p.Command, p.Perf, p.Unit, p.Ptilab, p.Ratio)
+	}
+}
+
+// checkStats checks a figure's statistics: positive, finite, the repeats
+// asked for.
+func checkStats(t *testing.T, key string, s contract.Stats, r int) {
+	t.Helper()
+	assert.Len(t, s.Repeats, r, key)
+	for _, x := range []float64{s.Mean, s.Median, s.Min, s.Max} {
+		assert.True(t, x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x), "%s: %v", key, s)
+	}
+	assert.LessOrEqual(t, s.Min, s.Median, key)
+	assert.LessOrEqual(t, s.Median, s.Max, key)
+}
+
+// TestCompat32Refused: the 32-bit rows are "unsupported" with the reason
+// where the program is not an i386 one or the kernel refuses to run it
+// (a kernel without IA32 emulation answers ENOEXEC to every i386
+// program; a header with no program headers stands in for it here).
+func TestCompat32Refused(t *testing.T) {
+	x := &runner{}
+	x.opts.Compat32 = "/bin/true"
+	prog, why := x.compat32()
+	assert.Empty(t, prog)
+	assert.Contains(t, why, "not an i386 one")
+
+	hdr := make([]byte, 52) // an ELF32 header (System V ABI, 4.1)
+	copy(hdr, "\x7fELF\x01\x01\x01")
+	binary.LittleEndian.PutUint16(hdr[16:], uint16(elf.ET_EXEC))
+	binary.LittleEndian.PutUint16(hdr[18:], uint16(elf.EM_386))
+	binary.LittleEndian.PutUint32(hdr[20:], 1)
+	binary.LittleEndian.PutUint16(hdr[40:], 52)
+	x.opts.Compat32 = filepath.Join(t.TempDir(), compat32Program)
+	require.NoError(t, os.WriteFile(x.opts.Compat32, hdr, 0o755))
+	prog, why = x.compat32()
+	assert.Empty(t, prog)
+	assert.Contains(t, why, "exec format error")
+
+	x.opts.Compat32 = filepath.Join(t.TempDir(), "absent")
+	_, why = x.compat32()
+	assert.Contains(t, why, "make builds it")
+}
+
+// TestRawEvents: the image's model events as perf raw events, event |
+// umask << 8, at most one per programmable counter.
+func TestRawEvents(t *testing.T) {
+	skl := cpuInfo{Vendor: "GenuineIntel", Family: 6, Model: 0x5e, Stepping: 3}
+	evs, skipped := rawEvents(skl, []string{"DTLB_LOAD_MISSES.WALK_COMPLETED", "NO.SUCH_EVENT"}, 4)
+	require.Len(t, evs, 1)
+	assert.Equal(t, uint64(0x0e08), evs[0].config, "SKL DTLB_LOAD_MISSES.WALK_COMPLETED: event 08H, umask 0EH")
+	assert.Equal(t, []string{"NO.SUCH_EVENT: not in the Skylake (client) table"}, skipped)
+	evs, skipped = rawEvents(skl, nil, 2)
+	assert.Len(t, evs, 2)
+	assert.NotEmpty(t, skipped, "the table's other events: 2 programmable counters")
+	_, skipped = rawEvents(cpuInfo{Vendor: "AuthenticAMD", Family: 0x19}, nil, 6)
+	assert.Equal(t, []string{"model events: Intel's event lists only (AuthenticAMD)"}, skipped)
+}
