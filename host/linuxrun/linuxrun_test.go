@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -189,6 +190,7 @@ func TestRun(t *testing.T) {
 		}
 	}
 	require.NotNil(t, linux)
+	checkHostTools(t, run, log.Bytes())
 	mode, err := experiment.ParseMode(linux.PTI)
 	require.NoError(t, err, "the kernel's PTI is a mode of the model")
 	for _, b := range []string{"null/syscall", "getpid/syscall", "lseek/syscall", "pingpong/processes", "pingpong/threads", "messaging/processes", "messaging/threads"} {
@@ -213,6 +215,35 @@ func TestRun(t *testing.T) {
 		assert.True(t, p.Ratio > 0.2 && p.Ratio < 5, "%s: ratio %.3f (ptilab %v, perf %v)", p.Command, p.Ratio, p.Ptilab, p.Perf)
 		t.Logf("%s: perf %v %s, ptilab %v, ratio %.3f", p.Command, p.Perf, p.Unit, p.Ptilab, p.Ratio)
 	}
+}
+
+// checkHostTools checks that the host tools take a Linux run: report
+// renders its tables, plot draws its null calls, and compare sets it
+// beside an emulated run (here the same records marked as QEMU's) with
+// both figures in each row and why no test is made.
+func checkHostTools(t *testing.T, run *report.Run, log []byte) {
+	t.Helper()
+	doc := report.Build(run).Doc()
+	assert.NotEmpty(t, doc.Tables)
+	plots, err := report.Plots(run)
+	require.NoError(t, err)
+	assert.NotEmpty(t, plots, "the null calls' plots")
+	emu := bytes.ReplaceAll(log, []byte(`"emulated":false`), []byte(`"emulated":true`))
+	emu = bytes.ReplaceAll(emu, []byte(`"board":"linux"`), []byte(`"board":"qemu","emulator":"qemu-tcg"`))
+	qemu, err := report.Parse("qemu.log", emu)
+	require.NoError(t, err)
+	cmp := report.Compare(run, qemu, false)
+	require.Len(t, cmp.Tables, 1)
+	rows := 0
+	for _, row := range cmp.Tables[0].Rows {
+		if strings.HasPrefix(row[0], "bench=") && !strings.Contains(row[len(row)-1], "unsupported") {
+			rows++
+			assert.NotEqual(t, "absent", row[3], row)
+			assert.Contains(t, row[len(row)-1], "not compared: A Linux", row)
+			assert.Contains(t, row[len(row)-1], "B emulated (qemu-tcg)", row)
+		}
+	}
+	assert.Positive(t, rows)
 }
 
 // checkStats checks a figure's statistics: positive, finite, the repeats

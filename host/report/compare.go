@@ -8,6 +8,7 @@ import (
 	"github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
 
+	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/tables"
 )
 
@@ -345,14 +346,29 @@ func runState(m *Measurement) string {
 	return m.NotRun
 }
 
+// linuxNote names the figures of a `ptilab linux` run: "Linux 6.1.0 (a
+// KVMKVMKVM guest)", "Linux 6.1.0 (hardware)"; "" for the image's runs.
+func linuxNote(r *Run) string {
+	if r.Machine == nil || r.Machine.Board != "linux" {
+		return ""
+	}
+	s := "a Linux run"
+	for _, rec := range r.Records {
+		if l, ok := rec.Record.(contract.Linux); ok {
+			s = "Linux " + l.Release
+		}
+	}
+	if hv := r.Machine.Hypervisor; hv != "" {
+		return s + " (a " + hv + " guest)"
+	}
+	return s + " (hardware)"
+}
+
 // emulation says whether a measurement's figures are emulated, and by
 // what, in a word or two.
 func emulation(r *Run, m *Measurement) string {
-	if !m.Emulated && r.Machine != nil && r.Machine.Board == "linux" {
-		if r.Machine.Hypervisor != "" {
-			return "a Linux run (a " + r.Machine.Hypervisor + " guest)"
-		}
-		return "a Linux run (hardware)"
+	if n := linuxNote(r); n != "" && !m.Emulated {
+		return n
 	}
 	if !m.Emulated {
 		return "hardware"

@@ -151,6 +151,9 @@ func newPlot(r *Run, title, x, y string) *plot.Plot {
 		cpu = r.Machine.Brand
 	}
 	how := "hardware: " + cpu
+	if n := linuxNote(r); n != "" {
+		how = n + ": " + cpu
+	}
 	if r.Emulated() {
 		how = "EMULATED figures (" + emulatorOf(r) + "), not hardware: " + cpu
 	}
@@ -554,7 +557,11 @@ func nullPlot(r *Run, ms []Measurement, width int) (*Plot, error) {
 	series := g.series(func(k key) string {
 		return fmt.Sprintf("%s flavour, global pages %s", k.flavour, map[bool]string{false: "off", true: "on"}[k.global])
 	}, func(m Measurement) float64 { return m.Ns })
-	p := newPlot(r, fmt.Sprintf("%d-bit null system call (getppid, %s):\nns per call by PTI mode, flavour and global pages; error bars: the tables' ± (standard deviation of the mean)", width, entry),
+	world := fmt.Sprintf("%d-bit", width)
+	if width == 32 && linuxNote(r) != "" {
+		world = "32-bit programs on the 64-bit kernel:"
+	}
+	p := newPlot(r, fmt.Sprintf("%s null system call (getppid, %s):\nns per call by PTI mode, flavour and global pages; error bars: the tables' ± (standard deviation of the mean)", world, entry),
 		"PTI mode", "ns per call")
 	if err := groupedBars(p, prefixed("PTI ", g.cols), series); err != nil {
 		return nil, err
