@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -299,4 +300,34 @@ func TestRawEvents(t *testing.T) {
 	assert.NotEmpty(t, skipped, "the table's other events: 2 programmable counters")
 	_, skipped = rawEvents(cpuInfo{Vendor: "AuthenticAMD", Family: 0x19}, nil, 6)
 	assert.Equal(t, []string{"model events: Intel's event lists only (AuthenticAMD)"}, skipped)
+}
+
+// TestRunPinned: with cpu = 0 the timed loops and every worker, process
+// or thread, run on CPU 0 and the run records it; a CPU the process may
+// not run on is a setup error, not a hang.
+func TestRunPinned(t *testing.T) {
+	plan, errs := ParsePlan([]byte("cpu = 0\nperf = off\nbenchmarks = null, pingpong, messaging\nn = 100\nr = 2\nwarmup = 0\npingpong_n = 20\nmessaging_groups = 1\nmessaging_loops = 2\n"))
+	require.Empty(t, errs)
+	var log bytes.Buffer
+	require.Equal(t, contract.StatusOK, Run(context.Background(), &log, plan, Options{Compat32: "/nonexistent"}), log.String())
+	assert.Contains(t, log.String(), `"pinned":"cpu 0"`)
+	assert.Contains(t, log.String(), `"checksums_ok":true`)
+
+	plan.CPU = 4095
+	log.Reset()
+	assert.Equal(t, contract.StatusFailed, Run(context.Background(), &log, plan, Options{}))
+	assert.Contains(t, log.String(), "CPU 4095 is not one this process may run on")
+}
+
+// TestWaitReady: a worker that never says it is ready fails the run at
+// the deadline.
+func TestWaitReady(t *testing.T) {
+	r, w, err := pipe2()
+	require.NoError(t, err)
+	defer closeAll(r, w)
+	require.NoError(t, writeAll(w, []byte{0, 0}))
+	require.NoError(t, waitReady(r, 2, time.Now().Add(time.Second)))
+	require.NoError(t, writeAll(w, []byte{0}))
+	err = waitReady(r, 2, time.Now().Add(50*time.Millisecond))
+	assert.ErrorContains(t, err, "1 of 2 workers ready")
 }

@@ -104,6 +104,9 @@ func (x *runner) setup() error {
 	if x.cpu, err = readCPUInfo(x.opts.Sys); err != nil {
 		return err
 	}
+	if err := checkCPU(x.plan.CPU); err != nil {
+		return err
+	}
 	hv := hypervisor(x.cpu)
 	x.kernel, err = x.kernelState(hv)
 	if err != nil {

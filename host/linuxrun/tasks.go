@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -97,20 +98,41 @@ func (x *runner) startWorker(threads bool, role string, fds []int, args []int, r
 	if err := w.cmd.Start(); err != nil {
 		return nil, err
 	}
+	go func() { w.done <- w.cmd.Wait() }()
 	return w, nil
 }
 
-// wait waits for the worker to end, and returns its context switches
-// where it is a process (its rusage).
-func (w *worker) wait() (uint64, error) {
-	if w.cmd == nil {
-		return 0, <-w.done
+// workerTimeout bounds a worker's life, and the wait for the workers to
+// be ready: a worker that died or hangs (a lost message leaves its
+// receiver waiting for good) fails the benchmark instead of hanging the
+// run. The default workloads take milliseconds.
+const workerTimeout = 2 * time.Minute
+
+// wait waits until deadline for the worker to end, and returns its
+// context switches where it is a process (its rusage); a process still
+// running then is killed, a thread left behind.
+func (w *worker) wait(deadline time.Time) (uint64, error) {
+	var err error
+	select {
+	case err = <-w.done:
+	case <-time.After(time.Until(deadline)):
+		w.kill()
+		return 0, fmt.Errorf("a worker did not end within %v", workerTimeout)
 	}
-	err := w.cmd.Wait()
+	if w.cmd == nil {
+		return 0, err
+	}
 	if ru, ok := w.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru != nil {
 		return uint64(ru.Nvcsw + ru.Nivcsw), err
 	}
 	return 0, err
+}
+
+// kill kills a worker process (a thread cannot be).
+func (w *worker) kill() {
+	if w.cmd != nil && w.cmd.Process != nil {
+		w.cmd.Process.Kill()
+	}
 }
 
 // enoughPs raises GOMAXPROCS to at least n, so that n locked threads run
@@ -209,7 +231,7 @@ func (x *runner) pingPongRun(threads bool, n int) (res pingPongResult, err error
 	}
 	mine := threadSwitches() - before
 	closeAll(pw, qr)
-	s, werr := w.wait()
+	s, werr := w.wait(time.Now().Add(workerTimeout))
 	if threads {
 		closeAll(pr, qw)
 		s = child
@@ -255,6 +277,31 @@ func (x *runner) messaging() error {
 	return nil
 }
 
+// waitReady reads n ready bytes from fd (a byte per worker) until
+// deadline.
+func waitReady(fd, n int, deadline time.Time) error {
+	b := make([]byte, n)
+	for got := 0; got < n; {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("%d of %d workers ready after %v: one died or hangs", got, n, workerTimeout)
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, int(left.Milliseconds())+1); err != nil && err != unix.EINTR {
+			return err
+		}
+		if fds[0].Revents&unix.POLLIN == 0 {
+			continue
+		}
+		k, err := unix.Read(fd, b[got:])
+		if err != nil && err != unix.EINTR {
+			return err
+		}
+		got += max(k, 0)
+	}
+	return nil
+}
+
 // msgRun is a sched-messaging run: its ticks from the start signal to
 // the last worker's end, the messages the receivers counted, whether
 // their checksums and counts were as sent, and the workers' context
@@ -290,6 +337,13 @@ func (x *runner) messagingRun(p taskbench.MessagingParams, threads bool) (res ms
 		return res, err
 	}
 	var workers []*worker
+	defer func() {
+		if err != nil { // no worker process outlives a failed run
+			for _, w := range workers {
+				w.kill()
+			}
+		}
+	}()
 	start := func(role string, wfds, args []int, run func() error) error {
 		w, err := x.startWorker(threads, role, wfds, args, run)
 		if err == nil {
@@ -335,9 +389,9 @@ func (x *runner) messagingRun(p taskbench.MessagingParams, threads bool) (res ms
 			}
 		}
 	}
-	b := make([]byte, len(workers))
-	if err := readFull(readyR, b); err != nil {
-		return res, fmt.Errorf("waiting for the workers to be ready: %w", err)
+	deadline := time.Now().Add(workerTimeout)
+	if err = waitReady(readyR, len(workers), deadline); err != nil {
+		return res, err
 	}
 	t := x.clk.now()
 	if err := writeAll(wakeW, []byte{1}); err != nil {
@@ -345,15 +399,15 @@ func (x *runner) messagingRun(p taskbench.MessagingParams, threads bool) (res ms
 	}
 	var werr error
 	for _, w := range workers {
-		s, err := w.wait()
+		s, err := w.wait(deadline)
 		res.switches += s
 		if err != nil && werr == nil {
 			werr = err
 		}
 	}
 	res.ticks = x.clk.since(t)
-	if werr != nil {
-		return res, werr
+	if err = werr; err != nil {
+		return res, err
 	}
 	var got uint64
 	r := make([]byte, 16)

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -77,6 +78,28 @@ func runWorker(role, args, cpu string) error {
 	default:
 		return receiver(3, 4, 5, 6, nums[0], nums[1])
 	}
+}
+
+// checkCPU checks that the process may run on CPU n (the plan's cpu; -1:
+// none), before any worker needs it.
+func checkCPU(n int) error {
+	var set unix.CPUSet
+	if n < 0 {
+		return nil
+	}
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return err
+	}
+	if !set.IsSet(n) {
+		var cpus []string
+		for i := range 8 * int(unsafe.Sizeof(set)) {
+			if set.IsSet(i) {
+				cpus = append(cpus, strconv.Itoa(i))
+			}
+		}
+		return fmt.Errorf("plan key cpu: CPU %d is not one this process may run on (%s)", n, strings.Join(cpus, ", "))
+	}
+	return nil
 }
 
 // pinTo pins the calling thread to CPU n.
