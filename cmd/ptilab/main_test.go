@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/host/bochs"
+	"github.com/ptilab/ptilab/host/linuxrun"
 	"github.com/ptilab/ptilab/host/qemu"
 )
 
@@ -208,4 +209,43 @@ func TestVersion(t *testing.T) {
 	assert.Regexp(t, `^ptilab ([0-9a-f]{12}(\+dirty)?|unknown) \(`, stdout, "the VCS stamp, or unknown without one")
 	code, _, _ = ptilab(t, "version", "extra")
 	assert.Equal(t, exitUsage, code)
+}
+
+// TestMain lets the test binary be the workers of "ptilab linux", as the
+// program is.
+func TestMain(m *testing.M) {
+	linuxrun.MaybeWorker()
+	os.Exit(m.Run())
+}
+
+// TestLinux runs "ptilab linux" on this machine with a small plan and
+// reads its results file back with report: the command as a user runs
+// it. A plan line it cannot use is refused with its number, before
+// anything runs.
+func TestLinux(t *testing.T) {
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "linux.plan")
+	require.NoError(t, os.WriteFile(plan, []byte("# small\nbenchmarks = null, messaging\nperf = off\nn = 50\nr = 2\nwarmup = 0\nmessaging_groups = 1\nmessaging_loops = 2\n"), 0o644))
+	results, log := filepath.Join(dir, "results"), filepath.Join(dir, "linux.log")
+	code, stdout, stderr := ptilab(t, "linux", "-plan", plan, "-log", log, "-o", results)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "PTILAB-END")
+	files, err := filepath.Glob(filepath.Join(results, "*-linux.log"))
+	require.NoError(t, err)
+	require.Len(t, files, 1, "one results file")
+	saved, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Equal(t, stdout, string(saved), "the -log file holds what was printed")
+	code, stdout, stderr = ptilab(t, "report", results)
+	require.Equal(t, exitOK, code, stderr)
+	text := strings.Join(strings.Fields(stdout), " ")
+	assert.Contains(t, text, "board linux (a ptilab linux run")
+	assert.Contains(t, text, "sched-messaging (perf bench sched messaging -g 1 -l 2")
+
+	require.NoError(t, os.WriteFile(plan, []byte("n = 50\n\ncpu = 1.5\nmessaging_loop = 3\n"), 0o644))
+	code, stdout, stderr = ptilab(t, "linux", "-plan", plan)
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout, "nothing ran")
+	assert.Contains(t, stderr, plan+`:3: "cpu = 1.5": cpu must be none or a CPU number`)
+	assert.Contains(t, stderr, plan+`:4: "messaging_loop = 3": unknown key "messaging_loop" (did you mean messaging_loops?)`)
 }

@@ -331,3 +331,21 @@ func TestWaitReady(t *testing.T) {
 	err = waitReady(r, 2, time.Now().Add(50*time.Millisecond))
 	assert.ErrorContains(t, err, "1 of 2 workers ready")
 }
+
+// TestClockWithoutInvariantTSC: where the TSC is not invariant the loops
+// are timed by CLOCK_MONOTONIC_RAW, in ns.
+func TestClockWithoutInvariantTSC(t *testing.T) {
+	c := newClock(cpuInfo{Vendor: "GenuineIntel", Flags: []string{"tsc"}})
+	assert.False(t, c.tsc)
+	assert.Equal(t, uint64(1e9), c.Hz)
+	assert.Equal(t, "ns", c.unit())
+	p, errs := ParsePlan([]byte("n = 200\nr = 3\nwarmup = 1\n"))
+	require.Empty(t, errs)
+	x := &runner{clk: c, plan: p}
+	l, err := x.timeLoop(sysGetppid, 0, 0, 0, equals("getppid", uintptr(os.Getppid())))
+	require.NoError(t, err)
+	require.Len(t, l.perCall, 3)
+	st := x.clk.stats(l.perCall, l.pmu)
+	assert.Equal(t, "ns", st.Unit)
+	assert.Positive(t, st.Median, "ns per getppid")
+}
