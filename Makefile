@@ -92,7 +92,7 @@ PKGS386 := ./linuxabi/ ./i386pae/kernel32/ ./tasks/core/
 
 # The packages `ptilab linux` builds for GOARCH=386 (its compat rows' timed
 # loops), tested natively or under qemu-i386 like the others.
-LINUX386 := ./host/linuxrun/timed/
+LINUX386 := ./host/linuxrun/timed/ ./cmd/ptilab-linux32/
 
 # Host unit tests (amd64, then 386), then the QEMU and Bochs boot tests
 # (which build the image themselves), verbosely, so that the log shows each

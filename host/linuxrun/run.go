@@ -52,10 +52,6 @@ type runner struct {
 	cpu    cpuInfo
 	kernel contract.Linux
 	mode   experiment.Mode
-	// nullNs and msgSeconds are the null call's median ns per call and
-	// sched-messaging's (processes) median seconds per run, for the perf
-	// comparison's summary.
-	nullNs, msgSeconds float64
 }
 
 // Run runs plan p, writing the console lines and the records to w (the

@@ -113,9 +113,6 @@ func (x *runner) null() error {
 			return err
 		}
 		x.record(x.syscallRecord(s, l))
-		if c.bench == "null" {
-			x.nullNs = x.clk.Ns(bench.Summarize(l.perCall).Median)
-		}
 	}
 	return x.compat()
 }

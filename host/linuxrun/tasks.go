@@ -270,9 +270,6 @@ func (x *runner) messaging() error {
 		x.record(contract.Messaging{Subject: s, Workload: p.Workload(), R: p.R, Warmup: p.Warmup, Stats: st,
 			Seconds: x.clk.Ns(st.Mean) / 1e9, Messages: last.messages, PerMessage: bench.Round(st.Mean / float64(last.messages)),
 			Switches: last.switches, ChecksumsOK: last.checksumOK})
-		if tasks == "processes" {
-			x.msgSeconds = x.clk.Ns(st.Median) / 1e9
-		}
 	}
 	return nil
 }
