@@ -19,13 +19,17 @@ type Linux struct {
 	PTI     string `json:"pti"`
 	PTIWhy  string `json:"pti_why"`
 	INVPCID bool   `json:"invpcid"`
-	// Global is whether the kernel maps its entry text and image as
-	// global pages (the records' global), and GlobalWhy why: with PTI off
-	// the whole kernel is global where the CPU has PGE; with PTI on only
-	// when pti_kernel_image_global_ok() holds (no PCID, pti=auto, not K8,
-	// no CONFIG_RANDSTRUCT: arch/x86/mm/pti.c).
-	Global    bool   `json:"global"`
-	GlobalWhy string `json:"global_why"`
+	// Global is whether the kernel maps its entry text as global pages
+	// (the records' global), KernelTextGlobal the rest of its text, and
+	// GlobalWhy why: with PTI off every kernel mapping is global where the
+	// CPU has PGE; with PTI on the entry text and cpu_entry_area are
+	// (pti_clone_pgtable, cea_set_pte), the rest of the text only where
+	// pti_kernel_image_global_ok() holds (no PCID, pti=auto, no
+	// CONFIG_RANDSTRUCT: arch/x86/mm/pti.c). ptilab's global=on makes both
+	// global: a Linux row with PCIDs stands beside it with less global.
+	Global           bool   `json:"global"`
+	KernelTextGlobal bool   `json:"kernel_text_global"`
+	GlobalWhy        string `json:"global_why"`
 	// Governor is cpu0's cpufreq scaling governor and Driver its driver
 	// (absent without cpufreq: most virtual machines); Boost is "on",
 	// "off" or "unknown" (/sys/devices/system/cpu/cpufreq/boost, or

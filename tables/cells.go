@@ -180,6 +180,12 @@ func (r *Renderer) countersNote() string {
 // pmuCheckNote says what the PMU cross-check compares and whether it can.
 func (r *Renderer) pmuCheckNote() string {
 	s := "PMU cross-check (instructions retired per call less the empty loop's = the path length under QEMU -icount and Bochs, on the REP-free paths): "
+	if r.linux != nil {
+		s = "performance counters per call (perf_event_open; no path-length cross-check: the kernel's path is not ptilab's): "
+		if r.pmuOn().on {
+			return s + "the columns"
+		}
+	}
 	if r.pmuOn().on {
 		return s + "the check column; a mismatch is also printed under its row"
 	}

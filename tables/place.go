@@ -13,6 +13,8 @@ func (r *Renderer) place(rec contract.Record) (place, bool) {
 		return r.seedPlace(rec)
 	case contract.Exposure:
 		return r.exposurePlace(v), true
+	case contract.PerfBench:
+		return r.perfBenchPlace(v), true
 	case contract.Phases:
 		return r.msgPhasesPlace(rec, configOf(v.Subject)), true
 	case contract.Check:
@@ -43,7 +45,7 @@ func (r *Renderer) place(rec contract.Record) (place, bool) {
 		return r.oraclePlace(rec, c), true
 	case "ladder":
 		return r.ladderPlace(rec, c), true
-	case "null":
+	case "null", "getpid":
 		return r.nullPlace(rec, c, s), true
 	case "work":
 		return r.workPlace(rec, c), true

@@ -61,7 +61,10 @@ func (r *Renderer) nullPlace(rec contract.Record, c config, s contract.Subject) 
 	if c.stamps {
 		return r.phasesPlace(rec, c, pmu)
 	}
-	main := fmt.Sprintf("null%d", c.width)
+	main, what := fmt.Sprintf("null%d", c.width), "null system call (getppid)"
+	if c.bench == "getpid" { // a Linux run's libMicro getpid, its own table
+		main, what = "getpid", "getpid (libMicro's null call)"
+	}
 	copies := fmt.Sprintf("copies%d", c.width)
 	if c.isFlavour(experiment.Linux) && c.copy != "" {
 		def, ok := r.defaultCopy[c.width]
@@ -77,12 +80,12 @@ func (r *Renderer) nullPlace(rec contract.Record, c config, s contract.Subject) 
 		notes: checkNotes(rec),
 		begin: func(t *Table, _ []string) {
 			t.Name = main
-			t.Title = fmt.Sprintf("%snull system call (getppid), per call: %s, empty-loop overhead subtracted;", worldTitle(c), repeatsOf(reps, n, warmup, "call", "calls"))
+			t.Title = fmt.Sprintf("%s%s, per call: %s, empty-loop overhead subtracted;", worldTitle(c), what, repeatsOf(reps, n, warmup, "call", "calls"))
 			t.Heading = []string{r.unitNote() + "; ± as perf stat --repeat (stddev of the mean); " + r.clockHeader(), r.countersNote(), r.pmuCheckNote()}
 			t.Columns = append(append(append([]Column{r.modeCol()}, r.entryCols(c.width)...), left("flavour", 8), left("global", 6)), r.perCallCols(pmu)...)
 		},
 		ref: func(o *open) []string {
-			if c.width != 64 {
+			if c.width != 64 || c.bench == "getpid" {
 				return nil
 			}
 			out := reference.Null()
@@ -281,7 +284,7 @@ func (r *Renderer) lseekPlace(rec contract.Record, c config, s contract.Subject)
 			}
 			file := "a kernel file"
 			if r.linux != nil {
-				how, file = "the kernel's own", "a file of the run's own (will-it-scale lseek1)"
+				how, file = "the running kernel's entry and lseek", "a file of the run's own (will-it-scale lseek1's loop)"
 			}
 			t.Name = id
 			t.Title = fmt.Sprintf("%slseek(fd, 0, SEEK_SET) on %s, %s: %s; ± as perf; %s", worldTitle(c), file, how, repeatsOf(reps, n, warmup, "call", "calls"), r.clockHeader())

@@ -31,7 +31,7 @@ func (r *Renderer) pingPongPlace(rec contract.Record, c config) place {
 	cells := half(rec, n, func() []string {
 		v := rec.(contract.PingPong)
 		cr3 := "-"
-		if v.RoundTrips > 0 {
+		if v.RoundTrips > 0 && r.linux == nil { // a Linux run counts no CR3 loads
 			cr3 = fmt.Sprintf("%.2f", float64(v.CR3Loads)/float64(v.RoundTrips))
 		}
 		return append([]string{f1(v.Mean), spread(&v.Stats, v.R), nsCell(v.Subject, v.NsPerRoundTrip), ratioCell(v.RatioToOff), cr3}, coreCells(&v.Core, v.R, pmu)...)

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,9 +19,9 @@ import (
 // run cannot use is an error, with its number: nothing runs.
 func cmdLinux(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("linux", "[-plan FILE] [-log FILE] [-o DIR] [-perf]", stderr)
-	planFile := fs.String("plan", "", "the run's plan (the image's keys, plus cpu, perf and perf_rounds); default: null, lseek, pingpong, messaging with the image's defaults")
+	planFile := fs.String("plan", "", "the run's plan `FILE` (the image's keys, plus cpu, perf and perf_rounds); default: null, lseek, pingpong, messaging with the image's defaults")
 	logFile := fs.String("log", "", "also write the output to `FILE`")
-	outDir := fs.String("o", "", "also write the output as a results file, DIR/<date>-<time>-linux.log, which report, compare and plot read")
+	outDir := fs.String("o", "", "also write the output as a results file in `DIR` (<date>-<time>-linux.log, never over another), which report, compare and plot read")
 	perf := fs.Bool("perf", false, "run perf bench beside, as the plan's perf = on (by default: where perf is on the PATH, perf = auto)")
 	perfCmd := fs.String("perf-cmd", "", "the perf `program` (default: perf on the PATH)")
 	compat := fs.String("compat32", "", "the 386 `program` for the compat rows (default: ptilab-linux386 beside this program)")
@@ -45,30 +47,50 @@ func cmdLinux(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		plan.Perf = "on"
 	}
 	w := stdout
-	for _, path := range []string{*logFile, resultsPath(*outDir)} {
-		if path == "" {
-			continue
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			fmt.Fprintf(stderr, "ptilab: %v\n", err)
-			return exitFail
-		}
-		f, err := os.Create(path)
+	}()
+	if *logFile != "" {
+		f, err := os.Create(*logFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "ptilab: %v\n", err)
 			return exitFail
 		}
-		defer f.Close()
+		files = append(files, f)
+	}
+	if *outDir != "" {
+		f, err := newResultsFile(*outDir, time.Now())
+		if err != nil {
+			fmt.Fprintf(stderr, "ptilab: %v\n", err)
+			return exitFail
+		}
+		files = append(files, f)
+	}
+	for _, f := range files {
 		w = io.MultiWriter(w, f)
 	}
 	return linuxrun.Run(ctx, w, plan, linuxrun.Options{Commit: commit, Perf: *perfCmd, Compat32: *compat})
 }
 
-// resultsPath is the results file of a run started now in dir ("" for
-// none).
-func resultsPath(dir string) string {
-	if dir == "" {
-		return ""
+// newResultsFile creates the results file of a run started at t in dir
+// (made if need be): <date>-<time>-linux.log, or with -2, -3, ... before
+// .log where a run of the same second has the name: never over another.
+func newResultsFile(dir string, t time.Time) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
 	}
-	return filepath.Join(dir, time.Now().Format("20060102-150405")+"-linux.log")
+	stem := filepath.Join(dir, t.Format("20060102-150405")+"-linux")
+	for i := 1; ; i++ {
+		name := stem + ".log"
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d.log", stem, i)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, fs.ErrExist) || i == 1000 {
+			return f, err
+		}
+	}
 }

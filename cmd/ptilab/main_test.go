@@ -242,6 +242,16 @@ func TestLinux(t *testing.T) {
 	assert.Contains(t, text, "board linux (a ptilab linux run")
 	assert.Contains(t, text, "sched-messaging (perf bench sched messaging -g 1 -l 2")
 
+	// A second run in the same second gets a name of its own.
+	first, err := newResultsFile(results, time.Unix(1, 0))
+	require.NoError(t, err)
+	second, err := newResultsFile(results, time.Unix(1, 0))
+	require.NoError(t, err)
+	assert.NotEqual(t, first.Name(), second.Name())
+	assert.True(t, strings.HasSuffix(second.Name(), "-linux-2.log"), second.Name())
+	first.Close()
+	second.Close()
+
 	require.NoError(t, os.WriteFile(plan, []byte("n = 50\n\ncpu = 1.5\nmessaging_loop = 3\n"), 0o644))
 	code, stdout, stderr = ptilab(t, "linux", "-plan", plan)
 	assert.Equal(t, exitUsage, code)

@@ -122,7 +122,7 @@ func openEvents(generic, raw []counterEvent, skipped []string) *counters {
 func (c *counters) open(events []counterEvent, userOnly bool) error {
 	for _, e := range events {
 		attr := unix.PerfEventAttr{Type: e.typ, Config: e.config, Size: uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
-			Bits: unix.PerfBitExcludeHv}
+			Bits: unix.PerfBitExcludeHv, Read_format: unix.PERF_FORMAT_TOTAL_TIME_ENABLED | unix.PERF_FORMAT_TOTAL_TIME_RUNNING}
 		if userOnly {
 			attr.Bits |= unix.PerfBitExcludeKernel
 		}
@@ -142,36 +142,54 @@ func (c *counters) open(events []counterEvent, userOnly bool) error {
 // ok reports whether the counters count.
 func (c *counters) ok() bool { return len(c.fds) > 0 }
 
-// read returns each counter's count (nil when they do not count).
-func (c *counters) read() []uint64 {
+// reading is a counter's read (read_format TOTAL_TIME_ENABLED and
+// TOTAL_TIME_RUNNING: perf_event_open(2)): its count, and the ns it was
+// enabled and running; ok false where the read failed.
+type reading struct {
+	count, enabled, running uint64
+	ok                      bool
+}
+
+// read returns each counter's reading (nil when they do not count).
+func (c *counters) read() []reading {
 	if !c.ok() {
 		return nil
 	}
-	out := make([]uint64, len(c.fds))
-	var b [8]byte
+	out := make([]reading, len(c.fds))
+	var b [24]byte
 	for i, fd := range c.fds {
-		if n, err := unix.Read(fd, b[:]); err == nil && n == 8 {
-			out[i] = binary.NativeEndian.Uint64(b[:])
+		if n, err := unix.Read(fd, b[:]); err == nil && n == len(b) {
+			out[i] = reading{binary.NativeEndian.Uint64(b[:]), binary.NativeEndian.Uint64(b[8:]), binary.NativeEndian.Uint64(b[16:]), true}
 		}
 	}
 	return out
 }
 
 // perOp returns the counts between before and after per operation (ops
-// of them), or why there are none; a counter that did not advance where
-// the loop ran is "not counting" (a hypervisor that accepts the event
-// and never counts it).
-func (c *counters) perOp(before, after []uint64, ops float64) *contract.PMUCounts {
+// of them), or why there are none. A counter is left out, with why, where
+// a read failed, where it did not advance over the loop ("not counting":
+// a hypervisor that accepts the event and never counts it), and where the
+// kernel multiplexed it (it ran for less time than it was enabled: more
+// events than free counters, as when the NMI watchdog holds one), whose
+// count is short.
+func (c *counters) perOp(before, after []reading, ops float64) *contract.PMUCounts {
 	if !c.ok() || before == nil || after == nil {
 		return &contract.PMUCounts{Unsupported: strings.TrimPrefix(c.Scope, "unsupported: ")}
 	}
 	out := &contract.PMUCounts{PerOp: map[string]float64{}, Skipped: append([]string(nil), c.Skipped...)}
 	for i, name := range c.names {
-		if after[i] == before[i] {
+		b, a := before[i], after[i]
+		enabled, running := a.enabled-b.enabled, a.running-b.running
+		switch {
+		case !a.ok || !b.ok:
+			out.Skipped = append(out.Skipped, name+": the counter could not be read")
+		case a.count == b.count:
 			out.Skipped = append(out.Skipped, name+": not counting (read 0 over the loop)")
-			continue
+		case running < enabled:
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s: multiplexed (counted %.0f%% of the loop): not reported", name, 100*float64(running)/float64(enabled)))
+		default:
+			out.PerOp[name] = float64(a.count-b.count) / ops
 		}
-		out.PerOp[name] = float64(after[i]-before[i]) / ops
 	}
 	return out
 }

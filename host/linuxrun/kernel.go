@@ -91,6 +91,22 @@ func readLine(sys fs.FS, name string) string {
 // alone ("nopti") or with a value ("pti=on": p is "pti=on").
 func cmdlineHas(cmdline, p string) bool { return slices.Contains(strings.Fields(cmdline), p) }
 
+// ptiParam is what the command line asks of PTI: the last pti= value
+// (Linux takes the last: arch/x86/mm/pti.c, pti_parse_cmdline), "off" for
+// nopti, "auto" for neither.
+func ptiParam(cmdline string) string {
+	v := "auto"
+	for _, f := range strings.Fields(cmdline) {
+		switch {
+		case f == "nopti":
+			v = "off"
+		case strings.HasPrefix(f, "pti="):
+			v = strings.TrimPrefix(f, "pti=")
+		}
+	}
+	return v
+}
+
 // ptiState decides the running kernel's isolation mode, and says why,
 // from the CPU flags it shows, the meltdown line and the command line:
 // PTI is on where the kernel set X86_FEATURE_PTI ("pti" in the flags;
@@ -102,7 +118,10 @@ func ptiState(c cpuInfo, meltdown, cmdline string) (experiment.Mode, string) {
 	if meltdown != "" {
 		why = append(why, "meltdown: "+meltdown)
 	}
-	for _, p := range []string{"nopti", "pti=on", "pti=off", "pti=auto", "nopcid", "mitigations=off", "mitigations=auto", "mitigations=auto,nosmt"} {
+	if v := ptiParam(cmdline); v != "auto" {
+		why = append(why, "command line: pti="+v)
+	}
+	for _, p := range []string{"nopcid", "mitigations=off", "mitigations=auto", "mitigations=auto,nosmt"} {
 		if cmdlineHas(cmdline, p) {
 			why = append(why, "command line: "+p)
 		}
@@ -121,28 +140,38 @@ func ptiState(c cpuInfo, meltdown, cmdline string) (experiment.Mode, string) {
 	return mode, strings.Join(why, "; ")
 }
 
-// globalState decides whether the kernel maps its entry text as global
-// pages under mode m, and says why (arch/x86/mm/pti.c,
-// pti_kernel_image_global_ok; arch/x86/mm/init.c, probe_page_size_mask,
-// which sets _PAGE_GLOBAL in __supported_pte_mask where the CPU has PGE).
-// randstruct is CONFIG_RANDSTRUCT as the kernel's config says (nil: the
-// config could not be read).
-func globalState(c cpuInfo, m experiment.Mode, cmdline string, randstruct *bool) (bool, string) {
+// globalState decides whether the kernel maps its entry text (the key's
+// global) and the rest of its text as global pages under mode m, and says
+// why. With PTI off every kernel mapping is global where the CPU has PGE
+// (arch/x86/mm/init.c, probe_page_size_mask). With PTI on the entry text
+// and the cpu_entry_area are global whatever else holds
+// (arch/x86/mm/pti.c, pti_clone_pgtable; arch/x86/mm/cpu_entry_area.c,
+// cea_set_pte), and the rest of the kernel text only where
+// pti_kernel_image_global_ok() holds: no PCID, pti=auto, no
+// CONFIG_RANDSTRUCT (and not K8, which never runs PTI). randstruct is
+// CONFIG_RANDSTRUCT as the kernel's config says (nil: unread).
+func globalState(c cpuInfo, m experiment.Mode, cmdline string, randstruct *bool) (entry, text bool, why string) {
 	switch {
 	case !c.has("pge"):
-		return false, "no pge flag: no global pages"
+		return false, false, "no pge flag: no global pages"
 	case m == experiment.Off:
-		return true, "PTI off: the kernel's mappings are global (PGE)"
-	case m.PCID():
-		return false, "PTI with PCIDs: the kernel image is not global (pti_kernel_image_global_ok)"
-	case cmdlineHas(cmdline, "pti=on"):
-		return false, "pti=on: the kernel image is not global (pti_kernel_image_global_ok)"
-	case randstruct == nil:
-		return true, "PTI without PCIDs: the kernel image is global unless CONFIG_RANDSTRUCT, and the kernel's config could not be read"
-	case *randstruct:
-		return false, "CONFIG_RANDSTRUCT: the kernel image is not global (pti_kernel_image_global_ok)"
+		return true, true, "PTI off: every kernel mapping is global (PGE)"
 	}
-	return true, "PTI without PCIDs, pti=auto: the kernel image is global (pti_kernel_image_global_ok)"
+	const entryWhy = "PTI: the entry text and cpu_entry_area are global (pti_clone_pgtable, cea_set_pte)"
+	var textWhy string
+	switch {
+	case m.PCID():
+		textWhy = "with PCIDs the rest of the kernel text is not"
+	case ptiParam(cmdline) != "auto":
+		textWhy = "with pti=" + ptiParam(cmdline) + " the rest of the kernel text is not"
+	case randstruct == nil:
+		return true, true, entryWhy + "; without PCIDs and with pti=auto so is the rest of the kernel text, unless CONFIG_RANDSTRUCT (the kernel's config could not be read)"
+	case *randstruct:
+		textWhy = "with CONFIG_RANDSTRUCT the rest of the kernel text is not"
+	default:
+		return true, true, entryWhy + "; without PCIDs, with pti=auto and no CONFIG_RANDSTRUCT so is the rest of the kernel text (pti_kernel_image_global_ok)"
+	}
+	return true, false, entryWhy + "; " + textWhy + " (pti_kernel_image_global_ok): ptilab's global=on also makes its kernel text global"
 }
 
 // randstruct reads CONFIG_RANDSTRUCT from the kernel's config
@@ -247,7 +276,7 @@ func kernelRecord(sys fs.FS, c cpuInfo, hv string) (contract.Linux, contract.Vul
 	table := vulnerabilities(sys)
 	mode, why := ptiState(c, table["meltdown"], k.Cmdline)
 	k.PTI, k.PTIWhy = mode.String(), why
-	k.Global, k.GlobalWhy = globalState(c, mode, k.Cmdline, randstruct(sys, k.Release))
+	k.Global, k.KernelTextGlobal, k.GlobalWhy = globalState(c, mode, k.Cmdline, randstruct(sys, k.Release))
 	if p, err := strconv.Atoi(readLine(sys, "proc/sys/kernel/perf_event_paranoid")); err == nil {
 		k.PerfEventParanoid = &p
 	}

@@ -41,21 +41,22 @@ func TestPTIState(t *testing.T) {
 		cmdline    string
 		randstruct *bool
 		mode       experiment.Mode
-		global     bool
+		text       bool // the kernel text beyond the entry text global
 	}{
 		{"no PTI", flags("pcid"), "", nil, experiment.Off, true},
 		{"PTI with PCIDs", flags("pti", "pcid", "invpcid"), "", nil, experiment.OnPCID, false},
 		{"PTI, nopcid", flags("pti"), "nopcid", nil, experiment.On, true},
 		{"PTI, pti=on", flags("pti"), "ro pti=on quiet", nil, experiment.On, false},
+		{"PTI, pti=on then pti=auto: the last wins", flags("pti"), "pti=on pti=auto", nil, experiment.On, true},
 		{"PTI, randstruct", flags("pti"), "", &rs, experiment.On, false},
-		{"no PGE", cpuInfo{Flags: []string{"pti"}}, "", nil, experiment.On, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, why := ptiState(c.cpu, "Mitigation: PTI", c.cmdline)
 			assert.Equal(t, c.mode, m, why)
 			assert.Contains(t, why, "meltdown: Mitigation: PTI")
-			g, gwhy := globalState(c.cpu, m, c.cmdline, c.randstruct)
-			assert.Equal(t, c.global, g, gwhy)
+			entry, text, gwhy := globalState(c.cpu, m, c.cmdline, c.randstruct)
+			assert.True(t, entry, "with PGE the entry text is global in every mode: %s", gwhy)
+			assert.Equal(t, c.text, text, gwhy)
 		})
 	}
 }
@@ -88,7 +89,8 @@ func TestKernelRecord(t *testing.T) {
 	assert.Equal(t, uint32(0xf0), *c.Microcode)
 	k, v := kernelRecord(sys, c, "")
 	assert.Equal(t, "on+pcid", k.PTI)
-	assert.False(t, k.Global, k.GlobalWhy)
+	assert.True(t, k.Global, "the entry text: %s", k.GlobalWhy)
+	assert.False(t, k.KernelTextGlobal, k.GlobalWhy)
 	assert.Equal(t, "on", k.Boost, "intel_pstate's no_turbo 0")
 	assert.Equal(t, 5, k.CPUs, "0-3,6")
 	assert.Equal(t, "powersave", k.Governor)
@@ -123,6 +125,21 @@ func TestParsePlan(t *testing.T) {
 	assert.Contains(t, errs[0].Err, "cpu must be none or a CPU number")
 	assert.Contains(t, errs[1].Err, "did you mean flavours?")
 	assert.Contains(t, errs[2].Err, "already set on line 1")
+
+	// The image's own keys and benchmarks are noted with their lines and
+	// skipped; a plan with no Linux benchmark left, or a CPU the process
+	// may not use, is an error on its line.
+	p, errs = ParsePlan([]byte("pstate = nominal\nbenchmarks = null32, lseek, tlbsweep\ntlbsweep_n = 5\n"))
+	assert.Empty(t, errs)
+	assert.Equal(t, []string{"lseek"}, p.Benchmarks)
+	assert.Equal(t, []string{"plan line 1: pstate: the bare-metal image's alone, skipped", "plan line 3: tlbsweep_n: the bare-metal image's alone, skipped",
+		"plan line 2: benchmarks null32, tlbsweep: the bare-metal image's alone, skipped"}, p.Ignored)
+	_, errs = ParsePlan([]byte("n = 5\nbenchmarks = tlbsweep\ncpu = 4095\n"))
+	require.Len(t, errs, 2)
+	assert.Equal(t, 2, errs[0].Line)
+	assert.Contains(t, errs[0].Err, "names no benchmark a Linux run has")
+	assert.Equal(t, 3, errs[1].Line)
+	assert.Contains(t, errs[1].Err, "CPU 4095 is not one this process may run on")
 }
 
 func TestPerfField(t *testing.T) {
@@ -184,6 +201,7 @@ func TestRun(t *testing.T) {
 			checkStats(t, v.Key(), v.Stats, v.R)
 			assert.Equal(t, uint64(20*20*20), v.Messages, "every message of a group counted")
 			assert.True(t, v.ChecksumsOK, v.Key())
+			assert.Positive(t, v.Switches, "%s: context switches", v.Key())
 		case contract.PerfBench:
 			perf = append(perf, v)
 		case contract.Error:
@@ -348,4 +366,23 @@ func TestClockWithoutInvariantTSC(t *testing.T) {
 	st := x.clk.stats(l.perCall, l.pmu)
 	assert.Equal(t, "ns", st.Unit)
 	assert.Positive(t, st.Median, "ns per getppid")
+}
+
+func TestNoPGE(t *testing.T) {
+	entry, text, why := globalState(cpuInfo{Flags: []string{"pti"}}, experiment.On, "", nil)
+	assert.False(t, entry || text, why)
+}
+
+// TestPerOp: counts per operation, and the counters left out with why:
+// unread, not counting, multiplexed.
+func TestPerOp(t *testing.T) {
+	c := &counters{fds: []int{-1, -1, -1, -1}, names: []string{"instructions", "core_cycles", "a", "b"}, Scope: "kernel+user"}
+	before := []reading{{100, 10, 10, true}, {5, 10, 10, true}, {7, 10, 10, true}, {1, 10, 10, true}}
+	after := []reading{{2100, 20, 20, true}, {5, 20, 20, true}, {107, 20, 15, true}, {}}
+	got := c.perOp(before, after, 1000)
+	assert.Equal(t, map[string]float64{"instructions": 2}, got.PerOp)
+	assert.Equal(t, []string{"core_cycles: not counting (read 0 over the loop)", "a: multiplexed (counted 50% of the loop): not reported",
+		"b: the counter could not be read"}, got.Skipped)
+	none := (&counters{Scope: "unsupported: perf_event_open instructions: no such file or directory (ENOENT)"}).perOp(nil, nil, 1)
+	assert.Equal(t, "perf_event_open instructions: no such file or directory (ENOENT)", none.Unsupported)
 }

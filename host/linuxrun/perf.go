@@ -26,14 +26,18 @@ func (x *runner) perfProgram() string {
 }
 
 // perfWanted reports whether the run sets perf's benchmarks beside its
-// own: plan key perf on, or auto with perf on the PATH.
+// own: plan key perf on (where there is no perf, a failure), or auto with
+// perf on the PATH (else a line says there is none).
 func (x *runner) perfWanted() bool {
 	switch x.plan.Perf {
 	case "on":
 		return true
 	case "auto":
-		_, err := exec.LookPath(x.perfProgram())
-		return err == nil
+		if _, err := exec.LookPath(x.perfProgram()); err != nil {
+			x.rep.Printf("ptilab linux: no perf on the PATH, so no perf bench beside (Debian: apt-get install linux-perf)")
+			return false
+		}
+		return true
 	}
 	return false
 }
@@ -55,11 +59,22 @@ type perfPair struct {
 // (a perf run, then ptilab's, perf_rounds times), and records each pair
 // and ratio (PerfBench).
 func (x *runner) perfBeside(ctx context.Context) {
-	x.rep.Printf("ptilab linux: beside perf bench (%s), %d rounds, interleaved: ratio = ptilab / perf (medians)", x.kernel.Perf, x.plan.Rounds)
+	if x.kernel.Perf == "" {
+		err := fmt.Sprintf("%s version: %s", x.perfProgram(), "no perf to run (Debian: apt-get install linux-perf)")
+		if _, lerr := exec.LookPath(x.perfProgram()); lerr != nil {
+			err = lerr.Error() + " (Debian: apt-get install linux-perf)"
+		}
+		x.rep.Fail(contract.Error{Name: "perf bench", Error: err})
+		return
+	}
 	for _, p := range x.perfPairs() {
 		rec := contract.PerfBench{Key: p.key, Command: x.perfProgram() + " " + strings.Join(p.args, " "), Unit: p.unit, Rounds: x.plan.Rounds, Error: p.why}
 		for i := 0; i < x.plan.Rounds && rec.Error == ""; i++ {
-			out, err := exec.CommandContext(ctx, x.perfProgram(), p.args...).CombinedOutput()
+			var out []byte
+			err := x.onPinned(func() (err error) {
+				out, err = exec.CommandContext(ctx, x.perfProgram(), p.args...).CombinedOutput()
+				return err
+			})
 			var v float64
 			if err == nil {
 				v, err = p.parse(string(out))
@@ -77,12 +92,8 @@ func (x *runner) perfBeside(ctx context.Context) {
 		}
 		if rec.Error == "" {
 			rec.Ratio = bench.Round(bench.Summarize(rec.Ptilab).Median/bench.Summarize(rec.Perf).Median*1000) / 1000
-			x.rep.Printf("  %-60s perf %10.4g %s  ptilab %10.4g %s  ratio %.3f", rec.Command, bench.Summarize(rec.Perf).Median, p.unit,
-				bench.Summarize(rec.Ptilab).Median, p.unit, rec.Ratio)
-		} else {
-			x.rep.Printf("  %-60s no figure: %s", rec.Command, rec.Error)
 		}
-		x.record(rec)
+		x.record(rec) // its table row (package tables)
 	}
 }
 

@@ -72,6 +72,12 @@ var imageOnly = map[string]string{
 	"entries":  "the 64-bit rows enter by SYSCALL, the compat rows by INT 0x80 and __kernel_vsyscall",
 }
 
+// linuxReads are the image's keys a Linux run uses; every other key the
+// image takes is the bare-metal run's alone (fault, end, pstate, the TLB
+// and ladder families' keys...), noted with its line and skipped.
+var linuxReads = []string{"benchmarks", "n", "r", "warmup", "pingpong_n", "messaging_groups", "messaging_loops",
+	"messaging_size", "messaging_ipc", "pmu", "pmu_events"}
+
 // ParsePlan reads a plan file as the image does (bench.ParsePlan: every
 // line the image takes means the same here) plus the Linux keys, and
 // returns the plan, starting from the defaults (the image's, benchmarks
@@ -89,8 +95,12 @@ func ParsePlan(data []byte) (Plan, []bench.PlanError) {
 		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
 		set := linuxKeys[key]
 		if !ok || set == nil {
-			if _, ignored := imageOnly[key]; ignored && ok {
-				p.Ignored = append(p.Ignored, fmt.Sprintf("plan line %d: %s: %s", i+1, key, imageOnly[key]))
+			switch why, follows := imageOnly[key]; {
+			case !ok || slices.Contains(linuxReads, key) || !slices.Contains(bench.PlanKeys(), key):
+			case follows:
+				p.Ignored = append(p.Ignored, fmt.Sprintf("plan line %d: %s: %s", i+1, key, why))
+			default:
+				p.Ignored = append(p.Ignored, fmt.Sprintf("plan line %d: %s: the bare-metal image's alone, skipped", i+1, key))
 			}
 			continue
 		}
@@ -109,20 +119,42 @@ func ParsePlan(data []byte) (Plan, []bench.PlanError) {
 	var imageErrs []bench.PlanError
 	p.Plan, imageErrs = bench.ParsePlan(bytes.Join(lines, []byte("\n")))
 	errs = append(errs, imageErrs...)
-	slices.SortStableFunc(errs, func(a, b bench.PlanError) int { return a.Line - b.Line })
-	if !hasLine(data, "benchmarks") {
+	line, text := lineOf(data, "benchmarks")
+	if line == 0 {
 		p.Benchmarks = Benchmarks
 	}
+	var runs, left []string
+	for _, b := range p.Benchmarks {
+		if slices.Contains(Benchmarks, b) {
+			runs = append(runs, b)
+		} else {
+			left = append(left, b)
+		}
+	}
+	if len(left) > 0 {
+		p.Ignored = append(p.Ignored, fmt.Sprintf("plan line %d: benchmarks %s: the bare-metal image's alone, skipped", line, strings.Join(left, ", ")))
+	}
+	if p.Benchmarks = runs; line > 0 && len(runs) == 0 && len(left) > 0 {
+		errs = append(errs, bench.PlanError{Line: line, Text: text, Err: "names no benchmark a Linux run has (" + strings.Join(Benchmarks, ", ") + ")"})
+	}
+	if l, t := lineOf(data, "cpu"); l > 0 {
+		if err := checkCPU(p.CPU); err != nil {
+			errs = append(errs, bench.PlanError{Line: l, Text: t, Err: err.Error()})
+		}
+	}
+	slices.SortStableFunc(errs, func(a, b bench.PlanError) int { return a.Line - b.Line })
 	return p, errs
 }
 
-// hasLine reports whether the plan sets key.
-func hasLine(data []byte, key string) bool {
-	for _, raw := range bytes.Split(data, []byte("\n")) {
-		line, _, _ := strings.Cut(string(raw), "#")
+// lineOf returns the number and text of the plan's (first) line setting
+// key, 0 for none.
+func lineOf(data []byte, key string) (int, string) {
+	for i, raw := range bytes.Split(data, []byte("\n")) {
+		text := strings.TrimRight(string(raw), "\r")
+		line, _, _ := strings.Cut(text, "#")
 		if k, _, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == key {
-			return true
+			return i + 1, text
 		}
 	}
-	return false
+	return 0, ""
 }

@@ -20,8 +20,11 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/bench"
@@ -70,6 +73,9 @@ func Run(ctx context.Context, w io.Writer, p Plan, opts Options) int {
 	}
 	for _, l := range p.Ignored {
 		x.rep.Printf("ptilab linux: %s", l)
+	}
+	if p.CPU >= 0 {
+		x.rep.Printf("ptilab linux: the timed loops, the workers and perf bench run on CPU %d (plan key cpu)", p.CPU)
 	}
 	x.rep.Record(contract.Timing{LFENCE: lfenceOrders(x.cpu), TSCHz: x.clk.Hz, TSCSource: x.clk.Source, TSCInvariant: x.clk.tsc,
 		RDTSCP: x.cpu.has("rdtscp"), Modes: []string{x.mode.String()}, Entries: []string{experiment.Syscall.String()}})
@@ -218,10 +224,34 @@ func (x *runner) subject(name, compatEntry string) contract.Subject {
 // record writes a record.
 func (x *runner) record(r contract.Record) { x.rep.Record(r) }
 
-// pin pins the calling (locked) thread to the plan's CPU, if any.
-func (x *runner) pin() error {
-	if x.plan.CPU < 0 {
-		return nil
+// onPinned runs f on a locked thread pinned as the plan says: a program
+// it starts inherits the pinning (perf bench and its children, as
+// ptilab's workers).
+func (x *runner) onPinned(f func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	restore, err := x.pin()
+	if err != nil {
+		return err
 	}
-	return pinTo(x.plan.CPU)
+	defer restore()
+	return f()
+}
+
+// pin pins the calling (locked) thread to the plan's CPU, if any, and
+// returns what gives the thread its affinity back, to run before it is
+// unlocked: a pinned thread back in Go's pool would pin whatever runs on
+// it next (perf bench's children, the garbage collector).
+func (x *runner) pin() (restore func(), err error) {
+	if x.plan.CPU < 0 {
+		return func() {}, nil
+	}
+	var old unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		return nil, err
+	}
+	if err := pinTo(x.plan.CPU); err != nil {
+		return nil, err
+	}
+	return func() { unix.SchedSetaffinity(0, &old) }, nil
 }

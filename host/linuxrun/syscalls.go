@@ -35,14 +35,16 @@ type loopResult struct {
 func (x *runner) timeLoop(nr, a0, a1, a2 uintptr, want func(ret uintptr) error) (loopResult, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := x.pin(); err != nil {
+	restore, err := x.pin()
+	if err != nil {
 		return loopResult{}, err
 	}
+	defer restore()
 	ctr := openCounters(x.cpu, x.plan)
 	defer ctr.close()
 	n, reps := x.plan.N, x.plan.R
 	var calls, empties []uint64
-	var before, after []uint64
+	var before, after []reading
 	for i := range x.plan.Warmup + reps {
 		if i == x.plan.Warmup {
 			before = ctr.read()
@@ -137,24 +139,33 @@ func (x *runner) lseek() error {
 	return nil
 }
 
+// errRefused is the 32-bit program's own answer that its entry cannot be
+// timed here (a kernel without the 32-bit vDSO: no AT_SYSINFO): an
+// unsupported row, not a failure.
+type errRefused string
+
+func (e errRefused) Error() string { return string(e) }
+
 // compat32Program is the 386 build of cmd/ptilab-linux32, beside the
 // running program (make builds both into build/).
 const compat32Program = "ptilab-linux386"
 
 // compat times getppid through the 64-bit kernel's compat entries from
-// the 386 program: INT 0x80, and CALL __kernel_vsyscall, SYSENTER on
-// Intel (the entry sysenter), keyed kernel=64-compat; or records each as
-// unsupported with the reason.
+// the 386 program: INT 0x80, and CALL __kernel_vsyscall, SYSENTER on the
+// CPUs whose 32-bit vDSO uses it (the entry sysenter), keyed
+// kernel=64-compat; or records each as unsupported with the reason.
 func (x *runner) compat() error {
 	prog, why := x.compat32()
-	x.kernel.Compat32 = why
 	for _, e := range []struct{ entry, flag string }{{"int80", "int80"}, {"sysenter", "vsyscall"}} {
 		s := x.subject("null", e.entry)
 		reason := ""
 		switch {
 		case prog == "":
 			reason = "no 32-bit rows: " + why
-		case e.entry == "sysenter" && x.cpu.Vendor != "GenuineIntel":
+		case !x.clk.tsc:
+			reason = "the TSC is not invariant: the 32-bit program's TSC counts cannot stand beside this run's ns"
+		case e.entry == "sysenter" && (x.cpu.Vendor == "AuthenticAMD" || x.cpu.Vendor == "HygonGenuine"):
+			// X86_FEATURE_SYSCALL32 comes first in the vDSO's ALTERNATIVE_2.
 			reason = "the 32-bit vDSO enters by SYSCALL on " + x.cpu.Vendor + " CPUs, not by SYSENTER (arch/x86/entry/vdso/vdso32/system_call.S)"
 		}
 		if reason != "" {
@@ -162,6 +173,11 @@ func (x *runner) compat() error {
 			continue
 		}
 		res, err := x.runCompat(prog, e.flag)
+		var refused errRefused
+		if errors.As(err, &refused) {
+			x.record(contract.Unsupported{Subject: s, N: x.plan.N, R: x.plan.R, Warmup: x.plan.Warmup, Reason: refused.Error()})
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.entry, err)
 		}
@@ -227,9 +243,11 @@ func (x *runner) runCompat(prog, flag string) (timed.Result, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var res timed.Result
-	if err := x.pin(); err != nil {
+	restore, err := x.pin()
+	if err != nil {
 		return res, err
 	}
+	defer restore()
 	reps := x.plan.Warmup + x.plan.R
 	cmd := exec.Command(prog, "-entry", flag, "-n", strconv.Itoa(x.plan.N), "-reps", strconv.Itoa(reps))
 	var stderr bytes.Buffer
@@ -243,7 +261,7 @@ func (x *runner) runCompat(prog, flag string) (timed.Result, error) {
 	}
 	switch {
 	case res.Error != "":
-		return res, fmt.Errorf("%s: %s", prog, res.Error)
+		return res, errRefused(res.Error)
 	case res.Arch != "386":
 		return res, fmt.Errorf("%s is a %s build", prog, res.Arch)
 	case res.Ret != int64(res.PPid):

@@ -49,15 +49,15 @@ type worker struct {
 }
 
 // startWorker starts role with fds (the worker's 3, 4, ...) and args, as
-// a process (threads false) or as the goroutine run (locked to its own
-// thread, pinned as the plan says).
+// a process (threads false) or as the goroutine run, locked to its own
+// thread, pinned as the plan says, and never unlocked: the thread ends
+// with the goroutine, its affinity with it.
 func (x *runner) startWorker(threads bool, role string, fds []int, args []int, run func() error) (*worker, error) {
 	w := &worker{done: make(chan error, 1)}
 	if threads {
 		go func() {
 			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			if err := x.pin(); err != nil {
+			if _, err := x.pin(); err != nil {
 				w.done <- err
 				return
 			}
@@ -78,7 +78,10 @@ func (x *runner) startWorker(threads bool, role string, fds []int, args []int, r
 	if x.plan.CPU >= 0 {
 		cpu = strconv.Itoa(x.plan.CPU)
 	}
-	w.cmd.Env = append(os.Environ(), envRole+"="+role, envArgs+"="+strings.Join(strs, ","), envCPU+"="+cpu)
+	// One P and no collector: a worker runs one loop on one thread, and
+	// its runtime should add as few threads and wakeups as it can beside
+	// what perf's forked C workers have.
+	w.cmd.Env = append(os.Environ(), envRole+"="+role, envArgs+"="+strings.Join(strs, ","), envCPU+"="+cpu, "GOMAXPROCS=1", "GOGC=off")
 	w.cmd.Stderr = os.Stderr
 	// The worker's descriptors are duplicates, closed once it has them:
 	// an os.File closes its descriptor when collected, and the run's own
@@ -145,7 +148,13 @@ func enoughPs(n int) func() {
 		return func() {}
 	}
 	runtime.GOMAXPROCS(n)
-	return func() { runtime.GOMAXPROCS(old) }
+	return func() {
+		if os.Getenv("GOMAXPROCS") == "" {
+			runtime.SetDefaultGOMAXPROCS() // and its updates, which GOMAXPROCS(n) turned off
+			return
+		}
+		runtime.GOMAXPROCS(old)
+	}
 }
 
 // pingPong times the ping-pong, as the image's: a byte through two pipes
@@ -182,9 +191,11 @@ func (x *runner) pingPongRun(threads bool, n int) (res pingPongResult, err error
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := x.pin(); err != nil {
+	restore, err := x.pin()
+	if err != nil {
 		return res, err
 	}
+	defer restore()
 	pr, pw, err := pipe2() // runner to worker
 	if err != nil {
 		return res, err
@@ -194,8 +205,11 @@ func (x *runner) pingPongRun(threads bool, n int) (res pingPongResult, err error
 		closeAll(pr, pw)
 		return res, err
 	}
-	var child uint64
+	var child uint64 // the ponger thread's switches, read after its done
 	w, err := x.startWorker(threads, "pingpong", []int{pr, qw}, nil, func() error {
+		// The ends are closed as the ponger returns, so that the runner's
+		// read ends too if it returns early.
+		defer closeAll(pr, qw)
 		s, err := ponger(pr, qw)
 		child = s
 		return err
@@ -232,8 +246,7 @@ func (x *runner) pingPongRun(threads bool, n int) (res pingPongResult, err error
 	mine := threadSwitches() - before
 	closeAll(pw, qr)
 	s, werr := w.wait(time.Now().Add(workerTimeout))
-	if threads {
-		closeAll(pr, qw)
+	if threads && werr == nil {
 		s = child
 	}
 	if err == nil {
@@ -301,8 +314,9 @@ func waitReady(fd, n int, deadline time.Time) error {
 
 // msgRun is a sched-messaging run: its ticks from the start signal to
 // the last worker's end, the messages the receivers counted, whether
-// their checksums and counts were as sent, and the workers' context
-// switches (processes: their rusage).
+// their checksums and counts were as sent, and the context switches:
+// the worker processes' whole lives (their rusage, start included), or
+// for threads the runner's over the run (getrusage RUSAGE_SELF).
 type msgRun struct {
 	ticks      uint64
 	messages   uint64
@@ -348,6 +362,7 @@ func (x *runner) messagingRun(p taskbench.MessagingParams, threads bool) (res ms
 		}
 		return err
 	}
+	selfBefore := processSwitches()
 	want := uint64(p.Groups * MsgPerGroup * MsgPerGroup * p.Loops)
 	var sum uint64
 	for g := range p.Groups {
@@ -403,6 +418,9 @@ func (x *runner) messagingRun(p taskbench.MessagingParams, threads bool) (res ms
 		}
 	}
 	res.ticks = x.clk.since(t)
+	if threads { // the whole runner's, its threads and the runtime's
+		res.switches = processSwitches() - selfBefore
+	}
 	if err = werr; err != nil {
 		return res, err
 	}

@@ -97,7 +97,7 @@ func checkCPU(n int) error {
 				cpus = append(cpus, strconv.Itoa(i))
 			}
 		}
-		return fmt.Errorf("plan key cpu: CPU %d is not one this process may run on (%s)", n, strings.Join(cpus, ", "))
+		return fmt.Errorf("cpu: CPU %d is not one this process may run on (%s)", n, strings.Join(cpus, ", "))
 	}
 	return nil
 }
@@ -135,6 +135,16 @@ func ponger(in, out int) (uint64, error) {
 func threadSwitches() uint64 {
 	var ru unix.Rusage
 	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
+		return 0
+	}
+	return uint64(ru.Nvcsw + ru.Nivcsw)
+}
+
+// processSwitches returns the process's context switches, its threads'
+// together.
+func processSwitches() uint64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
 		return 0
 	}
 	return uint64(ru.Nvcsw + ru.Nivcsw)
