@@ -112,8 +112,8 @@ func (r *Renderer) messagingPlace(rec contract.Record, c config) place {
 				entry = "SYSENTER with Linux 4.19's entry"
 			}
 			t.Name = id
-			t.Title = fmt.Sprintf("%ssched-messaging (perf bench sched messaging %s-g %d -l %d: %s): %d groups of %d senders and %d receivers, %d-byte messages; %s;",
-				worldTitle(c), perfFlag(wl.IPC), wl.Groups, wl.Loops, ipcName(wl.IPC), wl.Groups, 20, 20, wl.Size, runs(reps, warmup))
+			t.Title = fmt.Sprintf("%ssched-messaging (perf bench sched messaging %s-g %d -l %d: %s): %s of %d senders and %d receivers, %d-byte messages; %s;",
+				worldTitle(c), perfFlag(wl.IPC), wl.Groups, wl.Loops, ipcName(wl.IPC), plural(wl.Groups, "group", "groups"), 20, 20, wl.Size, runs(reps, warmup))
 			t.Heading = []string{fmt.Sprintf("total time from the start signal to the last exit; %s, %s; %s; ± as perf; %s", entry, globalNote(c.global), r.unitNote(), r.clockHeader()), r.countersNote()}
 			t.Columns = []Column{r.modeCol()}
 			for _, k := range []string{"processes s", "threads s"} {

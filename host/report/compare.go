@@ -106,6 +106,7 @@ func Compare(a, b *Run, all bool) Document {
 	comparable, not, welch := 0, 0, 0
 	for _, row := range t.Rows {
 		switch {
+		case row[6] == "only in A" || row[6] == "only in B": // counted apart below
 		case row[4] == "-":
 			not++
 		case strings.HasPrefix(row[5], "t "):
@@ -132,7 +133,9 @@ func Compare(a, b *Run, all bool) Document {
 	if both > 0 && same == both && comparable == both {
 		t.Notes = append(t.Notes, "A and B hold the same figures, every one: a run compared with itself (p = 1 everywhere, nothing to find)")
 	}
-	t.Notes = append(t.Notes, "(the seed tables' cells are the null and sched-messaging rows above, not compared twice)")
+	if seeds(a) || seeds(b) {
+		t.Notes = append(t.Notes, "(the seed tables' cells are the null and sched-messaging rows above, not compared twice)")
+	}
 	d.Tables = []Table{t}
 	return d
 }
@@ -140,7 +143,7 @@ func Compare(a, b *Run, all bool) Document {
 // compareRow is the row of configuration k: x in run a, y in run b
 // (nil: absent).
 func compareRow(k string, a, b *Run, x, y *Measurement) ([]string, centrePair) {
-	row := []string{k, unitOf(x, y), cell(x), cell(y), "-", "-"}
+	row := []string{k, unitOf(x, y), shown(x), shown(y), "-", "-"}
 	why := func(s string) ([]string, centrePair) { return append(row, s), centrePair{} }
 	switch {
 	case x == nil:
@@ -336,6 +339,30 @@ func cell(m *Measurement) string {
 		return fmt.Sprintf("%.4g ±%.1f%%", mean, m.Stats.PerfPct)
 	}
 	return fmt.Sprintf("%.1f ±%.1f%%", mean, m.Stats.PerfPct)
+}
+
+// seeds reports whether r has seed-table cells (seed records), which
+// compare leaves out.
+func seeds(r *Run) bool {
+	for _, rec := range r.Records {
+		switch rec.Record.(type) {
+		case contract.Seed, contract.SeedUnsupported:
+			return true
+		}
+	}
+	return false
+}
+
+// shown is m's figure as the significance note says a row shows it,
+// whether or not the row is compared: the median ± its confidence
+// interval where its record has repeats, else the mean ± perf's spread.
+func shown(m *Measurement) string {
+	if m != nil && m.Stats != nil {
+		if s := sideOf(m); s.sample != nil {
+			return s.cell()
+		}
+	}
+	return cell(m)
 }
 
 // runState says what became of a configuration that has a row.

@@ -259,12 +259,12 @@ func StatusLine(r *Run) string {
 				last = fmt.Sprintf("%s of %s, on line %d", rec.Kind(), k.Key(), rec.Line)
 			}
 		}
-		return fmt.Sprintf("CUT SHORT: no PTILAB-END line; the log holds %d lines, %d records (%d figures, %d configurations not run); the last record: %s%s",
-			r.Lines, len(r.Records), measured, notRun, last, unknown)
+		return fmt.Sprintf("CUT SHORT: no PTILAB-END line; the log holds %d lines, %d records (%d figures, %s not run); the last record: %s%s",
+			r.Lines, len(r.Records), measured, configurations(notRun), last, unknown)
 	}
 	e := r.End
-	s := fmt.Sprintf("run: PTILAB-END status %q (exit %d), %d records (%d figures, %d configurations not run), %d of %d checks passed",
-		e.Status, e.Exit, len(r.Records), measured, notRun, e.Passed, e.Checks)
+	s := fmt.Sprintf("run: PTILAB-END status %q (exit %d), %d records (%d figures, %s not run), %d of %d checks passed",
+		e.Status, e.Exit, len(r.Records), measured, configurations(notRun), e.Passed, e.Checks)
 	if e.FailedBenchmarks > 0 {
 		s += fmt.Sprintf(", %d benchmarks failed", e.FailedBenchmarks)
 	}
@@ -292,4 +292,13 @@ func unitName(unit string) string {
 		return "TSC cycles"
 	}
 	return unit
+}
+
+// configurations counts configurations: "1 configuration", "3
+// configurations".
+func configurations(n int) string {
+	if n == 1 {
+		return "1 configuration"
+	}
+	return fmt.Sprintf("%d configurations", n)
 }
