@@ -44,7 +44,11 @@ const (
 // significant given their repeats (TestNote); rows that cannot be
 // compared say why (not run in one, units, emulated against hardware,
 // core clocks). The configurations only one run has are counted, and
-// listed as rows only with all. Every row names its unit, the report's:
+// listed as rows only with all; where one run is a Linux run (ptilab
+// linux), a row without its key in the other run stands beside the other
+// run's row that differs only in global, the configuration cell saying
+// so ("(B: global=off)"): a Linux kernel maps its entry text global, and
+// the image runs the task benchmarks with global pages off only. Every row names its unit, the report's:
 // sched-messaging in seconds (from TSC cycles and the TSC's frequency),
 // the others as recorded. When A and B hold the same figures, a note
 // says so: comparing a run with itself finds nothing.
@@ -67,6 +71,11 @@ func Compare(a, b *Run, all bool) Document {
 		inB[k] = &mb[i]
 	}
 	seen := map[string]bool{}
+	inA := map[string]bool{}
+	for i := range ma {
+		inA[ma[i].Subject.Key()] = true
+	}
+	linux := linuxNote(a) != "" || linuxNote(b) != ""
 	var centres []centrePair
 	add := func(row []string, c centrePair) {
 		t.Rows = append(t.Rows, row)
@@ -82,6 +91,18 @@ func Compare(a, b *Run, all bool) Document {
 		}
 		seen[k] = true
 		y := inB[k]
+		label := k
+		if y == nil && linux {
+			// A Linux kernel with PGE maps its entry text global; the
+			// image runs some benchmarks with global pages off only.
+			// Such rows stand beside their global twin, said so.
+			twin := ma[i].Subject
+			twin.Global = !twin.Global
+			if tk := twin.Key(); inB[tk] != nil && !inA[tk] && !seen[tk] {
+				y, seen[tk] = inB[tk], true
+				label = fmt.Sprintf("%s (B: global=%s)", k, onOff(twin.Global))
+			}
+		}
 		if y == nil {
 			onlyA++
 			if !all {
@@ -93,7 +114,7 @@ func Compare(a, b *Run, all bool) Document {
 				same++
 			}
 		}
-		add(compareRow(k, a, b, &ma[i], y))
+		add(compareRow(label, a, b, &ma[i], y))
 	}
 	for _, k := range order {
 		if !seen[k] {
@@ -339,6 +360,14 @@ func cell(m *Measurement) string {
 		return fmt.Sprintf("%.4g ±%.1f%%", mean, m.Stats.PerfPct)
 	}
 	return fmt.Sprintf("%.1f ±%.1f%%", mean, m.Stats.PerfPct)
+}
+
+// onOff names a global setting.
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 // seeds reports whether r has seed-table cells (seed records), which
