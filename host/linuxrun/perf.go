@@ -64,7 +64,7 @@ func (x *runner) perfBeside(ctx context.Context) {
 		if _, lerr := exec.LookPath(x.perfProgram()); lerr != nil {
 			err = lerr.Error() + " (Debian: apt-get install linux-perf)"
 		}
-		x.rep.Fail(contract.Error{Name: "perf bench", Error: err})
+		x.fail(contract.Error{Name: "perf bench", Error: err})
 		return
 	}
 	for _, p := range x.perfPairs() {

@@ -68,7 +68,7 @@ func Run(ctx context.Context, w io.Writer, p Plan, opts Options) int {
 	}
 	x := &runner{opts: opts, plan: p, rep: bench.NewReporter(w)}
 	if err := x.setup(); err != nil {
-		x.rep.Fail(contract.Error{Name: "linux setup", Error: err.Error()})
+		x.fail(contract.Error{Name: "linux setup", Error: err.Error()})
 		return x.rep.End(contract.End{ElapsedMs: time.Since(start).Milliseconds()})
 	}
 	for _, l := range p.Ignored {
@@ -82,7 +82,7 @@ func Run(ctx context.Context, w io.Writer, p Plan, opts Options) int {
 	runs := map[string]func() error{"null": x.null, "lseek": x.lseek, "pingpong": x.pingPong, "messaging": x.messaging}
 	for _, name := range p.Benchmarks {
 		if ctx.Err() != nil {
-			x.rep.Fail(contract.Error{Name: name, Error: ctx.Err().Error()})
+			x.fail(contract.Error{Name: name, Error: ctx.Err().Error()})
 			break
 		}
 		run, ok := runs[name]
@@ -91,7 +91,7 @@ func Run(ctx context.Context, w io.Writer, p Plan, opts Options) int {
 			continue
 		}
 		if err := run(); err != nil {
-			x.rep.Fail(contract.Error{Name: name, Error: err.Error(), N: p.N, R: p.R})
+			x.fail(contract.Error{Name: name, Error: err.Error(), N: p.N, R: p.R})
 		}
 	}
 	if x.perfWanted() {
@@ -219,6 +219,13 @@ func (x *runner) subject(name, compatEntry string) contract.Subject {
 		s.Width, s.Entry, s.Kernel, s.Copy = 32, compatEntry, "64-compat", experiment.Direct.String()
 	}
 	return x.clk.Mark(s)
+}
+
+// fail reports a failure: a line a reader sees, and the error record
+// that the PTILAB-END line counts.
+func (x *runner) fail(e contract.Error) {
+	x.rep.Printf("ptilab linux: %s FAILED: %s", e.Name, e.Error)
+	x.rep.Fail(e)
 }
 
 // record writes a record.
