@@ -24,7 +24,7 @@ func (r *Renderer) perfBenchPlace(v contract.PerfBench) place {
 			t.Name = id
 			t.Title = fmt.Sprintf("perf's own benchmarks beside ptilab's, run in turn (%s), the medians of the rounds: ratio = ptilab / perf", roundsOf(v.Rounds))
 			t.Heading = []string{"ptilab's getppid loop is bare SYSCALL instructions, perf's calls glibc's syscall(); ptilab's workers are Go programs and threads, perf's forks and pthreads"}
-			t.Columns = []Column{left("perf command", 0), left("unit", 4), right("perf", 10), right("ptilab", 10), right("ratio", 6)}
+			t.Columns = []Column{left("perf command", 48), left("unit", 4), right("perf", 10), right("ptilab", 10), right("ratio", 6)}
 		}}
 }
 

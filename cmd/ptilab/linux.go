@@ -46,6 +46,12 @@ func cmdLinux(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *perf {
 		plan.Perf = "on"
 	}
+	if *compat != "" { // named, so wanted: its absence is an error, not an unsupported row
+		if _, err := os.Stat(*compat); err != nil {
+			fmt.Fprintf(stderr, "ptilab: -compat32: %v\n", err)
+			return exitUsage
+		}
+	}
 	w := stdout
 	var files []*os.File
 	defer func() {

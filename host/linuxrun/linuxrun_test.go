@@ -360,9 +360,9 @@ func TestWaitReady(t *testing.T) {
 	require.NoError(t, err)
 	defer closeAll(r, w)
 	require.NoError(t, writeAll(w, []byte{0, 0}))
-	require.NoError(t, waitReady(r, 2, time.Now().Add(time.Second)))
+	require.NoError(t, waitReady(context.Background(), r, 2, time.Now().Add(time.Second)))
 	require.NoError(t, writeAll(w, []byte{0}))
-	err = waitReady(r, 2, time.Now().Add(50*time.Millisecond))
+	err = waitReady(context.Background(), r, 2, time.Now().Add(50*time.Millisecond))
 	assert.ErrorContains(t, err, "1 of 2 workers ready")
 }
 
@@ -375,7 +375,7 @@ func TestClockWithoutInvariantTSC(t *testing.T) {
 	assert.Equal(t, "ns", c.unit())
 	p, errs := ParsePlan([]byte("n = 200\nr = 3\nwarmup = 1\n"))
 	require.Empty(t, errs)
-	x := &runner{clk: c, plan: p}
+	x := &runner{ctx: context.Background(), clk: c, plan: p}
 	l, err := x.timeLoop(sysGetppid, 0, 0, 0, equals("getppid", uintptr(os.Getppid())))
 	require.NoError(t, err)
 	require.Len(t, l.perCall, 3)
@@ -401,4 +401,19 @@ func TestPerOp(t *testing.T) {
 		"b: the counter could not be read"}, got.Skipped)
 	none := (&counters{Scope: "unsupported: perf_event_open instructions: no such file or directory (ENOENT)"}).perOp(nil, nil, 1)
 	assert.Equal(t, "perf_event_open instructions: no such file or directory (ENOENT)", none.Unsupported)
+}
+
+// TestInterrupt: an interrupt (the command's context, cancelled on
+// SIGINT or SIGTERM) ends a long benchmark between repeats, its worker
+// processes killed, and the run fails saying so.
+func TestInterrupt(t *testing.T) {
+	plan, errs := ParsePlan([]byte("benchmarks = messaging\nperf = off\nr = 50\nwarmup = 0\nmessaging_groups = 1\nmessaging_loops = 2000\n"))
+	require.Empty(t, errs)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var log bytes.Buffer
+	start := time.Now()
+	assert.Equal(t, contract.StatusFailed, Run(ctx, &log, plan, Options{Compat32: "/nonexistent"}))
+	assert.Less(t, time.Since(start), 20*time.Second, "ended soon after the interrupt")
+	assert.Contains(t, log.String(), "messaging FAILED: processes: context deadline exceeded")
 }

@@ -48,6 +48,9 @@ type Options struct {
 
 // runner is a run in progress.
 type runner struct {
+	// ctx ends the run early (an interrupt): the benchmark running stops
+	// between repeats, its worker processes killed.
+	ctx    context.Context
 	opts   Options
 	plan   Plan
 	rep    *bench.Reporter
@@ -66,9 +69,13 @@ func Run(ctx context.Context, w io.Writer, p Plan, opts Options) int {
 	if opts.Sys == nil {
 		opts.Sys = os.DirFS("/")
 	}
-	x := &runner{opts: opts, plan: p, rep: bench.NewReporter(w)}
+	x := &runner{ctx: ctx, opts: opts, plan: p, rep: bench.NewReporter(w)}
 	if err := x.setup(); err != nil {
 		x.fail(contract.Error{Name: "linux setup", Error: err.Error()})
+		return x.rep.End(contract.End{ElapsedMs: time.Since(start).Milliseconds()})
+	}
+	if why := x.noPerf(); p.Perf == "on" && why != "" { // asked for: fail before the benchmarks, not after
+		x.fail(contract.Error{Name: "perf bench", Error: why})
 		return x.rep.End(contract.End{ElapsedMs: time.Since(start).Milliseconds()})
 	}
 	for _, l := range p.Ignored {
@@ -196,16 +203,18 @@ func hypervisor(c cpuInfo) string {
 }
 
 // lfenceOrders says whether LFENCE orders RDTSC on this CPU: Intel's
-// always does; AMD's where the kernel made it dispatch-serializing
-// (lfence_rdtsc).
+// always does; AMD's (and Hygon's) from family 10H on, 11H aside, where
+// Linux makes it dispatch-serializing (DE_CFG[1]) and sets
+// X86_FEATURE_LFENCE_RDTSC, which /proc/cpuinfo does not show
+// (arch/x86/kernel/cpu/amd.c, init_amd).
 func lfenceOrders(c cpuInfo) string {
 	switch {
 	case c.Vendor == "GenuineIntel":
 		return "yes (Intel)"
-	case c.has("lfence_rdtsc"):
-		return "yes (lfence_rdtsc)"
+	case (c.Vendor == "AuthenticAMD" || c.Vendor == "HygonGenuine") && c.Family >= 0x10 && c.Family != 0x11 && c.has("sse2"):
+		return fmt.Sprintf("yes (%s family %xh: the kernel makes it serializing, DE_CFG[1])", c.Vendor, c.Family)
 	}
-	return "not known (no lfence_rdtsc flag)"
+	return "not known (" + c.Vendor + ")"
 }
 
 // subject is a record's subject: bench under the kernel's mode, entry

@@ -46,6 +46,9 @@ func (x *runner) timeLoop(nr, a0, a1, a2 uintptr, want func(ret uintptr) error) 
 	var calls, empties []uint64
 	var before, after []reading
 	for i := range x.plan.Warmup + reps {
+		if err := x.ctx.Err(); err != nil {
+			return loopResult{}, err
+		}
 		if i == x.plan.Warmup {
 			before = ctr.read()
 		}

@@ -1,6 +1,7 @@
 package linuxrun
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -111,13 +112,17 @@ func (x *runner) startWorker(threads bool, role string, fds []int, args []int, r
 // run. The default workloads take milliseconds.
 const workerTimeout = 2 * time.Minute
 
-// wait waits until deadline for the worker to end, and returns its
-// context switches where it is a process (its rusage); a process still
-// running then is killed, a thread left behind.
-func (w *worker) wait(deadline time.Time) (uint64, error) {
+// wait waits until deadline, or until ctx is done, for the worker to
+// end, and returns its context switches where it is a process (its
+// rusage); a process still running then is killed, a thread left
+// behind.
+func (w *worker) wait(ctx context.Context, deadline time.Time) (uint64, error) {
 	var err error
 	select {
 	case err = <-w.done:
+	case <-ctx.Done():
+		w.kill()
+		return 0, ctx.Err()
 	case <-time.After(time.Until(deadline)):
 		w.kill()
 		return 0, fmt.Errorf("a worker did not end within %v", workerTimeout)
@@ -225,6 +230,9 @@ func (x *runner) pingPongRun(threads bool, n int) (res pingPongResult, err error
 	b := []byte{1}
 	var ticks []uint64
 	for i := range x.plan.Warmup + x.plan.R {
+		if err = x.ctx.Err(); err != nil {
+			break
+		}
 		t := x.clk.now()
 		for range n {
 			if err = writeAll(pw, b); err == nil {
@@ -245,7 +253,7 @@ func (x *runner) pingPongRun(threads bool, n int) (res pingPongResult, err error
 	}
 	mine := threadSwitches() - before
 	closeAll(pw, qr)
-	s, werr := w.wait(time.Now().Add(workerTimeout))
+	s, werr := w.wait(x.ctx, time.Now().Add(workerTimeout))
 	if threads && werr == nil {
 		s = child
 	}
@@ -268,6 +276,9 @@ func (x *runner) messaging() error {
 		var runs []uint64
 		var last msgRun
 		for i := range p.Warmup + p.R {
+			if err := x.ctx.Err(); err != nil {
+				return err
+			}
 			r, err := x.messagingRun(p, tasks == "threads")
 			if err != nil {
 				return fmt.Errorf("%s: %w", tasks, err)
@@ -288,16 +299,19 @@ func (x *runner) messaging() error {
 }
 
 // waitReady reads n ready bytes from fd (a byte per worker) until
-// deadline.
-func waitReady(fd, n int, deadline time.Time) error {
+// deadline, or until ctx is done.
+func waitReady(ctx context.Context, fd, n int, deadline time.Time) error {
 	b := make([]byte, n)
 	for got := 0; got < n; {
 		left := time.Until(deadline)
 		if left <= 0 {
 			return fmt.Errorf("%d of %d workers ready after %v: one died or hangs", got, n, workerTimeout)
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		if _, err := unix.Poll(fds, int(left.Milliseconds())+1); err != nil && err != unix.EINTR {
+		if _, err := unix.Poll(fds, int(min(left, 100*time.Millisecond).Milliseconds())+1); err != nil && err != unix.EINTR {
 			return err
 		}
 		if fds[0].Revents&unix.POLLIN == 0 {
@@ -402,7 +416,7 @@ func (x *runner) messagingRun(p taskbench.MessagingParams, threads bool) (res ms
 		}
 	}
 	deadline := time.Now().Add(workerTimeout)
-	if err = waitReady(readyR, len(workers), deadline); err != nil {
+	if err = waitReady(x.ctx, readyR, len(workers), deadline); err != nil {
 		return res, err
 	}
 	t := x.clk.now()
@@ -411,7 +425,7 @@ func (x *runner) messagingRun(p taskbench.MessagingParams, threads bool) (res ms
 	}
 	var werr error
 	for _, w := range workers {
-		s, err := w.wait(deadline)
+		s, err := w.wait(x.ctx, deadline)
 		res.switches += s
 		if err != nil && werr == nil {
 			werr = err

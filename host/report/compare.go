@@ -64,7 +64,7 @@ func Compare(a, b *Run, all bool) Document {
 	inB := map[string]*Measurement{}
 	var order []string
 	for i := range mb {
-		k := mb[i].Subject.Key()
+		k := mb[i].Key()
 		if _, dup := inB[k]; !dup {
 			order = append(order, k)
 		}
@@ -73,7 +73,7 @@ func Compare(a, b *Run, all bool) Document {
 	seen := map[string]bool{}
 	inA := map[string]bool{}
 	for i := range ma {
-		inA[ma[i].Subject.Key()] = true
+		inA[ma[i].Key()] = true
 	}
 	linux := linuxNote(a) != "" || linuxNote(b) != ""
 	var centres []centrePair
@@ -85,7 +85,7 @@ func Compare(a, b *Run, all bool) Document {
 	}
 	onlyA, onlyB, same, both := 0, 0, 0, 0
 	for i := range ma {
-		k := ma[i].Subject.Key()
+		k := ma[i].Key()
 		if seen[k] {
 			continue
 		}
@@ -96,11 +96,9 @@ func Compare(a, b *Run, all bool) Document {
 			// A Linux kernel with PGE maps its entry text global; the
 			// image runs some benchmarks with global pages off only.
 			// Such rows stand beside their global twin, said so.
-			twin := ma[i].Subject
-			twin.Global = !twin.Global
-			if tk := twin.Key(); inB[tk] != nil && !inA[tk] && !seen[tk] {
+			if tk := ma[i].globalTwin(); inB[tk] != nil && !inA[tk] && !seen[tk] {
 				y, seen[tk] = inB[tk], true
-				label = fmt.Sprintf("%s (B: global=%s)", k, onOff(twin.Global))
+				label = fmt.Sprintf("%s (B: global=%s)", k, onOff(!ma[i].Global))
 			}
 		}
 		if y == nil {
@@ -149,7 +147,7 @@ func Compare(a, b *Run, all bool) Document {
 		if all {
 			shown = "listed"
 		}
-		t.Notes = append(t.Notes, fmt.Sprintf("%d configurations only in A, %d only in B (%s)", onlyA, onlyB, shown))
+		t.Notes = append(t.Notes, fmt.Sprintf("%s only in A, %d only in B (%s)", configurations(onlyA), onlyB, shown))
 	}
 	if both > 0 && same == both && comparable == both {
 		t.Notes = append(t.Notes, "A and B hold the same figures, every one: a run compared with itself (p = 1 everywhere, nothing to find)")
@@ -173,6 +171,9 @@ func compareRow(k string, a, b *Run, x, y *Measurement) ([]string, centrePair) {
 		return why("only in A")
 	case x.Stats == nil || y.Stats == nil:
 		return why(fmt.Sprintf("not compared: %s in A, %s in B", runState(x), runState(y)))
+	}
+	if wa, wb := workloadOf(x), workloadOf(y); wa != wb {
+		return why(fmt.Sprintf("not compared: different workloads (A %s, B %s)", wa, wb))
 	}
 	if x.Stats.Unit != y.Stats.Unit {
 		row[1] = x.Stats.Unit + " / " + y.Stats.Unit
@@ -360,6 +361,15 @@ func cell(m *Measurement) string {
 		return fmt.Sprintf("%.4g ±%.1f%%", mean, m.Stats.PerfPct)
 	}
 	return fmt.Sprintf("%.1f ±%.1f%%", mean, m.Stats.PerfPct)
+}
+
+// workloadOf is a sched-messaging measurement's shape in perf's terms
+// ("-g 2 -l 10, 100-byte messages"), "" for the other benchmarks.
+func workloadOf(m *Measurement) string {
+	if v, ok := m.Record.Record.(contract.Messaging); ok {
+		return fmt.Sprintf("-g %d -l %d, %d-byte messages", v.Groups, v.Loops, v.Size)
+	}
+	return ""
 }
 
 // onOff names a global setting.

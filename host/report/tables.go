@@ -36,6 +36,32 @@ type Measurement struct {
 	Record Record
 }
 
+// Key is the measurement's configuration key: its record's own where the
+// record has one (sched-messaging's adds the IPC: contract.Messaging.Key),
+// else its subject's.
+func (m Measurement) Key() string {
+	if k, ok := m.Record.Record.(interface{ Key() string }); ok {
+		return k.Key()
+	}
+	return m.Subject.Key()
+}
+
+// globalTwin is the key of m's configuration with the other global
+// setting.
+func (m Measurement) globalTwin() string {
+	switch v := m.Record.Record.(type) {
+	case contract.Messaging:
+		v.Global = !v.Global
+		return v.Key()
+	case contract.Unsupported:
+		v.Global = !v.Global
+		return v.Key()
+	}
+	s := m.Subject
+	s.Global = !s.Global
+	return s.Key()
+}
+
 // Measurements returns the run's benchmark figures and the configurations
 // that did not run, in output order.
 func (r *Run) Measurements() []Measurement {
