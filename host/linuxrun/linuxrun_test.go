@@ -168,7 +168,7 @@ func TestRun(t *testing.T) {
 	build.Env = append(os.Environ(), "GOARCH=386")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	plan, errs := ParsePlan([]byte("n = 200\nr = 4\nwarmup = 1\npingpong_n = 50\nmessaging_groups = 1\nmessaging_loops = 20\nperf_rounds = 2\n"))
+	plan, errs := ParsePlan([]byte("n = 200\nr = 4\nwarmup = 1\npingpong_n = 50\nmessaging_groups = 1\nmessaging_loops = 100\nperf_rounds = 2\n"))
 	require.Empty(t, errs)
 	var log bytes.Buffer
 	code := Run(context.Background(), &log, plan, Options{Commit: "test", Compat32: compat})
@@ -199,7 +199,7 @@ func TestRun(t *testing.T) {
 		case contract.Messaging:
 			benches["messaging/"+v.Tasks]++
 			checkStats(t, v.Key(), v.Stats, v.R)
-			assert.Equal(t, uint64(20*20*20), v.Messages, "every message of a group counted")
+			assert.Equal(t, uint64(20*20*100), v.Messages, "every message of a group counted")
 			assert.True(t, v.ChecksumsOK, v.Key())
 			assert.Positive(t, v.Switches, "%s: context switches", v.Key())
 		case contract.PerfBench:
