@@ -8,9 +8,11 @@
 // RDTSC before the loop, LFENCE; RDTSC; LFENCE after it, so that the
 // loop's instructions complete inside the timed region (SDM Vol. 2B,
 // RDTSC; Vol. 3B, 18.17). LFENCE orders RDTSC only where it is
-// dispatch-serializing: on Intel always, on AMD where the kernel made it
-// so (the lfence_rdtsc flag of /proc/cpuinfo; Linux,
-// arch/x86/kernel/cpu/amd.c).
+// dispatch-serializing: on Intel always, on AMD from family 10H where the
+// kernel sets DE_CFG[1] (Linux, arch/x86/kernel/cpu/amd.c; the timing
+// record says which). The first read is not followed by an LFENCE, as the
+// image's is not: the loop may start before it retires, by a few cycles
+// over n calls.
 //
 // The package imports the standard library only and builds for
 // linux/amd64 and linux/386; cmd/ptilab-linux32 is its 386 program.
