@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/pmu"
 )
 
@@ -81,12 +81,7 @@ func openCounters(c cpuInfo, p Plan) *counters {
 	if !p.PMU {
 		return &counters{Scope: "unsupported: the plan says pmu = off"}
 	}
-	gp := 0
-	if eax, _, _, _ := amd64.CPUID(0, 0); eax >= 0xa {
-		a, _, _, _ := amd64.CPUID(0xa, 0)
-		gp = int(a>>8) & 0xff
-	}
-	raw, skipped := rawEvents(c, p.PMUEvents, gp)
+	raw, skipped := rawEvents(c, p.PMUEvents, pmu.Detect(cpustate.Hardware{}).GP) // CPUID only
 	return openEvents(genericEvents, raw, skipped)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -105,14 +106,7 @@ func (x *runner) perfBeside(ctx context.Context) {
 // and sched-messaging, processes and threads (where it runs messaging).
 func (x *runner) perfPairs() []perfPair {
 	var out []perfPair
-	has := func(name string) bool {
-		for _, b := range x.plan.Benchmarks {
-			if b == name {
-				return true
-			}
-		}
-		return false
-	}
+	has := func(name string) bool { return slices.Contains(x.plan.Benchmarks, name) }
 	if has("null") {
 		out = append(out, perfPair{key: x.subject("null", "").Key(), unit: "ns",
 			args:  []string{"bench", "syscall", "basic", "--loop", strconv.Itoa(perfSyscallLoops)},

@@ -58,6 +58,9 @@ type runner struct {
 	cpu    cpuInfo
 	kernel contract.Linux
 	mode   experiment.Mode
+	// compatProg is the 386 program the compat rows run, "" where they
+	// cannot (the linux record's compat32 says why).
+	compatProg string
 }
 
 // Run runs plan p, writing the console lines and the records to w (the
@@ -116,7 +119,8 @@ func (x *runner) setup() error {
 	if err := checkCPU(x.plan.CPU); err != nil {
 		return err
 	}
-	hv := hypervisor(x.cpu)
+	amd64.DetectFeatures() // CPUID only: the hypervisor's vendor, the PMU's version
+	hv := hypervisor()
 	x.kernel, err = x.kernelState(hv)
 	if err != nil {
 		return err
@@ -151,7 +155,7 @@ func (x *runner) kernelState(hv string) (contract.Linux, error) {
 	if out, err := exec.Command(x.perfProgram(), "version").Output(); err == nil {
 		k.Perf = strings.TrimSpace(string(out))
 	}
-	_, k.Compat32 = x.compat32()
+	x.compatProg, k.Compat32 = x.compat32()
 	x.rep.Record(k)
 	x.rep.Record(v)
 	return k, nil
@@ -169,10 +173,7 @@ func (x *runner) machine(hv string) contract.Machine {
 	if x.clk.tsc {
 		m.TSCMeasuredHz, m.TSCMeasuredBy = x.clk.Hz, "clock_monotonic_raw"
 	}
-	if eax, _, _, _ := amd64.CPUID(0, 0); eax >= 0xa {
-		a, _, _, _ := amd64.CPUID(0xa, 0)
-		m.PerfMonVersion = a & 0xff
-	}
+	m.PerfMonVersion = amd64.Features.PerfMonVersion
 	var kib uint64
 	if _, err := fmt.Sscanf(readLine(x.opts.Sys, "proc/meminfo"), "MemTotal: %d kB", &kib); err == nil {
 		m.RAMBytes = kib << 10
@@ -184,22 +185,16 @@ func (x *runner) machine(hv string) contract.Machine {
 }
 
 // hypervisor names the hypervisor from CPUID leaf 40000000H's vendor
-// (where CPUID.01H:ECX[31], the hypervisor flag, is set), "" on bare
-// metal.
-func hypervisor(c cpuInfo) string {
-	if !c.has("hypervisor") {
+// (amd64.Features, where CPUID.01H:ECX[31] is set), "" on bare metal.
+func hypervisor() string {
+	f := &amd64.Features
+	if !f.Hypervisor {
 		return ""
 	}
-	_, b, cc, d := amd64.CPUID(0x40000000, 0)
-	var id []byte
-	for _, r := range []uint32{b, cc, d} {
-		id = append(id, byte(r), byte(r>>8), byte(r>>16), byte(r>>24))
+	if v := f.HypervisorVendor(); v != "" {
+		return v
 	}
-	v := strings.TrimRight(string(id), "\x00 ")
-	if v == "" {
-		return "unknown (CPUID 40000000H gives no vendor)"
-	}
-	return v
+	return "unknown (CPUID 40000000H gives no vendor)"
 }
 
 // lfenceOrders says whether LFENCE orders RDTSC on this CPU: Intel's

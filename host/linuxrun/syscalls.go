@@ -158,7 +158,7 @@ const compat32Program = "ptilab-linux386"
 // CPUs whose 32-bit vDSO uses it (the entry sysenter), keyed
 // kernel=64-compat; or records each as unsupported with the reason.
 func (x *runner) compat() error {
-	prog, why := x.compat32()
+	prog, why := x.compatProg, x.kernel.Compat32
 	for _, e := range []struct{ entry, flag string }{{"int80", "int80"}, {"sysenter", "vsyscall"}} {
 		s := x.subject("null", e.entry)
 		reason := ""
