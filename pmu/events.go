@@ -44,52 +44,44 @@ const (
 // cycles are *.WALK_DURATION (cycles the page-miss handler is busy); on
 // Skylake *.WALK_PENDING (per cycle, the number of walks in progress:
 // divided by WALK_COMPLETED it is cycles per walk). Ivy Bridge counts
-// load STLB hits with event 5FH, Skylake with 08H umask 20H.
+// load STLB hits with event 5FH, Skylake with 08H umask 20H. The server
+// parts' lists give the same codes and umasks as their client cores';
+// each table still names the file it was checked against.
 var Models = []Model{
-	{
-		Name: "Ivy Bridge", Models: []uint8{0x3a}, MaxStepping: 0xf,
-		Events: []Event{
-			{"DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x82, srcIVB},
-			{"ITLB_MISSES.WALK_COMPLETED", 0x85, 0x02, srcIVB},
-			{"DTLB_LOAD_MISSES.STLB_HIT", 0x5f, 0x04, srcIVB},
-			{"DTLB_LOAD_MISSES.WALK_DURATION", 0x08, 0x84, srcIVB},
-			{"ITLB_MISSES.WALK_DURATION", 0x85, 0x04, srcIVB},
-			{"ITLB_MISSES.STLB_HIT", 0x85, 0x10, srcIVB},
-		},
-	},
-	{
-		Name: "Ivy Bridge-EP (Ivytown)", Models: []uint8{0x3e}, MaxStepping: 0xf,
-		Events: []Event{
-			{"DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x82, srcIVT},
-			{"ITLB_MISSES.WALK_COMPLETED", 0x85, 0x02, srcIVT},
-			{"DTLB_LOAD_MISSES.STLB_HIT", 0x5f, 0x04, srcIVT},
-			{"DTLB_LOAD_MISSES.WALK_DURATION", 0x08, 0x84, srcIVT},
-			{"ITLB_MISSES.WALK_DURATION", 0x85, 0x04, srcIVT},
-			{"ITLB_MISSES.STLB_HIT", 0x85, 0x10, srcIVT},
-		},
-	},
-	{
-		Name: "Skylake (client)", Models: []uint8{0x4e, 0x5e, 0x8e, 0x9e}, MaxStepping: 0xf,
-		Events: []Event{
-			{"DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e, srcSKL},
-			{"ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e, srcSKL},
-			{"DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x20, srcSKL},
-			{"DTLB_LOAD_MISSES.WALK_PENDING", 0x08, 0x10, srcSKL},
-			{"ITLB_MISSES.WALK_PENDING", 0x85, 0x10, srcSKL},
-			{"ITLB_MISSES.STLB_HIT", 0x85, 0x20, srcSKL},
-		},
-	},
-	{
-		Name: "Skylake-SP", Models: []uint8{0x55}, MaxStepping: 4,
-		Events: []Event{
-			{"DTLB_LOAD_MISSES.WALK_COMPLETED", 0x08, 0x0e, srcSKX},
-			{"ITLB_MISSES.WALK_COMPLETED", 0x85, 0x0e, srcSKX},
-			{"DTLB_LOAD_MISSES.STLB_HIT", 0x08, 0x20, srcSKX},
-			{"DTLB_LOAD_MISSES.WALK_PENDING", 0x08, 0x10, srcSKX},
-			{"ITLB_MISSES.WALK_PENDING", 0x85, 0x10, srcSKX},
-			{"ITLB_MISSES.STLB_HIT", 0x85, 0x20, srcSKX},
-		},
-	},
+	{Name: "Ivy Bridge", Models: []uint8{0x3a}, MaxStepping: 0xf, Events: tlbEvents(archIvyBridge, srcIVB)},
+	{Name: "Ivy Bridge-EP (Ivytown)", Models: []uint8{0x3e}, MaxStepping: 0xf, Events: tlbEvents(archIvyBridge, srcIVT)},
+	{Name: "Skylake (client)", Models: []uint8{0x4e, 0x5e, 0x8e, 0x9e}, MaxStepping: 0xf, Events: tlbEvents(archSkylake, srcSKL)},
+	{Name: "Skylake-SP", Models: []uint8{0x55}, MaxStepping: 4, Events: tlbEvents(archSkylake, srcSKX)},
+}
+
+// The microarchitectures of tlbEventRows' columns.
+const (
+	archIvyBridge = iota
+	archSkylake
+)
+
+// tlbEventRows are the counted quantities, one a row in the order a plan
+// counts them, each with its event on Ivy Bridge and on Skylake. The
+// server parts' lists give the same codes and umasks as their client
+// cores' (IVT as IVB, SKX as SKL).
+var tlbEventRows = [...][2]Event{
+	{{Name: "DTLB_LOAD_MISSES.WALK_COMPLETED", Code: 0x08, Umask: 0x82}, {Name: "DTLB_LOAD_MISSES.WALK_COMPLETED", Code: 0x08, Umask: 0x0e}},
+	{{Name: "ITLB_MISSES.WALK_COMPLETED", Code: 0x85, Umask: 0x02}, {Name: "ITLB_MISSES.WALK_COMPLETED", Code: 0x85, Umask: 0x0e}},
+	{{Name: "DTLB_LOAD_MISSES.STLB_HIT", Code: 0x5f, Umask: 0x04}, {Name: "DTLB_LOAD_MISSES.STLB_HIT", Code: 0x08, Umask: 0x20}},
+	{{Name: "DTLB_LOAD_MISSES.WALK_DURATION", Code: 0x08, Umask: 0x84}, {Name: "DTLB_LOAD_MISSES.WALK_PENDING", Code: 0x08, Umask: 0x10}},
+	{{Name: "ITLB_MISSES.WALK_DURATION", Code: 0x85, Umask: 0x04}, {Name: "ITLB_MISSES.WALK_PENDING", Code: 0x85, Umask: 0x10}},
+	{{Name: "ITLB_MISSES.STLB_HIT", Code: 0x85, Umask: 0x10}, {Name: "ITLB_MISSES.STLB_HIT", Code: 0x85, Umask: 0x20}},
+}
+
+// tlbEvents returns column arch of tlbEventRows, each event marked as
+// read from the event list src.
+func tlbEvents(arch int, src string) []Event {
+	out := make([]Event, len(tlbEventRows))
+	for i, row := range tlbEventRows {
+		out[i] = row[arch]
+		out[i].Source = src
+	}
+	return out
 }
 
 // EventNames returns every event name of every table, each once, in
