@@ -198,29 +198,11 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		return nil
 	},
 	"end_wait": wordOrInt("end_wait", "none", "seconds", 0, maxEndWait, func(p *Plan) *int { return &p.EndWait }),
-	"screen": func(p *Plan, v string) error {
-		switch v {
-		case "on":
-			p.Screen = true
-		case "off":
-			p.Screen = false
-		default:
-			return fmt.Errorf("screen must be on or off")
-		}
-		return nil
-	},
-	"benchmarks": func(p *Plan, v string) error {
-		if v == "none" {
-			p.Benchmarks = nil
-			return nil
-		}
+	"screen":   onOff("screen", func(p *Plan) *bool { return &p.Screen }),
+	"benchmarks": listKey("benchmarks", "none", func() ([]string, func(string) (string, error)) {
 		names := PlanNames(true)
-		b, err := ListOf(v, OneOf(names), names, "benchmarks")
-		if err == nil {
-			p.Benchmarks = b
-		}
-		return err
-	},
+		return names, OneOf(names)
+	}, func(p *Plan) *[]string { return &p.Benchmarks }),
 	"modes": func(p *Plan, v string) error {
 		if v == "default" {
 			p.Modes, p.ModesNamed = defaultModes, false
@@ -235,25 +217,13 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		}
 		return err
 	},
-	"entries": func(p *Plan, v string) error {
-		if v == "default" {
-			p.Entries = nil
-			return nil
-		}
+	"entries": listKey("entries", "default", func() ([]string, func(string) (experiment.Entry, error)) {
 		all := append(experiment.Entries(experiment.W64), experiment.Entries(experiment.W32)...)
-		e, err := ListOf(v, experiment.ParseEntry, namesOf(all), "entries")
-		if err == nil {
-			p.Entries = e
-		}
-		return err
-	},
-	"flavours": func(p *Plan, v string) error {
-		f, err := ListOf(v, experiment.ParseFlavour, namesOf(experiment.Flavours()), "flavours")
-		if err == nil {
-			p.Flavours = f
-		}
-		return err
-	},
+		return namesOf(all), experiment.ParseEntry
+	}, func(p *Plan) *[]experiment.Entry { return &p.Entries }),
+	"flavours": listKey("flavours", "", func() ([]string, func(string) (experiment.Flavour, error)) {
+		return namesOf(experiment.Flavours()), experiment.ParseFlavour
+	}, func(p *Plan) *[]experiment.Flavour { return &p.Flavours }),
 	"pstate": func(p *Plan, v string) error {
 		switch v {
 		case cpustate.PStateNominal, cpustate.PStateLeave:
@@ -263,29 +233,11 @@ var planKeys = map[string]func(p *Plan, v string) error{
 		return fmt.Errorf("pstate must be nominal or leave")
 	},
 	"baseline_ms": wordOrInt("baseline_ms", "auto", "milliseconds", 1, maxBaselineMs, func(p *Plan) *int { return &p.BaselineMs }),
-	"pmu": func(p *Plan, v string) error {
-		switch v {
-		case "on":
-			p.PMU = true
-		case "off":
-			p.PMU = false
-		default:
-			return fmt.Errorf("pmu must be on or off")
-		}
-		return nil
-	},
-	"pmu_events": func(p *Plan, v string) error {
-		if v == "default" {
-			p.PMUEvents = nil
-			return nil
-		}
+	"pmu":         onOff("pmu", func(p *Plan) *bool { return &p.PMU }),
+	"pmu_events": listKey("pmu_events", "default", func() ([]string, func(string) (string, error)) {
 		names := pmu.EventNames()
-		e, err := ListOf(v, OneOf(names), names, "pmu_events")
-		if err == nil {
-			p.PMUEvents = e
-		}
-		return err
-	},
+		return names, OneOf(names)
+	}, func(p *Plan) *[]string { return &p.PMUEvents }),
 	"global": func(p *Plan, v string) error {
 		g, ok := map[string][]bool{"off": {false}, "on": {true}, "both": {false, true}}[v]
 		if !ok {
@@ -442,6 +394,36 @@ func wordOrInt(key, word, unit string, lo, hi int, field func(*Plan) *int) func(
 		}
 		*field(p) = n
 		return nil
+	}
+}
+
+// onOff is the parser of a key whose value is on or off.
+func onOff(key string, field func(*Plan) *bool) func(*Plan, string) error {
+	return func(p *Plan, v string) error {
+		on, ok := map[string]bool{"on": true, "off": false}[v]
+		if !ok {
+			return fmt.Errorf("%s must be on or off", key)
+		}
+		*field(p) = on
+		return nil
+	}
+}
+
+// listKey is the parser of a key whose value is a comma-separated list
+// of the names list gives, each turned into a T by the parser it gives;
+// or word (when not ""), which empties the field.
+func listKey[T comparable](key, word string, list func() ([]string, func(string) (T, error)), field func(*Plan) *[]T) func(*Plan, string) error {
+	return func(p *Plan, v string) error {
+		if word != "" && v == word {
+			*field(p) = nil
+			return nil
+		}
+		names, parse := list()
+		l, err := ListOf(v, parse, names, key)
+		if err == nil {
+			*field(p) = l
+		}
+		return err
 	}
 }
 
