@@ -10,6 +10,15 @@
 // (UD2 and "PTIEND"), which the copier looks for.
 #define ENTRY_END QUAD $const_endMarker
 
+// HANDLER is a built-in handler, body BODY as routine name; COPIED_HANDLER,
+// one copied to a page of its own, ends with ENTRY_END.
+#define HANDLER(name, BODY) \
+TEXT name(SB),NOSPLIT|NOFRAME,$0; \
+	BODY
+#define COPIED_HANDLER(name, BODY) \
+	HANDLER(name, BODY); \
+	ENTRY_END
+
 // RDMSR64 reads MSR msr into dst; WRMSR64 writes src to it (64 bits, as
 // EDX:EAX; they use AX, CX and DX).
 #define RDMSR64(msr, dst) MOVL $msr, CX; RDMSR; SHLQ $32, DX; ORQ DX, AX; MOVQ AX, dst
@@ -105,6 +114,27 @@ back: \
 	TO_USER(DI); \
 	POPQ	DI
 
+// SYSCALL_ENTER starts a SYSCALL trampoline: SWAPGS, the task's RSP to
+// the entry data.
+#define SYSCALL_ENTER \
+	SWAPGS; \
+	MOVQ	SP, (const_dataBase+entryData_UserRSP)
+
+// SYSCALL_RETURN ends a minimal SYSCALL trampoline: the task's RSP, SWAPGS,
+// SYSRETQ, then NOSYS_BACK.
+#define SYSCALL_RETURN \
+	MOVQ	(const_dataBase+entryData_UserRSP), SP; \
+	SWAPGS; \
+	SYSRETQ; \
+	NOSYS_BACK
+
+// NOSYS_BACK is label nosys, for a number outside the system-call table:
+// -ENOSYS in RAX, then the way out at label back.
+#define NOSYS_BACK \
+nosys: \
+	MOVQ	$-const_enosys, AX; \
+	JMP	back
+
 // SYS_MINIMAL is the minimal SYSCALL trampoline: the mechanism alone.
 // SWAPGS, the task's RSP to the entry area, the kernel side's CR3, the
 // kernel stack, a call through the system-call table (the handlers keep
@@ -113,15 +143,9 @@ back: \
 // throughout.
 #define SYS_MINIMAL(name, TO_KERNEL, TO_USER) \
 TEXT name(SB),NOSPLIT|NOFRAME,$0; \
-	SWAPGS; \
-	MOVQ	SP, (const_dataBase+entryData_UserRSP); \
+	SYSCALL_ENTER; \
 	MINIMAL_CALL(TO_KERNEL, TO_USER, $const_eEntryStackTop); \
-	MOVQ	(const_dataBase+entryData_UserRSP), SP; \
-	SWAPGS; \
-	SYSRETQ; \
-nosys: \
-	MOVQ	$-const_enosys, AX; \
-	JMP	back; \
+	SYSCALL_RETURN; \
 	ENTRY_END
 
 SYS_MINIMAL(·sysMinimalOff, TO_KERNEL_OFF, TO_USER_OFF)
@@ -152,17 +176,13 @@ SYS_MINIMAL(·sysMinimalPCID, TO_KERNEL_PCID, TO_USER_PCID)
 // pointer once it is built) come from go_asm.h: linuxabi.PtRegs.
 #define SYS_LINUX(name, TO_KERNEL, TO_USER) \
 TEXT name(SB),NOSPLIT|NOFRAME,$0; \
-	SWAPGS; \
-	MOVQ	SP, (const_dataBase+entryData_UserRSP); \
+	SYSCALL_ENTER; \
 	TO_KERNEL(SP); \
 	MOVQ	(const_dataBase+entryData_TaskStackTop), SP; \
 	PUSH_AND_CLEAR_REGS; \
 	DISPATCH_PT_REGS(done); \
 done: \
-	SYSRET_CHECK(iret); \
-	RETURN_SYSRET(TO_USER, NO_SITE, sysret); \
-iret: \
-	RETURN_IRET(TO_USER, NO_SITE, iretq); \
+	RETURN_LINUX(TO_USER, NO_SITE); \
 	ENTRY_END
 
 // POP_REGS pops pt_regs from r15 to si, as Linux's POP_REGS
@@ -291,6 +311,14 @@ iret: \
 
 #define NO_SITE(label)
 
+// RETURN_LINUX is the Linux-shaped trampolines' way out from pt_regs:
+// RETURN_SYSRET when SYSRET_CHECK finds SYSRET safe, else RETURN_IRET.
+#define RETURN_LINUX(TO_USER, SITE_BEFORE) \
+	SYSRET_CHECK(iret); \
+	RETURN_SYSRET(TO_USER, SITE_BEFORE, sysret); \
+iret: \
+	RETURN_IRET(TO_USER, SITE_BEFORE, iretq)
+
 SYS_LINUX(·sysLinuxOff, TO_KERNEL_OFF, TO_USER_OFF)
 SYS_LINUX(·sysLinuxOn, TO_KERNEL_ON, TO_USER_ON)
 SYS_LINUX(·sysLinuxPCID, TO_KERNEL_PCID, TO_USER_PCID)
@@ -344,9 +372,7 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	FRED_EVENT; \
 	MINIMAL_CALL(TO_KERNEL, TO_USER, $const_eFREDFrame); \
 	ERETU; \
-nosys: \
-	MOVQ	$-const_enosys, AX; \
-	JMP	back; \
+	NOSYS_BACK; \
 event: \
 	JMP	(const_dataBase+entryData_FREDEvent); \
 	ENTRY_END
@@ -661,20 +687,14 @@ doswitch:
 // the return RIP and RFLAGS throughout.
 #define SYS_MINIMAL_DEFER(name, NOSWITCH) \
 TEXT name(SB),NOSPLIT|NOFRAME,$0; \
-	SWAPGS; \
-	MOVQ	SP, (const_dataBase+entryData_UserRSP); \
+	SYSCALL_ENTER; \
 	MOVQ	$const_eTrampStackTop, SP; \
 	CMPQ	AX, $const_nsys; \
 	JAE	nosys; \
 	NOSWITCH; \
 	CALL	(const_dataBase+entryData_Dispatch); \
 back: \
-	MOVQ	(const_dataBase+entryData_UserRSP), SP; \
-	SWAPGS; \
-	SYSRETQ; \
-nosys: \
-	MOVQ	$-const_enosys, AX; \
-	JMP	back; \
+	SYSCALL_RETURN; \
 	ENTRY_END
 
 SYS_MINIMAL_DEFER(·sysMinimalDefer, NOSWITCH_NONE)
@@ -690,8 +710,7 @@ SYS_MINIMAL_DEFER(·sysMinimalNoSwitch, NOSWITCH_MINIMAL)
 // CR3 write of its own.
 #define SYS_LINUX_DEFER(name, NOSWITCH) \
 TEXT name(SB),NOSPLIT|NOFRAME,$0; \
-	SWAPGS; \
-	MOVQ	SP, (const_dataBase+entryData_UserRSP); \
+	SYSCALL_ENTER; \
 	MOVQ	$const_eTrampStackTop, SP; \
 	PUSH_AND_CLEAR_REGS; \
 	MOVQ	ptRegs_OrigAX(SP), AX; \
@@ -750,14 +769,10 @@ spin: \
 // the no-switch trampolines, on the trampoline stack: they read no data.
 
 // func nsGetppid()
-TEXT ·nsGetppid(SB),NOSPLIT|NOFRAME,$0
-	GETPPID
-	ENTRY_END
+COPIED_HANDLER(·nsGetppid, GETPPID)
 
 // func nsWork()
-TEXT ·nsWork(SB),NOSPLIT|NOFRAME,$0
-	WORK
-	ENTRY_END
+COPIED_HANDLER(·nsWork, WORK)
 
 // SYS_MITIGATED is the linux flavour's trampoline (SYS_LINUX) with a
 // site for each speculation mitigation of Linux's entry path
@@ -801,10 +816,7 @@ done: \
 	SITE(const_siteIBRS, ibrsout); \
 	WRMSR64(const_msrSpecCtrl, (const_dataBase+entryData_SpecCtrlExit)); \
 ibrsout: \
-	SYSRET_CHECK(iret); \
-	RETURN_SYSRET(TO_USER, VERW_SITE, sysret); \
-iret: \
-	RETURN_IRET(TO_USER, VERW_SITE, iretq); \
+	RETURN_LINUX(TO_USER, VERW_SITE); \
 	ENTRY_END
 
 // SITE skips to label unless bit is set in entryData.Sites: a disabled
@@ -984,8 +996,7 @@ TEXT ·runExit(SB),NOSPLIT|NOFRAME,$0
 // register but RAX (the result), RCX and R11 included.
 
 // func sysGetppid()
-TEXT ·sysGetppid(SB),NOSPLIT|NOFRAME,$0
-	GETPPID
+HANDLER(·sysGetppid, GETPPID)
 
 // The bodies of the built-in handlers below, each used twice: in the
 // kernel text (sysX, where linked) and copied for a lass run (lassX,
@@ -1096,21 +1107,17 @@ sampled: \
 	RET
 
 // func sysSelfNMI()
-TEXT ·sysSelfNMI(SB),NOSPLIT|NOFRAME,$0
-	SELF_NMI
+HANDLER(·sysSelfNMI, SELF_NMI)
 
 // func sysWork()
 // Spends RDI TSC cycles in the kernel.
-TEXT ·sysWork(SB),NOSPLIT|NOFRAME,$0
-	WORK
+HANDLER(·sysWork, WORK)
 
 // func sysSample()
-TEXT ·sysSample(SB),NOSPLIT|NOFRAME,$0
-	SAMPLE
+HANDLER(·sysSample, SAMPLE)
 
 // func sysSecret()
-TEXT ·sysSecret(SB),NOSPLIT|NOFRAME,$0
-	SECRET
+HANDLER(·sysSecret, SECRET)
 
 // func sysExitRun()
 TEXT ·sysExitRun(SB),NOSPLIT|NOFRAME,$0
@@ -1127,12 +1134,10 @@ TEXT ·ExitRun(SB),NOSPLIT,$0-16
 	JMP	·runExit(SB)
 
 // func sysNoSys()
-TEXT ·sysNoSys(SB),NOSPLIT|NOFRAME,$0
-	NOSYS
+HANDLER(·sysNoSys, NOSYS)
 
 // func sysTouch()
-TEXT ·sysTouch(SB),NOSPLIT|NOFRAME,$0
-	TOUCH
+HANDLER(·sysTouch, TOUCH)
 
 // A lass run's handlers (lass.go), copied into its handler page
 // (EntryLASSText, upper half): the built-in handlers' bodies above, and
@@ -1140,18 +1145,11 @@ TEXT ·sysTouch(SB),NOSPLIT|NOFRAME,$0
 // lower half. Its getppid and work are OnNoSwitch's copies (nsGetppid,
 // nsWork).
 
-// LASS_COPY is a lass copy: handler body BODY as a routine of its own,
-// with the end marker the copier looks for.
-#define LASS_COPY(name, BODY) \
-TEXT name(SB),NOSPLIT|NOFRAME,$0; \
-	BODY; \
-	ENTRY_END
-
-LASS_COPY(·lassSelfNMI, SELF_NMI)
-LASS_COPY(·lassSample, SAMPLE)
-LASS_COPY(·lassSecret, SECRET)
-LASS_COPY(·lassNoSys, NOSYS)
-LASS_COPY(·lassTouch, TOUCH)
+COPIED_HANDLER(·lassSelfNMI, SELF_NMI)
+COPIED_HANDLER(·lassSample, SAMPLE)
+COPIED_HANDLER(·lassSecret, SECRET)
+COPIED_HANDLER(·lassNoSys, NOSYS)
+COPIED_HANDLER(·lassTouch, TOUCH)
 
 // func lassExitRun()
 // The exit system call of a lass run: sysExitRun's, through
