@@ -71,6 +71,20 @@ stamp: \
 #define NOP4 BYTE $0x0f; BYTE $0x1f; BYTE $0x40; BYTE $0x00
 #define NOP8 BYTE $0x0f; BYTE $0x1f; BYTE $0x84; BYTE $0x00; BYTE $0x00; BYTE $0x00; BYTE $0x00; BYTE $0x00
 
+// TIMED_START starts a timed program: ParamRepeat 0, the padding (PCALIGN,
+// then HEAD, its NOPs) and, at label repeat, each repeat's sample call and
+// START_REPEAT. SYSCALLS_HEAD makes up userSyscalls' 68 bytes from repeat
+// to loop to 96, PING_HEAD userPing's 58 to 79.
+#define TIMED_START(HEAD) \
+	MOVL	$0, const_uRepeat; \
+	PCALIGN	$32; \
+	HEAD; \
+repeat: \
+	SAMPLE; \
+	START_REPEAT
+#define SYSCALLS_HEAD NOP8; NOP8; NOP8; NOP4
+#define PING_HEAD NOP8; NOP8; NOP4; NOP1
+
 // func userText()
 //
 // Marks the start of the user text; never run. Its PCALIGN aligns it, and
@@ -114,12 +128,7 @@ TEXT ·vsyscallRet(SB),NOSPLIT|NOFRAME,$0
 // last call's result at ParamValue, with the sample call (SAMPLE) around
 // the repeats; then exit(0) by INT 0x80.
 TEXT ·userSyscalls(SB),NOSPLIT|NOFRAME,$0
-	MOVL	$0, const_uRepeat
-	PCALIGN	$32
-	NOP8; NOP8; NOP8; NOP4		// the 68 bytes from repeat to loop made up to 96
-repeat:
-	SAMPLE
-	START_REPEAT
+	TIMED_START(SYSCALLS_HEAD)
 	MOVL	const_uN, SI
 	MOVL	const_uEntry, DI
 	TESTL	SI, SI
@@ -190,12 +199,7 @@ TEXT ·userProbe(SB),NOSPLIT|NOFRAME,$0
 // write descriptor, which ends pong, and exits 0; a failed call or a wrong
 // reply exits with the failure's status.
 TEXT ·userPing(SB),NOSPLIT|NOFRAME,$0
-	MOVL	$0, const_uRepeat
-	PCALIGN	$32
-	NOP8; NOP8; NOP4; NOP1		// the 58 bytes from repeat to loop made up to 79
-repeat:
-	SAMPLE
-	START_REPEAT
+	TIMED_START(PING_HEAD)
 	MOVL	const_uN, SI
 loop:
 	MOVL	SI, AX
