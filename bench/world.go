@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/experiment"
+	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
 )
 
@@ -173,6 +174,15 @@ const (
 	// kernel (Call.File bytes, its descriptor given by the world): 0.
 	Lseek
 )
+
+// nr is op's system-call number in world w: Linux's (x86-64 or i386),
+// ptilab's for Work.
+func (op Op) nr(w experiment.Width) uint64 {
+	if w == experiment.W32 {
+		return [...]uint64{Getppid: linuxabi.SYS_ia32_getppid, Work: linuxabi.SYS_ia32_ptilab_work, Lseek: linuxabi.SYS_ia32_lseek}[op]
+	}
+	return [...]uint64{Getppid: linuxabi.SYS_getppid, Work: linuxabi.SYS_ptilab_work, Lseek: linuxabi.SYS_lseek}[op]
+}
 
 // Call is the system call of a timing loop.
 type Call struct {
@@ -367,6 +377,16 @@ func errNoProgram(t Task) error { return fmt.Errorf("no program %q in this world
 // paging cannot have PCIDs), whatever the CPU: the model says so
 // (experiment.Config.Check).
 func NotInWorld(c experiment.Config) bool { return errors.Is(c.Check(), ErrNotInPAE) }
+
+// runState is what a world's run keeps besides its kernel: its processes
+// by number and the samples its last Start read.
+type runState[P Process] struct {
+	procs   procs[P]
+	samples []cpustate.Sample
+}
+
+// Samples are the samples of the run's last Start.
+func (r *runState[P]) Samples() []cpustate.Sample { return r.samples }
 
 // procs are a run's processes by number, of a world's process type P.
 type procs[P Process] []P

@@ -9,7 +9,6 @@ import (
 	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/i386pae"
 	"github.com/ptilab/ptilab/i386pae/layout"
-	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tasks/core"
 )
@@ -56,11 +55,6 @@ func (world32) TasksConfig(mode experiment.Mode, e experiment.Entry) experiment.
 	return c
 }
 
-// nr is the i386 number of op (Linux's, ptilab's for Work).
-func (world32) nr(op Op) uint32 {
-	return [...]uint32{Getppid: linuxabi.SYS_ia32_getppid, Work: linuxabi.SYS_ia32_ptilab_work, Lseek: linuxabi.SYS_ia32_lseek}[op]
-}
-
 // Loop runs the 32-bit timing program in the main process; Lseek's file
 // is a kernel file of the 32-bit tasks kernel at i386pae.FileFD. The
 // program keeps the last call's result.
@@ -80,7 +74,7 @@ func (w world32) Loop(sw Switch, call Call, n, r int, empty bool) (Loop, error) 
 	perRepeat := counters != 0 && !s.Config().Stamps
 	before := ReadSample()
 	res, err := i386pae.Run(s, i386pae.Syscalls, i386pae.Params{
-		N: uint32(n), R: uint32(r), Nr: w.nr(call.Op), Arg: arg, Empty: empty,
+		N: uint32(n), R: uint32(r), Nr: uint32(call.Op.nr(experiment.W32)), Arg: arg, Empty: empty,
 		NoRDTSCP: !amd64.Features.RDTSCP, File: uint32(call.File), Sample: perRepeat,
 	})
 	if err != nil {
@@ -137,10 +131,9 @@ func (world32) ProbeTargets() []ProbeTarget {
 
 // run32 is a run of the 32-bit tasks kernel.
 type run32 struct {
-	ts      *i386pae.Tasks
-	s       i386pae.Switch
-	procs   procs[*i386pae.Process]
-	samples []cpustate.Sample
+	ts *i386pae.Tasks
+	s  i386pae.Switch
+	runState[*i386pae.Process]
 }
 
 func (w world32) NewRun(sw Switch) (Run, error) {
@@ -239,7 +232,6 @@ func (r *run32) Start() (Exit, error) {
 }
 
 // Samples are those of the ping task's sample calls (i386pae.Samples).
-func (r *run32) Samples() []cpustate.Sample { return r.samples }
 
 func (r *run32) PipeBytes(n int) (written, read uint64) {
 	w, rd := r.ts.PipeBytes(n)

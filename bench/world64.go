@@ -5,10 +5,8 @@ import (
 	"slices"
 
 	"github.com/ptilab/ptilab/amd64"
-	"github.com/ptilab/ptilab/cpustate"
 	"github.com/ptilab/ptilab/efi"
 	"github.com/ptilab/ptilab/experiment"
-	"github.com/ptilab/ptilab/linuxabi"
 	"github.com/ptilab/ptilab/pti"
 	"github.com/ptilab/ptilab/tasks"
 )
@@ -63,11 +61,6 @@ func (world64) TasksConfig(mode experiment.Mode, e experiment.Entry) experiment.
 // Has: the CPU has what n names (pti.CPUHas).
 func (world64) Has(n experiment.Need) bool { return pti.CPUHas(n) }
 
-// nr is the 64-bit number of op (Linux x86-64's, ptilab's for Work).
-func (world64) nr(op Op) uint64 {
-	return [...]uint64{Getppid: linuxabi.SYS_getppid, Work: linuxabi.SYS_ptilab_work, Lseek: linuxabi.SYS_lseek}[op]
-}
-
 // Loop runs pti's timing program (or its empty loop) in the main
 // process; Lseek's file is a kernel object of package tasks at
 // descriptor lseekFD, the loop then running alone under its kernel.
@@ -80,7 +73,7 @@ func (w world64) Loop(sw Switch, call Call, n, r int, empty bool) (Loop, error) 
 	if empty {
 		prog = pti.Empty
 	}
-	args := [6]uint64{uint64(n), uint64(r), pti.UserData, w.nr(call.Op), call.Arg, RDTSCPFlag()}
+	args := [6]uint64{uint64(n), uint64(r), pti.UserData, call.Op.nr(experiment.W64), call.Arg, RDTSCPFlag()}
 	var res pti.Result
 	if call.Op == Lseek {
 		args[4] = lseekFD
@@ -160,8 +153,7 @@ func (world64) Exposure(mode experiment.Mode) []pti.Area { return pti.Exposure(m
 // run64 is a run of package tasks' kernel.
 type run64 struct {
 	*tasks.Run
-	procs   procs[*pti.Process]
-	samples []cpustate.Sample
+	runState[*pti.Process]
 }
 
 // NewRun starts a run of package tasks' kernel under s.
@@ -226,7 +218,6 @@ func (r *run64) Start() (Exit, error) {
 }
 
 // Samples are those of the ping task's sample calls (pti.Samples).
-func (r *run64) Samples() []cpustate.Sample { return r.samples }
 
 func (r *run64) Counts() (switches, cr3Loads, endTSC uint64) {
 	return r.Switches(), r.CR3Loads(), r.EndTSC()
