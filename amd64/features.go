@@ -48,6 +48,17 @@ type CPUFeatures struct {
 // Features is filled by DetectFeatures at boot.
 var Features CPUFeatures
 
+// CPUID feature bits that DetectFeatures and package cpustate's rules both
+// read (SDM Vol. 2A, CPUID, Tables 3-10 and 3-8).
+const (
+	CPUID01_ECX_AVX        = 1 << 28 // CPUID.01H:ECX[28]
+	CPUID01_ECX_RDRAND     = 1 << 30 // CPUID.01H:ECX[30]
+	CPUID01_ECX_HYPERVISOR = 1 << 31 // CPUID.01H:ECX[31], zero on bare metal
+	CPUID07_EBX_FSGSBASE   = 1 << 0  // CPUID.(EAX=07H,ECX=0):EBX[0]
+	CPUID07_EBX_RDSEED     = 1 << 18 // CPUID.(EAX=07H,ECX=0):EBX[18]
+	CPUID07_EBX_SMAP       = 1 << 20 // CPUID.(EAX=07H,ECX=0):EBX[20]
+)
+
 // DetectFeatures reads CPUID into Features.
 func DetectFeatures() {
 	f := &Features
@@ -70,19 +81,19 @@ func DetectFeatures() {
 	}
 	f.PCID = c&(1<<17) != 0
 	f.XSAVE = c&(1<<26) != 0
-	f.AVX = c&(1<<28) != 0
-	f.RDRAND = c&(1<<30) != 0
-	f.Hypervisor = c&(1<<31) != 0
+	f.AVX = c&CPUID01_ECX_AVX != 0
+	f.RDRAND = c&CPUID01_ECX_RDRAND != 0
+	f.Hypervisor = c&CPUID01_ECX_HYPERVISOR != 0
 	f.PGE = d&(1<<13) != 0
 	f.SEP = d&(1<<11) != 0
 
 	if f.MaxLeaf >= 7 {
 		_, b, _, _ = CPUID(7, 0)
-		f.FSGSBASE = b&(1<<0) != 0
+		f.FSGSBASE = b&CPUID07_EBX_FSGSBASE != 0
 		f.SMEP = b&(1<<7) != 0
 		f.INVPCID = b&(1<<10) != 0
-		f.RDSEED = b&(1<<18) != 0
-		f.SMAP = b&(1<<20) != 0
+		f.RDSEED = b&CPUID07_EBX_RDSEED != 0
+		f.SMAP = b&CPUID07_EBX_SMAP != 0
 		a, _, _, d = CPUID(7, 0)
 		f.MDClear = d&CPUID07_EDX_MD_CLEAR != 0
 		f.SpecCtrl = d&CPUID07_EDX_SPEC_CTRL != 0

@@ -48,25 +48,17 @@ const (
 	mcuOptCtrlGDSMitgLock = 1 << 5  // IA32_MCU_OPT_CTRL[5], GDS_MITG_LOCKED
 )
 
-// CPUID feature bits the rules read (SDM Vol. 2A, CPUID; AMD APM Vol. 3,
-// E.4.7 and E.4.17 for 8000_0008H and 8000_0021H).
+// CPUID feature bits the rules read beside those package amd64 names
+// (SDM Vol. 2A, CPUID; AMD APM Vol. 3, E.4.7 and E.4.17 for 8000_0008H and
+// 8000_0021H).
 const (
-	cpuid01ECXAVX        = 1 << 28
-	cpuid01ECXRDRAND     = 1 << 30
-	cpuid01ECXHypervisor = 1 << 31
-	cpuid07EBXFSGSBASE   = 1 << 0
 	cpuid07EBXRTM        = 1 << 11
-	cpuid07EBXSMAP       = 1 << 20
-	cpuid07EBXRDSEED     = 1 << 18
 	cpuid07EDXSRBDSCtrl  = 1 << 9  // IA32_MCU_OPT_CTRL
-	cpuid07EDXMDClear    = 1 << 10 // VERW clears CPU buffers
 	cpuid07EDXRTMAbort   = 1 << 11 // RTM_ALWAYS_ABORT
 	cpuid07EDXSTIBP      = 1 << 27
 	cpuid07EDXFlushL1D   = 1 << 28
 	cpuid0702EDXRRSBACtl = 1 << 2 // RRSBA_DIS_U/S in IA32_SPEC_CTRL
-	cpuid0702EDXBHICtrl  = 1 << 4 // BHI_DIS_S in IA32_SPEC_CTRL
-	amdEBXIBPB           = 1 << 12
-	amdEBXIBRS           = 1 << 14
+	cpuid0702EDXBHICtrl  = amd64.CPUID0702_EDX_BHI_CTRL
 	amdEBXSTIBP          = 1 << 15
 	amdEBXSTIBPAlwaysOn  = 1 << 17
 	amdEBXBTCNo          = 1 << 29
@@ -339,16 +331,16 @@ func readFeatures(c CPU) features {
 	_, _, c1, _ := leaf(c, max, 1)
 	family, model, stepping := signature(c, max)
 	f.id.family, f.id.model, f.id.stepping = int(family), int(model), int(stepping)
-	f.hypervisor = c1&cpuid01ECXHypervisor != 0
-	f.rdrand = c1&cpuid01ECXRDRAND != 0
-	f.avx = c1&cpuid01ECXAVX != 0
+	f.hypervisor = c1&amd64.CPUID01_ECX_HYPERVISOR != 0
+	f.rdrand = c1&amd64.CPUID01_ECX_RDRAND != 0
+	f.avx = c1&amd64.CPUID01_ECX_AVX != 0
 	a7, b7, _, d7 := leaf(c, max, 7)
 	f.rtm = b7&cpuid07EBXRTM != 0
-	f.rdseed = b7&cpuid07EBXRDSEED != 0
-	f.fsgsbase = b7&cpuid07EBXFSGSBASE != 0
-	f.smap = b7&cpuid07EBXSMAP != 0
+	f.rdseed = b7&amd64.CPUID07_EBX_RDSEED != 0
+	f.fsgsbase = b7&amd64.CPUID07_EBX_FSGSBASE != 0
+	f.smap = b7&amd64.CPUID07_EBX_SMAP != 0
 	f.srbdsCtrl = d7&cpuid07EDXSRBDSCtrl != 0
-	f.mdClear = d7&cpuid07EDXMDClear != 0
+	f.mdClear = d7&amd64.CPUID07_EDX_MD_CLEAR != 0
 	f.rtmAlwaysAbort = d7&cpuid07EDXRTMAbort != 0
 	f.flushL1D = d7&cpuid07EDXFlushL1D != 0
 	f.fred, f.lass = frontier(c, a7)
@@ -372,8 +364,8 @@ func readFeatures(c CPU) features {
 		emax, _, _, _ := c.CPUID(0x80000000, 0)
 		if emax >= 0x80000008 {
 			_, b, _, _ := c.CPUID(0x80000008, 0)
-			f.ibpb = f.ibpb || b&amdEBXIBPB != 0
-			f.ibrs = f.ibrs || b&amdEBXIBRS != 0
+			f.ibpb = f.ibpb || b&amd64.CPUID80000008_EBX_IBPB != 0
+			f.ibrs = f.ibrs || b&amd64.CPUID80000008_EBX_IBRS != 0
 			f.stibp = f.stibp || b&amdEBXSTIBP != 0
 			f.stibpAlwaysOn = b&amdEBXSTIBPAlwaysOn != 0
 			f.btcNo = b&amdEBXBTCNo != 0
