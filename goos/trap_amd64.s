@@ -249,17 +249,19 @@ TEXT ·excCommon(SB),NOSPLIT|NOFRAME,$0
 	ADDQ	$16, SP			// vector, error code
 	IRETQ
 
-// func faultPanicPC() uint64
-TEXT ·faultPanicPC(SB),NOSPLIT,$0-8
-	LEAQ	·faultPanic(SB), AX
-	MOVQ	AX, ret+0(FP)
+// FUNC_PC(name, fn) defines name, a func() uint64 that returns the address
+// of assembly function fn (its ABI0 entry, which Go code cannot take).
+#define FUNC_PC(name, fn) \
+	TEXT name(SB),NOSPLIT,$0-8; \
+	LEAQ	fn(SB), AX; \
+	MOVQ	AX, ret+0(FP); \
 	RET
 
+// func faultPanicPC() uint64
+FUNC_PC(·faultPanicPC, ·faultPanic)
+
 // func syscallEntryPC() uint64
-TEXT ·syscallEntryPC(SB),NOSPLIT,$0-8
-	LEAQ	·syscallEntry(SB), AX
-	MOVQ	AX, ret+0(FP)
-	RET
+FUNC_PC(·syscallEntryPC, ·syscallEntry)
 
 // func rawSyscall(nr, a1 uint64) uint64
 TEXT ·rawSyscall(SB),NOSPLIT,$0-24
