@@ -96,17 +96,18 @@ func transfer(r *PtRegs, write, positioned bool) int64 {
 	case !userRange(buf, n, !write):
 		return -linuxabi.EFAULT
 	}
-	var off uint64
+	pos := f.pos // where a file transfer starts
 	if positioned {
-		off = r.R10
+		pos = r.R10
 	}
 	if write {
-		return writeAt(f, fd, buf, n, off, positioned)
+		return writeAt(f, fd, buf, n, pos, positioned)
 	}
-	return readAt(f, buf, n, off, positioned)
+	return readAt(f, buf, n, pos, positioned)
 }
 
-func readAt(f *fileDesc, buf, n, off uint64, positioned bool) int64 {
+// readAt reads from f, starting at pos in a file.
+func readAt(f *fileDesc, buf, n, pos uint64, positioned bool) int64 {
 	switch f.kind {
 	case fdConsole:
 		return 0 // no input: end of file
@@ -128,10 +129,6 @@ func readAt(f *fileDesc, buf, n, off uint64, positioned bool) int64 {
 	case fdFile:
 		if f.flags&linuxabi.O_ACCMODE == linuxabi.O_WRONLY {
 			return -linuxabi.EBADF
-		}
-		pos := f.pos
-		if positioned {
-			pos = off
 		}
 		// Past the end the firmware reports an error; Linux reads nothing.
 		size, s := efi.FileSize(f.file)
@@ -158,8 +155,9 @@ func readAt(f *fileDesc, buf, n, off uint64, positioned bool) int64 {
 }
 
 // writeAt writes to f, open as descriptor fd (an eventfd's pollers are
-// woken by its number).
-func writeAt(f *fileDesc, fd, buf, n, off uint64, positioned bool) int64 {
+// woken by its number), starting at pos in a file unless it is open with
+// O_APPEND and the write is not positioned.
+func writeAt(f *fileDesc, fd, buf, n, pos uint64, positioned bool) int64 {
 	switch f.kind {
 	case fdConsole:
 		consoleWrite(userBytes(buf, n))
@@ -177,10 +175,7 @@ func writeAt(f *fileDesc, fd, buf, n, off uint64, positioned bool) int64 {
 		if f.flags&linuxabi.O_ACCMODE == linuxabi.O_RDONLY {
 			return -linuxabi.EBADF
 		}
-		pos := f.pos
-		if positioned {
-			pos = off
-		} else if f.flags&linuxabi.O_APPEND != 0 {
+		if !positioned && f.flags&linuxabi.O_APPEND != 0 {
 			size, s := efi.FileSize(f.file)
 			if s.Error() {
 				return -linuxabi.EIO
