@@ -1231,21 +1231,25 @@ func ladderFigures(t *testing.T, res serialLog) (got, incs map[string]float64, p
 func ladderFiguresOf(t *testing.T, res serialLog, bench string) (got, incs map[string]float64, parts map[string]string) {
 	t.Helper()
 	got, incs, parts = map[string]float64{}, map[string]float64{}, map[string]string{}
+	// figure takes a syscall or pingpong record's figure, the same at
+	// every repeat.
+	figure := func(s contract.Subject, st contract.Stats) {
+		assert.Equal(t, st.Mean, st.Min, "%s: deterministic", s.Key())
+		got[s.Key()] = st.Mean
+	}
 	for _, f := range recordsOf[contract.Syscall](t, res) {
 		if f.Bench != bench {
 			continue // the other world's ladder (laddersPlan runs both)
 		}
 		assert.Equal(t, "off", f.Mode)
-		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", f.Key())
-		got[f.Key()] = f.Mean
+		figure(f.Subject, f.Stats)
 	}
 	for _, f := range recordsOf[contract.PingPong](t, res) {
 		if f.Bench != bench {
 			continue
 		}
 		assert.Equal(t, "processes", f.Tasks)
-		assert.Equal(t, f.Mean, f.Min, "%s: deterministic", f.Key())
-		got[f.Key()] = f.Mean
+		figure(f.Subject, f.Stats)
 	}
 	for _, l := range recordsOf[contract.Ladder](t, res) {
 		if l.Bench != bench {
@@ -1302,18 +1306,7 @@ func checkLadder(t *testing.T, res serialLog) {
 	assert.Equal(t, 12.0, incs[rung("ladder", "null", "none")], "6 disabled sites on the null path, 2 instructions each")
 	assert.Equal(t, "stacked", parts[rung("ladder", "null", "verw+bhb+lfence+retpoline")])
 	assert.Equal(t, "stacked", parts[rung("ladder", "pingpong", "verw+rsb+bhb+lfence+retpoline")])
-	var unsup []string
-	for _, u := range recordsOf[contract.Unsupported](t, res) {
-		if u.Bench != "ladder" {
-			continue // the 32-bit ladder's, checkLadder32's
-		}
-		bench := "null"
-		if u.Tasks != "" {
-			bench = "pingpong"
-		}
-		unsup = append(unsup, bench+"/"+u.Mitigations)
-	}
-	assert.ElementsMatch(t, []string{"null/ibrs", "pingpong/ibrs", "pingpong/ibpb"}, unsup)
+	assert.ElementsMatch(t, []string{"null/ibrs", "pingpong/ibrs", "pingpong/ibpb"}, unsupportedRungs(t, res, "ladder"))
 	assert.Regexp(t, `(?m)^off\s+alone\s+ibrs\s+- none\s+unsupported: ibrs: no IA32_SPEC_CTRL`, lines)
 	assert.Regexp(t, `(?m)^off\s+alone\s+ibpb\s+- none\s+unsupported: ibpb: no IA32_PRED_CMD`, lines)
 	t.Logf("the ladder's instructions per operation under icount: %v", got)
@@ -1357,10 +1350,24 @@ func checkLadder32(t *testing.T, res serialLog) {
 	assert.Equal(t, "stacked", parts[rung("ladder32", "null", "verw+retpoline")])
 	assert.Equal(t, "stacked", parts[rung("ladder32", "pingpong", "verw+rsb+retpoline")])
 	assert.Equal(t, 8.0, incs[rung("ladder32", "null", "none")], "4 disabled sites on the null path, 2 instructions each")
+	assert.ElementsMatch(t, []string{"null/ibrs", "null/bhb", "null/lfence", "pingpong/ibrs", "pingpong/ibpb", "pingpong/bhb", "pingpong/lfence"}, unsupportedRungs(t, res, "ladder32"))
+	for _, knob := range []string{"ibrs", "bhb", "lfence"} {
+		assert.Regexp(t, `(?m)^off\s+alone\s+`+knob+`\s+- none\s+unsupported: `+knob+`: not in 32-bit Linux's entry`, lines)
+	}
+	assert.Regexp(t, `(?m)^off\s+alone\s+ibpb\s+- none\s+unsupported: ibpb: no IA32_PRED_CMD`, lines)
+	t.Logf("the 32-bit ladder's instructions per operation under icount: %v", got)
+}
+
+// unsupportedRungs returns the rungs of ladder (bench "ladder" or
+// "ladder32", not the other width's) that res records as unsupported, each
+// as "null/<mitigations>" or "pingpong/<mitigations>" (a record with tasks
+// is the ping-pong's).
+func unsupportedRungs(t *testing.T, res serialLog, ladder string) []string {
+	t.Helper()
 	var unsup []string
 	for _, u := range recordsOf[contract.Unsupported](t, res) {
-		if u.Bench != "ladder32" {
-			continue // the 64-bit ladder's, checkLadder's
+		if u.Bench != ladder {
+			continue
 		}
 		bench := "null"
 		if u.Tasks != "" {
@@ -1368,12 +1375,7 @@ func checkLadder32(t *testing.T, res serialLog) {
 		}
 		unsup = append(unsup, bench+"/"+u.Mitigations)
 	}
-	assert.ElementsMatch(t, []string{"null/ibrs", "null/bhb", "null/lfence", "pingpong/ibrs", "pingpong/ibpb", "pingpong/bhb", "pingpong/lfence"}, unsup)
-	for _, knob := range []string{"ibrs", "bhb", "lfence"} {
-		assert.Regexp(t, `(?m)^off\s+alone\s+`+knob+`\s+- none\s+unsupported: `+knob+`: not in 32-bit Linux's entry`, lines)
-	}
-	assert.Regexp(t, `(?m)^off\s+alone\s+ibpb\s+- none\s+unsupported: ibpb: no IA32_PRED_CMD`, lines)
-	t.Logf("the 32-bit ladder's instructions per operation under icount: %v", got)
+	return unsup
 }
 
 // checkLoopOffsets checks a run whose plan has "loop_offset = 0,4064"

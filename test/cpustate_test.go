@@ -25,9 +25,7 @@ import (
 // the record.
 func cpuStateOf(t *testing.T, res serialLog, coreClock string) contract.CPUState {
 	t.Helper()
-	sts := recordsOf[contract.CPUState](t, res)
-	require.Len(t, sts, 1, "one cpu-state record")
-	s := sts[0]
+	s := onlyRecordOf[contract.CPUState](t, res)
 	lines := res.Lines()
 	at := lineIndex(t, lines, `PTILAB {"kind":"cpu-state"`)
 	assert.Less(t, lineIndex(t, lines, "ptilab cpu-state: firmware at entry: CR0 "), at)
@@ -63,9 +61,7 @@ func cpuStateOf(t *testing.T, res serialLog, coreClock string) contract.CPUState
 // agreeing with the meltdown entry; it returns the record.
 func vulnsOf(t *testing.T, res serialLog) contract.Vulnerabilities {
 	t.Helper()
-	vs := recordsOf[contract.Vulnerabilities](t, res)
-	require.Len(t, vs, 1, "one vulnerabilities record")
-	v := vs[0]
+	v := onlyRecordOf[contract.Vulnerabilities](t, res)
 	lines := res.Lines()
 	at := lineIndex(t, lines, `PTILAB {"kind":"vulnerabilities"`)
 	assert.Greater(t, at, lineIndex(t, lines, `PTILAB {"kind":"cpu-state"`))
@@ -126,12 +122,11 @@ func requireCoreCountsInstructions(t *testing.T, res serialLog) {
 // it returns the figures' core fields.
 func requireEmulatorCore(t *testing.T, res serialLog, smi string) []contract.Core {
 	t.Helper()
-	ps := recordsOf[contract.PState](t, res)
-	require.Len(t, ps, 1, "one pstate record")
-	assert.Equal(t, "nominal", ps[0].Mode)
-	assert.False(t, ps[0].Applied)
-	assert.Empty(t, ps[0].MSR)
-	assert.Contains(t, ps[0].Why, "unsupported")
+	ps := onlyRecordOf[contract.PState](t, res)
+	assert.Equal(t, "nominal", ps.Mode)
+	assert.False(t, ps.Applied)
+	assert.Empty(t, ps.MSR)
+	assert.Contains(t, ps.Why, "unsupported")
 	var cores []contract.Core
 	for _, r := range recordsOf[contract.Syscall](t, res) {
 		cores = append(cores, r.Core)

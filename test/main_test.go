@@ -204,6 +204,15 @@ func recordsOf[T contract.Record](t *testing.T, res serialLog) []T {
 	return out
 }
 
+// onlyRecordOf requires that res holds exactly one record of T's kind
+// ("one cpu-state record") and returns it.
+func onlyRecordOf[T contract.Record](t *testing.T, res serialLog) T {
+	t.Helper()
+	rs := recordsOf[T](t, res)
+	require.Len(t, rs, 1, "one %s record", (*new(T)).Kind())
+	return rs[0]
+}
+
 // aboutRecord is a benchmark's record: it carries a contract.Subject.
 type aboutRecord interface {
 	contract.Record
