@@ -386,28 +386,6 @@ func TestWalk(t *testing.T) {
 			},
 		},
 		{
-			name: "physical discontinuity splits the run",
-			maps: []mapping{
-				{0x40_0000, 0x1000_0000, PageSize, PageSize, PTE_W},
-				{0x40_1000, 0x2000_0000, PageSize, PageSize, PTE_W},
-			},
-			want: []Mapping{
-				{0x40_0000, 0x1000_0000, PageSize, rw},
-				{0x40_1000, 0x2000_0000, PageSize, rw},
-			},
-		},
-		{
-			name: "virtual gap splits the run",
-			maps: []mapping{
-				{0x40_0000, 0x1000_0000, PageSize, PageSize, PTE_W},
-				{0x40_2000, 0x1000_1000, PageSize, PageSize, PTE_W},
-			},
-			want: []Mapping{
-				{0x40_0000, 0x1000_0000, PageSize, rw},
-				{0x40_2000, 0x1000_1000, PageSize, rw},
-			},
-		},
-		{
 			name: "runs across table boundaries and page sizes merge",
 			maps: []mapping{
 				{0x1f_e000, 0x3f_e000, 2 * PageSize, PageSize, PTE_W},
@@ -453,17 +431,6 @@ func TestWalk(t *testing.T) {
 				{0xffff_ffff_8000_0000, 0x20_0000, 2 * PageSize2M, rw | PTE_G},
 			},
 		},
-		{
-			name: "lower half top and upper half bottom are not merged",
-			maps: []mapping{
-				{0x0000_7fff_ffff_f000, 0x10_0000, PageSize, PageSize, PTE_W},
-				{0xffff_8000_0000_0000, 0x10_1000, PageSize, PageSize, PTE_W},
-			},
-			want: []Mapping{
-				{0x0000_7fff_ffff_f000, 0x10_0000, PageSize, rw},
-				{0xffff_8000_0000_0000, 0x10_1000, PageSize, rw},
-			},
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -479,6 +446,31 @@ func TestWalk(t *testing.T) {
 			for _, m := range got {
 				assert.Zero(t, m.Flags&(PTE_PS|PTE_A|PTE_D), "flags %#x", m.Flags)
 			}
+		})
+	}
+}
+
+// TestWalkUnmerged: two writable 4 KiB pages mapped one by one that are
+// not contiguous in both spaces, or that straddle the non-canonical hole,
+// are two runs, each as mapped.
+func TestWalkUnmerged(t *testing.T) {
+	tests := []struct {
+		name   string
+		va, pa [2]uint64
+	}{
+		{"physical discontinuity splits the run", [2]uint64{0x40_0000, 0x40_1000}, [2]uint64{0x1000_0000, 0x2000_0000}},
+		{"virtual gap splits the run", [2]uint64{0x40_0000, 0x40_2000}, [2]uint64{0x1000_0000, 0x1000_1000}},
+		{"lower half top and upper half bottom are not merged", [2]uint64{0x0000_7fff_ffff_f000, 0xffff_8000_0000_0000}, [2]uint64{0x10_0000, 0x10_1000}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pt, _ := newPT(t, -1)
+			var want []Mapping
+			for i := range tt.va {
+				require.True(t, pt.Map(tt.va[i], tt.pa[i], PageSize, PageSize, PTE_W))
+				want = append(want, Mapping{tt.va[i], tt.pa[i], PageSize, PTE_P | PTE_W})
+			}
+			assert.Equal(t, want, walkAll(&pt))
 		})
 	}
 }
