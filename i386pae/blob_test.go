@@ -14,6 +14,7 @@ import (
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/host/blob32"
 	"github.com/ptilab/ptilab/i386pae/layout"
+	"github.com/ptilab/ptilab/testkit/x86insts"
 )
 
 // TestBlobMatchesFreshBuild rebuilds package kernel32 and checks that the
@@ -71,17 +72,6 @@ func ops(insts []x86asm.Inst) []string {
 		out = append(out, in.Op.String())
 	}
 	return out
-}
-
-// writesCR3 counts the MOV CR3, r32 of insts.
-func writesCR3(insts []x86asm.Inst) int {
-	n := 0
-	for _, in := range insts {
-		if in.Op == x86asm.MOV && in.Args[0] == x86asm.CR3 {
-			n++
-		}
-	}
-	return n
 }
 
 func TestBlobRoutinesDecode(t *testing.T) {
@@ -241,7 +231,7 @@ func TestTrampolines(t *testing.T) {
 		{"int80MinimalOn", 2, x86asm.IRETD},
 	} {
 		in := decode(t, c.name, 32)
-		assert.Equal(t, c.cr3, writesCR3(in), "%s: CR3 writes", c.name)
+		assert.Equal(t, c.cr3, x86insts.CR3Writes(in), "%s: CR3 writes", c.name)
 		assert.Equal(t, c.last, in[len(in)-1].Op, c.name)
 		var calls int
 		for _, i := range in {
@@ -284,7 +274,7 @@ func TestLinuxTrampolines(t *testing.T) {
 				}
 				name := "sysenter" + kind + copyName + mode
 				in := decode(t, name, 32)
-				assert.Equal(t, map[string]int{"Off": 0, "On": 2}[mode], writesCR3(in), name)
+				assert.Equal(t, map[string]int{"Off": 0, "On": 2}[mode], x86insts.CR3Writes(in), name)
 				assert.Equal(t, 1, count(in, x86asm.SYSEXIT, false), name)
 				assert.Equal(t, x86asm.SYSEXIT, in[len(in)-4].Op, name)
 				assertFixFlags(t, name, in)
@@ -307,7 +297,7 @@ func TestLinuxTrampolines(t *testing.T) {
 		// and by IRET, after the frame is copied back, when its EIP is
 		// not the vsyscall return point (the tasks kernel's new tasks).
 		in := decode(t, "sysenterLinuxDirect"+mode, 32)
-		assert.Equal(t, map[string]int{"Off": 0, "On": 3}[mode], writesCR3(in), "to the kernel, to the user on each exit")
+		assert.Equal(t, map[string]int{"Off": 0, "On": 3}[mode], x86insts.CR3Writes(in), "to the kernel, to the user on each exit")
 		assert.Equal(t, 1, count(in, x86asm.SYSEXIT, false))
 		assert.Equal(t, x86asm.IRETD, in[len(in)-4].Op)
 		assertFixFlags(t, "sysenterLinuxDirect"+mode, in)
@@ -317,7 +307,7 @@ func TestLinuxTrampolines(t *testing.T) {
 	}
 	for _, mode := range []string{"Off", "On"} {
 		in := decode(t, "int80Linux"+mode, 32)
-		assert.Equal(t, map[string]int{"Off": 0, "On": 2}[mode], writesCR3(in))
+		assert.Equal(t, map[string]int{"Off": 0, "On": 2}[mode], x86insts.CR3Writes(in))
 		assert.Equal(t, x86asm.IRETD, in[len(in)-1].Op)
 		assert.Equal(t, 2, count(in, x86asm.MOVSD, true))
 	}
@@ -446,7 +436,7 @@ func TestMitigatedTrampolines(t *testing.T) {
 	for _, mode := range []string{"Off", "On"} {
 		name := "sysenterMitigated" + mode
 		in := decode(t, name, 32)
-		assert.Equal(t, map[string]int{"Off": 0, "On": 3}[mode], writesCR3(in), name)
+		assert.Equal(t, map[string]int{"Off": 0, "On": 3}[mode], x86insts.CR3Writes(in), name)
 		assert.Equal(t, 2, count(in, x86asm.SYSEXIT, false), name)
 		assert.Equal(t, 1, count(in, x86asm.IRETD, false), name)
 		assert.Equal(t, 2, count(in, x86asm.VERW, false), name)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/testkit/x86insts"
 )
 
 // routine returns the decoded instructions of the entry routine sym in the
@@ -466,17 +467,6 @@ func TestGateCleansFirmwareAVX(t *testing.T) {
 	assert.Positive(t, slices.IndexFunc(insts[vz:], func(in x86asm.Inst) bool { return in.Op == x86asm.LGDT }), "the kernel's LGDT after the VZEROUPPER")
 }
 
-// cr3Writes counts the MOV to CR3 of a routine.
-func cr3Writes(insts []x86asm.Inst) int {
-	n := 0
-	for _, in := range insts {
-		if in.Op == x86asm.MOV && in.Args[0] == x86asm.CR3 {
-			n++
-		}
-	}
-	return n
-}
-
 // TestDeferredTrampolines checks the deferred modes' routines on the
 // built image: their trampolines write no CR3 (the dispatcher does, once
 // each way, with NOFLUSH set by BTS in the PCID one); the no-switch ones
@@ -485,11 +475,11 @@ func cr3Writes(insts []x86asm.Inst) int {
 // no-switch handlers, which run on the user table, write no CR3 either.
 func TestDeferredTrampolines(t *testing.T) {
 	for _, sym := range []string{"sysMinimalDefer", "sysLinuxDefer", "sysMinimalNoSwitch", "sysLinuxNoSwitch", "nsGetppid", "nsWork"} {
-		assert.Zero(t, cr3Writes(routine(t, sym)), "%s writes no CR3", sym)
+		assert.Zero(t, x86insts.CR3Writes(routine(t, sym)), "%s writes no CR3", sym)
 	}
 	for sym, bts := range map[string]int{"dispatchOn": 0, "dispatchPCID": 2} {
 		insts := routine(t, sym)
-		assert.Equal(t, 2, cr3Writes(insts), "%s: to the kernel table and back", sym)
+		assert.Equal(t, 2, x86insts.CR3Writes(insts), "%s: to the kernel table and back", sym)
 		n := 0
 		for _, s := range shape(insts) {
 			if strings.HasPrefix(s, "BTS") {
