@@ -7,7 +7,6 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // hostAddr returns the address of b's first byte: on the host the
@@ -173,11 +172,28 @@ func TestGUIDLayout(t *testing.T) {
 	assert.Equal(t, []byte{0x71, 0xe8, 0x68, 0x88, 0xf1, 0xe4, 0xd3, 0x11, 0xbc, 0x22, 0x00, 0x80, 0xc7, 0x3c, 0x88, 0x81}, b)
 }
 
-func TestTimeLayout(t *testing.T) {
-	// EFI_TIME is 16 bytes (UEFI 2.10, 8.3.1).
+// TestLayouts holds the firmware's structures as declared here to their
+// sizes and field offsets in UEFI 2.10.
+func TestLayouts(t *testing.T) {
 	var tm Time
-	require.Equal(t, uintptr(16), unsafe.Sizeof(tm))
-	assert.Equal(t, uintptr(8), unsafe.Offsetof(tm.Nanosecond))
-	assert.Equal(t, uintptr(12), unsafe.Offsetof(tm.TimeZone))
-	assert.Equal(t, uintptr(14), unsafe.Offsetof(tm.Daylight))
+	var d MemoryDescriptor
+	tests := []struct {
+		what      string
+		got, want uintptr
+	}{
+		// EFI_TIME (8.3.1): 16 bytes.
+		{"EFI_TIME size", unsafe.Sizeof(tm), 16},
+		{"EFI_TIME.Nanosecond", unsafe.Offsetof(tm.Nanosecond), 8},
+		{"EFI_TIME.TimeZone", unsafe.Offsetof(tm.TimeZone), 12},
+		{"EFI_TIME.Daylight", unsafe.Offsetof(tm.Daylight), 14},
+		// EFI_MEMORY_DESCRIPTOR (7.2.3): 40 bytes.
+		{"EFI_MEMORY_DESCRIPTOR size", unsafe.Sizeof(d), 40},
+		{"EFI_MEMORY_DESCRIPTOR.PhysicalStart", unsafe.Offsetof(d.PhysicalStart), 8},
+		{"EFI_MEMORY_DESCRIPTOR.VirtualStart", unsafe.Offsetof(d.VirtualStart), 16},
+		{"EFI_MEMORY_DESCRIPTOR.NumberOfPages", unsafe.Offsetof(d.NumberOfPages), 24},
+		{"EFI_MEMORY_DESCRIPTOR.Attribute", unsafe.Offsetof(d.Attribute), 32},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.got, tt.what)
+	}
 }

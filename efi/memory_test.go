@@ -35,16 +35,6 @@ func fillMap(t *testing.T, m *MemoryMap, descSize uint64, descs []testDesc) {
 	m.size = uint64(len(descs)) * descSize
 }
 
-func TestMemoryDescriptorLayout(t *testing.T) {
-	// EFI_MEMORY_DESCRIPTOR (UEFI 2.10, 7.2.3): 40 bytes.
-	var d MemoryDescriptor
-	assert.Equal(t, uintptr(40), unsafe.Sizeof(d))
-	assert.Equal(t, uintptr(8), unsafe.Offsetof(d.PhysicalStart))
-	assert.Equal(t, uintptr(16), unsafe.Offsetof(d.VirtualStart))
-	assert.Equal(t, uintptr(24), unsafe.Offsetof(d.NumberOfPages))
-	assert.Equal(t, uintptr(32), unsafe.Offsetof(d.Attribute))
-}
-
 func TestMemoryMapAt(t *testing.T) {
 	descs := []testDesc{
 		{ConventionalMemory, 0x0, 0, 0xa0, 0xf},
