@@ -14,29 +14,20 @@ import (
 // fake physical address, handed out from 0x1000 upwards in 4 KiB steps.
 type fakeMem = hosttables.Memory[Table]
 
-// newFakeMem returns a fakeMem that hands out at most limit tables (< 0: no
-// limit).
-func newFakeMem(t *testing.T, limit int) *fakeMem {
-	return hosttables.New[Table](t, 0x1000, limit)
-}
+// fakeMemBase is the fake physical address of a fakeMem's first table.
+const fakeMemBase = 0x1000
 
+// newPT returns a page table in a fakeMem that hands out at most limit
+// tables (< 0: no limit), its root the first table.
 func newPT(t *testing.T, limit int) (PageTable[*fakeMem], *fakeMem) {
 	t.Helper()
-	mem := newFakeMem(t, limit)
-	pt, ok := New(mem)
-	require.True(t, ok)
-	require.Equal(t, uint64(0x1000), pt.Root)
+	pt, mem := hosttables.NewPageTable(t, fakeMemBase, limit, New[*fakeMem])
+	require.Equal(t, uint64(fakeMemBase), pt.Root)
 	return pt, mem
 }
 
-func walkAll(pt *PageTable[*fakeMem]) []Mapping {
-	var ms []Mapping
-	pt.Walk(func(m Mapping) { ms = append(ms, m) })
-	return ms
-}
-
 func TestNewExhausted(t *testing.T) {
-	_, ok := New(newFakeMem(t, 0))
+	_, ok := New(hosttables.New[Table](t, fakeMemBase, 0))
 	assert.False(t, ok)
 }
 
@@ -285,7 +276,7 @@ func TestSplit(t *testing.T) {
 	pa := uint64(0x1_0000_0000)
 	flags := uint64(PTE_W | PTE_G | PTE_NX | PTE_PCD)
 	require.True(t, pt.Map(va, pa, PageSize2M, PageSize2M, flags))
-	walkBefore := walkAll(&pt)
+	walkBefore := hosttables.Walked(pt.Walk)
 	before := len(mem.Tables)
 
 	require.True(t, pt.Split(va+0x12345))
@@ -307,7 +298,7 @@ func TestSplit(t *testing.T) {
 		assert.Equal(t, pa+i*PageSize+0x7ff, got)
 	}
 	// Walk sees the same mapping as before.
-	assert.Equal(t, walkBefore, walkAll(&pt))
+	assert.Equal(t, walkBefore, hosttables.Walked(pt.Walk))
 
 	// Splitting again does nothing: the range is already 4 KiB pages.
 	assert.True(t, pt.Split(va))
@@ -441,7 +432,7 @@ func TestWalk(t *testing.T) {
 			if tt.touch != nil {
 				tt.touch(&pt)
 			}
-			got := walkAll(&pt)
+			got := hosttables.Walked(pt.Walk)
 			assert.Equal(t, tt.want, got)
 			for _, m := range got {
 				assert.Zero(t, m.Flags&(PTE_PS|PTE_A|PTE_D), "flags %#x", m.Flags)
@@ -470,7 +461,7 @@ func TestWalkUnmerged(t *testing.T) {
 				require.True(t, pt.Map(tt.va[i], tt.pa[i], PageSize, PageSize, PTE_W))
 				want = append(want, Mapping{tt.va[i], tt.pa[i], PageSize, PTE_P | PTE_W})
 			}
-			assert.Equal(t, want, walkAll(&pt))
+			assert.Equal(t, want, hosttables.Walked(pt.Walk))
 		})
 	}
 }

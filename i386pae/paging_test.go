@@ -18,15 +18,17 @@ type paeMem = hosttables.Memory[amd64.Table]
 // newPAEMem returns a paeMem that hands out at most limit tables (< 0: no
 // limit).
 func newPAEMem(t *testing.T, limit int) *paeMem {
-	return hosttables.New[amd64.Table](t, 64<<20, limit)
+	return hosttables.New[amd64.Table](t, paeMemBase, limit)
 }
 
+// paeMemBase is the fake physical address of a paeMem's first table.
+const paeMemBase = 64 << 20
+
+// newPAE returns a page table in a paeMem that hands out at most limit
+// tables (< 0: no limit).
 func newPAE(t *testing.T, limit int) (PageTable[*paeMem], *paeMem) {
 	t.Helper()
-	mem := newPAEMem(t, limit)
-	pt, ok := New(mem)
-	require.True(t, ok)
-	return pt, mem
+	return hosttables.NewPageTable(t, paeMemBase, limit, New[*paeMem])
 }
 
 func walkPAE(t *testing.T, pt *PageTable[*paeMem]) []amd64.Mapping {

@@ -34,9 +34,7 @@ var (
 
 func walk(mem *hostMem, root uint64) []amd64.Mapping {
 	pt := amd64.PageTable[*hostMem]{Root: root, Mem: mem}
-	var m []amd64.Mapping
-	pt.Walk(func(x amd64.Mapping) { m = append(m, x) })
-	return m
+	return hosttables.Walked(pt.Walk)
 }
 
 // taskAndEntry are the mappings every table of a task has: the task's

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/testkit/hosttables"
 )
 
 // userSlot is a user PML4 slot's base for the tests (pti's UserBase).
@@ -24,9 +25,8 @@ func TestMapSweepRegion(t *testing.T) {
 	kern := SweepRegion{Base: SweepKernel4K, PageSize: amd64.PageSize, Frame: 0x501000}
 	require.NoError(t, MapSweep(mem, kernel, root, user, false))
 	require.NoError(t, MapSweep(mem, kernel, root, kern, true))
-	var got []amd64.Mapping
 	pt := amd64.PageTable[*hostMem]{Root: root, Mem: mem}
-	pt.Walk(func(m amd64.Mapping) { got = append(got, m) })
+	got := hosttables.Walked(pt.Walk)
 	require.Len(t, got, 2*SweepMaxPages)
 	for i, m := range got {
 		r, flags := user, uint64(amd64.PTE_P|amd64.PTE_U)

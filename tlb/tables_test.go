@@ -17,9 +17,7 @@ type hostMem = hosttables.Memory[amd64.Table]
 // kernel's table: an identity map of [2 MiB, 8 MiB) in 2 MiB pages,
 // supervisor-only, nothing in SweepKernelPML4Slot.
 func kernelTable(t *testing.T) (*hostMem, amd64.PageTable[*hostMem]) {
-	mem := hosttables.New[amd64.Table](t, 64<<20, -1)
-	pt, ok := amd64.New(mem)
-	require.True(t, ok)
+	pt, mem := hosttables.NewPageTable(t, 64<<20, -1, amd64.New[*hostMem])
 	require.True(t, pt.Map(2<<20, 2<<20, 6<<20, amd64.PageSize2M, amd64.PTE_W))
 	return mem, pt
 }

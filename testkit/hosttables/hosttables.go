@@ -70,3 +70,24 @@ func (m *Memory[T]) Table(pa uint64) *T {
 	}
 	return tb
 }
+
+// NewPageTable returns the page table that newPT (amd64.New,
+// i386pae.New) makes in a new Memory (New(tb, base, limit)), and that
+// Memory; newPT finding no table for the root fails tb.
+func NewPageTable[T, P any](tb testing.TB, base uint64, limit int, newPT func(*Memory[T]) (P, bool)) (P, *Memory[T]) {
+	tb.Helper()
+	mem := New[T](tb, base, limit)
+	pt, ok := newPT(mem)
+	if !ok {
+		tb.Fatalf("no table for the page table's root (at most %d tables)", limit)
+	}
+	return pt, mem
+}
+
+// Walked returns the mappings that walk, a page table's Walk
+// (amd64.PageTable.Walk), reports, in its order.
+func Walked[M any](walk func(func(M))) []M {
+	var ms []M
+	walk(func(m M) { ms = append(ms, m) })
+	return ms
+}
