@@ -235,29 +235,32 @@ func TestPTECreateExhausted(t *testing.T) {
 	assert.Nil(t, pt.PTE(0x1000, false))
 }
 
+// TestMapExhausted: a page needs a table at each level down to its own,
+// the root included; with any of them missing Map fails and maps nothing.
 func TestMapExhausted(t *testing.T) {
 	tests := []struct {
 		name     string
-		limit    int
 		pageSize uint64
-		ok       bool
+		tables   int // root included
 	}{
-		{"4K no PDPT", 1, PageSize, false},
-		{"4K no PD", 2, PageSize, false},
-		{"4K no PT", 3, PageSize, false},
-		{"4K fits", 4, PageSize, true},
-		{"2M no PD", 2, PageSize2M, false},
-		{"2M fits", 3, PageSize2M, true},
-		{"1G no PDPT", 1, PageSize1G, false},
-		{"1G fits", 2, PageSize1G, true},
+		{"4K", PageSize, 4},
+		{"2M", PageSize2M, 3},
+		{"1G", PageSize1G, 2},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			pt, _ := newPT(t, tt.limit)
-			assert.Equal(t, tt.ok, pt.Map(0, 0x4000_0000, tt.pageSize, tt.pageSize, PTE_W))
-			_, ok := pt.Translate(0)
-			assert.Equal(t, tt.ok, ok)
-		})
+		for limit := 1; limit <= tt.tables; limit++ {
+			name := tt.name + " fits"
+			if limit < tt.tables {
+				name = tt.name + " no " + [...]string{"PDPT", "PD", "PT"}[limit-1]
+			}
+			t.Run(name, func(t *testing.T) {
+				pt, _ := newPT(t, limit)
+				fits := limit == tt.tables
+				assert.Equal(t, fits, pt.Map(0, 0x4000_0000, tt.pageSize, tt.pageSize, PTE_W))
+				_, ok := pt.Translate(0)
+				assert.Equal(t, fits, ok)
+			})
+		}
 	}
 
 	// A range that needs a second PT when none is left: the first 2 MiB
