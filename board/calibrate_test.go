@@ -286,20 +286,18 @@ func newFakeClock(tscHz uint64, bits uint, start uint64) *fakeClock {
 func TestCalibrateAgainstPMTimer(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		hz    uint64
-		bits  uint
-		start uint64
+		clock *fakeClock
 	}{
-		{"24-bit, across a wrap", 2_095_999_435, 24, 1<<24 - 1000},
-		{"32-bit", 3_392_300_000, 32, 12345},
-		{"Bochs-like 50 MHz instruction counter", 50_000_000, 24, 0},
+		{"24-bit, across a wrap", newFakeClock(2_095_999_435, 24, 1<<24-1000)},
+		{"32-bit", newFakeClock(3_392_300_000, 32, 12345)},
+		{"Bochs-like 50 MHz instruction counter", newFakeClock(50_000_000, 24, 0)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newFakeClock(tc.hz, tc.bits, tc.start)
+			c := tc.clock
 			hz, e := c.calibrator().Against(c.counter(), 3_579_545/2)
 			require.Equal(t, CalOK, e, e.String())
-			assert.InDelta(t, 0, PPM(hz, tc.hz), 10, "got %d Hz, want %d", hz, tc.hz)
-			assert.GreaterOrEqual(t, c.now, tc.hz/2, "the window lasted half a second")
+			assert.InDelta(t, 0, PPM(hz, c.tscHz), 10, "got %d Hz, want %d", hz, c.tscHz)
+			assert.GreaterOrEqual(t, c.now, c.tscHz/2, "the window lasted half a second")
 		})
 	}
 }
