@@ -292,14 +292,39 @@ func cmdQEMU(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&opts.KVM, "kvm", false, "use KVM acceleration")
 	fs.BoolVar(&opts.Icount, "icount", false, "deterministic TCG timing (-icount shift=0)")
 	fs.BoolVar(&opts.UBoot, "uboot", false, "boot under U-Boot's x86-64 UEFI (u-boot-qemu) on QEMU's i440FX machine instead of OVMF")
-	fs.DurationVar(&opts.Timeout, "timeout", 120*time.Second, "kill QEMU after this `duration`")
+	fs.DurationVar(&opts.Timeout, "timeout", qemuTimeout, "kill QEMU after this `duration` ("+qemuIcountTimeout.String()+" with -icount when not given)")
 	fs.StringVar(&opts.ResultsDir, "results", "", "copy the run's results files (ptilab-results/*.log on its boot disk) into `dir`")
 	var code int
 	if opts.Image, opts.Plan, code = bootFlags(fs, args, "boot plan `file`, copied to ptilab.plan on the boot volume", &opts.LogPath); code >= 0 {
 		return code
 	}
+	icountTimeout(fs, &opts)
 	res, err := qemu.Run(ctx, opts)
 	return finish(fs.Output(), res, err, summary, qemu.ExitCode)
+}
+
+// The QEMU runs' default timeouts: the default plan takes about 45 s
+// under TCG and about 2 min under -icount shift=0 (every instruction
+// counted, a third of TCG's speed) on a 2-core machine of 2026, where a
+// loaded host may take twice that.
+const (
+	qemuTimeout       = 2 * time.Minute
+	qemuIcountTimeout = 6 * time.Minute
+)
+
+// icountTimeout gives an -icount run qemuIcountTimeout unless the command
+// line fs parsed set -timeout.
+func icountTimeout(fs *flag.FlagSet, opts *qemu.Options) {
+	if opts.Icount && !flagGiven(fs, "timeout") {
+		opts.Timeout = qemuIcountTimeout
+	}
+}
+
+// flagGiven reports whether the command line set flag name of fs.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 func cmdBochs(ctx context.Context, args []string, stdout, stderr io.Writer) int {

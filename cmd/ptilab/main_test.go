@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -258,4 +259,26 @@ func TestLinux(t *testing.T) {
 	assert.Empty(t, stdout, "nothing ran")
 	assert.Contains(t, stderr, plan+`:3: "cpu = 1.5": cpu must be none or a CPU number`)
 	assert.Contains(t, stderr, plan+`:4: "messaging_loop = 3": unknown key "messaging_loop" (did you mean messaging_loops?)`)
+}
+
+// An -icount run (the default plan takes about 2 minutes here) gets
+// qemuIcountTimeout unless -timeout is given; a TCG run keeps 2 minutes.
+func TestIcountTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, qemuTimeout},
+		{[]string{"-icount"}, qemuIcountTimeout},
+		{[]string{"-icount", "-timeout", "90s"}, 90 * time.Second},
+		{[]string{"-timeout", "3m"}, 3 * time.Minute},
+	} {
+		fs := flag.NewFlagSet("qemu", flag.ContinueOnError)
+		var opts qemu.Options
+		fs.BoolVar(&opts.Icount, "icount", false, "")
+		fs.DurationVar(&opts.Timeout, "timeout", qemuTimeout, "")
+		require.NoError(t, fs.Parse(tt.args))
+		icountTimeout(fs, &opts)
+		assert.Equal(t, tt.want, opts.Timeout, "%q", tt.args)
+	}
 }
