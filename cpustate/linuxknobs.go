@@ -46,7 +46,21 @@ func LinuxKnobs(c CPU) []LinuxKnob {
 	v := Vulns(c)
 	has := func(name, s string) bool { return strings.Contains(v.Table[name], s) }
 	var out []LinuxKnob
-	add := func(name string, on bool, why string) { out = append(out, LinuxKnob{name, on, why}) }
+	// knob adds name's row from the first of rules that holds; when none
+	// does, the knob is off for the reason otherwise.
+	type rule struct {
+		when, on bool
+		why      string
+	}
+	knob := func(name, otherwise string, rules ...rule) {
+		for _, r := range rules {
+			if r.when {
+				out = append(out, LinuxKnob{name, r.on, r.why})
+				return
+			}
+		}
+		out = append(out, LinuxKnob{name, false, otherwise})
+	}
 
 	var clear []string
 	for _, n := range []string{"mds", "tsx_async_abort"} {
@@ -57,53 +71,24 @@ func LinuxKnobs(c CPU) []LinuxKnob {
 	if v.Table["reg_file_data_sampling"] == "Mitigation: Clear Register File" {
 		clear = append(clear, "reg_file_data_sampling")
 	}
-	switch {
-	case len(clear) > 0:
-		add("verw", true, "clears CPU buffers for "+strings.Join(clear, ", "))
-	default:
-		add("verw", false, "no MDS, TAA or RFDS clearing on return to user")
-	}
-
+	knob("verw", "no MDS, TAA or RFDS clearing on return to user",
+		rule{len(clear) > 0, true, "clears CPU buffers for " + strings.Join(clear, ", ")})
 	v2 := v.Table["spectre_v2"]
-	switch {
-	case strings.HasPrefix(v2, "Mitigation: IBRS"):
-		add("ibrs", true, "Spectre v2 mode IBRS: on entry, off on exit")
-	case strings.HasPrefix(v2, "Mitigation: Enhanced"):
-		add("ibrs", true, "Enhanced IBRS: set once")
-	default:
-		add("ibrs", false, "Spectre v2 mode: "+modeOf(v2))
-	}
-	switch {
-	case strings.Contains(v2, "IBPB: always-on"):
-		add("ibpb", true, "IBPB always on")
-	case strings.Contains(v2, "IBPB: conditional"):
-		add("ibpb", false, "IBPB conditional: only for tasks that ask (prctl, seccomp)")
-	default:
-		add("ibpb", false, "no IBPB")
-	}
-	if strings.Contains(v2, "RSB filling") {
-		add("rsb", true, "RSB filling on context switch")
-	} else {
-		add("rsb", false, "no RSB filling on context switch ("+modeOf(v2)+")")
-	}
-	switch v.BHI {
-	case "SW loop, KVM: SW loop":
-		add("bhb", true, "BHI: clear_bhb_loop on entry")
-	case "BHI_DIS_S":
-		add("bhb", true, "BHI: BHI_DIS_S set once")
-	default:
-		add("bhb", false, "BHI: "+v.BHI)
-	}
-	fence := "Linux would not fence SWAPGS at all here"
-	if b.spectreV1() && (f.fsgsbase || !f.smap || b.meltdown) {
-		fence = "Linux fences the exception entries' SWAPGS here (FENCE_SWAPGS_KERNEL), not SYSCALL's"
-	}
-	add("lfence", false, fence)
-	if strings.HasPrefix(v2, "Mitigation: Retpolines") {
-		add("retpoline", true, "Spectre v2 mode Retpolines")
-	} else {
-		add("retpoline", false, "Spectre v2 mode: "+modeOf(v2))
-	}
+	knob("ibrs", "Spectre v2 mode: "+modeOf(v2),
+		rule{strings.HasPrefix(v2, "Mitigation: IBRS"), true, "Spectre v2 mode IBRS: on entry, off on exit"},
+		rule{strings.HasPrefix(v2, "Mitigation: Enhanced"), true, "Enhanced IBRS: set once"})
+	knob("ibpb", "no IBPB",
+		rule{strings.Contains(v2, "IBPB: always-on"), true, "IBPB always on"},
+		rule{strings.Contains(v2, "IBPB: conditional"), false, "IBPB conditional: only for tasks that ask (prctl, seccomp)"})
+	knob("rsb", "no RSB filling on context switch ("+modeOf(v2)+")",
+		rule{strings.Contains(v2, "RSB filling"), true, "RSB filling on context switch"})
+	knob("bhb", "BHI: "+v.BHI,
+		rule{v.BHI == "SW loop, KVM: SW loop", true, "BHI: clear_bhb_loop on entry"},
+		rule{v.BHI == "BHI_DIS_S", true, "BHI: BHI_DIS_S set once"})
+	knob("lfence", "Linux would not fence SWAPGS at all here",
+		rule{b.spectreV1() && (f.fsgsbase || !f.smap || b.meltdown), false, "Linux fences the exception entries' SWAPGS here (FENCE_SWAPGS_KERNEL), not SYSCALL's"})
+	knob("retpoline", "Spectre v2 mode: "+modeOf(v2),
+		rule{strings.HasPrefix(v2, "Mitigation: Retpolines"), true, "Spectre v2 mode Retpolines"})
 	return out
 }
 
