@@ -23,14 +23,26 @@ const (
 // (15 783 951 -> 16 054 688 ops/s).
 const LseekGlobalPct = 100 * (16054688.0/15783951.0 - 1)
 
-// perf bench sched messaging -g 20 without and with PTI, in seconds: an
-// Ivy Bridge Xeon E5-1620v2, 64-bit and 32-bit PAE Linux.
-const (
-	MessagingOffS   = 0.24
-	MessagingOnS    = 0.30
-	Messaging32OffS = 0.28
-	Messaging32OnS  = 0.44
+// MessagingRun is perf bench sched messaging -g 20 on an Ivy Bridge Xeon
+// E5-1620v2 under a Linux kernel, without and with PTI, in seconds.
+type MessagingRun struct {
+	Kernel    string
+	OffS, OnS float64
+}
+
+// The sched-messaging runs of the 64-bit and the 32-bit PAE kernel.
+var (
+	Messaging64 = MessagingRun{"64-bit", 0.24, 0.30}
+	Messaging32 = MessagingRun{"32-bit PAE kernel", 0.28, 0.44}
 )
+
+// MessagingAt is the sched-messaging run of width (64 or 32).
+func MessagingAt(width int) MessagingRun {
+	if width == 32 {
+		return Messaging32
+	}
+	return Messaging64
+}
 
 // Null is the line under the 64-bit null call's table.
 func Null() []string {
@@ -61,12 +73,9 @@ func Lseek() []string {
 // ran perf's default, Unix-domain stream sockets, so it compares like with
 // like with socket runs; pipe runs compare in ratio only (PipeNote).
 func Messaging(width int, ipc string) []string {
-	off, on, kernel := MessagingOffS, MessagingOnS, "64-bit"
-	if width == 32 {
-		off, on, kernel = Messaging32OffS, Messaging32OnS, "32-bit PAE kernel"
-	}
+	r := MessagingAt(width)
 	l := []string{fmt.Sprintf("reference (docs/references.md: Ivy Bridge Xeon, perf bench sched messaging -g 20, %s, Unix-domain stream sockets): %.2f s off, %.2f s with PTI, on vs off %.2f",
-		kernel, off, on, on/off)}
+		r.Kernel, r.OffS, r.OnS, r.OnS/r.OffS)}
 	if ipc == "pipe" {
 		l = append(l, PipeNote)
 	}
@@ -81,7 +90,7 @@ const PipeNote = "these runs use pipes (perf -p), the reference sockets: a socke
 // heading: the ratios with PTI of the 32-bit and the 64-bit kernel, over
 // sockets.
 func SeedMessaging() string {
-	return fmt.Sprintf("reference (Unix-domain stream sockets): on vs off 32-bit %.2f, 64-bit %.2f", Messaging32OnS/Messaging32OffS, MessagingOnS/MessagingOffS)
+	return fmt.Sprintf("reference (Unix-domain stream sockets): on vs off 32-bit %.2f, 64-bit %.2f", Messaging32.OnS/Messaging32.OffS, Messaging64.OnS/Messaging64.OffS)
 }
 
 // MessagingPhases is the line under the 32-bit sched-messaging phase

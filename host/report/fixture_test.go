@@ -241,9 +241,7 @@ func syntheticLog() []byte {
 // messagingSecs are the synthetic sched-messaging seconds of width per
 // mode: the reference's off and on, on+pcid half way.
 func messagingSecs(width int) map[string]float64 {
-	offS, onS := reference.MessagingOffS, reference.MessagingOnS
-	if width == 32 {
-		offS, onS = reference.Messaging32OffS, reference.Messaging32OnS
-	}
+	r := reference.MessagingAt(width)
+	offS, onS := r.OffS, r.OnS
 	return map[string]float64{"off": offS, "on": onS, "on+pcid": offS + (onS-offS)/2}
 }
