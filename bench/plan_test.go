@@ -106,7 +106,7 @@ func TestParsePlanRejectsLine(t *testing.T) {
 		{Name: "another typo", Line: "warmpu = 1", Err: `unknown key "warmpu" (did you mean warmup?)`},
 		{Name: "key is case-sensitive", Line: "Screen = off", Err: "unknown key"},
 		{Name: "modes must start with off", Line: "modes = on,off", Err: "modes must start with off"},
-		{Name: "unknown mode", Line: "modes = off,kaiser", Err: "modes must be a comma-separated list of lass, off, on, on+pcid"},
+		{Name: "unknown mode", Line: "modes = off,kaiser", Err: "modes must be a comma-separated list of asi, asi+pcid, lass, off, on, on+pcid"},
 		{Name: "a flavour twice", Line: "flavours = linux, linux", Err: "flavours lists linux twice"},
 		{Name: "empty key", Line: "= on", Err: `unknown key ""`},
 		{Name: "bad fault", Line: "fault = ud", Err: "fault must be none, pf, gp, kernel-pf or kernel-gp"},

@@ -84,8 +84,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("%v: isolation mode %v: %w", c, c.Mode, ErrNoTrampoline)
 	case !c.Mode.Has(c.Flavour):
 		return fmt.Errorf("%v: the %v flavour in isolation mode %v: %w", c, c.Flavour, c.Mode, ErrNoTrampoline)
-	case c.Mode.Deferred() && !c.Entry.Row().Deferred:
-		return fmt.Errorf("%v: entry %v in the deferred mode %v: %w", c, c.Entry, c.Mode, ErrNoTrampoline)
+	case !c.Entry.HasSwitch(c.Mode.Row().Switch):
+		return fmt.Errorf("%v: entry %v in the %s mode %v: %w", c, c.Entry, c.Mode.Row().Switch.kind(), c.Mode, ErrNoTrampoline)
 	case c.Entry.Row().Flavours != nil && !slices.Contains(c.Entry.Row().Flavours, c.Flavour):
 		return fmt.Errorf("%v: the %v flavour of entry %v: %w", c, c.Flavour, c.Entry, ErrNoTrampoline)
 	case c.Knobs != 0 && !c.HasKnobs():

@@ -1,5 +1,7 @@
 package experiment
 
+import "slices"
+
 // Flavour is a shape of the system-call trampoline: an index into
 // flavourRows.
 type Flavour uint8
@@ -77,10 +79,11 @@ type EntryRow struct {
 	// of pt_regs copy method (Config.Copy).
 	Copies bool
 	// Flavours are the flavours the entry has trampolines for, nil for
-	// every flavour of the mode; Deferred says whether the deferred modes
-	// (ModeRow.Switch != SwitchInTrampoline) have its trampolines.
+	// every flavour of the mode; Switches are the kinds of CR3 switch
+	// (ModeRow.Switch) whose modes have its trampolines: every entry has
+	// NoSwitch's and AtEntry's.
 	Flavours []Flavour
-	Deferred bool
+	Switches []Switch
 	// Needs is what the CPU must have beyond its world's instructions;
 	// NeedText says it as an unsupported row does.
 	Needs    Need
@@ -98,7 +101,8 @@ type EntryRow struct {
 // work curve and sched-messaging use).
 var entryRows = [...]EntryRow{
 	// syscall: SYSCALL, back by SYSRETQ (or IRETQ): the 64-bit world's.
-	Syscall: {Name: "syscall", Instruction: "SYSCALL", Return: "SYSRETQ", World: W64, Deferred: true, Default: true},
+	Syscall: {Name: "syscall", Instruction: "SYSCALL", Return: "SYSRETQ", World: W64, Default: true,
+		Switches: []Switch{InDispatch, InDispatchExceptChosen, OnSensitiveFault}},
 	// sysenter: SYSENTER through the vsyscall routine (Linux's
 	// __kernel_vsyscall), back by SYSEXIT: the 32-bit world's default.
 	Sysenter: {Name: "sysenter", Instruction: "SYSENTER", Return: "SYSEXIT", World: W32, Copies: true, Default: true},
@@ -125,6 +129,12 @@ func Entries(w Width) []Entry {
 		}
 	}
 	return out
+}
+
+// HasSwitch reports whether e has trampolines for the modes whose CR3
+// switch is of kind k.
+func (e Entry) HasSwitch(k Switch) bool {
+	return k == NoSwitch || k == AtEntry || slices.Contains(e.Row().Switches, k)
 }
 
 // ParseEntry returns the entry named name.

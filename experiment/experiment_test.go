@@ -65,7 +65,7 @@ func TestModeRows(t *testing.T) {
 		}
 		assert.Equal(t, m != Off && m != LASS, m.Isolated())
 	}
-	assert.Equal(t, []string{"on+pcid", "on-defer+pcid", "on-noswitch+pcid"}, pcid)
+	assert.Equal(t, []string{"on+pcid", "on-defer+pcid", "on-noswitch+pcid", "asi+pcid"}, pcid)
 	assert.Equal(t, []string{"on-defer", "on-defer+pcid", "on-noswitch", "on-noswitch+pcid"}, deferred)
 	assert.Equal(t, []string{"on-noswitch", "on-noswitch+pcid"}, noswitch)
 	assert.Equal(t, []string{"off", "on"}, in32)
@@ -83,7 +83,7 @@ func TestFREDEntry(t *testing.T) {
 	for _, m := range Modes() {
 		for _, f := range Flavours() {
 			c := Config{World: W64, Mode: m, Entry: FRED, Flavour: f}
-			ok := !m.Deferred() && (f == Minimal || f == Linux)
+			ok := !m.Deferred() && !m.ASI() && (f == Minimal || f == Linux)
 			if ok {
 				assert.NoError(t, c.Check(), "%v", c)
 			} else {
@@ -99,11 +99,11 @@ func TestFREDEntry(t *testing.T) {
 // flavours; the deferred ones and lass no mitigated trampoline.
 func TestTableClass(t *testing.T) {
 	classes := map[Mode]Mode{Off: Off, On: On, OnPCID: On, OnDefer: OnDefer, OnDeferPCID: OnDefer, OnNoSwitch: OnNoSwitch,
-		OnNoSwitchPCID: OnNoSwitch, LASS: LASS}
+		OnNoSwitchPCID: OnNoSwitch, LASS: LASS, ASI: ASI, ASIPCID: ASI}
 	for _, m := range Modes() {
 		assert.Equal(t, classes[m], m.TableClass(), "%v", m)
 		assert.True(t, m.Has(Minimal) && m.Has(Linux), "%v", m)
-		assert.Equal(t, !m.Deferred() && m != LASS, m.Has(Mitigated), "%v", m)
+		assert.Equal(t, !m.Deferred() && m != LASS && !m.ASI(), m.Has(Mitigated), "%v", m)
 	}
 	assert.False(t, Mode(200).Has(Minimal))
 }

@@ -16,6 +16,8 @@ const (
 	OnNoSwitch
 	OnNoSwitchPCID
 	LASS
+	ASI
+	ASIPCID
 )
 
 // Switch says where a mode writes CR3 on a system call.
@@ -36,7 +38,25 @@ const (
 	// (getppid and work) run on the user table with no CR3 write at all:
 	// the RFC's next step.
 	InDispatchExceptChosen
+	// OnSensitiveFault: ring 3 and the kernel run on a nonsensitive table
+	// (the kernel but the frames that hold user data); the kernel's page
+	// fault on a sensitive frame switches to the sensitive (full) table,
+	// and the return to ring 3 switches back (Address Space Isolation:
+	// Jackman's RFC series, linuxasi.dev).
+	OnSensitiveFault
 )
+
+// kind says what modes of switch k are, for errors: "deferred" for
+// InDispatch and InDispatchExceptChosen, "asi" for OnSensitiveFault.
+func (k Switch) kind() string {
+	switch k {
+	case InDispatch, InDispatchExceptChosen:
+		return "deferred"
+	case OnSensitiveFault:
+		return "asi"
+	}
+	return "isolation"
+}
 
 // Exposure is a set of areas a mode's user table maps beyond the entry
 // area that every isolated mode maps (pti.Exposure gives their ranges).
@@ -55,6 +75,9 @@ const (
 	// ExposesLASSHandlers: copies of the built-in handlers in the upper
 	// half, which ring 0 may execute while CR4.LASS is set.
 	ExposesLASSHandlers
+	// ExposesNonsensitiveKernel: the kernel's mappings, supervisor-only,
+	// but the sensitive frames (ASI's nonsensitive address space).
+	ExposesNonsensitiveKernel
 )
 
 // ModeRow is what an isolation mode is.
@@ -125,6 +148,14 @@ var modeRows = [...]ModeRow{
 	LASS: {Name: "lass", Switch: NoSwitch, Exposes: ExposesKernel | ExposesLASSHandlers,
 		Worlds: In64, Flavours: []Flavour{Minimal, Linux}, Base: LASS, LASS: true,
 		Needs: NeedsLASS, NeedText: "no LASS (CPUID.(EAX=07H,ECX=1):EAX[6])", Default: true},
+	// asi: the user table is the nonsensitive one and the kernel runs on
+	// it too; the sensitive (kernel) table is the full one. A system
+	// call enters and leaves without a CR3 write unless the kernel
+	// touched user data (pti/asi.go).
+	ASI: {Name: "asi", Isolated: true, Switch: OnSensitiveFault, Exposes: ExposesNonsensitiveKernel,
+		Worlds: In64, Flavours: []Flavour{Minimal, Linux}, Base: ASI},
+	ASIPCID: {Name: "asi+pcid", Isolated: true, PCID: true, Switch: OnSensitiveFault,
+		Exposes: ExposesNonsensitiveKernel, Worlds: In64, Flavours: []Flavour{Minimal, Linux}, Base: ASI},
 }
 
 var modes = newTable[Mode]("isolation mode", modeRows[:], func(r ModeRow) string { return r.Name })
@@ -175,6 +206,10 @@ func DefaultModes(has func(Need) bool) (run, leftOut []Mode) {
 
 // Nothing has NeedsNothing only: the needs of any CPU.
 func Nothing(n Need) bool { return n == NeedsNothing }
+
+// ASI reports whether the mode switches to the sensitive table on the
+// kernel's fault on user data (OnSensitiveFault).
+func (m Mode) ASI() bool { return m.Row().Switch == OnSensitiveFault }
 
 // NoSwitch reports whether chosen system calls run on the user table
 // without a CR3 write.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/experiment"
+	"github.com/ptilab/ptilab/goos"
 )
 
 // Address Space Isolation (ASI; Brendan Jackman's RFC series for Linux,
@@ -94,4 +96,39 @@ func private[M amd64.TableMemory, K comparable](mem M, e *uint64, ke uint64, tab
 	}
 	*e = pa | ke&^amd64.PTE_ADDR
 	return t, nil
+}
+
+// syncNonsensitive brings the image's nonsensitive kernel table
+// (env.nonsensitive) up to date with the kernel table and the sensitive
+// blocks taken so far (goos.SensitiveBlocks).
+func syncNonsensitive() error {
+	return SyncNonsensitive(&env.nonsensitive, goos.PhysTables{}, goos.KernelTable(), goos.SensitiveBlocks())
+}
+
+// setASI sets the entry data's ASI fields for a run in mode m: in an asi
+// mode the span of the sensitive blocks, where a kernel fault on the
+// nonsensitive table is an ASI fault, and NOFLUSH for the switch with
+// PCIDs; elsewhere an empty span (no fault is an ASI fault). It brings
+// the nonsensitive table up to date first: the rings and processes of
+// the run took their blocks after the processes' tables were built.
+func setASI(d *entryData, m experiment.Mode) error {
+	d.ASILo, d.ASIHi, d.ASINoflush, d.ASISensitive, d.ASITransitions = 0, 0, 0, 0, 0
+	if !m.ASI() {
+		return nil
+	}
+	if err := syncNonsensitive(); err != nil {
+		return err
+	}
+	blocks := goos.SensitiveBlocks()
+	if len(blocks) == 0 {
+		return nil
+	}
+	d.ASILo, d.ASIHi = blocks[0], blocks[0]
+	for _, b := range blocks {
+		d.ASILo, d.ASIHi = min(d.ASILo, b), max(d.ASIHi, b+SensitiveBlock)
+	}
+	if m.PCID() {
+		d.ASINoflush = CR3_NOFLUSH
+	}
+	return nil
 }

@@ -53,7 +53,9 @@ var NoSwitchAreas = []Area{
 // NoSwitchAreas too for the no-switch ones (ExposesNoSwitchHandlers).
 // Off's user table is its kernel table (ExposesKernel): its Exposure is
 // one Area with no pages, for the Go kernel's whole address space
-// (supervisor-only); lass's adds LASSAreas (ExposesLASSHandlers).
+// (supervisor-only); lass's adds LASSAreas (ExposesLASSHandlers); an asi
+// mode's is one Area with no pages, the kernel but the sensitive blocks
+// (ExposesNonsensitiveKernel: asi.go).
 func Exposure(m experiment.Mode) []Area {
 	e := m.Row().Exposes
 	var out []Area
@@ -68,6 +70,9 @@ func Exposure(m experiment.Mode) []Area {
 	}
 	if e&experiment.ExposesLASSHandlers != 0 {
 		out = append(out, LASSAreas...)
+	}
+	if e&experiment.ExposesNonsensitiveKernel != 0 {
+		out = append(out, Area{Name: "the nonsensitive kernel", Holds: "every mapping of the Go kernel's table, supervisor-only, but the sensitive blocks (the processes' pages and the pipe and socket rings): its text, heap, stacks, the tasks kernel's state and the direct map of all other memory"})
 	}
 	return out
 }

@@ -137,7 +137,8 @@ func pagesOf(ms []amd64.Mapping) []amd64.Mapping {
 // the list the probe prints, says the same: Off exposes the whole kernel;
 // On and OnPCID nothing; the deferred modes the deferred entry text and
 // the trampoline stack; the no-switch modes also the handlers' page; lass
-// the whole kernel and its handlers' page (lass.go). Every
+// the whole kernel and its handlers' page (lass.go); the asi modes the
+// kernel but the sensitive blocks, their kernel side being On's. Every
 // extra page is supervisor-only; the kernel side maps them as well, and
 // nothing else differs from On's kernel side.
 func TestExposure(t *testing.T) {
@@ -148,10 +149,18 @@ func TestExposure(t *testing.T) {
 	}
 	noswitch := append(slices.Clone(deferred), amd64.Mapping{VA: EntryNoSwitchText, PA: testEntry + 0xc000, Size: 4096, Flags: p})
 	lass := append(slices.Clone(kernelMappings), amd64.Mapping{VA: EntryLASSText, PA: testEntry + 0x13000, Size: 4096, Flags: p})
+	// The asi modes' user table: the kernel but the sensitive block at 4 MiB.
+	nonsensitive := []amd64.Mapping{
+		{VA: 2 << 20, PA: 2 << 20, Size: 2 << 20, Flags: p | w},
+		{VA: 6 << 20, PA: 6 << 20, Size: 2 << 20, Flags: p | w},
+		kernelMappings[1],
+	}
 	// What each exposure of a mode's row maps, written out page by page.
 	wantOf := func(m experiment.Mode) []amd64.Mapping {
 		e := m.Row().Exposes
 		switch {
+		case e&experiment.ExposesNonsensitiveKernel != 0:
+			return nonsensitive
 		case e&experiment.ExposesLASSHandlers != 0:
 			return lass
 		case e&experiment.ExposesKernel != 0:
@@ -165,18 +174,23 @@ func TestExposure(t *testing.T) {
 	}
 	mem := newHostMem(t)
 	kernel := goKernel(t, mem)
-	on, ok := Build(mem, kernel, testTask, testEntry, experiment.On, false, true)
+	var ns Nonsensitive
+	require.NoError(t, SyncNonsensitive(&ns, mem, kernel, []uint64{4 << 20}))
+	on, ok := Build(mem, kernel, ns.Root, testTask, testEntry, experiment.On, false, true)
 	require.True(t, ok)
 	onUser, onKernel := walk(mem, on.UserRoot), walk(mem, on.KernelRoot)
 	for _, m := range experiment.Modes() {
 		t.Run(m.String(), func(t *testing.T) {
-			sp, ok := Build(mem, kernel, testTask, testEntry, m, false, true)
+			sp, ok := Build(mem, kernel, ns.Root, testTask, testEntry, m, false, true)
 			require.True(t, ok)
 			want := wantOf(m)
 			got := extra(walk(mem, sp.UserRoot), onUser)
 			assert.Equal(t, want, got, "what the user table maps beyond on's")
 			assert.Empty(t, extra(onUser, walk(mem, sp.UserRoot)), "it maps everything on's does")
-			if m.Isolated() {
+			switch {
+			case m.ASI():
+				assert.Equal(t, onKernel, walk(mem, sp.KernelRoot), "the sensitive table is on's kernel side")
+			case m.Isolated():
 				assert.Equal(t, want, extra(walk(mem, sp.KernelRoot), onKernel), "the kernel side maps the same extra pages")
 			}
 			for _, x := range got {
@@ -184,7 +198,13 @@ func TestExposure(t *testing.T) {
 			}
 
 			areas := Exposure(m)
-			if !m.Isolated() {
+			switch {
+			case m.ASI():
+				require.Len(t, areas, 1)
+				assert.Zero(t, areas[0].Pages, "the kernel but the sensitive blocks")
+				assert.Contains(t, areas[0].String(), "the nonsensitive kernel: every mapping of the Go kernel's table, supervisor-only, but the sensitive blocks")
+				areas, want = nil, nil
+			case !m.Isolated():
 				assert.Zero(t, areas[0].Pages, "the whole kernel")
 				assert.Contains(t, areas[0].String(), "the kernel: every mapping of the Go kernel's table")
 				areas, want = areas[1:], want[len(kernelMappings):]

@@ -111,6 +111,16 @@ type entryData struct {
 	Dispatch uint64
 	NoSwitch [nsys]uint64
 
+	// The asi modes' (asi.go): while ASIHi is not 0, a ring-0 #PF of a
+	// page not present, on the nonsensitive table (CR3 bit 12 set), at an
+	// address in [ASILo, ASIHi) (the span of the sensitive blocks) is an
+	// ASI fault: excCommon writes the sensitive table's CR3 (bit 12 and
+	// the user PCID cleared, ASINoflush ORed in), counts it in
+	// ASITransitions, sets ASISensitive and retries the access; the
+	// return to ring 3 then writes the nonsensitive CR3 and clears
+	// ASISensitive (TO_USER_ASI).
+	ASILo, ASIHi, ASINoflush, ASISensitive, ASITransitions uint64
+
 	// The mitigated trampoline's: the sites turned on (siteX bits), the
 	// IA32_SPEC_CTRL values its IBRS sites write on entry and before the
 	// return, and VERW's operand, the kernel data selector (Linux:
@@ -173,6 +183,7 @@ const (
 	samplePMU         = cpustate.SamplePMU
 	samplePMCs        = cpustate.SamplePMCs
 	vectorPF          = amd64.VectorPF
+	pfP               = amd64.PF_P
 	msrSpecCtrl       = amd64.MSR_IA32_SPEC_CTRL
 )
 

@@ -98,6 +98,23 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 	BTSQ	$const_cr3NoflushBit, reg; \
 	MOVQ	reg, CR3
 
+// TO_USER_ASI and TO_USER_ASI_PCID are the asi modes' way back (asi.go):
+// only when the kernel went to the sensitive table since the last return
+// to ring 3 (entryData.ASISensitive, set by excCommon's ASI fault), they
+// clear the flag and write the nonsensitive table's CR3, as TO_USER_ON
+// and TO_USER_PCID do; otherwise they write nothing. The relative jump
+// keeps them free of labels: SYS_LINUX uses its TO_USER twice.
+#define TO_USER_ASI(reg) \
+	CMPQ	(const_dataBase+entryData_ASISensitive), $0; \
+	JEQ	5(PC); \
+	MOVQ	$0, (const_dataBase+entryData_ASISensitive); \
+	TO_USER_ON(reg)
+#define TO_USER_ASI_PCID(reg) \
+	CMPQ	(const_dataBase+entryData_ASISensitive), $0; \
+	JEQ	6(PC); \
+	MOVQ	$0, (const_dataBase+entryData_ASISensitive); \
+	TO_USER_PCID(reg)
+
 // MINIMAL_CALL is the minimal trampolines' call: the kernel side's CR3,
 // the kernel stack, a call through the system-call table (label nosys
 // for a number outside it, which comes back at label back), then the
@@ -151,6 +168,8 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 SYS_MINIMAL(·sysMinimalOff, TO_KERNEL_OFF, TO_USER_OFF)
 SYS_MINIMAL(·sysMinimalOn, TO_KERNEL_ON, TO_USER_ON)
 SYS_MINIMAL(·sysMinimalPCID, TO_KERNEL_PCID, TO_USER_PCID)
+SYS_MINIMAL(·sysMinimalASI, TO_KERNEL_OFF, TO_USER_ASI)
+SYS_MINIMAL(·sysMinimalASIPCID, TO_KERNEL_OFF, TO_USER_ASI_PCID)
 
 // DISPATCH_PT_REGS calls the handler of pt_regs' orig_ax with the
 // arguments from pt_regs and stores its result in pt_regs' ax, or goes to
@@ -322,6 +341,8 @@ iret: \
 SYS_LINUX(·sysLinuxOff, TO_KERNEL_OFF, TO_USER_OFF)
 SYS_LINUX(·sysLinuxOn, TO_KERNEL_ON, TO_USER_ON)
 SYS_LINUX(·sysLinuxPCID, TO_KERNEL_PCID, TO_USER_PCID)
+SYS_LINUX(·sysLinuxASI, TO_KERNEL_OFF, TO_USER_ASI)
+SYS_LINUX(·sysLinuxASIPCID, TO_KERNEL_OFF, TO_USER_ASI_PCID)
 
 // NMI_COUNT counts an NMI as entryNMI (below) describes, keeping every
 // register but the flags.
@@ -582,7 +603,37 @@ norecover:
 	POPQ	AX
 user:
 	SWAPGS
+	JMP	fatal
 kernel:
+	// An ASI fault (asi.go: a page not present, on the nonsensitive
+	// table, at an address in [ASILo, ASIHi), none when ASIHi is 0) goes
+	// to the sensitive table, is counted and retried, every register
+	// kept; any other kernel fault ends the run.
+	CMPQ	0(SP), $const_vectorPF
+	JNE	fatal
+	TESTQ	$const_pfP, 8(SP)
+	JNE	fatal
+	PUSHQ	AX			// the frame is 8 bytes further from here on
+	MOVQ	CR3, AX
+	BTQ	$const_PTIUserPGTableBit, AX
+	JCC	notasi
+	MOVQ	CR2, AX
+	CMPQ	AX, (const_dataBase+entryData_ASILo)
+	JCS	notasi
+	CMPQ	AX, (const_dataBase+entryData_ASIHi)
+	JCC	notasi
+	MOVQ	CR3, AX
+	ANDQ	$~const_ptiMask, AX
+	ORQ	(const_dataBase+entryData_ASINoflush), AX
+	MOVQ	AX, CR3
+	MOVQ	$1, (const_dataBase+entryData_ASISensitive)
+	INCQ	(const_dataBase+entryData_ASITransitions)
+	POPQ	AX
+	ADDQ	$16, SP			// the vector and the error code
+	IRETQ
+notasi:
+	POPQ	AX
+fatal:
 	// The kernel side's CR3 from the entry data, not by arithmetic: without
 	// isolation the one table need not be 8 KiB aligned, and bit 12 of its
 	// address is then not the user-table bit.
@@ -1186,6 +1237,10 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·fredLinuxExitOff, entryRoutines_FredLinuxExitOff(DI))
 	ROUTINE(·fredLinuxExitOn, entryRoutines_FredLinuxExitOn(DI))
 	ROUTINE(·fredLinuxExitPCID, entryRoutines_FredLinuxExitPCID(DI))
+	ROUTINE(·sysMinimalASI, entryRoutines_SysMinimalASI(DI))
+	ROUTINE(·sysMinimalASIPCID, entryRoutines_SysMinimalASIPCID(DI))
+	ROUTINE(·sysLinuxASI, entryRoutines_SysLinuxASI(DI))
+	ROUTINE(·sysLinuxASIPCID, entryRoutines_SysLinuxASIPCID(DI))
 	ROUTINE(·sysGetppid, kernelRoutines_SysGetppid(SI))
 	ROUTINE(·sysWork, kernelRoutines_SysWork(SI))
 	ROUTINE(·sysSample, kernelRoutines_SysSample(SI))

@@ -41,6 +41,10 @@ type entryRoutines struct {
 	// the FRED linux trampolines' exits (FRED_LINUX_EXIT), one per mode.
 	ToUserFRED                                           uint64
 	FredLinuxExitOff, FredLinuxExitOn, FredLinuxExitPCID uint64
+	// The asi modes' SYSCALL trampolines (asi.go): off's entry, and a
+	// way back that writes the nonsensitive CR3 only after an ASI fault
+	// (TO_USER_ASI, TO_USER_ASI_PCID).
+	SysMinimalASI, SysMinimalASIPCID, SysLinuxASI, SysLinuxASIPCID uint64
 }
 
 // kernelRoutines are the routines of entry_amd64.s that run where they are
@@ -137,6 +141,11 @@ var trampolines = map[trampolineKey]trampoline{
 	{experiment.FRED, experiment.Linux, experiment.Off}:      fredText(unsafe.Offsetof(fredRoutines{}.FredLinuxOff)),
 	{experiment.FRED, experiment.Linux, experiment.On}:       fredText(unsafe.Offsetof(fredRoutines{}.FredLinuxOn)),
 	{experiment.FRED, experiment.Linux, experiment.OnPCID}:   fredText(unsafe.Offsetof(fredRoutines{}.FredLinuxPCID)),
+
+	{experiment.Syscall, experiment.Minimal, experiment.ASI}:     entryText(unsafe.Offsetof(entryRoutines{}.SysMinimalASI)),
+	{experiment.Syscall, experiment.Minimal, experiment.ASIPCID}: entryText(unsafe.Offsetof(entryRoutines{}.SysMinimalASIPCID)),
+	{experiment.Syscall, experiment.Linux, experiment.ASI}:       entryText(unsafe.Offsetof(entryRoutines{}.SysLinuxASI)),
+	{experiment.Syscall, experiment.Linux, experiment.ASIPCID}:   entryText(unsafe.Offsetof(entryRoutines{}.SysLinuxASIPCID)),
 
 	// lass runs off's trampolines: only CR4 and the handlers differ
 	// (lass.go).

@@ -35,12 +35,13 @@ func NewProcessData(dataPages int) (*Process, error) {
 		return nil, errors.New("pti: out of address-space ids")
 	}
 	p := &Process{Frames: Frames{Code: env.code, DataPages: dataPages}, spaces: map[spaceKey]Space{}}
+	// A process's pages are user data: sensitive frames, which the asi
+	// modes' nonsensitive table leaves out (asi.go).
 	var ok bool
-	if p.Data, ok = goos.AllocFrames(uint64(dataPages), amd64.PageSize); !ok {
+	if p.Data, ok = goos.AllocSensitiveFrames(uint64(dataPages)); !ok {
 		return nil, errors.New("pti: out of memory for a process's data")
 	}
-	if p.Stack, ok = goos.AllocFrames(UserStackPages, amd64.PageSize); !ok {
-		goos.FreeFrames(p.Data, uint64(dataPages))
+	if p.Stack, ok = goos.AllocSensitiveFrames(UserStackPages); !ok {
 		return nil, errors.New("pti: out of memory for a process's stack")
 	}
 	p.asid = env.nasid
@@ -58,7 +59,12 @@ func (p *Process) space(mode experiment.Mode, global bool) (Space, error) {
 	k := spaceKey{mode.TableClass(), global}
 	sp, ok := p.spaces[k]
 	if !ok {
-		if sp, ok = Build(goos.PhysTables{}, goos.KernelTable(), p.Frames, env.entry, mode, global, amd64.Features.NX); !ok {
+		if mode.ASI() {
+			if err := syncNonsensitive(); err != nil {
+				return Space{}, err
+			}
+		}
+		if sp, ok = Build(goos.PhysTables{}, goos.KernelTable(), env.nonsensitive.Root, p.Frames, env.entry, mode, global, amd64.Features.NX); !ok {
 			return Space{}, errors.New("pti: out of memory for page tables")
 		}
 		sp.ASID = p.asid
@@ -69,11 +75,18 @@ func (p *Process) space(mode experiment.Mode, global bool) (Space, error) {
 }
 
 // CR3 returns the CR3 values of p's kernel and user sides under c; the
-// tasks kernel loads the first when it switches to one of p's tasks.
+// tasks kernel loads the first when it switches to one of p's tasks. In
+// an asi mode the kernel runs on the user side, the nonsensitive table,
+// until it touches user data: both values are the user side's, so that a
+// task that blocks on the sensitive table hands the CPU over on the
+// nonsensitive table of the next process (asi.go).
 func (p *Process) CR3(c experiment.Config) (kernel, user uint64, err error) {
 	sp, err := p.space(c.Mode, c.Global)
 	if err != nil {
 		return 0, 0, err
+	}
+	if c.Mode.ASI() {
+		return UserCR3(sp, true), UserCR3(sp, true), nil
 	}
 	return KernelCR3(sp, true), UserCR3(sp, true), nil
 }

@@ -16,6 +16,9 @@ type Result struct {
 	// The page faults from ring 3 the run recovered (StartRecovering),
 	// and the last one's CR2 and error code.
 	Recovered, RecoverCR2, RecoverError uint64
+	// ASITransitions are the asi modes' switches to the sensitive table
+	// (ASI faults) in the run.
+	ASITransitions uint64
 }
 
 // FromUser reports whether the exception came from ring 3.

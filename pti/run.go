@@ -75,6 +75,9 @@ func Start(s Switch, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 		d.FREDExit = fredExit(c.Mode)
 	}
 	d.Dispatch = dispatcher(c.Mode)
+	if err := setASI(d, c.Mode); err != nil {
+		return Result{}, fmt.Errorf("%v: %w", c, err)
+	}
 	d.UserRIP = ProgramEntry(p)
 	d.UserRSP0 = rsp
 	d.Args = args
@@ -95,5 +98,6 @@ func Start(s Switch, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 		Reason: d.Reason, Status: d.Status,
 		Vector: d.Vector, ErrorCode: d.ErrorCode, RIP: d.FaultRIP, CS: d.FaultCS, CR2: d.FaultCR2,
 		Recovered: d.Recovered, RecoverCR2: d.RecoverCR2, RecoverError: d.RecoverError,
+		ASITransitions: d.ASITransitions,
 	}, nil
 }

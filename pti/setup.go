@@ -16,17 +16,19 @@ import (
 // env is the one CPU's entry area, the routines copied into it, the code
 // pages every process shares and the processes' address-space ids.
 var env struct {
-	ready  bool
-	entry  uint64         // physical address of the entry area's EntryPages frames
-	code   uint64         // physical address of the code pages every process shares
-	link   entryRoutines  // where the entry routines are linked
-	text   entryRoutines  // where they were copied, in the entry text
-	kern   kernelRoutines // the kernel routines (they run where linked)
-	progs  programTable   // where each program starts, in every process
-	copied []Copied       // what Setup copied
-	main   *Process       // the process of single-task runs (Exec)
-	ktext  tlb.KernelText // the kernel text's pages
-	nasid  uint16         // address-space ids handed out
+	ready bool
+	// nonsensitive is the asi modes' nonsensitive kernel table (asi.go).
+	nonsensitive Nonsensitive
+	entry        uint64         // physical address of the entry area's EntryPages frames
+	code         uint64         // physical address of the code pages every process shares
+	link         entryRoutines  // where the entry routines are linked
+	text         entryRoutines  // where they were copied, in the entry text
+	kern         kernelRoutines // the kernel routines (they run where linked)
+	progs        programTable   // where each program starts, in every process
+	copied       []Copied       // what Setup copied
+	main         *Process       // the process of single-task runs (Exec)
+	ktext        tlb.KernelText // the kernel text's pages
+	nasid        uint16         // address-space ids handed out
 
 	recoverRIP, recoverMax uint64 // the next run's fault recovery (StartRecovering)
 	// The deferred modes' routines, where they were copied.

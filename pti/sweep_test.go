@@ -30,7 +30,7 @@ func TestMapSweep(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			mem := newHostMem(t)
 			kernel := goKernel(t, mem)
-			sp, ok := Build(mem, kernel, testTask, testEntry, mode, false, true)
+			sp, ok := Build(mem, kernel, 0, testTask, testEntry, mode, false, true)
 			require.True(t, ok)
 			before := map[uint64][]amd64.Mapping{sp.KernelRoot: walk(mem, sp.KernelRoot), sp.UserRoot: walk(mem, sp.UserRoot)}
 			for _, r := range sweepRegions {

@@ -69,9 +69,11 @@ const (
 // entry's FREDPages after those, in every mode); with isolation
 // the user side maps only the process's pages and the entry area. The
 // entry area's pages are global when global is set (and CR4.PGE is on);
-// nx selects execute-disable on data pages (EFER.NXE). It returns false
-// when memory for tables runs out.
-func Build[M TableMemory](mem M, kernel amd64.PageTable[M], f Frames, entry uint64, mode experiment.Mode, global, nx bool) (Space, bool) {
+// nx selects execute-disable on data pages (EFER.NXE). An asi mode's user
+// side is the nonsensitive table, whose kernel mappings are those of the
+// PML4 at ns (SyncNonsensitive's). It returns false when memory for
+// tables runs out, or when an asi mode has no ns.
+func Build[M TableMemory](mem M, kernel amd64.PageTable[M], ns uint64, f Frames, entry uint64, mode experiment.Mode, global, nx bool) (Space, bool) {
 	var root uint64
 	var ok bool
 	if mode.Isolated() {
@@ -112,8 +114,16 @@ func Build[M TableMemory](mem M, kernel amd64.PageTable[M], f Frames, entry uint
 	}
 	if mode.Isolated() {
 		// The user side shares the kernel side's tables below these two
-		// slots: the process's and the entry area's.
+		// slots: the process's and the entry area's. An asi mode's user
+		// side is the nonsensitive table: the other slots are ns's (the
+		// kernel's, but the sensitive blocks: SyncNonsensitive).
 		u := mem.Table(sp.UserRoot)
+		if mode.Row().Exposes&experiment.ExposesNonsensitiveKernel != 0 {
+			if ns == 0 {
+				return Space{}, false
+			}
+			*u = *mem.Table(ns)
+		}
 		u[UserPML4Slot] = k[UserPML4Slot]
 		u[511] = k[511]
 	}

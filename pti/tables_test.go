@@ -72,7 +72,7 @@ func TestBuildTables(t *testing.T) {
 			t.Run(mode.String(), func(t *testing.T) {
 				mem := newHostMem(t)
 				kernel := goKernel(t, mem)
-				sp, ok := Build(mem, kernel, testTask, testEntry, mode, global, true)
+				sp, ok := Build(mem, kernel, 0, testTask, testEntry, mode, global, true)
 				require.True(t, ok)
 				assert.Equal(t, mode, sp.Mode)
 
@@ -94,7 +94,7 @@ func TestBuildTables(t *testing.T) {
 
 func TestBuildWithoutNX(t *testing.T) {
 	mem := newHostMem(t)
-	sp, ok := Build(mem, goKernel(t, mem), testTask, testEntry, experiment.On, false, false)
+	sp, ok := Build(mem, goKernel(t, mem), 0, testTask, testEntry, experiment.On, false, false)
 	require.True(t, ok)
 	for _, m := range walk(mem, sp.UserRoot) {
 		assert.Zero(t, m.Flags&amd64.PTE_NX, "%#x: no NX without EFER.NXE", m.VA)

@@ -135,7 +135,8 @@ func (r *Run) AddSocketPair(aproc, afd, bproc, bfd int) (int, error) {
 // ring returns the run's next ring, made when first needed.
 func (r *Run) ring() ([]byte, error) {
 	if r.rings == len(ringFrames) {
-		pa, ok := goos.AllocFrames(PipeCapacity/4096, 4096)
+		// A ring holds user data: sensitive frames (pti's asi modes).
+		pa, ok := goos.AllocSensitiveFrames(PipeCapacity / 4096)
 		if !ok {
 			return nil, errors.New("tasks: out of memory for a ring")
 		}

@@ -113,6 +113,18 @@ var minimalShape = map[string][]string{
 		"MOV RSP", "PUSH RDI", "MOV RDI CR3", "OR RDI", "BTS RDI", "MOV CR3 RDI", "POP RDI", "MOV RSP", "SWAPGS", "SYSRETQ",
 		"MOV RAX", "JMP",
 	},
+	// asi: off's way in; back to the nonsensitive table only after an
+	// ASI fault (the flag tested, cleared, then on's or PCID's switch).
+	"ASI": {
+		"SWAPGS", "MOV RSP", "MOV RSP", "CMP RAX", "JAE", "CALL",
+		"MOV RSP", "PUSH RDI", "CMP", "JE", "MOV", "MOV RDI CR3", "OR RDI", "MOV CR3 RDI", "POP RDI", "MOV RSP", "SWAPGS", "SYSRETQ",
+		"MOV RAX", "JMP",
+	},
+	"ASIPCID": {
+		"SWAPGS", "MOV RSP", "MOV RSP", "CMP RAX", "JAE", "CALL",
+		"MOV RSP", "PUSH RDI", "CMP", "JE", "MOV", "MOV RDI CR3", "OR RDI", "BTS RDI", "MOV CR3 RDI", "POP RDI", "MOV RSP", "SWAPGS", "SYSRETQ",
+		"MOV RAX", "JMP",
+	},
 }
 
 func TestMinimalTrampolines(t *testing.T) {
@@ -124,11 +136,12 @@ func TestMinimalTrampolines(t *testing.T) {
 }
 
 // TestLinuxTrampolines checks the Linux-shaped trampolines' key steps in
-// order: SWAPGS, the CR3 switch (with isolation), the pt_regs frame of 21
-// words, the canonical-RCX check before SYSRETQ, the CR3 switch back, and
-// an IRETQ path.
+// order: SWAPGS, the CR3 switch (with isolation; the asi modes' only on
+// the way out, after an ASI fault), the pt_regs frame of 21 words, the
+// canonical-RCX check before SYSRETQ, the CR3 switch back, and an IRETQ
+// path.
 func TestLinuxTrampolines(t *testing.T) {
-	for _, mode := range []string{"Off", "On", "PCID"} {
+	for _, mode := range []string{"Off", "On", "PCID", "ASI", "ASIPCID"} {
 		t.Run(mode, func(t *testing.T) {
 			sh := shape(routine(t, "sysLinux"+mode))
 			all := strings.Join(sh, "; ")
@@ -147,9 +160,13 @@ func TestLinuxTrampolines(t *testing.T) {
 			assert.NotContains(t, all, "SYSRET (no REX.W)")
 			assert.Equal(t, 1, strings.Count(all, "IRETQ"), all)
 			writes := strings.Count(all, "MOV CR3 ")
-			if mode == "Off" {
+			switch mode {
+			case "Off":
 				assert.Zero(t, writes, "no CR3 write without isolation")
-			} else {
+			case "ASI", "ASIPCID":
+				assert.Equal(t, 2, writes, "out by SYSRET, out by IRET, each after an ASI fault only")
+				assert.Equal(t, 2, strings.Count(all, "CMP; JE; MOV; MOV R"), "the flag tested and cleared before each: %s", all)
+			default:
 				assert.Equal(t, 3, writes, "in, out by SYSRET, out by IRET")
 			}
 		})
@@ -240,12 +257,18 @@ func TestFREDTrampolines(t *testing.T) {
 // ring-3 #PF (pti.StartRecovering): the vector compared, the count checked
 // against the limit, the IRET frame's RIP rewritten and an IRETQ, with no
 // SWAPGS and no CR3 write on that path (it never leaves the user side).
+// After it, a kernel fault's check for an ASI fault (pti/asi.go), resumed
+// on the sensitive table.
 func TestExceptionCommonPath(t *testing.T) {
 	sh := shape(routine(t, "excCommon"))
 	assert.Equal(t, []string{"TEST", "JE", "CMP", "JNE", "PUSH RAX"}, sh[:5])
 	swapgs := slices.Index(sh, "SWAPGS")
 	require.Positive(t, swapgs)
-	assert.Equal(t, []string{"SWAPGS", "MOV RAX", "MOV CR3 RAX"}, sh[swapgs:swapgs+3])
+	assert.Equal(t, []string{"SWAPGS", "JMP"}, sh[swapgs:swapgs+2], "a ring-3 fault goes to the fatal path")
+	kernel := strings.Join(sh[swapgs+2:], "; ")
+	assert.True(t, strings.HasPrefix(kernel, "CMP; JNE; TEST; JNE; PUSH RAX; MOV RAX CR3; BT RAX; JAE; MOV RAX CR2; CMP RAX; JB; CMP RAX; JAE; "+
+		"MOV RAX CR3; AND RAX; OR RAX; MOV CR3 RAX; MOV; INC; POP RAX; ADD RSP; IRETQ; POP RAX; MOV RAX; MOV CR3 RAX"),
+		"a kernel #PF of a page not present, on the nonsensitive table (CR3 bit 12), in the sensitive span: the sensitive CR3, the flag, the count and IRETQ (an ASI fault); else the fatal path's kernel CR3 from the entry data: %s", kernel)
 	recovery := strings.Join(sh[:swapgs], "; ")
 	assert.Equal(t, 1, strings.Count(recovery, "IRETQ"), recovery)
 	assert.Contains(t, recovery, "POP RAX; ADD RSP; IRETQ", recovery)
