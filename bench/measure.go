@@ -57,9 +57,13 @@ type Measurement struct {
 	Phases    [PhaseCount]float64
 	StampCost [PhaseCount]float64
 	PhaseCall float64
-	xcheck    xcheckIn // the counter deltas of the PMU cross-check (pmucheck.go)
-	Unsup     error    // the world or the CPU cannot run the configuration
-	Failure   error    // the run went wrong
+	// ASITransitions are the asi modes' switches to the sensitive table
+	// over the timed program's calls (warm-up included), when ASI.
+	ASITransitions uint64
+	ASI            bool
+	xcheck         xcheckIn // the counter deltas of the PMU cross-check (pmucheck.go)
+	Unsup          error    // the world or the CPU cannot run the configuration
+	Failure        error    // the run went wrong
 }
 
 func (m *Measurement) OK() bool { return m.Unsup == nil && m.Failure == nil }
@@ -96,6 +100,7 @@ func Measure(w World, c experiment.Config, call Call, n, r, warmup int) Measurem
 		m.Failure = fmt.Errorf("the %s call returned %d, want %d", callNames[call.Op], calls.Value, want)
 		return m
 	}
+	m.ASITransitions, m.ASI = calls.ASITransitions, c.Mode.ASI()
 	perOp := PerOp(calls.Cycles[warmup:], n, m.Empty)
 	m.Stats = Summarize(perOp)
 	m.Disturb = DisturbOf(perOp, calls.Samples, r, warmup, n)
@@ -181,6 +186,9 @@ func (x *Ctx) RecordMeasurement(m Measurement, ratio float64) {
 		Subject: s, N: m.N, R: m.R, Warmup: x.Plan.Warmup, Stats: x.StatsOf(m.Stats, m.Disturb, ratio),
 		NsPerCall: Round(x.Clock.Ns(m.Stats.Mean)), EmptyLoopCycles: Round(m.Empty),
 		PMUCheck: x.pmuCheck(m),
+	}
+	if m.ASI {
+		rec.ASITransitions = &m.ASITransitions
 	}
 	if m.Config.Stamps {
 		rec.Phases, rec.StampCost = PhaseMap(m.Phases), PhaseMap(m.StampCost)

@@ -213,6 +213,9 @@ type Loop struct {
 	// sample before each repeat and one after the last, or one before and
 	// one after the loop.
 	Samples []cpustate.Sample
+	// ASITransitions are the asi modes' switches to the sensitive table
+	// over the program, warm-up included (pti.Result); 0 elsewhere.
+	ASITransitions uint64
 }
 
 // Exit is how a ring-3 run ended.
@@ -228,6 +231,9 @@ type Exit struct {
 	// system calls (with experiment.Config.Stamps; zero otherwise).
 	Stamps Stamps
 	Text   string // the world's own description
+	// ASITransitions are the asi modes' switches to the sensitive table
+	// over the run (pti.Result); 0 elsewhere.
+	ASITransitions uint64
 }
 
 // FromUser reports whether the exception came from ring 3.

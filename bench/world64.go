@@ -87,7 +87,7 @@ func (w world64) Loop(sw Switch, call Call, n, r int, empty bool) (Loop, error) 
 	if res.Reason != pti.ReasonExit || res.Status != 0 {
 		return Loop{}, fmt.Errorf("the ring-3 loop ended with %v", res)
 	}
-	return Loop{Cycles: ReadCounts(w, pti.MainProcess(), r), Samples: slices.Clone(pti.Samples())}, nil
+	return Loop{Cycles: ReadCounts(w, pti.MainProcess(), r), Samples: slices.Clone(pti.Samples()), ASITransitions: res.ASITransitions}, nil
 }
 
 // lseekFD is the descriptor of lseek's file: the first after the
@@ -120,7 +120,7 @@ func exit64(r pti.Result) Exit {
 	return Exit{
 		Exited: r.Reason == pti.ReasonExit, Status: r.Status, Deadlock: r.Reason == pti.ReasonDeadlock,
 		Faulted: r.Reason == pti.ReasonFault, Vector: r.Vector, ErrorCode: r.ErrorCode, IP: r.RIP, CS: r.CS, CR2: r.CR2,
-		Text: r.String(),
+		Text: r.String(), ASITransitions: r.ASITransitions,
 	}
 }
 

@@ -201,6 +201,10 @@ type Syscall struct {
 	// call with the path's length under the emulators, on the paths whose
 	// length is exact (pathlength); absent on the others.
 	PMUCheck *PMUCheck `json:"pmu_check,omitempty"`
+	// ASITransitions are an asi mode's switches to the sensitive table
+	// (ASI faults) over the timed loop's N*(R+Warmup) calls; absent in
+	// the other modes.
+	ASITransitions *uint64 `json:"asi_transitions,omitempty"`
 }
 
 // PMUCheck is the cross-check that makes a figure's PMU counts
@@ -242,6 +246,10 @@ type PingPong struct {
 	RoundTrips     uint64  `json:"round_trips"`
 	Switches       uint64  `json:"switches"`
 	CR3Loads       uint64  `json:"cr3_loads"`
+	// ASITransitions are an asi mode's switches to the sensitive table
+	// (ASI faults) over the run, warm-up included; absent in the other
+	// modes.
+	ASITransitions *uint64 `json:"asi_transitions,omitempty"`
 }
 
 // Messaging is sched-messaging: units per run, from the start signal to
@@ -259,6 +267,9 @@ type Messaging struct {
 	Switches    uint64  `json:"switches"`
 	CR3Loads    uint64  `json:"cr3_loads"`
 	ChecksumsOK bool    `json:"checksums_ok"`
+	// ASITransitions are an asi mode's switches to the sensitive table
+	// (ASI faults) over the last run; absent in the other modes.
+	ASITransitions *uint64 `json:"asi_transitions,omitempty"`
 }
 
 // Workload is sched-messaging's shape: groups of 20 senders and 20

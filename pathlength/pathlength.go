@@ -229,6 +229,31 @@ var table = map[string]Path{
 	"bench=null width=64 mode=on-noswitch entry=syscall flavour=linux global=off":   {85, true},
 	"bench=lseek width=64 mode=on-defer entry=syscall flavour=linux global=off":     {257, false},
 	"bench=lseek width=64 mode=on-noswitch entry=syscall flavour=linux global=off":  {259, false},
+	// The asi modes (test/asi_test.go): off's entry; the way out tests the
+	// ASI flag (CMP, JE: 2 more than off's). getppid and lseek touch no
+	// user data: no ASI fault. The ping-pong's and sched-messaging's
+	// copies into and out of the rings fault once each (4 per round trip;
+	// 2 per message and the start protocol's): the fault's delivery
+	// through the stub and excCommon's ASI path, the retried access and
+	// the switch back on the way out. Bochs counts the faulting access
+	// twice (before the fault and at the retry), QEMU once, as a CPU
+	// retires it: these rows are Bochs's (QEMU's figures 4 per round trip
+	// and about 2 per message below; truncated). asi+pcid (Bochs only): a
+	// BTS of NOFLUSH at each switch back, 1 per transition more.
+	"bench=null width=64 mode=asi entry=syscall flavour=minimal global=off":                                  {17, true},
+	"bench=null width=64 mode=asi entry=syscall flavour=linux global=off":                                    {88, true},
+	"bench=lseek width=64 mode=asi entry=syscall flavour=linux global=off":                                   {247, false},
+	"bench=pingpong width=64 mode=asi entry=syscall flavour=linux global=off tasks=processes":                {2250, false},
+	"bench=pingpong width=64 mode=asi entry=syscall flavour=linux global=off tasks=threads":                  {2182, false},
+	"bench=messaging width=64 mode=asi entry=syscall flavour=linux global=off tasks=processes ipc=pipe":      {964, false},
+	"bench=messaging width=64 mode=asi entry=syscall flavour=linux global=off tasks=threads ipc=pipe":        {909, false},
+	"bench=null width=64 mode=asi+pcid entry=syscall flavour=minimal global=off":                             {17, true},
+	"bench=null width=64 mode=asi+pcid entry=syscall flavour=linux global=off":                               {88, true},
+	"bench=lseek width=64 mode=asi+pcid entry=syscall flavour=linux global=off":                              {247, false},
+	"bench=pingpong width=64 mode=asi+pcid entry=syscall flavour=linux global=off tasks=processes":           {2254, false},
+	"bench=pingpong width=64 mode=asi+pcid entry=syscall flavour=linux global=off tasks=threads":             {2186, false},
+	"bench=messaging width=64 mode=asi+pcid entry=syscall flavour=linux global=off tasks=processes ipc=pipe": {966, false},
+	"bench=messaging width=64 mode=asi+pcid entry=syscall flavour=linux global=off tasks=threads ipc=pipe":   {911, false},
 	// The paths only Bochs runs, on+pcid's (QEMU's TCG has no PCID), held
 	// under Bochs (corei7_haswell_4770 and broadwell_ult alike; the
 	// pinned 3.1-line build as Debian's 2.7 before it); per

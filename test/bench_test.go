@@ -401,7 +401,7 @@ const pathLengthPingPongN = 20
 // The Bochs boots also check the PCID matrix (bochsMatrix).
 func TestPathLengths(t *testing.T) {
 	t.Parallel()
-	var q, qs, qd, bs map[string]float64
+	var q, qs, qd, bs, qa, ba map[string]float64
 	b := make([]map[string]float64, len(bochsModels))
 	t.Run("boot", func(t *testing.T) {
 		t.Run("qemu-icount", func(t *testing.T) { q = qemuPathLengths(t) })
@@ -417,7 +417,24 @@ func TestPathLengths(t *testing.T) {
 			t.Run("bochs-"+model.name, func(t *testing.T) { b[i] = bochsMatrix(t, model) })
 		}
 		t.Run("bochs-sockets", func(t *testing.T) { bs = bochsSockets(t) })
+		t.Run("qemu-icount-asi", func(t *testing.T) { qa = qemuASIPathLengths(t) })
+		t.Run("bochs-asi", func(t *testing.T) { ba = bochsASI(t) })
 	})
+	require.NotNil(t, qa, "the QEMU boot of the asi mode failed")
+	require.NotNil(t, ba, "the Bochs boot of the asi modes failed")
+	// The same paths under both emulators, but that Bochs counts an ASI
+	// fault's faulting access twice (pathlength): at most 4 more per
+	// ping-pong round trip (its 4 faults) and about 2 per message.
+	for k, v := range qa {
+		if bv, ok := ba[k]; ok && keyField(k, "mode") == "asi" {
+			switch keyField(k, "bench") {
+			case "null", "lseek":
+				assert.Equal(t, v, bv, "%s: asi's path under QEMU and Bochs", k)
+			default:
+				assert.True(t, bv >= v && bv-v <= 4, "%s: QEMU %v, Bochs %v: the faulting accesses Bochs counts twice", k, v, bv)
+			}
+		}
+	}
 	require.NotNil(t, q, "the QEMU boot failed")
 	require.NotNil(t, qd, "the QEMU boot of the deferred modes failed")
 	for k, v := range qd {

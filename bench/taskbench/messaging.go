@@ -85,6 +85,7 @@ type MessagingResult struct {
 	// Per run: messages each way, and the kernel's counts of the last.
 	Messages           uint64
 	Switches, CR3Loads uint64
+	ASITransitions     uint64 // the asi modes' (bench.Exit), of the last run
 	Unsup, Failure     error
 	// The instrumented runs' phases (over the run's system calls) and the
 	// run's cycles from the start of its first task to the last exit.
@@ -457,6 +458,7 @@ func messagingRun(w bench.World, sw bench.Switch, threads bool, p MessagingParam
 		return fail(fmt.Errorf("the run ended with %v%s", end, describeTasks(run.Tasks())))
 	}
 	res.Stamps, res.RunCycles = end.Stamps, endTSC-t0
+	res.ASITransitions = end.ASITransitions
 
 	// Nothing lost: every receiver got every message of its group whole,
 	// every pipe carried what was written.
@@ -543,11 +545,15 @@ func messaging(x *bench.Ctx, m MessagingResult, ratio float64) {
 	if x.NotMeasured(x.Name+" "+m.Config.Mode.String()+" "+s.Tasks, s, 0, m.P.R, nil, m.Failure) {
 		return
 	}
-	x.Record(contract.Messaging{
+	rec := contract.Messaging{
 		Subject: s, Workload: wl, R: m.P.R, Warmup: m.P.Warmup,
 		Stats: x.StatsOf(m.Stats, m.Disturb, ratio), Seconds: x.Clock.Ns(m.Stats.Mean) / 1e9, Messages: m.Messages,
 		PerMessage: bench.Round(m.Stats.Mean / float64(m.Messages)), Switches: m.Switches, CR3Loads: m.CR3Loads, ChecksumsOK: true,
-	})
+	}
+	if m.Config.Mode.ASI() {
+		rec.ASITransitions = &m.ASITransitions
+	}
+	x.Record(rec)
 }
 
 // messagingPhases runs sched-messaging once more in each of the plan's

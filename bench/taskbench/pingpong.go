@@ -35,6 +35,7 @@ type PingPongResult struct {
 	Disturb bench.Disturb
 	// What the kernel counted over the run, warm-up included.
 	Switches, CR3Loads uint64
+	ASITransitions     uint64 // the asi modes' (bench.Exit)
 	RoundTrips         uint64 // bytes through each pipe
 	Unsup, Failure     error
 	samples            []cpustate.Sample // the run's, warm-up included
@@ -120,6 +121,7 @@ func pingPongRun(w bench.World, c experiment.Config, threads bool, n, r int) (Pi
 		return fail(err)
 	}
 	res.Switches, res.CR3Loads, _ = run.Counts()
+	res.ASITransitions = end.ASITransitions
 	if !end.OK() {
 		return fail(fmt.Errorf("the run ended with %v%s", end, describeTasks(run.Tasks())))
 	}
@@ -251,11 +253,15 @@ func RecordPingPong(x *bench.Ctx, name string, pp PingPongResult, ratio float64)
 	if x.NotMeasured(x.Name+" "+pp.Config.Mode.String()+" "+s.Tasks, s, pp.N, pp.R, pp.Unsup, pp.Failure) {
 		return
 	}
-	x.Record(contract.PingPong{
+	rec := contract.PingPong{
 		Subject: s, N: pp.N, R: pp.R, Warmup: x.Plan.Warmup, Stats: x.StatsOf(pp.Stats, pp.Disturb, ratio),
 		NsPerRoundTrip: bench.Round(x.Clock.Ns(pp.Stats.Mean)),
 		RoundTrips:     pp.RoundTrips, Switches: pp.Switches, CR3Loads: pp.CR3Loads,
-	})
+	}
+	if pp.Config.Mode.ASI() {
+		rec.ASITransitions = &pp.ASITransitions
+	}
+	x.Record(rec)
 }
 
 // TaskKind names a run's kind of tasks.
