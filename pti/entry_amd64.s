@@ -588,6 +588,12 @@ TEXT ·toUserFRED(SB),NOSPLIT|NOFRAME,$0
 // kept. It has not left the user side: the CR3 is still the user side's
 // and GS was not swapped (the entry data and this stack are mapped in
 // both tables), so the IRETQ alone goes back (SDM Vol. 3A, 6.14.3).
+//
+// And a kernel #PF that is an ASI fault (asi.go: a page not present, on
+// the nonsensitive table, in the sensitive blocks' span) resumes the
+// faulting access on the sensitive table: the CR3 written, the flag set,
+// the transition counted, RAX pushed and popped, the flags restored by
+// the IRETQ.
 TEXT ·excCommon(SB),NOSPLIT|NOFRAME,$0
 	// Vector, error code, RIP, CS, RFLAGS, RSP, SS on the entry stack.
 	TESTQ	$const_rplMask, 24(SP)
