@@ -57,10 +57,9 @@ type Measurement struct {
 	Phases    [PhaseCount]float64
 	StampCost [PhaseCount]float64
 	PhaseCall float64
-	// ASITransitions are the asi modes' switches to the sensitive table
-	// over the timed program's calls (warm-up included), when ASI.
+	// ASITransitions are an asi mode's switches to the sensitive table
+	// over the timed program's calls (warm-up included).
 	ASITransitions uint64
-	ASI            bool
 	xcheck         xcheckIn // the counter deltas of the PMU cross-check (pmucheck.go)
 	Unsup          error    // the world or the CPU cannot run the configuration
 	Failure        error    // the run went wrong
@@ -100,7 +99,7 @@ func Measure(w World, c experiment.Config, call Call, n, r, warmup int) Measurem
 		m.Failure = fmt.Errorf("the %s call returned %d, want %d", callNames[call.Op], calls.Value, want)
 		return m
 	}
-	m.ASITransitions, m.ASI = calls.ASITransitions, c.Mode.ASI()
+	m.ASITransitions = calls.ASITransitions
 	perOp := PerOp(calls.Cycles[warmup:], n, m.Empty)
 	m.Stats = Summarize(perOp)
 	m.Disturb = DisturbOf(perOp, calls.Samples, r, warmup, n)
@@ -187,7 +186,7 @@ func (x *Ctx) RecordMeasurement(m Measurement, ratio float64) {
 		NsPerCall: Round(x.Clock.Ns(m.Stats.Mean)), EmptyLoopCycles: Round(m.Empty),
 		PMUCheck: x.pmuCheck(m),
 	}
-	if m.ASI {
+	if m.Config.Mode.ASI() {
 		rec.ASITransitions = &m.ASITransitions
 	}
 	if m.Config.Stamps {

@@ -12,8 +12,8 @@ import (
 // linuxasi.dev): the kernel runs on a nonsensitive table, which maps all
 // of it but the frames that hold user data, and moves to the sensitive
 // (full) table only when it touches such a frame. In ptilab the sensitive
-// frames are the processes' pages, the tasks kernel's pipe and socket
-// rings and file data: they come from 2 MiB blocks of their own (goos's
+// frames are the processes' pages and the tasks kernel's pipe and socket
+// rings (lseek's files have no contents): they come from 2 MiB blocks of their own (goos's
 // sensitive blocks), so that the nonsensitive table leaves each block out
 // with one cleared PD entry.
 
