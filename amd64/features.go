@@ -34,6 +34,7 @@ type CPUFeatures struct {
 	// Speculation controls (SDM Vol. 2A, CPUID, Table 3-8; AMD APM Vol. 3,
 	// E.4.7 for 8000_0008H:EBX), for the mitigation knobs (package pti).
 	MDClear  bool // CPUID.(EAX=07H,ECX=0):EDX[10], VERW clears the CPU buffers
+	L1DFlush bool // CPUID.(EAX=07H,ECX=0):EDX[28], IA32_FLUSH_CMD.L1D_FLUSH
 	SpecCtrl bool // IA32_SPEC_CTRL.IBRS: CPUID.(07H,0):EDX[26], or AMD 8000_0008H:EBX[14] (IBRS)
 	PredCmd  bool // IA32_PRED_CMD.IBPB: CPUID.(07H,0):EDX[26], or AMD 8000_0008H:EBX[12] (IBPB)
 	ArchCaps bool // CPUID.(07H,0):EDX[29], IA32_ARCH_CAPABILITIES
@@ -96,6 +97,7 @@ func DetectFeatures() {
 		f.SMAP = b&CPUID07_EBX_SMAP != 0
 		a, _, _, d = CPUID(7, 0)
 		f.MDClear = d&CPUID07_EDX_MD_CLEAR != 0
+		f.L1DFlush = d&CPUID07_EDX_L1D_FLUSH != 0
 		f.SpecCtrl = d&CPUID07_EDX_SPEC_CTRL != 0
 		f.PredCmd = f.SpecCtrl
 		f.ArchCaps = d&CPUID07_EDX_ARCH_CAPS != 0

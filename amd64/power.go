@@ -42,14 +42,17 @@ const (
 // 49H; SDM Vol. 2A, CPUID, Table 3-8; AMD APM Vol. 3, E.4.7; Linux
 // arch/x86/include/asm/msr-index.h).
 const (
-	MSR_IA32_PRED_CMD = 0x00000049 // write-only: [0] IBPB (CPUID.07H:EDX[26], AMD 8000_0008H:EBX[12])
+	MSR_IA32_PRED_CMD  = 0x00000049 // write-only: [0] IBPB (CPUID.07H:EDX[26], AMD 8000_0008H:EBX[12])
+	MSR_IA32_FLUSH_CMD = 0x0000010b // write-only: [0] L1D_FLUSH (CPUID.07H:EDX[28])
 
 	SPEC_CTRL_IBRS      = 1 << 0  // IA32_SPEC_CTRL[0]: restrict indirect branch speculation
 	SPEC_CTRL_BHI_DIS_S = 1 << 10 // IA32_SPEC_CTRL[10]: no branch history for indirect branches in CPL 0 (CPUID.(07H,2):EDX[4])
 	PRED_CMD_IBPB       = 1 << 0  // IA32_PRED_CMD[0]: indirect branch prediction barrier
+	FLUSH_CMD_L1D       = 1 << 0  // IA32_FLUSH_CMD[0]: write back and invalidate the L1 data cache
 	ARCH_CAP_IBRS_ALL   = 1 << 1  // IA32_ARCH_CAPABILITIES[1]: enhanced IBRS (set once, stays on)
 
 	CPUID07_EDX_MD_CLEAR   = 1 << 10 // CPUID.(07H,0):EDX[10], VERW clears the CPU buffers
+	CPUID07_EDX_L1D_FLUSH  = 1 << 28 // CPUID.(07H,0):EDX[28], IA32_FLUSH_CMD.L1D_FLUSH
 	CPUID0702_EDX_BHI_CTRL = 1 << 4  // CPUID.(07H,2):EDX[4], IA32_SPEC_CTRL.BHI_DIS_S
 	CPUID80000008_EBX_IBPB = 1 << 12 // AMD: IA32_PRED_CMD.IBPB
 	CPUID80000008_EBX_IBRS = 1 << 14 // AMD: IA32_SPEC_CTRL.IBRS

@@ -133,6 +133,9 @@ func (x *Ctx) Subject(bench string, c experiment.Config) contract.Subject {
 	if c.Flavour == experiment.Mitigated {
 		s.Mitigations = c.Knobs.String()
 	}
+	if c.Mode.ASI() {
+		s.ASIActions = c.ASIActions.String()
+	}
 	return s
 }
 
@@ -231,9 +234,10 @@ func Find(ms []Measurement, c experiment.Config) *Measurement {
 	return nil
 }
 
-// OffOf is c under PTI off: the configuration c is compared with.
+// OffOf is c under PTI off: the configuration c is compared with (off
+// has no asi actions).
 func OffOf(c experiment.Config) experiment.Config {
-	c.Mode = experiment.Off
+	c.Mode, c.ASIActions = experiment.Off, 0
 	return c
 }
 

@@ -64,9 +64,14 @@ type Plan struct {
 	// its default ones too (EntriesOf).
 	Entries  []experiment.Entry
 	Flavours []experiment.Flavour
-	Globals  []bool
-	N, R     int
-	Warmup   int
+	// ASIActions are the sets of actions the asi modes' switch back runs
+	// (plan key asi_actions: experiment.Config.ASIActions), each a
+	// configuration of every asi-mode row of null, lseek, the ping-pong
+	// and sched-messaging (ConfigsOf); none alone by default.
+	ASIActions []experiment.Knobs
+	Globals    []bool
+	N, R       int
+	Warmup     int
 	// LoopOffsets are the places of the worlds' ring-3 programs, and so
 	// of their timed loops: 0 (Setup's places) first, then offsets in
 	// bytes (experiment.CheckLoopOffset: multiples of 32) at which
@@ -113,6 +118,7 @@ func DefaultPlan() Plan {
 		Benchmarks:  PlanNames(false),
 		Modes:       defaultModes,
 		Flavours:    []experiment.Flavour{experiment.Minimal, experiment.Linux},
+		ASIActions:  []experiment.Knobs{0},
 		Globals:     []bool{false, true},
 		N:           1000,
 		R:           10,
@@ -224,6 +230,9 @@ var planKeys = map[string]func(p *Plan, v string) error{
 	"flavours": listKey("flavours", "", func() ([]string, func(string) (experiment.Flavour, error)) {
 		return namesOf(experiment.Flavours()), experiment.ParseFlavour
 	}, func(p *Plan) *[]experiment.Flavour { return &p.Flavours }),
+	"asi_actions": listKey("asi_actions", "", func() ([]string, func(string) (experiment.Knobs, error)) {
+		return append([]string{"none"}, namesOf(experiment.ASIActions())...), parseASIActions
+	}, func(p *Plan) *[]experiment.Knobs { return &p.ASIActions }),
 	"pstate": func(p *Plan, v string) error {
 		switch v {
 		case cpustate.PStateNominal, cpustate.PStateLeave:
@@ -407,6 +416,31 @@ func onOff(key string, field func(*Plan) *bool) func(*Plan, string) error {
 		*field(p) = on
 		return nil
 	}
+}
+
+// parseASIActions parses a set of asi actions: "none", or actions
+// (experiment.ASIActions) joined by "+" ("verw+l1d").
+func parseASIActions(v string) (experiment.Knobs, error) {
+	k, err := experiment.ParseKnobs(v)
+	if err == nil && !k.ActAt(experiment.AtASIExit) {
+		err = fmt.Errorf("%s: not all are asi actions", v)
+	}
+	return k, err
+}
+
+// ConfigsOf are the configurations p runs of c: c itself, or in an asi
+// mode c with each of p's sets of asi actions (ASIActions), in their
+// order.
+func (p Plan) ConfigsOf(c experiment.Config) []experiment.Config {
+	if !c.Mode.ASI() {
+		return []experiment.Config{c}
+	}
+	var out []experiment.Config
+	for _, k := range p.ASIActions {
+		c.ASIActions = k
+		out = append(out, c)
+	}
+	return out
 }
 
 // listKey is the parser of a key whose value is a comma-separated list

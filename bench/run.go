@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 )
 
 // Ctx is what a benchmark runs with: the reporter, the plan, the clock,
@@ -126,8 +127,6 @@ func runShifted(x *Ctx, b *Benchmark) {
 	}
 }
 
-// modeNames are the plan's modes' names, for the timing record (the
-// tables' mode column is as wide as the longest).
 // entryNames are the entries plan runs, both worlds', by name (the
 // tables give the 64-bit world an entry column when it has several).
 func entryNames(plan Plan) []string {
@@ -140,10 +139,15 @@ func entryNames(plan Plan) []string {
 	return out
 }
 
+// modeNames are the plan's modes' names, an asi mode's with each set of
+// asi actions (experiment.Config.ModeName), for the timing record (the
+// tables' mode column is as wide as the longest).
 func modeNames(plan Plan) []string {
 	var out []string
 	for _, m := range plan.Modes {
-		out = append(out, m.String())
+		for _, c := range plan.ConfigsOf(experiment.Config{Mode: m}) {
+			out = append(out, c.ModeName())
+		}
 	}
 	return out
 }

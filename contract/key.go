@@ -30,7 +30,7 @@ var ErrNoConfig = errors.New("no configuration")
 //     for the mitigated flavour (its only copy method), movsl otherwise;
 //     a copy the configuration has no choice of (INT 0x80's "movsl") is
 //     parsed but left out of the key (experiment.Config.HasCopy);
-//   - no mitigations: none.
+//   - no mitigations and no asi actions: none.
 //
 // An unknown name or a width other than 64 and 32 is an error, and so is
 // a subject without a mode (ErrNoConfig). Config does not Check: an
@@ -77,6 +77,9 @@ func (s Subject) Config() (experiment.Config, error) {
 	if c.Knobs, err = experiment.ParseKnobs(s.Mitigations); err != nil {
 		return c, err
 	}
+	if c.ASIActions, err = experiment.ParseKnobs(s.ASIActions); err != nil {
+		return c, err
+	}
 	c.Stamps, c.Global = s.Stamps, s.Global
 	return c, nil
 }
@@ -105,7 +108,7 @@ func (s Subject) keyWith(ipc string) string {
 		p = append(p, c.Pairs()...)
 	} else {
 		p = append(p, [2]string{"width", strconv.Itoa(s.Width)})
-		for _, f := range [][2]string{{"mode", s.Mode}, {"entry", s.Entry}, {"flavour", s.Flavour}, {"copy", s.Copy}, {"knobs", s.Mitigations}} {
+		for _, f := range [][2]string{{"mode", s.Mode}, {"entry", s.Entry}, {"flavour", s.Flavour}, {"copy", s.Copy}, {"knobs", s.Mitigations}, {"asi_actions", s.ASIActions}} {
 			if f[1] != "" {
 				p = append(p, f)
 			}

@@ -52,6 +52,11 @@ type Subject struct {
 	// Mitigations are the mitigated flavour's knobs: "none", or their
 	// names joined by "+" ("verw+ibrs").
 	Mitigations string `json:"mitigations,omitempty"`
+	// ASIActions are an asi mode's actions on the way back to the
+	// nonsensitive table (experiment.Config.ASIActions): "none", or
+	// their names joined by "+" ("verw+l1d"); absent in the other modes
+	// (and in records written before the field: none).
+	ASIActions string `json:"asi_actions,omitempty"`
 	// LoopOffset is how many bytes further than by default the world's
 	// ring-3 programs ran, the timed loop's included (plan key
 	// loop_offset: a multiple of 32, so every jump of the loop kept its

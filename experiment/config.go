@@ -27,8 +27,13 @@ type Config struct {
 	// (PTE.G with CR4.PGE): their TLB entries survive CR3 writes.
 	Global bool
 	// Knobs are the mitigated flavour's mitigations (none for the other
-	// flavours).
+	// flavours): knobs of EntryMitigations.
 	Knobs Knobs
+	// ASIActions are the actions of an asi mode's transition back to the
+	// nonsensitive table, before the return to ring 3 after the kernel
+	// touched sensitive data (knobs of ASIActions: verw, l1d, rsb); none
+	// in the other modes.
+	ASIActions Knobs
 }
 
 // Errors of configurations no CPU can run in a world.
@@ -90,6 +95,12 @@ func (c Config) Check() error {
 		return fmt.Errorf("%v: the %v flavour of entry %v: %w", c, c.Flavour, c.Entry, ErrNoTrampoline)
 	case c.Knobs != 0 && !c.HasKnobs():
 		return fmt.Errorf("%v: mitigations %v need the mitigated flavour", c, c.Knobs)
+	case !c.Knobs.ActAt(onEntryPath):
+		return fmt.Errorf("%v: mitigations %v: not all act on the system call's path or in the context switch (%s do)", c, c.Knobs, KnobsOf(EntryMitigations()...).names())
+	case c.ASIActions != 0 && !c.Mode.ASI():
+		return fmt.Errorf("%v: asi actions %v need an asi mode", c, c.ASIActions)
+	case !c.ASIActions.ActAt(AtASIExit):
+		return fmt.Errorf("%v: asi actions %v: not all are actions of the switch back (%s are)", c, c.ASIActions, KnobsOf(ASIActions()...).names())
 	case c.World == W32 && c.Flavour == Mitigated && (c.Entry != Sysenter || c.Copy != Direct || c.Stamps):
 		return fmt.Errorf("%v: the mitigated trampoline is SYSENTER's with the direct copy method, without stamps", c)
 	case !c.HasCopy() && c.Copy != Movsl, c.Stamps && !(c.HasCopy() && c.Flavour == Linux):
@@ -111,7 +122,7 @@ func modesIn(w Width) string {
 
 // Pairs are c's fields as name=value pairs, in the key's order: width,
 // mode, entry, flavour, copy (HasCopy), stamps (when set), global (on or
-// off), knobs (HasKnobs).
+// off), knobs (HasKnobs), asi_actions (in an asi mode).
 func (c Config) Pairs() [][2]string {
 	p := [][2]string{
 		{"width", strconv.Itoa(int(c.World))},
@@ -129,7 +140,20 @@ func (c Config) Pairs() [][2]string {
 	if c.HasKnobs() {
 		p = append(p, [2]string{"knobs", c.Knobs.String()})
 	}
+	if c.Mode.ASI() {
+		p = append(p, [2]string{"asi_actions", c.ASIActions.String()})
+	}
 	return p
+}
+
+// ModeName names c's mode with its asi actions, as the tables' mode
+// column does: the mode's name, and in an asi mode with actions the
+// actions in brackets ("asi+pcid[verw+l1d]").
+func (c Config) ModeName() string {
+	if c.ASIActions == 0 {
+		return c.Mode.String()
+	}
+	return c.Mode.String() + "[" + c.ASIActions.String() + "]"
 }
 
 // Key is c's canonical key: Pairs as "name=value" joined by spaces
@@ -209,10 +233,14 @@ var keyFields = map[string]func(c *Config, v string) error{
 	"stamps":  func(c *Config, v string) (err error) { c.Stamps, err = parseOnOff(v); return },
 	"global":  func(c *Config, v string) (err error) { c.Global, err = parseOnOff(v); return },
 	"knobs":   func(c *Config, v string) (err error) { c.Knobs, err = ParseKnobs(v); return },
+	"asi_actions": func(c *Config, v string) (err error) {
+		c.ASIActions, err = ParseKnobs(v)
+		return
+	},
 }
 
 // ParseKey parses a Config.Key (the pairs in any order; absent copy,
-// stamps and knobs are movsl, off and none).
+// stamps, knobs and asi_actions are movsl, off, none and none).
 func ParseKey(key string) (Config, error) {
 	c := Config{}
 	seen := map[string]bool{}

@@ -242,3 +242,28 @@ func TestCheckLoopOffset(t *testing.T) {
 		assert.Error(t, CheckLoopOffset(off), off)
 	}
 }
+
+// The asi actions: knobs of the switch back, in an asi mode's key only;
+// l1d is no knob of the mitigated flavour.
+func TestASIActions(t *testing.T) {
+	assert.Equal(t, []Mitigation{VERW, RSB, L1D}, ASIActions())
+	assert.NotContains(t, EntryMitigations(), L1D)
+	asi := Config{World: W64, Mode: ASIPCID, Entry: Syscall, Flavour: Linux, ASIActions: KnobsOf(VERW, L1D)}
+	require.NoError(t, asi.Check())
+	assert.Equal(t, "width=64 mode=asi+pcid entry=syscall flavour=linux global=off asi_actions=verw+l1d", asi.Key())
+	back, err := ParseKey(asi.Key())
+	require.NoError(t, err)
+	assert.Equal(t, asi, back)
+	asi.ASIActions = 0
+	assert.Equal(t, "width=64 mode=asi+pcid entry=syscall flavour=linux global=off asi_actions=none", asi.Key())
+	for _, tc := range []struct {
+		c    Config
+		want string
+	}{
+		{Config{World: W64, Mode: On, Entry: Syscall, Flavour: Linux, ASIActions: KnobsOf(VERW)}, "asi actions verw need an asi mode"},
+		{Config{World: W64, Mode: ASI, Entry: Syscall, Flavour: Minimal, ASIActions: KnobsOf(IBRS)}, "asi actions ibrs: not all are actions of the switch back (verw, rsb, l1d are)"},
+		{Config{World: W64, Mode: On, Entry: Syscall, Flavour: Mitigated, Knobs: KnobsOf(L1D)}, "mitigations l1d: not all act on the system call's path or in the context switch"},
+	} {
+		assert.ErrorContains(t, tc.c.Check(), tc.want, "%v", tc.c)
+	}
+}

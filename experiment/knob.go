@@ -20,6 +20,7 @@ const (
 	BHB       Mitigation = sites.BHB
 	LFENCE    Mitigation = sites.LFENCE
 	Retpoline Mitigation = sites.Retpoline
+	L1D       Mitigation = sites.L1D
 )
 
 // Acts says where a knob acts.
@@ -35,7 +36,14 @@ const (
 	// AtProcessSwitch: in the tasks kernel's context switch to a task of
 	// another process.
 	AtProcessSwitch
+	// AtASIExit: an action of the asi modes' transition back to the
+	// nonsensitive table on the way to ring 3 (Config.ASIActions; pti's
+	// asi.go), run only when the kernel went to the sensitive table.
+	AtASIExit
 )
+
+// onEntryPath are the places of the mitigated flavour's knobs.
+const onEntryPath = AtKernelEntry | AtKernelExit | AtDispatch | AtProcessSwitch
 
 // Need is what a CPU must have for a knob, an entry or a mode to run (beyond the
 // instructions every x86-64 CPU runs).
@@ -52,6 +60,9 @@ const (
 	NeedsFRED
 	// NeedsLASS: linear-address-space separation (CPUID.(EAX=07H,ECX=1):EAX[6]).
 	NeedsLASS
+	// NeedsFlushCmd: IA32_FLUSH_CMD (10BH) with L1D_FLUSH
+	// (CPUID.(EAX=07H,ECX=0):EDX[28]).
+	NeedsFlushCmd
 )
 
 // KnobRow is what a mitigation knob is.
@@ -76,7 +87,7 @@ type KnobRow struct {
 
 // knobRows are the knobs, in package sites' order.
 var knobRows = [sites.Knobs]KnobRow{
-	VERW: {Name: "verw", Acts: AtKernelExit, In32: true,
+	VERW: {Name: "verw", Acts: AtKernelExit | AtASIExit, In32: true,
 		Linux: "CLEAR_CPU_BUFFERS (arch/x86/include/asm/nospec-branch.h)"},
 	IBRS: {Name: "ibrs", Acts: AtKernelEntry | AtKernelExit, Needs: NeedsSpecCtrl,
 		NeedText: "no IA32_SPEC_CTRL (CPUID.(EAX=07H,ECX=0):EDX[26])",
@@ -84,7 +95,7 @@ var knobRows = [sites.Knobs]KnobRow{
 	IBPB: {Name: "ibpb", Acts: AtProcessSwitch, Needs: NeedsPredCmd, In32: true,
 		NeedText: "no IA32_PRED_CMD (CPUID.(EAX=07H,ECX=0):EDX[26])",
 		Linux:    "cond_mitigation's IBPB (arch/x86/mm/tlb.c)"},
-	RSB: {Name: "rsb", Acts: AtProcessSwitch, In32: true,
+	RSB: {Name: "rsb", Acts: AtProcessSwitch | AtASIExit, In32: true,
 		Linux: "FILL_RETURN_BUFFER in __switch_to_asm (X86_FEATURE_RSB_CTXSW)"},
 	BHB: {Name: "bhb", Acts: AtKernelEntry,
 		Linux: "CLEAR_BRANCH_HISTORY, clear_bhb_loop (arch/x86/entry/entry_64.S)"},
@@ -92,6 +103,9 @@ var knobRows = [sites.Knobs]KnobRow{
 		Linux: "FENCE_SWAPGS_KERNEL_ENTRY (arch/x86/entry/calling.h)"},
 	Retpoline: {Name: "retpoline", Acts: AtDispatch, In32: true,
 		Linux: "__x86_indirect_thunk_r11 (arch/x86/lib/retpoline.S)"},
+	L1D: {Name: "l1d", Acts: AtASIExit, Needs: NeedsFlushCmd,
+		NeedText: "no IA32_FLUSH_CMD (CPUID.(EAX=07H,ECX=0):EDX[28])",
+		Linux:    "l1d_flush_hw (arch/x86/mm/tlb.c, PR_SPEC_L1D_FLUSH), vmx_l1d_flush (arch/x86/kvm/vmx/vmx.c)"},
 }
 
 var knobs = newTable[Mitigation]("mitigation", knobRows[:], func(r KnobRow) string { return r.Name })
@@ -101,6 +115,27 @@ func Mitigations() []Mitigation { return knobs.all() }
 
 // ParseMitigation returns the knob named name.
 func ParseMitigation(name string) (Mitigation, error) { return knobs.parse(name) }
+
+// EntryMitigations are the mitigated flavour's knobs, in the rows'
+// order: those that act on the system call's path or in the context
+// switch (the ladder's rungs, Config.Knobs).
+func EntryMitigations() []Mitigation { return actingAt(onEntryPath) }
+
+// ASIActions are the knobs that can act on the asi modes' way back to
+// the nonsensitive table (AtASIExit; Config.ASIActions), in the rows'
+// order.
+func ASIActions() []Mitigation { return actingAt(AtASIExit) }
+
+// actingAt are the knobs that act at one of where's places.
+func actingAt(where Acts) []Mitigation {
+	var out []Mitigation
+	for _, m := range Mitigations() {
+		if m.Row().Acts&where != 0 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
 
 // Row returns m's row.
 func (m Mitigation) Row() KnobRow { return knobs.row(m) }
@@ -136,10 +171,23 @@ func (k Knobs) List() []Mitigation {
 	return out
 }
 
+// names are k's knobs' names joined by ", ".
+func (k Knobs) names() string { return strings.ReplaceAll(k.String(), "+", ", ") }
+
+// ActAt reports whether every knob of k acts at one of where's places.
+func (k Knobs) ActAt(where Acts) bool {
+	for _, m := range k.List() {
+		if m.Row().Acts&where == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Knobs32 are the knobs Linux's 32-bit entry has (KnobRow.In32).
 func Knobs32() Knobs {
 	var k Knobs
-	for _, m := range Mitigations() {
+	for _, m := range EntryMitigations() {
 		if m.Row().In32 {
 			k |= KnobsOf(m)
 		}

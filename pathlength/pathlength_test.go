@@ -1,6 +1,7 @@
 package pathlength
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -100,5 +101,29 @@ func TestRules(t *testing.T) {
 			assert.False(t, c.HasCopy() && c.Copy != experiment.Direct, "%s: REP string instructions", k)
 			assert.NotContains(t, []string{"lseek", "lseek32", "pingpong", "messaging"}, f["bench"], "%s: Go code", k)
 		}
+	}
+}
+
+// Asi actions run only after a transition: getppid's and lseek's rows
+// serve every set of actions; the ping-pong has a row per set.
+func TestASIActionsRule(t *testing.T) {
+	none := "bench=null width=64 mode=asi+pcid entry=syscall flavour=linux global=off asi_actions=none"
+	want, err := Of(none)
+	require.NoError(t, err)
+	for _, a := range []string{"verw", "l1d", "rsb", "verw+l1d+rsb"} {
+		got, err := Of(strings.Replace(none, "asi_actions=none", "asi_actions="+a, 1) + " loop_offset=32")
+		require.NoError(t, err, a)
+		assert.Equal(t, want, got, a)
+	}
+	pp := "bench=pingpong width=64 mode=asi entry=syscall flavour=linux global=off asi_actions=%s tasks=processes"
+	pnone, err := Of(fmt.Sprintf(pp, "none"))
+	require.NoError(t, err)
+	pverw, err := Of(fmt.Sprintf(pp, "verw"))
+	require.NoError(t, err)
+	assert.Greater(t, pverw.Bound, pnone.Bound, "a transition runs the actions")
+	_, err = Of(fmt.Sprintf(pp, "verw+rsb"))
+	assert.ErrorIs(t, err, ErrNoBound, "a set no plan measured")
+	for k := range noTransition {
+		assert.Contains(t, table, k, "noTransition names rows of the table")
 	}
 }

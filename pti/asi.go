@@ -105,6 +105,16 @@ func syncNonsensitive() error {
 	return SyncNonsensitive(&env.nonsensitive, goos.PhysTables{}, goos.KernelTable(), goos.SensitiveBlocks())
 }
 
+// asiSites are the site bits of asi actions k (entryData.ASIActions,
+// asiActions): each knob's own (experiment.Mitigation.Site).
+func asiSites(k experiment.Knobs) uint64 {
+	var s uint64
+	for _, m := range k.List() {
+		s |= uint64(m.Site())
+	}
+	return s
+}
+
 // setASI sets the entry data's ASI fields for a run in mode m: in an asi
 // mode the span of the sensitive blocks, where a kernel fault on the
 // nonsensitive table is an ASI fault, and NOFLUSH for the switch with

@@ -26,6 +26,8 @@ type Switch struct {
 	c     experiment.Config
 	tramp trampoline
 	mit   MitigationPlan
+	// asiActions are the asi actions' site bits (entryData.ASIActions).
+	asiActions uint64
 }
 
 // Plan validates c once for this CPU and returns what to switch for it:
@@ -63,7 +65,10 @@ func Plan(c experiment.Config) (Switch, error) {
 	if err != nil {
 		return Switch{}, fmt.Errorf("%v: %w", c, err)
 	}
-	return Switch{c: c, tramp: t, mit: mit}, nil
+	if err := CheckKnobs(c.ASIActions, specCaps); err != nil {
+		return Switch{}, fmt.Errorf("%v: asi actions: %w", c, err)
+	}
+	return Switch{c: c, tramp: t, mit: mit, asiActions: asiSites(c.ASIActions)}, nil
 }
 
 // Config is the configuration s was planned for.

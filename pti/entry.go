@@ -120,6 +120,10 @@ type entryData struct {
 	// return to ring 3 then writes the nonsensitive CR3 and clears
 	// ASISensitive (TO_USER_ASI).
 	ASILo, ASIHi, ASINoflush, ASISensitive, ASITransitions uint64
+	// ASIActions are the actions that switch back runs (site bits of
+	// experiment.Config.ASIActions: siteVERW, siteL1D, siteRSB), by a
+	// call of asiActions, copied to ASIActionsAt; 0: no call.
+	ASIActions, ASIActionsAt uint64
 
 	// The mitigated trampoline's: the sites turned on (siteX bits), the
 	// IA32_SPEC_CTRL values its IBRS sites write on entry and before the
@@ -185,6 +189,8 @@ const (
 	vectorPF          = amd64.VectorPF
 	pfP               = amd64.PF_P
 	msrSpecCtrl       = amd64.MSR_IA32_SPEC_CTRL
+	msrFlushCmd       = amd64.MSR_IA32_FLUSH_CMD
+	flushCmdL1D       = amd64.FLUSH_CMD_L1D
 )
 
 // sample is cpustate.Sample, named here so that its size and offsets reach

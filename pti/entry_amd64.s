@@ -101,19 +101,30 @@ TEXT name(SB),NOSPLIT|NOFRAME,$0; \
 // TO_USER_ASI and TO_USER_ASI_PCID are the asi modes' way back (asi.go):
 // only when the kernel went to the sensitive table since the last return
 // to ring 3 (entryData.ASISensitive, set by excCommon's ASI fault), they
-// clear the flag and write the nonsensitive table's CR3, as TO_USER_ON
-// and TO_USER_PCID do; otherwise they write nothing. The relative jump
-// keeps them free of labels: SYS_LINUX uses its TO_USER twice.
+// clear the flag, write the nonsensitive table's CR3, as TO_USER_ON and
+// TO_USER_PCID do, and call asiActions where the run has actions
+// (entryData.ASIActionsAt not 0; ASI_ACTIONS); otherwise they write
+// nothing. The relative jumps keep them free of labels: SYS_LINUX uses
+// its TO_USER twice.
 #define TO_USER_ASI(reg) \
 	CMPQ	(const_dataBase+entryData_ASISensitive), $0; \
-	JEQ	5(PC); \
+	JEQ	8(PC); \
 	MOVQ	$0, (const_dataBase+entryData_ASISensitive); \
-	TO_USER_ON(reg)
+	TO_USER_ON(reg); \
+	ASI_ACTIONS
 #define TO_USER_ASI_PCID(reg) \
 	CMPQ	(const_dataBase+entryData_ASISensitive), $0; \
-	JEQ	6(PC); \
+	JEQ	9(PC); \
 	MOVQ	$0, (const_dataBase+entryData_ASISensitive); \
-	TO_USER_PCID(reg)
+	TO_USER_PCID(reg); \
+	ASI_ACTIONS
+
+// ASI_ACTIONS calls asiActions, copied to entryData.ASIActionsAt, unless
+// that is 0 (a run without asi actions): three instructions.
+#define ASI_ACTIONS \
+	CMPQ	(const_dataBase+entryData_ASIActionsAt), $0; \
+	JEQ	2(PC); \
+	CALL	(const_dataBase+entryData_ASIActionsAt)
 
 // MINIMAL_CALL is the minimal trampolines' call: the kernel side's CR3,
 // the kernel stack, a call through the system-call table (label nosys
@@ -898,6 +909,59 @@ label:
 #define RETB BYTE $0xc3
 #define JMPNOP BYTE $0xeb; BYTE $0x01; BYTE $0x90
 
+// func asiActions()
+//
+// asiActions runs the asi modes' actions on the way back to the
+// nonsensitive table that entryData.ASIActions turns on (site bits of
+// experiment.Config.ASIActions), each a TEST of its bit and a JEQ over
+// it, in this order: rsb, the return stack buffer stuffed with 32 entries
+// that lead to INT3 (as tasks' fillRSB and Linux's
+// __FILL_RETURN_BUFFER(reg, RSB_CLEAR_LOOPS),
+// arch/x86/include/asm/nospec-branch.h); l1d, IA32_FLUSH_CMD.L1D_FLUSH
+// (SDM Vol. 4, Table 2-2, 10BH: write back and invalidate the L1 data
+// cache; CPUID.(EAX=07H,ECX=0):EDX[28], which pti.Plan checks); verw,
+// VERW of the kernel data selector (CLEAR_CPU_BUFFERS), last, as Linux
+// puts it last before the return (here the way back's pops of DI and the
+// user RSP from the entry stack, and SWAPGS, still follow it). TO_USER_ASI
+// calls it, after the CR3 write, only after an ASI fault. It keeps every
+// register but the flags; it runs copied into the entry area, on the
+// entry stack (3 slots for its saves, 2 for the stuffing's CALLs).
+TEXT ·asiActions(SB),NOSPLIT|NOFRAME,$0
+	TESTQ	$const_siteRSB, (const_dataBase+entryData_ASIActions)
+	JEQ	rsbdone
+	PUSHQ	AX
+	MOVL	$16, AX
+rsb:
+	CALLREL(1)
+	BYTE	$0xcc
+	CALLREL(1)
+	BYTE	$0xcc
+	BYTE	$0x48; BYTE $0x83; BYTE $0xc4; BYTE $0x10	// ADDQ $16, SP: the two CALLs' slots
+	DECL	AX
+	JNE	rsb
+	LFENCE
+	POPQ	AX
+rsbdone:
+	TESTQ	$const_siteL1D, (const_dataBase+entryData_ASIActions)
+	JEQ	l1ddone
+	PUSHQ	AX
+	PUSHQ	CX
+	PUSHQ	DX
+	MOVL	$const_msrFlushCmd, CX
+	MOVL	$const_flushCmdL1D, AX
+	XORL	DX, DX
+	WRMSR
+	POPQ	DX
+	POPQ	CX
+	POPQ	AX
+l1ddone:
+	TESTQ	$const_siteVERW, (const_dataBase+entryData_ASIActions)
+	JEQ	verwdone
+	VERW	(const_dataBase+entryData_VerwSel)
+verwdone:
+	RET
+	ENTRY_END
+
 // CLEAR_BHB_LOOP is Linux's clear_bhb_loop (arch/x86/entry/entry_64.S),
 // inline: five nested CALLs, each followed by five taken JMPs, overwrite
 // the branch history; LFENCE after. Linux aligns the two CALL/RET blocks
@@ -1247,6 +1311,7 @@ TEXT ·routines(SB),NOSPLIT,$0-24
 	ROUTINE(·sysMinimalASIPCID, entryRoutines_SysMinimalASIPCID(DI))
 	ROUTINE(·sysLinuxASI, entryRoutines_SysLinuxASI(DI))
 	ROUTINE(·sysLinuxASIPCID, entryRoutines_SysLinuxASIPCID(DI))
+	ROUTINE(·asiActions, entryRoutines_AsiActions(DI))
 	ROUTINE(·sysGetppid, kernelRoutines_SysGetppid(SI))
 	ROUTINE(·sysWork, kernelRoutines_SysWork(SI))
 	ROUTINE(·sysSample, kernelRoutines_SysSample(SI))

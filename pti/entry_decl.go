@@ -45,6 +45,8 @@ type entryRoutines struct {
 	// way back that writes the nonsensitive CR3 only after an ASI fault
 	// (TO_USER_ASI, TO_USER_ASI_PCID).
 	SysMinimalASI, SysMinimalASIPCID, SysLinuxASI, SysLinuxASIPCID uint64
+	// AsiActions runs the asi actions of the way back (entryData.ASIActions).
+	AsiActions uint64
 }
 
 // kernelRoutines are the routines of entry_amd64.s that run where they are

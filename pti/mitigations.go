@@ -56,6 +56,7 @@ type SpecCaps struct {
 	MDClear  bool // VERW clears the CPU buffers
 	EIBRS    bool // IA32_ARCH_CAPABILITIES.IBRS_ALL: IBRS set once stays effective
 	BHIDisS  bool // IA32_SPEC_CTRL.BHI_DIS_S
+	FlushCmd bool // IA32_FLUSH_CMD with L1D_FLUSH
 }
 
 // specCaps are this CPU's, read by Setup.
@@ -66,7 +67,7 @@ var specCaps SpecCaps
 // knobs' Needs are checked against in a world that reads no MSR for it.
 func CPUIDCaps() SpecCaps {
 	f := &amd64.Features
-	return SpecCaps{SpecCtrl: f.SpecCtrl, PredCmd: f.PredCmd, MDClear: f.MDClear, BHIDisS: f.SpecCtrl && f.BHICtrl}
+	return SpecCaps{SpecCtrl: f.SpecCtrl, PredCmd: f.PredCmd, MDClear: f.MDClear, BHIDisS: f.SpecCtrl && f.BHICtrl, FlushCmd: f.L1DFlush}
 }
 
 // readSpecCaps reads this CPU's speculation controls: IA32_ARCH_CAPABILITIES
@@ -94,6 +95,10 @@ const (
 	siteBHB       = sites.SiteBHB       // clear_bhb_loop after the pt_regs frame
 	siteLFENCE    = sites.SiteLFENCE    // LFENCE after SWAPGS
 	siteRetpoline = sites.SiteRetpoline // the dispatch through the retpoline thunk
+
+	// The asi modes' actions on the way back (asiActions).
+	siteRSB = sites.SiteRSB // the RSB stuffed
+	siteL1D = sites.SiteL1D // IA32_FLUSH_CMD.L1D_FLUSH
 )
 
 // MitigationPlan is how a set of knobs runs on a CPU: the trampoline's
@@ -114,6 +119,8 @@ func (caps SpecCaps) Has(n experiment.Need) bool {
 		return caps.SpecCtrl
 	case experiment.NeedsPredCmd:
 		return caps.PredCmd
+	case experiment.NeedsFlushCmd:
+		return caps.FlushCmd
 	}
 	return true
 }

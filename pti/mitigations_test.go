@@ -14,7 +14,7 @@ import (
 // How each knob runs: trampoline sites, IA32_SPEC_CTRL bits set once, the
 // context switch's knobs; the MSR knobs unsupported without their MSRs.
 func TestPlanMitigations(t *testing.T) {
-	all := experiment.KnobsOf(experiment.Mitigations()...)
+	all := experiment.KnobsOf(experiment.EntryMitigations()...)
 	tcg := SpecCaps{} // QEMU TCG's default CPU: no speculation controls
 	p, err := PlanMitigations(experiment.KnobsOf(experiment.VERW, experiment.RSB, experiment.BHB, experiment.LFENCE, experiment.Retpoline), tcg)
 	require.NoError(t, err)
@@ -53,7 +53,7 @@ func TestPlanMitigations(t *testing.T) {
 // BHI_DIS_S, which set IA32_SPEC_CTRL once instead).
 func TestPlanMitigationsActs(t *testing.T) {
 	caps := SpecCaps{SpecCtrl: true, PredCmd: true, MDClear: true}
-	for _, m := range experiment.Mitigations() {
+	for _, m := range experiment.EntryMitigations() {
 		p, err := PlanMitigations(experiment.KnobsOf(m), caps)
 		require.NoError(t, err, "%v", m)
 		onSwitch := m.Row().Acts&experiment.AtProcessSwitch != 0
@@ -61,4 +61,16 @@ func TestPlanMitigationsActs(t *testing.T) {
 		assert.Equal(t, !onSwitch, p.Sites == uint64(m.Site()), "%v", m)
 		assert.Zero(t, p.SpecOnce, "%v", m)
 	}
+}
+
+// The asi actions: their sites are the knobs' bits, and a CPU without
+// IA32_FLUSH_CMD cannot run l1d.
+func TestASIActions(t *testing.T) {
+	assert.Equal(t, uint64(siteVERW|siteL1D|siteRSB), asiSites(experiment.KnobsOf(experiment.VERW, experiment.L1D, experiment.RSB)))
+	assert.Zero(t, asiSites(0))
+	l1d := experiment.KnobsOf(experiment.L1D)
+	assert.ErrorIs(t, CheckKnobs(l1d, SpecCaps{}), ErrUnsupported)
+	assert.ErrorContains(t, CheckKnobs(l1d, SpecCaps{}), "l1d: no IA32_FLUSH_CMD (CPUID.(EAX=07H,ECX=0):EDX[28])")
+	assert.NoError(t, CheckKnobs(l1d, SpecCaps{FlushCmd: true}))
+	assert.NoError(t, CheckKnobs(experiment.KnobsOf(experiment.VERW, experiment.RSB), SpecCaps{}), "verw and rsb run everywhere")
 }

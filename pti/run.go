@@ -86,6 +86,10 @@ func Start(s Switch, proc *Process, p Program, rsp uint64, args [6]uint64) (Resu
 	d.Recovered, d.RecoverCR2, d.RecoverError = 0, 0, 0
 	resetSamples(d)
 	d.Sites = s.mit.Sites
+	d.ASIActions, d.ASIActionsAt = s.asiActions, 0
+	if s.asiActions != 0 {
+		d.ASIActionsAt = env.text.AsiActions
+	}
 	prior, restore := setSpecCtrl(d, s.mit)
 
 	enterUser()

@@ -15,7 +15,7 @@ import (
 type config struct {
 	bench   string // the benchmark's plan name, without the world's suffix ("null" for "null32")
 	width   int
-	mode    string
+	mode    string // the mode with its asi actions (experiment.Config.ModeName)
 	entry   string
 	flavour string
 	copy    string
@@ -52,6 +52,7 @@ func configOf(s contract.Subject) config {
 	}
 	if mc, err := s.Config(); err == nil {
 		c.cfg, c.ok = mc, true
+		c.mode = mc.ModeName()
 	}
 	c.key = s.Key()
 	return c

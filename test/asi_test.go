@@ -2,6 +2,7 @@ package test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/contract"
+	"github.com/ptilab/ptilab/experiment"
 	"github.com/ptilab/ptilab/host/bochs"
 	"github.com/ptilab/ptilab/host/qemu"
 )
@@ -18,40 +20,72 @@ import (
 // user data (the processes' pages, the pipe and socket rings).
 
 // asiPathPlan is null, lseek, the ping-pong and sched-messaging (over
-// pipes) under off, on and modes, at pathLengthSizes's sizes.
+// pipes) under off, on and modes, each asi mode with every set of asi
+// actions of asiActions, at pathLengthSizes's sizes.
 func asiPathPlan(modes string) string {
-	return "benchmarks = null,lseek,pingpong,messaging\nmodes = off,on," + modes + "\nglobal = off\n" + pathLengthSizes
+	return "benchmarks = null,lseek,pingpong,messaging\nmodes = off,on," + modes + "\nasi_actions = " + strings.Join(asiActions, ",") +
+		"\nglobal = off\n" + pathLengthSizes
+}
+
+// asiActions are the asi boots' sets of asi actions: none, and each
+// action alone.
+var asiActions = []string{"none", "verw", "l1d", "rsb"}
+
+// asiActionCost is the instructions asiActions (pti/entry_amd64.s) runs
+// at a transition for the actions named (ASI_ACTIONS calls it only when
+// there are some), from its code: the CALL, the three TESTs and JEQs and
+// the RET (8); verw's VERW (1); l1d's three saves, the MSR number, the
+// value, EDX cleared, WRMSR and three restores (10); rsb's save, count,
+// 16 rounds of two CALLs, the stack's ADD, DEC and JNE (80), LFENCE and
+// restore (84).
+func asiActionCost(actions string) float64 {
+	if actions == "none" {
+		return 0
+	}
+	cost := 8.0
+	for _, a := range strings.Split(actions, "+") {
+		cost += map[string]float64{"verw": 1, "l1d": 10, "rsb": 84}[a]
+	}
+	return cost
 }
 
 // qemuASIPathLengths boots asiPathPlan under -icount shift=0, holds its
-// path lengths to the table and checks the transitions (checkASI).
+// path lengths to the table and checks the transitions (checkASI); TCG
+// has no IA32_FLUSH_CMD, so l1d's rows are unsupported.
 func qemuASIPathLengths(t *testing.T) map[string]float64 {
 	res := boot(t, qemu.Options{Icount: true, Plan: []byte(asiPathPlan("asi")), Timeout: 10 * time.Minute})
 	requireOK(t, res)
 	got, _ := pathLengths(t, res)
-	checkASI(t, res, got, "asi")
+	checkASI(t, res, got, false, "asi")
 	t.Logf("instructions per operation with asi under icount: %v", got)
 	return got
 }
 
-// bochsASI boots asiPathPlan with asi and asi+pcid under Bochs (its
-// default model has PCID) and checks the same.
+// bochsASIModel is the Bochs model of the asi boot: PCID and
+// IA32_FLUSH_CMD (CPUID.(EAX=07H,ECX=0):EDX[28]), so that asi+pcid and
+// the l1d action run.
+const bochsASIModel = "arrow_lake"
+
+// bochsASI boots asiPathPlan with asi and asi+pcid under Bochs's
+// bochsASIModel and checks the same.
 func bochsASI(t *testing.T) map[string]float64 {
-	res := bootBochs(t, bochs.Options{Plan: []byte(asiPathPlan("asi,asi+pcid")), Timeout: bochsMatrixTimeout})
+	res := bootBochs(t, bochs.Options{CPU: bochsASIModel, Plan: []byte(asiPathPlan("asi,asi+pcid")), Timeout: bochsMatrixTimeout})
 	requireBochsOK(t, res)
 	got, _ := pathLengths(t, res)
-	checkASI(t, res, got, "asi", "asi+pcid")
+	checkASI(t, res, got, true, "asi", "asi+pcid")
 	t.Logf("instructions per operation with asi under Bochs: %v", got)
 	return got
 }
 
 // checkASI checks an asi run's records: every benchmark has a row in
-// each asi mode, and each row's ASI transitions are the count the design
-// gives. A system call enters on the nonsensitive table and the tasks
-// kernel's context switch loads the next process's nonsensitive table, so
-// every copy into or out of a ring that a system call makes first in its
-// entry, or first after a switch, faults once; the benchmarks' calls
-// copy once each and never block after a copy:
+// each asi mode with each set of asi actions (l1d's unsupported unless
+// flushCmd: the CPU has IA32_FLUSH_CMD), and each row's ASI transitions
+// are the count the design gives. A system call enters on the
+// nonsensitive table and the tasks kernel's context switch loads the next
+// process's nonsensitive table, so every copy into or out of a ring that a
+// system call makes first in its entry, or first after a switch, faults
+// once; the benchmarks' calls copy once each and never block after a
+// copy:
 //   - getppid and lseek touch no user data: 0;
 //   - the ping-pong: a write and a read of each pipe per round trip: 4
 //     per round trip (processes and threads alike: a write's way out
@@ -62,8 +96,12 @@ func bochsASI(t *testing.T) map[string]float64 {
 //     task has written it before the starter runs again: the run queue
 //     is FIFO) and its one write of the wake bytes.
 //
+// The actions do not change the transitions; each transition pays them
+// (asiActionCost) beyond the same row without actions: 4 per round trip,
+// and per message at least the 2 of its copies and at most all the run's
+// (the start protocol's lie partly before the timed start signal).
 // The other modes' records carry no transitions.
-func checkASI(t *testing.T, res serialLog, got map[string]float64, modes ...string) {
+func checkASI(t *testing.T, res serialLog, got map[string]float64, flushCmd bool, modes ...string) {
 	isASI := func(mode string) bool { return slices.Contains(modes, mode) }
 	rows := map[string]int{}
 	// count is a record's transitions: absent outside the asi modes (ok
@@ -73,7 +111,7 @@ func checkASI(t *testing.T, res serialLog, got map[string]float64, modes ...stri
 			assert.Nil(t, n, "%s", key)
 			return 0, false
 		}
-		rows[mode]++
+		rows[mode+"["+keyField(key, "asi_actions")+"]"]++
 		require.NotNil(t, n, "%s", key)
 		return *n, true
 	}
@@ -88,32 +126,67 @@ func checkASI(t *testing.T, res serialLog, got map[string]float64, modes ...stri
 			assert.Equal(t, 4*r.RoundTrips, n, "%s: 4 per round trip", r.Key())
 		}
 	}
+	perMessage := map[string]float64{} // a messaging row's transitions per message
 	for _, r := range recordsOf[contract.Messaging](t, res) {
 		if n, ok := count(r.Key(), r.Mode, r.ASITransitions); ok {
 			tasks := uint64(2 * 20 * r.Groups)
 			assert.Equal(t, uint64(20*20*r.Groups*r.Loops), r.Messages, "%s", r.Key())
 			assert.Equal(t, 2*r.Messages+2*tasks+2, n, "%s: 2 per message and the start protocol's", r.Key())
+			perMessage[r.Key()] = float64(n) / float64(r.Messages)
+		}
+	}
+	unsupported := map[string]int{}
+	for _, r := range recordsOf[contract.Unsupported](t, res) {
+		if isASI(r.Mode) {
+			assert.Equal(t, "l1d", r.ASIActions, "%s: only l1d may be unsupported", r.Key())
+			assert.Contains(t, r.Reason, "asi actions: l1d: no IA32_FLUSH_CMD (CPUID.(EAX=07H,ECX=0):EDX[28])", r.Key())
+			unsupported[r.Mode]++
 		}
 	}
 	for _, m := range modes {
-		// null (minimal, linux), lseek (global pages off and on: the
-		// lseek table's), ping-pong and sched-messaging (processes,
-		// threads).
-		assert.Equal(t, 8, rows[m], "the rows of %s", m)
+		for _, a := range asiActions {
+			// null (minimal, linux), lseek (global pages off and on: the
+			// lseek table's), ping-pong and sched-messaging (processes,
+			// threads).
+			want := 8
+			if a == "l1d" && !flushCmd {
+				want = 0
+				assert.Equal(t, 8, unsupported[m], "the unsupported l1d rows of %s", m)
+			}
+			assert.Equal(t, want, rows[m+"["+a+"]"], "the rows of %s with asi actions %s", m, a)
+		}
 	}
 	// getppid and lseek pay only the flag's test on the way out (CMP,
-	// JE: off's path and 2); the ping-pong and sched-messaging pay their
-	// transitions beyond it.
+	// JE: off's path and 2), whatever the actions; the ping-pong and
+	// sched-messaging pay their transitions beyond it, and the actions'
+	// cost per transition beyond those.
 	for k, v := range got {
 		if !isASI(keyField(k, "mode")) {
 			continue
 		}
-		off := got[withField(k, "mode", "off")]
+		off := got[offKey(k)]
+		actions := keyField(k, "asi_actions")
+		none := got[withField(k, "asi_actions", "none")]
+		cost := asiActionCost(actions)
 		switch keyField(k, "bench") {
 		case "null", "lseek":
 			assert.Equal(t, off+2, v, "%s: off's path and the flag's test", k)
+		case "pingpong":
+			assert.Greater(t, none, off+2, "%s: longer than off's and the flag's test", k)
+			assert.InDelta(t, none+4*cost, v, 1e-9, "%s: 4 transitions per round trip, each running its actions", k)
 		default:
-			assert.Greater(t, v, off+2, "%s: longer than off's and the flag's test", k)
+			assert.Greater(t, none, off+2, "%s: longer than off's and the flag's test", k)
+			// the figures are rounded to 0.1
+			assert.GreaterOrEqual(t, v-none, 2*cost-0.1, "%s: at least 2 transitions per message, each running its actions", k)
+			assert.LessOrEqual(t, v-none, perMessage[k]*cost+0.1, "%s: at most the run's transitions", k)
 		}
 	}
+}
+
+// offKey is the key of configuration key's under off: its mode off,
+// without asi actions.
+func offKey(key string) string {
+	pairs, _ := experiment.SplitPairs(key)
+	pairs = slices.DeleteFunc(pairs, func(p [2]string) bool { return p[0] == "asi_actions" })
+	return withField(experiment.JoinPairs(pairs), "mode", "off")
 }

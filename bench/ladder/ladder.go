@@ -41,7 +41,7 @@ const (
 // knobs (experiment.Mitigations) and linux.
 func MitigationNames() []string {
 	out := []string{rungNone}
-	for _, m := range experiment.Mitigations() {
+	for _, m := range experiment.EntryMitigations() {
 		out = append(out, m.String())
 	}
 	return append(out, rungLinux)
@@ -158,7 +158,7 @@ func ladderOrder(names []string) (order []experiment.Mitigation, withLinux bool)
 // linuxKnobs is the set of cpustate's decisions that are on.
 func linuxKnobs(ks []cpustate.LinuxKnob) experiment.Knobs {
 	var k experiment.Knobs
-	for _, m := range experiment.Mitigations() {
+	for _, m := range experiment.EntryMitigations() {
 		for _, lk := range ks {
 			if lk.On && lk.Name == m.String() {
 				k |= experiment.KnobsOf(m)

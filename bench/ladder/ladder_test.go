@@ -87,8 +87,8 @@ func TestLadderIncrements(t *testing.T) {
 func TestLinuxKnobSet(t *testing.T) {
 	ks := []cpustate.LinuxKnob{{Name: "verw", On: true}, {Name: "ibrs"}, {Name: "rsb", On: true}, {Name: "retpoline", On: true}}
 	assert.Equal(t, experiment.KnobsOf(experiment.VERW, experiment.RSB, experiment.Retpoline), linuxKnobs(ks))
-	require.Equal(t, len(cpustate.LinuxKnobNames), len(experiment.Mitigations()))
-	for i, m := range experiment.Mitigations() {
+	require.Equal(t, len(cpustate.LinuxKnobNames), len(experiment.EntryMitigations()))
+	for i, m := range experiment.EntryMitigations() {
 		assert.Equal(t, cpustate.LinuxKnobNames[i], m.String(), "cpustate names pti's knobs")
 	}
 }

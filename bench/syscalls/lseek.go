@@ -4,7 +4,7 @@ import "github.com/ptilab/ptilab/bench"
 
 // Lseek is lseek's registry row.
 var Lseek = bench.Benchmark{Name: "lseek", TaskRepeats: true, Summary: "lseek on a kernel file of the tasks kernel (a real system call, handled in Go), linux flavour, global pages off and on",
-	Worlds: []int{64, 32}, Keys: []string{"modes", "entries", "n", "r", "warmup", "loop_offset"}, Run: lseek}
+	Worlds: []int{64, 32}, Keys: []string{"modes", "asi_actions", "entries", "n", "r", "warmup", "loop_offset"}, Run: lseek}
 
 // lseekFileBytes is the size of lseek's kernel file.
 const lseekFileBytes = 1 << 20
@@ -24,10 +24,12 @@ func lseek(x *bench.Ctx) any {
 			for _, g := range []bool{false, true} {
 				c := w.TasksConfig(mode, entry)
 				c.Global = g
-				m := bench.Measure(w, c, bench.Call{Op: bench.Lseek, File: lseekFileBytes}, p.N, p.R, p.Warmup)
-				m.Bench = x.Name
-				ms = append(ms, m)
-				x.RecordMeasurement(m, bench.Ratio(&m, bench.Find(ms, bench.OffOf(c))))
+				for _, c := range p.ConfigsOf(c) {
+					m := bench.Measure(w, c, bench.Call{Op: bench.Lseek, File: lseekFileBytes}, p.N, p.R, p.Warmup)
+					m.Bench = x.Name
+					ms = append(ms, m)
+					x.RecordMeasurement(m, bench.Ratio(&m, bench.Find(ms, bench.OffOf(c))))
+				}
 			}
 		}
 	}

@@ -13,14 +13,14 @@ import (
 
 // Null is the null call's registry row.
 var Null = bench.Benchmark{Name: "null", TaskRepeats: true, Summary: "the null system call (getppid) under each mode, flavour and global setting; in the 32-bit world by SYSENTER and INT 0x80, and with the linux flavour also the pt_regs copy methods and the phase breakdown",
-	Worlds: []int{64, 32}, Keys: []string{"modes", "entries", "flavours", "global", "n", "r", "warmup", "loop_offset"}, Run: nullSyscall}
+	Worlds: []int{64, 32}, Keys: []string{"modes", "asi_actions", "entries", "flavours", "global", "n", "r", "warmup", "loop_offset"}, Run: nullSyscall}
 
 // The null system call (getppid) under each isolation mode: the figure the
 // Linux threads measured at 0.079 µs without PTI and 0.203 µs with it.
 
 // nullConfigs lists the null call's configurations in w: the plan's
 // modes outermost, then w's entries, the flavours (linux with w's default
-// copy) and the global settings.
+// copy), the global settings and, in an asi mode, the plan's asi actions.
 func nullConfigs(w bench.World, p bench.Plan) []experiment.Config {
 	var cs []experiment.Config
 	for _, m := range p.Modes {
@@ -29,7 +29,7 @@ func nullConfigs(w bench.World, p bench.Plan) []experiment.Config {
 				for _, g := range p.Globals {
 					c := bench.ConfigOf(m, e, f)
 					c.Global = g
-					cs = append(cs, c)
+					cs = append(cs, p.ConfigsOf(c)...)
 				}
 			}
 		}

@@ -14,7 +14,7 @@ import (
 
 // Messaging is sched-messaging's registry row, with its keys.
 var Messaging = bench.Benchmark{Name: "messaging", Summary: "perf's sched-messaging over Unix-domain stream socket pairs (perf's default) or pipes (messaging_ipc), processes and threads, every message counted and checksummed; in the 32-bit world also where its cycles go",
-	Worlds: []int{64, 32}, Keys: []string{"modes", MessagingGroups.Name(), msgLoops.Name(), msgSize.Name(), msgIPC.Name(), "r", "warmup"}, Run: messagingTable}
+	Worlds: []int{64, 32}, Keys: []string{"modes", "asi_actions", MessagingGroups.Name(), msgLoops.Name(), msgSize.Name(), msgIPC.Name(), "r", "warmup"}, Run: messagingTable}
 
 // sched-messaging as perf defines it (tools/perf/bench/sched-messaging.c):
 // G groups, each of 20 senders and 20 receivers; each receiver owns a
@@ -510,9 +510,11 @@ func messagingTable(x *bench.Ctx) any {
 	p, w := MessagingParamsOf(x.Plan), x.World
 	var all []MessagingResult
 	for _, mode := range x.Plan.Modes {
-		tasksRow(&all, func(threads bool) MessagingResult {
-			return measureMessaging(w, w.TasksConfig(mode, w.Entries()[0]), threads, p)
-		}, func(m MessagingResult, q float64) { messaging(x, m, q) })
+		for _, c := range x.Plan.ConfigsOf(w.TasksConfig(mode, w.Entries()[0])) {
+			tasksRow(&all, func(threads bool) MessagingResult {
+				return measureMessaging(w, c, threads, p)
+			}, func(m MessagingResult, q float64) { messaging(x, m, q) })
+		}
 	}
 	c := w.TasksConfig(experiment.Off, w.Entries()[0])
 	c.Stamps = true
@@ -542,7 +544,7 @@ func messaging(x *bench.Ctx, m MessagingResult, ratio float64) {
 		x.Record(contract.Unsupported{Subject: s, Workload: &wl, R: m.P.R, Warmup: m.P.Warmup, Reason: m.Unsup.Error()})
 		return
 	}
-	if x.NotMeasured(x.Name+" "+m.Config.Mode.String()+" "+s.Tasks, s, 0, m.P.R, nil, m.Failure) {
+	if x.NotMeasured(x.Name+" "+m.Config.ModeName()+" "+s.Tasks, s, 0, m.P.R, nil, m.Failure) {
 		return
 	}
 	rec := contract.Messaging{

@@ -15,7 +15,7 @@ import (
 
 // PingPong is the ping-pong's registry row, with its key.
 var PingPong = bench.Benchmark{Name: "pingpong", TaskRepeats: true, Summary: "a token through two pipes between two tasks (context switches), processes and threads",
-	Worlds: []int{64, 32}, Keys: []string{"modes", "entries", PingPongN.Name(), "r", "warmup", "loop_offset"}, Run: pingPongTable}
+	Worlds: []int{64, 32}, Keys: []string{"modes", "asi_actions", "entries", PingPongN.Name(), "r", "warmup", "loop_offset"}, Run: pingPongTable}
 
 // The ping-pong: two tasks pass a 1-byte token back and forth through two
 // pipes, lmbench's lat_ctx shape. Each round trip is two writes, two
@@ -192,9 +192,11 @@ func pingPongTable(x *bench.Ctx) any {
 	for _, entry := range p.EntriesOf(w) {
 		var rows []PingPongResult
 		for _, mode := range p.Modes {
-			tasksRow(&rows, func(threads bool) PingPongResult {
-				return MeasurePingPong(w, w.TasksConfig(mode, entry), threads, PingPongN.Of(p), p.R, p.Warmup)
-			}, func(pp PingPongResult, q float64) { pingPong(x, pp, q) })
+			for _, c := range p.ConfigsOf(w.TasksConfig(mode, entry)) {
+				tasksRow(&rows, func(threads bool) PingPongResult {
+					return MeasurePingPong(w, c, threads, PingPongN.Of(p), p.R, p.Warmup)
+				}, func(pp PingPongResult, q float64) { pingPong(x, pp, q) })
+			}
 		}
 		all = append(all, rows...)
 	}
@@ -250,7 +252,7 @@ func RecordPingPong(x *bench.Ctx, name string, pp PingPongResult, ratio float64)
 	s := x.Subject(name, pp.Config)
 	s.Tasks = TaskKind(pp.Threads)
 	s.Copy = "" // the tasks runs' trampoline is the entry's
-	if x.NotMeasured(x.Name+" "+pp.Config.Mode.String()+" "+s.Tasks, s, pp.N, pp.R, pp.Unsup, pp.Failure) {
+	if x.NotMeasured(x.Name+" "+pp.Config.ModeName()+" "+s.Tasks, s, pp.N, pp.R, pp.Unsup, pp.Failure) {
 		return
 	}
 	rec := contract.PingPong{

@@ -22,6 +22,7 @@ const (
 	BHB              // clear_bhb_loop on entry
 	LFENCE           // LFENCE after the entry's SWAPGS
 	Retpoline        // the dispatch's indirect call through a retpoline thunk
+	L1D              // IA32_FLUSH_CMD.L1D_FLUSH on the asi modes' way back to the nonsensitive table
 
 	// Knobs is the number of knobs.
 	Knobs
@@ -36,4 +37,5 @@ const (
 	SiteBHB       = 1 << BHB
 	SiteLFENCE    = 1 << LFENCE
 	SiteRetpoline = 1 << Retpoline
+	SiteL1D       = 1 << L1D
 )

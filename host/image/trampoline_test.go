@@ -114,15 +114,18 @@ var minimalShape = map[string][]string{
 		"MOV RAX", "JMP",
 	},
 	// asi: off's way in; back to the nonsensitive table only after an
-	// ASI fault (the flag tested, cleared, then on's or PCID's switch).
+	// ASI fault (the flag tested, cleared, then on's or PCID's switch,
+	// then the call of the asi actions unless the run has none).
 	"ASI": {
 		"SWAPGS", "MOV RSP", "MOV RSP", "CMP RAX", "JAE", "CALL",
-		"MOV RSP", "PUSH RDI", "CMP", "JE", "MOV", "MOV RDI CR3", "OR RDI", "MOV CR3 RDI", "POP RDI", "MOV RSP", "SWAPGS", "SYSRETQ",
+		"MOV RSP", "PUSH RDI", "CMP", "JE", "MOV", "MOV RDI CR3", "OR RDI", "MOV CR3 RDI", "CMP", "JE", "CALL",
+		"POP RDI", "MOV RSP", "SWAPGS", "SYSRETQ",
 		"MOV RAX", "JMP",
 	},
 	"ASIPCID": {
 		"SWAPGS", "MOV RSP", "MOV RSP", "CMP RAX", "JAE", "CALL",
-		"MOV RSP", "PUSH RDI", "CMP", "JE", "MOV", "MOV RDI CR3", "OR RDI", "BTS RDI", "MOV CR3 RDI", "POP RDI", "MOV RSP", "SWAPGS", "SYSRETQ",
+		"MOV RSP", "PUSH RDI", "CMP", "JE", "MOV", "MOV RDI CR3", "OR RDI", "BTS RDI", "MOV CR3 RDI", "CMP", "JE", "CALL",
+		"POP RDI", "MOV RSP", "SWAPGS", "SYSRETQ",
 		"MOV RAX", "JMP",
 	},
 }
@@ -133,6 +136,53 @@ func TestMinimalTrampolines(t *testing.T) {
 			assert.Equal(t, want, shape(routine(t, "sysMinimal"+mode)))
 		})
 	}
+}
+
+// TO_USER_ASI's relative jumps (n(PC) in the source): without the flag,
+// and without actions, each JE lands on the POP RDI after the actions'
+// CALL, in both asi modes' minimal and linux trampolines.
+func TestASIWayBack(t *testing.T) {
+	for _, sym := range []string{"sysMinimalASI", "sysMinimalASIPCID", "sysLinuxASI", "sysLinuxASIPCID"} {
+		insts := routine(t, sym)
+		target := targets(t, insts)
+		sh := shape(insts)
+		backs := 0
+		for i := range sh {
+			if i+9 > len(sh) || sh[i] != "CMP" || sh[i+1] != "JE" || sh[i+2] != "MOV" || sh[i+3] != "MOV RDI CR3" {
+				continue
+			}
+			backs++
+			call := slices.Index(sh[i:], "CALL") + i
+			assert.Equal(t, []string{"CMP", "JE", "CALL", "POP RDI"}, sh[call-2:call+2], "%s: the actions' call after the CR3 write", sym)
+			assert.Equal(t, call+1, target(i+1), "%s: no ASI fault: over the switch back", sym)
+			assert.Equal(t, call+1, target(call-1), "%s: no actions: over their call", sym)
+		}
+		assert.Equal(t, map[bool]int{false: 1, true: 2}[strings.HasPrefix(sym, "sysLinux")], backs, "%s: a switch back per way out", sym)
+	}
+}
+
+// asiActions: each action behind the TEST of its site bit and a JEQ to
+// the next; rsb's 16 rounds of two CALLs over an INT3 each, the stack put
+// back and the loop closed; l1d's WRMSR with its registers saved; VERW
+// last; every register but the flags kept (the pushes and pops pair up).
+func TestASIActions(t *testing.T) {
+	insts := routine(t, "asiActions")
+	target := targets(t, insts)
+	sh := shape(insts)
+	assert.Equal(t, []string{
+		"TEST", "JE", "PUSH RAX", "MOV EAX", "CALL", "INT", "CALL", "INT", "ADD RSP", "DEC EAX", "JNE", "LFENCE", "POP RAX",
+		"TEST", "JE", "PUSH RAX", "PUSH RCX", "PUSH RDX", "MOV ECX", "MOV EAX", "XOR EDX EDX", "WRMSR", "POP RDX", "POP RCX", "POP RAX",
+		"TEST", "JE", "VERW", "RET",
+	}, sh)
+	assert.Equal(t, 13, target(1), "no rsb: on to l1d's test")
+	assert.Equal(t, 6, target(4), "the CALL skips its INT3")
+	assert.Equal(t, 8, target(6), "the CALL skips its INT3")
+	assert.Equal(t, 4, target(10), "16 rounds")
+	assert.Equal(t, 25, target(14), "no l1d: on to verw's test")
+	assert.Equal(t, 28, target(26), "no verw: the RET")
+	assert.Equal(t, x86asm.Imm(amd64.MSR_IA32_FLUSH_CMD), insts[18].Args[1], "IA32_FLUSH_CMD")
+	assert.Equal(t, x86asm.Imm(amd64.FLUSH_CMD_L1D), insts[19].Args[1], "L1D_FLUSH")
+	assert.Equal(t, x86asm.Imm(16), insts[3].Args[1], "RSB_CLEAR_LOOPS/2 rounds")
 }
 
 // TestLinuxTrampolines checks the Linux-shaped trampolines' key steps in
@@ -545,32 +595,30 @@ func TestDeferredTrampolines(t *testing.T) {
 // inner CALL, that one past its RET onto MOV EAX, 5; the retpoline's CALL
 // onto the thunk's CALL, which skips the speculation trap (PAUSE; LFENCE;
 // JMP back to the PAUSE) onto MOV [RSP], R11; RET.
+// targets returns a function that gives the index of the instruction of
+// insts that the relative CALL, JMP or Jcc at index i goes to.
+func targets(t *testing.T, insts []x86asm.Inst) func(i int) int {
+	at := map[int]int{} // offset -> index
+	offsets := make([]int, len(insts)+1)
+	for i, in := range insts {
+		at[offsets[i]] = i
+		offsets[i+1] = offsets[i] + in.Len
+	}
+	return func(i int) int {
+		t.Helper()
+		rel, ok := insts[i].Args[0].(x86asm.Rel)
+		require.True(t, ok, "%v is relative", insts[i])
+		j, ok := at[offsets[i+1]+int(rel)]
+		require.True(t, ok, "%v lands on an instruction", insts[i])
+		return j
+	}
+}
+
 func TestMitigatedTrampolines(t *testing.T) {
 	for _, mode := range []string{"Off", "On", "PCID"} {
 		t.Run(mode, func(t *testing.T) {
 			insts := routine(t, "sysMitigated"+mode)
-			at := map[int]int{} // offset -> index
-			off := 0
-			for i, in := range insts {
-				at[off] = i
-				off += in.Len
-			}
-			offsetOf := func(i int) int {
-				o := 0
-				for _, in := range insts[:i] {
-					o += in.Len
-				}
-				return o
-			}
-			// target returns the index of the instruction a relative CALL
-			// or JMP at index i goes to.
-			target := func(i int) int {
-				rel, ok := insts[i].Args[0].(x86asm.Rel)
-				require.True(t, ok, "%v is relative", insts[i])
-				j, ok := at[offsetOf(i)+insts[i].Len+int(rel)]
-				require.True(t, ok, "%v lands on an instruction", insts[i])
-				return j
-			}
+			target := targets(t, insts)
 			sh := shape(insts)
 			all := strings.Join(sh, "; ")
 			assert.Equal(t, []string{"SWAPGS", "TEST", "JE", "LFENCE"}, sh[:4], "LFENCE after SWAPGS, behind its site test")
