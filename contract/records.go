@@ -277,6 +277,30 @@ type Messaging struct {
 	ASITransitions *uint64 `json:"asi_transitions,omitempty"`
 }
 
+// ASIPerOp is the mean ASI transitions per call: ASITransitions over
+// the N*(R+Warmup) calls they count; false outside the asi modes.
+func (s Syscall) ASIPerOp() (float64, bool) {
+	return perOp(s.ASITransitions, uint64(s.N)*uint64(s.R+s.Warmup))
+}
+
+// ASIPerOp is the mean ASI transitions per round trip: ASITransitions
+// over the run's RoundTrips (warm-up included, both); false outside the
+// asi modes.
+func (p PingPong) ASIPerOp() (float64, bool) { return perOp(p.ASITransitions, p.RoundTrips) }
+
+// ASIPerOp is the mean ASI transitions per message of the last run
+// (ASITransitions over Messages, the start protocol's transitions
+// included); false outside the asi modes.
+func (m Messaging) ASIPerOp() (float64, bool) { return perOp(m.ASITransitions, m.Messages) }
+
+// perOp is count over ops operations, false for no count or none.
+func perOp(count *uint64, ops uint64) (float64, bool) {
+	if count == nil || ops == 0 {
+		return 0, false
+	}
+	return float64(*count) / float64(ops), true
+}
+
 // Workload is sched-messaging's shape: groups of 20 senders and 20
 // receivers, messages from each sender to each receiver (loops), bytes per
 // message, and the IPC: "socket" (an AF_UNIX stream socket pair per

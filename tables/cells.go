@@ -60,6 +60,48 @@ func (r *Renderer) entryColumn(width int) bool {
 	return n > 1
 }
 
+// asiColumn reports whether world width's syscall and tasks tables have
+// a column of ASI transitions per operation: the run's timing record
+// lists an asi mode (experiment.Mode.ASI) the world has. The plan's
+// modes decide it, not the rows, because a table is headed before its
+// asi rows come; a plan without asi modes has the tables it had.
+func (r *Renderer) asiColumn(width int) bool {
+	if r.timing == nil {
+		return false
+	}
+	for _, name := range r.timing.Modes {
+		if m, err := experiment.ParseMode(name); err == nil && m.ASI() && m.In(experiment.Width(width)) {
+			return true
+		}
+	}
+	return false
+}
+
+// asiCols are the ASI transitions column of a table of world width,
+// headed head ("asi/call", "asi/rt", "asi/msg"), if it has one.
+func (r *Renderer) asiCols(width int, head string) []Column {
+	if !r.asiColumn(width) {
+		return nil
+	}
+	return []Column{right(head, max(len(head), 7))}
+}
+
+// asiCells are the ASI transitions column's cell of a row of world
+// width, if its table has the column: rec's mean transitions per
+// operation (contract.Syscall.ASIPerOp, ...) to two places
+// (a sched-messaging run of 800 messages made 1682: 2.10); "-" where the
+// record carries none (the other modes).
+func (r *Renderer) asiCells(width int, rec interface{ ASIPerOp() (float64, bool) }) []string {
+	if !r.asiColumn(width) {
+		return nil
+	}
+	v, ok := rec.ASIPerOp()
+	if !ok {
+		return []string{"-"}
+	}
+	return []string{fmt.Sprintf("%.2f", v)}
+}
+
 // worldTitle starts the title of a table of the 32-bit world: the PAE
 // kernel's, or a Linux run's 32-bit programs on its 64-bit kernel.
 func worldTitle(c config) string {

@@ -14,12 +14,13 @@ import (
 // their phase breakdown; the work curve; lseek.
 
 // perCallCells are a measured syscall record's figures: units per call,
-// the spread, median, minimum, ns per call, the ratio to off and the
-// core-clock cells; with the PMU columns, the cross-check's status.
-func perCallCells(v contract.Syscall, pmu pmuCols) []string {
+// the spread, median, minimum, ns per call, the ratio to off, the ASI
+// transitions per call (with the column) and the core-clock cells; with
+// the PMU columns, the cross-check's status.
+func (r *Renderer) perCallCells(v contract.Syscall, pmu pmuCols) []string {
 	s := v.Stats
-	out := append([]string{f1(s.Mean), spread(&s, v.R), f1(s.Median), f1(s.Min), nsCell(v.Subject, v.NsPerCall), ratioCell(s.RatioToOff)},
-		coreCells(&s.Core, v.R, pmu)...)
+	out := append(append([]string{f1(s.Mean), spread(&s, v.R), f1(s.Median), f1(s.Min), nsCell(v.Subject, v.NsPerCall), ratioCell(s.RatioToOff)},
+		r.asiCells(v.Width, v)...), coreCells(&s.Core, v.R, pmu)...)
 	if pmu.on {
 		out = append(out, checkCell(v.PMUCheck))
 	}
@@ -39,9 +40,10 @@ func checkCell(c *contract.PMUCheck) string {
 	return c.Status
 }
 
-func (r *Renderer) perCallCols(pmu pmuCols) []Column {
-	cs := append([]Column{right(r.perCall(), 12), right("±%", 7), right("median", 12), right("min", 12), right("ns/call", 10), right("vs off", 7)},
-		coreCols(pmu)...)
+// perCallCols head perCallCells in the tables of world width.
+func (r *Renderer) perCallCols(width int, pmu pmuCols) []Column {
+	cs := append(append([]Column{right(r.perCall(), 12), right("±%", 7), right("median", 12), right("min", 12), right("ns/call", 10), right("vs off", 7)},
+		r.asiCols(width, "asi/call")...), coreCols(pmu)...)
 	if pmu.on {
 		cs = append(cs, right("pmu check", 9))
 	}
@@ -56,7 +58,7 @@ func (r *Renderer) nullPlace(rec contract.Record, c config, s contract.Subject) 
 	if r.open != nil {
 		pmu = r.open.pmu
 	}
-	syscallCells := func() []string { return perCallCells(rec.(contract.Syscall), pmu) }
+	syscallCells := func() []string { return r.perCallCells(rec.(contract.Syscall), pmu) }
 	n, reps, warmup := sizes(rec)
 	if c.stamps {
 		return r.phasesPlace(rec, c, pmu)
@@ -82,7 +84,7 @@ func (r *Renderer) nullPlace(rec contract.Record, c config, s contract.Subject) 
 			t.Name = main
 			t.Title = fmt.Sprintf("%s%s, per call: %s, empty-loop overhead subtracted;", worldTitle(c), what, repeatsOf(reps, n, warmup, "call", "calls"))
 			t.Heading = []string{r.unitNote() + "; ± as perf stat --repeat (stddev of the mean); " + r.clockHeader(), r.countersNote(), r.pmuCheckNote()}
-			t.Columns = append(append(append([]Column{r.modeCol()}, r.entryCols(c.width)...), left("flavour", 8), left("global", 6)), r.perCallCols(pmu)...)
+			t.Columns = append(append(append([]Column{r.modeCol()}, r.entryCols(c.width)...), left("flavour", 8), left("global", 6)), r.perCallCols(c.width, pmu)...)
 		},
 		ref: func(o *open) []string {
 			if c.width != 64 || c.bench == "getpid" {
@@ -111,14 +113,14 @@ func (r *Renderer) nullPlace(rec contract.Record, c config, s contract.Subject) 
 func (r *Renderer) copiesPlace(rec contract.Record, c config, s contract.Subject, def string, pmu pmuCols) place {
 	id := fmt.Sprintf("copies%d", c.width)
 	p := place{id: id, row: "",
-		cells: append([]string{c.mode, c.copy}, figures(rec, func() []string { return perCallCells(rec.(contract.Syscall), pmu) })...),
+		cells: append([]string{c.mode, c.copy}, figures(rec, func() []string { return r.perCallCells(rec.(contract.Syscall), pmu) })...),
 		notes: checkNotes(rec),
 		begin: func(t *Table, _ []string) {
 			n, reps, warmup := sizes(rec)
 			t.Name = id
 			t.Title = fmt.Sprintf("%slinux %s trampoline: pt_regs copy methods, per null call: %s;", worldTitle(c), upper(c.entry), repeatsOf(reps, n, warmup, "call", "calls"))
 			t.Heading = []string{r.unitNote() + "; global pages off", r.pmuCheckNote()}
-			t.Columns = append([]Column{r.modeCol(), left("copy", 8)}, r.perCallCols(pmu)...)
+			t.Columns = append([]Column{r.modeCol(), left("copy", 8)}, r.perCallCols(c.width, pmu)...)
 		},
 	}
 	reused := map[string]bool{}
@@ -129,7 +131,7 @@ func (r *Renderer) copiesPlace(rec contract.Record, c config, s contract.Subject
 		b := s
 		b.Copy, b.Global, b.Stamps = def, false, false
 		if old, ok := r.seen[configOf(b).key].(contract.Syscall); ok {
-			p.before = append(p.before, append([]string{c.mode, def}, perCallCells(old, pmu)...))
+			p.before = append(p.before, append([]string{c.mode, def}, r.perCallCells(old, pmu)...))
 		}
 	}
 	p.mark = func(o *open) {
@@ -251,7 +253,8 @@ func (r *Renderer) workPlace(rec contract.Record, c config) place {
 
 // lseekPlace places an lseek row: units and ns per call, operations per
 // second, the ratio to off and, with global pages, the gain over the
-// same configuration without them (seen before it; "-" otherwise).
+// same configuration without them (seen before it; "-" otherwise), and
+// in a plan with asi modes the ASI transitions per call.
 func (r *Renderer) lseekPlace(rec contract.Record, c config, s contract.Subject) place {
 	id := fmt.Sprintf("lseek%d", c.width)
 	pmu := r.pmuOn()
@@ -272,8 +275,8 @@ func (r *Renderer) lseekPlace(rec contract.Record, c config, s contract.Subject)
 		if v.Icount {
 			ops = "-" // virtual ns make virtual operations per second
 		}
-		return append([]string{f1(v.Mean), spread(&v.Stats, v.R), nsCell(v.Subject, v.NsPerCall), ops, ratioCell(v.RatioToOff), gain},
-			coreCells(&v.Core, v.R, pmu)...)
+		return append(append([]string{f1(v.Mean), spread(&v.Stats, v.R), nsCell(v.Subject, v.NsPerCall), ops, ratioCell(v.RatioToOff), gain},
+			r.asiCells(c.width, v)...), coreCells(&v.Core, v.R, pmu)...)
 	}
 	n, reps, warmup := sizes(rec)
 	return place{id: id, cells: append(append(append([]string{c.mode}, r.entryCells(c)...), yn(c.global)), figures(rec, cells)...),
@@ -290,7 +293,8 @@ func (r *Renderer) lseekPlace(rec contract.Record, c config, s contract.Subject)
 			t.Title = fmt.Sprintf("%slseek(fd, 0, SEEK_SET) on %s, %s: %s; ± as perf; %s", worldTitle(c), file, how, repeatsOf(reps, n, warmup, "call", "calls"), r.clockHeader())
 			t.Heading = []string{r.countersNote()}
 			t.Columns = append(append(append([]Column{r.modeCol()}, r.entryCols(c.width)...), left("global", 6), right(r.perCall(), 12), right("±%", 7),
-				right("ns/call", 10), right("ops/s", 14), right("vs off", 7), right("global gain", 14)), coreCols(pmu)...)
+				right("ns/call", 10), right("ops/s", 14), right("vs off", 7), right("global gain", 14)), r.asiCols(c.width, "asi/call")...)
+			t.Columns = append(t.Columns, coreCols(pmu)...)
 		},
 		ref: func(*open) []string {
 			if c.width == 64 {

@@ -237,3 +237,58 @@ func TestPhaseStamps(t *testing.T) {
 	assert.Contains(t, out, "RDTSC at each boundary, its own cost inside the phases")
 	assert.Regexp(t, `(?m)^on\s+movsl\s+10\.0\s+5\.0%.*\s+-\s+110\.0\s+55\.0%\s+200\.0`, out)
 }
+
+// TestASITransitions: in a plan with asi modes the 64-bit syscall and
+// tasks tables have a column of ASI transitions per operation beside
+// the figures: the record's transitions over the timed loop's calls
+// (warm-up included), the run's round trips, the last run's messages;
+// "-" in the other modes' rows. The 32-bit world, which has no asi
+// mode, keeps its tables.
+func TestASITransitions(t *testing.T) {
+	asiTiming := contract.Timing{TSCHz: 2e9, TSCSource: "test", Modes: []string{"off", "on", "asi", "asi+pcid"}}
+	count := func(n uint64) *uint64 { return &n }
+	call := func(bench, mode string, width int, transitions *uint64) contract.Syscall {
+		entry, flavour := "syscall", "minimal"
+		if width == 32 {
+			entry = "sysenter"
+		}
+		if bench == "lseek" {
+			flavour = "linux"
+		}
+		return contract.Syscall{Subject: contract.Subject{Bench: bench, Width: width, Mode: mode, Entry: entry, Flavour: flavour},
+			N: 1000, R: 10, Warmup: 2, Stats: stats(100, 1), NsPerCall: 50, ASITransitions: transitions}
+	}
+	out := render(asiTiming,
+		call("null", "off", 64, nil), call("null", "asi", 64, count(3000)), // 3000 over 12000 calls
+		call("lseek", "off", 64, nil), call("lseek", "asi", 64, count(0)),
+		call("null32", "off", 32, nil), call("null32", "on", 32, nil))
+	assert.Contains(t, out, "\nmode     flavour  global     tsc/call      ±%       median          min    ns/call  vs off asi/call core MHz    core/op dist rep\n")
+	assert.Regexp(t, `(?m)^off      minimal  no     .* 1\.00        - +- +- +0/10$`, out)
+	assert.Regexp(t, `(?m)^asi      minimal  no     .* 1\.00     0\.25 +- +- +0/10$`, out)
+	assert.Regexp(t, `(?m)^mode     global +tsc/call +±% +ns/call +ops/s +vs off +global gain asi/call core MHz`, out)
+	assert.Regexp(t, `(?m)^asi      no .* 1\.00 +- +0\.00 +- +- +0/10$`, out)
+	assert.Contains(t, out, "\nmode     entry    flavour  global     tsc/call      ±%       median          min    ns/call  vs off core MHz    core/op dist rep\n",
+		"the 32-bit null table without the column")
+
+	ping := func(mode, tasks string, transitions *uint64) contract.PingPong {
+		p := pp(mode, tasks, 1000, 1)
+		p.ASITransitions = transitions
+		return p
+	}
+	msg := func(mode, tasks string, transitions *uint64) contract.Messaging {
+		return contract.Messaging{Subject: contract.Subject{Bench: "messaging", Width: 64, Mode: mode, Entry: "syscall", Flavour: "linux", Tasks: tasks},
+			Workload: contract.Workload{Groups: 1, Loops: 2, Size: 100, IPC: "pipe"}, R: 10, Warmup: 2, Stats: stats(2e6, 1),
+			Seconds: 0.001, Messages: 800, PerMessage: 2500, ASITransitions: transitions}
+	}
+	out = render(asiTiming,
+		ping("off", "processes", nil), ping("off", "threads", nil),
+		ping("asi", "processes", count(9600)), ping("asi", "threads", count(9720)), // over 2400 round trips
+		msg("off", "processes", nil), msg("off", "threads", nil),
+		msg("asi", "processes", count(1682)), msg("asi", "threads", count(1600))) // over 800 messages
+	assert.Regexp(t, `(?m)^mode     \|    processes      ±%        ns  vs off  CR3/rt  asi/rt core MHz .* \|      threads      ±%        ns  vs off  CR3/rt  asi/rt core MHz`, out)
+	assert.Regexp(t, `(?m)^off      \| .* 2\.00       - +- +- +0/10 \| .* 2\.00       - +- +- +0/10$`, out)
+	assert.Regexp(t, `(?m)^asi      \| .* 2\.00    4\.00 +- +- +0/10 \| .* 2\.00    4\.05 +- +- +0/10$`, out)
+	assert.Regexp(t, `(?m)^mode     \|  processes s      ±%    tsc/msg  vs off asi/msg core MHz .* \|    threads s      ±%    tsc/msg  vs off asi/msg core MHz`, out)
+	assert.Regexp(t, `(?m)^off      \| .* 1\.00       - +- +- +0/10 \| .* 1\.00       - +- +- +0/10$`, out)
+	assert.Regexp(t, `(?m)^asi      \| .* 1\.00    2\.10 +- +- +0/10 \| .* 1\.00    2\.00 +- +- +0/10$`, out)
+}

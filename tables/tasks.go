@@ -22,19 +22,24 @@ func tasksTrampolines(width int) string {
 }
 
 // pingPongPlace places a ping-pong half row: units and ns per round
-// trip, the spread, the ratio to off, CR3 loads per round trip.
+// trip, the spread, the ratio to off, CR3 loads per round trip and, in
+// a plan with asi modes, ASI transitions per round trip (both over the
+// run, warm-up included).
 func (r *Renderer) pingPongPlace(rec contract.Record, c config) place {
 	id := fmt.Sprintf("pingpong%d", c.width)
 	pmu := r.tablePMU(id)
 	lead := append([]string{c.mode}, r.entryCells(c)...)
-	n := 5 + len(coreCols(pmu))
+	asi := r.asiCols(c.width, "asi/rt")
+	n := 5 + len(asi) + len(coreCols(pmu))
 	cells := half(rec, n, func() []string {
 		v := rec.(contract.PingPong)
 		cr3 := "-"
 		if v.RoundTrips > 0 && r.linux == nil { // a Linux run counts no CR3 loads
 			cr3 = fmt.Sprintf("%.2f", float64(v.CR3Loads)/float64(v.RoundTrips))
 		}
-		return append([]string{f1(v.Mean), spread(&v.Stats, v.R), nsCell(v.Subject, v.NsPerRoundTrip), ratioCell(v.RatioToOff), cr3}, coreCells(&v.Core, v.R, pmu)...)
+		out := append([]string{f1(v.Mean), spread(&v.Stats, v.R), nsCell(v.Subject, v.NsPerRoundTrip), ratioCell(v.RatioToOff), cr3},
+			r.asiCells(c.width, v)...)
+		return append(out, coreCells(&v.Core, v.R, pmu)...)
 	})
 	at := tasksAt(c, len(lead), n)
 	nn, reps, warmup := sizes(rec)
@@ -45,7 +50,7 @@ func (r *Renderer) pingPongPlace(rec contract.Record, c config) place {
 			t.Heading = []string{fmt.Sprintf("%s, %s; %s; ± as perf; %s", tasksTrampolines(c.width), globalNote(c.global), r.unitNote(), r.clockHeader()), r.countersNote()}
 			t.Columns = append([]Column{r.modeCol()}, r.entryCols(c.width)...)
 			for _, k := range []string{"processes", "threads"} {
-				h := append([]Column{{Head: k, Width: 12, Bar: true}, right("±%", 7), right("ns", 9), right("vs off", 7), right("CR3/rt", 7)}, coreCols(pmu)...)
+				h := append(append([]Column{{Head: k, Width: 12, Bar: true}, right("±%", 7), right("ns", 9), right("vs off", 7), right("CR3/rt", 7)}, asi...), coreCols(pmu)...)
 				t.Columns = append(t.Columns, h...)
 			}
 		},
@@ -94,15 +99,20 @@ func (r *Renderer) workloadOf(rec contract.Record) contract.Workload {
 }
 
 // messagingPlace places a sched-messaging half row: seconds per run,
-// the spread, units per message and the ratio to off.
+// the spread, units per message, the ratio to off and, in a plan with
+// asi modes, the last run's ASI transitions per message (the start
+// protocol's included).
 func (r *Renderer) messagingPlace(rec contract.Record, c config) place {
 	id := fmt.Sprintf("messaging%d", c.width)
 	pmu := r.tablePMU(id)
 	wl := r.workloadOf(rec)
-	n := 4 + len(coreCols(pmu))
+	asi := r.asiCols(c.width, "asi/msg")
+	n := 4 + len(asi) + len(coreCols(pmu))
 	cells := half(rec, n, func() []string {
 		v := rec.(contract.Messaging)
-		return append([]string{fmt.Sprintf("%.6f", v.Seconds), spread(&v.Stats, v.R), f1(v.PerMessage), ratioCell(v.RatioToOff)}, coreCells(&v.Core, v.R, pmu)...)
+		out := append([]string{fmt.Sprintf("%.6f", v.Seconds), spread(&v.Stats, v.R), f1(v.PerMessage), ratioCell(v.RatioToOff)},
+			r.asiCells(c.width, v)...)
+		return append(out, coreCells(&v.Core, v.R, pmu)...)
 	})
 	_, reps, warmup := sizes(rec)
 	return place{id: id, row: rowKey(c, c.mode), size: 1 + 2*n, lead: []string{c.mode}, at: tasksAt(c, 1, n), cells: cells,
@@ -117,7 +127,7 @@ func (r *Renderer) messagingPlace(rec contract.Record, c config) place {
 			t.Heading = []string{fmt.Sprintf("total time from the start signal to the last exit; %s, %s; %s; ± as perf; %s", entry, globalNote(c.global), r.unitNote(), r.clockHeader()), r.countersNote()}
 			t.Columns = []Column{r.modeCol()}
 			for _, k := range []string{"processes s", "threads s"} {
-				h := append([]Column{{Head: k, Width: 12, Bar: true}, right("±%", 7), right(r.perMsg(), 10), right("vs off", 7)}, coreCols(pmu)...)
+				h := append(append([]Column{{Head: k, Width: 12, Bar: true}, right("±%", 7), right(r.perMsg(), 10), right("vs off", 7)}, asi...), coreCols(pmu)...)
 				t.Columns = append(t.Columns, h...)
 			}
 		},
