@@ -18,8 +18,9 @@ import (
 // measured, its statistics per operation in Unit over its repeats of
 // Ops operations (Spread: N is the repeats), perf's ±, ns per operation
 // (from the TSC's frequency; virtual under an emulator), the ratio to
-// PTI off (1 for off itself; absent where off did not run) and its
-// record's core clock and disturbances (Core).
+// PTI off (1 for off itself; absent where off did not run), an asi
+// mode's ASI transitions per operation and its record's core clock and
+// disturbances (Core).
 type Figure struct {
 	Source string `json:"source"`
 	CPU    string `json:"cpu"` // the machine record's brand string
@@ -47,6 +48,11 @@ type Figure struct {
 	PerfPct    *float64  `json:"perf_pm_pct,omitempty"`
 	NsPerOp    *float64  `json:"ns_per_op,omitempty"`
 	RatioToOff *float64  `json:"ratio_to_off,omitempty"`
+	// ASIPerOp is an asi mode's mean ASI transitions per operation (per
+	// call, round trip or message: the record's ASIPerOp, as the tables
+	// show it); absent in the other modes, and from the CSV, whose
+	// columns every run has.
+	ASIPerOp *float64 `json:"asi_per_op,omitempty"`
 	*contract.Core
 }
 
@@ -105,6 +111,11 @@ func (r *Run) Figures() []Figure {
 		}
 		if st.RatioToOff != 0 {
 			f.RatioToOff = ptr(st.RatioToOff)
+		}
+		if a, ok := m.Record.Record.(interface{ ASIPerOp() (float64, bool) }); ok {
+			if v, ok := a.ASIPerOp(); ok {
+				f.ASIPerOp = ptr(v)
+			}
 		}
 		out = append(out, f)
 	}

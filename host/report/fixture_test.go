@@ -63,19 +63,39 @@ var (
 
 func synthNs(cycles float64) float64 { return math.Round(cycles/synthHz*1e9*1000) / 1000 }
 
+// logBuilder writes a fixture's log: human lines (it is a
+// bytes.Buffer), PTILAB records as the image writes them (rec), and
+// PTILAB-END with the records' count (end).
+type logBuilder struct {
+	bytes.Buffer
+	n int
+}
+
+func (b *logBuilder) rec(r contract.Record) {
+	js, err := contract.Encode(r)
+	if err != nil {
+		panic(err)
+	}
+	b.n++
+	fmt.Fprintf(b, "%s %s\n", contract.RecordTag, js)
+}
+
+// end writes e, with the records' count, and returns the log.
+func (b *logBuilder) end(e contract.End) []byte {
+	e.Records = b.n
+	js, err := contract.Encode(e)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Fprintf(b, "%s %s\n", contract.EndTag, js)
+	return b.Bytes()
+}
+
 // syntheticLog returns the synthetic fixture's bytes: human lines and
 // PTILAB records as the image writes them, and PTILAB-END.
 func syntheticLog() []byte {
-	var b bytes.Buffer
-	n := 0
-	rec := func(r contract.Record) {
-		js, err := contract.Encode(r)
-		if err != nil {
-			panic(err)
-		}
-		n++
-		fmt.Fprintf(&b, "%s %s\n", contract.RecordTag, js)
-	}
+	var b logBuilder
+	rec := b.rec
 	ucode := uint32(0x42e)
 	cpuidPPM, hpetPPM := int64(3), int64(1)
 	fmt.Fprintln(&b, "ptilab: booting")
@@ -230,12 +250,7 @@ func syntheticLog() []byte {
 			}
 		}
 	}
-	js, err := contract.Encode(contract.End{Status: "ok", Exit: 0, Records: n, Failed: []string{}, ElapsedMs: 600000})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Fprintf(&b, "%s %s\n", contract.EndTag, js)
-	return b.Bytes()
+	return b.end(contract.End{Status: "ok", Exit: 0, Failed: []string{}, ElapsedMs: 600000})
 }
 
 // messagingSecs are the synthetic sched-messaging seconds of width per

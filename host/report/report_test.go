@@ -64,14 +64,21 @@ func golden(t *testing.T, name string, got []byte) {
 	assert.Equal(t, string(want), string(got), "%s differs (go test -update rewrites it)", p)
 }
 
-func TestSyntheticFixture(t *testing.T) {
-	got := syntheticLog()
+// sameFixture holds the fixture at path equal to got, the output of the
+// function that makes it (-update rewrites the fixture), and returns it.
+func sameFixture(t *testing.T, path string, got []byte) []byte {
+	t.Helper()
 	if *update {
-		require.NoError(t, os.WriteFile(syntheticPath, got, 0o644))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
 	}
-	want, err := os.ReadFile(syntheticPath)
+	want, err := os.ReadFile(path)
 	require.NoError(t, err)
-	assert.Equal(t, string(want), string(got), "the fixture is syntheticLog()'s output (go test -update)")
+	assert.Equal(t, string(want), string(got), "%s is its function's output (go test -update)", path)
+	return want
+}
+
+func TestSyntheticFixture(t *testing.T) {
+	want := sameFixture(t, syntheticPath, syntheticLog())
 	run, err := Parse(syntheticPath, want)
 	require.NoError(t, err)
 	require.NotNil(t, run.Machine)
@@ -104,7 +111,7 @@ func render(t *testing.T, format string, reps ...Report) []byte {
 
 // TestReportGolden: the report of each sample log in each format.
 func TestReportGolden(t *testing.T) {
-	for _, s := range []struct{ name, path string }{{"qemu", qemuLog}, {"synthetic", syntheticPath}, {"qemu-tlb", tlbLog}, {"bochs-tlb", bochsTLBLog}, {"qemu-isolation", isolationLog}} {
+	for _, s := range []struct{ name, path string }{{"qemu", qemuLog}, {"synthetic", syntheticPath}, {"qemu-tlb", tlbLog}, {"bochs-tlb", bochsTLBLog}, {"qemu-isolation", isolationLog}, {"synthetic-asi", asiPath}} {
 		rep := Build(load1(t, s.path))
 		for _, f := range []struct{ format, ext string }{{"text", "txt"}, {"markdown", "md"}, {"csv", "csv"}, {"json", "json"}} {
 			golden(t, "report-"+s.name+"."+f.ext, render(t, f.format, rep))
@@ -804,7 +811,7 @@ func TestLadder32Table(t *testing.T) {
 // same records print the same table text, line for line.
 func TestConsoleAndReportTablesAgree(t *testing.T) {
 	for _, p := range []string{qemuLog, syntheticPath, isolationLog, "testdata/qemu-skylake.log", tlbLog, bochsTLBLog,
-		"testdata/qemu-ladder.log", "testdata/qemu-ladder32.log"} {
+		"testdata/qemu-ladder.log", "testdata/qemu-ladder32.log", asiPath} {
 		run := load1(t, p)
 		var console bytes.Buffer
 		rep := bench.NewReporter(&console)
