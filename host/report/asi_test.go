@@ -1,12 +1,17 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/ptilab/ptilab/contract"
 )
@@ -181,4 +186,24 @@ func TestASIPlots(t *testing.T) {
 	for _, m := range asiModes {
 		assert.Contains(t, texts, "PTI "+m, "the null call's group of %s", m)
 	}
+}
+
+// TestLineDashes: a line plot's series past the palette's seven colors
+// (a plan of more than seven modes) are dashed, so that asi's line is not
+// drawn as off's; the first seven are solid, as before.
+func TestLineDashes(t *testing.T) {
+	dashed := func(k int) int {
+		p := plot.New()
+		for i := range k {
+			require.NoError(t, addLine(p, i, fmt.Sprint("series ", i), errPoints{{x: 0, y: float64(i)}, {x: 1, y: float64(i)}}))
+		}
+		c := vgsvg.New(plotWidth, plotHeight)
+		p.Draw(draw.New(c))
+		var b bytes.Buffer
+		_, err := c.WriteTo(&b)
+		require.NoError(t, err)
+		return strings.Count(b.String(), "stroke-dasharray")
+	}
+	assert.Zero(t, dashed(7))
+	assert.Equal(t, 4, dashed(9), "the 8th and 9th lines and their legend's")
 }

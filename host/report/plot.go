@@ -637,7 +637,9 @@ func seedPlot(r *Run, bench string) (*Plot, error) {
 
 // addLine adds series i of p: a line with points through pts, in the
 // series' color and point shape, named in the legend, with error bars
-// where a point has an error.
+// where a point has an error. Series past the palette's seven colors
+// (a plan of more than seven modes: the last, asi, would take the first
+// modes' colors) are dashed, a dash pattern per round of the colors.
 func addLine(p *plot.Plot, i int, name string, pts errPoints) error {
 	xys := make(plotter.XYs, len(pts))
 	var errs errPoints
@@ -652,6 +654,9 @@ func addLine(p *plot.Plot, i int, name string, pts errPoints) error {
 		return err
 	}
 	l.Color, dots.Color = plotutil.Color(i), plotutil.Color(i)
+	if round := i / len(plotutil.DefaultColors); round > 0 {
+		l.Dashes = plotutil.Dashes(round)
+	}
 	dots.Shape = plotutil.Shape(i)
 	p.Add(l, dots)
 	p.Legend.Add(name, l, dots)
