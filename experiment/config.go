@@ -156,6 +156,22 @@ func (c Config) ModeName() string {
 	return c.Mode.String() + "[" + c.ASIActions.String() + "]"
 }
 
+// ParseModeName parses a ModeName: a mode's name, with asi actions in
+// brackets after it or without.
+func ParseModeName(s string) (Mode, Knobs, error) {
+	name, actions, bracketed := strings.Cut(s, "[")
+	m, err := ParseMode(name)
+	if err != nil || !bracketed {
+		return m, 0, err
+	}
+	inner, ok := strings.CutSuffix(actions, "]")
+	if !ok {
+		return m, 0, fmt.Errorf("%q: no ] after the asi actions", s)
+	}
+	k, err := ParseKnobs(inner)
+	return m, k, err
+}
+
 // Key is c's canonical key: Pairs as "name=value" joined by spaces
 // ("width=64 mode=on entry=syscall flavour=linux global=off"), the one
 // name of a configuration in records, tables, comparisons, bounds and

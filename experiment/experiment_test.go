@@ -254,7 +254,14 @@ func TestASIActions(t *testing.T) {
 	back, err := ParseKey(asi.Key())
 	require.NoError(t, err)
 	assert.Equal(t, asi, back)
+	assert.Equal(t, "asi+pcid[verw+l1d]", asi.ModeName())
+	m, k, err := ParseModeName(asi.ModeName())
+	require.NoError(t, err)
+	assert.Equal(t, [2]any{ASIPCID, asi.ASIActions}, [2]any{m, k})
+	_, _, err = ParseModeName("asi[verw")
+	assert.Error(t, err)
 	asi.ASIActions = 0
+	assert.Equal(t, "asi+pcid", asi.ModeName())
 	assert.Equal(t, "width=64 mode=asi+pcid entry=syscall flavour=linux global=off asi_actions=none", asi.Key())
 	for _, tc := range []struct {
 		c    Config

@@ -70,7 +70,7 @@ func (r *Renderer) asiColumn(width int) bool {
 		return false
 	}
 	for _, name := range r.timing.Modes {
-		if m, err := experiment.ParseMode(name); err == nil && m.ASI() && m.In(experiment.Width(width)) {
+		if m, _, err := experiment.ParseModeName(name); err == nil && m.ASI() && m.In(experiment.Width(width)) {
 			return true
 		}
 	}

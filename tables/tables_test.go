@@ -291,4 +291,12 @@ func TestASITransitions(t *testing.T) {
 	assert.Regexp(t, `(?m)^mode     \|  processes s      ±%    tsc/msg  vs off asi/msg core MHz .* \|    threads s      ±%    tsc/msg  vs off asi/msg core MHz`, out)
 	assert.Regexp(t, `(?m)^off      \| .* 1\.00       - +- +- +0/10 \| .* 1\.00       - +- +- +0/10$`, out)
 	assert.Regexp(t, `(?m)^asi      \| .* 1\.00    2\.10 +- +- +0/10 \| .* 1\.00    2\.00 +- +- +0/10$`, out)
+
+	// A plan whose asi modes run only with asi actions: its timing
+	// record's modes are the labelled ones (asi[verw]), which name the
+	// rows too.
+	verw := call("null", "asi", 64, count(3000))
+	verw.ASIActions = "verw"
+	out = render(contract.Timing{TSCHz: 2e9, TSCSource: "test", Modes: []string{"off", "asi[verw]"}}, call("null", "off", 64, nil), verw)
+	assert.Regexp(t, `(?m)^asi\[verw\] minimal  no     .* 1\.00     0\.25 +- +- +0/10$`, out)
 }
