@@ -84,6 +84,16 @@ func (s Subject) Config() (experiment.Config, error) {
 	return c, nil
 }
 
+// ModeName is s's mode as the tables and plots name it: with its asi
+// actions in brackets where it has some (experiment.Config.ModeName),
+// else Mode.
+func (s Subject) ModeName() string {
+	if c, err := s.Config(); err == nil {
+		return c.ModeName()
+	}
+	return s.Mode
+}
+
 // Key is the record's canonical key: its benchmark, its Config's pairs
 // (experiment.Config.Pairs) and its own fields where set (tasks, target,
 // kernel, work_ns, sweep_pages, and loop_offset where not 0, so that a record at

@@ -83,3 +83,15 @@ func TestConfig(t *testing.T) {
 	_, err = Subject{Bench: "null", Width: 64, Mode: "off", Flavour: "fancy"}.Config()
 	assert.ErrorContains(t, err, `unknown flavour "fancy"`)
 }
+
+// ModeName: an asi mode with actions as the tables and plots name it;
+// without them, or outside the asi modes, the mode.
+func TestModeName(t *testing.T) {
+	s := Subject{Bench: "null", Width: 64, Mode: "asi+pcid", Entry: "syscall", Flavour: "linux", ASIActions: "verw+l1d"}
+	assert.Equal(t, "asi+pcid[verw+l1d]", s.ModeName())
+	assert.Equal(t, "bench=null width=64 mode=asi+pcid entry=syscall flavour=linux global=off asi_actions=verw+l1d", s.Key())
+	s.ASIActions = ""
+	assert.Equal(t, "asi+pcid", s.ModeName(), "a record written before the field: none")
+	assert.Equal(t, "on", Subject{Bench: "null", Width: 64, Mode: "on"}.ModeName())
+	assert.Equal(t, "bogus", Subject{Bench: "null", Width: 64, Mode: "bogus"}.ModeName(), "a mode the model does not know, as written")
+}

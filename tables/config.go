@@ -52,8 +52,8 @@ func configOf(s contract.Subject) config {
 	}
 	if mc, err := s.Config(); err == nil {
 		c.cfg, c.ok = mc, true
-		c.mode = mc.ModeName()
 	}
+	c.mode = s.ModeName()
 	c.key = s.Key()
 	return c
 }

@@ -274,7 +274,7 @@ func workPoints(ms []Measurement, width int) figureGrid[string, int64] {
 	var g figureGrid[string, int64]
 	for _, m := range ms {
 		if benchOf(m, "work") && m.Width == width && m.WorkNs != nil {
-			g.add(m, m.Mode, *m.WorkNs, m.Mode)
+			g.add(m, m.ModeName(), *m.WorkNs, m.ModeName())
 		}
 	}
 	slices.Sort(g.cols)
@@ -384,7 +384,7 @@ func sweepPlot(r *Run, ms []Measurement, kind string) (*Plot, error) {
 			continue
 		}
 		if m.Stats == nil {
-			if s := missing(m.Mode, m); !slices.Contains(notRun, s) {
+			if s := missing(m.ModeName(), m); !slices.Contains(notRun, s) {
 				notRun = append(notRun, s)
 			}
 			continue
@@ -397,7 +397,7 @@ func sweepPlot(r *Run, ms []Measurement, kind string) (*Plot, error) {
 			continue
 		}
 		unit = sw.Unit
-		name := fmt.Sprintf("PTI %s, global pages %s", m.Mode, map[bool]string{false: "off", true: "on"}[m.Global])
+		name := fmt.Sprintf("PTI %s, global pages %s", m.ModeName(), map[bool]string{false: "off", true: "on"}[m.Global])
 		if lines[name] == nil {
 			lines[name] = map[int]float64{}
 			series = append(series, name)
@@ -548,7 +548,7 @@ func nullPlot(r *Run, ms []Measurement, width int) (*Plot, error) {
 			copyMethod = m.Copy
 		}
 		if m.Entry == entry && (m.Copy == "" || m.Copy == copyMethod) {
-			g.add(m, key{m.Flavour, m.Global}, m.Mode, m.Mode)
+			g.add(m, key{m.Flavour, m.Global}, m.ModeName(), m.ModeName())
 		}
 	}
 	if len(g.cols) == 0 {
@@ -590,7 +590,7 @@ func seedPlot(r *Run, bench string) (*Plot, error) {
 	val := map[string]float64{}
 	for _, rec := range r.Records {
 		if u, ok := rec.Record.(contract.SeedUnsupported); ok && u.Bench == bench {
-			why := fmt.Sprintf("%d-bit %s: unsupported (%s)", u.Width, u.Mode, withoutKey(u.Reason))
+			why := fmt.Sprintf("%d-bit %s: unsupported (%s)", u.Width, u.ModeName(), withoutKey(u.Reason))
 			if !slices.Contains(notRun, why) {
 				notRun = append(notRun, why)
 			}
@@ -604,13 +604,13 @@ func seedPlot(r *Run, bench string) (*Plot, error) {
 		if bench == "messaging" {
 			c.name = s.Tasks
 		}
-		if !slices.Contains(modes, s.Mode) {
-			modes = append(modes, s.Mode)
+		if !slices.Contains(modes, s.ModeName()) {
+			modes = append(modes, s.ModeName())
 		}
 		if !slices.Contains(cols, c) {
 			cols = append(cols, c)
 		}
-		val[fmt.Sprint(c, s.Mode)] = s.RatioToOff
+		val[fmt.Sprint(c, s.ModeName())] = s.RatioToOff
 	}
 	if len(modes) == 0 {
 		return nil, nil
