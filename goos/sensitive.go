@@ -3,7 +3,8 @@ package goos
 import "github.com/ptilab/ptilab/amd64"
 
 // ASI's sensitive frames (package pti, mode asi): frames for user data
-// (the processes' pages, the tasks kernel's pipe and socket rings), carved
+// (the processes' pages, the tasks kernel's pipe and socket rings, and
+// the leak oracle's sensitive secret that stands for them), carved
 // from 2 MiB blocks of the pool that hold nothing else, so that the
 // nonsensitive kernel table (pti.SyncNonsensitive) leaves each block out
 // with one PD entry. The blocks are never given back.

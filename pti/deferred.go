@@ -72,7 +72,7 @@ func Exposure(m experiment.Mode) []Area {
 		out = append(out, LASSAreas...)
 	}
 	if e&experiment.ExposesNonsensitiveKernel != 0 {
-		out = append(out, Area{Name: "the nonsensitive kernel", Holds: "every mapping of the Go kernel's table, supervisor-only, but the sensitive blocks (the processes' pages and the pipe and socket rings): its text, heap, stacks, the tasks kernel's state and the direct map of all other memory"})
+		out = append(out, Area{Name: "the nonsensitive kernel", Holds: "every mapping of the Go kernel's table, supervisor-only, but the sensitive blocks (the processes' pages, the pipe and socket rings and the leak oracle's sensitive secret): its text, heap, stacks, the tasks kernel's state and the direct map of all other memory"})
 	}
 	return out
 }

@@ -1,20 +1,27 @@
 package pti
 
 import (
+	"errors"
 	"unsafe"
 
 	"github.com/ptilab/ptilab/amd64"
+	"github.com/ptilab/ptilab/goos"
 )
 
-// The leak oracle's kernel secret and fault recovery (package bench's
-// oracle benchmark runs them): a page of the kernel image holding a known
-// pattern, mapped supervisor-only in the kernel's own table and so on the
-// kernel side of every mode's address space (Build shares the kernel's
-// PML4 entries); under Off the one table is also the user side's, so ring
-// 3 has a translation to it (supervisor-only: a read faults with P=1),
-// under isolation the user table does not map it (P=0). Its address is
-// the kernel's own (the image's, in the Go kernel's mappings), which ring
-// 3 can name as any other.
+// The leak oracle's secrets and fault recovery (package bench's oracle
+// benchmark runs them): pages holding a known pattern, mapped
+// supervisor-only in the kernel's own table and so on the kernel side of
+// every mode's address space (Build shares the kernel's PML4 entries).
+// The kernel secret is a page of the kernel image: under Off the one table
+// is also the user side's, so ring 3 has a translation to it
+// (supervisor-only: a read faults with P=1), under isolation the user
+// table does not map it (P=0), but under the asi modes it does: it is
+// nonsensitive, and their user side is the nonsensitive table (asi.go).
+// The sensitive secret is a frame of goos's sensitive blocks, user data as
+// the processes' pages are, reached by the kernel's identity map: Off's
+// one table maps it as the kernel secret, no isolated mode's user table
+// does, asi's included. Their addresses are the kernel's own, which ring 3
+// can name as any other.
 
 // SecretPattern is what the secret page starts with: 16 distinct nonzero
 // bytes (a transient read that the CPU suppresses gives 0, so a 0 would
@@ -36,26 +43,59 @@ const (
 // LFENCE; RDTSC; LFENCE instead.
 const OracleNoRDTSCP = 1 << 32
 
-// secretPage holds the secret page: its page-aligned 4 KiB (secret).
+// Secret is one of the oracle's secret pages, each holding SecretPattern.
+type Secret uint8
+
+const (
+	// KernelSecret is a page of the kernel image's data (SecretAddr),
+	// nonsensitive.
+	KernelSecret Secret = iota
+	// SensitiveSecret is a frame of the sensitive blocks
+	// (goos.AllocSensitiveFrames), which Setup takes.
+	SensitiveSecret
+)
+
+// Addr returns the address of the secret's page, a kernel address (page
+// aligned; the sensitive one's is its frame's, by the identity map, 0
+// before Setup).
+func (s Secret) Addr() uint64 {
+	if s == SensitiveSecret {
+		return env.sensitiveSecret
+	}
+	return SecretAddr()
+}
+
+// secretPage holds the kernel secret's page: its page-aligned 4 KiB
+// (secret).
 var secretPage [2 * amd64.PageSize]byte
 
-// SecretAddr returns the address of the secret page, a kernel address
-// (page aligned).
+// SecretAddr returns the address of the kernel secret's page, a kernel
+// address (page aligned).
 func SecretAddr() uint64 {
 	return (uint64(uintptr(unsafe.Pointer(&secretPage))) + amd64.PageSize - 1) &^ (amd64.PageSize - 1)
 }
 
-// secret returns the secret page.
+// secret returns the kernel secret's page.
 func secret() *[amd64.PageSize]byte {
 	off := SecretAddr() - uint64(uintptr(unsafe.Pointer(&secretPage)))
 	return (*[amd64.PageSize]byte)(secretPage[off:])
 }
 
-// writeSecret fills the secret page: the pattern, then zeros.
-func writeSecret() {
-	s := secret()
-	*s = [amd64.PageSize]byte{}
-	copy(s[:], SecretPattern)
+// writeSecrets fills the secret pages, the sensitive one taken first if
+// it has no frame yet: the pattern, then zeros.
+func writeSecrets() error {
+	if env.sensitiveSecret == 0 {
+		pa, ok := goos.AllocSensitiveFrames(1)
+		if !ok {
+			return errors.New("pti: out of memory for the sensitive secret")
+		}
+		env.sensitiveSecret = pa
+	}
+	for _, page := range [][]byte{secret()[:], goos.Frames(env.sensitiveSecret, 1)} {
+		clear(page)
+		copy(page, SecretPattern)
+	}
+	return nil
 }
 
 // StartRecovering is Start with fault recovery: up to max page faults

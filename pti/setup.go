@@ -31,6 +31,7 @@ var env struct {
 	nasid        uint16         // address-space ids handed out
 
 	recoverRIP, recoverMax uint64 // the next run's fault recovery (StartRecovering)
+	sensitiveSecret        uint64 // the sensitive secret's frame (oracle.go)
 	// The deferred modes' routines, where they were copied.
 	deferText deferRoutines
 	noSwitch  noSwitchRoutines
@@ -189,7 +190,6 @@ func Setup() error {
 	// TLS, so that Go handlers (package tasks) run under its kernelG.
 	d.TaskStackTop, d.RunFSBase = goos.KernelContext()
 	d.ExitRun = env.kern.RunExit
-	writeSecret()
 	d.Secret = SecretAddr()
 	d.VerwSel = amd64.KERNEL_DS
 	specCaps = readSpecCaps()
@@ -221,6 +221,9 @@ func Setup() error {
 	}
 	env.ready = true
 	env.main, err = NewProcess()
+	if err == nil {
+		err = writeSecrets() // after the main process: its frames where they were
+	}
 	if err != nil {
 		env.ready = false
 		return err
