@@ -104,13 +104,15 @@ type ProbeTarget struct {
 }
 
 // TargetKind says how a probe target is mapped, and so what a ring-3
-// read of it does.
+// read of it does (Mapped).
 type TargetKind uint8
 
 const (
-	// KernelOnly: mapped supervisor-only in the kernel's tables only: a
-	// read faults with P=1 (protection) without isolation and P=0 (not
-	// mapped) with it.
+	// KernelOnly: the kernel's own data or text, nonsensitive, mapped
+	// supervisor-only in the kernel's tables and in the user tables that
+	// expose the kernel, whole (off, lass) or but the sensitive blocks
+	// (asi): a read faults with P=1 (protection) there and P=0 (not
+	// mapped) under the other isolated modes.
 	KernelOnly TargetKind = iota
 	// EntryArea: mapped supervisor-only in both tables: a read faults
 	// with P=1 in every mode.
@@ -122,7 +124,30 @@ const (
 	// modes and in no table of the others: a read faults with P=1 under a
 	// deferred mode and P=0 under the others, off included.
 	DeferredArea
+	// Sensitive: user data that is not the task's, in ASI's sensitive
+	// blocks (goos.AllocSensitiveFrames), reached by the kernel's direct
+	// map: mapped supervisor-only where the user table is the whole
+	// kernel's (off, lass: P=1), in no isolated mode's user table, asi's
+	// nonsensitive one included (P=0).
+	Sensitive
 )
+
+// Mapped reports whether the user table of mode m maps a target of kind
+// k, from what the mode's row says the table exposes
+// (experiment.ModeRow.Exposes): a ring-3 read then faults with P=1, or
+// reads (OwnPage); else it faults with P=0.
+func (k TargetKind) Mapped(m experiment.Mode) bool {
+	e := m.Row().Exposes
+	switch k {
+	case KernelOnly:
+		return e&(experiment.ExposesKernel|experiment.ExposesNonsensitiveKernel) != 0
+	case Sensitive:
+		return e&experiment.ExposesKernel != 0
+	case DeferredArea:
+		return e&experiment.ExposesDispatch != 0
+	}
+	return true
+}
 
 // Switch is a configuration a world validated once (World.Plan): the
 // world's own immutable description of what to switch for it

@@ -137,13 +137,15 @@ func (w world64) Probe(sw Switch, addr uint64) (Exit, error) {
 }
 
 // ProbeTargets: the image's kernel text, the entry area's data page, the
-// task's own data and the deferred modes' trampoline stack.
+// task's own data, the deferred modes' trampoline stack and the leak
+// oracle's sensitive secret (a frame of the sensitive blocks).
 func (world64) ProbeTargets() []ProbeTarget {
 	return []ProbeTarget{
 		{Name: "kernel text", Address: efi.Firmware.ImageBase + 0x1000, Kind: KernelOnly},
 		{Name: "entry area", Address: pti.EntryData, Kind: EntryArea},
 		{Name: "own page", Address: pti.UserData, Kind: OwnPage},
 		{Name: "defer area", Address: pti.EntryTrampStack, Kind: DeferredArea},
+		{Name: "sensitive page", Address: pti.SensitiveSecret.Addr(), Kind: Sensitive},
 	}
 }
 

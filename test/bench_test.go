@@ -141,14 +141,16 @@ func TestPTIMatrix(t *testing.T) {
 // under off and on: the kernel-only target (kernel) faults with P=1
 // (present, supervisor-only) under off and P=0 (not mapped) under on; the
 // entry area faults with P=1 under both; the task's own page reads; the
-// 64-bit world's deferred area faults with P=0 under both; every
-// outcome judged as expected by the image.
+// 64-bit world's deferred area faults with P=0 under both, its sensitive
+// page (in ASI's sensitive blocks, by the kernel's direct map) as the
+// kernel-only target; every outcome judged as expected by the image.
 func checkProbe(t *testing.T, res serialLog, width int, kernel string) {
 	t.Helper()
 	present := map[string]map[string]bool{ // target -> mode -> present
-		kernel:       {"off": true, "on": false},
-		"entry area": {"off": true, "on": true},
-		"defer area": {"off": false, "on": false}, // the 64-bit world's: mapped under the deferred modes only
+		kernel:           {"off": true, "on": false},
+		"entry area":     {"off": true, "on": true},
+		"defer area":     {"off": false, "on": false}, // the 64-bit world's: mapped under the deferred modes only
+		"sensitive page": {"off": true, "on": false},  // the 64-bit world's
 	}
 	seen := 0
 	for _, f := range inWorld[contract.Probe](t, res, width) {
@@ -167,7 +169,7 @@ func checkProbe(t *testing.T, res serialLog, width int, kernel string) {
 	}
 	targets := 3
 	if width == 64 {
-		targets = 4 // and the deferred modes' trampoline stack
+		targets = 5 // and the deferred modes' trampoline stack and the sensitive page
 	}
 	assert.Equal(t, 2*targets, seen, "%d targets x off, on", targets)
 }

@@ -358,7 +358,7 @@ func checkBochsPCIDRows(t *testing.T, res serialLog, pcid, deferredPCID map[stri
 		}
 		probe[f.Target][f.Mode] = fmt.Sprintf("faulted %v present %v vector %v", f.Faulted, present, vector)
 	}
-	require.Len(t, probe, 4, "kernel text, entry area, own page, defer area")
+	require.Len(t, probe, 5, "kernel text, entry area, own page, defer area, sensitive page")
 	for target, modes := range probe {
 		require.Contains(t, modes, "on+pcid", target)
 		assert.Equal(t, modes["on"], modes["on+pcid"], "%s: on+pcid as on", target)
@@ -372,6 +372,7 @@ func checkBochsPCIDRows(t *testing.T, res serialLog, pcid, deferredPCID map[stri
 	}
 	assert.Equal(t, "faulted true present false vector 14", probe["defer area"]["on+pcid"], "the trampoline stack is not mapped under on+pcid")
 	assert.Equal(t, "faulted true present false vector 14", probe["kernel text"]["on+pcid"], "kernel text not mapped under on+pcid")
+	assert.Equal(t, "faulted true present false vector 14", probe["sensitive page"]["on+pcid"], "the sensitive page not mapped under on+pcid")
 	assert.Equal(t, "faulted true present true vector 14", probe["entry area"]["on+pcid"])
 	assert.Regexp(t, `(?m)^kernel text\s+0x[0-9a-f]+\s+#PF P=1 \(error 0x5\)\s+#PF P=0 \(error 0x4\)\s+#PF P=0 \(error 0x4\)(\s+#PF P=0 \(error 0x4\)){2}$`, strings.Join(res.Lines(), "\n"))
 }
@@ -757,7 +758,7 @@ func TestBochsFRED(t *testing.T) {
 	assert.Equal(t, 2*2+2*2, lassRefused, "lass: lseek (2 global settings) and the ping-pong (processes, threads) under both entries")
 	checkLASS(t, res, 2)
 	probes := byFRED(t, recordsOf[contract.Probe](t, res), func(p contract.Probe) (contract.Subject, *bool) { return p.Subject, p.AsExpected })
-	assert.Len(t, probes, 4*4, "the probe by FRED: 4 targets under off, on, on+pcid and lass, the faults delivered by FRED")
+	assert.Len(t, probes, 5*4, "the probe by FRED: 5 targets under off, on, on+pcid and lass, the faults delivered by FRED")
 	assert.Contains(t, strings.Join(res.Lines(), "\n"), "isolation probe by the fred entry (its faults delivered by it, not the IDT)")
 	oracle := byFRED(t, recordsOf[contract.Oracle](t, res), func(o contract.Oracle) (contract.Subject, *bool) { return o.Subject, o.AsExpected })
 	assert.Len(t, oracle, 4, "the oracle by FRED under off, on, on+pcid and lass")
@@ -834,8 +835,8 @@ func byFRED[R any](t *testing.T, recs []R, of func(R) (contract.Subject, *bool))
 // checkLASS checks the lass rows of a run on a CPU with LASS, whose probe
 // ran by entries entries: the probe's reads of
 // the upper half (the entry area, the deferred modes' area) were LASS's
-// #GP(0) from ring 3, the kernel text's (lower half) a present-page #PF as
-// under off; Bochs logged LASS's user-access violations (the probe's) and
+// #GP(0) from ring 3, the kernel text's and the sensitive page's (lower
+// half) a present-page #PF as under off; Bochs logged LASS's user-access violations (the probe's) and
 // no supervisor one: ring 0 never fetched from the lower half with LASS
 // set.
 func checkLASS(t *testing.T, res *bochs.Result, entries int) {
@@ -853,13 +854,13 @@ func checkLASS(t *testing.T, res *bochs.Result, entries int) {
 			require.NotNil(t, p.ProbeFault, p.Target)
 			assert.EqualValues(t, amd64.VectorGP, p.Vector, p.Target)
 			assert.Zero(t, p.ErrorCode, p.Target)
-		case "kernel text":
+		case "kernel text", "sensitive page":
 			require.NotNil(t, p.ProbeFault, p.Target)
 			assert.EqualValues(t, amd64.VectorPF, p.Vector, p.Target)
 			assert.True(t, p.Present, p.Target)
 		}
 	}
-	assert.Equal(t, 4*entries, n, "the probe's 4 targets under lass, by each entry")
+	assert.Equal(t, 5*entries, n, "the probe's 5 targets under lass, by each entry")
 	log := string(res.Log)
 	assert.Contains(t, log, "User access LASS canonical violation", "Bochs saw the probe's LASS faults")
 	assert.NotContains(t, log, "Supervisor access LASS canonical violation")
@@ -895,10 +896,10 @@ func TestBochsFREDLASSModels(t *testing.T) {
 					assert.Fail(t, "an unsupported row", "%+v", u)
 				}
 			}
-			assert.Equal(t, 2+3*4, noFRED, "fred: the null call under off and lass, the probe's 4 targets under off, lass and on")
+			assert.Equal(t, 2+3*5, noFRED, "fred: the null call under off and lass, the probe's 5 targets under off, lass and on")
 			sys := recordsOf[contract.Syscall](t, res)
 			if !tc.lass {
-				assert.Equal(t, 1+4, noLASS, "lass: the null call by SYSCALL and the probe's 4 targets")
+				assert.Equal(t, 1+5, noLASS, "lass: the null call by SYSCALL and the probe's 5 targets")
 				assert.Len(t, sys, 1, "off by SYSCALL")
 				return
 			}

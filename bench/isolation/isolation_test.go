@@ -146,3 +146,28 @@ func TestProbeLASS(t *testing.T) {
 	pf := bench.Exit{Faulted: true, Vector: amd64.VectorPF, ErrorCode: amd64.PF_P | amd64.PF_U, CS: 0x33, CR2: text}
 	assert.True(t, expected(kernel, experiment.LASS, pf), "LASS does not cover the lower half")
 }
+
+// Under the asi modes ring 3's table is the nonsensitive kernel table: the
+// kernel text is present (P=1, as under off), a sensitive page is not
+// (P=0, as under on); under off both are present, under on neither.
+func TestProbeASI(t *testing.T) {
+	const text, sensitive = 0x1001000, 0x4001000
+	targets := []bench.ProbeTarget{
+		{Name: "kernel text", Address: text, Kind: bench.KernelOnly},
+		{Name: "sensitive page", Address: sensitive, Kind: bench.Sensitive},
+	}
+	present := map[experiment.Mode][2]bool{ // kernel text, sensitive page
+		experiment.Off: {true, true}, experiment.On: {false, false}, experiment.OnPCID: {false, false},
+		experiment.ASI: {true, false}, experiment.ASIPCID: {true, false},
+	}
+	for m, want := range present {
+		for i, target := range targets {
+			fault := func(ec uint64) bench.Exit {
+				return bench.Exit{Faulted: true, Vector: amd64.VectorPF, ErrorCode: ec, CS: 0x33, CR2: target.Address}
+			}
+			assert.Equal(t, want[i], expected(target, m, fault(amd64.PF_P|amd64.PF_U)), "%v %s: P=1", m, target.Name)
+			assert.Equal(t, !want[i], expected(target, m, fault(amd64.PF_U)), "%v %s: P=0", m, target.Name)
+			assert.False(t, expected(target, m, bench.Exit{Exited: true}), "%v %s: a read that succeeds", m, target.Name)
+		}
+	}
+}

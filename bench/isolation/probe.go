@@ -16,15 +16,16 @@ import (
 )
 
 // Probe is the isolation probe's registry row.
-var Probe = bench.Benchmark{Name: "probe", Summary: "the isolation probe: ring 3 reads a kernel address, the entry area and its own page; in the 64-bit world also the deferred modes' trampoline stack, the same reads by FRED where the plan runs it, and the list of what each mode's user table maps beyond on's; in the 32-bit world also a page fault and a double fault in its kernel and 100 round trips out of long mode",
+var Probe = bench.Benchmark{Name: "probe", Summary: "the isolation probe: ring 3 reads a kernel address, the entry area and its own page; in the 64-bit world also the deferred modes' trampoline stack and a sensitive page (user data in ASI's sensitive blocks), the same reads by FRED where the plan runs it, and the list of what each mode's user table maps beyond on's; in the 32-bit world also a page fault and a double fault in its kernel and 100 round trips out of long mode",
 	Worlds: []int{64, 32}, Keys: []string{"modes", "entries"}, Run: probe}
 
 // The isolation probe: ring 3 reads kernel addresses and its own page
 // under each mode, and the page fault says whether the page was mapped.
 
 // expected reports whether exit is what a ring-3 read of t under mode
-// must give: a page fault that says whether the page is present, or,
-// under lass, #GP(0) for an address in the upper half.
+// must give: a page fault that says whether mode's user table maps the
+// page (bench.TargetKind.Mapped), or, under lass, #GP(0) for an address
+// in the upper half.
 func expected(t bench.ProbeTarget, mode experiment.Mode, e bench.Exit) bool {
 	if t.Kind == bench.OwnPage {
 		return e.OK()
@@ -33,12 +34,8 @@ func expected(t bench.ProbeTarget, mode experiment.Mode, e bench.Exit) bool {
 		// LASS's #GP, before any page walk (SDM Vol. 3A, chapter 4).
 		return e.Faulted && e.Vector == amd64.VectorGP && e.ErrorCode == 0 && e.FromUser()
 	}
-	present := t.Kind == bench.EntryArea || !mode.Isolated()
-	if t.Kind == bench.DeferredArea {
-		present = mode.Deferred()
-	}
 	return e.Faulted && e.Vector == amd64.VectorPF && e.FromUser() && e.CR2 == t.Address &&
-		(e.ErrorCode&amd64.PF_P != 0) == present
+		(e.ErrorCode&amd64.PF_P != 0) == t.Kind.Mapped(mode)
 }
 
 // prober is a world with targets for the isolation probe.
@@ -50,10 +47,12 @@ type prober interface {
 // modes and on (modes the world cannot have at all are left out; those
 // the CPU lacks say so) and prints what happened: under off a kernel
 // address faults as a protection violation (present, supervisor-only),
-// under isolation as not present; the entry area is present and
-// supervisor-only in every mode; the task's own page reads. An outcome
-// other than that is marked UNEXPECTED; the deferred modes' area is
-// present under those modes only; by an entry that delivers the faults
+// under isolation as not present, but under asi, whose user table maps
+// the nonsensitive kernel, present; a sensitive page (user data not the
+// task's) is present under off only (and lass, off's table); the entry
+// area is present and supervisor-only in every mode; the task's own page
+// reads. An outcome other than that is marked UNEXPECTED; the deferred
+// modes' area is present under those modes only; by an entry that delivers the faults
 // itself (FRED: experiment.EntryRow.Events, where the plan runs it) the
 // same reads again, each fault delivered by it; under lass an upper-half address (the
 // entry area, the deferred modes' area) is LASS's #GP(0), the kernel
