@@ -2,6 +2,7 @@ package tables
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ptilab/ptilab/contract"
 	"github.com/ptilab/ptilab/experiment"
@@ -54,12 +55,8 @@ func (r *Renderer) probePlace(rec contract.Record, c config) place {
 	return place{id: id, grid: true, mode: c.mode, row: c.target, size: 1,
 		cells: []string{c.target, addr, cell},
 		mark: func(o *open) {
-			if why == "" {
-				return
-			}
-			ws, _ := o.data["why"].([]string)
-			if !contains(ws, why) {
-				o.data["why"] = append(ws, why)
+			if why != "" {
+				noteOnce(o, "why", why)
 			}
 		},
 		begin: func(t *Table, modes []string) {
@@ -75,9 +72,25 @@ func (r *Renderer) probePlace(rec contract.Record, c config) place {
 		},
 		ref: func(o *open) []string {
 			ws, _ := o.data["why"].([]string)
-			return append([]string{"(Linux arch/x86/mm/pti.c: the user table maps the process and the entry area, and nothing else of the kernel)"}, ws...)
+			ref := []string{"(Linux arch/x86/mm/pti.c: the user table maps the process and the entry area, and nothing else of the kernel)"}
+			if asi := nonsensitiveModes(o.modes); len(asi) > 0 {
+				ref = append(ref, strings.Join(asi, ", ")+": ring 3 runs on the nonsensitive table, which maps the kernel supervisor-only but the sensitive blocks (user data): the kernel's own pages are present, as under off, a sensitive page is not, as under on")
+			}
+			return append(ref, ws...)
 		},
 	}
+}
+
+// nonsensitiveModes are the modes among modes whose user table is ASI's
+// nonsensitive kernel table (experiment.ExposesNonsensitiveKernel).
+func nonsensitiveModes(modes []string) []string {
+	var out []string
+	for _, name := range modes {
+		if m, err := experiment.ParseMode(name); err == nil && m.Row().Exposes&experiment.ExposesNonsensitiveKernel != 0 {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // exposurePlace places what a mode's user table maps beyond on's: a row
@@ -91,8 +104,17 @@ func (r *Renderer) exposurePlace(e contract.Exposure) place {
 			t.Title = "what each mode's user table maps beyond on's (supervisor-only; the host tests walk the tables against this list):"
 			t.Columns = []Column{left("mode", 17), left("area", 0)}
 		},
-		ref: func(*open) []string {
-			return []string{"(Chartre's RFC \"x86/pti: Defer CR3 switch to C code\", 2020, was turned down for widening what the user table maps; these are the pages ptilab's deferred modes add)"}
+		ref: func(o *open) []string {
+			ref := []string{"(Chartre's RFC \"x86/pti: Defer CR3 switch to C code\", 2020, was turned down for widening what the user table maps; these are the pages ptilab's deferred modes add)"}
+			if asi, _ := o.data["asi"].([]string); len(asi) > 0 {
+				ref = append(ref, "("+strings.Join(asi, ", ")+": ASI, linuxasi.dev, keeps user data out of the kernel's nonsensitive address space, not the kernel out of ring 3's: the kernel's own data (the leak oracle's kernel secret among it) stays mapped supervisor-only, as under off)")
+			}
+			return ref
+		},
+		mark: func(o *open) {
+			if len(nonsensitiveModes([]string{c.mode})) > 0 {
+				noteOnce(o, "asi", c.mode)
+			}
 		},
 	}
 	if len(e.Areas) == 0 {
@@ -148,7 +170,7 @@ func (r *Renderer) oraclePlace(rec contract.Record, c config) place {
 		why, _ := notRun(rec)
 		cells = []string{why}
 	}
-	oracle, _ := rec.(contract.Oracle)
+	oracle, measured := rec.(contract.Oracle)
 	cals := r.oracleCals
 	lead := []string{c.mode}
 	if r.entryColumn(64) {
@@ -159,22 +181,34 @@ func (r *Renderer) oraclePlace(rec contract.Record, c config) place {
 		}
 		lead = append(lead, entry)
 	}
+	secret := fmt.Sprintf("%d bytes at %s", oracle.Bytes, oracle.Secret)
+	switch {
+	case !measured:
+		secret = "its bytes" // a table whose first row did not run
+	case oracle.Pattern != "":
+		secret = fmt.Sprintf("%d bytes %q at %s", oracle.Bytes, oracle.Pattern, oracle.Secret)
+	}
+	columns := func(t *Table) {
+		t.Columns = append(append([]Column{r.modeCol()}, r.entryCols(64)...), left("secret read", 22), left("faults", 8), left("attempts", 9), left("bytes recovered", 0))
+	}
+	if c.target == "sensitive" {
+		return r.oracleSensitivePlace(rec, c, append(lead, cells...), secret, oracle.Meltdown, columns)
+	}
 	return place{id: "oracle", cells: append(lead, cells...),
 		begin: func(t *Table, _ []string) {
 			t.Name = "oracle"
-			secret := fmt.Sprintf("%d bytes at %s", oracle.Bytes, oracle.Secret)
-			if oracle.Pattern != "" {
-				secret = fmt.Sprintf("%d bytes %q at %s", oracle.Bytes, oracle.Pattern, oracle.Secret)
-			}
 			t.Title = "leak oracle (Meltdown with Flush+Reload): ring 3 reads a kernel secret, " + secret + " (a supervisor-only page of the kernel image),"
 			t.Heading = []string{"each read a page fault the kernel recovers; vulnerability table, meltdown: " + oracle.Meltdown}
 			t.Heading = append(t.Heading, oracleCalibrations(cals)...)
-			t.Columns = append(append([]Column{r.modeCol()}, r.entryCols(64)...), left("secret read", 22), left("faults", 8), left("attempts", 9), left("bytes recovered", 0))
+			columns(t)
 		},
 		ref: func(o *open) []string {
 			ref := []string{"expected on a CPU with Meltdown (Ivy Bridge, Skylake without RDCL_NO): off leaks, on does not; these rows say what was tried, not what the CPU is"}
 			if o.data["lass"] == true {
 				ref = append(ref, "lass: LASS blocks ring 3's accesses to the upper half only; the secret is in the lower half (ptilab's kernel runs there), so lass reads it as off does")
+			}
+			if ms, _ := o.data["mapped"].([]string); len(ms) > 0 {
+				ref = append(ref, strings.Join(ms, ", ")+": isolated, yet the secret read faults with P=1: the secret is nonsensitive kernel data, which ring 3's table (the nonsensitive one) maps supervisor-only as off's does, so a CPU with Meltdown can leak it as under off")
 			}
 			return ref
 		},
@@ -182,7 +216,56 @@ func (r *Renderer) oraclePlace(rec contract.Record, c config) place {
 			if c.mode == "lass" {
 				o.data["lass"] = true
 			}
+			if v, ok := rec.(contract.Oracle); ok && v.Present && c.ok && c.cfg.Mode.Isolated() {
+				noteOnce(o, "mapped", c.mode)
+			}
 		},
+	}
+}
+
+// oracleSensitivePlace places the leak oracle's row of its sensitive
+// secret (a frame of ASI's sensitive blocks, read in the modes whose user
+// table maps it otherwise than the kernel secret): a table of its own
+// after the kernel secret's, whose lines under it say, from each row's P
+// bit, whether ring 3's table maps the secret.
+func (r *Renderer) oracleSensitivePlace(rec contract.Record, c config, cells []string, secret, meltdown string, columns func(*Table)) place {
+	return place{id: "oracle-sensitive", cells: cells,
+		begin: func(t *Table, _ []string) {
+			t.Name = "oracle-sensitive"
+			t.Title = "leak oracle, its sensitive secret: ring 3 reads " + secret + " (a frame of ASI's sensitive blocks: user data, supervisor-only in the kernel's direct map),"
+			t.Heading = []string{"in the modes whose user table maps it otherwise than the kernel secret; each read a page fault the kernel recovers, the thresholds from the calibrations above; vulnerability table, meltdown: " + meltdown}
+			columns(t)
+		},
+		ref: func(o *open) []string {
+			ref := []string{"these rows say what was tried, not what the CPU is"}
+			if ms, _ := o.data["absent"].([]string); len(ms) > 0 {
+				ref = append(ref, strings.Join(ms, ", ")+": ring 3's table does not map the secret (P=0): a Meltdown read has no translation to it, so it cannot leak it this way on any CPU, though the secret call has just read it in the kernel")
+			}
+			if ms, _ := o.data["mapped"].([]string); len(ms) > 0 {
+				ref = append(ref, strings.Join(ms, ", ")+": ring 3's table maps the secret supervisor-only (P=1): a CPU with Meltdown can leak it")
+			}
+			return ref
+		},
+		mark: func(o *open) {
+			v, ok := rec.(contract.Oracle)
+			if !ok {
+				return
+			}
+			key := "absent"
+			if v.Present {
+				key = "mapped"
+			}
+			noteOnce(o, key, c.mode)
+		},
+	}
+}
+
+// noteOnce adds s to the list under key in o's table state, unless it is
+// there.
+func noteOnce(o *open, key, s string) {
+	ss, _ := o.data[key].([]string)
+	if !contains(ss, s) {
+		o.data[key] = append(ss, s)
 	}
 }
 

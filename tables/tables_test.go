@@ -170,6 +170,64 @@ func TestOracleCalibrations(t *testing.T) {
 	assert.Contains(t, out, "\ncalibration on: hits 30/32/36 (28-90), misses 400/420/460 (390-900): a load of at most 218 is a hit\n")
 }
 
+// TestOracleASI: under asi the kernel secret's row faults with P=1 and a
+// line under the table says why (nonsensitive kernel data, mapped in ring
+// 3's table); the sensitive secret's rows are a table of their own, whose
+// lines say from each row's P bit whether it can leak that way.
+func TestOracleASI(t *testing.T) {
+	sub := func(mode, target string) contract.Subject {
+		return contract.Subject{Bench: "oracle", Width: 64, Mode: mode, Target: target}
+	}
+	yes := true
+	row := func(mode, target, secret string, ec uint64) contract.Oracle {
+		return contract.Oracle{Subject: sub(mode, target), Secret: secret, Pattern: "PTI:Meltdown/F+R", Bytes: 16, Attempts: 1, Faults: 16, ErrorCode: ec, Present: ec&1 != 0,
+			AsExpected: &yes, Reason: "oracle unavailable: cache timing not observable", Meltdown: "Not affected"}
+	}
+	asiTiming := contract.Timing{TSCHz: 2e9, TSCSource: "test", Modes: []string{"off", "on", "asi", "asi+pcid"}}
+	out := render(asiTiming, row("off", "", "0x1000", 5), row("on", "", "0x1000", 4), row("asi", "", "0x1000", 5), row("asi+pcid", "", "0x1000", 5),
+		row("asi", "sensitive", "0x4000000", 4),
+		contract.Unsupported{Subject: sub("asi+pcid", "sensitive"), Reason: "asi+pcid sensitive: PCID: not supported by this CPU"},
+		contract.Check{Name: "oracle limit", OK: true})
+	assert.Contains(t, out, "\nasi      #PF P=1 (error 0x5)    16       1         not tried: oracle unavailable: cache timing not observable\n")
+	assert.Contains(t, out, "\nasi, asi+pcid: isolated, yet the secret read faults with P=1: the secret is nonsensitive kernel data, which ring 3's table (the nonsensitive one) maps supervisor-only as off's does, so a CPU with Meltdown can leak it as under off\n")
+	assert.NotContains(t, out, "on, asi", "on's row faults with P=0")
+	assert.Contains(t, out, "\nleak oracle, its sensitive secret: ring 3 reads 16 bytes \"PTI:Meltdown/F+R\" at 0x4000000 (a frame of ASI's sensitive blocks")
+	assert.Regexp(t, `(?m)^asi\+pcid unsupported: PCID: not supported by this CPU$`, out)
+	assert.Contains(t, out, "\nasi      #PF P=0 (error 0x4)    16       1         not tried: oracle unavailable: cache timing not observable\n")
+	assert.Contains(t, out, "\nasi: ring 3's table does not map the secret (P=0): a Meltdown read has no translation to it")
+	assert.NotContains(t, out, "maps the secret supervisor-only (P=1)")
+	assert.Less(t, strings.Index(out, "leak oracle (Meltdown"), strings.Index(out, "leak oracle, its sensitive secret"), "the kernel secret's table first")
+
+	// A table whose first row did not run names no address.
+	out = render(asiTiming, contract.Unsupported{Subject: sub("asi+pcid", "sensitive"), Reason: "asi+pcid sensitive: PCID: not supported by this CPU"})
+	assert.Contains(t, out, "\nleak oracle, its sensitive secret: ring 3 reads its bytes (a frame")
+}
+
+// TestProbeASI: the probe's and the exposure's tables say under their rows
+// what the asi modes' user table is, where they have an asi column or row.
+func TestProbeASI(t *testing.T) {
+	probe := func(mode, target, addr string, ec uint64) contract.Probe {
+		yes := true
+		return contract.Probe{Subject: contract.Subject{Bench: "probe", Width: 64, Mode: mode, Entry: "syscall", Target: target}, Address: addr, Faulted: true,
+			ProbeFault: &contract.ProbeFault{Vector: 14, ErrorCode: ec, Present: ec&1 != 0, CR2: addr, User: true}, AsExpected: &yes}
+	}
+	exposure := func(mode string, areas ...contract.ExposureArea) contract.Exposure {
+		return contract.Exposure{Subject: contract.Subject{Bench: "probe", Width: 64, Mode: mode}, Areas: areas}
+	}
+	out := render(timing,
+		probe("off", "kernel text", "0x1001000", 5), probe("on", "kernel text", "0x1001000", 4), probe("asi", "kernel text", "0x1001000", 5),
+		probe("off", "sensitive page", "0x4000000", 5), probe("on", "sensitive page", "0x4000000", 4), probe("asi", "sensitive page", "0x4000000", 4),
+		exposure("on"), exposure("asi", contract.ExposureArea{Name: "the nonsensitive kernel", Holds: "the kernel but the sensitive blocks"}))
+	assert.Regexp(t, `(?m)^kernel text\s+0x1001000\s+#PF P=1 \(error 0x5\)\s+#PF P=0 \(error 0x4\)\s+#PF P=1 \(error 0x5\)$`, out)
+	assert.Regexp(t, `(?m)^sensitive page\s+0x4000000\s+#PF P=1 \(error 0x5\)\s+#PF P=0 \(error 0x4\)\s+#PF P=0 \(error 0x4\)$`, out)
+	assert.Contains(t, out, "\nasi: ring 3 runs on the nonsensitive table, which maps the kernel supervisor-only but the sensitive blocks (user data)")
+	assert.Regexp(t, `(?m)^asi\s+the nonsensitive kernel: the kernel but the sensitive blocks$`, out)
+	assert.Contains(t, out, "\n(asi: ASI, linuxasi.dev, keeps user data out of the kernel's nonsensitive address space")
+
+	out = render(timing, probe("off", "kernel text", "0x1001000", 5), probe("on", "kernel text", "0x1001000", 4), exposure("on"))
+	assert.NotContains(t, out, "nonsensitive", "no asi column, no asi line")
+}
+
 // TestFlushCostRows: a flush operation's row names it in words, with its
 // ± (perf's) and ns; an unsupported one says why.
 func TestFlushCostRows(t *testing.T) {
