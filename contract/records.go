@@ -39,7 +39,7 @@ type Subject struct {
 	// Global: the entry area and the kernel text were global pages.
 	Global bool   `json:"global"`
 	Tasks  string `json:"tasks,omitempty"`  // "processes" or "threads"
-	Target string `json:"target,omitempty"` // the probe's target
+	Target string `json:"target,omitempty"` // the probe's target; the leak oracle's secret ("sensitive"; absent: the kernel's)
 	// WorkNs is the work curve's point: ns the call spends in the kernel.
 	WorkNs *int64 `json:"work_ns,omitempty"`
 	// Emulated: the figures come from an emulator, not the hardware.
@@ -482,12 +482,14 @@ type OraclePercentiles struct {
 
 // Oracle is the leak oracle's row of a mode: ring 3 read each byte of a
 // kernel secret (Secret, Bytes long: a supervisor-only page of the
-// kernel's) Attempts times, every read a page fault that the kernel
+// kernel's; SecretPage says which, Subject.Target "sensitive" for the
+// sensitive one) Attempts times, every read a page fault that the kernel
 // recovered (Faults of them; the last one's error code ErrorCode, Present
 // its P bit: the secret mapped, supervisor-only, in the user side's
 // table); AsExpected says the faults were the ones expected (one per
-// attempt at the byte's address, user-mode reads, P=1 without isolation
-// and P=0 with it). With the calibration observable (Tried), each read
+// attempt at the byte's address, user-mode reads, P=1 where the mode's
+// user table maps the secret, without isolation and the kernel's under
+// asi, and P=0 where it does not). With the calibration observable (Tried), each read
 // was followed by a transient load of the probe line its value selects
 // and the lines were timed (Flush+Reload): Recovered bytes came out equal
 // to the secret's (Leaked, in hex, the byte with the most hits per

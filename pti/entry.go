@@ -99,8 +99,8 @@ type entryData struct {
 	// with every register as it was at the fault. RecoverMax 0: every
 	// exception ends the run.
 	RecoverRIP, RecoverMax, Recovered, RecoverCR2, RecoverError uint64
-	// Secret is the address of the oracle's kernel secret, which the
-	// secret call (sysSecret) reads.
+	// Secret is the address of the oracle's secret that the secret call
+	// (sysSecret) reads: the run's (StartRecovering), else the kernel's.
 	Secret uint64
 
 	// The deferred modes' (deferred.go): the dispatcher their trampolines

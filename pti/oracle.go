@@ -103,9 +103,12 @@ func writeSecrets() error {
 // program p with every register as it was at the fault (the Oracle
 // program's contract). Result.Recovered counts them, RecoverCR2 and
 // RecoverError are the last one's CR2 and error code. Any other exception,
-// and a page fault past max, ends the run as under Start.
-func StartRecovering(s Switch, proc *Process, p Program, rsp uint64, args [6]uint64, max uint64) (Result, error) {
+// and a page fault past max, ends the run as under Start. The secret call
+// (SysSecret) reads secret's page in the run (under an asi mode the
+// sensitive one's read is an ASI transition), the kernel secret's after it.
+func StartRecovering(s Switch, proc *Process, p Program, rsp uint64, args [6]uint64, max uint64, secret Secret) (Result, error) {
 	env.recoverRIP, env.recoverMax = ProgramEntry(p), max
-	defer func() { env.recoverRIP, env.recoverMax = 0, 0 }()
+	data().Secret = secret.Addr()
+	defer func() { env.recoverRIP, env.recoverMax, data().Secret = 0, 0, SecretAddr() }()
 	return Start(s, proc, p, rsp, args)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ptilab/ptilab/amd64"
 	"github.com/ptilab/ptilab/bench"
@@ -96,21 +97,41 @@ func TestOracleLayout(t *testing.T) {
 }
 
 // A recovered read is as expected only with one fault per attempt at the
-// byte, from ring 3, P=1 under off and P=0 under isolation.
+// byte, from ring 3, P=1 where the secret is mapped and P=0 where not.
 func TestOracleFaultExpected(t *testing.T) {
 	const addr = 0x10203004
 	ok := pti.Result{Reason: pti.ReasonExit, Recovered: 3, RecoverCR2: addr, RecoverError: amd64.PF_U | amd64.PF_P}
-	assert.True(t, oracleFaultExpected(experiment.Off, ok, 3, addr))
-	assert.False(t, oracleFaultExpected(experiment.On, ok, 3, addr), "P=1 under on")
-	on := ok
-	on.RecoverError = amd64.PF_U
-	assert.True(t, oracleFaultExpected(experiment.On, on, 3, addr))
-	assert.True(t, oracleFaultExpected(experiment.OnPCID, on, 3, addr))
-	assert.False(t, oracleFaultExpected(experiment.Off, ok, 4, addr), "a fault short")
-	assert.False(t, oracleFaultExpected(experiment.Off, ok, 3, addr+1), "another address")
+	assert.True(t, oracleFaultExpected(true, ok, 3, addr))
+	assert.False(t, oracleFaultExpected(false, ok, 3, addr), "P=1 where the secret is not mapped")
+	absent := ok
+	absent.RecoverError = amd64.PF_U
+	assert.True(t, oracleFaultExpected(false, absent, 3, addr))
+	assert.False(t, oracleFaultExpected(true, absent, 3, addr), "P=0 where it is mapped")
+	assert.False(t, oracleFaultExpected(true, ok, 4, addr), "a fault short")
+	assert.False(t, oracleFaultExpected(true, ok, 3, addr+1), "another address")
 	bad := ok
 	bad.Reason = pti.ReasonFault
-	assert.False(t, oracleFaultExpected(experiment.Off, bad, 3, addr), "the run ended with a fault")
+	assert.False(t, oracleFaultExpected(true, bad, 3, addr), "the run ended with a fault")
+}
+
+// The kernel secret is read in every mode, mapped (P=1) under off, lass
+// and asi and not under the other isolated modes; the sensitive secret
+// only where that differs from it, under the asi modes, where it is not
+// mapped (P=0).
+func TestOracleSecrets(t *testing.T) {
+	require.Len(t, oracleSecrets, 2)
+	kernel, sensitive := oracleSecrets[0], oracleSecrets[1]
+	assert.Equal(t, pti.KernelSecret, kernel.secret)
+	assert.Empty(t, kernel.target, "the kernel secret's rows name no target")
+	assert.Equal(t, pti.SensitiveSecret, sensitive.secret)
+	for _, m := range experiment.Modes() {
+		assert.True(t, kernel.readIn(m), "%v", m)
+		assert.Equal(t, m.ASI(), sensitive.readIn(m), "%v", m)
+		assert.Equal(t, !m.Isolated() || m.ASI(), kernel.kind.Mapped(m), "%v: the kernel secret mapped", m)
+		if m.ASI() {
+			assert.False(t, sensitive.kind.Mapped(m), "%v: the sensitive secret not mapped", m)
+		}
+	}
 }
 
 // The deferred modes' area is present (a protection fault, P=1) under

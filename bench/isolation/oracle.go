@@ -16,15 +16,19 @@ import (
 )
 
 // Oracle is the leak oracle's registry row, with its keys.
-var Oracle = bench.Benchmark{Name: "oracle", Summary: "the leak oracle: per mode a calibration of cached and flushed loads timed with RDTSCP, each after a getppid (the reloads after the fault pay the mode's page walks: each mode gets its own threshold), then per mode (and by FRED where the plan runs it) ring 3 reads a kernel secret (Meltdown: the page fault recovered, a transient load of a probe line, Flush+Reload) and counts the bytes recovered; \"unavailable\" where cache timing is not observable (the emulators), where the secret is still read once per byte to show each mode's fault",
+var Oracle = bench.Benchmark{Name: "oracle", Summary: "the leak oracle: per mode a calibration of cached and flushed loads timed with RDTSCP, each after a getppid (the reloads after the fault pay the mode's page walks: each mode gets its own threshold), then per mode (and by FRED where the plan runs it) ring 3 reads a kernel secret (Meltdown: the page fault recovered, a transient load of a probe line, Flush+Reload) and counts the bytes recovered, and under asi, whose user table maps that secret (nonsensitive), a sensitive one too (user data in ASI's sensitive blocks, which it does not map); \"unavailable\" where cache timing is not observable (the emulators), where the secret is still read once per byte to show each mode's fault",
 	Worlds: []int{64}, Keys: []string{"modes", "entries", oracleSamples.Name(), oracleAttempts.Name()}, Run: oracle, Optional: true}
 
 // The leak oracle (Meltdown, Lipp et al., USENIX Security 2018, with
 // Flush+Reload, Yarom and Falkner, USENIX Security 2014): does ring 3 read
 // a kernel secret transiently under each 64-bit mode? The secret is a
-// supervisor-only page of the kernel's (pti.SecretAddr, pti.SecretPattern):
+// supervisor-only page of the kernel's (pti.KernelSecret, pti.SecretPattern):
 // under off the one table maps it (a ring-3 read faults with P=1), under
-// isolation the user table does not (P=0). Ring 3 reads it, the read
+// isolation the user table does not (P=0), but under asi it does: it is
+// nonsensitive kernel data, which asi's user table maps as off's does. So
+// under asi the oracle also reads a sensitive secret (pti.SensitiveSecret:
+// a frame of the sensitive blocks, user data), which no isolated mode's
+// user table maps (oracleSecrets). Ring 3 reads the secret, the read
 // faults, the kernel returns to the program (pti.StartRecovering), and a
 // transient load of a probe line chosen by the byte leaves it in the cache
 // where a timed reload finds it.
@@ -69,8 +73,33 @@ const (
 	oracleObservable  = "cache timing observable"
 )
 
-// secretPage says what the secret's page is, in the records.
-const secretPage = "a page of the kernel image's data (pti.SecretAddr), mapped supervisor-only by the Go kernel's table, on the kernel side of every mode"
+// oracleSecret is a secret the oracle reads: its page, how the user
+// tables map it (as a probe target of kind: bench.TargetKind.Mapped), the
+// Subject.Target of its rows and what its page is, in the records.
+type oracleSecret struct {
+	secret pti.Secret
+	kind   bench.TargetKind
+	target string
+	page   string
+}
+
+// oracleSecrets are the oracle's secrets: the kernel's, whose rows name
+// no target, and the sensitive one (oracleSecret.readIn says where each
+// is read).
+var oracleSecrets = []oracleSecret{
+	{secret: pti.KernelSecret, kind: bench.KernelOnly,
+		page: "a page of the kernel image's data (pti.SecretAddr), mapped supervisor-only by the Go kernel's table, on the kernel side of every mode; nonsensitive: the asi modes' user table maps it too"},
+	{secret: pti.SensitiveSecret, kind: bench.Sensitive, target: "sensitive",
+		page: "a frame of the sensitive blocks (goos.AllocSensitiveFrames: user data, as the processes' pages), mapped supervisor-only by the kernel's direct map; the asi modes' nonsensitive table leaves it out"},
+}
+
+// readIn reports whether the oracle reads s under mode: the kernel
+// secret in every mode, another where mode's user table maps it otherwise
+// than the kernel secret (the asi modes' maps the kernel's only: in the
+// other modes both would give the same row).
+func (s oracleSecret) readIn(mode experiment.Mode) bool {
+	return s.kind == bench.KernelOnly || s.kind.Mapped(mode) != bench.KernelOnly.Mapped(mode)
+}
 
 // oracleProc is the oracle's process, made on first use.
 var oracleProc *pti.Process
@@ -116,13 +145,13 @@ func leakedByte(counters []uint64) (byte, bool) {
 }
 
 // oracleFaultExpected reports whether a recovering run of attempts reads
-// of the secret byte at addr under mode recovered what it must: one page
-// fault per attempt, the last at addr, a user-mode read (U=1, W=0) with
-// P=1 where the mode's user side maps the secret (off) and P=0 where it
-// does not (isolation).
-func oracleFaultExpected(mode experiment.Mode, res pti.Result, attempts int, addr uint64) bool {
+// of the secret byte at addr recovered what it must: one page fault per
+// attempt, the last at addr, a user-mode read (U=1, W=0) with P=1 where
+// the mode's user side maps the secret (mapped: off, and asi for the
+// kernel secret) and P=0 where it does not (isolation).
+func oracleFaultExpected(mapped bool, res pti.Result, attempts int, addr uint64) bool {
 	want := uint64(amd64.PF_U)
-	if !mode.Isolated() {
+	if mapped {
 		want |= amd64.PF_P
 	}
 	return res.Reason == pti.ReasonExit && res.Status == 0 && res.Recovered == uint64(attempts) &&
@@ -141,9 +170,10 @@ func timedBy(rdtscp bool) string {
 // (as the probe: modes the world cannot have are left out, those the CPU
 // lacks say so), by SYSCALL and by the plan's entries that deliver the
 // faults themselves (FRED, whose fredEvent recovers them), records the
-// calibration and a row per mode and entry (package tables renders the
-// table); it returns the bytes recovered by mode ("off", "off fred"; -1
-// where not tried).
+// calibration and a row per secret, mode and entry where it reads that
+// secret (package tables renders the tables); it returns the bytes
+// recovered by row ("off", "off fred", "asi sensitive"; -1 where not
+// tried).
 func oracle(x *bench.Ctx) any {
 	out := map[string]int{}
 	w := x.World
@@ -157,7 +187,6 @@ func oracle(x *bench.Ctx) any {
 			modes = append(modes, m)
 		}
 	}
-	secret := pti.SecretAddr()
 	meltdown := cpustate.Vulns(cpustate.Hardware{}).Table["meltdown"]
 
 	s := x.Subject("oracle", bench.ConfigOf(experiment.Off, experiment.Syscall, experiment.Minimal))
@@ -200,83 +229,100 @@ func oracle(x *bench.Ctx) any {
 	}
 
 	secretCall := uint64(pti.SysSecret) | noRDTSCP
-	for _, entry := range faultEntries(x, experiment.Syscall) {
-		for _, mode := range modes {
-			threshold, observable := thresholds[mode]
-			attempts := 1
-			if observable {
-				attempts = oracleAttempts.Of(x.Plan)
-			}
-			c := bench.ConfigOf(mode, entry, experiment.Minimal)
-			s := x.Subject("oracle", c)
-			s.Flavour = ""
-			name := mode.String()
-			if entry != experiment.Syscall {
-				name += " " + entry.String() // a row by an entry that delivers the faults itself
-			} else {
-				s.Entry = ""
-			}
-			sw, err := pti.Plan(c)
-			if err != nil {
-				out[name] = -1
-				x.Record(contract.Unsupported{Subject: s, Reason: name + ": " + bench.ReasonOf(err)})
-				continue
-			}
-			rec := contract.Oracle{Subject: s, Secret: fmt.Sprintf("%#x", secret), Pattern: pti.SecretPattern, Bytes: len(pti.SecretPattern), Attempts: attempts,
-				Tried: observable, Meltdown: meltdown, SecretPage: secretPage}
-			good, recovered := true, 0
-			var leaked strings.Builder
-			var failed error
-			for i := range len(pti.SecretPattern) {
-				clear(data[oracleCounters : oracleCounters+8*pti.OracleLines])
-				addr := secret + uint64(i)
-				res, err := pti.StartRecovering(sw, oracleProc, pti.Oracle, pti.UserStackTop,
-					[6]uint64{addr, pti.UserData + oracleProbe, uint64(attempts), pti.UserData + oracleCounters, threshold, secretCall}, uint64(attempts))
-				if err == nil && (res.Reason != pti.ReasonExit || res.Status != 0) {
-					err = fmt.Errorf("byte %d: the run ended with %v after %d recovered faults", i, res, res.Recovered)
+	for _, sec := range oracleSecrets {
+		for _, entry := range faultEntries(x, experiment.Syscall) {
+			for _, mode := range modes {
+				if !sec.readIn(mode) {
+					continue
 				}
-				if err != nil {
-					failed = err
-					break
-				}
-				rec.Faults += res.Recovered
-				rec.ErrorCode = res.RecoverError
-				good = good && oracleFaultExpected(mode, res, attempts, addr)
+				threshold, observable := thresholds[mode]
+				attempts := 1
 				if observable {
-					counters := make([]uint64, pti.OracleLines)
-					for v := range counters {
-						counters[v] = binary.LittleEndian.Uint64(data[oracleCounters+8*v:])
-					}
-					b, ok := leakedByte(counters)
-					if !ok {
-						leaked.WriteString("??")
-						continue
-					}
-					fmt.Fprintf(&leaked, "%02x", b)
-					if b == pti.SecretPattern[i] {
-						recovered++
-					}
+					attempts = oracleAttempts.Of(x.Plan)
 				}
-			}
-			if failed != nil {
+				c := bench.ConfigOf(mode, entry, experiment.Minimal)
+				s := x.Subject("oracle", c)
+				s.Flavour, s.Target = "", sec.target
+				name := mode.String()
+				if entry != experiment.Syscall {
+					name += " " + entry.String() // a row by an entry that delivers the faults itself
+				} else {
+					s.Entry = ""
+				}
+				if sec.target != "" {
+					name += " " + sec.target
+				}
 				out[name] = -1
-				x.Fail(contract.Error{Name: x.Name + " " + name, Error: failed.Error(), Subject: &s})
-				continue
+				sw, err := pti.Plan(c)
+				if err != nil {
+					x.Record(contract.Unsupported{Subject: s, Reason: name + ": " + bench.ReasonOf(err)})
+					continue
+				}
+				rec := contract.Oracle{Subject: s, Secret: fmt.Sprintf("%#x", sec.secret.Addr()), Pattern: pti.SecretPattern, Bytes: len(pti.SecretPattern),
+					Attempts: attempts, Tried: observable, Meltdown: meltdown, SecretPage: sec.page}
+				if err := oracleRead(sw, sec, mode, data, &rec, threshold, secretCall); err != nil {
+					x.Fail(contract.Error{Name: x.Name + " " + name, Error: err.Error(), Subject: &s})
+					continue
+				}
+				if observable {
+					out[name] = *rec.Recovered
+				}
+				x.Record(rec)
 			}
-			rec.Present = rec.ErrorCode&amd64.PF_P != 0
-			rec.AsExpected = &good
-			out[name] = -1
-			if observable {
-				rec.Recovered, rec.Leaked = &recovered, leaked.String()
-				out[name] = recovered
-			} else {
-				rec.Reason = oracleUnavailable
-			}
-			x.Record(rec)
 		}
 	}
-	oracleLimit(x, secret, secretCall)
+	oracleLimit(x, secretCall)
 	return out
+}
+
+// oracleRead reads each byte of sec under sw (mode's switch),
+// rec.Attempts times, and fills rec: the faults recovered, the last one's
+// error code and P bit, whether each run's faults were as expected
+// (oracleFaultExpected); where the calibration found cache timing
+// observable (rec.Tried, threshold), the bytes recovered and what the
+// probe lines' hits read ("??" for a byte without any), else why not.
+func oracleRead(sw pti.Switch, sec oracleSecret, mode experiment.Mode, data []byte, rec *contract.Oracle, threshold, secretCall uint64) error {
+	good, recovered := true, 0
+	var leaked strings.Builder
+	for i := range len(pti.SecretPattern) {
+		clear(data[oracleCounters : oracleCounters+8*pti.OracleLines])
+		addr := sec.secret.Addr() + uint64(i)
+		res, err := pti.StartRecovering(sw, oracleProc, pti.Oracle, pti.UserStackTop,
+			[6]uint64{addr, pti.UserData + oracleProbe, uint64(rec.Attempts), pti.UserData + oracleCounters, threshold, secretCall}, uint64(rec.Attempts), sec.secret)
+		if err == nil && (res.Reason != pti.ReasonExit || res.Status != 0) {
+			err = fmt.Errorf("byte %d: the run ended with %v after %d recovered faults", i, res, res.Recovered)
+		}
+		if err != nil {
+			return err
+		}
+		rec.Faults += res.Recovered
+		rec.ErrorCode = res.RecoverError
+		good = good && oracleFaultExpected(sec.kind.Mapped(mode), res, rec.Attempts, addr)
+		if !rec.Tried {
+			continue
+		}
+		counters := make([]uint64, pti.OracleLines)
+		for v := range counters {
+			counters[v] = binary.LittleEndian.Uint64(data[oracleCounters+8*v:])
+		}
+		b, ok := leakedByte(counters)
+		if !ok {
+			leaked.WriteString("??")
+			continue
+		}
+		fmt.Fprintf(&leaked, "%02x", b)
+		if b == pti.SecretPattern[i] {
+			recovered++
+		}
+	}
+	rec.Present = rec.ErrorCode&amd64.PF_P != 0
+	rec.AsExpected = &good
+	if rec.Tried {
+		rec.Recovered, rec.Leaked = &recovered, leaked.String()
+	} else {
+		rec.Reason = oracleUnavailable
+	}
+	return nil
 }
 
 // calCall is the system call before each of the calibration's timed
@@ -310,15 +356,16 @@ func oracleCalibrate(x *bench.Ctx, sw pti.Switch, data []byte, noRDTSCP uint64) 
 }
 
 // oracleLimit checks the recovery's limit, under off: a recovering run of
-// two attempts at the secret's first byte allowed one fault must recover
-// the first and end at the second, a ring-3 #PF at the secret, as a run
-// without recovery ends.
-func oracleLimit(x *bench.Ctx, secret, secretCall uint64) {
+// two attempts at the kernel secret's first byte allowed one fault must
+// recover the first and end at the second, a ring-3 #PF at the secret, as
+// a run without recovery ends.
+func oracleLimit(x *bench.Ctx, secretCall uint64) {
 	var res pti.Result
+	secret := pti.KernelSecret.Addr()
 	off, err := pti.Plan(bench.ConfigOf(experiment.Off, experiment.Syscall, experiment.Minimal))
 	if err == nil {
 		res, err = pti.StartRecovering(off, oracleProc, pti.Oracle, pti.UserStackTop,
-			[6]uint64{secret, pti.UserData + oracleProbe, 2, pti.UserData + oracleCounters, 0, secretCall}, 1)
+			[6]uint64{secret, pti.UserData + oracleProbe, 2, pti.UserData + oracleCounters, 0, secretCall}, 1, pti.KernelSecret)
 	}
 	ok := err == nil && res.Reason == pti.ReasonFault && res.Vector == amd64.VectorPF && res.FromUser() &&
 		res.CR2 == secret && res.Recovered == 1
