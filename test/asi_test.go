@@ -1,6 +1,8 @@
 package test
 
 import (
+	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -189,4 +191,105 @@ func offKey(key string) string {
 	pairs, _ := experiment.SplitPairs(key)
 	pairs = slices.DeleteFunc(pairs, func(p [2]string) bool { return p[0] == "asi_actions" })
 	return withField(experiment.JoinPairs(pairs), "mode", "off")
+}
+
+// checkASIIsolation checks the probe and the leak oracle of a
+// retentionPlan run under the asi modes modes (those the CPU has): ring
+// 3's table is the nonsensitive kernel table, so the probe's kernel text
+// faults with P=1 (supervisor-only, as under off), its sensitive page (the
+// oracle's sensitive secret, a frame of the sensitive blocks) with P=0 (not
+// mapped, as under on; under off it is mapped, by the direct map), the
+// entry area with P=1, the deferred modes' area with P=0, and the task's
+// own page reads; the exposure list names the nonsensitive kernel; the
+// oracle's kernel secret faults with P=1 (checkOracle), a line under its
+// table says it is nonsensitive and can leak as under off, and its
+// sensitive secret, read under the asi modes only, faults with P=0 in a
+// table of its own, whose line says it cannot leak that way.
+func checkASIIsolation(t *testing.T, res serialLog, modes ...string) {
+	t.Helper()
+	lines := strings.Join(res.Lines(), "\n")
+	joined := regexp.QuoteMeta(strings.Join(modes, ", "))
+	present := map[string]bool{"kernel text": true, "entry area": true, "defer area": false, "sensitive page": false}
+	sensitivePage := ""
+	probed := map[string]int{}
+	for _, p := range inWorld[contract.Probe](t, res, 64) {
+		require.NotNil(t, p.AsExpected)
+		assert.True(t, *p.AsExpected, "%+v", p)
+		if p.Target == "sensitive page" {
+			sensitivePage = p.Address
+			if p.Mode == "off" || p.Mode == "on" {
+				require.NotNil(t, p.ProbeFault, p.Mode)
+				assert.Equal(t, p.Mode == "off", p.Present, "the sensitive page under %s", p.Mode)
+			}
+		}
+		if !slices.Contains(modes, p.Mode) {
+			continue
+		}
+		probed[p.Mode]++
+		if p.Target == "own page" {
+			assert.False(t, p.Faulted, "own page under %s", p.Mode)
+			continue
+		}
+		require.NotNil(t, p.ProbeFault, "%s under %s", p.Target, p.Mode)
+		assert.EqualValues(t, 14, p.Vector)
+		assert.True(t, p.User, "%s under %s: from ring 3", p.Target, p.Mode)
+		assert.Equal(t, present[p.Target], p.Present, "%s under %s: present bit", p.Target, p.Mode)
+	}
+	for _, m := range modes {
+		assert.Equal(t, 5, probed[m], "the probe's 5 targets under %s", m)
+	}
+	assert.Regexp(t, `(?m)^kernel text\s+0x[0-9a-f]+\s+#PF P=1 \(error 0x5\)\s+#PF P=0 \(error 0x4\)\s+(unsupported|#PF P=0 \(error 0x4\))\s+#PF P=1 \(error 0x5\)\s+(unsupported|#PF P=1 \(error 0x5\))$`, lines,
+		"off, on, on+pcid, asi, asi+pcid")
+	assert.Regexp(t, `(?m)^sensitive page\s+`+sensitivePage+`\s+#PF P=1 \(error 0x5\)\s+#PF P=0 \(error 0x4\)\s+(unsupported|#PF P=0 \(error 0x4\))\s+#PF P=0 \(error 0x4\)\s+(unsupported|#PF P=0 \(error 0x4\))$`, lines)
+	assert.Contains(t, lines, "\nasi, asi+pcid: ring 3 runs on the nonsensitive table, which maps the kernel supervisor-only but the sensitive blocks (user data)")
+
+	// What the asi modes' user table maps beyond on's.
+	exposed := 0
+	for _, e := range inWorld[contract.Exposure](t, res, 64) {
+		if !strings.HasPrefix(e.Mode, "asi") {
+			continue
+		}
+		exposed++
+		require.Len(t, e.Areas, 1, e.Mode)
+		assert.Equal(t, "the nonsensitive kernel", e.Areas[0].Name)
+		assert.Zero(t, e.Areas[0].Pages, "the kernel but the sensitive blocks: no range")
+		assert.Contains(t, e.Areas[0].Holds, "but the sensitive blocks")
+	}
+	assert.Equal(t, 2, exposed, "asi and asi+pcid (listed where the CPU lacks PCID too)")
+	assert.Regexp(t, `(?m)^asi\s+the nonsensitive kernel: every mapping of the Go kernel's table, supervisor-only, but the sensitive blocks`, lines)
+	assert.Contains(t, lines, "\n(asi, asi+pcid: ASI, linuxasi.dev, keeps user data out of the kernel's nonsensitive address space, not the kernel out of ring 3's")
+
+	// The oracle: the kernel secret is nonsensitive (mapped), the
+	// sensitive one is not mapped.
+	kernelSecret := ""
+	sensitive := map[string]contract.Oracle{}
+	for _, r := range recordsOf[contract.Oracle](t, res) {
+		switch r.Target {
+		case "":
+			kernelSecret = r.Secret
+		case "sensitive":
+			sensitive[r.Mode] = r
+		default:
+			assert.Fail(t, "an oracle row of another secret", "%+v", r)
+		}
+	}
+	require.Len(t, sensitive, len(modes), "the sensitive secret read under the asi modes only")
+	for _, m := range modes {
+		r, ok := sensitive[m]
+		require.True(t, ok, m)
+		assert.Equal(t, sensitivePage, r.Secret, "%s: the probe's sensitive page", m)
+		assert.NotEqual(t, kernelSecret, r.Secret)
+		assert.Contains(t, r.SecretPage, "a frame of the sensitive blocks")
+		assert.EqualValues(t, 16, r.Faults, "%s: a recovered fault per byte", m)
+		require.NotNil(t, r.AsExpected)
+		assert.True(t, *r.AsExpected, m)
+		assert.False(t, r.Present, "%s: not mapped", m)
+		assert.Equal(t, uint64(4), r.ErrorCode, m)
+		assert.Equal(t, "oracle unavailable: cache timing not observable", r.Reason)
+		assert.Regexp(t, `(?m)^`+regexp.QuoteMeta(m)+`\s+#PF P=0 \(error 0x4\)\s+16\s+1\s+not tried: oracle unavailable: cache timing not observable$`, lines)
+	}
+	assert.Regexp(t, `(?m)^`+joined+`: isolated, yet the secret read faults with P=1: the secret is nonsensitive kernel data, which ring 3's table \(the nonsensitive one\) maps supervisor-only as off's does, so a CPU with Meltdown can leak it as under off$`, lines)
+	assert.Contains(t, lines, fmt.Sprintf("\nleak oracle, its sensitive secret: ring 3 reads 16 bytes %q at %s (a frame of ASI's sensitive blocks", "PTI:Meltdown/F+R", sensitivePage))
+	assert.Regexp(t, `(?m)^`+joined+`: ring 3's table does not map the secret \(P=0\): a Meltdown read has no translation to it, so it cannot leak it this way on any CPU`, lines)
+	assert.NotContains(t, lines, "maps the secret supervisor-only (P=1): a CPU with Meltdown can leak it")
 }

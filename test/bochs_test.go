@@ -582,12 +582,14 @@ func checkBochsCPUState(t *testing.T, res *bochs.Result) {
 //
 // The leak oracle rides on the same boot: Bochs's TSC counts
 // instructions, so it is unavailable; its model has RDTSCP and PCID, so
-// on+pcid's secret reads run too (P=0, as on's).
+// on+pcid's secret reads run too (P=0, as on's), and asi+pcid's beside
+// asi's.
 func TestBochsRetention(t *testing.T) {
 	res := bootBochs(t, bochs.Options{Plan: []byte(retentionPlan), Timeout: bochsFaultTimeout})
 	requireBochsOK(t, res)
 	checkRetention(t, res, map[string]string{"pcid-noflush": "walked again", "global": "kept"})
-	checkOracle(t, res, 100, true, "off", "on", "on+pcid")
+	checkOracle(t, res, 100, true, "off", "on", "on+pcid", "asi", "asi+pcid")
+	checkASIIsolation(t, res, "asi", "asi+pcid")
 }
 
 // TestBochsFlushCost times the flush operations under Bochs, whose CPU
