@@ -409,7 +409,10 @@ func TestPerOp(t *testing.T) {
 func TestInterrupt(t *testing.T) {
 	plan, errs := ParsePlan([]byte("benchmarks = messaging\nperf = off\nr = 50\nwarmup = 0\nmessaging_groups = 1\nmessaging_loops = 2000\n"))
 	require.Empty(t, errs)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// Long enough for the run's start (the machine, the TSC against
+	// CLOCK_MONOTONIC_RAW: 0.3 s on a loaded 2-core machine) to end
+	// before it, short against the benchmark's 50 repeats of 2000 loops.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var log bytes.Buffer
 	start := time.Now()
