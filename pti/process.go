@@ -78,8 +78,9 @@ func (p *Process) space(mode experiment.Mode, global bool) (Space, error) {
 // tasks kernel loads the first when it switches to one of p's tasks. In
 // an asi mode the kernel runs on the user side, the nonsensitive table,
 // until it touches user data: both values are the user side's, so that a
-// task that blocks on the sensitive table hands the CPU over on the
-// nonsensitive table of the next process (asi.go).
+// context switch hands the CPU over on the nonsensitive table of the next
+// process (asi.go; the tasks kernel's calls never block after a copy, so
+// a switch never starts on the sensitive table).
 func (p *Process) CR3(c experiment.Config) (kernel, user uint64, err error) {
 	sp, err := p.space(c.Mode, c.Global)
 	if err != nil {

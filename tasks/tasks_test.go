@@ -328,3 +328,43 @@ func TestSwitchMitigations(t *testing.T) {
 		}
 	}
 }
+
+// No system call blocks after it copied user data: a pipe write copies
+// what fits and returns (a short count for one larger than PipeBuf), one
+// that fits nowhere blocks before it copies anything, and a read blocks
+// only on an empty pipe. So under the asi modes a call that went to the
+// sensitive table returns to ring 3, and so to the nonsensitive table,
+// before its task can block: every context switch happens on the
+// nonsensitive table, between threads as between processes, and loads the
+// next process's CR3, which there is its nonsensitive table
+// (pti.Process.CR3).
+func TestNoBlockAfterCopy(t *testing.T) {
+	m := newMachine(t)
+	userMem(t, memBase, 0x40000)
+	p0, p1 := NewProcess(0x1000, nfds), NewProcess(0x3000, nfds)
+	pipe := NewPipe(p1, 3, p0, 4, ring())
+	require.GreaterOrEqual(t, pipe, 0)
+	m.task(p0, 0x7f8000001000) // the writer
+	m.task(p1, 0x7f8000001000) // the reader
+
+	running, n := m.call(linuxabi.SYS_write, 4, bufA, ringSize+100)
+	assert.Equal(t, 0, running, "a write larger than the room returns what fits, at once")
+	assert.Equal(t, int64(ringSize), n)
+	full, _ := PipeBytes(pipe)
+	running, _ = m.call(linuxabi.SYS_write, 4, bufA, 100)
+	assert.Equal(t, 1, running, "a write into the full pipe blocks: the switch to the reader")
+	w, _ := PipeBytes(pipe)
+	assert.Equal(t, full, w, "nothing copied before the block")
+	assert.Equal(t, []uint64{0x3000}, m.cr3s, "the reader's process's CR3")
+
+	running, n = m.call(linuxabi.SYS_read, 3, bufB, ringSize)
+	assert.Equal(t, 1, running, "a read of a pipe with data returns at once")
+	assert.Equal(t, int64(ringSize), n)
+	_, read := PipeBytes(pipe)
+	running, n = m.call(linuxabi.SYS_read, 3, bufB, 100)
+	assert.Equal(t, 0, running, "a read of the empty pipe blocks: the writer's write goes on")
+	assert.Equal(t, int64(100), n, "the writer's retried write")
+	_, r := PipeBytes(pipe)
+	assert.Equal(t, read, r, "nothing copied before the block")
+	assert.Equal(t, []uint64{0x3000, 0x1000}, m.cr3s)
+}

@@ -86,8 +86,9 @@ func bochsASI(t *testing.T) map[string]float64 {
 // nonsensitive table and the tasks kernel's context switch loads the next
 // process's nonsensitive table, so every copy into or out of a ring that a
 // system call makes first in its entry, or first after a switch, faults
-// once; the benchmarks' calls copy once each and never block after a
-// copy:
+// once; the benchmarks' calls copy once each, and no call blocks after a
+// copy (tasks.TestNoBlockAfterCopy), so every switch happens on the
+// nonsensitive table:
 //   - getppid and lseek touch no user data: 0;
 //   - the ping-pong: a write and a read of each pipe per round trip: 4
 //     per round trip (processes and threads alike: a write's way out
