@@ -51,9 +51,8 @@ func configOf(s contract.Subject) config {
 		work: s.WorkNs, pages: s.SweepPages,
 	}
 	if mc, err := s.Config(); err == nil {
-		c.cfg, c.ok = mc, true
+		c.cfg, c.ok, c.mode = mc, true, mc.ModeName() // as s.ModeName, from the Config parsed once
 	}
-	c.mode = s.ModeName()
 	c.key = s.Key()
 	return c
 }
