@@ -86,7 +86,7 @@ func (r *Renderer) probePlace(rec contract.Record, c config) place {
 func nonsensitiveModes(modes []string) []string {
 	var out []string
 	for _, name := range modes {
-		if m, err := experiment.ParseMode(name); err == nil && m.Row().Exposes&experiment.ExposesNonsensitiveKernel != 0 {
+		if m, _, err := experiment.ParseModeName(name); err == nil && m.Row().Exposes&experiment.ExposesNonsensitiveKernel != 0 {
 			out = append(out, name)
 		}
 	}
